@@ -1,0 +1,8 @@
+module github.com/picoclaw-suite/picoclaw/gen
+
+go 1.26.0
+
+require (
+	connectrpc.com/connect v1.21.1
+	google.golang.org/protobuf v1.36.12
+)

@@ -1,0 +1,72 @@
+// Package redact masks secrets (and, for text bound to cloud models, personal data) in strings.
+package redact
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Mask replaces a secret value.
+const Mask = "***"
+
+type rule struct {
+	re   *regexp.Regexp
+	repl string
+}
+
+// secretRules match credentials. Order matters: whole PEM blocks before shorter token shapes.
+var secretRules = []rule{
+	{regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z0-9 ]*PRIVATE KEY-----|$)`), "[PRIVATE KEY " + Mask + "]"},
+	{regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=\-]{8,}`), "$1 " + Mask},
+	{regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{16,}`), "sk-" + Mask},
+	{regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9\-]{10,}`), "xox-" + Mask},
+	{regexp.MustCompile(`\bxapp-[A-Za-z0-9\-]{10,}`), "xapp-" + Mask},
+	{regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{30,}`), "gh_" + Mask},
+	{regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{30,}`), "github_pat_" + Mask},
+	{regexp.MustCompile(`\bAKIA[0-9A-Z]{16}\b`), "AKIA" + Mask},
+	{regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}\b`), "AIza" + Mask},
+	{regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}`), "jwt:" + Mask},
+	{regexp.MustCompile(`(?i)\b((?:[a-z0-9]+[_-])*(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|client[_-]?secret)["']?\s*[:=]\s*["']?)[^\s"',;]{3,}`), "${1}" + Mask},
+	{regexp.MustCompile(`(?i)(://[^:/\s@]+:)[^@/\s]+@`), "${1}" + Mask + "@"},
+}
+
+// piiRules match personal data that must not leave for a cloud provider.
+var piiRules = []rule{
+	{regexp.MustCompile(`[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}`), "[EMAIL " + Mask + "]"},
+	{regexp.MustCompile(`(?:\+\d{1,3}[\s\-]?)?(?:\(?0\d{1,4}\)?[\s\-]?)\d{1,4}[\s\-]?\d{3,4}\b`), "[PHONE " + Mask + "]"},
+}
+
+// Secrets masks credentials in s: API keys, bearer tokens, passwords, private keys, URL
+// userinfo. It is what logs use.
+func Secrets(s string) string {
+	if s == "" {
+		return s
+	}
+	for _, r := range secretRules {
+		s = r.re.ReplaceAllString(s, r.repl)
+	}
+	return s
+}
+
+// ForCloud masks credentials and personal data (e-mail addresses, phone numbers) in text that
+// is about to be sent to a cloud model.
+func ForCloud(s string) string {
+	s = Secrets(s)
+	for _, r := range piiRules {
+		s = r.re.ReplaceAllString(s, r.repl)
+	}
+	return s
+}
+
+var secretKeyWords = []string{"password", "passwd", "secret", "token", "apikey", "api_key", "api-key", "authorization", "credential", "private_key", "dsn"}
+
+// IsSecretKey reports whether a field or attribute name suggests its value is a secret.
+func IsSecretKey(key string) bool {
+	k := strings.ToLower(key)
+	for _, w := range secretKeyWords {
+		if strings.Contains(k, w) {
+			return true
+		}
+	}
+	return false
+}

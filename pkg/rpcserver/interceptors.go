@@ -1,0 +1,122 @@
+package rpcserver
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+type metrics struct {
+	rpcTotal    *prometheus.CounterVec
+	rpcDuration *prometheus.HistogramVec
+	httpTotal   *prometheus.CounterVec
+	httpLatency *prometheus.HistogramVec
+}
+
+func newMetrics(reg prometheus.Registerer, service string) *metrics {
+	labels := prometheus.Labels{"service": service}
+	m := &metrics{
+		rpcTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "picoclaw_rpc_requests_total", Help: "Connect RPCs handled, by procedure and code.", ConstLabels: labels,
+		}, []string{"procedure", "code"}),
+		rpcDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "picoclaw_rpc_request_duration_seconds", Help: "Connect RPC latency.", ConstLabels: labels,
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
+		}, []string{"procedure"}),
+		httpTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "picoclaw_http_requests_total", Help: "HTTP requests, by route and status.", ConstLabels: labels,
+		}, []string{"route", "status"}),
+		httpLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "picoclaw_http_request_duration_seconds", Help: "HTTP request latency.", ConstLabels: labels,
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
+		}, []string{"route"}),
+	}
+	reg.MustRegister(m.rpcTotal, m.rpcDuration, m.httpTotal, m.httpLatency)
+	return m
+}
+
+func (m *metrics) interceptor() connect.Interceptor {
+	return connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
+		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+			start := time.Now()
+			res, err := next(ctx, req)
+			proc := req.Spec().Procedure
+			m.rpcDuration.WithLabelValues(proc).Observe(time.Since(start).Seconds())
+			m.rpcTotal.WithLabelValues(proc, codeOf(err)).Inc()
+			return res, err
+		}
+	})
+}
+
+func codeOf(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	return connect.CodeOf(err).String()
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+func (s *Server) countHTTP(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(rec, r)
+		route := "unmatched"
+		if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
+			route = rc.RoutePattern()
+		}
+		s.metrics.httpTotal.WithLabelValues(route, strconv.Itoa(rec.status)).Inc()
+		s.metrics.httpLatency.WithLabelValues(route).Observe(time.Since(start).Seconds())
+	})
+}
+
+// logInterceptor logs each RPC (debug) and every failure (warn for client errors, error for
+// internal ones); the logger adds job_id and trace_id from the context.
+func logInterceptor(log *slog.Logger) connect.Interceptor {
+	return connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
+		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+			start := time.Now()
+			res, err := next(ctx, req)
+			attrs := []slog.Attr{
+				slog.String("procedure", req.Spec().Procedure),
+				slog.Int64("duration_ms", time.Since(start).Milliseconds()),
+			}
+			if err == nil {
+				log.LogAttrs(ctx, slog.LevelDebug, "rpc.handled", attrs...)
+				return res, nil
+			}
+			attrs = append(attrs, slog.String("code", codeOf(err)), slog.String("error", err.Error()))
+			level := slog.LevelWarn
+			var ce *connect.Error
+			if !errors.As(err, &ce) || ce.Code() == connect.CodeInternal || ce.Code() == connect.CodeUnknown {
+				level = slog.LevelError
+			}
+			log.LogAttrs(ctx, level, "rpc.failed", attrs...)
+			return res, err
+		}
+	})
+}

@@ -1,0 +1,316 @@
+// Package rpcserver serves a service's Connect API and plain HTTP routes over h2c with the
+// suite's interceptors, health, readiness, metrics and graceful shutdown.
+package rpcserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"connectrpc.com/connect"
+	"connectrpc.com/grpchealth"
+	"connectrpc.com/otelconnect"
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
+)
+
+// Config configures a Server.
+type Config struct {
+	// Name is the service name (metrics label, health, logs).
+	Name string
+	// Listen is the TCP address; ignored when Listener is set.
+	Listen string
+	// Listener, when set, is used instead of Listen (tests and the embedded suite pass ":0" listeners).
+	Listener net.Listener
+	// Public marks an edge service (gateways): trace context and baggage from outside are not
+	// trusted, so every inbound request starts a new trace.
+	Public bool
+	// MaxBodyBytes caps request bodies (default 1 MiB).
+	MaxBodyBytes int64
+	// ShutdownTimeout bounds graceful shutdown (default 1.5 s) before connections are closed.
+	ShutdownTimeout time.Duration
+}
+
+// Validate checks the configuration.
+func (c Config) Validate() error {
+	if c.Name == "" {
+		return errors.New("rpcserver: name is required")
+	}
+	if c.Listener == nil && c.Listen == "" {
+		return fmt.Errorf("rpcserver %s: listen address is required", c.Name)
+	}
+	return nil
+}
+
+// ReadinessCheck reports whether a dependency is usable.
+type ReadinessCheck func(ctx context.Context) error
+
+// Server is one service's HTTP server.
+type Server struct {
+	cfg      Config
+	tel      *telemetry.Telemetry
+	router   chi.Router
+	registry *prometheus.Registry
+	metrics  *metrics
+	otel     *otelconnect.Interceptor
+
+	mu       sync.Mutex
+	checks   map[string]ReadinessCheck
+	services []string
+	addr     net.Addr
+	ready    chan struct{}
+
+	ownsTelemetry bool
+}
+
+const defaultMaxBody = 1 << 20
+
+// New builds a server; routes are added with Mount and Router before Run.
+func New(cfg Config, tel *telemetry.Telemetry) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = defaultMaxBody
+	}
+	if cfg.ShutdownTimeout <= 0 {
+		cfg.ShutdownTimeout = 1500 * time.Millisecond
+	}
+	otelOpts := []otelconnect.Option{
+		otelconnect.WithTracerProvider(tel.TracerProvider),
+		otelconnect.WithPropagator(tel.Propagator),
+		otelconnect.WithoutMetrics(),
+	}
+	if !cfg.Public {
+		otelOpts = append(otelOpts, otelconnect.WithTrustRemote())
+	}
+	oi, err := otelconnect.NewInterceptor(otelOpts...)
+	if err != nil {
+		return nil, fmt.Errorf("rpcserver %s: otel interceptor: %w", cfg.Name, err)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s := &Server{
+		cfg:      cfg,
+		tel:      tel,
+		router:   chi.NewRouter(),
+		registry: reg,
+		metrics:  newMetrics(reg, cfg.Name),
+		otel:     oi,
+		checks:   map[string]ReadinessCheck{},
+		ready:    make(chan struct{}),
+	}
+	s.router.Use(s.limitBody, s.countHTTP)
+	s.router.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "service": cfg.Name})
+	})
+	s.router.Get("/readyz", s.serveReady)
+	s.router.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	path, h := grpchealth.NewHandler(&checker{s: s})
+	s.router.Mount(path, h)
+	return s, nil
+}
+
+// Logger is the service logger.
+func (s *Server) Logger() *slog.Logger { return s.tel.Logger }
+
+// Telemetry is the service telemetry.
+func (s *Server) Telemetry() *telemetry.Telemetry { return s.tel }
+
+// Registry is the service's Prometheus registry, for service-specific metrics.
+func (s *Server) Registry() *prometheus.Registry { return s.registry }
+
+// Router is for plain HTTP routes (webhooks, REST, UI). Routes registered here are traced.
+func (s *Server) Router() chi.Router { return s.router }
+
+// HandlerOptions are the options every Connect handler of the suite uses.
+func (s *Server) HandlerOptions(extra ...connect.HandlerOption) []connect.HandlerOption {
+	opts := []connect.HandlerOption{
+		connect.WithInterceptors(s.otel, s.metrics.interceptor(), logInterceptor(s.tel.Logger)),
+		connect.WithReadMaxBytes(int(s.cfg.MaxBodyBytes)),
+	}
+	return append(opts, extra...)
+}
+
+// Mount registers a Connect service handler (the path/handler pair the generated
+// New…ServiceHandler returns) and makes it known to the gRPC health service.
+func (s *Server) Mount(path string, h http.Handler) {
+	s.mu.Lock()
+	s.services = append(s.services, strings.Trim(path, "/"))
+	s.mu.Unlock()
+	s.router.Mount(path, h)
+}
+
+// HandleHTTP registers a plain HTTP handler traced with otelhttp under the route name.
+func (s *Server) HandleHTTP(method, pattern string, h http.Handler) {
+	s.router.Method(method, pattern, otelhttp.NewHandler(h, method+" "+pattern,
+		otelhttp.WithTracerProvider(s.tel.TracerProvider),
+		otelhttp.WithPropagators(s.propagatorForHTTP()),
+	))
+}
+
+func (s *Server) propagatorForHTTP() propagatorIface {
+	if s.cfg.Public {
+		return noPropagation{}
+	}
+	return s.tel.Propagator
+}
+
+// AddReadiness registers a dependency check for /readyz and the gRPC health service.
+func (s *Server) AddReadiness(name string, check ReadinessCheck) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.checks[name] = check
+}
+
+// Ready is closed once the server listens.
+func (s *Server) Ready() <-chan struct{} { return s.ready }
+
+// Addr is the bound address, valid after Ready.
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.addr
+}
+
+// Run serves until ctx is cancelled, then shuts down gracefully within ShutdownTimeout.
+func (s *Server) Run(ctx context.Context) error {
+	ln := s.cfg.Listener
+	if ln == nil {
+		var err error
+		ln, err = net.Listen("tcp", s.cfg.Listen)
+		if err != nil {
+			return fmt.Errorf("%s: listen %s: %w", s.cfg.Name, s.cfg.Listen, err)
+		}
+	}
+	s.mu.Lock()
+	s.addr = ln.Addr()
+	s.mu.Unlock()
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	protocols.SetUnencryptedHTTP2(true)
+	hs := &http.Server{
+		Handler:           s.router,
+		ReadHeaderTimeout: 10 * time.Second,
+		Protocols:         &protocols,
+		ErrorLog:          slog.NewLogLogger(s.tel.Logger.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	close(s.ready)
+	s.tel.Logger.InfoContext(ctx, "server.started", slog.String("addr", ln.Addr().String()))
+	select {
+	case err := <-errc:
+		return fmt.Errorf("%s: serve: %w", s.cfg.Name, err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
+	defer cancel()
+	err := hs.Shutdown(sctx)
+	if err != nil {
+		// Streams (e.g. Watch) do not end by themselves; cut them once the grace period is over.
+		err = hs.Close()
+	}
+	<-errc
+	s.tel.Logger.InfoContext(ctx, "server.stopped")
+	if s.ownsTelemetry {
+		err = errors.Join(err, s.tel.Shutdown(context.WithoutCancel(ctx)))
+	}
+	return err
+}
+
+func (s *Server) readiness(ctx context.Context) map[string]string {
+	s.mu.Lock()
+	checks := make(map[string]ReadinessCheck, len(s.checks))
+	for k, v := range s.checks {
+		checks[k] = v
+	}
+	s.mu.Unlock()
+	failures := map[string]string{}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	for name, check := range checks {
+		if err := check(ctx); err != nil {
+			failures[name] = err.Error()
+		}
+	}
+	return failures
+}
+
+func (s *Server) serveReady(w http.ResponseWriter, r *http.Request) {
+	if failures := s.readiness(r.Context()); len(failures) > 0 {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "unavailable", "service": s.cfg.Name, "failures": failures})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready", "service": s.cfg.Name})
+}
+
+func (s *Server) limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > s.cfg.MaxBodyBytes {
+			writeJSON(w, http.StatusRequestEntityTooLarge, map[string]string{"code": "body_too_large",
+				"message": fmt.Sprintf("request body exceeds %d bytes", s.cfg.MaxBodyBytes)})
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+		next.ServeHTTP(w, r)
+	})
+}
+
+type checker struct{ s *Server }
+
+func (c *checker) Check(ctx context.Context, req *grpchealth.CheckRequest) (*grpchealth.CheckResponse, error) {
+	if req.Service != "" {
+		c.s.mu.Lock()
+		known := false
+		for _, svc := range c.s.services {
+			known = known || svc == req.Service
+		}
+		c.s.mu.Unlock()
+		if !known {
+			return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("unknown service %q", req.Service))
+		}
+	}
+	if len(c.s.readiness(ctx)) > 0 {
+		return &grpchealth.CheckResponse{Status: grpchealth.StatusNotServing}, nil
+	}
+	return &grpchealth.CheckResponse{Status: grpchealth.StatusServing}, nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// NewService builds the telemetry and the server of one service; Run flushes the telemetry
+// when it returns.
+func NewService(ctx context.Context, cfg Config, tcfg telemetry.Config) (*Server, error) {
+	if tcfg.ServiceName == "" {
+		tcfg.ServiceName = cfg.Name
+	}
+	tel, err := telemetry.New(ctx, tcfg.FromEnv())
+	if err != nil {
+		return nil, err
+	}
+	s, err := New(cfg, tel)
+	if err != nil {
+		_ = tel.Shutdown(ctx)
+		return nil, err
+	}
+	s.ownsTelemetry = true
+	return s, nil
+}

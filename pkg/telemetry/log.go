@@ -1,0 +1,94 @@
+package telemetry
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
+	"github.com/picoclaw-suite/picoclaw/pkg/redact"
+)
+
+// NewLogger returns a JSON slog logger whose records carry job_id (from baggage) and trace_id /
+// span_id (from the active span), with secrets masked.
+func NewLogger(w io.Writer, level string, service string) *slog.Logger {
+	var lv slog.Level
+	switch strings.ToLower(level) {
+	case "debug":
+		lv = slog.LevelDebug
+	case "warn":
+		lv = slog.LevelWarn
+	case "error":
+		lv = slog.LevelError
+	default:
+		lv = slog.LevelInfo
+	}
+	h := slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lv, ReplaceAttr: MaskAttr})
+	l := slog.New(&contextHandler{next: h})
+	if service != "" {
+		l = l.With(slog.String("service", service))
+	}
+	return l
+}
+
+// MaskAttr masks attributes whose key names a secret and credentials inside string values.
+func MaskAttr(_ []string, a slog.Attr) slog.Attr {
+	if a.Key == slog.MessageKey || a.Key == slog.TimeKey || a.Key == slog.LevelKey {
+		return a
+	}
+	v := a.Value.Resolve()
+	switch v.Kind() {
+	case slog.KindString:
+		s := v.String()
+		if s != "" && redact.IsSecretKey(a.Key) {
+			return slog.String(a.Key, redact.Mask)
+		}
+		if m := redact.Secrets(s); m != s {
+			return slog.String(a.Key, m)
+		}
+	case slog.KindAny:
+		if err, ok := v.Any().(error); ok {
+			return slog.String(a.Key, redact.Secrets(err.Error()))
+		}
+	}
+	return a
+}
+
+type contextHandler struct {
+	next slog.Handler
+}
+
+func (h *contextHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return h.next.Enabled(ctx, l)
+}
+
+func (h *contextHandler) Handle(ctx context.Context, r slog.Record) error {
+	if ctx != nil {
+		has := false
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == jobid.BaggageKey {
+				has = true
+				return false
+			}
+			return true
+		})
+		if id := jobid.FromContext(ctx); id != "" && !has {
+			r.AddAttrs(slog.String(jobid.BaggageKey, id))
+		}
+		if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+			r.AddAttrs(slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
+		}
+	}
+	return h.next.Handle(ctx, r)
+}
+
+func (h *contextHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &contextHandler{next: h.next.WithAttrs(attrs)}
+}
+
+func (h *contextHandler) WithGroup(name string) slog.Handler {
+	return &contextHandler{next: h.next.WithGroup(name)}
+}

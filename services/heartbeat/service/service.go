@@ -1,0 +1,54 @@
+// Package service is the public entry point of heartbeat: liveness of every service and agent, the aggregated report and alerts.
+package service
+
+import (
+	"context"
+	"io"
+	"net"
+
+	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/heartbeat/v1/heartbeatv1connect"
+	"github.com/picoclaw-suite/picoclaw/pkg/config"
+	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
+	"github.com/picoclaw-suite/picoclaw/services/heartbeat/internal/rpc"
+)
+
+// Name is the service name used in logs, traces, metrics and health checks.
+const Name = "heartbeat"
+
+// Config is the configuration of heartbeat.
+type Config struct {
+	config.Common `yaml:",inline"`
+
+	// Listener, when set, replaces services.heartbeat.listen (tests, embedded suite).
+	Listener net.Listener `yaml:"-"`
+	// LogWriter receives the JSON log (default stdout).
+	LogWriter io.Writer `yaml:"-"`
+}
+
+// DefaultConfig returns the defaults of the spec.
+func DefaultConfig() Config {
+	return Config{Common: config.DefaultCommon()}
+}
+
+// Validate checks the configuration and names the offending key.
+func (c *Config) Validate() error {
+	return c.Common.Validate()
+}
+
+// Run serves heartbeat until ctx is cancelled.
+func Run(ctx context.Context, cfg Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	srv, err := rpcserver.NewService(ctx, rpcserver.Config{
+		Name:     Name,
+		Listen:   cfg.Services.Heartbeat.Listen,
+		Listener: cfg.Listener,
+	}, telemetry.Config{LogLevel: cfg.LogLevel, LogWriter: cfg.LogWriter})
+	if err != nil {
+		return err
+	}
+	srv.Mount(heartbeatv1connect.NewHeartbeatServiceHandler(&rpc.Handler{}, srv.HandlerOptions()...))
+	return srv.Run(ctx)
+}

@@ -1,0 +1,21 @@
+// Command router-shiro: route decision, loop control, worker model calls, delegation and deliberation.
+package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/config"
+	"github.com/picoclaw-suite/picoclaw/pkg/runner"
+	"github.com/picoclaw-suite/picoclaw/services/router-shiro/service"
+)
+
+func main() {
+	os.Exit(runner.Main("router-shiro", os.Args[1:], os.Stderr, func(ctx context.Context, configPath string, _ []string) error {
+		cfg := service.DefaultConfig()
+		if err := config.Load(configPath, &cfg); err != nil {
+			return err
+		}
+		return service.Run(ctx, cfg)
+	}))
+}
