@@ -1,0 +1,117 @@
+// Package patch parses proposal patches (JSON commands, Markdown fences, unified/git diffs)
+// into one canonical operation list whose sha256 is the approval binding. Approval and the
+// executor both use it, so the content that was approved is exactly what runs.
+package patch
+
+// Format is the patch text format that was detected.
+type Format string
+
+const (
+	FormatJSON     Format = "json"
+	FormatMarkdown Format = "markdown"
+	FormatDiff     Format = "diff"
+	FormatEmpty    Format = "empty"
+)
+
+// Type is an operation type (SPEC §6).
+type Type string
+
+const (
+	TypeFileEdit Type = "file_edit"
+	TypeShell    Type = "shell_command"
+	TypeGit      Type = "git_operation"
+	TypeBrowser  Type = "browser"
+)
+
+// Actions per type. ActionPatch applies a unified diff (Content) to Target; it is produced by
+// the diff format.
+const (
+	ActionCreate = "create"
+	ActionUpdate = "update"
+	ActionDelete = "delete"
+	ActionAppend = "append"
+	ActionRename = "rename"
+	ActionPatch  = "patch"
+
+	ActionRun = "run"
+
+	ActionGitAdd      = "add"
+	ActionGitCommit   = "commit"
+	ActionGitReset    = "reset"
+	ActionGitCheckout = "checkout"
+	ActionGitPush     = "push"
+
+	ActionChromeNavigate      = "chrome_navigate"
+	ActionChromeClick         = "chrome_click"
+	ActionChromeGetText       = "chrome_get_text"
+	ActionChromeScreenshot    = "chrome_screenshot"
+	ActionChromeExecuteScript = "chrome_execute_script"
+)
+
+// Flag marks an operation (or a whole patch) for policy evaluation.
+type Flag string
+
+const (
+	FlagDelete         Flag = "delete"
+	FlagRename         Flag = "rename"
+	FlagBroadOverwrite Flag = "broad_overwrite"
+	FlagSendSensitive  Flag = "send_sensitive"
+	FlagPushPublic     Flag = "push_public"
+	FlagBrowser        Flag = "browser"
+	FlagExecuteScript  Flag = "execute_script"
+	FlagShell          Flag = "shell"
+)
+
+// Operation is one canonical operation.
+type Operation struct {
+	// Index is the 0-based position in author order.
+	Index  int    `json:"index"`
+	Type   Type   `json:"type"`
+	Action string `json:"action"`
+	// Target is a normalised workspace-relative slash path for file operations (and git
+	// add/reset/checkout paths), the command line for shell operations, and the URL or
+	// selector for browser operations.
+	Target string `json:"target"`
+	// Content is the file content, appended text, unified diff (ActionPatch), commit message,
+	// or script.
+	Content string `json:"content,omitempty"`
+	// ContentSHA256 is the hex sha256 of Content.
+	ContentSHA256 string `json:"content_sha256"`
+	// Metadata holds extra arguments (e.g. "to" for rename, "remote"/"branch" for push),
+	// with deterministic (sorted) encoding in the hash.
+	Metadata map[string]string `json:"metadata,omitempty"`
+	// Flags detected on this operation.
+	Flags []Flag `json:"flags,omitempty"`
+	// Source says where in the patch text the operation came from, for error messages
+	// ("command 3", "fence 2 (line 14)", "diff file 1").
+	Source string `json:"source"`
+}
+
+// DiffStats counts changed files and lines.
+type DiffStats struct {
+	Files     int `json:"files"`
+	Additions int `json:"additions"`
+	Deletions int `json:"deletions"`
+}
+
+// Patch is a parsed patch.
+type Patch struct {
+	Format     Format      `json:"format"`
+	Operations []Operation `json:"operations"`
+	// AffectedPaths are the distinct workspace paths the patch touches, sorted.
+	AffectedPaths []string `json:"affected_paths"`
+	Stats         DiffStats `json:"stats"`
+	// Flags is the union of every operation's flags plus patch-level ones (broad_overwrite).
+	Flags []Flag `json:"flags"`
+	// Unknown lists blocks that were not understood (reported, never silently dropped).
+	Unknown []string `json:"unknown,omitempty"`
+	// Hash is the hex sha256 of the canonical operation list: the approval binding.
+	Hash string `json:"hash"`
+}
+
+// Options tune parsing.
+type Options struct {
+	// BroadOverwriteFiles: more written files than this flags the patch broad_overwrite
+	// (approval.broad_overwrite_files, default 10).
+	BroadOverwriteFiles int
+}
