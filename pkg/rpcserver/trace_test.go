@@ -1,0 +1,194 @@
+package rpcserver_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	chatv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1"
+	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1/chatv1connect"
+	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
+	routerv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/router/v1"
+	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/router/v1/routerv1connect"
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
+	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
+)
+
+// syncBuffer is a log sink shared by the server goroutines and the test.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+type routerB struct {
+	routerv1connect.UnimplementedRouterServiceHandler
+	log  func(ctx context.Context)
+	seen chan string
+}
+
+func (r *routerB) Decide(ctx context.Context, req *routerv1.DecideRequest) (*routerv1.DecideResponse, error) {
+	r.seen <- jobid.FromContext(ctx)
+	r.log(ctx)
+	return &routerv1.DecideResponse{Decision: &commonv1.RouteDecision{Route: commonv1.Route_ROUTE_CHAT}}, nil
+}
+
+type chatA struct {
+	chatv1connect.UnimplementedChatServiceHandler
+	router routerv1connect.RouterServiceClient
+}
+
+func (c *chatA) HandleMessage(ctx context.Context, req *chatv1.HandleMessageRequest) (*chatv1.HandleMessageResponse, error) {
+	res, err := c.router.Decide(ctx, &routerv1.DecideRequest{Text: req.GetText(), JobId: jobid.FromContext(ctx)})
+	if err != nil {
+		return nil, err
+	}
+	return &chatv1.HandleMessageResponse{JobId: jobid.FromContext(ctx), Decision: res.GetDecision()}, nil
+}
+
+type service struct {
+	srv  *rpcserver.Server
+	rec  *tracetest.SpanRecorder
+	logs *syncBuffer
+	url  string
+	done chan error
+}
+
+func start(t *testing.T, ctx context.Context, name string, mount func(*rpcserver.Server)) *service {
+	t.Helper()
+	rec := tracetest.NewSpanRecorder()
+	logs := &syncBuffer{}
+	tel, err := telemetry.New(ctx, telemetry.Config{ServiceName: name, LogWriter: logs, LogLevel: "debug",
+		SpanProcessors: []sdktrace.SpanProcessor{rec}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := rpcserver.New(rpcserver.Config{Name: name, Listener: ln}, tel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mount(srv)
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	<-srv.Ready()
+	return &service{srv: srv, rec: rec, logs: logs, url: "http://" + ln.Addr().String(), done: done}
+}
+
+func TestJobIDAndTraceCrossTwoServices(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	seen := make(chan string, 1)
+	b := start(t, ctx, "svc-b", func(s *rpcserver.Server) {
+		h := &routerB{seen: seen, log: func(ctx context.Context) { s.Logger().InfoContext(ctx, "router.decision") }}
+		s.Mount(routerv1connect.NewRouterServiceHandler(h, s.HandlerOptions()...))
+	})
+	a := start(t, ctx, "svc-a", func(s *rpcserver.Server) {
+		opts, err := rpcserver.ClientOptions(s.Telemetry(), 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc := routerv1connect.NewRouterServiceClient(rpcserver.NewHTTPClient(), b.url, opts...)
+		s.Mount(chatv1connect.NewChatServiceHandler(&chatA{router: rc}, s.HandlerOptions()...))
+	})
+
+	// The edge (a gateway) starts the trace and puts the JobID in baggage.
+	edgeRec := tracetest.NewSpanRecorder()
+	edge, err := telemetry.New(ctx, telemetry.Config{ServiceName: "edge", LogWriter: &syncBuffer{},
+		SpanProcessors: []sdktrace.SpanProcessor{edgeRec}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts, err := rpcserver.ClientOptions(edge, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const id = "job_20261121_042"
+	for _, proto := range []connect.ClientOption{connect.WithGRPC(), connect.WithProtoJSON()} {
+		client := chatv1connect.NewChatServiceClient(rpcserver.NewHTTPClient(), a.url, append(opts, proto)...)
+		res, err := client.HandleMessage(jobid.WithJobID(ctx, id), &chatv1.HandleMessageRequest{Text: "hi"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.GetJobId() != id {
+			t.Fatalf("A saw job id %q", res.GetJobId())
+		}
+		if got := <-seen; got != id {
+			t.Fatalf("B's handler saw job id %q", got)
+		}
+	}
+	// Stopping the servers waits for their handlers, so every server span has ended.
+	cancel()
+	for _, s := range []*service{a, b} {
+		if err := <-s.done; err != nil {
+			t.Fatalf("server stopped with %v", err)
+		}
+	}
+
+	spans := append(append(edgeRec.Ended(), a.rec.Ended()...), b.rec.Ended()...)
+	if len(a.rec.Ended()) < 4 || len(b.rec.Ended()) < 2 {
+		t.Fatalf("spans: edge=%d a=%d b=%d", len(edgeRec.Ended()), len(a.rec.Ended()), len(b.rec.Ended()))
+	}
+	traces := map[string]bool{}
+	for _, sp := range spans {
+		traces[sp.SpanContext().TraceID().String()] = true
+		found := false
+		for _, kv := range sp.Attributes() {
+			if string(kv.Key) == jobid.BaggageKey && kv.Value.AsString() == id {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("span %q (%s) has no job_id attribute", sp.Name(), sp.Resource())
+		}
+	}
+	// Two calls from the edge: two traces, each spanning edge → A → B.
+	if len(traces) != 2 {
+		t.Fatalf("want 2 traces (one per call), got %d", len(traces))
+	}
+	for _, bs := range b.rec.Ended() {
+		if !traces[bs.SpanContext().TraceID().String()] {
+			t.Fatalf("B span outside the edge traces")
+		}
+	}
+
+	var rec struct {
+		Msg     string `json:"msg"`
+		JobID   string `json:"job_id"`
+		TraceID string `json:"trace_id"`
+	}
+	for _, line := range strings.Split(strings.TrimSpace(b.logs.String()), "\n") {
+		_ = json.Unmarshal([]byte(line), &rec)
+		if rec.Msg == "router.decision" {
+			break
+		}
+	}
+	if rec.Msg != "router.decision" || rec.JobID != id || !traces[rec.TraceID] {
+		t.Fatalf("B's log record lacks job_id/trace_id: %+v\n%s", rec, b.logs.String())
+	}
+}

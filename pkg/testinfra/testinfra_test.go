@@ -1,0 +1,70 @@
+package testinfra
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// fakeTB records what Postgres/Redis do when the server is unreachable.
+type fakeTB struct {
+	fatal, skip string
+	cleanups    []func()
+}
+
+func (f *fakeTB) Helper()                        {}
+func (f *fakeTB) Name() string                   { return "TestFake/unreachable" }
+func (f *fakeTB) Cleanup(fn func())              { f.cleanups = append(f.cleanups, fn) }
+func (f *fakeTB) Logf(string, ...any)            {}
+func (f *fakeTB) Fatalf(format string, a ...any) { f.fatal = fmt.Sprintf(format, a...) }
+func (f *fakeTB) Skipf(format string, a ...any)  { f.skip = fmt.Sprintf(format, a...) }
+
+func TestUnreachableFailsLoudlyWhenRequired(t *testing.T) {
+	t.Setenv(EnvRequireIntegration, "1")
+	t.Setenv(EnvPostgresDSN, "postgres://postgres@127.0.0.1:1/test?sslmode=disable&connect_timeout=1")
+	t.Setenv(EnvRedisAddr, "127.0.0.1:1")
+
+	pg := &fakeTB{}
+	Postgres(pg)
+	if pg.skip != "" || !strings.Contains(pg.fatal, "postgres is required") {
+		t.Fatalf("Postgres: fatal=%q skip=%q, want a loud failure", pg.fatal, pg.skip)
+	}
+	rd := &fakeTB{}
+	Redis(rd)
+	if rd.skip != "" || !strings.Contains(rd.fatal, "redis is required") {
+		t.Fatalf("Redis: fatal=%q skip=%q, want a loud failure", rd.fatal, rd.skip)
+	}
+}
+
+func TestUnreachableSkipsWhenNotRequired(t *testing.T) {
+	t.Setenv(EnvRequireIntegration, "")
+	t.Setenv(EnvRedisAddr, "127.0.0.1:1")
+	rd := &fakeTB{}
+	Redis(rd)
+	if rd.fatal != "" || !strings.Contains(rd.skip, EnvRedisAddr) {
+		t.Fatalf("fatal=%q skip=%q, want a skip naming %s", rd.fatal, rd.skip, EnvRedisAddr)
+	}
+}
+
+func TestPostgresSchemaIsIsolated(t *testing.T) {
+	a, b := Postgres(t), Postgres(t)
+	if a.Schema == b.Schema || !strings.Contains(a.DSN, "search_path="+a.Schema) {
+		t.Fatalf("schemas not isolated: %+v %+v", a, b)
+	}
+}
+
+func TestRedisPrefixIsIsolated(t *testing.T) {
+	a, b := Redis(t), Redis(t)
+	if a.Prefix == b.Prefix || a.Client == nil {
+		t.Fatalf("prefixes not isolated: %q %q", a.Prefix, b.Prefix)
+	}
+}
+
+func TestWithSearchPath(t *testing.T) {
+	if got := WithSearchPath("postgres://u@h:5432/db?sslmode=disable", "s1"); !strings.Contains(got, "search_path=s1") || !strings.Contains(got, "sslmode=disable") {
+		t.Fatalf("url form: %s", got)
+	}
+	if got := WithSearchPath("host=h dbname=db", "s1"); got != "host=h dbname=db search_path=s1" {
+		t.Fatalf("keyword form: %s", got)
+	}
+}
