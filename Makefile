@@ -55,3 +55,12 @@ build: ## Build every binary into bin/
 .PHONY: bench
 bench: ## Run the Go benchmarks
 	go test -run '^$$' -bench . -benchmem $(PKGS)
+
+.PHONY: up
+up: ## Start the docker compose stack (redis, postgres, jaeger, every service)
+	@[ -f .env ] || { cp .env.example .env; echo "created .env from .env.example: put your secrets there"; }
+	docker compose up -d --build
+
+.PHONY: down
+down: ## Stop the docker compose stack
+	docker compose down

@@ -7,9 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 )
 
 // EnvConfig names the config file when -config is not given.
@@ -26,7 +28,7 @@ func Main(name string, args []string, stderr io.Writer, fn RunFunc) int {
 	fs.SetOutput(stderr)
 	configPath := fs.String("config", os.Getenv(EnvConfig), "path to the YAML config file (env "+EnvConfig+"); defaults are used when empty")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: %s [-config file.yaml] [subcommand]\n", name)
+		fmt.Fprintf(stderr, "usage: %s [-config file.yaml] [subcommand]\n       %s healthcheck <url>   probe a /healthz URL (exit 0 when it answers 200)\n", name, name)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -35,10 +37,33 @@ func Main(name string, args []string, stderr io.Writer, fn RunFunc) int {
 		}
 		return 2
 	}
+	if rest := fs.Args(); len(rest) > 0 && rest[0] == "healthcheck" {
+		// Container images have no curl: the binary probes its own /healthz.
+		return healthcheck(rest[1:], stderr)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := fn(ctx, *configPath, fs.Args()); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return 1
+	}
+	return 0
+}
+
+func healthcheck(args []string, stderr io.Writer) int {
+	if len(args) != 1 {
+		fmt.Fprintln(stderr, "usage: healthcheck <url>")
+		return 2
+	}
+	client := &http.Client{Timeout: 3 * time.Second}
+	res, err := client.Get(args[0])
+	if err != nil {
+		fmt.Fprintf(stderr, "healthcheck: %v\n", err)
+		return 1
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		fmt.Fprintf(stderr, "healthcheck: %s answered %s\n", args[0], res.Status)
 		return 1
 	}
 	return 0

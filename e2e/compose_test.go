@@ -1,0 +1,73 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/compose-spec/compose-go/v2/cli"
+)
+
+// TestComposeFileValidates loads docker-compose.yaml with compose-go, the loader behind
+// `docker compose config`, with .env.example as the environment.
+func TestComposeFileValidates(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	// The stack reads .env; validate with the documented example.
+	example, err := os.ReadFile(filepath.Join(root, ".env.example"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	envFile := filepath.Join(dir, ".env")
+	if err := os.WriteFile(envFile, example, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	opts, err := cli.NewProjectOptions([]string{filepath.Join(root, "docker-compose.yaml")},
+		cli.WithWorkingDirectory(root),
+		cli.WithEnvFiles(envFile),
+		cli.WithDotEnv,
+		cli.WithName("picoclaw"),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	project, err := opts.LoadProject(context.Background())
+	if err != nil {
+		t.Fatalf("docker-compose.yaml does not validate: %v", err)
+	}
+	for _, name := range append([]string{"redis", "postgres", "jaeger"}, services...) {
+		svc, ok := project.Services[name]
+		if !ok {
+			t.Errorf("service %s missing", name)
+			continue
+		}
+		if svc.HealthCheck == nil {
+			t.Errorf("service %s has no healthcheck", name)
+		}
+	}
+	for _, name := range services {
+		svc := project.Services[name]
+		if svc.Build == nil || !strings.HasPrefix(svc.Build.Dockerfile, "deploy/"+name+"/") {
+			t.Errorf("%s is not built from deploy/%s/Dockerfile", name, name)
+		}
+		if cond, ok := svc.DependsOn["postgres"]; !ok || cond.Condition != "service_healthy" {
+			t.Errorf("%s does not wait for a healthy postgres", name)
+		}
+		if _, err := os.Stat(filepath.Join(root, "deploy", name, "Dockerfile")); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	j := project.Services["jaeger"]
+	ports := map[uint32]bool{}
+	for _, p := range j.Ports {
+		ports[p.Target] = true
+	}
+	if !ports[16686] || !ports[4317] {
+		t.Errorf("jaeger ports: %+v", j.Ports)
+	}
+}

@@ -1,0 +1,50 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func TestMainExitCodes(t *testing.T) {
+	var stderr bytes.Buffer
+	ok := func(context.Context, string, []string) error { return nil }
+	if code := Main("svc", nil, &stderr, ok); code != 0 {
+		t.Fatalf("clean run exit %d", code)
+	}
+	fail := func(context.Context, string, []string) error { return errors.New("boom") }
+	if code := Main("svc", nil, &stderr, fail); code != 1 || !strings.Contains(stderr.String(), "svc: boom") {
+		t.Fatalf("failing run exit %d, stderr %q", code, stderr.String())
+	}
+	if code := Main("svc", []string{"-nope"}, &stderr, ok); code != 2 {
+		t.Fatalf("bad flag exit %d", code)
+	}
+	var gotPath string
+	var gotArgs []string
+	Main("svc", []string{"-config", "c.yaml", "migrate"}, &stderr, func(_ context.Context, p string, a []string) error {
+		gotPath, gotArgs = p, a
+		return nil
+	})
+	if gotPath != "c.yaml" || len(gotArgs) != 1 || gotArgs[0] != "migrate" {
+		t.Fatalf("path %q args %v", gotPath, gotArgs)
+	}
+}
+
+func TestHealthcheck(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+	defer up.Close()
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(503) }))
+	defer down.Close()
+	never := func(context.Context, string, []string) error { t.Fatal("service ran"); return nil }
+	var stderr bytes.Buffer
+	if code := Main("svc", []string{"healthcheck", up.URL}, &stderr, never); code != 0 {
+		t.Fatalf("healthy exit %d: %s", code, stderr.String())
+	}
+	if code := Main("svc", []string{"healthcheck", down.URL}, &stderr, never); code != 1 {
+		t.Fatalf("unhealthy exit %d", code)
+	}
+}
