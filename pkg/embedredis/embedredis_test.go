@@ -1,0 +1,73 @@
+package embedredis
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+func TestSnapshotSurvivesRestart(t *testing.T) {
+	ctx := context.Background()
+	snap := filepath.Join(t.TempDir(), "redis.json")
+	s, err := Start(ctx, "127.0.0.1:0", snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := redis.NewClient(&redis.Options{Addr: s.Addr()})
+	c.Set(ctx, "p:jobid:20261121", "7", 48*time.Hour)
+	c.HSet(ctx, "p:session:cli:me", "local_only", "1", "prev", "CODE")
+	c.SAdd(ctx, "p:session:cli:me:pending", "job_20261121_001", "job_20261121_002")
+	c.RPush(ctx, "p:memory", "a", "b")
+	c.ZAdd(ctx, "p:z", redis.Z{Score: 2, Member: "x"})
+	c.XAdd(ctx, &redis.XAddArgs{Stream: "p:events", ID: "1-1", Values: map[string]any{"body": "hello"}})
+	c.Set(ctx, "p:autoapprove", "{}", 10*time.Minute)
+	c.Close()
+	if err := s.Save(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	s2, err := Start(ctx, "127.0.0.1:0", snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	c2 := redis.NewClient(&redis.Options{Addr: s2.Addr()})
+	defer c2.Close()
+	if v := c2.Get(ctx, "p:jobid:20261121").Val(); v != "7" {
+		t.Errorf("counter = %q", v)
+	}
+	if ttl := c2.TTL(ctx, "p:autoapprove").Val(); ttl <= 9*time.Minute || ttl > 10*time.Minute {
+		t.Errorf("ttl not kept: %v", ttl)
+	}
+	if v := c2.HGet(ctx, "p:session:cli:me", "prev").Val(); v != "CODE" {
+		t.Errorf("hash = %q", v)
+	}
+	if n := c2.SCard(ctx, "p:session:cli:me:pending").Val(); n != 2 {
+		t.Errorf("set card = %d", n)
+	}
+	if l := c2.LRange(ctx, "p:memory", 0, -1).Val(); len(l) != 2 || l[1] != "b" {
+		t.Errorf("list = %v", l)
+	}
+	if z := c2.ZScore(ctx, "p:z", "x").Val(); z != 2 {
+		t.Errorf("zset = %v", z)
+	}
+	msgs := c2.XRange(ctx, "p:events", "-", "+").Val()
+	if len(msgs) != 1 || msgs[0].ID != "1-1" || msgs[0].Values["body"] != "hello" {
+		t.Errorf("stream = %+v", msgs)
+	}
+}
+
+func TestCorruptSnapshotIsAnError(t *testing.T) {
+	snap := filepath.Join(t.TempDir(), "redis.json")
+	if err := os.WriteFile(snap, []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Start(context.Background(), "127.0.0.1:0", snap); err == nil {
+		t.Fatal("corrupt snapshot accepted")
+	}
+}
