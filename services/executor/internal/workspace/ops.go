@@ -118,6 +118,14 @@ func parseDiff(target, content string) ([]*gitdiff.File, error) {
 	if len(files) == 0 {
 		return nil, fmt.Errorf("%w: diff contains no file changes", domain.ErrInvalid)
 	}
+	// The library strips a/ and b/ only from git headers; traditional ---/+++ headers carry
+	// them too (patch -p1), the shape the shared parser renders. For those the library keeps
+	// one of the two names for both sides.
+	if !strings.Contains(content, "diff --git ") {
+		for _, f := range files {
+			f.OldName, f.NewName = stripP1(f.OldName), stripP1(f.NewName)
+		}
+	}
 	return files, nil
 }
 
@@ -207,4 +215,11 @@ func applyDiff(st Store, target, content string) (string, error) {
 		}
 	}
 	return strings.Join(done, ", "), nil
+}
+
+func stripP1(name string) string {
+	if strings.HasPrefix(name, "a/") || strings.HasPrefix(name, "b/") {
+		return name[2:]
+	}
+	return name
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/domain"
 )
@@ -87,6 +88,13 @@ func (d disk) Write(name string, data []byte, mode fs.FileMode) error {
 	}
 	if mode == 0 {
 		mode = 0o644
+	}
+	// A hard link could share its inode with a file outside the workspace: writing through it
+	// would change that file, so such files are refused.
+	if fi, err := d.root.Lstat(name); err == nil {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && fi.Mode().IsRegular() && st.Nlink > 1 {
+			return fmt.Errorf("%w: %s has %d hard links", domain.ErrPermission, name, st.Nlink)
+		}
 	}
 	f, err := d.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
 	if err != nil {

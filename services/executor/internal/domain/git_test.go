@@ -1,0 +1,57 @@
+package domain
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/patch"
+)
+
+func TestGitArgs(t *testing.T) {
+	op := func(action, target, content string, md map[string]string) patch.Operation {
+		return patch.Operation{Type: patch.TypeGit, Action: action, Target: target, Content: content, Metadata: md}
+	}
+	tests := []struct {
+		name string
+		op   patch.Operation
+		want []string
+		err  error
+	}{
+		{"add paths", op("add", "a.go b/c.go", "", nil), []string{"add", "--", "a.go", "b/c.go"}, nil},
+		{"add all", op("add", ".", "", nil), []string{"add", "--", "."}, nil},
+		{"add repeated verb", op("add", "git add x.go", "", nil), []string{"add", "--", "x.go"}, nil},
+		{"add nothing", op("add", "", "", nil), nil, ErrInvalid},
+		{"add option injection", op("add", "--exec=sh", "", nil), nil, ErrInvalid},
+		{"add outside", op("add", "../x", "", nil), nil, ErrPermission},
+		{"commit", op("commit", "", "fix: typo", nil), []string{"commit", "-m", "fix: typo"}, nil},
+		{"commit message looks like option", op("commit", "", "--amend", nil), []string{"commit", "-m", "--amend"}, nil},
+		{"commit empty", op("commit", "", " ", nil), nil, ErrInvalid},
+		{"reset path", op("reset", "a.go", "", nil), []string{"reset", "--", "a.go"}, nil},
+		{"reset hard ref", op("reset", "", "", map[string]string{"mode": "hard", "ref": "HEAD~1"}), []string{"reset", "--hard", "--end-of-options", "HEAD~1"}, nil},
+		{"reset bad mode", op("reset", "", "", map[string]string{"mode": "exec"}), nil, ErrInvalid},
+		{"checkout branch", op("checkout", "", "", map[string]string{"branch": "feature/x"}), []string{"checkout", "--end-of-options", "feature/x"}, nil},
+		{"checkout path", op("checkout", "a.go", "", nil), []string{"checkout", "--", "a.go"}, nil},
+		{"checkout option branch", op("checkout", "", "", map[string]string{"branch": "-b"}), nil, ErrInvalid},
+		{"push default", op("push", "", "", nil), []string{"push"}, nil},
+		{"push remote branch", op("push", "", "", map[string]string{"remote": "origin", "branch": "main"}), []string{"push", "--end-of-options", "origin", "main"}, nil},
+		{"push target", op("push", "origin main", "", nil), []string{"push", "--end-of-options", "origin", "main"}, nil},
+		{"push option remote", op("push", "", "", map[string]string{"remote": "--receive-pack=sh"}), nil, ErrInvalid},
+		{"push url remote", op("push", "", "", map[string]string{"remote": "ext::sh -c id"}), nil, ErrInvalid},
+		{"unknown", op("rebase", "", "", nil), nil, ErrInvalid},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := GitArgs(tt.op)
+			if tt.err != nil {
+				if !errors.Is(err, tt.err) {
+					t.Fatalf("error = %v, want %v", err, tt.err)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("GitArgs = %q, %v; want %q", got, err, tt.want)
+			}
+		})
+	}
+}
