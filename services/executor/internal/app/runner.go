@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -90,7 +91,8 @@ func (r *Runner) Run(ctx context.Context, jobID string, ops []patch.Operation, m
 			for _, op := range ops {
 				touched = append(touched, workspace.Touched(op)...)
 			}
-			s, err := r.cfg.Workspace.Snapshot(touched)
+			slices.Sort(touched)
+			s, err := r.cfg.Workspace.Snapshot(slices.Compact(touched))
 			if err != nil {
 				// Without a snapshot a failure could not be undone: refuse to start.
 				for _, op := range ops {

@@ -16,8 +16,9 @@ func resetMode(m string) bool {
 	return false
 }
 
-// GitArgs builds the argument vector (without "git") for a git operation. Everything that
-// comes from the patch goes after --end-of-options, so it can never be read as an option.
+// GitArgs builds the argument vector (without "git") for a git operation. Paths go after
+// "--"; refs and remotes are validated never to start with "-", so nothing from the patch can
+// be read as an option.
 func GitArgs(op patch.Operation) ([]string, error) {
 	targets, err := gitTargets(op.Target)
 	if err != nil {
@@ -54,7 +55,7 @@ func GitArgs(op patch.Operation) ([]string, error) {
 			if err := refName(ref); err != nil {
 				return nil, err
 			}
-			args = append(args, "--end-of-options", ref)
+			args = append(args, ref)
 		}
 		if len(targets) > 0 {
 			paths, err := cleanAll(targets)
@@ -69,7 +70,7 @@ func GitArgs(op patch.Operation) ([]string, error) {
 			if err := refName(b); err != nil {
 				return nil, err
 			}
-			return []string{"checkout", "--end-of-options", b}, nil
+			return []string{"checkout", b, "--"}, nil
 		}
 		if len(targets) == 0 {
 			return nil, fmt.Errorf("%w: git checkout needs a path or metadata branch", ErrInvalid)
@@ -103,7 +104,7 @@ func GitArgs(op patch.Operation) ([]string, error) {
 			}
 		}
 		if remote != "" {
-			args = append(args, "--end-of-options", remote)
+			args = append(args, remote)
 			if branch != "" {
 				args = append(args, branch)
 			}
