@@ -57,40 +57,50 @@ func GitArgs(op patch.Operation) ([]string, error) {
 			}
 			args = append(args, ref)
 		}
-		if len(targets) > 0 {
-			paths, err := cleanAll(targets)
-			if err != nil {
-				return nil, err
-			}
-			args = append(append(args, "--"), paths...)
-		}
-		return args, nil
-	case patch.ActionGitCheckout:
-		if b := op.Metadata["branch"]; b != "" {
-			if err := refName(b); err != nil {
-				return nil, err
-			}
-			return []string{"checkout", b, "--"}, nil
-		}
-		if len(targets) == 0 {
-			return nil, fmt.Errorf("%w: git checkout needs a path or metadata branch", ErrInvalid)
-		}
-		paths, err := cleanAll(targets)
+		// A target may be a commit ("HEAD~1") or a path; git tells them apart, and the
+		// validation keeps both inside the repository and away from options.
+		revs, err := cleanAll(targets)
 		if err != nil {
 			return nil, err
 		}
-		return append([]string{"checkout", "--"}, paths...), nil
+		return append(args, revs...), nil
+	case patch.ActionGitCheckout:
+		args := []string{"checkout"}
+		if op.Metadata["force"] == "true" {
+			args = append(args, "--force")
+		}
+		name := op.Metadata["branch"]
+		if name == "" && len(targets) == 1 {
+			name = targets[0]
+		}
+		if name == "" || len(targets) > 1 {
+			return nil, fmt.Errorf("%w: git checkout needs one branch or path", ErrInvalid)
+		}
+		if op.Metadata["new_branch"] == "true" {
+			if err := refName(name); err != nil {
+				return nil, err
+			}
+			return append(args, "-b", name), nil
+		}
+		c, err := cleanAll([]string{name})
+		if err != nil {
+			return nil, err
+		}
+		return append(args, c...), nil
 	case patch.ActionGitPush:
 		args := []string{"push"}
 		if op.Metadata["force"] == "true" {
 			args = append(args, "--force-with-lease")
 		}
+		if op.Metadata["set_upstream"] == "true" {
+			args = append(args, "--set-upstream")
+		}
 		remote, branch := op.Metadata["remote"], op.Metadata["branch"]
-		if remote == "" && branch == "" && len(targets) > 0 {
+		if remote == "" && len(targets) > 0 {
 			remote = targets[0]
-			if len(targets) > 1 {
-				branch = targets[1]
-			}
+		}
+		if branch == "" && len(targets) > 1 {
+			branch = targets[1]
 		}
 		if remote == "" && branch != "" {
 			remote = "origin"
