@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -520,4 +521,57 @@ func mustRead(t *testing.T, p string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+func TestApprovedDiffWithAutoCommit(t *testing.T) {
+	s := start(t, func(c *Config) { c.Executor.AutoCommit = true })
+	if err := os.WriteFile(filepath.Join(s.ws, "main.go"), []byte("package main\n\nfunc main() {\n\tprintln(\"old\")\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git := func(args ...string) string {
+		t.Helper()
+		c := exec.Command("git", args...)
+		c.Dir = s.ws
+		out, err := c.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "-q", "-b", "main")
+	git("add", "-A")
+	git("-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "init")
+	text := "diff --git a/main.go b/main.go\n--- a/main.go\n+++ b/main.go\n@@ -1,5 +1,5 @@\n package main\n \n func main() {\n-\tprintln(\"old\")\n+\tprintln(\"new\")\n }\n"
+	s.addJob(t, "job_20260101_061", text, approvalv1.JobStatus_JOB_STATUS_GRANTED)
+	res, err := s.client.Execute(context.Background(), &executorv1.ExecuteRequest{JobId: "job_20260101_061"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.GetResult()
+	if !r.GetSuccess() || r.GetCommitHash() != git("rev-parse", "HEAD") {
+		t.Fatalf("result = %v", r)
+	}
+	if !strings.Contains(readFile(t, filepath.Join(s.ws, "main.go")), `println("new")`) {
+		t.Fatal("diff not applied")
+	}
+	if subj := git("log", "-1", "--format=%s"); subj != "[Worker Auto-Commit] job_20260101_061" {
+		t.Fatalf("subject = %q", subj)
+	}
+	if !strings.Contains(res.GetResultText(), "Git コミット: "+r.GetCommitHash()) {
+		t.Fatalf("text = %s", res.GetResultText())
+	}
+}
+
+func TestApprovalUnreachable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + ln.Addr().String()
+	_ = ln.Close()
+	s := start(t, func(c *Config) { c.Services.Approval.URL = dead })
+	_, err = s.client.Execute(context.Background(), &executorv1.ExecuteRequest{JobId: "job_20260101_071"})
+	if codeOf(err) != connect.CodeUnavailable || !strings.Contains(err.Error(), "approval service") {
+		t.Fatalf("err = %v", err)
+	}
 }

@@ -119,7 +119,8 @@ func (s *Service) Execute(ctx context.Context, rawID, locale string, dryRun bool
 		return Outcome{}, fmt.Errorf("%w: %v", domain.ErrInvalid, err)
 	}
 	ctx = jobid.WithJobID(ctx, id)
-	log := s.cfg.Logger.With(slog.String("job_id", id))
+	// job_id comes from the baggage on ctx; the logger adds it to every line.
+	log := s.cfg.Logger
 	loc := domain.ParseLocale(locale, s.cfg.Locale)
 	modes := s.cfg.Modes
 	modes.DryRun = modes.DryRun || dryRun
@@ -145,7 +146,9 @@ func (s *Service) Execute(ctx context.Context, rawID, locale string, dryRun bool
 		claim, err = s.cfg.Approval.Claim(ctx, id, s.cfg.ExecutorID)
 		if err != nil {
 			log.WarnContext(ctx, "executor.claim_refused", slog.String("error", err.Error()))
-			s.report(ctx, log, Report{JobID: id, Event: EventRefused, Detail: "claim refused: " + err.Error()})
+			if !errorsIsAny(err, domain.ErrUnavailable) {
+				s.report(ctx, log, Report{JobID: id, Event: EventRefused, Detail: "claim refused: " + err.Error()})
+			}
 			return Outcome{}, fmt.Errorf("claim %s: %w", id, err)
 		}
 		log.InfoContext(ctx, "executor.claimed", slog.Bool("auto_approved", claim.AutoApproved))

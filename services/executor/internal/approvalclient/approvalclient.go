@@ -99,7 +99,7 @@ func Status(s approvalv1.JobStatus) string {
 func mapErr(err error) error {
 	var ce *connect.Error
 	if !errors.As(err, &ce) {
-		return fmt.Errorf("%w: approval: %v", domain.ErrUnavailable, err)
+		return fmt.Errorf("%w: approval service: %v", domain.ErrUnavailable, err)
 	}
 	msg := ce.Message()
 	switch ce.Code() {
@@ -115,7 +115,7 @@ func mapErr(err error) error {
 	case connect.CodeInvalidArgument:
 		return fmt.Errorf("%w: %s", domain.ErrInvalid, msg)
 	case connect.CodeUnavailable, connect.CodeDeadlineExceeded, connect.CodeCanceled:
-		return fmt.Errorf("%w: approval: %s", domain.ErrUnavailable, msg)
+		return fmt.Errorf("%w: approval service: %s", domain.ErrUnavailable, msg)
 	default:
 		return fmt.Errorf("approval: %w", err)
 	}

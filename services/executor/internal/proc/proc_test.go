@@ -99,3 +99,24 @@ func assertGone(t *testing.T, file string) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+func BenchmarkRunTrue(b *testing.B) {
+	dir := b.TempDir()
+	for b.Loop() {
+		if _, err := Run(context.Background(), bash(dir, "true", time.Second, 1024)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCapped100MB measures streaming 100 MB through the cap (b.SetBytes gives MB/s).
+func BenchmarkCapped100MB(b *testing.B) {
+	dir := b.TempDir()
+	b.SetBytes(100 << 20)
+	for b.Loop() {
+		out, err := Run(context.Background(), bash(dir, "head -c 104857600 /dev/zero", 30*time.Second, 64<<10))
+		if err != nil || !out.Truncated {
+			b.Fatal(err)
+		}
+	}
+}
