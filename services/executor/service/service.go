@@ -3,14 +3,27 @@ package service
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"os"
+	"strings"
 
+	"time"
+
+	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1/approvalv1connect"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/executor/v1/executorv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
+	"github.com/picoclaw-suite/picoclaw/pkg/patch"
+	"github.com/picoclaw-suite/picoclaw/pkg/redact"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
+	"github.com/picoclaw-suite/picoclaw/services/executor/internal/app"
+	"github.com/picoclaw-suite/picoclaw/services/executor/internal/approvalclient"
+	"github.com/picoclaw-suite/picoclaw/services/executor/internal/proc"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/rpc"
+	"github.com/picoclaw-suite/picoclaw/services/executor/internal/workspace"
 )
 
 // Name is the service name used in logs, traces, metrics and health checks.
@@ -20,20 +33,112 @@ const Name = "executor"
 type Config struct {
 	config.Common `yaml:",inline"`
 
+	Executor Executor `yaml:"executor"`
+	// Approval is the part of the approval section the executor must agree on to recompute
+	// the same parse of a patch.
+	Approval ApprovalShared `yaml:"approval"`
+
 	// Listener, when set, replaces services.executor.listen (tests, embedded suite).
 	Listener net.Listener `yaml:"-"`
 	// LogWriter receives the JSON log (default stdout).
 	LogWriter io.Writer `yaml:"-"`
 }
 
+// ApprovalShared are approval keys the executor reads.
+type ApprovalShared struct {
+	BroadOverwriteFiles int `yaml:"broad_overwrite_files"`
+}
+
+// Executor is the executor section (SPEC §8).
+type Executor struct {
+	// Workspace is the only directory jobs may change; created when missing.
+	Workspace        string        `yaml:"workspace"`
+	CommandTimeout   time.Duration `yaml:"command_timeout"`
+	GitTimeout       time.Duration `yaml:"git_timeout"`
+	OutputLimitBytes int           `yaml:"output_limit_bytes"`
+	StopOnError      bool          `yaml:"stop_on_error"`
+	DryRun           bool          `yaml:"dry_run"`
+	AutoCommit       bool          `yaml:"auto_commit"`
+	// CommitMessagePrefix starts every auto-commit subject.
+	CommitMessagePrefix string `yaml:"commit_message_prefix"`
+	RollbackOnFailure   bool   `yaml:"rollback_on_failure"`
+	// EnvAllowlist names the only environment variables shell commands and git see.
+	EnvAllowlist []string `yaml:"env_allowlist"`
+	// ExecutorID identifies this executor in approval's audit log.
+	ExecutorID     string `yaml:"executor_id"`
+	GitAuthorName  string `yaml:"git_author_name"`
+	GitAuthorEmail string `yaml:"git_author_email"`
+	// ApprovalTimeout bounds each call to the approval service.
+	ApprovalTimeout time.Duration `yaml:"approval_timeout"`
+	MCP             MCP           `yaml:"mcp"`
+}
+
+// MCP is the browser bridge.
+type MCP struct {
+	// ChromeBridgeURL is the MCP Chrome bridge's streamable HTTP endpoint; empty = no browser.
+	ChromeBridgeURL string        `yaml:"chrome_bridge_url"`
+	Timeout         time.Duration `yaml:"timeout"`
+}
+
+// maxOutputLimit keeps a misconfigured cap from holding huge outputs in memory per command.
+const maxOutputLimit = 16 << 20
+
 // DefaultConfig returns the defaults of the spec.
 func DefaultConfig() Config {
-	return Config{Common: config.DefaultCommon()}
+	return Config{
+		Common:   config.DefaultCommon(),
+		Approval: ApprovalShared{BroadOverwriteFiles: 10},
+		Executor: Executor{
+			Workspace:           "./workspace",
+			CommandTimeout:      300 * time.Second,
+			GitTimeout:          30 * time.Second,
+			OutputLimitBytes:    64 << 10,
+			CommitMessagePrefix: "[Worker Auto-Commit]",
+			RollbackOnFailure:   true,
+			EnvAllowlist:        []string{"PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR"},
+			ExecutorID:          "executor",
+			GitAuthorName:       "PicoClaw Executor",
+			GitAuthorEmail:      "executor@picoclaw.invalid",
+			ApprovalTimeout:     10 * time.Second,
+			MCP:                 MCP{Timeout: 30 * time.Second},
+		},
+	}
 }
 
 // Validate checks the configuration and names the offending key.
 func (c *Config) Validate() error {
-	return c.Common.Validate()
+	var errs config.Errors
+	errs.Add(c.Common.Validate())
+	e := c.Executor
+	if e.Workspace == "" {
+		errs.Addf("executor.workspace", "must be set")
+	}
+	for key, d := range map[string]time.Duration{
+		"executor.command_timeout": e.CommandTimeout, "executor.git_timeout": e.GitTimeout,
+		"executor.approval_timeout": e.ApprovalTimeout, "executor.mcp.timeout": e.MCP.Timeout,
+	} {
+		if d <= 0 {
+			errs.Addf(key, "must be positive, got %s", d)
+		}
+	}
+	if e.OutputLimitBytes <= 0 || e.OutputLimitBytes > maxOutputLimit {
+		errs.Addf("executor.output_limit_bytes", "must be between 1 and %d, got %d", maxOutputLimit, e.OutputLimitBytes)
+	}
+	for _, name := range e.EnvAllowlist {
+		if redact.IsSecretKey(name) || strings.HasSuffix(strings.ToUpper(name), "_KEY") {
+			errs.Addf("executor.env_allowlist", "%s looks like a secret; commands never see API keys or tokens", name)
+		}
+	}
+	if e.ExecutorID == "" {
+		errs.Addf("executor.executor_id", "must be set")
+	}
+	if e.GitAuthorName == "" || e.GitAuthorEmail == "" {
+		errs.Addf("executor.git_author_name", "git_author_name and git_author_email must be set")
+	}
+	if c.Approval.BroadOverwriteFiles <= 0 {
+		errs.Addf("approval.broad_overwrite_files", "must be positive, got %d", c.Approval.BroadOverwriteFiles)
+	}
+	return errs.Err()
 }
 
 // Run serves executor until ctx is cancelled.
@@ -41,6 +146,14 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	if err := os.MkdirAll(cfg.Executor.Workspace, 0o755); err != nil {
+		return fmt.Errorf("executor.workspace: %w", err)
+	}
+	ws, err := workspace.Open(cfg.Executor.Workspace)
+	if err != nil {
+		return fmt.Errorf("executor.workspace: %w", err)
+	}
+	defer ws.Close()
 	srv, err := rpcserver.NewService(ctx, rpcserver.Config{
 		Name:     Name,
 		Listen:   cfg.Services.Executor.Listen,
@@ -49,6 +162,49 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	srv.Mount(executorv1connect.NewExecutorServiceHandler(&rpc.Handler{}, srv.HandlerOptions()...))
+	svc, err := newApp(cfg, ws, srv.Telemetry())
+	if err != nil {
+		return err
+	}
+	srv.AddReadiness("workspace", func(context.Context) error {
+		_, err := os.Stat(ws.Dir())
+		return err
+	})
+	srv.Mount(executorv1connect.NewExecutorServiceHandler(rpc.NewHandler(svc, srv.Logger()), srv.HandlerOptions()...))
 	return srv.Run(ctx)
+}
+
+// newApp wires the use cases to the workspace, the approval client and the browser bridge.
+func newApp(cfg Config, ws *workspace.Workspace, tel *telemetry.Telemetry) (*app.Service, error) {
+	opts, err := rpcserver.ClientOptions(tel, cfg.Executor.ApprovalTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("approval client: %w", err)
+	}
+	approval := approvalclient.New(approvalv1connect.NewApprovalServiceClient(
+		rpcserver.NewHTTPClient(), cfg.Services.Approval.URL, opts...))
+	e := cfg.Executor
+	runner := app.NewRunner(app.RunnerConfig{
+		Workspace:      ws,
+		Env:            proc.Env(e.EnvAllowlist, os.LookupEnv),
+		CommandTimeout: e.CommandTimeout,
+		GitTimeout:     e.GitTimeout,
+		OutputLimit:    e.OutputLimitBytes,
+		GitAuthorName:  e.GitAuthorName,
+		GitAuthorEmail: e.GitAuthorEmail,
+		BridgeURL:      e.MCP.ChromeBridgeURL,
+		BridgeTimeout:  e.MCP.Timeout,
+		BridgeHTTP:     &http.Client{},
+		Version:        Name,
+		Logger:         tel.Logger,
+	})
+	popts := patch.Options{BroadOverwriteFiles: cfg.Approval.BroadOverwriteFiles}
+	return app.NewService(app.Config{
+		Approval:   approval,
+		Parse:      func(text string) (*patch.Patch, error) { return patch.Parse(text, popts) },
+		Runner:     runner,
+		Modes:      app.Modes{StopOnError: e.StopOnError, DryRun: e.DryRun, AutoCommit: e.AutoCommit, CommitPrefix: e.CommitMessagePrefix, RollbackOnFailure: e.RollbackOnFailure},
+		ExecutorID: e.ExecutorID,
+		Locale:     cfg.Locale,
+		Logger:     tel.Logger,
+	}), nil
 }

@@ -25,9 +25,11 @@ const (
 )
 
 type ExecuteRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
-	Locale        string                 `protobuf:"bytes,2,opt,name=locale,proto3" json:"locale,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	JobId  string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	Locale string                 `protobuf:"bytes,2,opt,name=locale,proto3" json:"locale,omitempty"`
+	// Report what the approved job would do without claiming or changing anything.
+	DryRun        bool `protobuf:"varint,3,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -74,6 +76,13 @@ func (x *ExecuteRequest) GetLocale() string {
 		return x.Locale
 	}
 	return ""
+}
+
+func (x *ExecuteRequest) GetDryRun() bool {
+	if x != nil {
+		return x.DryRun
+	}
+	return false
 }
 
 type ExecuteResponse struct {
@@ -237,10 +246,11 @@ var File_picoclaw_executor_v1_executor_proto protoreflect.FileDescriptor
 
 const file_picoclaw_executor_v1_executor_proto_rawDesc = "" +
 	"\n" +
-	"#picoclaw/executor/v1/executor.proto\x12\x14picoclaw.executor.v1\x1a\x1fpicoclaw/common/v1/common.proto\"?\n" +
+	"#picoclaw/executor/v1/executor.proto\x12\x14picoclaw.executor.v1\x1a\x1fpicoclaw/common/v1/common.proto\"X\n" +
 	"\x0eExecuteRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x16\n" +
-	"\x06locale\x18\x02 \x01(\tR\x06locale\"o\n" +
+	"\x06locale\x18\x02 \x01(\tR\x06locale\x12\x17\n" +
+	"\adry_run\x18\x03 \x01(\bR\x06dryRun\"o\n" +
 	"\x0fExecuteResponse\x12;\n" +
 	"\x06result\x18\x01 \x01(\v2#.picoclaw.common.v1.ExecutionResultR\x06result\x12\x1f\n" +
 	"\vresult_text\x18\x02 \x01(\tR\n" +

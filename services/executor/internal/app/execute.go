@@ -1,0 +1,238 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
+	"github.com/picoclaw-suite/picoclaw/pkg/patch"
+	"github.com/picoclaw-suite/picoclaw/services/executor/internal/domain"
+)
+
+// Claim is what approval hands over for a job.
+type Claim struct {
+	JobID string
+	// Status is the job's state as approval reports it ("granted", "auto_approved", ...).
+	Status string
+	Patch  string
+	// ContentHash is the hash the grant is bound to; JobHash is the read model's copy. Both
+	// must match the recomputed hash.
+	ContentHash  string
+	JobHash      string
+	AutoApproved bool
+	UsesBrowser  bool
+}
+
+// Event is what the executor reports to approval.
+type Event int
+
+const (
+	EventStarted Event = iota + 1
+	EventCompleted
+	EventFailed
+	EventHashMismatch
+	EventRefused
+)
+
+func (e Event) String() string {
+	switch e {
+	case EventStarted:
+		return "execution_started"
+	case EventCompleted:
+		return "execution_completed"
+	case EventFailed:
+		return "execution_failed"
+	case EventHashMismatch:
+		return "hash_mismatch"
+	case EventRefused:
+		return "execution_refused"
+	}
+	return "unknown"
+}
+
+// Report is one execution event for the audit log.
+type Report struct {
+	JobID      string
+	Event      Event
+	Result     *domain.Result
+	Detail     string
+	ExecutorID string
+}
+
+// Approval is the approval service as the executor uses it.
+type Approval interface {
+	// Claim takes the job for execution, once. Refusals come back as domain errors.
+	Claim(ctx context.Context, jobID, executorID string) (Claim, error)
+	// Get reads the job without claiming it (dry runs).
+	Get(ctx context.Context, jobID string) (Claim, error)
+	Report(ctx context.Context, r Report) error
+}
+
+// Parser parses patch text into the canonical operation list (pkg/patch.Parse).
+type Parser func(text string) (*patch.Patch, error)
+
+// Config configures the Service.
+type Config struct {
+	Approval   Approval
+	Parse      Parser
+	Runner     *Runner
+	Modes      Modes
+	ExecutorID string
+	Locale     string
+	Logger     *slog.Logger
+	// ReportTimeout bounds reports sent after the caller's context may have ended.
+	ReportTimeout time.Duration
+}
+
+// Service is the executor's use cases.
+type Service struct {
+	cfg Config
+	// slot lets one job at a time use the workspace, so snapshots and rollbacks of
+	// concurrent jobs cannot interleave.
+	slot chan struct{}
+}
+
+// NewService returns the Service.
+func NewService(cfg Config) *Service {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.ReportTimeout <= 0 {
+		cfg.ReportTimeout = 10 * time.Second
+	}
+	return &Service{cfg: cfg, slot: make(chan struct{}, 1)}
+}
+
+// Outcome is a finished Execute or DryRun.
+type Outcome struct {
+	Result *domain.Result
+	Text   string
+}
+
+// Execute claims jobID from approval, verifies the content hash and runs it. dryRun reads the
+// job without claiming it and only reports what would happen.
+func (s *Service) Execute(ctx context.Context, rawID, locale string, dryRun bool) (Outcome, error) {
+	id, err := jobid.Normalize(rawID)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("%w: %v", domain.ErrInvalid, err)
+	}
+	ctx = jobid.WithJobID(ctx, id)
+	// job_id comes from the baggage on ctx; the logger adds it to every line.
+	log := s.cfg.Logger
+	loc := domain.ParseLocale(locale, s.cfg.Locale)
+	modes := s.cfg.Modes
+	modes.DryRun = modes.DryRun || dryRun
+
+	select {
+	case s.slot <- struct{}{}:
+		defer func() { <-s.slot }()
+	case <-ctx.Done():
+		return Outcome{}, fmt.Errorf("%w: waiting for the workspace: %v", domain.ErrUnavailable, ctx.Err())
+	}
+
+	var claim Claim
+	if modes.DryRun {
+		claim, err = s.cfg.Approval.Get(ctx, id)
+		if err == nil && claim.Status != "granted" && claim.Status != "auto_approved" {
+			err = fmt.Errorf("%w: job %s is %s, not approved", domain.ErrConflict, id, claim.Status)
+		}
+		if err != nil {
+			log.WarnContext(ctx, "executor.dry_run_refused", slog.String("error", err.Error()))
+			return Outcome{}, err
+		}
+	} else {
+		claim, err = s.cfg.Approval.Claim(ctx, id, s.cfg.ExecutorID)
+		if err != nil {
+			log.WarnContext(ctx, "executor.claim_refused", slog.String("error", err.Error()))
+			if !errorsIsAny(err, domain.ErrUnavailable) {
+				s.report(ctx, log, Report{JobID: id, Event: EventRefused, Detail: "claim refused: " + err.Error()})
+			}
+			return Outcome{}, fmt.Errorf("claim %s: %w", id, err)
+		}
+		log.InfoContext(ctx, "executor.claimed", slog.Bool("auto_approved", claim.AutoApproved))
+	}
+
+	p, err := s.cfg.Parse(claim.Patch)
+	if err == nil && (p.Hash != claim.ContentHash || (claim.JobHash != "" && claim.JobHash != claim.ContentHash)) {
+		err = fmt.Errorf("recomputed %s, approved %s", short(p.Hash), short(claim.ContentHash))
+	}
+	if err != nil {
+		log.ErrorContext(ctx, "executor.hash_mismatch", slog.String("error", err.Error()))
+		if !modes.DryRun {
+			s.report(ctx, log, Report{JobID: id, Event: EventHashMismatch, Detail: err.Error()})
+		}
+		return Outcome{}, fmt.Errorf("%w: job %s: %v", domain.ErrHashMismatch, id, err)
+	}
+
+	if (claim.UsesBrowser || usesBrowser(p)) && claim.AutoApproved {
+		err := fmt.Errorf("%w: job %s has browser operations and was auto-approved; browser jobs need a person's approval", domain.ErrPermission, id)
+		log.WarnContext(ctx, "executor.refused", slog.String("reason", "browser_auto_approved"))
+		if !modes.DryRun {
+			s.report(ctx, log, Report{JobID: id, Event: EventRefused, Detail: err.Error()})
+		}
+		return Outcome{}, err
+	}
+
+	if !modes.DryRun {
+		if err := s.cfg.Approval.Report(ctx, Report{JobID: id, Event: EventStarted, ExecutorID: s.cfg.ExecutorID}); err != nil {
+			// Nothing runs that the audit log does not know about.
+			log.ErrorContext(ctx, "executor.report_failed", slog.String("event", EventStarted.String()), slog.String("error", err.Error()))
+			s.report(ctx, log, Report{JobID: id, Event: EventFailed, Detail: "could not record execution start: " + err.Error()})
+			return Outcome{}, fmt.Errorf("report start of %s: %w", id, err)
+		}
+	}
+
+	res := s.cfg.Runner.Run(ctx, id, p.Operations, modes)
+	if !modes.DryRun {
+		ev := EventCompleted
+		if !res.Success {
+			ev = EventFailed
+		}
+		s.report(ctx, log, Report{JobID: id, Event: ev, Result: res, Detail: res.Summary(domain.LocaleJA)})
+	}
+	return Outcome{Result: res, Text: res.Text(loc)}, nil
+}
+
+// DryRun parses patch text and reports what it would do, touching nothing.
+func (s *Service) DryRun(ctx context.Context, text, locale string) (Outcome, error) {
+	p, err := s.cfg.Parse(text)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("%w: patch: %v", domain.ErrInvalid, err)
+	}
+	modes := s.cfg.Modes
+	modes.DryRun = true
+	res := s.cfg.Runner.Run(ctx, "", p.Operations, modes)
+	return Outcome{Result: res, Text: res.Text(domain.ParseLocale(locale, s.cfg.Locale))}, nil
+}
+
+// report sends an event to approval even when the caller has gone away; failures are logged.
+func (s *Service) report(ctx context.Context, log *slog.Logger, r Report) {
+	r.ExecutorID = s.cfg.ExecutorID
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ReportTimeout)
+	defer cancel()
+	if err := s.cfg.Approval.Report(rctx, r); err != nil {
+		level := slog.LevelError
+		if errorsIsAny(err, domain.ErrNotFound) {
+			level = slog.LevelWarn
+		}
+		log.Log(ctx, level, "executor.report_failed", slog.String("event", r.Event.String()), slog.String("error", err.Error()))
+	}
+}
+
+func usesBrowser(p *patch.Patch) bool {
+	for _, op := range p.Operations {
+		if op.Type == patch.TypeBrowser {
+			return true
+		}
+	}
+	return false
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}

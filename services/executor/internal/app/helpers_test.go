@@ -1,0 +1,236 @@
+package app
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/patch"
+	"github.com/picoclaw-suite/picoclaw/services/executor/internal/proc"
+	"github.com/picoclaw-suite/picoclaw/services/executor/internal/testpeer"
+	"github.com/picoclaw-suite/picoclaw/services/executor/internal/workspace"
+)
+
+// fixture is a temporary workspace inside a parent directory that also holds files the job
+// must never reach.
+type fixture struct {
+	parent string
+	ws     string
+	w      *workspace.Workspace
+	logs   *syncBuffer
+	runner *Runner
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// events lists the msg of every log line.
+func (s *syncBuffer) events() []string {
+	var out []string
+	for _, line := range strings.Split(strings.TrimSpace(s.String()), "\n") {
+		var rec struct {
+			Msg string `json:"msg"`
+		}
+		if json.Unmarshal([]byte(line), &rec) == nil {
+			out = append(out, rec.Msg)
+		}
+	}
+	return out
+}
+
+func newFixture(t *testing.T, mutate func(*RunnerConfig)) *fixture {
+	t.Helper()
+	parent := t.TempDir()
+	ws := filepath.Join(parent, "ws")
+	for _, d := range []string{ws, filepath.Join(parent, "outside")} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, filepath.Join(parent, "outside", "secret.txt"), "top secret\n")
+	writeFile(t, filepath.Join(parent, "parent.txt"), "parent\n")
+	w, err := workspace.Open(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w.Close() })
+	logs := &syncBuffer{}
+	cfg := RunnerConfig{
+		Workspace:      w,
+		Env:            proc.Env([]string{"PATH", "HOME", "LANG"}, os.LookupEnv),
+		CommandTimeout: time.Second,
+		GitTimeout:     5 * time.Second,
+		OutputLimit:    64 << 10,
+		GitAuthorName:  "PicoClaw Executor",
+		GitAuthorEmail: "executor@picoclaw.invalid",
+		BridgeTimeout:  time.Second,
+		Logger:         slog.New(slog.NewJSONHandler(logs, nil)),
+	}
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	return &fixture{parent: parent, ws: w.Dir(), w: w, logs: logs, runner: NewRunner(cfg)}
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// tree records everything under dir except skip: type, mode, content hash, link target.
+func tree(t *testing.T, dir, skip string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p == skip {
+			return filepath.SkipDir
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		desc := fi.Mode().String()
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			l, _ := os.Readlink(p)
+			desc += " -> " + l
+		case fi.Mode().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			sum := sha256.Sum256(b)
+			desc += " " + hex.EncodeToString(sum[:])
+		}
+		out[p] = desc
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// pids reads every *.pid file under dir.
+func pids(t *testing.T, dir string) []int {
+	t.Helper()
+	var out []int
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".pid") {
+			if b, err := os.ReadFile(p); err == nil {
+				if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+					out = append(out, n)
+				}
+			}
+		}
+		return nil
+	})
+	return out
+}
+
+func assertNoneAlive(t *testing.T, ps []int) {
+	t.Helper()
+	deadline := time.Now().Add(time.Second)
+	for _, pid := range ps {
+		for testpeer.Alive(pid) {
+			if time.Now().After(deadline) {
+				t.Errorf("process %d is still running", pid)
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
+
+// ops numbers operations in author order.
+func ops(list ...patch.Operation) []patch.Operation {
+	for i := range list {
+		list[i].Index = i
+	}
+	return list
+}
+
+func fileOp(action, target, content string) patch.Operation {
+	return patch.Operation{Type: patch.TypeFileEdit, Action: action, Target: target, Content: content}
+}
+
+func renameOp(from, to string) patch.Operation {
+	return patch.Operation{Type: patch.TypeFileEdit, Action: patch.ActionRename, Target: from, Metadata: map[string]string{"to": to}}
+}
+
+func shellOp(line string) patch.Operation {
+	return patch.Operation{Type: patch.TypeShell, Action: patch.ActionRun, Target: line}
+}
+
+func gitOp(action, target, content string, md map[string]string) patch.Operation {
+	return patch.Operation{Type: patch.TypeGit, Action: action, Target: target, Content: content, Metadata: md}
+}
+
+func browserOp(action, target, content string) patch.Operation {
+	return patch.Operation{Type: patch.TypeBrowser, Action: action, Target: target, Content: content}
+}
+
+// jsonParser stands in for pkg/patch.Parse in use-case tests: the patch text is the JSON of
+// the operation list and the hash is its sha256.
+func jsonParser(text string) (*patch.Patch, error) {
+	var list []patch.Operation
+	if err := json.Unmarshal([]byte(text), &list); err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256([]byte(text))
+	return &patch.Patch{Format: patch.FormatJSON, Operations: list, Hash: hex.EncodeToString(sum[:])}, nil
+}
+
+func patchText(t *testing.T, list []patch.Operation) (string, string) {
+	t.Helper()
+	b, err := json.Marshal(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := jsonParser(string(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b), p.Hash
+}

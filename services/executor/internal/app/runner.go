@@ -1,0 +1,311 @@
+// Package app holds the executor's use cases: running an operation list in author order with
+// its modes, and Execute/DryRun around the approval service.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/patch"
+	"github.com/picoclaw-suite/picoclaw/services/executor/internal/browser"
+	"github.com/picoclaw-suite/picoclaw/services/executor/internal/domain"
+	"github.com/picoclaw-suite/picoclaw/services/executor/internal/proc"
+	"github.com/picoclaw-suite/picoclaw/services/executor/internal/workspace"
+)
+
+// Modes are the per-job switches of SPEC §8.
+type Modes struct {
+	StopOnError       bool
+	DryRun            bool
+	AutoCommit        bool
+	CommitPrefix      string
+	RollbackOnFailure bool
+}
+
+// RunnerConfig configures a Runner.
+type RunnerConfig struct {
+	Workspace      *workspace.Workspace
+	Env            []string
+	CommandTimeout time.Duration
+	GitTimeout     time.Duration
+	OutputLimit    int
+	GitAuthorName  string
+	GitAuthorEmail string
+	BridgeURL      string
+	BridgeTimeout  time.Duration
+	BridgeHTTP     *http.Client
+	Version        string
+	Logger         *slog.Logger
+	Now            func() time.Time
+}
+
+// Runner executes operation lists in the workspace.
+type Runner struct {
+	cfg RunnerConfig
+}
+
+// NewRunner returns a Runner.
+func NewRunner(cfg RunnerConfig) *Runner {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Runner{cfg: cfg}
+}
+
+// job is the state of one run.
+type job struct {
+	r       *Runner
+	store   workspace.Store
+	browser *browser.Client
+	dry     bool
+}
+
+// Run executes ops in author order and returns the result; failures of single operations are
+// part of the result, never an error.
+func (r *Runner) Run(ctx context.Context, jobID string, ops []patch.Operation, m Modes) *domain.Result {
+	log := r.cfg.Logger
+	res := &domain.Result{JobID: jobID, DryRun: m.DryRun, StartedAt: r.cfg.Now()}
+	log.InfoContext(ctx, "worker.patch_execution_start", slog.String("job_id", jobID),
+		slog.Int("operations", len(ops)), slog.Bool("dry_run", m.DryRun))
+
+	j := &job{r: r, dry: m.DryRun,
+		browser: browser.New(r.cfg.BridgeURL, r.cfg.BridgeHTTP, r.cfg.BridgeTimeout, r.cfg.Version)}
+	defer func() { _ = j.browser.Close() }()
+	var snap *workspace.Snapshot
+	if m.DryRun {
+		j.store = workspace.NewOverlay(r.cfg.Workspace.Disk())
+	} else {
+		j.store = r.cfg.Workspace.Disk()
+		if m.RollbackOnFailure {
+			var touched []string
+			for _, op := range ops {
+				touched = append(touched, workspace.Touched(op)...)
+			}
+			slices.Sort(touched)
+			s, err := r.cfg.Workspace.Snapshot(slices.Compact(touched))
+			if err != nil {
+				// Without a snapshot a failure could not be undone: refuse to start.
+				for _, op := range ops {
+					res.Commands = append(res.Commands, skipped(op))
+				}
+				res.RollbackError = "snapshot: " + err.Error()
+				res.FinishedAt = r.cfg.Now()
+				res.Tally()
+				res.Success = false
+				log.ErrorContext(ctx, "executor.snapshot_failed", slog.String("error", err.Error()))
+				return res
+			}
+			snap = s
+		}
+	}
+
+	stop := false
+	for i, op := range ops {
+		if stop || ctx.Err() != nil {
+			res.Commands = append(res.Commands, skipped(op))
+			continue
+		}
+		start := r.cfg.Now()
+		out, truncated, err := j.exec(ctx, op)
+		cr := domain.CommandResult{
+			Index: op.Index, Type: string(op.Type), Action: op.Action, Target: op.Target,
+			Success: err == nil, Output: out, OutputTruncated: truncated, Duration: r.cfg.Now().Sub(start),
+		}
+		attrs := []any{slog.Int("command_index", i), slog.String("type", string(op.Type)),
+			slog.String("action", op.Action), slog.String("target", op.Target),
+			slog.Int64("duration_ms", cr.Duration.Milliseconds())}
+		if err != nil {
+			cr.Error = err.Error()
+			log.ErrorContext(ctx, "worker.command_failed", append(attrs, slog.String("error", cr.Error))...)
+			stop = m.StopOnError
+		} else {
+			log.InfoContext(ctx, "worker.command_executed", attrs...)
+		}
+		res.Commands = append(res.Commands, cr)
+	}
+	res.Tally()
+
+	if !res.Success && snap != nil {
+		restored, err := snap.Restore()
+		res.RolledBack = true
+		res.RestoredPaths = restored
+		if err != nil {
+			res.RollbackError = err.Error()
+		}
+		log.WarnContext(ctx, "executor.rollback", slog.Any("restored_paths", restored),
+			slog.Bool("complete", err == nil))
+	}
+	if m.AutoCommit && !m.DryRun && !res.RolledBack && res.Succeeded > 0 {
+		hash, err := r.autoCommit(ctx, jobID, m.CommitPrefix, res)
+		switch {
+		case err != nil:
+			res.CommitError = err.Error()
+			log.WarnContext(ctx, "worker.auto_commit_failed", slog.String("error", err.Error()))
+		case hash != "":
+			res.CommitHash = hash
+			log.InfoContext(ctx, "worker.auto_commit_success", slog.String("commit", hash))
+		default:
+			log.InfoContext(ctx, "worker.auto_commit_success", slog.String("commit", ""), slog.String("note", "nothing to commit"))
+		}
+	}
+	res.FinishedAt = r.cfg.Now()
+	log.InfoContext(ctx, "worker.patch_execution_complete", slog.Bool("success", res.Success),
+		slog.Int("executed_cmds", res.Executed), slog.Int("failed_cmds", res.Failed),
+		slog.String("summary", res.Summary(domain.LocaleJA)), slog.Bool("rolled_back", res.RolledBack))
+	return res
+}
+
+func skipped(op patch.Operation) domain.CommandResult {
+	return domain.CommandResult{Index: op.Index, Type: string(op.Type), Action: op.Action, Target: op.Target, Skipped: true}
+}
+
+// exec runs (or, in a dry run, checks and describes) one operation.
+func (j *job) exec(ctx context.Context, op patch.Operation) (string, bool, error) {
+	switch op.Type {
+	case patch.TypeFileEdit:
+		out, err := workspace.Apply(j.store, op)
+		if j.dry && err == nil {
+			out = "would have " + out
+		}
+		return out, false, err
+	case patch.TypeShell:
+		if strings.TrimSpace(op.Target) == "" && strings.TrimSpace(op.Content) == "" {
+			return "", false, fmt.Errorf("%w: empty shell command", domain.ErrInvalid)
+		}
+		line := shellLine(op)
+		if strings.IndexByte(line, 0) >= 0 {
+			return "", false, fmt.Errorf("%w: NUL byte in shell command", domain.ErrInvalid)
+		}
+		if j.dry {
+			return "would run: bash -c " + line, false, nil
+		}
+		out, err := proc.Run(ctx, proc.Spec{
+			Argv: []string{"bash", "-c", line}, Dir: j.r.cfg.Workspace.Dir(), Env: j.r.cfg.Env,
+			Timeout: j.r.cfg.CommandTimeout, Limit: j.r.cfg.OutputLimit,
+		})
+		return out.Text, out.Truncated, err
+	case patch.TypeGit:
+		args, err := domain.GitArgs(op)
+		if err != nil {
+			return "", false, err
+		}
+		if j.dry {
+			return "would run: git " + strings.Join(args, " "), false, nil
+		}
+		out, err := j.r.git(ctx, args...)
+		return out.Text, out.Truncated, err
+	case patch.TypeBrowser:
+		if _, err := browser.Args(op); err != nil {
+			return "", false, err
+		}
+		if j.dry {
+			if j.r.cfg.BridgeURL == "" {
+				return "", false, fmt.Errorf("%w: no MCP Chrome bridge configured (executor.mcp.chrome_bridge_url)", domain.ErrUnavailable)
+			}
+			return "would call " + op.Action + " on the MCP Chrome bridge", false, nil
+		}
+		out, err := j.browser.Call(ctx, op)
+		if err != nil {
+			return "", false, err
+		}
+		text, cut := capText(out, j.r.cfg.OutputLimit)
+		return text, cut, nil
+	default:
+		return "", false, fmt.Errorf("%w: unknown operation type %q", domain.ErrInvalid, op.Type)
+	}
+}
+
+func capText(s string, limit int) (string, bool) {
+	if limit > 0 && len(s) > limit {
+		return strings.ToValidUTF8(s[:limit], "") + fmt.Sprintf("\n[... output cut: %d of %d bytes kept]", limit, len(s)), true
+	}
+	return s, false
+}
+
+// shellLine is the command line of a shell operation; content, when present, is appended as
+// arguments (the seed's PatchCommand shape).
+func shellLine(op patch.Operation) string {
+	line := strings.TrimSpace(op.Target)
+	if c := strings.TrimSpace(op.Content); c != "" && c != line {
+		if line == "" {
+			return c
+		}
+		line += " " + c
+	}
+	return line
+}
+
+// git runs git in the workspace with the git timeout. The ceiling keeps git from finding a
+// repository above the workspace; the identity makes commits independent of the host.
+func (r *Runner) git(ctx context.Context, args ...string) (proc.Output, error) {
+	env := append(append([]string(nil), r.cfg.Env...),
+		"GIT_TERMINAL_PROMPT=0",
+		"GIT_CEILING_DIRECTORIES="+filepath.Dir(r.cfg.Workspace.Dir()),
+		"GIT_AUTHOR_NAME="+r.cfg.GitAuthorName, "GIT_AUTHOR_EMAIL="+r.cfg.GitAuthorEmail,
+		"GIT_COMMITTER_NAME="+r.cfg.GitAuthorName, "GIT_COMMITTER_EMAIL="+r.cfg.GitAuthorEmail,
+	)
+	return proc.Run(ctx, proc.Spec{
+		Argv: append([]string{"git"}, args...), Dir: r.cfg.Workspace.Dir(), Env: env,
+		Timeout: r.cfg.GitTimeout, Limit: r.cfg.OutputLimit,
+	})
+}
+
+// autoCommit stages everything and commits; it returns "" when there was nothing to commit.
+func (r *Runner) autoCommit(ctx context.Context, jobID, prefix string, res *domain.Result) (string, error) {
+	if out, err := r.git(ctx, "rev-parse", "--show-toplevel"); err != nil {
+		return "", fmt.Errorf("workspace is not a git repository: %s", strings.TrimSpace(out.Text))
+	}
+	if out, err := r.git(ctx, "add", "-A"); err != nil {
+		return "", fmt.Errorf("git add: %w: %s", err, strings.TrimSpace(out.Text))
+	}
+	status, err := r.git(ctx, "status", "--porcelain")
+	if err != nil {
+		return "", fmt.Errorf("git status: %w", err)
+	}
+	if strings.TrimSpace(status.Text) == "" {
+		return "", nil
+	}
+	msg := strings.TrimSpace(prefix + " " + jobID)
+	var body strings.Builder
+	for _, c := range res.Commands {
+		if c.Success {
+			fmt.Fprintf(&body, "- %s %s %s\n", c.Type, c.Action, oneLine(c.Target, 100))
+		}
+	}
+	if out, err := r.git(ctx, "commit", "--no-verify", "-m", msg, "-m", strings.TrimSpace(body.String())); err != nil {
+		return "", fmt.Errorf("git commit: %w: %s", err, strings.TrimSpace(out.Text))
+	}
+	head, err := r.git(ctx, "rev-parse", "HEAD")
+	if err != nil {
+		return "", fmt.Errorf("git rev-parse: %w", err)
+	}
+	return strings.TrimSpace(head.Text), nil
+}
+
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > max {
+		return string(r[:max]) + "…"
+	}
+	return s
+}
+
+// errorsIsAny reports whether err matches any of targets.
+func errorsIsAny(err error, targets ...error) bool {
+	for _, t := range targets {
+		if errors.Is(err, t) {
+			return true
+		}
+	}
+	return false
+}

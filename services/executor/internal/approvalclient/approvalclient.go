@@ -1,0 +1,122 @@
+// Package approvalclient is the executor's adapter to the approval service's Connect API.
+package approvalclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"connectrpc.com/connect"
+
+	approvalv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1"
+	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1/approvalv1connect"
+	"github.com/picoclaw-suite/picoclaw/services/executor/internal/app"
+	"github.com/picoclaw-suite/picoclaw/services/executor/internal/domain"
+	"github.com/picoclaw-suite/picoclaw/services/executor/internal/pbconv"
+)
+
+// Client implements app.Approval over Connect.
+type Client struct {
+	c approvalv1connect.ApprovalServiceClient
+}
+
+// New wraps a generated client.
+func New(c approvalv1connect.ApprovalServiceClient) *Client { return &Client{c: c} }
+
+var _ app.Approval = (*Client)(nil)
+
+// Claim calls ClaimJob.
+func (c *Client) Claim(ctx context.Context, jobID, executorID string) (app.Claim, error) {
+	res, err := c.c.ClaimJob(ctx, &approvalv1.ClaimJobRequest{JobId: jobID, ExecutorId: executorID})
+	if err != nil {
+		return app.Claim{}, mapErr(err)
+	}
+	claim := app.Claim{
+		JobID: jobID, Patch: res.GetPatch(), ContentHash: res.GetContentHash(), AutoApproved: res.GetAutoApproved(),
+	}
+	if j := res.GetJob(); j != nil {
+		claim.Status = Status(j.GetStatus())
+		claim.JobHash = j.GetContentHash()
+		claim.UsesBrowser = j.GetUsesBrowser()
+		if claim.ContentHash == "" {
+			claim.ContentHash = j.GetContentHash()
+		}
+	}
+	return claim, nil
+}
+
+// Get calls GetJob.
+func (c *Client) Get(ctx context.Context, jobID string) (app.Claim, error) {
+	res, err := c.c.GetJob(ctx, &approvalv1.GetJobRequest{JobId: jobID})
+	if err != nil {
+		return app.Claim{}, mapErr(err)
+	}
+	j := res.GetJob()
+	return app.Claim{
+		JobID: jobID, Status: Status(j.GetStatus()), Patch: j.GetPatch(), ContentHash: j.GetContentHash(),
+		JobHash: j.GetContentHash(), UsesBrowser: j.GetUsesBrowser(),
+		AutoApproved: j.GetStatus() == approvalv1.JobStatus_JOB_STATUS_AUTO_APPROVED,
+	}, nil
+}
+
+// Report calls ReportExecution.
+func (c *Client) Report(ctx context.Context, r app.Report) error {
+	req := &approvalv1.ReportExecutionRequest{
+		JobId: r.JobID, Event: event(r.Event), Detail: r.Detail, ExecutorId: r.ExecutorID,
+	}
+	if r.Result != nil {
+		req.Result = pbconv.Result(r.Result)
+	}
+	if _, err := c.c.ReportExecution(ctx, req); err != nil {
+		return mapErr(err)
+	}
+	return nil
+}
+
+func event(e app.Event) approvalv1.ExecutionEvent {
+	switch e {
+	case app.EventStarted:
+		return approvalv1.ExecutionEvent_EXECUTION_EVENT_STARTED
+	case app.EventCompleted:
+		return approvalv1.ExecutionEvent_EXECUTION_EVENT_COMPLETED
+	case app.EventFailed:
+		return approvalv1.ExecutionEvent_EXECUTION_EVENT_FAILED
+	case app.EventHashMismatch:
+		return approvalv1.ExecutionEvent_EXECUTION_EVENT_HASH_MISMATCH
+	case app.EventRefused:
+		return approvalv1.ExecutionEvent_EXECUTION_EVENT_REFUSED
+	}
+	return approvalv1.ExecutionEvent_EXECUTION_EVENT_UNSPECIFIED
+}
+
+// Status is the lower-case state name of a job status ("granted", "auto_approved", ...).
+func Status(s approvalv1.JobStatus) string {
+	return strings.ToLower(strings.TrimPrefix(s.String(), "JOB_STATUS_"))
+}
+
+// mapErr turns approval's refusals into domain errors; the message stays for the user.
+func mapErr(err error) error {
+	var ce *connect.Error
+	if !errors.As(err, &ce) {
+		return fmt.Errorf("%w: approval service: %v", domain.ErrUnavailable, err)
+	}
+	msg := ce.Message()
+	switch ce.Code() {
+	case connect.CodeNotFound:
+		return fmt.Errorf("%w: %s", domain.ErrNotFound, msg)
+	case connect.CodeFailedPrecondition, connect.CodeAlreadyExists, connect.CodeAborted:
+		if strings.Contains(strings.ToLower(msg), "expired") {
+			return fmt.Errorf("%w: %s", domain.ErrExpired, msg)
+		}
+		return fmt.Errorf("%w: %s", domain.ErrConflict, msg)
+	case connect.CodePermissionDenied, connect.CodeUnauthenticated:
+		return fmt.Errorf("%w: %s", domain.ErrPermission, msg)
+	case connect.CodeInvalidArgument:
+		return fmt.Errorf("%w: %s", domain.ErrInvalid, msg)
+	case connect.CodeUnavailable, connect.CodeDeadlineExceeded, connect.CodeCanceled:
+		return fmt.Errorf("%w: approval service: %s", domain.ErrUnavailable, msg)
+	default:
+		return fmt.Errorf("approval: %w", err)
+	}
+}

@@ -1,0 +1,170 @@
+package domain
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/patch"
+)
+
+// resetModes are the git reset modes an operation may ask for in metadata "mode".
+func resetMode(m string) bool {
+	switch m {
+	case "soft", "mixed", "hard", "keep", "merge":
+		return true
+	}
+	return false
+}
+
+// GitArgs builds the argument vector (without "git") for a git operation. Paths go after
+// "--"; refs and remotes are validated never to start with "-", so nothing from the patch can
+// be read as an option.
+func GitArgs(op patch.Operation) ([]string, error) {
+	targets, err := gitTargets(op.Target)
+	if err != nil {
+		return nil, err
+	}
+	switch op.Action {
+	case patch.ActionGitAdd:
+		if len(targets) == 0 {
+			return nil, fmt.Errorf("%w: git add needs paths", ErrInvalid)
+		}
+		paths, err := cleanAll(targets)
+		if err != nil {
+			return nil, err
+		}
+		return append([]string{"add", "--"}, paths...), nil
+	case patch.ActionGitCommit:
+		msg := strings.TrimSpace(op.Content)
+		if msg == "" {
+			msg = strings.TrimSpace(op.Metadata["message"])
+		}
+		if msg == "" {
+			return nil, fmt.Errorf("%w: git commit needs a message", ErrInvalid)
+		}
+		return []string{"commit", "-m", msg}, nil
+	case patch.ActionGitReset:
+		args := []string{"reset"}
+		if m := op.Metadata["mode"]; m != "" {
+			if !resetMode(m) {
+				return nil, fmt.Errorf("%w: unknown git reset mode %q", ErrInvalid, m)
+			}
+			args = append(args, "--"+m)
+		}
+		if ref := op.Metadata["ref"]; ref != "" {
+			if err := refName(ref); err != nil {
+				return nil, err
+			}
+			args = append(args, ref)
+		}
+		// A target may be a commit ("HEAD~1") or a path; git tells them apart, and the
+		// validation keeps both inside the repository and away from options.
+		revs, err := cleanAll(targets)
+		if err != nil {
+			return nil, err
+		}
+		return append(args, revs...), nil
+	case patch.ActionGitCheckout:
+		args := []string{"checkout"}
+		if op.Metadata["force"] == "true" {
+			args = append(args, "--force")
+		}
+		name := op.Metadata["branch"]
+		if name == "" && len(targets) == 1 {
+			name = targets[0]
+		}
+		if name == "" || len(targets) > 1 {
+			return nil, fmt.Errorf("%w: git checkout needs one branch or path", ErrInvalid)
+		}
+		if op.Metadata["new_branch"] == "true" {
+			if err := refName(name); err != nil {
+				return nil, err
+			}
+			return append(args, "-b", name), nil
+		}
+		c, err := cleanAll([]string{name})
+		if err != nil {
+			return nil, err
+		}
+		return append(args, c...), nil
+	case patch.ActionGitPush:
+		args := []string{"push"}
+		if op.Metadata["force"] == "true" {
+			args = append(args, "--force-with-lease")
+		}
+		if op.Metadata["set_upstream"] == "true" {
+			args = append(args, "--set-upstream")
+		}
+		remote, branch := op.Metadata["remote"], op.Metadata["branch"]
+		if remote == "" && len(targets) > 0 {
+			remote = targets[0]
+		}
+		if branch == "" && len(targets) > 1 {
+			branch = targets[1]
+		}
+		if remote == "" && branch != "" {
+			remote = "origin"
+		}
+		for _, r := range []string{remote, branch} {
+			if r == "" {
+				continue
+			}
+			if err := refName(r); err != nil {
+				return nil, err
+			}
+		}
+		if remote != "" {
+			args = append(args, remote)
+			if branch != "" {
+				args = append(args, branch)
+			}
+		}
+		return args, nil
+	default:
+		return nil, fmt.Errorf("%w: unknown git_operation action %q", ErrInvalid, op.Action)
+	}
+}
+
+// gitTargets splits a target into arguments, dropping a leading "git <action>" that some
+// patches repeat.
+func gitTargets(target string) ([]string, error) {
+	if strings.IndexByte(target, 0) >= 0 {
+		return nil, fmt.Errorf("%w: NUL byte in git target", ErrInvalid)
+	}
+	f := strings.Fields(target)
+	if len(f) > 0 && f[0] == "git" {
+		f = f[1:]
+		if len(f) > 0 {
+			f = f[1:]
+		}
+	}
+	return f, nil
+}
+
+func cleanAll(paths []string) ([]string, error) {
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		if p == "." || p == "-A" || p == "--all" {
+			out = append(out, ".")
+			continue
+		}
+		if strings.HasPrefix(p, "-") {
+			return nil, fmt.Errorf("%w: git option %q is not allowed in a target", ErrInvalid, p)
+		}
+		c, err := CleanPath(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// refName accepts remote, branch and ref names, refusing anything that could be an option or
+// a path outside the repository.
+func refName(s string) error {
+	if s == "" || strings.HasPrefix(s, "-") || strings.Contains(s, "..") || strings.ContainsAny(s, " \t\n\x00\\:?*[") {
+		return fmt.Errorf("%w: invalid git ref or remote %q", ErrInvalid, s)
+	}
+	return nil
+}

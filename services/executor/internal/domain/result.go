@@ -1,0 +1,198 @@
+package domain
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// CommandResult is the outcome of one operation.
+type CommandResult struct {
+	Index           int
+	Type            string
+	Action          string
+	Target          string
+	Success         bool
+	Skipped         bool
+	Output          string
+	Error           string
+	Duration        time.Duration
+	OutputTruncated bool
+}
+
+// Result is the outcome of a job (SPEC §8).
+type Result struct {
+	JobID         string
+	Success       bool
+	Executed      int
+	Succeeded     int
+	Failed        int
+	Skipped       int
+	Commands      []CommandResult
+	CommitHash    string
+	CommitError   string
+	DryRun        bool
+	RolledBack    bool
+	RestoredPaths []string
+	RollbackError string
+	StartedAt     time.Time
+	FinishedAt    time.Time
+}
+
+// Tally recomputes the counters and success from Commands.
+func (r *Result) Tally() {
+	r.Executed, r.Succeeded, r.Failed, r.Skipped = 0, 0, 0, 0
+	for _, c := range r.Commands {
+		switch {
+		case c.Skipped:
+			r.Skipped++
+		case c.Success:
+			r.Executed++
+			r.Succeeded++
+		default:
+			r.Executed++
+			r.Failed++
+		}
+	}
+	r.Success = r.Failed == 0 && r.Skipped == 0
+}
+
+// Locale is the language of user-facing text.
+type Locale string
+
+const (
+	LocaleJA Locale = "ja"
+	LocaleEN Locale = "en"
+)
+
+// ParseLocale maps a request's locale to a supported one; anything but "en" is Japanese.
+func ParseLocale(s, fallback string) Locale {
+	if s == "" {
+		s = fallback
+	}
+	if strings.EqualFold(strings.TrimSpace(s), "en") {
+		return LocaleEN
+	}
+	return LocaleJA
+}
+
+// Summary is the one-line count summary: 実行: N 件, 成功: N 件, 失敗: N 件.
+func (r *Result) Summary(l Locale) string {
+	var s string
+	if l == LocaleEN {
+		s = fmt.Sprintf("Executed: %d, succeeded: %d, failed: %d", r.Executed, r.Succeeded, r.Failed)
+		if r.Skipped > 0 {
+			s += fmt.Sprintf(", skipped: %d", r.Skipped)
+		}
+		return s
+	}
+	s = fmt.Sprintf("実行: %d 件, 成功: %d 件, 失敗: %d 件", r.Executed, r.Succeeded, r.Failed)
+	if r.Skipped > 0 {
+		s += fmt.Sprintf(", スキップ: %d 件", r.Skipped)
+	}
+	return s
+}
+
+// maxTextOutput bounds the command output quoted in chat text; the full (capped) output stays
+// in the structured result.
+const maxTextOutput = 400
+
+// Text is the result message for chat.
+func (r *Result) Text(l Locale) string {
+	en := l == LocaleEN
+	var b strings.Builder
+	switch {
+	case r.DryRun && en:
+		b.WriteString("Dry run (nothing was changed)")
+	case r.DryRun:
+		b.WriteString("ドライラン（何も変更していません）")
+	case r.Success && en:
+		b.WriteString("Execution completed")
+	case r.Success:
+		b.WriteString("実行完了")
+	case en:
+		b.WriteString("Execution failed")
+	default:
+		b.WriteString("実行に失敗しました")
+	}
+	if r.JobID != "" {
+		b.WriteString(" [" + r.JobID + "]")
+	}
+	b.WriteString("\n" + r.Summary(l) + "\n")
+	for i, c := range r.Commands {
+		mark := "✓"
+		if c.Skipped {
+			mark = "-"
+		} else if !c.Success {
+			mark = "✗"
+		}
+		fmt.Fprintf(&b, "%s [%d] %s %s %s (%dms)", mark, i+1, c.Type, c.Action, oneLine(c.Target, 80), c.Duration.Milliseconds())
+		if c.Skipped {
+			if en {
+				b.WriteString(" skipped")
+			} else {
+				b.WriteString(" スキップ")
+			}
+		}
+		b.WriteString("\n")
+		if c.Error != "" {
+			if en {
+				b.WriteString("    error: ")
+			} else {
+				b.WriteString("    エラー: ")
+			}
+			b.WriteString(oneLine(c.Error, maxTextOutput) + "\n")
+		}
+		if c.OutputTruncated {
+			if en {
+				b.WriteString("    (output was cut at the size limit)\n")
+			} else {
+				b.WriteString("    （出力は上限で切り詰められました）\n")
+			}
+		}
+	}
+	if r.RolledBack {
+		if en {
+			fmt.Fprintf(&b, "Rolled back: %s\n", joinOrNone(r.RestoredPaths, "none"))
+		} else {
+			fmt.Fprintf(&b, "ロールバック済み: %s\n", joinOrNone(r.RestoredPaths, "なし"))
+		}
+	}
+	if r.RollbackError != "" {
+		if en {
+			b.WriteString("Rollback error: " + oneLine(r.RollbackError, maxTextOutput) + "\n")
+		} else {
+			b.WriteString("ロールバックエラー: " + oneLine(r.RollbackError, maxTextOutput) + "\n")
+		}
+	}
+	if r.CommitHash != "" {
+		if en {
+			b.WriteString("Git commit: " + r.CommitHash + "\n")
+		} else {
+			b.WriteString("Git コミット: " + r.CommitHash + "\n")
+		}
+	}
+	if r.CommitError != "" {
+		if en {
+			b.WriteString("Auto-commit failed: " + oneLine(r.CommitError, maxTextOutput) + "\n")
+		} else {
+			b.WriteString("自動コミットに失敗しました: " + oneLine(r.CommitError, maxTextOutput) + "\n")
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func joinOrNone(s []string, none string) string {
+	if len(s) == 0 {
+		return none
+	}
+	return strings.Join(s, ", ")
+}
+
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > max {
+		return string(r[:max]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,577 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+
+	approvalv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1"
+	executorv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/executor/v1"
+	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/executor/v1/executorv1connect"
+	"github.com/picoclaw-suite/picoclaw/pkg/config"
+	"github.com/picoclaw-suite/picoclaw/pkg/patch"
+	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/services/executor/internal/testpeer"
+)
+
+type suite struct {
+	peer   *testpeer.Peer
+	ws     string
+	client executorv1connect.ExecutorServiceClient
+	grpc   executorv1connect.ExecutorServiceClient
+	logs   *lockedBuffer
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// start runs the executor service against an in-test approval peer.
+func start(t *testing.T, mutate func(*Config)) *suite {
+	t.Helper()
+	peer := testpeer.Start()
+	t.Cleanup(peer.Close)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.Listener = ln
+	cfg.Services.Approval.URL = peer.URL()
+	cfg.Executor.Workspace = filepath.Join(t.TempDir(), "ws")
+	if err := os.Mkdir(cfg.Executor.Workspace, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Executor.CommandTimeout = time.Second
+	cfg.Executor.GitTimeout = time.Second
+	cfg.Executor.MCP.Timeout = time.Second
+	cfg.HeartbeatSender.Enabled = false
+	logs := &lockedBuffer{}
+	cfg.LogWriter = logs
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, cfg) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	url := "http://" + ln.Addr().String()
+	hc := rpcserver.NewHTTPClient()
+	// Runs before the server stops, so shutdown does not wait for idle client connections.
+	t.Cleanup(hc.CloseIdleConnections)
+	return &suite{
+		peer:   peer,
+		ws:     cfg.Executor.Workspace,
+		client: executorv1connect.NewExecutorServiceClient(hc, url),
+		grpc:   executorv1connect.NewExecutorServiceClient(hc, url, connect.WithGRPC()),
+		logs:   logs,
+	}
+}
+
+// addJob stores a job whose content hash is what pkg/patch computes for text.
+func (s *suite) addJob(t *testing.T, id, text string, status approvalv1.JobStatus) {
+	t.Helper()
+	p, err := patch.Parse(text, patch.Options{BroadOverwriteFiles: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	uses := slices.Contains(p.Flags, patch.FlagBrowser)
+	s.peer.Add(testpeer.Job{ID: id, Status: status, Patch: text, Hash: p.Hash, UsesBrowser: uses})
+}
+
+func jsonPatch(t *testing.T, cmds ...map[string]any) string {
+	t.Helper()
+	b, err := json.Marshal(cmds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func cmd(typ, action, target, content string) map[string]any {
+	return map[string]any{"type": typ, "action": action, "target": target, "content": content}
+}
+
+func eventTypes(evs []testpeer.Event) []string {
+	var out []string
+	for _, e := range evs {
+		out = append(out, e.Type)
+	}
+	return out
+}
+
+func codeOf(err error) connect.Code {
+	var ce *connect.Error
+	if errors.As(err, &ce) {
+		return ce.Code()
+	}
+	return connect.CodeUnknown
+}
+
+func TestExecuteRunsAnApprovedJobExactlyOnce(t *testing.T) {
+	s := start(t, nil)
+	text := "```bash\necho run >> runs.log\n```\n\n```txt:notes/hello.txt\nこんにちは\n```\n"
+	s.addJob(t, "job_20260101_001", text, approvalv1.JobStatus_JOB_STATUS_GRANTED)
+
+	const callers = 8
+	var wg sync.WaitGroup
+	results := make(chan error, callers)
+	var ok *executorv1.ExecuteResponse
+	var mu sync.Mutex
+	for i := 0; i < callers; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			c := s.client
+			if i%2 == 1 {
+				c = s.grpc
+			}
+			res, err := c.Execute(context.Background(), &executorv1.ExecuteRequest{JobId: " JOB_20260101_001 "})
+			if err == nil {
+				mu.Lock()
+				ok = res
+				mu.Unlock()
+			}
+			results <- err
+		}(i)
+	}
+	wg.Wait()
+	close(results)
+	succeeded := 0
+	for err := range results {
+		switch {
+		case err == nil:
+			succeeded++
+		case codeOf(err) != connect.CodeFailedPrecondition:
+			t.Errorf("refusal code = %v (%v)", codeOf(err), err)
+		}
+	}
+	if succeeded != 1 || s.peer.SuccessfulClaims() != 1 {
+		t.Fatalf("succeeded %d, claims %d", succeeded, s.peer.SuccessfulClaims())
+	}
+	if got := readFile(t, filepath.Join(s.ws, "runs.log")); got != "run\n" {
+		t.Fatalf("runs.log = %q", got)
+	}
+	if got := readFile(t, filepath.Join(s.ws, "notes/hello.txt")); got != "こんにちは\n" {
+		t.Fatalf("hello.txt = %q", got)
+	}
+	r := ok.GetResult()
+	if !r.GetSuccess() || r.GetExecuted() != 2 || r.GetSucceeded() != 2 || len(r.GetCommands()) != 2 {
+		t.Fatalf("result = %v", r)
+	}
+	if !strings.Contains(ok.GetResultText(), "実行: 2 件, 成功: 2 件, 失敗: 0 件") || !strings.Contains(ok.GetResultText(), "✓ [1] shell_command run") {
+		t.Fatalf("text = %s", ok.GetResultText())
+	}
+	evs := s.peer.Events("job_20260101_001")
+	types := eventTypes(evs)
+	if types[0] != "claimed" || types[1] != "execution_started" || !slices.Contains(types, "execution_completed") {
+		t.Fatalf("events = %v", types)
+	}
+	if countOf(types, "claim_rejected") != callers-1 || countOf(types, "execution_refused") != callers-1 {
+		t.Fatalf("refusals not audited: %v", types)
+	}
+	for _, e := range evs {
+		if e.Type == "execution_completed" && (!e.Result || !e.Report.GetResult().GetSuccess() || e.Report.GetExecutorId() != "executor") {
+			t.Fatalf("completed report = %v", e.Report)
+		}
+	}
+	if st := s.peer.Job("job_20260101_001").Status; st != approvalv1.JobStatus_JOB_STATUS_COMPLETED {
+		t.Fatalf("status = %v", st)
+	}
+}
+
+func countOf(s []string, v string) int {
+	n := 0
+	for _, x := range s {
+		if x == v {
+			n++
+		}
+	}
+	return n
+}
+
+func readFile(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestRefusedJobsAreAuditedAndNothingRuns(t *testing.T) {
+	s := start(t, nil)
+	text := "```bash\ntouch ran.txt\n```\n"
+	tests := []struct {
+		id     string
+		status approvalv1.JobStatus
+		code   connect.Code
+		reason string
+	}{
+		{"job_20260101_011", approvalv1.JobStatus_JOB_STATUS_PENDING, connect.CodeFailedPrecondition, "PENDING"},
+		{"job_20260101_012", approvalv1.JobStatus_JOB_STATUS_DENIED, connect.CodeFailedPrecondition, "DENIED"},
+		{"job_20260101_013", approvalv1.JobStatus_JOB_STATUS_EXPIRED, connect.CodeFailedPrecondition, "expired"},
+		{"job_20260101_014", approvalv1.JobStatus_JOB_STATUS_COMPLETED, connect.CodeFailedPrecondition, "already claimed"},
+		{"job_20260101_015", approvalv1.JobStatus_JOB_STATUS_CANCELLED, connect.CodeFailedPrecondition, "CANCELLED"},
+		{"job_20260101_016", approvalv1.JobStatus_JOB_STATUS_REFUSED, connect.CodeFailedPrecondition, "REFUSED"},
+		{"job_20260101_017", 0, connect.CodeNotFound, "not found"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id, func(t *testing.T) {
+			if tt.status != 0 {
+				s.addJob(t, tt.id, text, tt.status)
+			}
+			_, err := s.client.Execute(context.Background(), &executorv1.ExecuteRequest{JobId: tt.id})
+			if codeOf(err) != tt.code || !strings.Contains(err.Error(), tt.reason) {
+				t.Fatalf("err = %v, want %v mentioning %q", err, tt.code, tt.reason)
+			}
+			types := eventTypes(s.peer.Events(tt.id))
+			if !slices.Equal(types, []string{"claim_rejected", "execution_refused"}) {
+				t.Fatalf("events = %v", types)
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(s.ws, "ran.txt")); err == nil {
+		t.Fatal("a refused job ran")
+	}
+	if _, err := s.client.Execute(context.Background(), &executorv1.ExecuteRequest{JobId: "rm -rf /"}); codeOf(err) != connect.CodeInvalidArgument {
+		t.Fatalf("malformed id: %v", err)
+	}
+}
+
+func TestHashMismatchIsRefusedAndReported(t *testing.T) {
+	s := start(t, nil)
+	approved := "```bash\necho approved > out.txt\n```\n"
+	tampered := "```bash\necho tampered > out.txt\n```\n"
+	p, err := patch.Parse(approved, patch.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.peer.Add(testpeer.Job{ID: "job_20260101_021", Status: approvalv1.JobStatus_JOB_STATUS_GRANTED, Patch: tampered, Hash: p.Hash})
+	_, err = s.client.Execute(context.Background(), &executorv1.ExecuteRequest{JobId: "job_20260101_021"})
+	if codeOf(err) != connect.CodeDataLoss || !strings.Contains(err.Error(), "hash mismatch") {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(s.ws, "out.txt")); err == nil {
+		t.Fatal("tampered content ran")
+	}
+	types := eventTypes(s.peer.Events("job_20260101_021"))
+	if !slices.Equal(types, []string{"claimed", "hash_mismatch"}) {
+		t.Fatalf("events = %v", types)
+	}
+	if st := s.peer.Job("job_20260101_021").Status; st != approvalv1.JobStatus_JOB_STATUS_FAILED {
+		t.Fatalf("status = %v", st)
+	}
+}
+
+func browserPatch(t *testing.T) string {
+	return jsonPatch(t,
+		cmd("browser", "chrome_navigate", "https://example.test/", ""),
+		cmd("browser", "chrome_click", "#more", ""),
+		cmd("browser", "chrome_get_text", "h1", ""),
+		cmd("browser", "chrome_screenshot", "", ""),
+		cmd("browser", "chrome_execute_script", "", "return document.title"),
+	)
+}
+
+func TestBrowserOperationsThroughMCP(t *testing.T) {
+	bridge := testpeer.StartBridge(map[string]map[string]string{
+		"https://example.test/": {"#more": "", "h1": "Example Domain", "body": "Example Domain body"},
+	})
+	t.Cleanup(bridge.Close)
+	s := start(t, func(c *Config) { c.Executor.MCP.ChromeBridgeURL = bridge.URL() })
+	s.addJob(t, "job_20260101_031", browserPatch(t), approvalv1.JobStatus_JOB_STATUS_GRANTED)
+	res, err := s.client.Execute(context.Background(), &executorv1.ExecuteRequest{JobId: "job_20260101_031", Locale: "en"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.GetResult()
+	if !r.GetSuccess() || r.GetSucceeded() != 5 {
+		t.Fatalf("result = %v", r)
+	}
+	outs := []string{"navigated to https://example.test/", "clicked #more", "Example Domain", "[image image/png, 8 bytes]", "script ran (21 bytes)"}
+	for i, want := range outs {
+		if got := r.GetCommands()[i].GetOutput(); got != want {
+			t.Errorf("command %d output = %q, want %q", i, got, want)
+		}
+	}
+	wantCalls := []string{"chrome_navigate https://example.test/", "chrome_click #more", "chrome_get_text h1", "chrome_screenshot ", "chrome_execute_script return document.title"}
+	if got := bridge.Calls(); !slices.Equal(got, wantCalls) {
+		t.Fatalf("calls = %q", got)
+	}
+	if !strings.Contains(res.GetResultText(), "Executed: 5, succeeded: 5, failed: 0") {
+		t.Fatalf("text = %s", res.GetResultText())
+	}
+}
+
+func TestBrowserToolErrorFailsTheCommand(t *testing.T) {
+	bridge := testpeer.StartBridge(map[string]map[string]string{"https://example.test/": {"h1": "x"}})
+	t.Cleanup(bridge.Close)
+	s := start(t, func(c *Config) { c.Executor.MCP.ChromeBridgeURL = bridge.URL() })
+	s.addJob(t, "job_20260101_032", jsonPatch(t,
+		cmd("browser", "chrome_navigate", "https://example.test/", ""),
+		cmd("browser", "chrome_click", "#missing", "")), approvalv1.JobStatus_JOB_STATUS_GRANTED)
+	res, err := s.client.Execute(context.Background(), &executorv1.ExecuteRequest{JobId: "job_20260101_032"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := res.GetResult().GetCommands()[1]; c.GetSuccess() || !strings.Contains(c.GetError(), "no element matches #missing") {
+		t.Fatalf("click = %v", c)
+	}
+}
+
+func TestBrowserJobUnderAutoApproveIsRefused(t *testing.T) {
+	bridge := testpeer.StartBridge(map[string]map[string]string{"https://example.test/": {}})
+	t.Cleanup(bridge.Close)
+	s := start(t, func(c *Config) { c.Executor.MCP.ChromeBridgeURL = bridge.URL() })
+	text := jsonPatch(t, cmd("browser", "chrome_navigate", "https://example.test/", ""))
+	p, err := patch.Parse(text, patch.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The stored job does not even say it uses the browser: the executor finds out itself.
+	s.peer.Add(testpeer.Job{ID: "job_20260101_033", Status: approvalv1.JobStatus_JOB_STATUS_AUTO_APPROVED, Patch: text, Hash: p.Hash})
+	_, err = s.client.Execute(context.Background(), &executorv1.ExecuteRequest{JobId: "job_20260101_033"})
+	if codeOf(err) != connect.CodePermissionDenied || !strings.Contains(err.Error(), "auto-approved") {
+		t.Fatalf("err = %v", err)
+	}
+	if calls := bridge.Calls(); len(calls) != 0 {
+		t.Fatalf("bridge was called: %v", calls)
+	}
+	if types := eventTypes(s.peer.Events("job_20260101_033")); !slices.Equal(types, []string{"claimed", "execution_refused"}) {
+		t.Fatalf("events = %v", types)
+	}
+}
+
+func TestUnreachableBridgeFailsClearly(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + ln.Addr().String() + "/mcp"
+	_ = ln.Close()
+	s := start(t, func(c *Config) { c.Executor.MCP.ChromeBridgeURL = dead })
+	s.addJob(t, "job_20260101_034", jsonPatch(t, cmd("browser", "chrome_get_text", "h1", "")), approvalv1.JobStatus_JOB_STATUS_GRANTED)
+	res, err := s.client.Execute(context.Background(), &executorv1.ExecuteRequest{JobId: "job_20260101_034"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.GetResult()
+	if r.GetSuccess() || r.GetFailed() != 1 || !strings.Contains(r.GetCommands()[0].GetError(), "unreachable") {
+		t.Fatalf("result = %v", r)
+	}
+	if !strings.Contains(res.GetResultText(), "✗ [1] browser chrome_get_text h1") {
+		t.Fatalf("text = %s", res.GetResultText())
+	}
+	if types := eventTypes(s.peer.Events("job_20260101_034")); !slices.Contains(types, "execution_failed") {
+		t.Fatalf("events = %v", types)
+	}
+}
+
+func TestDryRun(t *testing.T) {
+	s := start(t, nil)
+	text := "```txt:a.txt\nhello\n```\n\n```bash\ntouch shell.txt\n```\n"
+	res, err := s.client.DryRun(context.Background(), &executorv1.DryRunRequest{Patch: text})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res.GetResult(); !r.GetDryRun() || !r.GetSuccess() || r.GetSucceeded() != 2 {
+		t.Fatalf("result = %v", r)
+	}
+	if !strings.HasPrefix(res.GetResultText(), "ドライラン") {
+		t.Fatalf("text = %s", res.GetResultText())
+	}
+	entries, _ := os.ReadDir(s.ws)
+	if len(entries) != 0 {
+		t.Fatalf("dry run wrote %v", entries)
+	}
+	if _, err := s.client.DryRun(context.Background(), &executorv1.DryRunRequest{Patch: "[{\"type\":\"nope\"}]"}); codeOf(err) != connect.CodeInvalidArgument {
+		t.Fatalf("bad patch: %v", err)
+	}
+
+	// A dry run of an approved job reads it without claiming it.
+	s.addJob(t, "job_20260101_041", text, approvalv1.JobStatus_JOB_STATUS_GRANTED)
+	ex, err := s.client.Execute(context.Background(), &executorv1.ExecuteRequest{JobId: "job_20260101_041", DryRun: true})
+	if err != nil || !ex.GetResult().GetDryRun() {
+		t.Fatalf("dry execute: %v %v", ex, err)
+	}
+	if st := s.peer.Job("job_20260101_041").Status; st != approvalv1.JobStatus_JOB_STATUS_GRANTED || s.peer.SuccessfulClaims() != 0 {
+		t.Fatalf("dry run claimed the job: %v", st)
+	}
+	if entries, _ := os.ReadDir(s.ws); len(entries) != 0 {
+		t.Fatalf("dry run wrote %v", entries)
+	}
+}
+
+func TestFailedJobIsRolledBackAndReported(t *testing.T) {
+	s := start(t, nil)
+	if err := os.WriteFile(filepath.Join(s.ws, "a.txt"), []byte("original\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text := jsonPatch(t,
+		cmd("file_edit", "update", "a.txt", "changed\n"),
+		cmd("file_edit", "create", "b.txt", "new\n"),
+		cmd("shell_command", "run", "exit 3", ""),
+	)
+	s.addJob(t, "job_20260101_051", text, approvalv1.JobStatus_JOB_STATUS_GRANTED)
+	res, err := s.client.Execute(context.Background(), &executorv1.ExecuteRequest{JobId: "job_20260101_051"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.GetResult()
+	if r.GetSuccess() || !r.GetRolledBack() || !slices.Equal(r.GetRestoredPaths(), []string{"a.txt", "b.txt"}) {
+		t.Fatalf("result = %v", r)
+	}
+	if got := readFile(t, filepath.Join(s.ws, "a.txt")); got != "original\n" {
+		t.Fatalf("a.txt = %q", got)
+	}
+	evs := s.peer.Events("job_20260101_051")
+	last := evs[len(evs)-1]
+	if last.Type != "execution_failed" || !last.Report.GetResult().GetRolledBack() {
+		t.Fatalf("last event = %+v", last)
+	}
+	logs := s.logs.String()
+	for _, ev := range []string{"worker.patch_execution_start", "worker.command_executed", "worker.command_failed", "worker.patch_execution_complete", "executor.rollback"} {
+		if !strings.Contains(logs, `"msg":"`+ev+`"`) {
+			t.Errorf("log lacks %s", ev)
+		}
+	}
+	if !strings.Contains(logs, `"job_id":"job_20260101_051"`) {
+		t.Error("log lines lack the job id")
+	}
+}
+
+func TestValidateNamesKeys(t *testing.T) {
+	tests := []struct {
+		mutate func(*Config)
+		key    string
+	}{
+		{func(c *Config) { c.Executor.Workspace = "" }, "executor.workspace"},
+		{func(c *Config) { c.Executor.CommandTimeout = 0 }, "executor.command_timeout"},
+		{func(c *Config) { c.Executor.GitTimeout = -time.Second }, "executor.git_timeout"},
+		{func(c *Config) { c.Executor.OutputLimitBytes = 0 }, "executor.output_limit_bytes"},
+		{func(c *Config) { c.Executor.EnvAllowlist = append(c.Executor.EnvAllowlist, "OPENAI_API_KEY") }, "executor.env_allowlist"},
+		{func(c *Config) { c.Executor.EnvAllowlist = []string{"SLACK_BOT_TOKEN"} }, "executor.env_allowlist"},
+		{func(c *Config) { c.Executor.MCP.Timeout = 0 }, "executor.mcp.timeout"},
+	}
+	for _, tt := range tests {
+		c := DefaultConfig()
+		tt.mutate(&c)
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tt.key) {
+			t.Errorf("Validate() = %v, want it to name %s", err, tt.key)
+		}
+	}
+	c := DefaultConfig()
+	if err := c.Validate(); err != nil {
+		t.Fatalf("defaults: %v", err)
+	}
+	if !c.Executor.RollbackOnFailure || c.Executor.StopOnError || c.Executor.CommitMessagePrefix != "[Worker Auto-Commit]" || c.Executor.OutputLimitBytes != 65536 {
+		t.Fatalf("defaults = %+v", c.Executor)
+	}
+}
+
+func TestExampleConfigMatchesDefaults(t *testing.T) {
+	cfg := DefaultConfig()
+	if err := config.Decode(mustRead(t, "../../../config/picoclaw.example.yaml"), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	def := DefaultConfig()
+	if !reflect.DeepEqual(cfg.Executor, def.Executor) || cfg.Approval != def.Approval {
+		t.Fatalf("example %+v\ndefault %+v", cfg.Executor, def.Executor)
+	}
+}
+
+func mustRead(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestApprovedDiffWithAutoCommit(t *testing.T) {
+	s := start(t, func(c *Config) { c.Executor.AutoCommit = true })
+	if err := os.WriteFile(filepath.Join(s.ws, "main.go"), []byte("package main\n\nfunc main() {\n\tprintln(\"old\")\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git := func(args ...string) string {
+		t.Helper()
+		c := exec.Command("git", args...)
+		c.Dir = s.ws
+		out, err := c.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "-q", "-b", "main")
+	git("add", "-A")
+	git("-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "init")
+	text := "diff --git a/main.go b/main.go\n--- a/main.go\n+++ b/main.go\n@@ -1,5 +1,5 @@\n package main\n \n func main() {\n-\tprintln(\"old\")\n+\tprintln(\"new\")\n }\n"
+	s.addJob(t, "job_20260101_061", text, approvalv1.JobStatus_JOB_STATUS_GRANTED)
+	res, err := s.client.Execute(context.Background(), &executorv1.ExecuteRequest{JobId: "job_20260101_061"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.GetResult()
+	if !r.GetSuccess() || r.GetCommitHash() != git("rev-parse", "HEAD") {
+		t.Fatalf("result = %v", r)
+	}
+	if !strings.Contains(readFile(t, filepath.Join(s.ws, "main.go")), `println("new")`) {
+		t.Fatal("diff not applied")
+	}
+	if subj := git("log", "-1", "--format=%s"); subj != "[Worker Auto-Commit] job_20260101_061" {
+		t.Fatalf("subject = %q", subj)
+	}
+	if !strings.Contains(res.GetResultText(), "Git コミット: "+r.GetCommitHash()) {
+		t.Fatalf("text = %s", res.GetResultText())
+	}
+}
+
+func TestApprovalUnreachable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + ln.Addr().String()
+	_ = ln.Close()
+	s := start(t, func(c *Config) { c.Services.Approval.URL = dead })
+	_, err = s.client.Execute(context.Background(), &executorv1.ExecuteRequest{JobId: "job_20260101_071"})
+	if codeOf(err) != connect.CodeUnavailable || !strings.Contains(err.Error(), "approval service") {
+		t.Fatalf("err = %v", err)
+	}
+}
