@@ -25,6 +25,9 @@ type Services struct {
 	Approval     Endpoint `yaml:"approval"`
 	Executor     Endpoint `yaml:"executor"`
 	Heartbeat    Endpoint `yaml:"heartbeat"`
+	// CLI is the terminal channel's notification endpoint (served by `picoclaw chat` / `run`),
+	// where chat-mio pushes results for cli: sessions.
+	CLI Endpoint `yaml:"cli"`
 }
 
 // DefaultServices returns the default ports of SPEC §2 on the loopback interface.
@@ -41,6 +44,7 @@ func DefaultServices() Services {
 		Approval:     ep(9004),
 		Executor:     ep(9005),
 		Heartbeat:    ep(9006),
+		CLI:          ep(9010),
 	}
 }
 
@@ -140,5 +144,6 @@ func (s Services) byName() map[string]Endpoint {
 		"approval":      s.Approval,
 		"executor":      s.Executor,
 		"heartbeat":     s.Heartbeat,
+		"cli":           s.CLI,
 	}
 }
