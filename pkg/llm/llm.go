@@ -1,6 +1,18 @@
 // Package llm is the model layer shared by chat-mio, router-shiro and coder-order: one
 // interface over Ollama, OpenAI-compatible (OpenAI, DeepSeek), Anthropic and the offline
 // provider.
+//
+// Build a client with New(cfg) (cfg from agents.<id>, orders.<id>, merged with the ollama
+// section through Config.WithOllama). Every call goes through one retry policy: 401/403 fail at
+// once with ErrUnauthenticated; 429 and 529 wait for Retry-After (or back off) and 5xx and
+// timeouts back off, up to retry_max retries; the context's deadline always wins. Text bound
+// for a cloud provider is masked with redact.ForCloud first, and Request.LocalOnly refuses
+// cloud calls with ErrLocalOnly. Chat and worker agents call RequireLocal at start-up.
+//
+// JSON contracts: set Request.JSON and Request.Contract (ContractClassifier, ContractWorker,
+// ContractProposal). Real models get the contract from the prompt; the offline provider builds
+// a valid, clearly labelled answer from the last user message. Without Contract it infers one
+// from the system prompt (DetectContract).
 package llm
 
 import (
