@@ -3,6 +3,8 @@ package llm
 import (
 	"context"
 	"encoding/json"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"strings"
 	"testing"
 )
@@ -148,5 +150,19 @@ func TestPriceCostAndDefaults(t *testing.T) {
 	a := Config{Provider: "anthropic", Model: "m"}.WithDefaults()
 	if a.APIKeyEnv != "ANTHROPIC_API_KEY" || a.BaseURL != DefaultAnthropicURL || a.MaxTokens != 16000 {
 		t.Errorf("anthropic defaults = %+v", a)
+	}
+}
+
+func TestMetricsObserve(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := NewMetrics(reg)
+	m2 := NewMetrics(reg) // a second registration reuses the collectors
+	m.Observe(context.Background(), Call{Provider: "openai", Model: "gpt-4o", Usage: Usage{10, 5}})
+	m2.Observe(context.Background(), Call{Provider: "openai", Model: "gpt-4o", Err: ErrUnauthenticated})
+	if got := testutil.ToFloat64(m.calls.WithLabelValues("openai", "gpt-4o", "unauthenticated")); got != 1 {
+		t.Errorf("error calls = %v", got)
+	}
+	if got := testutil.ToFloat64(m.tokens.WithLabelValues("openai", "gpt-4o", "input")); got != 10 {
+		t.Errorf("input tokens = %v", got)
 	}
 }
