@@ -260,3 +260,30 @@ func (c Config) WithOllama(o OllamaSettings) Config {
 func (c Config) String() string {
 	return fmt.Sprintf("%s/%s", c.Provider, c.Model)
 }
+
+// Agent is one agents.<id> entry (chat, worker): an alias and the model settings.
+type Agent struct {
+	Alias  string `yaml:"alias"`
+	Config `yaml:",inline"`
+}
+
+// DefaultChatAgent and DefaultWorkerAgent are the defaults of SPEC §1.
+func DefaultChatAgent() Agent {
+	return Agent{Alias: "Mio", Config: Config{Provider: ProviderOllama, Model: "chat-v1:latest"}}
+}
+
+// DefaultWorkerAgent is the worker (Shiro) default.
+func DefaultWorkerAgent() Agent {
+	return Agent{Alias: "Shiro", Config: Config{Provider: ProviderOllama, Model: "worker-v1:latest"}}
+}
+
+// LocalAgent resolves a chat or worker agent for start-up: it merges the ollama section, fills
+// defaults, validates, and refuses cloud providers. key is the agent's config key, e.g.
+// "agents.chat"; errors name keys below it.
+func LocalAgent(key string, a Agent, o OllamaSettings) (Config, error) {
+	c := a.Config.WithOllama(o).WithDefaults()
+	var errs config.Errors
+	errs.Add(config.Prefix(key, c.Validate()))
+	errs.Add(RequireLocal(key+".provider", c))
+	return c, errs.Err()
+}

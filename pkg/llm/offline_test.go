@@ -166,3 +166,20 @@ func TestMetricsObserve(t *testing.T) {
 		t.Errorf("input tokens = %v", got)
 	}
 }
+
+func TestLocalAgent(t *testing.T) {
+	o := DefaultOllamaSettings()
+	o.BaseURL = "http://ollama:11434"
+	c, err := LocalAgent("agents.chat", DefaultChatAgent(), o)
+	if err != nil || c.BaseURL != "http://ollama:11434" || c.NumCtx != DefaultNumCtx || c.Model != "chat-v1:latest" {
+		t.Fatalf("c = %+v err = %v", c, err)
+	}
+	_, err = LocalAgent("agents.worker", Agent{Config: Config{Provider: "anthropic", Model: "claude"}}, o)
+	if err == nil || !strings.Contains(err.Error(), "agents.worker.provider") {
+		t.Fatalf("cloud worker err = %v", err)
+	}
+	_, err = LocalAgent("agents.chat", Agent{Config: Config{Provider: "ollama"}}, o)
+	if err == nil || !strings.Contains(err.Error(), "agents.chat.model") {
+		t.Fatalf("missing model err = %v", err)
+	}
+}

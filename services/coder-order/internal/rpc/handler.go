@@ -9,9 +9,9 @@ import (
 
 	"connectrpc.com/connect"
 
-	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
 	coderv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/coder/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/coder/v1/coderv1connect"
+	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/services/coder-order/internal/app"
