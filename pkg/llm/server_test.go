@@ -31,14 +31,14 @@ type recorded struct {
 // fakeProvider serves the scripted steps in order (the last one repeats) and records every
 // request it receives.
 type fakeProvider struct {
-	t     *testing.T
+	t     testing.TB
 	mu    sync.Mutex
 	steps []step
 	reqs  []recorded
 	srv   *httptest.Server
 }
 
-func newFake(t *testing.T, steps ...step) *fakeProvider {
+func newFake(t testing.TB, steps ...step) *fakeProvider {
 	t.Helper()
 	f := &fakeProvider{t: t, steps: steps}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))

@@ -18,9 +18,9 @@ import (
 
 	"connectrpc.com/connect"
 
-	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
 	coderv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/coder/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/coder/v1/coderv1connect"
+	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/patch"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"

@@ -29,8 +29,8 @@ func keys(k string) (string, bool) {
 func validAnswer(edits map[string]any) string {
 	m := map[string]any{
 		"job_id": "job_19990101_999", "plan": "README に使い方を追記する",
-		"patch": `[{"type":"file_edit","action":"update","target":"README.md","content":"# Usage\n"}]`,
-		"risk":  map[string]any{"level": "low", "destructive": false, "compatibility_issues": []string{}, "rollback_possible": true, "notes": ""},
+		"patch":         `[{"type":"file_edit","action":"update","target":"README.md","content":"# Usage\n"}]`,
+		"risk":          map[string]any{"level": "low", "destructive": false, "compatibility_issues": []string{}, "rollback_possible": true, "notes": ""},
 		"need_approval": false, "uses_browser": false, "task_type": "docs",
 	}
 	for k, v := range edits {
