@@ -11,6 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/redact"
 )
 
@@ -41,6 +46,17 @@ type options struct {
 	sleep      SleepFunc
 	lookupEnv  func(string) (string, bool)
 	maxWait    time.Duration
+	tracer     trace.Tracer
+}
+
+// WithTracerProvider makes every call a span (llm.chat) with provider, model, job_id, tokens
+// and attempts.
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(o *options) {
+		if tp != nil {
+			o.tracer = tp.Tracer("github.com/picoclaw-suite/picoclaw/pkg/llm")
+		}
+	}
 }
 
 // WithHTTPClient sets the HTTP client (default: a client with no overall timeout; each
@@ -139,7 +155,25 @@ const (
 	maxBackoff  = 8 * time.Second
 )
 
-func (c *caller) run(ctx context.Context, req Request, do attempt) (*Response, error) {
+func (c *caller) run(ctx context.Context, req Request, do attempt) (resp *Response, err error) {
+	ctx, span := c.opts.tracer.Start(ctx, "llm.chat", trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
+		attribute.String("llm.provider", c.provider), attribute.String("llm.model", c.model),
+		attribute.String(jobid.BaggageKey, jobid.FromContext(ctx)), attribute.Bool("llm.json", req.JSON)))
+	defer func() {
+		if resp != nil {
+			span.SetAttributes(attribute.Int64("llm.input_tokens", resp.Usage.InputTokens),
+				attribute.Int64("llm.output_tokens", resp.Usage.OutputTokens), attribute.Int("llm.attempts", resp.Attempts))
+		}
+		if err != nil {
+			span.SetAttributes(attribute.String("llm.error_code", Code(err)), attribute.Int("llm.attempts", Attempts(err)))
+			span.SetStatus(codes.Error, redact.Secrets(err.Error()))
+		}
+		span.End()
+	}()
+	return c.runRetries(ctx, req, do)
+}
+
+func (c *caller) runRetries(ctx context.Context, req Request, do attempt) (*Response, error) {
 	if c.cloud && req.LocalOnly {
 		return nil, fmt.Errorf("%s: %w", c.provider, ErrLocalOnly)
 	}

@@ -8,6 +8,10 @@ import (
 	"testing"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 )
 
@@ -302,5 +306,31 @@ func TestLogsNeverContainKeys(t *testing.T) {
 	}
 	if len(calls) != 2 || calls[1].Usage.InputTokens != 40 || calls[1].Attempts != 2 || Code(calls[0].Err) != "unauthenticated" {
 		t.Errorf("observer calls = %+v", calls)
+	}
+}
+
+func TestCallsAreSpans(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	f := newFake(t, step{status: 429, body: `{"error":"busy"}`}, step{status: 200, body: ollamaOK})
+	c, err := NewOllama(Config{Provider: ProviderOllama, Model: "worker-v1:latest", BaseURL: f.srv.URL, RetryMax: 1},
+		WithTracerProvider(tp), WithSleep((&sleeps{}).sleep))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := jobid.WithJobID(context.Background(), "job_20261121_009")
+	if _, err := c.Chat(ctx, Request{Messages: []Message{{Role: RoleUser, Content: "x"}}}); err != nil {
+		t.Fatal(err)
+	}
+	spans := rec.Ended()
+	if len(spans) != 1 || spans[0].Name() != "llm.chat" {
+		t.Fatalf("spans = %v", spans)
+	}
+	attrs := map[string]string{}
+	for _, a := range spans[0].Attributes() {
+		attrs[string(a.Key)] = a.Value.Emit()
+	}
+	if attrs["job_id"] != "job_20261121_009" || attrs["llm.provider"] != "ollama" || attrs["llm.attempts"] != "2" || attrs["llm.input_tokens"] != "21" {
+		t.Errorf("span attributes = %v", attrs)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"go.opentelemetry.io/otel/trace/noop"
 )
 
 // New builds the client for cfg.Provider after filling defaults and validating. Cloud
@@ -22,6 +24,9 @@ func New(cfg Config, opts ...Option) (Client, error) {
 	}
 	if o.httpClient == nil {
 		o.httpClient = &http.Client{}
+	}
+	if o.tracer == nil {
+		o.tracer = noop.NewTracerProvider().Tracer("")
 	}
 	if o.logger == nil {
 		o.logger = slog.New(slog.DiscardHandler)

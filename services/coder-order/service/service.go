@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/coder/v1/coderv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
@@ -75,7 +77,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	log := srv.Logger()
 	metrics := llm.NewMetrics(srv.Registry())
-	proposer := newProposer(cfg, log, metrics.Observe)
+	proposer := newProposer(cfg, log, srv.Telemetry().TracerProvider, metrics.Observe)
 	srv.Mount(coderv1connect.NewCoderServiceHandler(rpc.NewHandler(proposer, cfg.Locale, log), srv.HandlerOptions()...))
 	return srv.Run(ctx)
 }
@@ -83,7 +85,7 @@ func Run(ctx context.Context, cfg Config) error {
 // newProposer builds the use cases from cfg: one client per enabled order. An order whose
 // client cannot be built (its API key is not set) stays listed as unavailable, so the rest of
 // the suite keeps working and the user is told why.
-func newProposer(cfg Config, log *slog.Logger, observer llm.Observer) *app.Proposer {
+func newProposer(cfg Config, log *slog.Logger, tracer trace.TracerProvider, observer llm.Observer) *app.Proposer {
 	var orders []app.Order
 	resolved := cfg.Orders.resolved()
 	for _, id := range domain.Orders {
@@ -92,7 +94,7 @@ func newProposer(cfg Config, log *slog.Logger, observer llm.Observer) *app.Propo
 		ao := app.Order{ID: id, Alias: o.Alias, Enabled: o.Enabled, MaxTokens: lc.MaxTokens}
 		ao.Price, ao.HasPrice = lc.Price()
 		if o.Enabled {
-			opts := []llm.Option{llm.WithLogger(log)}
+			opts := []llm.Option{llm.WithLogger(log), llm.WithTracerProvider(tracer)}
 			if observer != nil {
 				opts = append(opts, llm.WithObserver(observer))
 			}

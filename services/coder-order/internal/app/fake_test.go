@@ -25,6 +25,7 @@ type reply struct {
 	text   string
 	status int
 	hang   bool
+	delay  time.Duration
 }
 
 // fakeModel is a local server speaking one provider's wire protocol with scripted answers;
@@ -35,6 +36,8 @@ type fakeModel struct {
 	replies []reply
 	bodies  []map[string]any
 	srv     *httptest.Server
+	// inflight and maxInflight measure how many requests were served at once.
+	inflight, maxInflight int
 }
 
 func newFakeModel(t *testing.T, w wire, replies ...reply) *fakeModel {
@@ -53,7 +56,13 @@ func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 	n := len(f.bodies)
 	f.bodies = append(f.bodies, body)
 	rp := f.replies[min(n, len(f.replies)-1)]
+	f.inflight++
+	f.maxInflight = max(f.maxInflight, f.inflight)
 	f.mu.Unlock()
+	defer func() { f.mu.Lock(); f.inflight--; f.mu.Unlock() }()
+	if rp.delay > 0 {
+		time.Sleep(rp.delay)
+	}
 	if rp.hang {
 		select {
 		case <-r.Context().Done():

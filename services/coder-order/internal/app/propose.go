@@ -185,9 +185,10 @@ type Result struct {
 	Err      error
 }
 
-// ProposeMany asks the given orders (every enabled one when empty, at most max_parallel_orders)
-// in parallel, bounded by deliberation.timeout_sec, and returns one Result per order in order
-// id order: a proposal or its error. It returns when every order has answered or timed out.
+// ProposeMany asks the given orders (every enabled one when empty) in parallel, at most
+// max_parallel_orders at a time, all bounded by deliberation.timeout_sec, and returns one
+// Result per order: a proposal or its error (unknown names first, then in order id order). It
+// returns when every order has answered or timed out.
 func (p *Proposer) ProposeMany(ctx context.Context, orders []string, task Task) []Result {
 	var ids []string
 	var results []Result
@@ -211,18 +212,24 @@ func (p *Proposer) ProposeMany(ctx context.Context, orders []string, task Task) 
 			}
 		}
 	}
-	if len(ids) > p.maxParallel {
-		ids = ids[:p.maxParallel]
-	}
 	ctx, cancel := context.WithTimeout(ctx, p.delibTimeout)
 	defer cancel()
 	p.log.InfoContext(ctx, "deliberation.started", slog.Any("orders", ids), slog.Duration("timeout", p.delibTimeout))
 
 	out := make([]Result, len(ids))
+	slots := make(chan struct{}, p.maxParallel)
 	var wg sync.WaitGroup
 	for i, id := range ids {
 		wg.Go(func() {
-			prop, err := p.Propose(ctx, id, task)
+			var prop *domain.Proposal
+			var err error
+			select {
+			case slots <- struct{}{}:
+				prop, err = p.Propose(ctx, id, task)
+				<-slots
+			case <-ctx.Done():
+				err = fmt.Errorf("%s: waiting for a free slot: %w", id, ctx.Err())
+			}
 			out[i] = Result{Order: id, Proposal: prop, Err: err}
 			attrs := []any{slog.String("order", id), slog.String("error_code", domain.Code(err))}
 			if prop != nil {

@@ -323,3 +323,27 @@ func TestProposeOfflineOrder(t *testing.T) {
 		t.Errorf("offline proposal = %+v", prop)
 	}
 }
+
+func TestProposeManyLimitsParallelism(t *testing.T) {
+	good := newFakeModel(t, wireOpenAI, reply{text: validAnswer(nil), delay: 20 * time.Millisecond})
+	var log bytes.Buffer
+	p := newTestProposer(t, &log, Limits{}, 5*time.Second,
+		orderSpec{id: "order1", provider: "deepseek", url: good.srv.URL},
+		orderSpec{id: "order2", provider: "openai", url: good.srv.URL},
+		orderSpec{id: "order3", provider: "openai", url: good.srv.URL})
+	p.maxParallel = 1
+	results := p.ProposeMany(context.Background(), nil, Task{Text: "x"})
+	if len(results) != 3 {
+		t.Fatalf("every enabled order must be asked, got %d results", len(results))
+	}
+	for _, r := range results {
+		if r.Err != nil || r.Proposal == nil {
+			t.Errorf("%s: %v", r.Order, r.Err)
+		}
+	}
+	good.mu.Lock()
+	defer good.mu.Unlock()
+	if good.maxInflight != 1 {
+		t.Errorf("max in flight = %d, want 1", good.maxInflight)
+	}
+}
