@@ -232,3 +232,22 @@ func assertCode(t *testing.T, err error, code connect.Code, errCode, text string
 		t.Errorf("no ProposalResult detail with error_code %q in %v", errCode, err)
 	}
 }
+
+func TestEnvOverridesOrderKeys(t *testing.T) {
+	cfg := DefaultConfig()
+	env := map[string]string{
+		"PICOCLAW_ORDERS_ORDER2_MODEL":       "gpt-4o-mini",
+		"PICOCLAW_ORDERS_ORDER1_ENABLED":     "false",
+		"PICOCLAW_DELIBERATION_TIMEOUT_SEC":  "30",
+		"PICOCLAW_OLLAMA_RESTART_COMMAND":    "systemctl,restart,ollama",
+		"PICOCLAW_ORDERS_ORDER3_API_KEY_ENV": "GIN_KEY",
+		"PICOCLAW_APPROVAL_COST_LIMIT_USD":   "2.5",
+	}
+	if err := config.ApplyEnv(&cfg, func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Orders.Order2.Model != "gpt-4o-mini" || cfg.Orders.Order1.Enabled || cfg.Deliberation.TimeoutSec != 30 ||
+		len(cfg.Ollama.RestartCommand) != 3 || cfg.Orders.Order3.APIKeyEnv != "GIN_KEY" || cfg.Approval.CostLimitUSD != 2.5 {
+		t.Errorf("env overrides not applied: %+v", cfg)
+	}
+}
