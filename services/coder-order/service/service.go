@@ -4,12 +4,20 @@ package service
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net"
+	"net/http"
+	"time"
+
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/coder/v1/coderv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
+	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
+	"github.com/picoclaw-suite/picoclaw/services/coder-order/internal/app"
+	"github.com/picoclaw-suite/picoclaw/services/coder-order/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/coder-order/internal/rpc"
 )
 
@@ -20,20 +28,38 @@ const Name = "coder-order"
 type Config struct {
 	config.Common `yaml:",inline"`
 
+	Orders       Orders             `yaml:"orders"`
+	Deliberation Deliberation       `yaml:"deliberation"`
+	Ollama       llm.OllamaSettings `yaml:"ollama"`
+	Approval     ApprovalLimits     `yaml:"approval"`
+
 	// Listener, when set, replaces services.coder-order.listen (tests, embedded suite).
 	Listener net.Listener `yaml:"-"`
 	// LogWriter receives the JSON log (default stdout).
 	LogWriter io.Writer `yaml:"-"`
+	// HTTPClient, when set, is used for provider calls (tests).
+	HTTPClient *http.Client `yaml:"-"`
+	// LookupEnv, when set, replaces os.LookupEnv for API keys (tests, embedded suite).
+	LookupEnv func(string) (string, bool) `yaml:"-"`
 }
 
 // DefaultConfig returns the defaults of the spec.
 func DefaultConfig() Config {
-	return Config{Common: config.DefaultCommon()}
+	return Config{
+		Common:       config.DefaultCommon(),
+		Orders:       DefaultOrders(),
+		Deliberation: Deliberation{MaxParallelOrders: 3, TimeoutSec: 120},
+		Ollama:       llm.DefaultOllamaSettings(),
+		Approval:     ApprovalLimits{CostLimitUSD: 1.0, TokenLimit: 100000},
+	}
 }
 
 // Validate checks the configuration and names the offending key.
 func (c *Config) Validate() error {
-	return c.Common.Validate()
+	var errs config.Errors
+	errs.Add(c.Common.Validate())
+	errs.Add(c.validateOrders())
+	return errs.Err()
 }
 
 // Run serves coder-order until ctx is cancelled.
@@ -49,6 +75,51 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	srv.Mount(coderv1connect.NewCoderServiceHandler(&rpc.Handler{}, srv.HandlerOptions()...))
+	log := srv.Logger()
+	metrics := llm.NewMetrics(srv.Registry())
+	proposer := newProposer(cfg, log, srv.Telemetry().TracerProvider, metrics.Observe)
+	srv.Mount(coderv1connect.NewCoderServiceHandler(rpc.NewHandler(proposer, cfg.Locale, log), srv.HandlerOptions()...))
 	return srv.Run(ctx)
+}
+
+// newProposer builds the use cases from cfg: one client per enabled order. An order whose
+// client cannot be built (its API key is not set) stays listed as unavailable, so the rest of
+// the suite keeps working and the user is told why.
+func newProposer(cfg Config, log *slog.Logger, tracer trace.TracerProvider, observer llm.Observer) *app.Proposer {
+	var orders []app.Order
+	resolved := cfg.Orders.resolved()
+	for _, id := range domain.Orders {
+		o := resolved[id]
+		lc := cfg.orderConfig(o)
+		ao := app.Order{ID: id, Alias: o.Alias, Enabled: o.Enabled, MaxTokens: lc.MaxTokens}
+		ao.Price, ao.HasPrice = lc.Price()
+		if o.Enabled {
+			opts := []llm.Option{llm.WithLogger(log), llm.WithTracerProvider(tracer)}
+			if observer != nil {
+				opts = append(opts, llm.WithObserver(observer))
+			}
+			if cfg.HTTPClient != nil {
+				opts = append(opts, llm.WithHTTPClient(cfg.HTTPClient))
+			}
+			if cfg.LookupEnv != nil {
+				opts = append(opts, llm.WithLookupEnv(cfg.LookupEnv))
+			}
+			client, err := llm.New(lc, opts...)
+			if err != nil {
+				ao.Unavailable = err
+				log.Warn("coder.order_unavailable", slog.String("order", id), slog.String("provider", lc.Provider), slog.String("error", err.Error()))
+			}
+			ao.Client = client
+		}
+		orders = append(orders, ao)
+	}
+	def, _ := domain.NormalizeOrder(cfg.Orders.Default, domain.Order2)
+	return app.NewProposer(app.Config{
+		Orders:              orders,
+		DefaultOrder:        def,
+		Limits:              app.Limits{CostUSD: cfg.Approval.CostLimitUSD, Tokens: cfg.Approval.TokenLimit},
+		MaxParallel:         cfg.Deliberation.MaxParallelOrders,
+		DeliberationTimeout: time.Duration(cfg.Deliberation.TimeoutSec) * time.Second,
+		Logger:              log,
+	})
 }

@@ -1,11 +1,171 @@
 // Package rpc maps the Connect API of coder-order onto its use cases.
 package rpc
 
-import "github.com/picoclaw-suite/picoclaw/gen/picoclaw/coder/v1/coderv1connect"
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+
+	"connectrpc.com/connect"
+
+	coderv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/coder/v1"
+	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/coder/v1/coderv1connect"
+	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
+	"github.com/picoclaw-suite/picoclaw/pkg/llm"
+	"github.com/picoclaw-suite/picoclaw/services/coder-order/internal/app"
+	"github.com/picoclaw-suite/picoclaw/services/coder-order/internal/domain"
+)
 
 // Handler implements coderv1connect.CoderServiceHandler.
 type Handler struct {
-	coderv1connect.UnimplementedCoderServiceHandler
+	proposer *app.Proposer
+	locale   string
+	log      *slog.Logger
 }
 
 var _ coderv1connect.CoderServiceHandler = (*Handler)(nil)
+
+// NewHandler returns the Connect handler over p; locale is the default for user-facing text.
+func NewHandler(p *app.Proposer, locale string, log *slog.Logger) *Handler {
+	return &Handler{proposer: p, locale: locale, log: log}
+}
+
+// Propose implements CoderService.Propose.
+func (h *Handler) Propose(ctx context.Context, req *coderv1.ProposeRequest) (*coderv1.ProposeResponse, error) {
+	ctx = withJobID(ctx, req.GetJobId())
+	order := req.GetOrder()
+	if order == "" {
+		order = routeOrder(req.GetRoute())
+	}
+	locale := h.localeOf(req.GetLocale())
+	prop, err := h.proposer.Propose(ctx, order, app.Task{
+		JobID: req.GetJobId(), Text: req.GetTask(), Context: req.GetContext(), LocalOnly: req.GetLocalOnly(), Locale: locale,
+	})
+	if err != nil {
+		return nil, h.toConnect(ctx, order, locale, err)
+	}
+	return &coderv1.ProposeResponse{Proposal: toProto(prop)}, nil
+}
+
+// ProposeMany implements CoderService.ProposeMany. Per-order failures are results, not an
+// RPC error.
+func (h *Handler) ProposeMany(ctx context.Context, req *coderv1.ProposeManyRequest) (*coderv1.ProposeManyResponse, error) {
+	ctx = withJobID(ctx, req.GetJobId())
+	locale := h.localeOf(req.GetLocale())
+	if strings.TrimSpace(req.GetTask()) == "" {
+		return nil, connect.NewError(connect.CodeInvalidArgument, errors.New(domain.UserMessage(locale, "deliberation", domain.ErrInvalidTask)))
+	}
+	results := h.proposer.ProposeMany(ctx, req.GetOrders(), app.Task{
+		JobID: req.GetJobId(), Text: req.GetTask(), Context: req.GetContext(), LocalOnly: req.GetLocalOnly(), Locale: locale,
+	})
+	res := &coderv1.ProposeManyResponse{}
+	for _, r := range results {
+		pr := &commonv1.ProposalResult{Order: r.Order}
+		if r.Err != nil {
+			pr.ErrorCode = domain.Code(r.Err)
+			pr.ErrorMessage = domain.UserMessage(locale, r.Order, r.Err)
+			h.log.WarnContext(ctx, "coder.order_failed", slog.String("order", r.Order), slog.String("error_code", pr.ErrorCode), slog.String("error", r.Err.Error()))
+		} else {
+			pr.Proposal = toProto(r.Proposal)
+		}
+		res.Results = append(res.Results, pr)
+	}
+	return res, nil
+}
+
+func (h *Handler) localeOf(l string) string {
+	if l == "en" || l == "ja" {
+		return l
+	}
+	return h.locale
+}
+
+func withJobID(ctx context.Context, id string) context.Context {
+	if jobid.FromContext(ctx) == "" && id != "" {
+		return jobid.WithJobID(ctx, id)
+	}
+	return ctx
+}
+
+// routeOrder maps ROUTE_CODE1..3 to the order name; other routes mean the default order.
+func routeOrder(r commonv1.Route) string {
+	switch r {
+	case commonv1.Route_ROUTE_CODE1:
+		return domain.Order1
+	case commonv1.Route_ROUTE_CODE2:
+		return domain.Order2
+	case commonv1.Route_ROUTE_CODE3:
+		return domain.Order3
+	}
+	return ""
+}
+
+// toConnect is the one place coder-order maps errors to Connect codes. The message is the
+// user-facing text; a ProposalResult detail carries the stable error code.
+func (h *Handler) toConnect(ctx context.Context, order, locale string, err error) error {
+	var code connect.Code
+	switch {
+	case errors.Is(err, domain.ErrUnknownOrder), errors.Is(err, domain.ErrInvalidTask):
+		code = connect.CodeInvalidArgument
+	case errors.Is(err, domain.ErrOrderDisabled), errors.Is(err, domain.ErrOrderUnavailable), errors.Is(err, domain.ErrLocalOnly):
+		code = connect.CodeFailedPrecondition
+	case errors.Is(err, domain.ErrCostOverLimit):
+		code = connect.CodeResourceExhausted
+	case errors.Is(err, domain.ErrInvalidProposal), errors.Is(err, llm.ErrBadResponse), errors.Is(err, llm.ErrRejected):
+		code = connect.CodeAborted
+	case errors.Is(err, llm.ErrUnauthenticated):
+		code = connect.CodeUnauthenticated
+	case errors.Is(err, llm.ErrRateLimited), errors.Is(err, llm.ErrUnavailable):
+		code = connect.CodeUnavailable
+	case errors.Is(err, llm.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
+		code = connect.CodeDeadlineExceeded
+	case errors.Is(err, context.Canceled):
+		code = connect.CodeCanceled
+	default:
+		h.log.ErrorContext(ctx, "coder.internal_error", slog.String("order", order), slog.String("error", err.Error()))
+		return connect.NewError(connect.CodeInternal, errors.New("internal error"))
+	}
+	h.log.WarnContext(ctx, "coder.order_failed", slog.String("order", order), slog.String("error_code", domain.Code(err)), slog.String("error", err.Error()))
+	cerr := connect.NewError(code, errors.New(domain.UserMessage(locale, orderLabel(order), err)))
+	if d, derr := connect.NewErrorDetail(&commonv1.ProposalResult{Order: order, ErrorCode: domain.Code(err), ErrorMessage: domain.UserMessage(locale, orderLabel(order), err)}); derr == nil {
+		cerr.AddDetail(d)
+	}
+	return cerr
+}
+
+func orderLabel(o string) string {
+	if o == "" {
+		return "coder"
+	}
+	return o
+}
+
+var riskLevels = map[string]commonv1.RiskLevel{"low": commonv1.RiskLevel_RISK_LEVEL_LOW, "medium": commonv1.RiskLevel_RISK_LEVEL_MEDIUM, "high": commonv1.RiskLevel_RISK_LEVEL_HIGH}
+
+var taskTypes = map[string]commonv1.TaskType{
+	"design": commonv1.TaskType_TASK_TYPE_DESIGN, "codegen": commonv1.TaskType_TASK_TYPE_CODEGEN, "review": commonv1.TaskType_TASK_TYPE_REVIEW,
+	"refactor": commonv1.TaskType_TASK_TYPE_REFACTOR, "ops": commonv1.TaskType_TASK_TYPE_OPS, "docs": commonv1.TaskType_TASK_TYPE_DOCS,
+}
+
+func toProto(p *domain.Proposal) *commonv1.Proposal {
+	return &commonv1.Proposal{
+		JobId: p.JobID,
+		Plan:  p.Plan,
+		Patch: p.Patch,
+		Risk: &commonv1.Risk{
+			Level: riskLevels[p.Risk.Level], Destructive: p.Risk.Destructive, CompatibilityIssues: p.Risk.CompatibilityIssues,
+			RollbackPossible: p.Risk.RollbackPossible, Notes: p.Risk.Notes,
+		},
+		CostHint:     &commonv1.CostHint{EstimatedTokens: p.CostHint.EstimatedTokens, EstimatedCostUsd: p.CostHint.EstimatedCostUSD, NearLimit: p.CostHint.NearLimit},
+		NeedApproval: p.NeedApproval,
+		UsesBrowser:  p.UsesBrowser,
+		TaskType:     taskTypes[p.TaskType],
+		Order:        p.Order,
+		Provider:     p.Provider,
+		Model:        p.Model,
+		Usage:        &commonv1.TokenUsage{InputTokens: p.Usage.InputTokens, OutputTokens: p.Usage.OutputTokens},
+		LatencyMs:    p.LatencyMS,
+	}
+}

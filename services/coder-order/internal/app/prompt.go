@@ -1,0 +1,64 @@
+// Package app holds coder-order's use cases: Propose and ProposeMany.
+package app
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/llm"
+	"github.com/picoclaw-suite/picoclaw/services/coder-order/internal/domain"
+)
+
+// Task is what a coder is asked to propose for.
+type Task struct {
+	JobID string
+	Text  string
+	// Context is extra material (earlier turns, worker notes), oldest first.
+	Context   []string
+	LocalOnly bool
+	// Locale is ja (default) or en: the language of the plan.
+	Locale string
+}
+
+// buildMessages writes the role prompt and the task for one order.
+func buildMessages(order string, t Task) []llm.Message {
+	role := domain.Roles[order]
+	lang := "Japanese"
+	if t.Locale == "en" {
+		lang = "English"
+	}
+	var sys strings.Builder
+	sys.WriteString(role.Brief)
+	sys.WriteString("\n\nYou only propose; you never execute anything. A human approves every change before it runs.\n")
+	sys.WriteString("Answer with exactly one JSON object, no prose around it, with these fields (cost_hint may be left at zero; it is filled in for you):\n")
+	sys.WriteString(domain.ContractJSON)
+	fmt.Fprintf(&sys, "\n\nWrite plan, risk.notes and compatibility_issues in %s. Paths in the patch are relative to the workspace root. ", lang)
+	sys.WriteString("Mark destructive=true for deletes, renames, overwrites of many files, history rewrites or pushes.")
+	if order == domain.Order3 {
+		sys.WriteString(" need_approval is always true for you.")
+	}
+	var user strings.Builder
+	fmt.Fprintf(&user, "job_id: %s\n\nTask:\n%s\n", t.JobID, strings.TrimSpace(t.Text))
+	if len(t.Context) > 0 {
+		user.WriteString("\nContext:\n")
+		for _, c := range t.Context {
+			user.WriteString("- ")
+			user.WriteString(strings.TrimSpace(c))
+			user.WriteByte('\n')
+		}
+	}
+	return []llm.Message{{Role: llm.RoleSystem, Content: sys.String()}, {Role: llm.RoleUser, Content: user.String()}}
+}
+
+// repairMessage asks for a corrected answer, listing every problem.
+func repairMessage(problems []string) llm.Message {
+	var b strings.Builder
+	b.WriteString("Your answer does not satisfy the contract. Problems:\n")
+	for _, p := range problems {
+		b.WriteString("- ")
+		b.WriteString(p)
+		b.WriteByte('\n')
+	}
+	b.WriteString("Answer again with the complete corrected JSON object only.")
+	return llm.Message{Role: llm.RoleUser, Content: b.String()}
+}

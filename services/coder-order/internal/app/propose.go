@@ -1,0 +1,243 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
+	"github.com/picoclaw-suite/picoclaw/pkg/llm"
+	"github.com/picoclaw-suite/picoclaw/services/coder-order/internal/domain"
+)
+
+// Order is one configured order as the use cases see it.
+type Order struct {
+	ID      string
+	Alias   string
+	Enabled bool
+	// Client is nil when the order could not be built; Unavailable says why.
+	Client      llm.Client
+	Unavailable error
+	// Price is the model's price; HasPrice is false for free local models.
+	Price    llm.Price
+	HasPrice bool
+	// MaxTokens caps each answer.
+	MaxTokens int
+}
+
+// Limits are the cost and token limits above which a call needs approval first.
+type Limits struct {
+	CostUSD float64
+	Tokens  int64
+	// NearFraction of a limit marks cost_hint.near_limit (default 0.8).
+	NearFraction float64
+}
+
+// Proposer runs the proposal use cases.
+type Proposer struct {
+	orders       map[string]Order
+	defaultOrder string
+	limits       Limits
+	maxParallel  int
+	delibTimeout time.Duration
+	check        domain.PatchCheck
+	log          *slog.Logger
+}
+
+// Config builds a Proposer.
+type Config struct {
+	Orders              []Order
+	DefaultOrder        string
+	Limits              Limits
+	MaxParallel         int
+	DeliberationTimeout time.Duration
+	// PatchCheck defaults to domain.ParsePatch.
+	PatchCheck domain.PatchCheck
+	Logger     *slog.Logger
+}
+
+// NewProposer returns a Proposer.
+func NewProposer(c Config) *Proposer {
+	p := &Proposer{
+		orders: map[string]Order{}, defaultOrder: c.DefaultOrder, limits: c.Limits,
+		maxParallel: c.MaxParallel, delibTimeout: c.DeliberationTimeout, check: c.PatchCheck, log: c.Logger,
+	}
+	for _, o := range c.Orders {
+		p.orders[o.ID] = o
+	}
+	if p.check == nil {
+		p.check = domain.ParsePatch
+	}
+	if p.log == nil {
+		p.log = slog.New(slog.DiscardHandler)
+	}
+	if p.limits.NearFraction <= 0 {
+		p.limits.NearFraction = 0.8
+	}
+	if p.maxParallel <= 0 {
+		p.maxParallel = len(domain.Orders)
+	}
+	if p.delibTimeout <= 0 {
+		p.delibTimeout = 120 * time.Second
+	}
+	return p
+}
+
+// Propose asks one order for a proposal. The job id comes from the baggage of ctx (falling
+// back to task.JobID).
+func (p *Proposer) Propose(ctx context.Context, orderName string, task Task) (*domain.Proposal, error) {
+	id, err := domain.NormalizeOrder(orderName, p.defaultOrder)
+	if err != nil {
+		return nil, err
+	}
+	o, ok := p.orders[id]
+	switch {
+	case !ok || !o.Enabled:
+		return nil, fmt.Errorf("%s: %w", id, domain.ErrOrderDisabled)
+	case o.Client == nil:
+		return nil, fmt.Errorf("%s: %w: %w", id, domain.ErrOrderUnavailable, o.Unavailable)
+	case strings.TrimSpace(task.Text) == "":
+		return nil, fmt.Errorf("%s: %w", id, domain.ErrInvalidTask)
+	case task.LocalOnly && o.Client.Cloud():
+		// Safety net: the router refuses CODE routes under local_only already.
+		return nil, fmt.Errorf("%s (%s): %w", id, o.Client.Provider(), domain.ErrLocalOnly)
+	}
+	if j := jobid.FromContext(ctx); j != "" {
+		task.JobID = j
+	}
+
+	msgs := buildMessages(id, task)
+	promptTokens := llm.EstimateTokens(msgs)
+	promptCost := o.Price.Cost(llm.Usage{InputTokens: promptTokens})
+	if (p.limits.CostUSD > 0 && promptCost > p.limits.CostUSD) || (p.limits.Tokens > 0 && promptTokens > p.limits.Tokens) {
+		return nil, &domain.DetailError{
+			Err:    fmt.Errorf("%s: %w", id, domain.ErrCostOverLimit),
+			Detail: fmt.Sprintf("prompt ≈ %d tokens, ≈ $%.4f; limits %d tokens, $%.2f", promptTokens, promptCost, p.limits.Tokens, p.limits.CostUSD),
+		}
+	}
+
+	req := llm.Request{Messages: msgs, JSON: true, Contract: llm.ContractProposal, MaxTokens: o.MaxTokens, LocalOnly: task.LocalOnly}
+	var usage llm.Usage
+	var latency time.Duration
+	resp, err := o.Client.Chat(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", id, err)
+	}
+	usage, latency = addUsage(usage, resp), latency+resp.Latency
+	prop, problems := domain.ParseProposal(resp.Text, p.check)
+	repaired := false
+	if len(problems) > 0 {
+		p.log.WarnContext(ctx, "coder.proposal_invalid", slog.String("order", id), slog.Any("problems", problems), slog.Bool("repair", true))
+		req.Messages = append(append(append([]llm.Message(nil), msgs...), llm.Message{Role: llm.RoleAssistant, Content: resp.Text}), repairMessage(problems))
+		resp, err = o.Client.Chat(ctx, req)
+		if err != nil {
+			return nil, fmt.Errorf("%s: repair: %w", id, err)
+		}
+		usage, latency = addUsage(usage, resp), latency+resp.Latency
+		prop, problems = domain.ParseProposal(resp.Text, p.check)
+		if len(problems) > 0 {
+			p.log.WarnContext(ctx, "coder.proposal_invalid", slog.String("order", id), slog.Any("problems", problems), slog.Bool("repair", false))
+			return nil, &domain.DetailError{
+				Err:    fmt.Errorf("%s: %w after one repair attempt", id, domain.ErrInvalidProposal),
+				Detail: strings.Join(problems, "; "),
+			}
+		}
+		repaired = true
+	}
+
+	prop.JobID = task.JobID
+	prop.Order, prop.Provider, prop.Model = id, resp.Provider, resp.Model
+	prop.Usage = domain.Usage{InputTokens: usage.InputTokens, OutputTokens: usage.OutputTokens}
+	prop.LatencyMS = latency.Milliseconds()
+	prop.Repaired = repaired
+	if id == domain.Order3 {
+		prop.NeedApproval = true
+	}
+	tokens := usage.InputTokens + usage.OutputTokens
+	cost := o.Price.Cost(usage)
+	prop.CostHint = domain.CostHint{
+		EstimatedTokens:  tokens,
+		EstimatedCostUSD: cost,
+		NearLimit: (p.limits.CostUSD > 0 && cost >= p.limits.NearFraction*p.limits.CostUSD) ||
+			(p.limits.Tokens > 0 && float64(tokens) >= p.limits.NearFraction*float64(p.limits.Tokens)),
+	}
+	p.log.InfoContext(ctx, "coder.plan_generated",
+		slog.String("job_id", prop.JobID), slog.String("order", id), slog.String("alias", o.Alias),
+		slog.String("provider", prop.Provider), slog.String("model", prop.Model),
+		slog.Int64("input_tokens", usage.InputTokens), slog.Int64("output_tokens", usage.OutputTokens),
+		slog.Float64("cost_usd", cost), slog.Bool("near_limit", prop.CostHint.NearLimit),
+		slog.Int64("latency_ms", prop.LatencyMS), slog.Bool("repaired", repaired), slog.String("task_type", prop.TaskType),
+		slog.Bool("offline", resp.Offline))
+	return prop, nil
+}
+
+func addUsage(u llm.Usage, r *llm.Response) llm.Usage {
+	return llm.Usage{InputTokens: u.InputTokens + r.Usage.InputTokens, OutputTokens: u.OutputTokens + r.Usage.OutputTokens}
+}
+
+// Result is one order's outcome in deliberation.
+type Result struct {
+	Order    string
+	Proposal *domain.Proposal
+	Err      error
+}
+
+// ProposeMany asks the given orders (every enabled one when empty) in parallel, at most
+// max_parallel_orders at a time, all bounded by deliberation.timeout_sec, and returns one
+// Result per order: a proposal or its error (unknown names first, then in order id order). It
+// returns when every order has answered or timed out.
+func (p *Proposer) ProposeMany(ctx context.Context, orders []string, task Task) []Result {
+	var ids []string
+	var results []Result
+	if len(orders) == 0 {
+		for _, id := range domain.Orders {
+			if o, ok := p.orders[id]; ok && o.Enabled {
+				ids = append(ids, id)
+			}
+		}
+	} else {
+		seen := map[string]bool{}
+		for _, name := range orders {
+			id, err := domain.NormalizeOrder(name, p.defaultOrder)
+			if err != nil {
+				results = append(results, Result{Order: name, Err: err})
+				continue
+			}
+			if !seen[id] {
+				seen[id] = true
+				ids = append(ids, id)
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.delibTimeout)
+	defer cancel()
+	p.log.InfoContext(ctx, "deliberation.started", slog.Any("orders", ids), slog.Duration("timeout", p.delibTimeout))
+
+	out := make([]Result, len(ids))
+	slots := make(chan struct{}, p.maxParallel)
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Go(func() {
+			var prop *domain.Proposal
+			var err error
+			select {
+			case slots <- struct{}{}:
+				prop, err = p.Propose(ctx, id, task)
+				<-slots
+			case <-ctx.Done():
+				err = fmt.Errorf("%s: waiting for a free slot: %w", id, ctx.Err())
+			}
+			out[i] = Result{Order: id, Proposal: prop, Err: err}
+			attrs := []any{slog.String("order", id), slog.String("error_code", domain.Code(err))}
+			if prop != nil {
+				attrs = append(attrs, slog.Float64("cost_usd", prop.CostHint.EstimatedCostUSD))
+			}
+			p.log.InfoContext(ctx, "deliberation.proposal_received", attrs...)
+		})
+	}
+	wg.Wait()
+	return append(results, out...)
+}

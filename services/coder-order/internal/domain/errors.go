@@ -1,0 +1,117 @@
+// Package domain holds coder-order's types and rules: order names, the proposal contract and
+// its validation, and the error classes. It does no I/O.
+package domain
+
+import (
+	"context"
+	"errors"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/llm"
+)
+
+// Sentinel errors of coder-order.
+var (
+	// ErrUnknownOrder: the order name is not order1..3 (or coder1..3).
+	ErrUnknownOrder = errors.New("unknown order")
+	// ErrOrderDisabled: the order is switched off in config.
+	ErrOrderDisabled = errors.New("order disabled")
+	// ErrOrderUnavailable: the order's client could not be built (e.g. its API key is not set).
+	ErrOrderUnavailable = errors.New("order unavailable")
+	// ErrInvalidTask: the task text is empty.
+	ErrInvalidTask = errors.New("invalid task")
+	// ErrCostOverLimit: the prompt alone is estimated above the cost or token limit; the job
+	// needs approval to continue instead of a call.
+	ErrCostOverLimit = errors.New("cost over limit")
+	// ErrInvalidProposal: the answer did not satisfy the proposal contract even after one
+	// repair attempt.
+	ErrInvalidProposal = errors.New("invalid proposal")
+	// ErrLocalOnly: a cloud order was asked while the session is local_only.
+	ErrLocalOnly = llm.ErrLocalOnly
+)
+
+// Code is the stable error code of err, as carried in ProposalResult.error_code.
+func Code(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, ErrUnknownOrder):
+		return "unknown_order"
+	case errors.Is(err, ErrOrderDisabled):
+		return "order_disabled"
+	case errors.Is(err, ErrOrderUnavailable):
+		return "order_unavailable"
+	case errors.Is(err, ErrInvalidTask):
+		return "invalid_task"
+	case errors.Is(err, ErrCostOverLimit):
+		return "cost_over_limit"
+	case errors.Is(err, ErrInvalidProposal):
+		return "invalid_proposal"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	}
+	return llm.Code(err)
+}
+
+// UserMessage is the short text shown to the user for a failed order, in the locale (ja
+// default, en). detail is appended as data (it names what was missing, the limit, ...).
+func UserMessage(locale, order string, err error) string {
+	code := Code(err)
+	ja := map[string]string{
+		"unknown_order":     "不明なオーダーです",
+		"order_disabled":    "このオーダーは無効化されています",
+		"order_unavailable": "このオーダーは利用できません（APIキー未設定など）",
+		"invalid_task":      "依頼内容が空です",
+		"cost_over_limit":   "見積もりコストが上限を超えるため呼び出しを止めました。続行するには承認が必要です",
+		"invalid_proposal":  "提案の形式が不正でした（1回修正を依頼しましたが直りませんでした）",
+		"timeout":           "時間内に応答がありませんでした",
+		"unauthenticated":   "APIキーが拒否されました。キーを確認してください",
+		"rate_limited":      "プロバイダーのレート制限に達しました。しばらくして再試行してください",
+		"unavailable":       "プロバイダーに接続できませんでした",
+		"local_only":        "ローカル専用モードのためクラウドモデルは使えません。/cloud で解除できます",
+		"no_api_key":        "APIキーが設定されていません",
+	}
+	en := map[string]string{
+		"unknown_order":     "unknown order",
+		"order_disabled":    "this order is disabled",
+		"order_unavailable": "this order is unavailable (API key not set?)",
+		"invalid_task":      "the task is empty",
+		"cost_over_limit":   "the estimated cost is over the limit, so no call was made; approval is needed to continue",
+		"invalid_proposal":  "the proposal was malformed (one repair was asked for and it was still wrong)",
+		"timeout":           "no answer in time",
+		"unauthenticated":   "the provider rejected the API key; please check it",
+		"rate_limited":      "the provider's rate limit was hit; try again later",
+		"unavailable":       "the provider could not be reached",
+		"local_only":        "cloud models are off in local-only mode; use /cloud to lift it",
+		"no_api_key":        "the API key is not set",
+	}
+	table, fallback := ja, "失敗しました"
+	if locale == "en" {
+		table, fallback = en, "failed"
+	}
+	msg, ok := table[code]
+	if !ok {
+		msg = fallback
+	}
+	out := order + ": " + msg
+	if d := detailOf(err); d != "" {
+		out += " (" + d + ")"
+	}
+	return out
+}
+
+// DetailError carries a user-safe detail (what was missing, the estimate and the limit).
+type DetailError struct {
+	Err    error
+	Detail string
+}
+
+func (e *DetailError) Error() string { return e.Err.Error() + ": " + e.Detail }
+func (e *DetailError) Unwrap() error { return e.Err }
+
+func detailOf(err error) string {
+	var de *DetailError
+	if errors.As(err, &de) {
+		return de.Detail
+	}
+	return ""
+}
