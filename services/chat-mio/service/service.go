@@ -177,7 +177,9 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: cfg.Redis.Addr, DB: cfg.Redis.DB, Password: cfg.Redis.Password.Value(),
-		DialTimeout: 2 * time.Second, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second, MaxRetries: 1})
+		DialTimeout: 2 * time.Second, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second, MaxRetries: 1,
+		// A reply must not wait long on a Redis that is down: the session is then treated as new.
+		DialerRetries: 1})
 	defer rdb.Close()
 	sessions := store.NewRedis(rdb, cfg.Redis.KeyPrefix, cfg.Chat.SessionTTL)
 	jobs := jobid.NewAllocator(rdb, loc, cfg.Redis.KeyPrefix, jobid.WithLogger(log))

@@ -74,7 +74,7 @@ type envOpt func(*app.Config, *envSetup)
 type envSetup struct{ redisDown bool }
 
 func withConfig(f func(*app.Config)) envOpt { return func(c *app.Config, _ *envSetup) { f(c) } }
-func withRedisDown() envOpt                  { return func(_ *app.Config, s *envSetup) { s.redisDown = true } }
+func withRedisDown() envOpt                 { return func(_ *app.Config, s *envSetup) { s.redisDown = true } }
 
 func newEnv(t *testing.T, opts ...envOpt) *env {
 	t.Helper()
@@ -97,7 +97,7 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 		}
 		addr := ln.Addr().String()
 		ln.Close() // nothing listens there any more: every Redis call fails
-		rdb = redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
+		rdb = redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 200 * time.Millisecond, MaxRetries: -1, DialerRetries: 1})
 		t.Cleanup(func() { rdb.Close() })
 	}
 	suite := peertest.Start(t, approver)

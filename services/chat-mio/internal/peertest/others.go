@@ -41,6 +41,14 @@ type Executor struct {
 	mu      sync.Mutex
 	baggage []string
 	calls   int
+	down    bool
+}
+
+// SetDown makes Execute fail with Unavailable.
+func (e *Executor) SetDown(down bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.down = down
 }
 
 // Calls is how many Execute calls arrived.
@@ -62,7 +70,11 @@ func (e *Executor) Execute(ctx context.Context, req *executorv1.ExecuteRequest) 
 	e.mu.Lock()
 	e.calls++
 	e.baggage = append(e.baggage, jobid.FromContext(ctx))
+	down := e.down
 	e.mu.Unlock()
+	if down {
+		return nil, connect.NewError(connect.CodeUnavailable, errors.New("executor unavailable"))
+	}
 	if e.Delay > 0 {
 		select {
 		case <-time.After(e.Delay):
