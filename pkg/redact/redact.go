@@ -33,6 +33,8 @@ var secretRules = []rule{
 // piiRules match personal data that must not leave for a cloud provider.
 var piiRules = []rule{
 	{regexp.MustCompile(`[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}`), "[EMAIL " + Mask + "]"},
+	// International numbers first (+81 90 1234 5678), then national ones with a leading 0.
+	{regexp.MustCompile(`\+\d{1,3}[\s\-]?\(?\d{1,4}\)?(?:[\s\-]?\d{2,4}){2,4}\b`), "[PHONE " + Mask + "]"},
 	{regexp.MustCompile(`(?:\+\d{1,3}[\s\-]?)?(?:\(?0\d{1,4}\)?[\s\-]?)\d{1,4}[\s\-]?\d{3,4}\b`), "[PHONE " + Mask + "]"},
 }
 

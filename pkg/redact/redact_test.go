@@ -59,3 +59,32 @@ func TestIsSecretKey(t *testing.T) {
 		}
 	}
 }
+
+func TestForCloudTable(t *testing.T) {
+	cases := []struct{ name, in, leak string }{
+		{"openai key", "use sk-proj-ZZabcdefghijklmnopqrstuvwx1234", "ZZabcdefghijklmnopqrstuvwx1234"},
+		{"anthropic key", "ANTHROPIC_API_KEY=sk-ant-api03-QQabcdefghijklmnopqrstu", "QQabcdefghijklmnopqrstu"},
+		{"bearer token", "Authorization: Bearer abcDEF123456ghiJKL789", "abcDEF123456ghiJKL789"},
+		{"password", "db password: hunter2hunter2", "hunter2hunter2"},
+		{"private key", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAA\n-----END OPENSSH PRIVATE KEY-----", "b3BlbnNzaC1rZXktdjEAAAA"},
+		{"email", "連絡先は hanako.sato@example.jp です", "hanako.sato@example.jp"},
+		{"mobile", "電話 090-1234-5678 まで", "090-1234-5678"},
+		{"mobile no separators", "電話 09012345678", "09012345678"},
+		{"international", "call +81 90 1234 5678", "1234 5678"},
+		{"international dashes", "call +1-415-555-0132", "555-0132"},
+		{"landline", "代表 03-1234-5678", "03-1234-5678"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ForCloud(tc.in)
+			if strings.Contains(got, tc.leak) || !strings.Contains(got, Mask) {
+				t.Fatalf("ForCloud(%q) = %q", tc.in, got)
+			}
+		})
+	}
+	for _, s := range []string{"job_20261121_001 の件", "version 1.2.3", "see docs/README.md", "ループ 3 回"} {
+		if got := ForCloud(s); got != s {
+			t.Errorf("ForCloud(%q) = %q, want unchanged", s, got)
+		}
+	}
+}
