@@ -104,7 +104,9 @@ func (c Chat) Validate() error {
 // Config is the configuration of chat-mio.
 type Config struct {
 	config.Common `yaml:",inline"`
-	Chat          Chat `yaml:"chat"`
+	Chat          Chat               `yaml:"chat"`
+	Agents        Agents             `yaml:"agents"`
+	Ollama        llm.OllamaSettings `yaml:"ollama"`
 
 	// Listener, when set, replaces services.chat-mio.listen (tests, embedded suite).
 	Listener net.Listener `yaml:"-"`
@@ -119,7 +121,9 @@ type Config struct {
 
 // DefaultConfig returns the defaults of the spec.
 func DefaultConfig() Config {
-	return Config{Common: config.DefaultCommon(), Chat: DefaultChat()}
+	return Config{Common: config.DefaultCommon(), Chat: DefaultChat(),
+		Agents: Agents{Chat: llm.Config{Provider: llm.ProviderOllama, Model: "chat-v1:latest"}},
+		Ollama: llm.DefaultOllamaSettings()}
 }
 
 // Validate checks the configuration and names the offending key.
@@ -172,7 +176,7 @@ func Run(ctx context.Context, cfg Config) error {
 	log := srv.Logger()
 	model := cfg.ChatModel
 	if model == nil {
-		if model, err = buildModel(cfg); err != nil {
+		if model, err = buildModel(cfg, log); err != nil {
 			return err
 		}
 	}
