@@ -193,6 +193,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("client options: %w", err)
 	}
 	hc := rpcserver.NewHTTPClient()
+	defer hc.CloseIdleConnections()
 	gw := peers.Gateways{ByChannel: map[string]gatewayv1connect.NotificationServiceClient{
 		"line":  gatewayv1connect.NewNotificationServiceClient(hc, cfg.Services.GatewayLine.URL, copts...),
 		"slack": gatewayv1connect.NewNotificationServiceClient(hc, cfg.Services.GatewaySlack.URL, copts...),
