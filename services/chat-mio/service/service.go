@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/extra/redisotel/v9"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1/approvalv1connect"
@@ -185,6 +186,9 @@ func Run(ctx context.Context, cfg Config) error {
 		// A reply must not wait long on a Redis that is down: the session is then treated as new.
 		DialerRetries: 1})
 	defer rdb.Close()
+	if err := redisotel.InstrumentTracing(rdb, redisotel.WithTracerProvider(srv.Telemetry().TracerProvider), redisotel.WithDBStatement(false)); err != nil {
+		return fmt.Errorf("redis tracing: %w", err)
+	}
 	sessions := store.NewRedis(rdb, cfg.Redis.KeyPrefix, cfg.Chat.SessionTTL)
 	jobs := jobid.NewAllocator(rdb, loc, cfg.Redis.KeyPrefix, jobid.WithLogger(log))
 
@@ -206,6 +210,7 @@ func Run(ctx context.Context, cfg Config) error {
 		MemoryTurns: cfg.Chat.MemoryTurns, MemoryClip: cfg.Chat.MemoryMaxChars, ReplyBudget: cfg.Chat.ReplyBudget,
 		RouterTimeout: cfg.Chat.RouterTimeout, ApprovalTimeout: cfg.Chat.ApprovalTimeout,
 		ExecuteTimeout: cfg.Chat.ExecuteTimeout, ChatTimeout: cfg.Chat.ChatTimeout, OptionsTTL: cfg.Chat.OptionsTTL,
+		Tracer: srv.Telemetry().Tracer("chat-mio"),
 	}, sessions, jobs, app.Peers{
 		Router:    routerv1connect.NewRouterServiceClient(hc, cfg.Services.RouterShiro.URL, copts...),
 		Approval:  approvalv1connect.NewApprovalServiceClient(hc, cfg.Services.Approval.URL, copts...),

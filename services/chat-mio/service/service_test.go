@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	chatv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1/chatv1connect"
@@ -68,7 +70,7 @@ type running struct {
 	grpc   chatv1connect.ChatServiceClient
 }
 
-func start(t *testing.T) *running {
+func start(t *testing.T, spans ...sdktrace.SpanProcessor) *running {
 	t.Helper()
 	r := testinfra.Redis(t)
 	peers := peertest.Start(t, "Uowner")
@@ -93,6 +95,7 @@ func start(t *testing.T) *running {
 	cfg.Listener = ln
 	logs := &peertest.LogBuffer{}
 	cfg.LogWriter = logs
+	cfg.Telemetry.SpanProcessors = spans
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- service.Run(ctx, cfg) }()
@@ -143,7 +146,8 @@ func replyText(res *chatv1.HandleMessageResponse) string {
 }
 
 func TestChatOverOllamaProtocol(t *testing.T) {
-	r := start(t)
+	rec := tracetest.NewSpanRecorder()
+	r := start(t, rec)
 	res, err := r.grpc.HandleMessage(context.Background(), &chatv1.HandleMessageRequest{SessionId: "line:Uowner", Channel: "line", UserId: "Uowner", Text: "おはよう"})
 	if err != nil {
 		t.Fatal(err)
@@ -174,6 +178,27 @@ func TestChatOverOllamaProtocol(t *testing.T) {
 	}
 	if strings.Index(content, "# ポリシー") < len(persona)-5 || !strings.Contains(content, "job_id: "+res.GetJobId()) {
 		t.Fatalf("system prompt order/job id wrong:\n%s", content)
+	}
+
+	// chat-mio's spans for the message carry the job id: its own, the model call's and the
+	// session store's Redis commands (all but the allocation that creates the id).
+	seen := map[string]bool{}
+	for _, sp := range rec.Ended() {
+		jid := ""
+		for _, kv := range sp.Attributes() {
+			if string(kv.Key) == "job_id" {
+				jid = kv.Value.AsString()
+			}
+		}
+		seen[sp.Name()] = true
+		if (sp.Name() == "chat.handle_message" || sp.Name() == "llm.chat" || sp.Name() == "redis.pipeline hgetall smembers lrange") && jid != res.GetJobId() {
+			t.Errorf("span %s has job_id %q, want %q", sp.Name(), jid, res.GetJobId())
+		}
+	}
+	for _, name := range []string{"chat.handle_message", "llm.chat", "redis.pipeline hgetall smembers lrange", "picoclaw.router.v1.RouterService/ProcessTask"} {
+		if !seen[name] {
+			t.Errorf("no span %q; spans: %v", name, seen)
+		}
 	}
 }
 

@@ -9,6 +9,10 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
 	chatv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1"
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
@@ -38,6 +42,8 @@ type Config struct {
 	// OptionsTTL keeps deliberation options available for /pick.
 	OptionsTTL time.Duration
 	Now        func() time.Time
+	// Tracer starts chat-mio's own spans (message handling, chat model calls); default no-op.
+	Tracer trace.Tracer
 }
 
 func (c *Config) defaults() {
@@ -71,6 +77,9 @@ func (c *Config) defaults() {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.Tracer == nil {
+		c.Tracer = noop.NewTracerProvider().Tracer("chat-mio")
 	}
 }
 
@@ -146,6 +155,9 @@ func (a *App) HandleMessage(ctx context.Context, req *chatv1.HandleMessageReques
 		return nil, fmt.Errorf("allocate job id: %w", err)
 	}
 	ctx = jobid.WithJobID(ctx, id)
+	ctx, span := a.cfg.Tracer.Start(ctx, "chat.handle_message", trace.WithAttributes(
+		attribute.String("session_id", req.GetSessionId()), attribute.String("event_id", req.GetEventId())))
+	defer span.End()
 	now := a.cfg.Now()
 	t := &turn{
 		req:    req,
@@ -185,6 +197,7 @@ func (a *App) HandleMessage(ctx context.Context, req *chatv1.HandleMessageReques
 		first := t.result.Messages[0]
 		first.Text = domain.T(t.loc, domain.MsgStoreDown) + "\n\n" + first.Text
 	}
+	span.SetAttributes(attribute.String("reply_job_id", t.result.GetJobId()), attribute.Bool("async_pending", t.result.GetAsyncPending()))
 	a.log.InfoContext(ctx, "message.replied", slog.String("reply_job_id", t.result.GetJobId()),
 		slog.Int("messages", len(t.result.Messages)), slog.Bool("async_pending", t.result.GetAsyncPending()))
 	return t.result, nil

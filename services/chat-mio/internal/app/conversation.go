@@ -7,6 +7,9 @@ import (
 	"strings"
 
 	"connectrpc.com/connect"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/proto"
 
 	approvalv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1"
@@ -166,10 +169,20 @@ func (a *App) chatReply(ctx context.Context, t *turn, text, worker string, quest
 		msgs = append(msgs, llm.Message{Role: role, Content: m.Text})
 	}
 	msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: text})
-	res, err := a.model.Chat(ctx, llm.Request{Messages: msgs, Timeout: a.cfg.ChatTimeout})
+	mctx, span := a.cfg.Tracer.Start(ctx, "llm.chat", trace.WithAttributes(
+		attribute.String("llm.provider", a.model.Provider()), attribute.String("llm.model", a.model.Model()),
+		attribute.String("route", route)))
+	res, err := a.model.Chat(mctx, llm.Request{Messages: msgs, Timeout: a.cfg.ChatTimeout})
 	if err == nil && strings.TrimSpace(res.Text) == "" {
 		err = fmt.Errorf("%w: empty answer", llm.ErrBadResponse)
 	}
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, "chat model failed")
+	} else {
+		span.SetAttributes(attribute.Int64("llm.input_tokens", res.Usage.InputTokens), attribute.Int64("llm.output_tokens", res.Usage.OutputTokens))
+	}
+	span.End()
 	if err != nil {
 		a.log.ErrorContext(ctx, "chat.model_failed", slog.String("provider", a.model.Provider()),
 			slog.String("model", a.model.Model()), slog.Any("error", err))
