@@ -78,6 +78,11 @@ func withRedisDown() envOpt                 { return func(_ *app.Config, s *envS
 
 func newEnv(t *testing.T, opts ...envOpt) *env {
 	t.Helper()
+	return newEnvB(t, opts...)
+}
+
+func newEnvB(t testing.TB, opts ...envOpt) *env {
+	t.Helper()
 	r := testinfra.Redis(t)
 	tokyo, err := time.LoadLocation("Asia/Tokyo")
 	if err != nil {
