@@ -240,9 +240,9 @@ func TestApprovalConversationEndToEnd(t *testing.T) {
 	if got := replyText(res); !strings.Contains(got, "確認なしで実行しました") || len(res.GetMessages()[0].GetActions()) != 0 {
 		t.Fatalf("auto-approved: %s", got)
 	}
-	r.peers.Router.Propose = func(string) (string, commonv1.TaskType) {
+	r.peers.Router.SetPropose(func(string) (string, commonv1.TaskType) {
 		return peertest.Patch(peertest.PatchCommand{Type: "file_edit", Action: "delete", Target: "docs/guide.md"}), commonv1.TaskType_TASK_TYPE_DOCS
-	}
+	})
 	res = r.send(t, "Uowner", "/code docs/guide.md を消して")
 	if len(res.GetMessages()[0].GetActions()) != 2 {
 		t.Fatalf("delete did not ask: %s", replyText(res))

@@ -154,14 +154,14 @@ func TestStatus(t *testing.T) {
 	id := e.send(t, approver, codeMsg).GetJobId()
 	got := text(e.send(t, approver, "/status"))
 	mustContain(t, got, "chat-mio: idle", "セッション line:Uapprover: ローカル限定 オフ / 承認待ち "+id)
-	e.peers.Heartbeat.Down = true
+	e.peers.Heartbeat.SetDown(true)
 	mustContain(t, text(e.send(t, approver, "/status")), "状態監視（heartbeat）に接続できませんでした", "承認待ち "+id)
 }
 
 func TestPeerFailuresAreToldAndFailClosed(t *testing.T) {
 	t.Run("router down", func(t *testing.T) {
 		e := newEnv(t)
-		e.peers.Router.Down = true
+		e.peers.Router.SetDown(true)
 		mustContain(t, text(e.send(t, approver, "hello")), "router-shiro）に接続できませんでした")
 	})
 	t.Run("approval down", func(t *testing.T) {
@@ -186,7 +186,7 @@ func TestPeerFailuresAreToldAndFailClosed(t *testing.T) {
 	t.Run("execution fails", func(t *testing.T) {
 		e := newEnv(t)
 		id := e.send(t, approver, codeMsg).GetJobId()
-		e.peers.Executor.Workspace = filepath.Join(t.TempDir(), "missing")
+		e.peers.Executor.SetWorkspace(filepath.Join(t.TempDir(), "missing"))
 		got := text(e.send(t, approver, "/approve "+id))
 		mustContain(t, got, "ジョブ "+id+" の実行に失敗しました", "内部エラー")
 		if strings.Contains(got, "missing") {

@@ -159,9 +159,9 @@ func TestAutoApproveScope(t *testing.T) {
 	}
 
 	// A proposal deleting a file still asks.
-	e.peers.Router.Propose = func(string) (string, commonv1.TaskType) {
+	e.peers.Router.SetPropose(func(string) (string, commonv1.TaskType) {
 		return peertest.Patch(peertest.PatchCommand{Type: "file_edit", Action: "delete", Target: "docs/guide.md"}), commonv1.TaskType_TASK_TYPE_DOCS
-	}
+	})
 	res = e.send(t, approver, codeMsg)
 	mustContain(t, text(res), "/approve "+res.GetJobId())
 	if len(actions(res)) != 2 {
@@ -171,9 +171,9 @@ func TestAutoApproveScope(t *testing.T) {
 		t.Fatalf("file deleted without approval: %v", err)
 	}
 	// Outside docs/ asks too.
-	e.peers.Router.Propose = func(string) (string, commonv1.TaskType) {
+	e.peers.Router.SetPropose(func(string) (string, commonv1.TaskType) {
 		return peertest.Patch(peertest.PatchCommand{Type: "file_edit", Action: "create", Target: "docsx/a.md", Content: "x"}), commonv1.TaskType_TASK_TYPE_DOCS
-	}
+	})
 	if res = e.send(t, approver, codeMsg); len(actions(res)) != 2 {
 		t.Fatalf("out-of-scope proposal did not ask: %s", text(res))
 	}
@@ -182,7 +182,7 @@ func TestAutoApproveScope(t *testing.T) {
 	mustContain(t, text(res), "Auto-Approve: on")
 	res = e.send(t, approver, "/auto-approve off")
 	mustContain(t, text(res), "Auto-Approve: 無効")
-	e.peers.Router.Propose = peertest.DocsPatch
+	e.peers.Router.SetPropose(peertest.DocsPatch)
 	if res = e.send(t, approver, codeMsg); len(actions(res)) != 2 {
 		t.Fatalf("after off, proposal did not ask: %s", text(res))
 	}
@@ -310,7 +310,7 @@ func mustTokyo(t *testing.T) *time.Location {
 
 func TestResultAfterReplyIsPushed(t *testing.T) {
 	e := newEnv(t, withConfig(func(c *app.Config) { c.ReplyBudget = 50 * time.Millisecond }))
-	e.peers.Executor.Delay = 500 * time.Millisecond
+	e.peers.Executor.SetDelay(500 * time.Millisecond)
 	id := e.send(t, approver, codeMsg).GetJobId()
 	res := e.send(t, approver, "/approve "+id)
 	if !res.GetAsyncPending() {

@@ -51,6 +51,20 @@ func (e *Executor) SetDown(down bool) {
 	e.down = down
 }
 
+// SetDelay holds every later execution for d.
+func (e *Executor) SetDelay(d time.Duration) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.Delay = d
+}
+
+// SetWorkspace changes the workspace of later executions.
+func (e *Executor) SetWorkspace(dir string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.Workspace = dir
+}
+
 // Calls is how many Execute calls arrived.
 func (e *Executor) Calls() int {
 	e.mu.Lock()
@@ -70,14 +84,14 @@ func (e *Executor) Execute(ctx context.Context, req *executorv1.ExecuteRequest) 
 	e.mu.Lock()
 	e.calls++
 	e.baggage = append(e.baggage, jobid.FromContext(ctx))
-	down := e.down
+	down, delay, workspace := e.down, e.Delay, e.Workspace
 	e.mu.Unlock()
 	if down {
 		return nil, connect.NewError(connect.CodeUnavailable, errors.New("executor unavailable"))
 	}
-	if e.Delay > 0 {
+	if delay > 0 {
 		select {
-		case <-time.After(e.Delay):
+		case <-time.After(delay):
 		case <-ctx.Done():
 			return nil, connect.NewError(connect.CodeCanceled, ctx.Err())
 		}
@@ -93,7 +107,7 @@ func (e *Executor) Execute(ctx context.Context, req *executorv1.ExecuteRequest) 
 	if err := json.Unmarshal([]byte(claim.GetPatch()), &cmds); err != nil {
 		return nil, connect.NewError(connect.CodeInvalidArgument, err)
 	}
-	root, err := os.OpenRoot(e.Workspace)
+	root, err := os.OpenRoot(workspace)
 	if err != nil {
 		return nil, connect.NewError(connect.CodeInternal, err)
 	}
@@ -157,6 +171,20 @@ type Router struct {
 	baggage  []string
 }
 
+// SetPropose replaces the proposal source.
+func (r *Router) SetPropose(f func(text string) (string, commonv1.TaskType)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.Propose = f
+}
+
+// SetDown makes ProcessTask fail with Unavailable.
+func (r *Router) SetDown(down bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.Down = down
+}
+
 // Requests returns the requests received.
 func (r *Router) Requests() []*routerv1.ProcessTaskRequest {
 	r.mu.Lock()
@@ -176,7 +204,7 @@ func (r *Router) ProcessTask(ctx context.Context, req *routerv1.ProcessTaskReque
 	r.mu.Lock()
 	r.requests = append(r.requests, proto.CloneOf(req))
 	r.baggage = append(r.baggage, jobid.FromContext(ctx))
-	down := r.Down
+	down, propose := r.Down, r.Propose
 	r.mu.Unlock()
 	if down {
 		return nil, connect.NewError(connect.CodeUnavailable, errors.New("router unavailable"))
@@ -200,7 +228,7 @@ func (r *Router) ProcessTask(ctx context.Context, req *routerv1.ProcessTaskReque
 			res.Refusal = "CODE is refused under local_only; send /cloud"
 			return res, nil
 		}
-		patch, task := r.Propose(text)
+		patch, task := propose(text)
 		mk := func(order string) *commonv1.ProposalResult {
 			return &commonv1.ProposalResult{Order: order, Proposal: &commonv1.Proposal{JobId: req.GetJobId(), Plan: "Update docs as asked (" + order + ")",
 				Patch: patch, TaskType: task, Order: order, Risk: &commonv1.Risk{Level: commonv1.RiskLevel_RISK_LEVEL_LOW, RollbackPossible: true}}}
@@ -224,12 +252,24 @@ func (r *Router) ProcessTask(ctx context.Context, req *routerv1.ProcessTaskReque
 // Heartbeat serves the aggregated report.
 type Heartbeat struct {
 	heartbeatv1connect.UnimplementedHeartbeatServiceHandler
-	Down bool
+
+	mu   sync.Mutex
+	down bool
+}
+
+// SetDown makes Report fail with Unavailable.
+func (h *Heartbeat) SetDown(down bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.down = down
 }
 
 // Report implements the handler.
-func (h *Heartbeat) Report(_ context.Context, req *heartbeatv1.ReportRequest) (*heartbeatv1.ReportResponse, error) {
-	if h.Down {
+func (h *Heartbeat) Report(_ context.Context, _ *heartbeatv1.ReportRequest) (*heartbeatv1.ReportResponse, error) {
+	h.mu.Lock()
+	down := h.down
+	h.mu.Unlock()
+	if down {
 		return nil, connect.NewError(connect.CodeUnavailable, errors.New("heartbeat unavailable"))
 	}
 	text := "chat-mio: idle / router-shiro: busy (job_20260101_001)"
