@@ -81,13 +81,11 @@ func (a *App) converse(ctx context.Context, t *turn, text string) {
 	if ps := res.GetProposals(); len(ps) == 1 {
 		order = ps[0].GetOrder()
 	}
-	decl := domain.Declaration(t.loc, route, t.sess.PrevPrimaryRoute, order)
-	if decl == "" && res.GetDeliberation() && route != t.sess.PrevPrimaryRoute {
-		decl = domain.T(t.loc, domain.MsgDeclareWorker, "DELIBERATION")
-	}
+	deliberation := res.GetDeliberation() || len(res.GetProposals()) > 1
+	decl := domain.Declaration(t.loc, route, t.sess.PrevPrimaryRoute, order, deliberation)
 	start := len(t.result.Messages)
 	switch {
-	case res.GetDeliberation() || len(res.GetProposals()) > 1:
+	case deliberation:
 		a.presentOptions(ctx, t, res)
 	case strings.HasPrefix(route, "CODE") || len(res.GetProposals()) == 1:
 		a.proposal(ctx, t, res.GetProposals(), route)

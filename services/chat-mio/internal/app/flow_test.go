@@ -328,7 +328,7 @@ func TestDeliberationAndPick(t *testing.T) {
 	e := newEnv(t)
 	res := e.send(t, approver, "/deliberate docs/guide.md を作って")
 	id := res.GetJobId()
-	mustContain(t, text(res), "/pick "+id, "1. order1", "2. order2", "order3: 提案できませんでした（timeout")
+	mustContain(t, text(res), "【合議: 複数のコーダーが提案しました】", "/pick "+id, "1. order1", "2. order2", "order3: 提案できませんでした（timeout")
 	acts := actions(res)
 	if len(acts) != 2 || acts[1].GetKind() != commonv1.ActionKind_ACTION_KIND_PICK || acts[1].GetValue() != "2" {
 		t.Fatalf("actions = %v", acts)

@@ -33,57 +33,59 @@ type MsgKey string
 
 // Message keys.
 const (
-	MsgHelp              MsgKey = "help"
-	MsgUsageApprove      MsgKey = "usage_approve"
-	MsgUsageDeny         MsgKey = "usage_deny"
-	MsgUsagePick         MsgKey = "usage_pick"
-	MsgUsageAuto         MsgKey = "usage_auto"
-	MsgUsageNoArgs       MsgKey = "usage_noargs"
-	MsgUsageUnknown      MsgKey = "usage_unknown"
-	MsgStoreDown         MsgKey = "store_down"
-	MsgLocalOn           MsgKey = "local_on"
-	MsgLocalOff          MsgKey = "local_off"
-	MsgLocalRefusal      MsgKey = "local_refusal"
-	MsgSettingNotSaved   MsgKey = "setting_not_saved"
-	MsgRouterDown        MsgKey = "router_down"
-	MsgChatModelDown     MsgKey = "chat_model_down"
-	MsgWorkerResultPlain MsgKey = "worker_result_plain"
-	MsgApprovalDown      MsgKey = "approval_down"
-	MsgApprovalRefused   MsgKey = "approval_refused"
-	MsgApprovalRequest   MsgKey = "approval_request"
-	MsgAutoApproved      MsgKey = "auto_approved"
-	MsgExecuted          MsgKey = "executed"
-	MsgExecFailed        MsgKey = "exec_failed"
-	MsgExecutorDown      MsgKey = "executor_down"
-	MsgExecAsync         MsgKey = "exec_async"
-	MsgNotApprover       MsgKey = "not_approver"
-	MsgNotApproverAuto   MsgKey = "not_approver_auto"
-	MsgJobNotFound       MsgKey = "job_not_found"
-	MsgJobConflict       MsgKey = "job_conflict"
-	MsgApproved          MsgKey = "approved"
-	MsgDenied            MsgKey = "denied"
-	MsgDeniedReason      MsgKey = "denied_reason"
-	MsgAutoOn            MsgKey = "auto_on"
-	MsgAutoOff           MsgKey = "auto_off"
-	MsgAutoStatusOff     MsgKey = "auto_status_off"
-	MsgAutoDegraded      MsgKey = "auto_degraded"
-	MsgPeerFailed        MsgKey = "peer_failed"
-	MsgPickNotFound      MsgKey = "pick_not_found"
-	MsgDeliberation      MsgKey = "deliberation"
-	MsgProposalFailed    MsgKey = "proposal_failed"
-	MsgNoProposal        MsgKey = "no_proposal"
-	MsgStatusSession     MsgKey = "status_session"
-	MsgHeartbeatDown     MsgKey = "heartbeat_down"
-	MsgDeclareWorker     MsgKey = "declare_worker"
-	MsgDeclareOrder      MsgKey = "declare_order"
-	MsgQuestions         MsgKey = "questions"
-	MsgButtonApprove     MsgKey = "button_approve"
-	MsgButtonDeny        MsgKey = "button_deny"
-	MsgButtonPick        MsgKey = "button_pick"
-	MsgInternal          MsgKey = "internal"
-	MsgYes               MsgKey = "yes"
-	MsgNo                MsgKey = "no"
-	MsgNone              MsgKey = "none"
+	MsgHelp                MsgKey = "help"
+	MsgUsageApprove        MsgKey = "usage_approve"
+	MsgUsageDeny           MsgKey = "usage_deny"
+	MsgUsagePick           MsgKey = "usage_pick"
+	MsgUsageAuto           MsgKey = "usage_auto"
+	MsgUsageNoArgs         MsgKey = "usage_noargs"
+	MsgUsageUnknown        MsgKey = "usage_unknown"
+	MsgStoreDown           MsgKey = "store_down"
+	MsgLocalOn             MsgKey = "local_on"
+	MsgLocalOff            MsgKey = "local_off"
+	MsgLocalRefusal        MsgKey = "local_refusal"
+	MsgSettingNotSaved     MsgKey = "setting_not_saved"
+	MsgRouterDown          MsgKey = "router_down"
+	MsgChatModelDown       MsgKey = "chat_model_down"
+	MsgWorkerResultPlain   MsgKey = "worker_result_plain"
+	MsgApprovalDown        MsgKey = "approval_down"
+	MsgApprovalRefused     MsgKey = "approval_refused"
+	MsgApprovalRequest     MsgKey = "approval_request"
+	MsgAutoApproved        MsgKey = "auto_approved"
+	MsgExecuted            MsgKey = "executed"
+	MsgExecFailed          MsgKey = "exec_failed"
+	MsgExecutorDown        MsgKey = "executor_down"
+	MsgExecAsync           MsgKey = "exec_async"
+	MsgNotApprover         MsgKey = "not_approver"
+	MsgNotApproverAuto     MsgKey = "not_approver_auto"
+	MsgJobNotFound         MsgKey = "job_not_found"
+	MsgJobConflict         MsgKey = "job_conflict"
+	MsgApproved            MsgKey = "approved"
+	MsgDenied              MsgKey = "denied"
+	MsgDeniedReason        MsgKey = "denied_reason"
+	MsgAutoOn              MsgKey = "auto_on"
+	MsgAutoOff             MsgKey = "auto_off"
+	MsgAutoStatusOff       MsgKey = "auto_status_off"
+	MsgAutoDegraded        MsgKey = "auto_degraded"
+	MsgPeerFailed          MsgKey = "peer_failed"
+	MsgPickNotFound        MsgKey = "pick_not_found"
+	MsgDeliberation        MsgKey = "deliberation"
+	MsgProposalFailed      MsgKey = "proposal_failed"
+	MsgNoProposal          MsgKey = "no_proposal"
+	MsgStatusSession       MsgKey = "status_session"
+	MsgHeartbeatDown       MsgKey = "heartbeat_down"
+	MsgDeclareWorker       MsgKey = "declare_worker"
+	MsgDeclareOrder        MsgKey = "declare_order"
+	MsgDeclareCoder        MsgKey = "declare_coder"
+	MsgDeclareDeliberation MsgKey = "declare_deliberation"
+	MsgQuestions           MsgKey = "questions"
+	MsgButtonApprove       MsgKey = "button_approve"
+	MsgButtonDeny          MsgKey = "button_deny"
+	MsgButtonPick          MsgKey = "button_pick"
+	MsgInternal            MsgKey = "internal"
+	MsgYes                 MsgKey = "yes"
+	MsgNo                  MsgKey = "no"
+	MsgNone                MsgKey = "none"
 )
 
 var catalog = map[MsgKey][2]string{
@@ -139,35 +141,37 @@ var catalog = map[MsgKey][2]string{
 	MsgExecFailed:   {"ジョブ %s の実行に失敗しました: %s", "Job %s failed to run: %s"},
 	MsgExecutorDown: {"実行サービス（executor）に接続できなかったため、ジョブ %s はまだ実行されていません。少し待ってから状態を確認してください。",
 		"The executor could not be reached, so job %s has not run. Please check its state again shortly."},
-	MsgExecAsync:       {"ジョブ %s を実行しています。終わったら結果をお知らせします。", "Job %s is running. I'll send the result when it finishes."},
-	MsgNotApprover:     {"ジョブ %s を決定する権限がありません（承認者として登録されていません）。", "You may not decide job %s (you are not a registered approver)."},
-	MsgNotApproverAuto: {"Auto-Approve を変更する権限がありません（承認者として登録されていません）。", "You may not change Auto-Approve (you are not a registered approver)."},
-	MsgJobNotFound:     {"ジョブ %s は見つかりませんでした。job_id を確認してください。", "Job %s was not found. Please check the job id."},
-	MsgJobConflict:     {"ジョブ %s はすでに決定済みか、期限切れです（%s）。", "Job %s was already decided or has expired (%s)."},
-	MsgApproved:        {"ジョブ %s を承認しました。", "Job %s approved."},
-	MsgDenied:          {"ジョブ %s を却下しました。", "Job %s denied."},
-	MsgDeniedReason:    {"ジョブ %s を却下しました。理由: %s", "Job %s denied. Reason: %s"},
-	MsgAutoOn:          {"Auto-Approve を有効にしました。", "Auto-Approve is on."},
-	MsgAutoOff:         {"Auto-Approve を無効にしました。", "Auto-Approve is off."},
-	MsgAutoStatusOff:   {"Auto-Approve は無効です。", "Auto-Approve is off."},
-	MsgAutoDegraded:    {"セッションの保存先（Redis）に接続できないため、Auto-Approve は有効にできません。", "The session store (Redis) is unreachable, so Auto-Approve cannot be turned on."},
-	MsgPeerFailed:      {"%s でエラーが起きました。少し待ってからもう一度送ってください。", "%s reported an error. Please try again shortly."},
-	MsgPickNotFound:    {"ジョブ %s の候補 %d は見つかりませんでした。", "Option %[2]d of job %[1]s was not found."},
-	MsgDeliberation:    {"ジョブ %s の候補です。/pick %s <番号> で選んでください。", "Options for job %s. Pick one with /pick %s <n>."},
-	MsgProposalFailed:  {"%s: 提案できませんでした（%s）", "%s: no proposal (%s)"},
-	MsgNoProposal:      {"提案を作れませんでした（%s）。内容を変えてもう一度依頼してください。", "No proposal could be made (%s). Please rephrase and ask again."},
-	MsgStatusSession:   {"セッション %s: ローカル限定 %s / 承認待ち %s", "Session %s: local-only %s / pending %s"},
-	MsgHeartbeatDown:   {"状態監視（heartbeat）に接続できませんでした。", "The heartbeat service could not be reached."},
-	MsgDeclareWorker:   {"【Shiro が %s として担当します】", "[Shiro handles this as %s]"},
-	MsgDeclareOrder:    {"【%s（%s）が提案を担当します】", "[%s (%s) is writing the proposal]"},
-	MsgQuestions:       {"確認させてください:", "Please tell me:"},
-	MsgButtonApprove:   {"承認", "Approve"},
-	MsgButtonDeny:      {"却下", "Deny"},
-	MsgButtonPick:      {"候補 %d を選ぶ", "Pick %d"},
-	MsgInternal:        {"内部エラーが起きました（%s）。もう一度送ってください。", "An internal error occurred (%s). Please try again."},
-	MsgYes:             {"オン", "on"},
-	MsgNo:              {"オフ", "off"},
-	MsgNone:            {"なし", "none"},
+	MsgExecAsync:           {"ジョブ %s を実行しています。終わったら結果をお知らせします。", "Job %s is running. I'll send the result when it finishes."},
+	MsgNotApprover:         {"ジョブ %s を決定する権限がありません（承認者として登録されていません）。", "You may not decide job %s (you are not a registered approver)."},
+	MsgNotApproverAuto:     {"Auto-Approve を変更する権限がありません（承認者として登録されていません）。", "You may not change Auto-Approve (you are not a registered approver)."},
+	MsgJobNotFound:         {"ジョブ %s は見つかりませんでした。job_id を確認してください。", "Job %s was not found. Please check the job id."},
+	MsgJobConflict:         {"ジョブ %s はすでに決定済みか、期限切れです（%s）。", "Job %s was already decided or has expired (%s)."},
+	MsgApproved:            {"ジョブ %s を承認しました。", "Job %s approved."},
+	MsgDenied:              {"ジョブ %s を却下しました。", "Job %s denied."},
+	MsgDeniedReason:        {"ジョブ %s を却下しました。理由: %s", "Job %s denied. Reason: %s"},
+	MsgAutoOn:              {"Auto-Approve を有効にしました。", "Auto-Approve is on."},
+	MsgAutoOff:             {"Auto-Approve を無効にしました。", "Auto-Approve is off."},
+	MsgAutoStatusOff:       {"Auto-Approve は無効です。", "Auto-Approve is off."},
+	MsgAutoDegraded:        {"セッションの保存先（Redis）に接続できないため、Auto-Approve は有効にできません。", "The session store (Redis) is unreachable, so Auto-Approve cannot be turned on."},
+	MsgPeerFailed:          {"%s でエラーが起きました。少し待ってからもう一度送ってください。", "%s reported an error. Please try again shortly."},
+	MsgPickNotFound:        {"ジョブ %s の候補 %d は見つかりませんでした。", "Option %[2]d of job %[1]s was not found."},
+	MsgDeliberation:        {"ジョブ %s の候補です。/pick %s <番号> で選んでください。", "Options for job %s. Pick one with /pick %s <n>."},
+	MsgProposalFailed:      {"%s: 提案できませんでした（%s）", "%s: no proposal (%s)"},
+	MsgNoProposal:          {"提案を作れませんでした（%s）。内容を変えてもう一度依頼してください。", "No proposal could be made (%s). Please rephrase and ask again."},
+	MsgStatusSession:       {"セッション %s: ローカル限定 %s / 承認待ち %s", "Session %s: local-only %s / pending %s"},
+	MsgHeartbeatDown:       {"状態監視（heartbeat）に接続できませんでした。", "The heartbeat service could not be reached."},
+	MsgDeclareWorker:       {"【Shiro が %s として担当します】", "[Shiro handles this as %s]"},
+	MsgDeclareOrder:        {"【%s（%s）が提案を担当します】", "[%s (%s) is writing the proposal]"},
+	MsgDeclareCoder:        {"【コーダーが提案を担当します】", "[A coder is writing the proposal]"},
+	MsgDeclareDeliberation: {"【合議: 複数のコーダーが提案しました】", "[Deliberation: several coders proposed]"},
+	MsgQuestions:           {"確認させてください:", "Please tell me:"},
+	MsgButtonApprove:       {"承認", "Approve"},
+	MsgButtonDeny:          {"却下", "Deny"},
+	MsgButtonPick:          {"候補 %d を選ぶ", "Pick %d"},
+	MsgInternal:            {"内部エラーが起きました（%s）。もう一度送ってください。", "An internal error occurred (%s). Please try again."},
+	MsgYes:                 {"オン", "on"},
+	MsgNo:                  {"オフ", "off"},
+	MsgNone:                {"なし", "none"},
 }
 
 // T returns the text for key in locale, formatted with args.

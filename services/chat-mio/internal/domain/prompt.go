@@ -88,8 +88,11 @@ func SystemPrompt(persona, policy string, overlay Overlay) string {
 var orderAliases = map[string]string{"order1": "Aka", "order2": "Ao", "order3": "Gin"}
 
 // Declaration is the one-line "who answers" header shown when the route changes to a non-CHAT
-// route; "" for CHAT or an unchanged route.
-func Declaration(l Locale, route, prevRoute, order string) string {
+// route; "" for CHAT or an unchanged route. deliberation marks a multi-order answer.
+func Declaration(l Locale, route, prevRoute, order string, deliberation bool) string {
+	if deliberation {
+		return T(l, MsgDeclareDeliberation)
+	}
 	if route == "" || route == "CHAT" || route == prevRoute {
 		return ""
 	}
@@ -97,14 +100,10 @@ func Declaration(l Locale, route, prevRoute, order string) string {
 		if order == "" {
 			order = map[string]string{"CODE1": "order1", "CODE2": "order2", "CODE3": "order3"}[route]
 		}
-		alias := orderAliases[order]
-		if alias == "" {
-			alias = route
-			if order == "" {
-				order = route
-			}
+		if alias := orderAliases[order]; alias != "" {
+			return T(l, MsgDeclareOrder, alias, order)
 		}
-		return T(l, MsgDeclareOrder, alias, order)
+		return T(l, MsgDeclareCoder)
 	}
 	return T(l, MsgDeclareWorker, route)
 }

@@ -1,6 +1,9 @@
 package domain
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"strings"
 	"testing"
 )
@@ -28,19 +31,23 @@ func TestDeclaration(t *testing.T) {
 	tests := []struct {
 		l                  Locale
 		route, prev, order string
+		delib              bool
 		want               string
 	}{
-		{JA, "CHAT", "PLAN", "", ""},
-		{JA, "PLAN", "PLAN", "", ""},
-		{JA, "PLAN", "CHAT", "", "【Shiro が PLAN として担当します】"},
-		{EN, "OPS", "", "", "[Shiro handles this as OPS]"},
-		{JA, "CODE", "CHAT", "order2", "【Ao（order2）が提案を担当します】"},
-		{JA, "CODE3", "", "", "【Gin（order3）が提案を担当します】"},
-		{EN, "CODE1", "CHAT", "order1", "[Aka (order1) is writing the proposal]"},
-		{JA, "", "CHAT", "", ""},
+		{JA, "CHAT", "PLAN", "", false, ""},
+		{JA, "PLAN", "PLAN", "", false, ""},
+		{JA, "PLAN", "CHAT", "", false, "【Shiro が PLAN として担当します】"},
+		{EN, "OPS", "", "", false, "[Shiro handles this as OPS]"},
+		{JA, "CODE", "CHAT", "order2", false, "【Ao（order2）が提案を担当します】"},
+		{JA, "CODE3", "", "", false, "【Gin（order3）が提案を担当します】"},
+		{EN, "CODE1", "CHAT", "order1", false, "[Aka (order1) is writing the proposal]"},
+		{JA, "", "CHAT", "", false, ""},
+		{JA, "CODE", "CHAT", "", false, "【コーダーが提案を担当します】"},
+		{JA, "CODE", "CODE", "", true, "【合議: 複数のコーダーが提案しました】"},
+		{EN, "CODE", "", "", true, "[Deliberation: several coders proposed]"},
 	}
 	for _, tt := range tests {
-		if got := Declaration(tt.l, tt.route, tt.prev, tt.order); got != tt.want {
+		if got := Declaration(tt.l, tt.route, tt.prev, tt.order, tt.delib); got != tt.want {
 			t.Errorf("Declaration(%s,%s,%s,%s) = %q, want %q", tt.l, tt.route, tt.prev, tt.order, got, tt.want)
 		}
 	}
@@ -81,5 +88,37 @@ func TestUsageFor(t *testing.T) {
 	}
 	if got := UsageFor(JA, "/status"); got != "使い方: /status（引数はありません）" {
 		t.Errorf("status usage %q", got)
+	}
+}
+
+// Every MsgKey constant declared in messages.go has a text in both locales.
+func TestEveryMessageKeyHasText(t *testing.T) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "messages.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, d := range f.Decls {
+		gd, ok := d.(*ast.GenDecl)
+		if !ok || gd.Tok != token.CONST {
+			continue
+		}
+		for _, spec := range gd.Specs {
+			vs := spec.(*ast.ValueSpec)
+			if id, ok := vs.Type.(*ast.Ident); !ok || id.Name != "MsgKey" {
+				continue
+			}
+			for _, v := range vs.Values {
+				key := MsgKey(strings.Trim(v.(*ast.BasicLit).Value, `"`))
+				n++
+				if _, ok := catalog[key]; !ok {
+					t.Errorf("message %q has no text", key)
+				}
+			}
+		}
+	}
+	if n < 40 {
+		t.Fatalf("found only %d message keys", n)
 	}
 }
