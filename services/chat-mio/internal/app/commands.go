@@ -214,11 +214,30 @@ func (a *App) status(ctx context.Context, t *turn) {
 		local = domain.T(t.loc, domain.MsgYes)
 	}
 	pending := domain.T(t.loc, domain.MsgNone)
-	if len(t.sess.Pending) > 0 {
-		pending = strings.Join(t.sess.Pending, ", ")
+	if ids := a.stillPending(ctx, t); len(ids) > 0 {
+		pending = strings.Join(ids, ", ")
 	}
 	parts = append(parts, domain.T(t.loc, domain.MsgStatusSession, t.sess.ID, local, pending))
 	t.say(strings.Join(parts, "\n\n"))
+}
+
+// stillPending drops from the session the jobs approval no longer holds as pending (decided
+// elsewhere, e.g. on the web console, or expired). Jobs whose state cannot be read stay listed.
+func (a *App) stillPending(ctx context.Context, t *turn) []string {
+	var out []string
+	for _, id := range t.sess.Pending {
+		actx, cancel := context.WithTimeout(ctx, a.cfg.ApprovalTimeout)
+		res, err := a.peers.Approval.GetJob(actx, &approvalv1.GetJobRequest{JobId: id})
+		cancel()
+		switch {
+		case err == nil && res.GetJob().GetStatus() != approvalv1.JobStatus_JOB_STATUS_PENDING,
+			connect.CodeOf(err) == connect.CodeNotFound:
+			a.forgetPending(ctx, t, id)
+		default:
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 func (a *App) setLocal(ctx context.Context, t *turn, on bool) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	approvalv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1"
 	chatv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1"
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
@@ -156,6 +157,15 @@ func TestStatus(t *testing.T) {
 	mustContain(t, got, "chat-mio: idle", "セッション line:Uapprover: ローカル限定 オフ / 承認待ち "+id)
 	e.peers.Heartbeat.SetDown(true)
 	mustContain(t, text(e.send(t, approver, "/status")), "状態監視（heartbeat）に接続できませんでした", "承認待ち "+id)
+
+	// A job decided elsewhere (web console) leaves the session's pending set.
+	if _, err := e.peers.Approval.Deny(t.Context(), &approvalv1.DenyRequest{JobId: id, Actor: &commonv1.Actor{Id: approver, Channel: "rest"}}); err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, text(e.send(t, approver, "/status")), "承認待ち なし")
+	if got := pendingOf(t, e); len(got) != 0 {
+		t.Fatalf("pending = %v", got)
+	}
 }
 
 func TestPeerFailuresAreToldAndFailClosed(t *testing.T) {

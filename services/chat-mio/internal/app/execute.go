@@ -83,7 +83,7 @@ func (a *App) resultText(ctx context.Context, loc domain.Locale, id string, out 
 		case connect.CodeUnavailable, connect.CodeDeadlineExceeded, connect.CodeCanceled:
 			return domain.T(loc, domain.MsgExecutorDown, id)
 		case connect.CodeFailedPrecondition, connect.CodePermissionDenied, connect.CodeNotFound, connect.CodeAborted:
-			return domain.T(loc, domain.MsgExecFailed, id, connectMessage(out.err))
+			return domain.T(loc, domain.MsgExecFailed, id, domain.ClipTurn(connectMessage(out.err), 200))
 		}
 		return domain.T(loc, domain.MsgExecFailed, id, domain.T(loc, domain.MsgInternal, id))
 	}
