@@ -100,9 +100,16 @@ func (a *App) decisionError(ctx context.Context, t *turn, op, id string, err err
 	case connect.CodeFailedPrecondition, connect.CodeAlreadyExists, connect.CodeAborted:
 		return domain.T(t.loc, domain.MsgJobConflict, id, a.jobStatus(ctx, id, err))
 	case connect.CodeInvalidArgument:
+		if op == "approval.deny" {
+			return domain.T(t.loc, domain.MsgUsageDeny)
+		}
 		return domain.T(t.loc, domain.MsgUsageApprove)
 	}
-	return domain.T(t.loc, domain.MsgApprovalDown, id)
+	cmd := "/approve"
+	if op == "approval.deny" {
+		cmd = "/deny"
+	}
+	return domain.T(t.loc, domain.MsgDecisionDown, id, cmd)
 }
 
 // jobStatus names the job's current state for a conflict message.

@@ -182,7 +182,7 @@ func TestPeerFailuresAreToldAndFailClosed(t *testing.T) {
 		if len(actions(res)) != 0 || e.peers.Executor.Calls() != 0 {
 			t.Fatal("proposal offered or executed without approval")
 		}
-		mustContain(t, text(e.send(t, approver, "/approve "+res.GetJobId())), "承認サービスに接続できないため")
+		mustContain(t, text(e.send(t, approver, "/approve "+res.GetJobId())), "承認サービスに接続できないため、ジョブ "+res.GetJobId()+" は決定も実行もされていません", "/approve "+res.GetJobId()+" をもう一度")
 		if e.peers.Executor.Calls() != 0 {
 			t.Fatal("executed while approval is down")
 		}

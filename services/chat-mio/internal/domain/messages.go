@@ -50,6 +50,7 @@ const (
 	MsgWorkerResultPlain   MsgKey = "worker_result_plain"
 	MsgApprovalDown        MsgKey = "approval_down"
 	MsgApprovalRefused     MsgKey = "approval_refused"
+	MsgDecisionDown        MsgKey = "decision_down"
 	MsgApprovalRequest     MsgKey = "approval_request"
 	MsgAutoApproved        MsgKey = "auto_approved"
 	MsgExecuted            MsgKey = "executed"
@@ -133,6 +134,8 @@ var catalog = map[MsgKey][2]string{
 	MsgWorkerResultPlain: {"（会話モデルが応答しないため、Shiro の結果をそのまま表示します）", "(The chat model did not answer; here is Shiro's result as is.)"},
 	MsgApprovalDown: {"承認サービスに接続できないため、ジョブ %s の提案は実行していません。承認サービスが戻ったら、もう一度依頼してください。",
 		"The approval service is unreachable, so the proposal of job %s was not executed. Please ask again once it is back."},
+	MsgDecisionDown: {"承認サービスに接続できないため、ジョブ %[1]s は決定も実行もされていません。少し待ってから %[2]s %[1]s をもう一度送ってください。",
+		"The approval service is unreachable, so job %[1]s was neither decided nor run. Please send %[2]s %[1]s again shortly."},
 	MsgApprovalRefused: {"ジョブ %s はポリシーにより拒否されました（実行しません）: %s", "Job %s was refused by policy (it will not run): %s"},
 	MsgApprovalRequest: {"ジョブ %s は承認待ちです。\n%s\n\n/approve %s で承認、/deny %s [理由] で却下できます。",
 		"Job %s is waiting for approval.\n%s\n\nSend /approve %s to approve or /deny %s [reason] to deny."},
