@@ -190,6 +190,8 @@ func (a *App) HandleMessage(ctx context.Context, req *chatv1.HandleMessageReques
 		t.say(domain.UsageFor(t.loc, cmd.Name))
 	case cmd.Kind != domain.CmdNone:
 		a.command(ctx, t, cmd)
+	case strings.TrimSpace(text) == "":
+		t.say(domain.T(t.loc, domain.MsgEmpty))
 	default:
 		a.converse(ctx, t, text)
 	}

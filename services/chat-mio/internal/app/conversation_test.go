@@ -92,6 +92,7 @@ func TestCommandsNeverCallModelOrRouter(t *testing.T) {
 		{"/auto-approve on ttl=forever", "使い方: /auto-approve on"},
 		{"/local please", "使い方: /local（引数はありません）"},
 		{"/help", "/approve <job_id> — 承認して実行"},
+		{"  \n ", "メッセージが空でした"},
 	} {
 		if got := text(e.send(t, approver, tt.in)); !strings.Contains(got, tt.want) {
 			t.Errorf("%q → %q, want %q", tt.in, got, tt.want)

@@ -40,6 +40,7 @@ const (
 	MsgUsageAuto           MsgKey = "usage_auto"
 	MsgUsageNoArgs         MsgKey = "usage_noargs"
 	MsgUsageUnknown        MsgKey = "usage_unknown"
+	MsgEmpty               MsgKey = "empty"
 	MsgStoreDown           MsgKey = "store_down"
 	MsgLocalOn             MsgKey = "local_on"
 	MsgLocalOff            MsgKey = "local_off"
@@ -116,6 +117,7 @@ var catalog = map[MsgKey][2]string{
 	MsgUsageAuto: {"使い方: /auto-approve on [ttl=30m] [paths=docs/,README.md] [tasks=docs,review] [routes=CODE1] | off | status",
 		"Usage: /auto-approve on [ttl=30m] [paths=docs/,README.md] [tasks=docs,review] [routes=CODE1] | off | status"},
 	MsgUsageNoArgs:  {"使い方: %s（引数はありません）", "Usage: %s (no arguments)"},
+	MsgEmpty:        {"メッセージが空でした。文章で送ってください（/help でコマンドを確認できます）。", "The message was empty. Please send text (/help lists the commands)."},
 	MsgUsageUnknown: {"知らないコマンドです。/help で使えるコマンドを確認できます。", "Unknown command. Send /help to see the commands."},
 	MsgStoreDown: {"⚠️ セッションの保存先（Redis）に接続できないため、新しいセッションとして扱っています。Auto-Approve は無効です。",
 		"⚠️ The session store (Redis) is unreachable, so this is treated as a new session. Auto-Approve is off."},
