@@ -3,37 +3,148 @@ package service
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net"
+	"os"
+	"strings"
+	"time"
 
+	"github.com/redis/go-redis/extra/redisotel/v9"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1/approvalv1connect"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1/chatv1connect"
+	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/executor/v1/executorv1connect"
+	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1/gatewayv1connect"
+	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/heartbeat/v1/heartbeatv1connect"
+	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/router/v1/routerv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
+	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
+	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/app"
+	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/domain"
+	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/peers"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/rpc"
+	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/store"
 )
 
 // Name is the service name used in logs, traces, metrics and health checks.
 const Name = "chat-mio"
 
+// Chat is the chat: section of the suite configuration.
+type Chat struct {
+	// PersonaFile is the first layer of the chat prompt.
+	PersonaFile string `yaml:"persona_file"`
+	// PolicyFile replaces the built-in policy layer when set.
+	PolicyFile string `yaml:"policy_file"`
+	// MemoryTurns bounds the short memory (user and assistant messages each count one).
+	MemoryTurns int `yaml:"memory_turns"`
+	// MemoryMaxChars bounds each remembered message.
+	MemoryMaxChars int `yaml:"memory_max_chars"`
+	// SessionTTL expires session flags and pending sets of idle sessions.
+	SessionTTL time.Duration `yaml:"session_ttl"`
+	// ReplyBudget is how long a reply waits for an execution; slower results are pushed.
+	ReplyBudget     time.Duration `yaml:"reply_budget"`
+	RouterTimeout   time.Duration `yaml:"router_timeout"`
+	ApprovalTimeout time.Duration `yaml:"approval_timeout"`
+	ExecuteTimeout  time.Duration `yaml:"execute_timeout"`
+	ChatTimeout     time.Duration `yaml:"chat_timeout"`
+	// OptionsTTL keeps deliberation options for /pick.
+	OptionsTTL time.Duration `yaml:"options_ttl"`
+	// CLIGatewayURL is where results for cli: sessions are pushed (empty: not pushed).
+	CLIGatewayURL string `yaml:"cli_gateway_url"`
+}
+
+// DefaultChat returns the defaults.
+func DefaultChat() Chat {
+	return Chat{
+		PersonaFile:     "config/persona/mio.md",
+		MemoryTurns:     20,
+		MemoryMaxChars:  1000,
+		SessionTTL:      30 * 24 * time.Hour,
+		ReplyBudget:     20 * time.Second,
+		RouterTimeout:   180 * time.Second,
+		ApprovalTimeout: 15 * time.Second,
+		ExecuteTimeout:  10 * time.Minute,
+		ChatTimeout:     60 * time.Second,
+		OptionsTTL:      24 * time.Hour,
+	}
+}
+
+// Validate names the offending key.
+func (c Chat) Validate() error {
+	var errs config.Errors
+	if strings.TrimSpace(c.PersonaFile) == "" {
+		errs.Addf("persona_file", "must be set")
+	}
+	if c.MemoryTurns < 0 || c.MemoryTurns > 200 {
+		errs.Addf("memory_turns", "must be 0..200, got %d", c.MemoryTurns)
+	}
+	if c.MemoryMaxChars < 0 {
+		errs.Addf("memory_max_chars", "must not be negative, got %d", c.MemoryMaxChars)
+	}
+	for key, d := range map[string]time.Duration{
+		"session_ttl": c.SessionTTL, "reply_budget": c.ReplyBudget, "router_timeout": c.RouterTimeout,
+		"approval_timeout": c.ApprovalTimeout, "execute_timeout": c.ExecuteTimeout, "chat_timeout": c.ChatTimeout,
+		"options_ttl": c.OptionsTTL,
+	} {
+		if d <= 0 {
+			errs.Addf(key, "must be a positive duration, got %s", d)
+		}
+	}
+	if c.CLIGatewayURL != "" && !strings.HasPrefix(c.CLIGatewayURL, "http://") && !strings.HasPrefix(c.CLIGatewayURL, "https://") {
+		errs.Addf("cli_gateway_url", "must be an http(s) URL, got %q", c.CLIGatewayURL)
+	}
+	return errs.Err()
+}
+
 // Config is the configuration of chat-mio.
 type Config struct {
 	config.Common `yaml:",inline"`
+	Chat          Chat               `yaml:"chat"`
+	Agents        Agents             `yaml:"agents"`
+	Ollama        llm.OllamaSettings `yaml:"ollama"`
 
 	// Listener, when set, replaces services.chat-mio.listen (tests, embedded suite).
 	Listener net.Listener `yaml:"-"`
 	// LogWriter receives the JSON log (default stdout).
 	LogWriter io.Writer `yaml:"-"`
+	// ChatModel, when set, is Mio's chat model (embedded suite, tests); otherwise it is built
+	// from agents.chat.
+	ChatModel llm.Client `yaml:"-"`
+	// Telemetry options (tests add span recorders).
+	Telemetry telemetry.Config `yaml:"-"`
 }
 
 // DefaultConfig returns the defaults of the spec.
 func DefaultConfig() Config {
-	return Config{Common: config.DefaultCommon()}
+	return Config{Common: config.DefaultCommon(), Chat: DefaultChat(),
+		Agents: Agents{Chat: llm.Config{Provider: llm.ProviderOllama, Model: "chat-v1:latest"}},
+		Ollama: llm.DefaultOllamaSettings()}
 }
 
 // Validate checks the configuration and names the offending key.
 func (c *Config) Validate() error {
-	return c.Common.Validate()
+	var errs config.Errors
+	errs.Add(c.Common.Validate())
+	errs.Add(config.Prefix("chat", c.Chat.Validate()))
+	errs.Add(c.validateModel())
+	return errs.Err()
+}
+
+func readOptional(path string) (string, error) {
+	if path == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
 }
 
 // Run serves chat-mio until ctx is cancelled.
@@ -41,14 +152,78 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	persona, err := readOptional(cfg.Chat.PersonaFile)
+	if err != nil {
+		return fmt.Errorf("chat.persona_file: %w", err)
+	}
+	policy, err := readOptional(cfg.Chat.PolicyFile)
+	if err != nil {
+		return fmt.Errorf("chat.policy_file: %w", err)
+	}
+	loc, err := cfg.Location()
+	if err != nil {
+		return fmt.Errorf("timezone: %w", err)
+	}
+	tcfg := cfg.Telemetry
+	tcfg.LogLevel, tcfg.LogWriter = cfg.LogLevel, cfg.LogWriter
 	srv, err := rpcserver.NewService(ctx, rpcserver.Config{
 		Name:     Name,
 		Listen:   cfg.Services.ChatMio.Listen,
 		Listener: cfg.Listener,
-	}, telemetry.Config{LogLevel: cfg.LogLevel, LogWriter: cfg.LogWriter})
+	}, tcfg)
 	if err != nil {
 		return err
 	}
-	srv.Mount(chatv1connect.NewChatServiceHandler(&rpc.Handler{}, srv.HandlerOptions()...))
-	return srv.Run(ctx)
+	log := srv.Logger()
+	model := cfg.ChatModel
+	if model == nil {
+		if model, err = buildModel(cfg, log); err != nil {
+			return err
+		}
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: cfg.Redis.Addr, DB: cfg.Redis.DB, Password: cfg.Redis.Password.Value(),
+		DialTimeout: 2 * time.Second, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second, MaxRetries: 1,
+		// A reply must not wait long on a Redis that is down: the session is then treated as new.
+		DialerRetries: 1})
+	defer rdb.Close()
+	if err := redisotel.InstrumentTracing(rdb, redisotel.WithTracerProvider(srv.Telemetry().TracerProvider), redisotel.WithDBStatement(false)); err != nil {
+		return fmt.Errorf("redis tracing: %w", err)
+	}
+	sessions := store.NewRedis(rdb, cfg.Redis.KeyPrefix, cfg.Chat.SessionTTL)
+	jobs := jobid.NewAllocator(rdb, loc, cfg.Redis.KeyPrefix, jobid.WithLogger(log))
+
+	copts, err := rpcserver.ClientOptions(srv.Telemetry(), cfg.Chat.ApprovalTimeout)
+	if err != nil {
+		return fmt.Errorf("client options: %w", err)
+	}
+	hc := rpcserver.NewHTTPClient()
+	defer hc.CloseIdleConnections()
+	gw := peers.Gateways{ByChannel: map[string]gatewayv1connect.NotificationServiceClient{
+		"line":  gatewayv1connect.NewNotificationServiceClient(hc, cfg.Services.GatewayLine.URL, copts...),
+		"slack": gatewayv1connect.NewNotificationServiceClient(hc, cfg.Services.GatewaySlack.URL, copts...),
+	}}
+	if cfg.Chat.CLIGatewayURL != "" {
+		gw.ByChannel["cli"] = gatewayv1connect.NewNotificationServiceClient(hc, cfg.Chat.CLIGatewayURL, copts...)
+	}
+	a, err := app.New(app.Config{
+		Locale: domain.ParseLocale(cfg.Locale, domain.JA), Location: loc, Persona: persona, Policy: policy,
+		MemoryTurns: cfg.Chat.MemoryTurns, MemoryClip: cfg.Chat.MemoryMaxChars, ReplyBudget: cfg.Chat.ReplyBudget,
+		RouterTimeout: cfg.Chat.RouterTimeout, ApprovalTimeout: cfg.Chat.ApprovalTimeout,
+		ExecuteTimeout: cfg.Chat.ExecuteTimeout, ChatTimeout: cfg.Chat.ChatTimeout, OptionsTTL: cfg.Chat.OptionsTTL,
+		Tracer: srv.Telemetry().Tracer("chat-mio"),
+	}, sessions, jobs, app.Peers{
+		Router:    routerv1connect.NewRouterServiceClient(hc, cfg.Services.RouterShiro.URL, copts...),
+		Approval:  approvalv1connect.NewApprovalServiceClient(hc, cfg.Services.Approval.URL, copts...),
+		Executor:  executorv1connect.NewExecutorServiceClient(hc, cfg.Services.Executor.URL, copts...),
+		Heartbeat: heartbeatv1connect.NewHeartbeatServiceClient(hc, cfg.Services.Heartbeat.URL, copts...),
+	}, model, gw, log)
+	if err != nil {
+		return err
+	}
+	srv.Mount(chatv1connect.NewChatServiceHandler(&rpc.Handler{App: a, Log: log}, srv.HandlerOptions()...))
+	srv.AddReadiness("redis", sessions.Ping)
+	runErr := srv.Run(ctx)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	return errors.Join(runErr, a.Close(cctx))
 }

@@ -1,11 +1,55 @@
 // Package rpc maps the Connect API of chat-mio onto its use cases.
 package rpc
 
-import "github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1/chatv1connect"
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"connectrpc.com/connect"
+
+	chatv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1"
+	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1/chatv1connect"
+	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/domain"
+)
+
+// MessageHandler is the use case behind HandleMessage.
+type MessageHandler interface {
+	HandleMessage(ctx context.Context, req *chatv1.HandleMessageRequest) (*chatv1.HandleMessageResponse, error)
+}
 
 // Handler implements chatv1connect.ChatServiceHandler.
 type Handler struct {
-	chatv1connect.UnimplementedChatServiceHandler
+	App MessageHandler
+	Log *slog.Logger
 }
 
 var _ chatv1connect.ChatServiceHandler = (*Handler)(nil)
+
+// HandleMessage implements chatv1connect.ChatServiceHandler.
+func (h *Handler) HandleMessage(ctx context.Context, req *chatv1.HandleMessageRequest) (*chatv1.HandleMessageResponse, error) {
+	res, err := h.App.HandleMessage(ctx, req)
+	if err != nil {
+		return nil, h.toConnect(ctx, err)
+	}
+	return res, nil
+}
+
+// toConnect is the one place chat-mio's errors become Connect codes.
+func (h *Handler) toConnect(ctx context.Context, err error) error {
+	switch {
+	case errors.Is(err, domain.ErrInvalid), errors.Is(err, domain.ErrUsage):
+		return connect.NewError(connect.CodeInvalidArgument, err)
+	case errors.Is(err, domain.ErrNotFound):
+		return connect.NewError(connect.CodeNotFound, err)
+	case errors.Is(err, domain.ErrUnavailable):
+		h.Log.ErrorContext(ctx, "chat.unavailable", slog.Any("error", err))
+		return connect.NewError(connect.CodeUnavailable, errors.New("a dependency of chat-mio is unavailable"))
+	case errors.Is(err, context.Canceled):
+		return connect.NewError(connect.CodeCanceled, err)
+	case errors.Is(err, context.DeadlineExceeded):
+		return connect.NewError(connect.CodeDeadlineExceeded, err)
+	}
+	h.Log.ErrorContext(ctx, "chat.internal", slog.Any("error", err))
+	return connect.NewError(connect.CodeInternal, errors.New("internal error"))
+}

@@ -1,0 +1,221 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
+	chatv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1"
+	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
+	"github.com/picoclaw-suite/picoclaw/pkg/llm"
+	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/domain"
+)
+
+// Config holds what the use cases need from the service configuration.
+type Config struct {
+	Locale   domain.Locale
+	Location *time.Location
+	// Persona is the first layer of the chat prompt (the persona file's text).
+	Persona string
+	// Policy is the second layer; empty means domain.DefaultPolicy for the reply's locale.
+	Policy string
+	// MemoryTurns bounds the short memory (entries, user and assistant each count one).
+	MemoryTurns int
+	// MemoryClip bounds each remembered text (runes).
+	MemoryClip int
+	// ReplyBudget is how long a reply waits for an execution before it answers and the result
+	// follows as a push.
+	ReplyBudget     time.Duration
+	RouterTimeout   time.Duration
+	ApprovalTimeout time.Duration
+	ExecuteTimeout  time.Duration
+	ChatTimeout     time.Duration
+	// OptionsTTL keeps deliberation options available for /pick.
+	OptionsTTL time.Duration
+	Now        func() time.Time
+	// Tracer starts chat-mio's own spans (message handling, chat model calls); default no-op.
+	Tracer trace.Tracer
+}
+
+func (c *Config) defaults() {
+	if c.Location == nil {
+		c.Location = time.UTC
+	}
+	if c.Locale == "" {
+		c.Locale = domain.JA
+	}
+	if c.MemoryTurns <= 0 {
+		c.MemoryTurns = 20
+	}
+	if c.MemoryClip <= 0 {
+		c.MemoryClip = 1000
+	}
+	if c.ReplyBudget <= 0 {
+		c.ReplyBudget = 20 * time.Second
+	}
+	for _, d := range []*time.Duration{&c.RouterTimeout, &c.ExecuteTimeout} {
+		if *d <= 0 {
+			*d = 5 * time.Minute
+		}
+	}
+	for _, d := range []*time.Duration{&c.ApprovalTimeout, &c.ChatTimeout} {
+		if *d <= 0 {
+			*d = time.Minute
+		}
+	}
+	if c.OptionsTTL <= 0 {
+		c.OptionsTTL = 24 * time.Hour
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Tracer == nil {
+		c.Tracer = noop.NewTracerProvider().Tracer("chat-mio")
+	}
+}
+
+// App is chat-mio's use cases. It owns the goroutines that finish executions after a reply
+// was sent; Close waits for them.
+type App struct {
+	cfg      Config
+	store    SessionStore
+	jobs     JobIDs
+	peers    Peers
+	model    llm.Client
+	notifier Notifier
+	log      *slog.Logger
+
+	life   context.Context
+	stop   context.CancelFunc
+	wg     sync.WaitGroup
+	closed sync.Once
+}
+
+// New builds the App.
+func New(cfg Config, store SessionStore, jobs JobIDs, peers Peers, model llm.Client, notifier Notifier, log *slog.Logger) (*App, error) {
+	if store == nil || jobs == nil || peers.Router == nil || peers.Approval == nil || peers.Executor == nil ||
+		peers.Heartbeat == nil || model == nil || notifier == nil || log == nil {
+		return nil, errors.New("chat-mio app: every dependency is required")
+	}
+	cfg.defaults()
+	life, stop := context.WithCancel(context.Background())
+	return &App{cfg: cfg, store: store, jobs: jobs, peers: peers, model: model, notifier: notifier, log: log, life: life, stop: stop}, nil
+}
+
+// Close cancels work still running after its reply and waits for it, bounded by ctx.
+func (a *App) Close(ctx context.Context) error {
+	a.closed.Do(a.stop)
+	done := make(chan struct{})
+	go func() { a.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("chat-mio: background work still running: %w", ctx.Err())
+	}
+}
+
+// turn is one inbound message being handled.
+type turn struct {
+	req    *chatv1.HandleMessageRequest
+	loc    domain.Locale
+	jobID  string
+	sess   domain.Session
+	actor  *commonv1.Actor
+	now    time.Time
+	day    string
+	result *chatv1.HandleMessageResponse
+}
+
+func (t *turn) say(text string, actions ...*commonv1.Action) {
+	t.result.Messages = append(t.result.Messages, &commonv1.ReplyMessage{Text: text, Actions: actions, JobId: t.result.JobId})
+}
+
+// HandleMessage handles one inbound event: it allocates the JobID, loads the session and either
+// runs a command or the conversation. Peer failures become user messages; only a malformed
+// request or an internal failure is returned as an error.
+func (a *App) HandleMessage(ctx context.Context, req *chatv1.HandleMessageRequest) (*chatv1.HandleMessageResponse, error) {
+	if err := domain.ValidateSessionID(req.GetSessionId()); err != nil {
+		return nil, err
+	}
+	if req.GetChannel() != "" && req.GetChannel() != domain.Channel(req.GetSessionId()) {
+		return nil, fmt.Errorf("%w: channel %q does not match session %q", domain.ErrInvalid, req.GetChannel(), req.GetSessionId())
+	}
+	id, err := a.jobs.Next(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("allocate job id: %w", err)
+	}
+	ctx = jobid.WithJobID(ctx, id)
+	ctx, span := a.cfg.Tracer.Start(ctx, "chat.handle_message", trace.WithAttributes(
+		attribute.String("session_id", req.GetSessionId()), attribute.String("event_id", req.GetEventId())))
+	defer span.End()
+	now := a.cfg.Now()
+	t := &turn{
+		req:    req,
+		loc:    domain.ParseLocale(req.GetLocale(), a.cfg.Locale),
+		jobID:  id,
+		actor:  &commonv1.Actor{Id: req.GetUserId(), Channel: domain.Channel(req.GetSessionId())},
+		now:    now,
+		day:    domain.MemoryDay(now, a.cfg.Location),
+		result: &chatv1.HandleMessageResponse{JobId: id},
+	}
+	a.log.InfoContext(ctx, "message.received", slog.String("session_id", req.GetSessionId()),
+		slog.String("channel", t.actor.GetChannel()), slog.String("event_id", req.GetEventId()),
+		slog.Bool("action", req.GetAction() != nil))
+
+	sess, err := a.store.Load(ctx, req.GetSessionId(), t.day, a.cfg.MemoryTurns)
+	if err != nil {
+		a.log.WarnContext(ctx, "session.degraded", slog.String("session_id", req.GetSessionId()), slog.Any("error", err))
+		sess = domain.Session{ID: req.GetSessionId(), Degraded: true}
+	}
+	t.sess = sess
+
+	text := req.GetText()
+	if act := req.GetAction(); act != nil {
+		text = actionText(act)
+	}
+	cmd, err := domain.ParseCommand(text)
+	switch {
+	case errors.Is(err, domain.ErrUsage):
+		a.log.InfoContext(ctx, "command.usage", slog.String("command", cmd.Name), slog.Any("error", err))
+		t.say(domain.UsageFor(t.loc, cmd.Name))
+	case cmd.Kind != domain.CmdNone:
+		a.command(ctx, t, cmd)
+	case strings.TrimSpace(text) == "":
+		t.say(domain.T(t.loc, domain.MsgEmpty))
+	default:
+		a.converse(ctx, t, text)
+	}
+	if t.sess.Degraded && len(t.result.Messages) > 0 {
+		first := t.result.Messages[0]
+		first.Text = domain.T(t.loc, domain.MsgStoreDown) + "\n\n" + first.Text
+	}
+	span.SetAttributes(attribute.String("reply_job_id", t.result.GetJobId()), attribute.Bool("async_pending", t.result.GetAsyncPending()))
+	a.log.InfoContext(ctx, "message.replied", slog.String("reply_job_id", t.result.GetJobId()),
+		slog.Int("messages", len(t.result.Messages)), slog.Bool("async_pending", t.result.GetAsyncPending()))
+	return t.result, nil
+}
+
+// actionText turns a button press into the command text it stands for, so buttons and typed
+// commands share one path.
+func actionText(a *commonv1.Action) string {
+	id := strings.TrimSpace(a.GetJobId())
+	switch a.GetKind() {
+	case commonv1.ActionKind_ACTION_KIND_APPROVE:
+		return "/approve " + id
+	case commonv1.ActionKind_ACTION_KIND_DENY:
+		return strings.TrimSpace("/deny " + id + " " + a.GetValue())
+	case commonv1.ActionKind_ACTION_KIND_PICK:
+		return "/pick " + id + " " + a.GetValue()
+	}
+	return "/unknown-action"
+}

@@ -1,0 +1,338 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"connectrpc.com/connect"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/protobuf/proto"
+
+	approvalv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1"
+	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
+	routerv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/router/v1"
+	"github.com/picoclaw-suite/picoclaw/pkg/llm"
+	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/domain"
+)
+
+// RouteName is the SPEC name of a route enum ("" when unspecified).
+func RouteName(r commonv1.Route) string {
+	if r == commonv1.Route_ROUTE_UNSPECIFIED {
+		return ""
+	}
+	return strings.TrimPrefix(r.String(), "ROUTE_")
+}
+
+// RouteEnum is the enum of a SPEC route name (unspecified when unknown).
+func RouteEnum(name string) commonv1.Route {
+	return commonv1.Route(commonv1.Route_value["ROUTE_"+strings.ToUpper(name)])
+}
+
+// converse runs an ordinary message (or a routing command) through router-shiro.
+func (a *App) converse(ctx context.Context, t *turn, text string) {
+	history := make([]*routerv1.Turn, 0, len(t.sess.Memory))
+	for _, m := range t.sess.Memory {
+		history = append(history, &routerv1.Turn{Role: m.Role, Text: m.Text})
+	}
+	rctx, cancel := context.WithTimeout(ctx, a.cfg.RouterTimeout)
+	res, err := a.peers.Router.ProcessTask(rctx, &routerv1.ProcessTaskRequest{
+		JobId:            t.jobID,
+		SessionId:        t.sess.ID,
+		Channel:          t.actor.GetChannel(),
+		Text:             text,
+		LocalOnly:        t.sess.LocalOnly,
+		PrevPrimaryRoute: RouteEnum(t.sess.PrevPrimaryRoute),
+		History:          history,
+		Locale:           string(t.loc),
+	})
+	cancel()
+	if err != nil {
+		a.log.ErrorContext(ctx, "router.failed", slog.String("code", connect.CodeOf(err).String()), slog.Any("error", err))
+		t.say(domain.T(t.loc, domain.MsgRouterDown))
+		return
+	}
+	t.result.Decision = res.GetDecision()
+	route := RouteName(res.GetFinalRoute())
+	if route == "" {
+		route = RouteName(res.GetDecision().GetRoute())
+	}
+	if route == "" {
+		route = "CHAT"
+	}
+	a.log.InfoContext(ctx, "chat.route", slog.String("route", route), slog.String("prev_route", t.sess.PrevPrimaryRoute),
+		slog.String("source", res.GetDecision().GetSource().String()), slog.Bool("deliberation", res.GetDeliberation()),
+		slog.Int("proposals", len(res.GetProposals())))
+
+	if res.GetRefusal() != "" {
+		if t.sess.LocalOnly {
+			t.say(domain.T(t.loc, domain.MsgLocalRefusal))
+		} else {
+			t.say(res.GetRefusal())
+		}
+		a.remember(ctx, t, text)
+		return
+	}
+
+	order := ""
+	if ps := res.GetProposals(); len(ps) == 1 {
+		order = ps[0].GetOrder()
+	}
+	deliberation := res.GetDeliberation() || len(res.GetProposals()) > 1
+	decl := domain.Declaration(t.loc, route, t.sess.PrevPrimaryRoute, order, deliberation)
+	start := len(t.result.Messages)
+	switch {
+	case deliberation:
+		a.presentOptions(ctx, t, res)
+	case strings.HasPrefix(route, "CODE") || len(res.GetProposals()) == 1:
+		a.proposal(ctx, t, res.GetProposals(), route)
+	case route == "CHAT":
+		a.chatReply(ctx, t, text, "", nil, route)
+	case route == "PLAN":
+		a.chatReply(ctx, t, text, workerText(res), res.GetQuestionsForUser(), route)
+	default:
+		t.say(workerPlain(t.loc, res))
+	}
+	if decl != "" && len(t.result.Messages) > start {
+		m := t.result.Messages[start]
+		m.Text = decl + "\n" + m.Text
+	}
+	if !t.sess.Degraded {
+		if err := a.store.SetPrevRoute(ctx, t.sess.ID, route); err != nil {
+			a.log.WarnContext(ctx, "session.set_route_failed", slog.Any("error", err))
+		}
+	}
+	a.remember(ctx, t, text)
+}
+
+// remember appends the exchange to today's short memory.
+func (a *App) remember(ctx context.Context, t *turn, text string) {
+	if t.sess.Degraded || len(t.result.Messages) == 0 {
+		return
+	}
+	var reply []string
+	for _, m := range t.result.Messages {
+		reply = append(reply, m.GetText())
+	}
+	err := a.store.AppendTurns(ctx, t.sess.ID, t.day, a.cfg.MemoryTurns,
+		domain.Turn{Role: "user", Text: domain.ClipTurn(text, a.cfg.MemoryClip), At: t.now},
+		domain.Turn{Role: "assistant", Text: domain.ClipTurn(strings.Join(reply, "\n"), a.cfg.MemoryClip), At: t.now})
+	if err != nil {
+		a.log.WarnContext(ctx, "session.memory_failed", slog.Any("error", err))
+	}
+}
+
+// workerText is the worker's final result with its next actions, for the chat prompt.
+func workerText(res *routerv1.ProcessTaskResponse) string {
+	outs := res.GetWorkerOutputs()
+	if len(outs) == 0 {
+		return ""
+	}
+	last := outs[len(outs)-1]
+	s := last.GetResult()
+	if na := last.GetNextActions(); len(na) > 0 {
+		s += "\n- " + strings.Join(na, "\n- ")
+	}
+	return s
+}
+
+// workerPlain shows a worker route's result as it is, with the questions for the user.
+func workerPlain(l domain.Locale, res *routerv1.ProcessTaskResponse) string {
+	s := workerText(res)
+	if qs := res.GetQuestionsForUser(); len(qs) > 0 {
+		s = strings.TrimSpace(s + "\n\n" + domain.T(l, domain.MsgQuestions) + "\n- " + strings.Join(qs, "\n- "))
+	}
+	return s
+}
+
+// chatReply has Mio's chat model write the reply, prompt persona → policy → overlay.
+func (a *App) chatReply(ctx context.Context, t *turn, text, worker string, questions []string, route string) {
+	policy := a.cfg.Policy
+	if policy == "" {
+		policy = domain.DefaultPolicy(t.loc)
+	}
+	system := domain.SystemPrompt(a.cfg.Persona, policy, domain.Overlay{
+		Locale: t.loc, JobID: t.jobID, Route: route, LocalOnly: t.sess.LocalOnly, Pending: t.sess.Pending,
+		Now: t.now.In(a.cfg.Location).Format("2006-01-02 15:04 MST"), WorkerResult: worker, Questions: questions,
+	})
+	msgs := []llm.Message{{Role: llm.RoleSystem, Content: system}}
+	for _, m := range t.sess.Memory {
+		role := llm.RoleUser
+		if m.Role == "assistant" {
+			role = llm.RoleAssistant
+		}
+		msgs = append(msgs, llm.Message{Role: role, Content: m.Text})
+	}
+	msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: text})
+	mctx, span := a.cfg.Tracer.Start(ctx, "llm.chat", trace.WithAttributes(
+		attribute.String("llm.provider", a.model.Provider()), attribute.String("llm.model", a.model.Model()),
+		attribute.String("route", route)))
+	res, err := a.model.Chat(mctx, llm.Request{Messages: msgs, Timeout: a.cfg.ChatTimeout})
+	if err == nil && strings.TrimSpace(res.Text) == "" {
+		err = fmt.Errorf("%w: empty answer", llm.ErrBadResponse)
+	}
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, "chat model failed")
+	} else {
+		span.SetAttributes(attribute.Int64("llm.input_tokens", res.Usage.InputTokens), attribute.Int64("llm.output_tokens", res.Usage.OutputTokens))
+	}
+	span.End()
+	if err != nil {
+		a.log.ErrorContext(ctx, "chat.model_failed", slog.String("provider", a.model.Provider()),
+			slog.String("model", a.model.Model()), slog.Any("error", err))
+		if worker != "" {
+			t.say(domain.T(t.loc, domain.MsgWorkerResultPlain) + "\n" + workerPlain(t.loc, &routerv1.ProcessTaskResponse{
+				WorkerOutputs: []*commonv1.WorkerOutput{{Result: worker}}, QuestionsForUser: questions}))
+			return
+		}
+		t.say(domain.T(t.loc, domain.MsgChatModelDown, a.model.Provider()+"/"+a.model.Model()))
+		return
+	}
+	a.log.InfoContext(ctx, "chat.model_reply", slog.String("provider", res.Provider), slog.String("model", res.Model),
+		slog.Int64("input_tokens", res.Usage.InputTokens), slog.Int64("output_tokens", res.Usage.OutputTokens),
+		slog.Int64("latency_ms", res.Latency.Milliseconds()))
+	t.say(strings.TrimSpace(res.Text))
+}
+
+// proposal sends a coder's proposal to approval.
+func (a *App) proposal(ctx context.Context, t *turn, results []*commonv1.ProposalResult, route string) {
+	if len(results) == 0 || results[0].GetProposal() == nil {
+		reason := "no proposal"
+		if len(results) > 0 {
+			reason = strings.TrimSpace(results[0].GetErrorCode() + " " + results[0].GetErrorMessage())
+		}
+		a.log.WarnContext(ctx, "chat.no_proposal", slog.String("reason", reason))
+		t.say(domain.T(t.loc, domain.MsgNoProposal, reason))
+		return
+	}
+	p := results[0].GetProposal()
+	if route == "CODE" {
+		// The default order answered; record the concrete route so Auto-Approve routes= scopes match it.
+		if r := orderRoute(p.GetOrder()); r != "" {
+			route = r
+		}
+	}
+	a.requestApproval(ctx, t, p, route)
+}
+
+func orderRoute(order string) string {
+	return map[string]string{"order1": "CODE1", "order2": "CODE2", "order3": "CODE3"}[order]
+}
+
+// requestApproval asks approval to decide a proposal and acts on the outcome. It fails closed:
+// only an auto_approved answer from approval leads to execution.
+func (a *App) requestApproval(ctx context.Context, t *turn, p *commonv1.Proposal, route string) {
+	p = proto.CloneOf(p)
+	p.JobId = t.result.GetJobId()
+	actx, cancel := context.WithTimeout(ctx, a.cfg.ApprovalTimeout)
+	res, err := a.peers.Approval.RequestApproval(actx, &approvalv1.RequestApprovalRequest{
+		Proposal: p, SessionId: t.sess.ID, Channel: t.actor.GetChannel(), RequestedBy: t.actor,
+		Route: RouteEnum(route), Locale: string(t.loc),
+	})
+	cancel()
+	id := p.GetJobId()
+	if err != nil {
+		a.log.ErrorContext(ctx, "approval.request_failed", slog.String("code", connect.CodeOf(err).String()), slog.Any("error", err))
+		t.say(domain.T(t.loc, domain.MsgApprovalDown, id))
+		return
+	}
+	a.log.InfoContext(ctx, "approval.requested", slog.String("outcome", res.GetOutcome().String()),
+		slog.String("policy_rule", res.GetPolicyRule()))
+	switch res.GetOutcome() {
+	case approvalv1.Outcome_OUTCOME_PENDING:
+		if !t.sess.Degraded {
+			if err := a.store.AddPending(ctx, t.sess.ID, id); err != nil {
+				a.log.WarnContext(ctx, "session.pending_add_failed", slog.Any("error", err))
+			}
+		}
+		text := res.GetRequestText()
+		if text == "" {
+			text = domain.T(t.loc, domain.MsgApprovalRequest, id, res.GetJob().GetSummary(), id, id)
+		}
+		t.say(text,
+			&commonv1.Action{Kind: commonv1.ActionKind_ACTION_KIND_APPROVE, JobId: id, Label: domain.T(t.loc, domain.MsgButtonApprove)},
+			&commonv1.Action{Kind: commonv1.ActionKind_ACTION_KIND_DENY, JobId: id, Label: domain.T(t.loc, domain.MsgButtonDeny)})
+	case approvalv1.Outcome_OUTCOME_AUTO_APPROVED:
+		text, async := a.execute(ctx, t, id)
+		t.say(domain.T(t.loc, domain.MsgAutoApproved, id) + "\n" + text)
+		t.result.AsyncPending = t.result.AsyncPending || async
+	case approvalv1.Outcome_OUTCOME_REFUSED:
+		reason := res.GetReason()
+		if reason == "" {
+			reason = res.GetPolicyRule()
+		}
+		t.say(domain.T(t.loc, domain.MsgApprovalRefused, id, reason))
+	default:
+		a.log.ErrorContext(ctx, "approval.unknown_outcome", slog.String("outcome", res.GetOutcome().String()))
+		t.say(domain.T(t.loc, domain.MsgPeerFailed, "approval"))
+	}
+}
+
+// presentOptions shows deliberation proposals with pick buttons and keeps them for /pick.
+func (a *App) presentOptions(ctx context.Context, t *turn, res *routerv1.ProcessTaskResponse) {
+	opts := &routerv1.ProcessTaskResponse{FinalRoute: res.GetFinalRoute(), Comparison: res.GetComparison()}
+	var lines []string
+	var actions []*commonv1.Action
+	n := 0
+	for _, pr := range res.GetProposals() {
+		if pr.GetProposal() == nil {
+			lines = append(lines, domain.T(t.loc, domain.MsgProposalFailed, pr.GetOrder(), strings.TrimSpace(pr.GetErrorCode()+" "+pr.GetErrorMessage())))
+			continue
+		}
+		n++
+		opts.Proposals = append(opts.Proposals, pr)
+		lines = append(lines, fmt.Sprintf("%d. %s: %s", n, pr.GetOrder(), domain.ClipTurn(firstLine(pr.GetProposal().GetPlan()), 200)))
+		actions = append(actions, &commonv1.Action{Kind: commonv1.ActionKind_ACTION_KIND_PICK, JobId: t.jobID,
+			Label: domain.T(t.loc, domain.MsgButtonPick, n), Value: fmt.Sprint(n)})
+	}
+	if n == 0 {
+		t.say(domain.T(t.loc, domain.MsgNoProposal, strings.Join(lines, "; ")))
+		return
+	}
+	data, err := proto.Marshal(opts)
+	if err == nil && !t.sess.Degraded {
+		err = a.store.SaveOptions(ctx, t.jobID, data, a.cfg.OptionsTTL)
+	}
+	if err != nil || t.sess.Degraded {
+		a.log.WarnContext(ctx, "chat.options_not_saved", slog.Any("error", err))
+	}
+	if c := res.GetComparison(); c.GetSummary() != "" {
+		lines = append(lines, "", domain.ClipTurn(c.GetSummary(), 500))
+	}
+	text := domain.T(t.loc, domain.MsgDeliberation, t.jobID, t.jobID) + "\n" + strings.Join(lines, "\n")
+	t.say(text, actions...)
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// pick sends the chosen deliberation proposal to approval as usual.
+func (a *App) pick(ctx context.Context, t *turn, id string, n int) {
+	ctx = forJob(ctx, t, id)
+	data, err := a.store.LoadOptions(ctx, id)
+	opts := &routerv1.ProcessTaskResponse{}
+	if err == nil {
+		err = proto.Unmarshal(data, opts)
+	}
+	if err != nil || n > len(opts.GetProposals()) {
+		a.log.InfoContext(ctx, "chat.pick_not_found", slog.Int("pick", n), slog.Any("error", err))
+		t.say(domain.T(t.loc, domain.MsgPickNotFound, id, n))
+		return
+	}
+	chosen := opts.GetProposals()[n-1]
+	route := orderRoute(chosen.GetOrder())
+	if route == "" {
+		route = "CODE"
+	}
+	a.log.InfoContext(ctx, "deliberation.decision", slog.Int("pick", n), slog.String("order", chosen.GetOrder()))
+	a.requestApproval(ctx, t, chosen.GetProposal(), route)
+}

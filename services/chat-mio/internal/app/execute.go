@@ -1,0 +1,98 @@
+package app
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"connectrpc.com/connect"
+
+	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
+	executorv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/executor/v1"
+	gatewayv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1"
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
+	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/domain"
+)
+
+type execOutcome struct {
+	res *executorv1.ExecuteResponse
+	err error
+}
+
+// execute asks the executor to run an approved job. When the executor answers within the reply
+// budget the result is the reply; otherwise the reply says the job is running and the result is
+// pushed to the session when it arrives (async=true).
+func (a *App) execute(ctx context.Context, t *turn, id string) (text string, async bool) {
+	// The execution outlives the request when it is slow, so it runs on a context that keeps the
+	// request's values (JobID baggage, trace) but not its cancellation, bounded by the App's life.
+	ectx, cancel := context.WithTimeout(context.WithoutCancel(jobid.WithJobID(ctx, id)), a.cfg.ExecuteTimeout)
+	stopOnClose := context.AfterFunc(a.life, cancel)
+	handoff := make(chan execOutcome)
+	sessionID, loc := t.sess.ID, t.loc
+	degraded := t.sess.Degraded
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		defer cancel()
+		defer stopOnClose()
+		res, err := a.peers.Executor.Execute(ectx, &executorv1.ExecuteRequest{JobId: id, Locale: string(loc)})
+		if !degraded {
+			if rerr := a.store.RemovePending(ectx, sessionID, id); rerr != nil {
+				a.log.WarnContext(ectx, "session.pending_remove_failed", slog.Any("error", rerr))
+			}
+		}
+		out := execOutcome{res: res, err: err}
+		select {
+		case handoff <- out:
+			return
+		default:
+		}
+		// The reply has already been sent: deliver the result through the gateway.
+		msg := a.resultText(ectx, loc, id, out)
+		pctx, pcancel := context.WithTimeout(context.WithoutCancel(ectx), a.cfg.ApprovalTimeout)
+		defer pcancel()
+		perr := a.notifier.Push(pctx, &gatewayv1.PushRequest{
+			SessionId: sessionID, JobId: id, RetryKey: id + ":result",
+			Messages: []*commonv1.ReplyMessage{{Text: msg, JobId: id}},
+		})
+		if perr != nil {
+			a.log.ErrorContext(pctx, "notify.push_failed", slog.String("session_id", sessionID), slog.Any("error", perr))
+			return
+		}
+		a.log.InfoContext(pctx, "notify.pushed", slog.String("session_id", sessionID))
+	}()
+	timer := time.NewTimer(a.cfg.ReplyBudget)
+	defer timer.Stop()
+	select {
+	case out := <-handoff:
+		return a.resultText(ctx, t.loc, id, out), false
+	case <-ctx.Done():
+		return domain.T(t.loc, domain.MsgExecAsync, id), true
+	case <-timer.C:
+		a.log.InfoContext(ctx, "execution.async", slog.Duration("reply_budget", a.cfg.ReplyBudget))
+		return domain.T(t.loc, domain.MsgExecAsync, id), true
+	}
+}
+
+// resultText turns an execution outcome into the user message; failures are logged in detail.
+func (a *App) resultText(ctx context.Context, loc domain.Locale, id string, out execOutcome) string {
+	if out.err != nil {
+		code := connect.CodeOf(out.err)
+		a.log.ErrorContext(ctx, "execution.failed", slog.String("code", code.String()), slog.Any("error", out.err))
+		switch code {
+		case connect.CodeUnavailable, connect.CodeDeadlineExceeded, connect.CodeCanceled:
+			return domain.T(loc, domain.MsgExecutorDown, id)
+		case connect.CodeFailedPrecondition, connect.CodePermissionDenied, connect.CodeNotFound, connect.CodeAborted:
+			return domain.T(loc, domain.MsgExecFailed, id, domain.ClipTurn(connectMessage(out.err), 200))
+		}
+		return domain.T(loc, domain.MsgExecFailed, id, domain.T(loc, domain.MsgInternal, id))
+	}
+	r := out.res.GetResult()
+	a.log.InfoContext(ctx, "execution.finished", slog.Bool("success", r.GetSuccess()),
+		slog.Int("executed", int(r.GetExecuted())), slog.Int("failed", int(r.GetFailed())))
+	text := out.res.GetResultText()
+	if text == "" {
+		text = r.GetSummary()
+	}
+	return domain.T(loc, domain.MsgExecuted, id, text)
+}

@@ -1,0 +1,344 @@
+package app_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	approvalv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1"
+	chatv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1"
+	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
+	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/app"
+	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/domain"
+	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/peertest"
+)
+
+const codeMsg = "/code docs/guide.md を作って"
+
+func eventTypes(evs []*approvalv1.JobEvent) []string {
+	var out []string
+	for _, e := range evs {
+		out = append(out, e.GetType())
+	}
+	return out
+}
+
+func pendingOf(t *testing.T, e *env) []string {
+	t.Helper()
+	s, err := e.store.Load(context.Background(), session, domain.MemoryDay(time.Now(), time.UTC), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Pending
+}
+
+func TestCodeMessageGivesPendingJobWithButtons(t *testing.T) {
+	e := newEnv(t)
+	res := e.send(t, approver, codeMsg)
+	id := res.GetJobId()
+	if !jobid.Valid(id) {
+		t.Fatalf("job id %q", id)
+	}
+	mustContain(t, text(res), id, "/approve "+id, "【Ao（order2）が提案を担当します】")
+	acts := actions(res)
+	if len(acts) != 2 || acts[0].GetKind() != commonv1.ActionKind_ACTION_KIND_APPROVE || acts[1].GetKind() != commonv1.ActionKind_ACTION_KIND_DENY ||
+		acts[0].GetJobId() != id || acts[1].GetJobId() != id {
+		t.Fatalf("actions = %v", acts)
+	}
+	if j := e.peers.Approval.Job(id); j.GetStatus() != approvalv1.JobStatus_JOB_STATUS_PENDING {
+		t.Fatalf("job status %v", j.GetStatus())
+	}
+	if got := pendingOf(t, e); len(got) != 1 || got[0] != id {
+		t.Fatalf("pending = %v", got)
+	}
+	if n := len(e.model.calls()); n != 0 {
+		t.Fatalf("chat model called %d times for a CODE route", n)
+	}
+	if e.peers.Executor.Calls() != 0 {
+		t.Fatal("executor called without approval")
+	}
+}
+
+func TestApproveByApproverExecutesAndReplies(t *testing.T) {
+	for _, viaButton := range []bool{false, true} {
+		t.Run(map[bool]string{false: "typed", true: "button"}[viaButton], func(t *testing.T) {
+			e := newEnv(t)
+			id := e.send(t, approver, codeMsg).GetJobId()
+			req := &chatv1.HandleMessageRequest{SessionId: session, Channel: "line", UserId: approver, Text: "/approve " + strings.ToUpper(id)}
+			if viaButton {
+				req.Text = "ignored"
+				req.Action = &commonv1.Action{Kind: commonv1.ActionKind_ACTION_KIND_APPROVE, JobId: id}
+			}
+			res := e.sendReq(t, req)
+			if res.GetJobId() != id {
+				t.Fatalf("reply job id %q, want %q", res.GetJobId(), id)
+			}
+			mustContain(t, text(res), "ジョブ "+id+" を承認しました", "実行: 1 件, 成功: 1 件, 失敗: 0 件")
+			if b, err := os.ReadFile(filepath.Join(e.peers.Workspace, "docs/guide.md")); err != nil || string(b) != "# Guide\n" {
+				t.Fatalf("workspace file: %q %v", b, err)
+			}
+			want := []string{"requested", "granted", "execution_started", "execution_completed"}
+			if got := eventTypes(e.peers.Approval.Events(id)); strings.Join(got, ",") != strings.Join(want, ",") {
+				t.Fatalf("events = %v, want %v", got, want)
+			}
+			if got := pendingOf(t, e); len(got) != 0 {
+				t.Fatalf("pending after approve = %v", got)
+			}
+		})
+	}
+}
+
+func TestApproveByNonApproverIsRefused(t *testing.T) {
+	e := newEnv(t)
+	id := e.send(t, approver, codeMsg).GetJobId()
+	res := e.send(t, stranger, "/approve "+id)
+	mustContain(t, text(res), "権限がありません")
+	if e.peers.Executor.Calls() != 0 {
+		t.Fatal("executor called for a refused approval")
+	}
+	if j := e.peers.Approval.Job(id); j.GetStatus() != approvalv1.JobStatus_JOB_STATUS_PENDING {
+		t.Fatalf("status %v", j.GetStatus())
+	}
+	if got := eventTypes(e.peers.Approval.Events(id)); got[len(got)-1] != "decision_rejected" {
+		t.Fatalf("events = %v", got)
+	}
+	if got := pendingOf(t, e); len(got) != 1 {
+		t.Fatalf("pending = %v", got)
+	}
+}
+
+func TestDenyRecordsReason(t *testing.T) {
+	e := newEnv(t)
+	id := e.send(t, approver, codeMsg).GetJobId()
+	res := e.send(t, approver, "/deny "+id+"  ファイル名が違う  ので")
+	mustContain(t, text(res), "却下しました", "理由: ファイル名が違う  ので")
+	j := e.peers.Approval.Job(id)
+	if j.GetStatus() != approvalv1.JobStatus_JOB_STATUS_DENIED || j.GetDenyReason() != "ファイル名が違う  ので" {
+		t.Fatalf("job = %v %q", j.GetStatus(), j.GetDenyReason())
+	}
+	if got := pendingOf(t, e); len(got) != 0 {
+		t.Fatalf("pending = %v", got)
+	}
+	// A second decision is a conflict and says so.
+	res = e.send(t, approver, "/approve "+id)
+	mustContain(t, text(res), "すでに決定済み", "denied")
+	if e.peers.Executor.Calls() != 0 {
+		t.Fatal("denied job executed")
+	}
+}
+
+func TestDenyButtonCarriesReason(t *testing.T) {
+	e := newEnv(t)
+	id := e.send(t, approver, codeMsg).GetJobId()
+	e.sendReq(t, &chatv1.HandleMessageRequest{SessionId: session, Channel: "line", UserId: approver,
+		Action: &commonv1.Action{Kind: commonv1.ActionKind_ACTION_KIND_DENY, JobId: id, Value: "not now"}})
+	if j := e.peers.Approval.Job(id); j.GetDenyReason() != "not now" {
+		t.Fatalf("deny reason %q", j.GetDenyReason())
+	}
+}
+
+func TestAutoApproveScope(t *testing.T) {
+	e := newEnv(t)
+	res := e.send(t, approver, "/auto-approve on paths=docs/ ttl=1m")
+	mustContain(t, text(res), "Auto-Approve: on paths=docs/")
+
+	// A docs-only proposal runs without asking.
+	res = e.send(t, approver, codeMsg)
+	id := res.GetJobId()
+	mustContain(t, text(res), "確認なしで実行しました", "実行: 1 件, 成功: 1 件")
+	if len(actions(res)) != 0 {
+		t.Fatalf("auto-approved reply has buttons: %v", actions(res))
+	}
+	if j := e.peers.Approval.Job(id); j.GetStatus() != approvalv1.JobStatus_JOB_STATUS_COMPLETED {
+		t.Fatalf("status %v", j.GetStatus())
+	}
+
+	// A proposal deleting a file still asks.
+	e.peers.Router.SetPropose(func(string) (string, commonv1.TaskType) {
+		return peertest.Patch(peertest.PatchCommand{Type: "file_edit", Action: "delete", Target: "docs/guide.md"}), commonv1.TaskType_TASK_TYPE_DOCS
+	})
+	res = e.send(t, approver, codeMsg)
+	mustContain(t, text(res), "/approve "+res.GetJobId())
+	if len(actions(res)) != 2 {
+		t.Fatalf("delete proposal did not ask: %s", text(res))
+	}
+	if _, err := os.Stat(filepath.Join(e.peers.Workspace, "docs/guide.md")); err != nil {
+		t.Fatalf("file deleted without approval: %v", err)
+	}
+	// Outside docs/ asks too.
+	e.peers.Router.SetPropose(func(string) (string, commonv1.TaskType) {
+		return peertest.Patch(peertest.PatchCommand{Type: "file_edit", Action: "create", Target: "docsx/a.md", Content: "x"}), commonv1.TaskType_TASK_TYPE_DOCS
+	})
+	if res = e.send(t, approver, codeMsg); len(actions(res)) != 2 {
+		t.Fatalf("out-of-scope proposal did not ask: %s", text(res))
+	}
+
+	res = e.send(t, approver, "/auto-approve status")
+	mustContain(t, text(res), "Auto-Approve: on")
+	res = e.send(t, approver, "/auto-approve off")
+	mustContain(t, text(res), "Auto-Approve: 無効")
+	e.peers.Router.SetPropose(peertest.DocsPatch)
+	if res = e.send(t, approver, codeMsg); len(actions(res)) != 2 {
+		t.Fatalf("after off, proposal did not ask: %s", text(res))
+	}
+}
+
+func TestAutoApproveOptionsReachApproval(t *testing.T) {
+	e := newEnv(t)
+	e.send(t, approver, "/auto-approve on ttl=30m paths=docs/,README.md tasks=docs,review routes=CODE1,order2")
+	res := e.send(t, approver, "/auto-approve status")
+	mustContain(t, text(res), "paths=docs/,README.md")
+	// order2 route is within scope; docs task type too.
+	res = e.send(t, approver, codeMsg)
+	mustContain(t, text(res), "確認なしで実行しました")
+	// Non-approvers cannot change it.
+	res = e.send(t, stranger, "/auto-approve off")
+	mustContain(t, text(res), "Auto-Approve を変更する権限がありません")
+}
+
+func TestSameJobIDInReplyLogsAndAudit(t *testing.T) {
+	e := newEnv(t)
+	res := e.send(t, approver, codeMsg)
+	id := res.GetJobId()
+	for _, m := range res.GetMessages() {
+		if m.GetJobId() != id {
+			t.Fatalf("message job id %q, want %q", m.GetJobId(), id)
+		}
+	}
+	e.send(t, approver, "/approve "+id)
+
+	for name, seen := range map[string][]string{
+		"router":   e.peers.Router.SeenBaggage(),
+		"approval": e.peers.Approval.SeenBaggage(),
+		"executor": e.peers.Executor.SeenBaggage(),
+	} {
+		if len(seen) == 0 {
+			t.Fatalf("%s received no call", name)
+		}
+		for _, got := range seen {
+			if got != id {
+				t.Fatalf("%s saw baggage job_id %q, want %q", name, got, id)
+			}
+		}
+	}
+	for name, logs := range map[string]*peertest.LogBuffer{
+		"chat-mio": e.logs, "router-shiro": e.peers.RouterSrv.Logs, "approval": e.peers.ApprovalSrv.Logs, "executor": e.peers.ExecutorSrv.Logs,
+	} {
+		lines := logs.Lines()
+		n := 0
+		for _, l := range lines {
+			if l["msg"] == "server.started" || l["msg"] == "server.stopped" {
+				continue
+			}
+			n++
+			got, _ := l["job_id"].(string)
+			if got != id && !(name == "chat-mio" && jobid.Valid(got)) {
+				t.Errorf("%s log line without job id %s: %v", name, id, l)
+			}
+		}
+		if n == 0 {
+			t.Errorf("%s wrote no log line for the message", name)
+		}
+	}
+	// chat-mio's lines of the first message (through the approval request) carry exactly id.
+	for _, l := range e.logs.Lines() {
+		if l["msg"] == "approval.requested" && l["job_id"] != id {
+			t.Errorf("approval.requested logged with %v", l["job_id"])
+		}
+	}
+	for _, ev := range e.peers.Approval.Events(id) {
+		if ev.GetJobId() != id {
+			t.Fatalf("audit event %s has job id %q", ev.GetType(), ev.GetJobId())
+		}
+	}
+}
+
+func TestConcurrentMessagesKeepEveryPendingJob(t *testing.T) {
+	e := newEnv(t)
+	const n = 8
+	ids := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := e.app.HandleMessage(context.Background(), &chatv1.HandleMessageRequest{SessionId: session, Channel: "line", UserId: approver, Text: codeMsg})
+			if err != nil {
+				t.Errorf("message %d: %v", i, err)
+				return
+			}
+			ids[i] = res.GetJobId()
+		}()
+	}
+	wg.Wait()
+	got := pendingOf(t, e)
+	if len(got) != n {
+		t.Fatalf("pending = %v, want %d ids", got, n)
+	}
+	for _, id := range ids {
+		found := false
+		for _, g := range got {
+			found = found || g == id
+		}
+		if !found {
+			t.Fatalf("pending %v lost %s", got, id)
+		}
+	}
+	// Both turns of every message are in memory.
+	s, err := e.store.Load(context.Background(), session, domain.MemoryDay(time.Now(), mustTokyo(t)), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Memory) != 2*n {
+		t.Fatalf("memory has %d turns, want %d", len(s.Memory), 2*n)
+	}
+}
+
+func mustTokyo(t *testing.T) *time.Location {
+	t.Helper()
+	l, err := time.LoadLocation("Asia/Tokyo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func TestResultAfterReplyIsPushed(t *testing.T) {
+	e := newEnv(t, withConfig(func(c *app.Config) { c.ReplyBudget = 50 * time.Millisecond }))
+	e.peers.Executor.SetDelay(500 * time.Millisecond)
+	id := e.send(t, approver, codeMsg).GetJobId()
+	res := e.send(t, approver, "/approve "+id)
+	if !res.GetAsyncPending() {
+		t.Fatalf("async_pending not set: %s", text(res))
+	}
+	mustContain(t, text(res), "実行しています")
+	p := waitPush(t, e.peers.Gateway)
+	if p.GetSessionId() != session || p.GetJobId() != id || p.GetRetryKey() != id+":result" {
+		t.Fatalf("push = %v", p)
+	}
+	mustContain(t, p.GetMessages()[0].GetText(), "実行: 1 件, 成功: 1 件")
+}
+
+func TestDeliberationAndPick(t *testing.T) {
+	e := newEnv(t)
+	res := e.send(t, approver, "/deliberate docs/guide.md を作って")
+	id := res.GetJobId()
+	mustContain(t, text(res), "【合議: 複数のコーダーが提案しました】", "/pick "+id, "1. order1", "2. order2", "order3: 提案できませんでした（timeout")
+	acts := actions(res)
+	if len(acts) != 2 || acts[1].GetKind() != commonv1.ActionKind_ACTION_KIND_PICK || acts[1].GetValue() != "2" {
+		t.Fatalf("actions = %v", acts)
+	}
+	res = e.sendReq(t, &chatv1.HandleMessageRequest{SessionId: session, Channel: "line", UserId: approver, Action: acts[1]})
+	mustContain(t, text(res), "/approve "+id)
+	j := e.peers.Approval.Job(id)
+	if j.GetOrder() != "order2" || j.GetRoute() != commonv1.Route_ROUTE_CODE2 {
+		t.Fatalf("picked job = %s %v", j.GetOrder(), j.GetRoute())
+	}
+	res = e.send(t, approver, "/pick "+id+" 3")
+	mustContain(t, text(res), "候補 3 は見つかりませんでした")
+}

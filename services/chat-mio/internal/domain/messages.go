@@ -1,0 +1,213 @@
+package domain
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Locale of the user-facing text: ja (default) or en.
+type Locale string
+
+// Locales.
+const (
+	JA Locale = "ja"
+	EN Locale = "en"
+)
+
+// ParseLocale returns en for "en…", ja for "ja…", and def otherwise.
+func ParseLocale(s string, def Locale) Locale {
+	switch l := strings.ToLower(strings.TrimSpace(s)); {
+	case strings.HasPrefix(l, "en"):
+		return EN
+	case strings.HasPrefix(l, "ja"):
+		return JA
+	}
+	if def == EN {
+		return EN
+	}
+	return JA
+}
+
+// MsgKey names a user-facing text.
+type MsgKey string
+
+// Message keys.
+const (
+	MsgHelp                MsgKey = "help"
+	MsgUsageApprove        MsgKey = "usage_approve"
+	MsgUsageDeny           MsgKey = "usage_deny"
+	MsgUsagePick           MsgKey = "usage_pick"
+	MsgUsageAuto           MsgKey = "usage_auto"
+	MsgUsageNoArgs         MsgKey = "usage_noargs"
+	MsgUsageUnknown        MsgKey = "usage_unknown"
+	MsgEmpty               MsgKey = "empty"
+	MsgStoreDown           MsgKey = "store_down"
+	MsgLocalOn             MsgKey = "local_on"
+	MsgLocalOff            MsgKey = "local_off"
+	MsgLocalRefusal        MsgKey = "local_refusal"
+	MsgSettingNotSaved     MsgKey = "setting_not_saved"
+	MsgRouterDown          MsgKey = "router_down"
+	MsgChatModelDown       MsgKey = "chat_model_down"
+	MsgWorkerResultPlain   MsgKey = "worker_result_plain"
+	MsgApprovalDown        MsgKey = "approval_down"
+	MsgApprovalRefused     MsgKey = "approval_refused"
+	MsgDecisionDown        MsgKey = "decision_down"
+	MsgApprovalRequest     MsgKey = "approval_request"
+	MsgAutoApproved        MsgKey = "auto_approved"
+	MsgExecuted            MsgKey = "executed"
+	MsgExecFailed          MsgKey = "exec_failed"
+	MsgExecutorDown        MsgKey = "executor_down"
+	MsgExecAsync           MsgKey = "exec_async"
+	MsgNotApprover         MsgKey = "not_approver"
+	MsgNotApproverAuto     MsgKey = "not_approver_auto"
+	MsgJobNotFound         MsgKey = "job_not_found"
+	MsgJobConflict         MsgKey = "job_conflict"
+	MsgApproved            MsgKey = "approved"
+	MsgDenied              MsgKey = "denied"
+	MsgDeniedReason        MsgKey = "denied_reason"
+	MsgAutoOn              MsgKey = "auto_on"
+	MsgAutoOff             MsgKey = "auto_off"
+	MsgAutoStatusOff       MsgKey = "auto_status_off"
+	MsgAutoDegraded        MsgKey = "auto_degraded"
+	MsgPeerFailed          MsgKey = "peer_failed"
+	MsgPickNotFound        MsgKey = "pick_not_found"
+	MsgDeliberation        MsgKey = "deliberation"
+	MsgProposalFailed      MsgKey = "proposal_failed"
+	MsgNoProposal          MsgKey = "no_proposal"
+	MsgStatusSession       MsgKey = "status_session"
+	MsgHeartbeatDown       MsgKey = "heartbeat_down"
+	MsgDeclareWorker       MsgKey = "declare_worker"
+	MsgDeclareOrder        MsgKey = "declare_order"
+	MsgDeclareCoder        MsgKey = "declare_coder"
+	MsgDeclareDeliberation MsgKey = "declare_deliberation"
+	MsgQuestions           MsgKey = "questions"
+	MsgButtonApprove       MsgKey = "button_approve"
+	MsgButtonDeny          MsgKey = "button_deny"
+	MsgButtonPick          MsgKey = "button_pick"
+	MsgInternal            MsgKey = "internal"
+	MsgYes                 MsgKey = "yes"
+	MsgNo                  MsgKey = "no"
+	MsgNone                MsgKey = "none"
+)
+
+var catalog = map[MsgKey][2]string{
+	MsgHelp: {
+		"Mio です。使えるコマンド:\n" +
+			"/approve <job_id> — 承認して実行\n" +
+			"/deny <job_id> [理由] — 却下\n" +
+			"/auto-approve on [ttl=30m] [paths=docs/,README.md] [tasks=docs,review] [routes=CODE1] | off | status\n" +
+			"/pick <job_id> <番号> — 合議の候補を選ぶ\n" +
+			"/status — 各サービスの状態\n" +
+			"/local — クラウドのモデルを使わない / /cloud — 使う\n" +
+			"/chat /plan /analyze /ops /research /code /code1 /code2 /code3 /deliberate — ルートを指定\n" +
+			"/help — このヘルプ",
+		"I'm Mio. Commands:\n" +
+			"/approve <job_id> — approve and run\n" +
+			"/deny <job_id> [reason] — deny\n" +
+			"/auto-approve on [ttl=30m] [paths=docs/,README.md] [tasks=docs,review] [routes=CODE1] | off | status\n" +
+			"/pick <job_id> <n> — pick a deliberation option\n" +
+			"/status — state of every service\n" +
+			"/local — no cloud models / /cloud — allow them\n" +
+			"/chat /plan /analyze /ops /research /code /code1 /code2 /code3 /deliberate — choose the route\n" +
+			"/help — this help",
+	},
+	MsgUsageApprove: {"使い方: /approve <job_id>（例: /approve job_20260101_001）", "Usage: /approve <job_id> (e.g. /approve job_20260101_001)"},
+	MsgUsageDeny:    {"使い方: /deny <job_id> [理由]", "Usage: /deny <job_id> [reason]"},
+	MsgUsagePick:    {"使い方: /pick <job_id> <番号>（番号は 1〜9）", "Usage: /pick <job_id> <n> (n is 1-9)"},
+	MsgUsageAuto: {"使い方: /auto-approve on [ttl=30m] [paths=docs/,README.md] [tasks=docs,review] [routes=CODE1] | off | status",
+		"Usage: /auto-approve on [ttl=30m] [paths=docs/,README.md] [tasks=docs,review] [routes=CODE1] | off | status"},
+	MsgUsageNoArgs:  {"使い方: %s（引数はありません）", "Usage: %s (no arguments)"},
+	MsgEmpty:        {"メッセージが空でした。文章で送ってください（/help でコマンドを確認できます）。", "The message was empty. Please send text (/help lists the commands)."},
+	MsgUsageUnknown: {"知らないコマンドです。/help で使えるコマンドを確認できます。", "Unknown command. Send /help to see the commands."},
+	MsgStoreDown: {"⚠️ セッションの保存先（Redis）に接続できないため、新しいセッションとして扱っています。Auto-Approve は無効です。",
+		"⚠️ The session store (Redis) is unreachable, so this is treated as a new session. Auto-Approve is off."},
+	MsgLocalOn: {"ローカル限定モードにしました。クラウドのモデルは使いません（CODE ルートも止まります）。解除は /cloud です。",
+		"Local-only mode is on: no cloud model will be used (CODE routes stop too). Send /cloud to lift it."},
+	MsgLocalOff: {"ローカル限定モードを解除しました。CODE ルートではクラウドのモデルを使います。",
+		"Local-only mode is off: CODE routes may use cloud models again."},
+	MsgLocalRefusal: {"ローカル限定モードなので、クラウドのモデルを使う CODE ルートは実行しません。使うには /cloud を送ってから、もう一度依頼してください。",
+		"Local-only mode is on, so the CODE route (cloud models) is refused. Send /cloud, then ask again."},
+	MsgSettingNotSaved: {"設定を保存できませんでした（Redis に接続できません）。少し待ってからもう一度送ってください。",
+		"The setting could not be saved (Redis is unreachable). Please try again shortly."},
+	MsgRouterDown: {"振り分け担当（router-shiro）に接続できませんでした。少し待ってからもう一度送ってください。",
+		"The router (router-shiro) could not be reached. Please try again shortly."},
+	MsgChatModelDown: {"会話モデル（%s）が応答しませんでした。少し待ってからもう一度送ってください。",
+		"The chat model (%s) did not answer. Please try again shortly."},
+	MsgWorkerResultPlain: {"（会話モデルが応答しないため、Shiro の結果をそのまま表示します）", "(The chat model did not answer; here is Shiro's result as is.)"},
+	MsgApprovalDown: {"承認サービスに接続できないため、ジョブ %s の提案は実行していません。承認サービスが戻ったら、もう一度依頼してください。",
+		"The approval service is unreachable, so the proposal of job %s was not executed. Please ask again once it is back."},
+	MsgDecisionDown: {"承認サービスに接続できないため、ジョブ %[1]s は決定も実行もされていません。少し待ってから %[2]s %[1]s をもう一度送ってください。",
+		"The approval service is unreachable, so job %[1]s was neither decided nor run. Please send %[2]s %[1]s again shortly."},
+	MsgApprovalRefused: {"ジョブ %s はポリシーにより拒否されました（実行しません）: %s", "Job %s was refused by policy (it will not run): %s"},
+	MsgApprovalRequest: {"ジョブ %s は承認待ちです。\n%s\n\n/approve %s で承認、/deny %s [理由] で却下できます。",
+		"Job %s is waiting for approval.\n%s\n\nSend /approve %s to approve or /deny %s [reason] to deny."},
+	MsgAutoApproved: {"ジョブ %s は Auto-Approve の範囲内なので、確認なしで実行しました。", "Job %s is within the Auto-Approve scope and ran without asking."},
+	MsgExecuted:     {"ジョブ %s の実行結果:\n%s", "Result of job %s:\n%s"},
+	MsgExecFailed:   {"ジョブ %s の実行に失敗しました: %s", "Job %s failed to run: %s"},
+	MsgExecutorDown: {"実行サービス（executor）に接続できなかったため、ジョブ %s はまだ実行されていません。少し待ってから状態を確認してください。",
+		"The executor could not be reached, so job %s has not run. Please check its state again shortly."},
+	MsgExecAsync:           {"ジョブ %s を実行しています。終わったら結果をお知らせします。", "Job %s is running. I'll send the result when it finishes."},
+	MsgNotApprover:         {"ジョブ %s を決定する権限がありません（承認者として登録されていません）。", "You may not decide job %s (you are not a registered approver)."},
+	MsgNotApproverAuto:     {"Auto-Approve を変更する権限がありません（承認者として登録されていません）。", "You may not change Auto-Approve (you are not a registered approver)."},
+	MsgJobNotFound:         {"ジョブ %s は見つかりませんでした。job_id を確認してください。", "Job %s was not found. Please check the job id."},
+	MsgJobConflict:         {"ジョブ %s はすでに決定済みか、期限切れです（%s）。", "Job %s was already decided or has expired (%s)."},
+	MsgApproved:            {"ジョブ %s を承認しました。", "Job %s approved."},
+	MsgDenied:              {"ジョブ %s を却下しました。", "Job %s denied."},
+	MsgDeniedReason:        {"ジョブ %s を却下しました。理由: %s", "Job %s denied. Reason: %s"},
+	MsgAutoOn:              {"Auto-Approve を有効にしました。", "Auto-Approve is on."},
+	MsgAutoOff:             {"Auto-Approve を無効にしました。", "Auto-Approve is off."},
+	MsgAutoStatusOff:       {"Auto-Approve は無効です。", "Auto-Approve is off."},
+	MsgAutoDegraded:        {"セッションの保存先（Redis）に接続できないため、Auto-Approve は有効にできません。", "The session store (Redis) is unreachable, so Auto-Approve cannot be turned on."},
+	MsgPeerFailed:          {"%s でエラーが起きました。少し待ってからもう一度送ってください。", "%s reported an error. Please try again shortly."},
+	MsgPickNotFound:        {"ジョブ %s の候補 %d は見つかりませんでした。", "Option %[2]d of job %[1]s was not found."},
+	MsgDeliberation:        {"ジョブ %s の候補です。/pick %s <番号> で選んでください。", "Options for job %s. Pick one with /pick %s <n>."},
+	MsgProposalFailed:      {"%s: 提案できませんでした（%s）", "%s: no proposal (%s)"},
+	MsgNoProposal:          {"提案を作れませんでした（%s）。内容を変えてもう一度依頼してください。", "No proposal could be made (%s). Please rephrase and ask again."},
+	MsgStatusSession:       {"セッション %s: ローカル限定 %s / 承認待ち %s", "Session %s: local-only %s / pending %s"},
+	MsgHeartbeatDown:       {"状態監視（heartbeat）に接続できませんでした。", "The heartbeat service could not be reached."},
+	MsgDeclareWorker:       {"【Shiro が %s として担当します】", "[Shiro handles this as %s]"},
+	MsgDeclareOrder:        {"【%s（%s）が提案を担当します】", "[%s (%s) is writing the proposal]"},
+	MsgDeclareCoder:        {"【コーダーが提案を担当します】", "[A coder is writing the proposal]"},
+	MsgDeclareDeliberation: {"【合議: 複数のコーダーが提案しました】", "[Deliberation: several coders proposed]"},
+	MsgQuestions:           {"確認させてください:", "Please tell me:"},
+	MsgButtonApprove:       {"承認", "Approve"},
+	MsgButtonDeny:          {"却下", "Deny"},
+	MsgButtonPick:          {"候補 %d を選ぶ", "Pick %d"},
+	MsgInternal:            {"内部エラーが起きました（%s）。もう一度送ってください。", "An internal error occurred (%s). Please try again."},
+	MsgYes:                 {"オン", "on"},
+	MsgNo:                  {"オフ", "off"},
+	MsgNone:                {"なし", "none"},
+}
+
+// T returns the text for key in locale, formatted with args.
+func T(l Locale, key MsgKey, args ...any) string {
+	pair, ok := catalog[key]
+	if !ok {
+		return string(key)
+	}
+	s := pair[0]
+	if l == EN {
+		s = pair[1]
+	}
+	if len(args) == 0 {
+		return s
+	}
+	return fmt.Sprintf(s, args...)
+}
+
+// UsageFor returns the usage text for a command name as typed ("" = unknown command).
+func UsageFor(l Locale, name string) string {
+	switch name {
+	case "/approve":
+		return T(l, MsgUsageApprove)
+	case "/deny":
+		return T(l, MsgUsageDeny)
+	case "/pick":
+		return T(l, MsgUsagePick)
+	case "/auto-approve":
+		return T(l, MsgUsageAuto)
+	case "/status", "/local", "/cloud", "/help":
+		return T(l, MsgUsageNoArgs, name)
+	}
+	return T(l, MsgUsageUnknown)
+}

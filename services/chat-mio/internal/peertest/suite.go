@@ -1,0 +1,92 @@
+package peertest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1/approvalv1connect"
+	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
+	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/executor/v1/executorv1connect"
+	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1/gatewayv1connect"
+	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/heartbeat/v1/heartbeatv1connect"
+	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/router/v1/routerv1connect"
+	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
+)
+
+// Suite is every peer of chat-mio, running.
+type Suite struct {
+	Approval  *Approval
+	Executor  *Executor
+	Router    *Router
+	Heartbeat *Heartbeat
+	Gateway   *Gateway
+
+	ApprovalSrv, ExecutorSrv, RouterSrv, HeartbeatSrv, GatewaySrv *Server
+	Workspace                                                     string
+}
+
+// DocsPatch is the proposal every CODE message gets unless a test sets Router.Propose.
+func DocsPatch(string) (string, commonv1.TaskType) {
+	return Patch(PatchCommand{Type: "file_edit", Action: "create", Target: "docs/guide.md", Content: "# Guide\n"}),
+		commonv1.TaskType_TASK_TYPE_DOCS
+}
+
+// Start runs the peers; approvers may approve.
+func Start(t testing.TB, approvers ...string) *Suite {
+	t.Helper()
+	s := &Suite{Approval: NewApproval(approvers...), Router: &Router{Propose: DocsPatch}, Heartbeat: &Heartbeat{}, Gateway: NewGateway(),
+		Workspace: t.TempDir()}
+	s.ApprovalSrv = Serve(t, "approval", func(srv *rpcserver.Server) {
+		srv.Mount(approvalv1connect.NewApprovalServiceHandler(s.Approval, srv.HandlerOptions()...))
+	})
+	s.ExecutorSrv = Serve(t, "executor", func(srv *rpcserver.Server) {
+		opts, err := rpcserver.ClientOptions(srv.Telemetry(), 10*time.Second)
+		if err != nil {
+			t.Fatalf("client options: %v", err)
+		}
+		hc := rpcserver.NewHTTPClient()
+		// Idle h2c connections would hold the approval server's graceful shutdown open.
+		t.Cleanup(hc.CloseIdleConnections)
+		s.Executor = &Executor{Workspace: s.Workspace,
+			Approval: approvalv1connect.NewApprovalServiceClient(hc, s.ApprovalSrv.URL, opts...)}
+		srv.Mount(executorv1connect.NewExecutorServiceHandler(s.Executor, srv.HandlerOptions()...))
+	})
+	s.RouterSrv = Serve(t, "router-shiro", func(srv *rpcserver.Server) {
+		srv.Mount(routerv1connect.NewRouterServiceHandler(s.Router, srv.HandlerOptions()...))
+	})
+	s.HeartbeatSrv = Serve(t, "heartbeat", func(srv *rpcserver.Server) {
+		srv.Mount(heartbeatv1connect.NewHeartbeatServiceHandler(s.Heartbeat, srv.HandlerOptions()...))
+	})
+	s.GatewaySrv = Serve(t, "gateway-line", func(srv *rpcserver.Server) {
+		srv.Mount(gatewayv1connect.NewNotificationServiceHandler(s.Gateway, srv.HandlerOptions()...))
+	})
+	return s
+}
+
+// Clients are Connect clients of the peers that propagate trace context and baggage with tel.
+type Clients struct {
+	Router    routerv1connect.RouterServiceClient
+	Approval  approvalv1connect.ApprovalServiceClient
+	Executor  executorv1connect.ExecutorServiceClient
+	Heartbeat heartbeatv1connect.HeartbeatServiceClient
+	Gateway   gatewayv1connect.NotificationServiceClient
+}
+
+// Clients builds clients that carry tel's propagation.
+func (s *Suite) Clients(t testing.TB, tel *telemetry.Telemetry) Clients {
+	t.Helper()
+	opts, err := rpcserver.ClientOptions(tel, 30*time.Second)
+	if err != nil {
+		t.Fatalf("client options: %v", err)
+	}
+	hc := rpcserver.NewHTTPClient()
+	t.Cleanup(hc.CloseIdleConnections)
+	return Clients{
+		Router:    routerv1connect.NewRouterServiceClient(hc, s.RouterSrv.URL, opts...),
+		Approval:  approvalv1connect.NewApprovalServiceClient(hc, s.ApprovalSrv.URL, opts...),
+		Executor:  executorv1connect.NewExecutorServiceClient(hc, s.ExecutorSrv.URL, opts...),
+		Heartbeat: heartbeatv1connect.NewHeartbeatServiceClient(hc, s.HeartbeatSrv.URL, opts...),
+		Gateway:   gatewayv1connect.NewNotificationServiceClient(hc, s.GatewaySrv.URL, opts...),
+	}
+}

@@ -1,0 +1,181 @@
+// Package store keeps chat-mio's sessions in Redis.
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/app"
+	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/domain"
+)
+
+// Redis is the session store. Keys (all under the configured prefix):
+//
+//	chat:session:<id>              hash: local_only, prev_route
+//	chat:session:<id>:pending      set of job ids waiting for approval
+//	chat:session:<id>:mem:<day>    list of JSON turns; a new day starts a new list (daily cutover)
+//	chat:options:<job_id>          deliberation proposals for /pick
+//
+// Each mutation is one Redis command (or one MULTI), so concurrent messages of a session never
+// overwrite each other's changes.
+type Redis struct {
+	rdb    redis.Cmdable
+	prefix string
+	// sessionTTL expires idle sessions; memory lists live two days so the previous day stays
+	// readable across midnight without ever being used again.
+	sessionTTL time.Duration
+}
+
+var _ app.SessionStore = (*Redis)(nil)
+
+const memoryTTL = 48 * time.Hour
+
+// NewRedis returns the store; prefix is config.Common.Redis.KeyPrefix.
+func NewRedis(rdb redis.Cmdable, prefix string, sessionTTL time.Duration) *Redis {
+	if sessionTTL <= 0 {
+		sessionTTL = 30 * 24 * time.Hour
+	}
+	return &Redis{rdb: rdb, prefix: prefix, sessionTTL: sessionTTL}
+}
+
+func (r *Redis) sessionKey(id string) string { return r.prefix + "chat:session:" + id }
+func (r *Redis) pendingKey(id string) string { return r.sessionKey(id) + ":pending" }
+func (r *Redis) memKey(id, day string) string {
+	return r.sessionKey(id) + ":mem:" + day
+}
+func (r *Redis) optionsKey(job string) string { return r.prefix + "chat:options:" + job }
+
+func unavailable(op string, err error) error {
+	return fmt.Errorf("session store %s: %w: %w", op, domain.ErrUnavailable, err)
+}
+
+// Load implements app.SessionStore.
+func (r *Redis) Load(ctx context.Context, id, day string, memoryTurns int) (domain.Session, error) {
+	var h *redis.MapStringStringCmd
+	var p *redis.StringSliceCmd
+	var m *redis.StringSliceCmd
+	_, err := r.rdb.Pipelined(ctx, func(pp redis.Pipeliner) error {
+		h = pp.HGetAll(ctx, r.sessionKey(id))
+		p = pp.SMembers(ctx, r.pendingKey(id))
+		m = pp.LRange(ctx, r.memKey(id, day), int64(-memoryTurns), -1)
+		return nil
+	})
+	if err != nil {
+		return domain.Session{}, unavailable("load", err)
+	}
+	s := domain.Session{ID: id, LocalOnly: h.Val()["local_only"] == "1", PrevPrimaryRoute: h.Val()["prev_route"], Pending: p.Val()}
+	sortStrings(s.Pending)
+	for _, raw := range m.Val() {
+		var t domain.Turn
+		if json.Unmarshal([]byte(raw), &t) == nil {
+			s.Memory = append(s.Memory, t)
+		}
+	}
+	return s, nil
+}
+
+func (r *Redis) setField(ctx context.Context, id, field, value string) error {
+	_, err := r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSet(ctx, r.sessionKey(id), field, value)
+		p.Expire(ctx, r.sessionKey(id), r.sessionTTL)
+		return nil
+	})
+	if err != nil {
+		return unavailable("set "+field, err)
+	}
+	return nil
+}
+
+// SetLocalOnly implements app.SessionStore.
+func (r *Redis) SetLocalOnly(ctx context.Context, id string, on bool) error {
+	v := "0"
+	if on {
+		v = "1"
+	}
+	return r.setField(ctx, id, "local_only", v)
+}
+
+// SetPrevRoute implements app.SessionStore.
+func (r *Redis) SetPrevRoute(ctx context.Context, id, route string) error {
+	return r.setField(ctx, id, "prev_route", route)
+}
+
+// AddPending implements app.SessionStore.
+func (r *Redis) AddPending(ctx context.Context, id, jobID string) error {
+	_, err := r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.SAdd(ctx, r.pendingKey(id), jobID)
+		p.Expire(ctx, r.pendingKey(id), r.sessionTTL)
+		return nil
+	})
+	if err != nil {
+		return unavailable("add pending", err)
+	}
+	return nil
+}
+
+// RemovePending implements app.SessionStore.
+func (r *Redis) RemovePending(ctx context.Context, id, jobID string) error {
+	if err := r.rdb.SRem(ctx, r.pendingKey(id), jobID).Err(); err != nil {
+		return unavailable("remove pending", err)
+	}
+	return nil
+}
+
+// AppendTurns implements app.SessionStore.
+func (r *Redis) AppendTurns(ctx context.Context, id, day string, memoryTurns int, turns ...domain.Turn) error {
+	if len(turns) == 0 {
+		return nil
+	}
+	vals := make([]any, 0, len(turns))
+	for _, t := range turns {
+		b, err := json.Marshal(t)
+		if err != nil {
+			return fmt.Errorf("encode turn: %w", err)
+		}
+		vals = append(vals, b)
+	}
+	key := r.memKey(id, day)
+	_, err := r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.RPush(ctx, key, vals...)
+		p.LTrim(ctx, key, int64(-memoryTurns), -1)
+		p.Expire(ctx, key, memoryTTL)
+		return nil
+	})
+	if err != nil {
+		return unavailable("append memory", err)
+	}
+	return nil
+}
+
+// SaveOptions implements app.SessionStore.
+func (r *Redis) SaveOptions(ctx context.Context, jobID string, data []byte, ttl time.Duration) error {
+	if err := r.rdb.Set(ctx, r.optionsKey(jobID), data, ttl).Err(); err != nil {
+		return unavailable("save options", err)
+	}
+	return nil
+}
+
+// LoadOptions implements app.SessionStore.
+func (r *Redis) LoadOptions(ctx context.Context, jobID string) ([]byte, error) {
+	b, err := r.rdb.Get(ctx, r.optionsKey(jobID)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("options of %s: %w", jobID, domain.ErrNotFound)
+	}
+	if err != nil {
+		return nil, unavailable("load options", err)
+	}
+	return b, nil
+}
+
+// Ping checks the connection (readiness).
+func (r *Redis) Ping(ctx context.Context) error {
+	return r.rdb.Ping(ctx).Err()
+}
+
+func sortStrings(s []string) { slices.Sort(s) }

@@ -1,0 +1,38 @@
+package service
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/config"
+	"github.com/picoclaw-suite/picoclaw/pkg/llm"
+)
+
+// Agents is the part of the agents: section chat-mio reads.
+type Agents struct {
+	Chat llm.Config `yaml:"chat"`
+}
+
+func (c *Config) chatModelConfig() llm.Config {
+	return c.Agents.Chat.WithOllama(c.Ollama)
+}
+
+// validateModel checks agents.chat: it must be a local provider (cloud models serve CODE
+// routes only) with a valid configuration. An injected ChatModel skips it.
+func (c *Config) validateModel() error {
+	if c.ChatModel != nil {
+		return nil
+	}
+	var errs config.Errors
+	errs.Add(llm.RequireLocal("agents.chat.provider", c.Agents.Chat))
+	errs.Add(config.Prefix("agents.chat", c.chatModelConfig().WithDefaults().Validate()))
+	return errs.Err()
+}
+
+func buildModel(cfg Config, log *slog.Logger) (llm.Client, error) {
+	m, err := llm.New(cfg.chatModelConfig(), llm.WithLogger(log))
+	if err != nil {
+		return nil, fmt.Errorf("agents.chat: %w", err)
+	}
+	return m, nil
+}
