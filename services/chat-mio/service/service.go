@@ -55,8 +55,6 @@ type Chat struct {
 	ChatTimeout     time.Duration `yaml:"chat_timeout"`
 	// OptionsTTL keeps deliberation options for /pick.
 	OptionsTTL time.Duration `yaml:"options_ttl"`
-	// CLIGatewayURL is where results for cli: sessions are pushed (empty: not pushed).
-	CLIGatewayURL string `yaml:"cli_gateway_url"`
 }
 
 // DefaultChat returns the defaults.
@@ -95,9 +93,6 @@ func (c Chat) Validate() error {
 		if d <= 0 {
 			errs.Addf(key, "must be a positive duration, got %s", d)
 		}
-	}
-	if c.CLIGatewayURL != "" && !strings.HasPrefix(c.CLIGatewayURL, "http://") && !strings.HasPrefix(c.CLIGatewayURL, "https://") {
-		errs.Addf("cli_gateway_url", "must be an http(s) URL, got %q", c.CLIGatewayURL)
 	}
 	return errs.Err()
 }
@@ -201,10 +196,9 @@ func Run(ctx context.Context, cfg Config) error {
 	gw := peers.Gateways{ByChannel: map[string]gatewayv1connect.NotificationServiceClient{
 		"line":  gatewayv1connect.NewNotificationServiceClient(hc, cfg.Services.GatewayLine.URL, copts...),
 		"slack": gatewayv1connect.NewNotificationServiceClient(hc, cfg.Services.GatewaySlack.URL, copts...),
+		// The terminal (picoclaw chat / run) serves notifications for cli: sessions.
+		"cli": gatewayv1connect.NewNotificationServiceClient(hc, cfg.Services.CLI.URL, copts...),
 	}}
-	if cfg.Chat.CLIGatewayURL != "" {
-		gw.ByChannel["cli"] = gatewayv1connect.NewNotificationServiceClient(hc, cfg.Chat.CLIGatewayURL, copts...)
-	}
 	a, err := app.New(app.Config{
 		Locale: domain.ParseLocale(cfg.Locale, domain.JA), Location: loc, Persona: persona, Policy: policy,
 		MemoryTurns: cfg.Chat.MemoryTurns, MemoryClip: cfg.Chat.MemoryMaxChars, ReplyBudget: cfg.Chat.ReplyBudget,

@@ -290,7 +290,6 @@ func TestConfigValidation(t *testing.T) {
 		{"persona", func(c *service.Config) { c.Chat.PersonaFile = " " }, "chat.persona_file"},
 		{"memory", func(c *service.Config) { c.Chat.MemoryTurns = 1000 }, "chat.memory_turns"},
 		{"budget", func(c *service.Config) { c.Chat.ReplyBudget = 0 }, "chat.reply_budget"},
-		{"cli url", func(c *service.Config) { c.Chat.CLIGatewayURL = "ftp://x" }, "chat.cli_gateway_url"},
 		{"cloud chat model", func(c *service.Config) { c.Agents.Chat.Provider = "openai" }, "agents.chat.provider"},
 		{"no model", func(c *service.Config) { c.Agents.Chat.Model = "" }, "agents.chat.model"},
 		{"zone", func(c *service.Config) { c.TimeZone = "Mars/Base" }, "timezone"},
