@@ -12,17 +12,16 @@ import (
 type ClassifierFailure string
 
 const (
-	ClassifierCallFailed      ClassifierFailure = "call_failed"
-	ClassifierTimeout         ClassifierFailure = "timeout"
-	ClassifierInvalidJSON     ClassifierFailure = "invalid_json"
-	ClassifierMissingField    ClassifierFailure = "missing_field"
-	ClassifierWrongType       ClassifierFailure = "wrong_type"
-	ClassifierUnknownRoute    ClassifierFailure = "unknown_route"
-	ClassifierOutOfRange      ClassifierFailure = "confidence_out_of_range"
-	ClassifierLowConfidence   ClassifierFailure = "low_confidence"
-	ClassifierCodeLowConf     ClassifierFailure = "code_low_confidence"
-	ClassifierCodeNoEvidence  ClassifierFailure = "code_without_evidence"
-	ClassifierCloudNotAllowed ClassifierFailure = "cloud_model"
+	ClassifierCallFailed     ClassifierFailure = "call_failed"
+	ClassifierTimeout        ClassifierFailure = "timeout"
+	ClassifierInvalidJSON    ClassifierFailure = "invalid_json"
+	ClassifierMissingField   ClassifierFailure = "missing_field"
+	ClassifierWrongType      ClassifierFailure = "wrong_type"
+	ClassifierUnknownRoute   ClassifierFailure = "unknown_route"
+	ClassifierOutOfRange     ClassifierFailure = "confidence_out_of_range"
+	ClassifierLowConfidence  ClassifierFailure = "low_confidence"
+	ClassifierCodeLowConf    ClassifierFailure = "code_low_confidence"
+	ClassifierCodeNoEvidence ClassifierFailure = "code_without_evidence"
 )
 
 // ClassifierError is a rejected classifier answer.
