@@ -31,9 +31,31 @@ type Request struct {
 	JSON bool
 	// MaxTokens caps the answer (0 = the provider config's default).
 	MaxTokens int
-	// Timeout bounds this call (0 = the provider config's timeout_sec).
+	// Timeout bounds each attempt of this call (0 = the provider config's timeout_sec); the
+	// context's deadline bounds the whole call including retries.
 	Timeout time.Duration
+	// Contract names the JSON contract the caller expects. Real models ignore it (the prompt
+	// carries the contract); the offline provider uses it to build a valid answer. When empty
+	// and JSON is set, the offline provider infers the contract from the system prompt
+	// (see DetectContract).
+	Contract Contract
+	// LocalOnly refuses the call with ErrLocalOnly when the client is a cloud provider.
+	LocalOnly bool
 }
+
+// Contract is a JSON answer shape of the suite.
+type Contract string
+
+const (
+	// ContractText is free text (the default).
+	ContractText Contract = ""
+	// ContractClassifier is {"route","confidence","reason","evidence"} (SPEC §4).
+	ContractClassifier Contract = "classifier"
+	// ContractWorker is the worker output of SPEC §5.
+	ContractWorker Contract = "worker"
+	// ContractProposal is the coder proposal of SPEC §6.
+	ContractProposal Contract = "proposal"
+)
 
 // Usage is token usage as reported by the provider (or estimated when it reports none).
 type Usage struct {
@@ -50,6 +72,8 @@ type Response struct {
 	Model    string
 	// Attempts is how many HTTP attempts the call took (retries + 1).
 	Attempts int
+	// Offline is true when the answer came from the offline provider, not a model.
+	Offline bool
 }
 
 // Client is a configured model.
@@ -76,4 +100,47 @@ var (
 	ErrBadResponse = errors.New("llm: malformed response")
 	// ErrLocalOnly: a cloud call was refused because the session is local_only.
 	ErrLocalOnly = errors.New("llm: cloud call refused (local_only)")
+	// ErrRejected: the provider refused the request itself (other 4xx); retrying cannot help.
+	ErrRejected = errors.New("llm: request rejected")
+	// ErrNoAPIKey: the environment variable named by api_key_env is empty.
+	ErrNoAPIKey = errors.New("llm: api key not set")
+	// ErrModelUnavailable: the Ollama health check found the model missing or misconfigured.
+	ErrModelUnavailable = errors.New("llm: model unavailable")
 )
+
+// Retryable reports whether err is a class worth retrying at a higher level (rate limit,
+// unavailable, timeout).
+func Retryable(err error) bool {
+	return errors.Is(err, ErrRateLimited) || errors.Is(err, ErrUnavailable) || errors.Is(err, ErrTimeout)
+}
+
+// Code is a stable short error code for err ("unauthenticated", "rate_limited",
+// "unavailable", "timeout", "bad_response", "rejected", "local_only", "no_api_key", "model_unavailable",
+// "canceled", or "error").
+func Code(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, ErrUnauthenticated):
+		return "unauthenticated"
+	case errors.Is(err, ErrRateLimited):
+		return "rate_limited"
+	case errors.Is(err, ErrUnavailable):
+		return "unavailable"
+	case errors.Is(err, ErrTimeout), errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.Is(err, ErrBadResponse):
+		return "bad_response"
+	case errors.Is(err, ErrRejected):
+		return "rejected"
+	case errors.Is(err, ErrLocalOnly):
+		return "local_only"
+	case errors.Is(err, ErrNoAPIKey):
+		return "no_api_key"
+	case errors.Is(err, ErrModelUnavailable):
+		return "model_unavailable"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	}
+	return "error"
+}
