@@ -99,7 +99,7 @@ type Patch struct {
 	Format     Format      `json:"format"`
 	Operations []Operation `json:"operations"`
 	// AffectedPaths are the distinct workspace paths the patch touches, sorted.
-	AffectedPaths []string `json:"affected_paths"`
+	AffectedPaths []string  `json:"affected_paths"`
 	Stats         DiffStats `json:"stats"`
 	// Flags is the union of every operation's flags plus patch-level ones (broad_overwrite).
 	Flags []Flag `json:"flags"`

@@ -1,0 +1,475 @@
+package patch
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/url"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/redact"
+)
+
+// DefaultBroadOverwriteFiles is used when Options.BroadOverwriteFiles is zero.
+const DefaultBroadOverwriteFiles = 10
+
+// MaxPatchBytes bounds the patch text; bigger proposals are refused rather than parsed.
+const MaxPatchBytes = 4 << 20
+
+// raw is an operation as written, before validation and normalisation.
+type raw struct {
+	Type     string
+	Action   string
+	Target   string
+	Content  string
+	Metadata map[string]string
+	Source   string
+}
+
+// Parse detects the format of text, parses it into canonical operations in author order,
+// computes affected paths, diff stats, flags and the canonical hash. Every error wraps
+// ErrInvalid and names the operation it is about.
+func Parse(text string, opts Options) (*Patch, error) {
+	if len(text) > MaxPatchBytes {
+		return nil, errorf("patch", "", "patch is %d bytes, the limit is %d", len(text), MaxPatchBytes)
+	}
+	if strings.ContainsRune(text, 0) {
+		return nil, errorf("patch", "", "patch contains a NUL byte")
+	}
+	if !utf8.ValidString(text) {
+		return nil, errorf("patch", "", "patch is not valid UTF-8")
+	}
+	p := &Patch{}
+	var (
+		raws  []raw
+		stats *DiffStats
+		err   error
+	)
+	switch detect(text) {
+	case FormatEmpty:
+		p.Format = FormatEmpty
+	case FormatJSON:
+		p.Format = FormatJSON
+		raws, err = parseJSON(strings.TrimSpace(text), "")
+	case FormatDiff:
+		p.Format = FormatDiff
+		var d diffResult
+		d, err = parseDiff(text, "")
+		raws, p.Unknown = d.ops, d.unknown
+		stats = &d.stats
+	case FormatMarkdown:
+		p.Format = FormatMarkdown
+		raws, p.Unknown, err = parseMarkdown(text)
+	default:
+		return nil, errorf("patch", "", "unrecognised format: expected a JSON array of commands, Markdown code fences or a unified diff")
+	}
+	if err != nil {
+		return nil, err
+	}
+	p.Operations = make([]Operation, 0, len(raws))
+	for i, r := range raws {
+		op, err := canonicalize(r)
+		if err != nil {
+			return nil, err
+		}
+		op.Index = i
+		p.Operations = append(p.Operations, op)
+	}
+	finish(p, stats, opts)
+	return p, nil
+}
+
+// detect picks the format from the text's shape.
+func detect(text string) Format {
+	t := strings.TrimSpace(text)
+	switch {
+	case t == "":
+		return FormatEmpty
+	case strings.HasPrefix(t, "[") || strings.HasPrefix(t, "{"):
+		return FormatJSON
+	}
+	hasFence, hasDiff := false, false
+	sc := bufio.NewScanner(strings.NewReader(text))
+	sc.Buffer(make([]byte, 0, 64*1024), MaxPatchBytes+1)
+	prevMinus := false
+	for sc.Scan() {
+		line := sc.Text()
+		if _, _, ok := fenceOpen(line); ok {
+			hasFence = true
+			break
+		}
+		if strings.HasPrefix(line, "diff --git ") || (prevMinus && strings.HasPrefix(line, "+++ ")) {
+			hasDiff = true
+		}
+		prevMinus = strings.HasPrefix(line, "--- ")
+	}
+	switch {
+	case hasFence:
+		return FormatMarkdown
+	case hasDiff:
+		return FormatDiff
+	}
+	return ""
+}
+
+// canonicalize validates one operation and brings it into canonical form.
+func canonicalize(r raw) (Operation, error) {
+	typ := Type(strings.ToLower(strings.TrimSpace(r.Type)))
+	action := strings.ToLower(strings.TrimSpace(r.Action))
+	op := Operation{Type: typ, Action: action, Target: r.Target, Content: r.Content, Source: r.Source}
+	if len(r.Metadata) > 0 {
+		op.Metadata = make(map[string]string, len(r.Metadata))
+		for k, v := range r.Metadata {
+			if strings.TrimSpace(k) == "" {
+				return op, errorf(r.Source, "metadata", "empty key")
+			}
+			op.Metadata[k] = v
+		}
+	}
+	if typ == "" {
+		return op, errorf(r.Source, "type", "missing")
+	}
+	actions, ok := validActions[typ]
+	if !ok {
+		return op, errorf(r.Source, "type", "unknown type %s (want file_edit, shell_command, git_operation or browser)", quote(string(typ)))
+	}
+	if action == "" {
+		return op, errorf(r.Source, "action", "missing for %s", typ)
+	}
+	if !slices.Contains(actions, action) {
+		return op, errorf(r.Source, "action", "unknown action %s for %s (want %s)", quote(action), typ, strings.Join(actions, ", "))
+	}
+	var err error
+	switch typ {
+	case TypeFileEdit:
+		err = canonFile(&op)
+	case TypeShell:
+		err = canonShell(&op)
+	case TypeGit:
+		err = canonGit(&op)
+	case TypeBrowser:
+		err = canonBrowser(&op)
+	}
+	if err != nil {
+		return op, err
+	}
+	sum := sha256.Sum256([]byte(op.Content))
+	op.ContentSHA256 = hex.EncodeToString(sum[:])
+	op.Flags = opFlags(op)
+	return op, nil
+}
+
+var validActions = map[Type][]string{
+	TypeFileEdit: {ActionCreate, ActionUpdate, ActionDelete, ActionAppend, ActionRename, ActionPatch},
+	TypeShell:    {ActionRun},
+	TypeGit:      {ActionGitAdd, ActionGitCommit, ActionGitReset, ActionGitCheckout, ActionGitPush},
+	TypeBrowser: {ActionChromeNavigate, ActionChromeClick, ActionChromeGetText, ActionChromeScreenshot,
+		ActionChromeExecuteScript},
+}
+
+func canonFile(op *Operation) error {
+	p, err := NormalizePath(op.Target)
+	if err != nil {
+		return errorf(op.Source, "target", "%v", err)
+	}
+	op.Target = p
+	switch op.Action {
+	case ActionRename:
+		to, ok := op.Metadata["to"]
+		if !ok || strings.TrimSpace(to) == "" {
+			return errorf(op.Source, "metadata", "rename needs metadata.to (the new path)")
+		}
+		np, err := NormalizePath(to)
+		if err != nil {
+			return errorf(op.Source, "metadata.to", "%v", err)
+		}
+		if np == p {
+			return errorf(op.Source, "metadata.to", "rename to the same path %s", quote(p))
+		}
+		op.Metadata["to"] = np
+	case ActionPatch:
+		if strings.TrimSpace(op.Content) == "" {
+			return errorf(op.Source, "content", "patch action needs a unified diff")
+		}
+	case ActionDelete:
+		if op.Content != "" {
+			return errorf(op.Source, "content", "delete takes no content")
+		}
+	}
+	return nil
+}
+
+func canonShell(op *Operation) error {
+	if strings.TrimSpace(op.Target) == "" {
+		return errorf(op.Source, "target", "empty command")
+	}
+	return nil
+}
+
+func canonGit(op *Operation) error {
+	t := strings.TrimSpace(op.Target)
+	if strings.HasPrefix(t, "-") {
+		return errorf(op.Source, "target", "%s looks like an option; put options in metadata", quote(t))
+	}
+	switch op.Action {
+	case ActionGitAdd, ActionGitCheckout:
+		if t == "" {
+			return errorf(op.Source, "target", "empty target")
+		}
+		fallthrough
+	case ActionGitReset:
+		if t == "" || t == "." {
+			op.Target = t
+			return nil
+		}
+		p, err := NormalizePath(t)
+		if err != nil {
+			return errorf(op.Source, "target", "%v", err)
+		}
+		op.Target = p
+	case ActionGitPush:
+		if strings.ContainsAny(t, " \t\n") {
+			return errorf(op.Source, "target", "push target must be one remote name, got %s", quote(t))
+		}
+		op.Target = t
+	case ActionGitCommit:
+		if strings.TrimSpace(op.Content) == "" && t != "" {
+			// A commit message given as target is moved to content, where the executor reads it.
+			op.Content, op.Target = op.Target, ""
+		}
+	}
+	return nil
+}
+
+func canonBrowser(op *Operation) error {
+	t := strings.TrimSpace(op.Target)
+	switch op.Action {
+	case ActionChromeNavigate:
+		u, err := url.Parse(t)
+		if t == "" {
+			return errorf(op.Source, "target", "empty URL")
+		}
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return errorf(op.Source, "target", "navigate needs an http(s) URL, got %s", quote(t))
+		}
+	case ActionChromeClick, ActionChromeGetText:
+		if t == "" {
+			return errorf(op.Source, "target", "empty selector")
+		}
+	case ActionChromeExecuteScript:
+		if strings.TrimSpace(op.Content) == "" {
+			return errorf(op.Source, "content", "execute_script needs the script in content")
+		}
+	}
+	op.Target = t
+	return nil
+}
+
+// opFlags detects the risk flags of one operation.
+func opFlags(op Operation) []Flag {
+	var f []Flag
+	add := func(fl Flag) {
+		if !slices.Contains(f, fl) {
+			f = append(f, fl)
+		}
+	}
+	switch op.Type {
+	case TypeFileEdit:
+		switch op.Action {
+		case ActionDelete:
+			add(FlagDelete)
+		case ActionRename:
+			add(FlagRename)
+		}
+	case TypeShell:
+		add(FlagShell)
+		for _, fl := range shellFlags(op.Target + " " + op.Content) {
+			add(fl)
+		}
+	case TypeGit:
+		switch op.Action {
+		case ActionGitPush:
+			add(FlagPushPublic)
+		case ActionGitReset, ActionGitCheckout:
+			// A hard reset or a checkout of paths throws work away.
+			if op.Metadata["mode"] == "hard" || op.Metadata["force"] == "true" {
+				add(FlagDelete)
+			}
+		}
+	case TypeBrowser:
+		add(FlagBrowser)
+		if op.Action == ActionChromeExecuteScript {
+			add(FlagExecuteScript)
+		}
+	}
+	if looksSecret(op.Target) || looksSecret(op.Content) {
+		add(FlagSendSensitive)
+	}
+	for k, v := range op.Metadata {
+		if looksSecret(k+"="+v) || looksSecret(v) {
+			add(FlagSendSensitive)
+		}
+	}
+	slices.Sort(f)
+	return f
+}
+
+func looksSecret(s string) bool {
+	return s != "" && redact.Secrets(s) != s
+}
+
+// shellFlags spots destructive or publishing commands inside a shell command line.
+func shellFlags(cmd string) []Flag {
+	var out []Flag
+	upload := strings.Contains(cmd, " -T ") || strings.Contains(cmd, "--upload-file") || strings.Contains(cmd, " -d ") ||
+		strings.Contains(cmd, "--data") || strings.Contains(cmd, " -F ") || strings.Contains(cmd, "--post-file")
+	words := strings.FieldsFunc(cmd, func(r rune) bool {
+		return r == ' ' || r == '\t' || r == '\n' || r == ';' || r == '&' || r == '|' || r == '(' || r == ')' || r == '`'
+	})
+	for i, w := range words {
+		next := ""
+		if i+1 < len(words) {
+			next = words[i+1]
+		}
+		switch w {
+		case "rm", "rmdir", "unlink", "shred", "truncate":
+			out = append(out, FlagDelete)
+		case "mv":
+			out = append(out, FlagRename)
+		case "git":
+			switch next {
+			case "push":
+				out = append(out, FlagPushPublic)
+			case "rm", "clean":
+				out = append(out, FlagDelete)
+			case "mv":
+				out = append(out, FlagRename)
+			}
+		case "npm", "yarn", "pnpm", "cargo", "gem", "poetry", "twine":
+			if next == "publish" || next == "push" || next == "upload" {
+				out = append(out, FlagPushPublic)
+			}
+		case "docker", "podman":
+			if next == "push" {
+				out = append(out, FlagPushPublic)
+			}
+		case "gh":
+			if next == "release" || next == "gist" || next == "repo" {
+				out = append(out, FlagPushPublic)
+			}
+		case "scp", "rsync", "sftp", "nc":
+			out = append(out, FlagPushPublic)
+		case "curl", "wget":
+			// Sending data off the machine: only flagged with an upload-shaped argument.
+			if upload {
+				out = append(out, FlagPushPublic)
+			}
+		}
+	}
+	return out
+}
+
+// finish fills affected paths, stats, patch flags and the hash.
+func finish(p *Patch, stats *DiffStats, opts Options) {
+	limit := opts.BroadOverwriteFiles
+	if limit <= 0 {
+		limit = DefaultBroadOverwriteFiles
+	}
+	paths := map[string]bool{}
+	written := map[string]bool{}
+	var computed DiffStats
+	flags := map[Flag]bool{}
+	for _, op := range p.Operations {
+		for _, f := range op.Flags {
+			flags[f] = true
+		}
+		for _, path := range OperationPaths(op) {
+			paths[path] = true
+		}
+		if op.Type == TypeFileEdit {
+			written[op.Target] = true
+			if to := op.Metadata["to"]; op.Action == ActionRename && to != "" {
+				written[to] = true
+			}
+			a, d := opLineStats(op)
+			computed.Additions += a
+			computed.Deletions += d
+		}
+	}
+	computed.Files = len(written)
+	if stats != nil {
+		computed = *stats
+	}
+	p.Stats = computed
+	if len(written) > limit {
+		flags[FlagBroadOverwrite] = true
+	}
+	p.AffectedPaths = make([]string, 0, len(paths))
+	for path := range paths {
+		p.AffectedPaths = append(p.AffectedPaths, path)
+	}
+	slices.Sort(p.AffectedPaths)
+	p.Flags = make([]Flag, 0, len(flags))
+	for f := range flags {
+		p.Flags = append(p.Flags, f)
+	}
+	slices.Sort(p.Flags)
+	p.Hash = Hash(p.Operations)
+}
+
+// OperationPaths are the workspace paths an operation touches (none for shell and browser
+// operations, whose effects cannot be known in advance).
+func OperationPaths(op Operation) []string {
+	switch op.Type {
+	case TypeFileEdit:
+		if op.Action == ActionRename && op.Metadata["to"] != "" {
+			return []string{op.Target, op.Metadata["to"]}
+		}
+		return []string{op.Target}
+	case TypeGit:
+		switch op.Action {
+		case ActionGitAdd, ActionGitReset, ActionGitCheckout:
+			if op.Target != "" {
+				return []string{op.Target}
+			}
+		}
+	}
+	return nil
+}
+
+func opLineStats(op Operation) (adds, dels int) {
+	switch op.Action {
+	case ActionCreate, ActionUpdate, ActionAppend:
+		return countLines(op.Content), 0
+	case ActionPatch:
+		for _, l := range strings.Split(op.Content, "\n") {
+			switch {
+			case strings.HasPrefix(l, "+++ "), strings.HasPrefix(l, "--- "):
+			case strings.HasPrefix(l, "+"):
+				adds++
+			case strings.HasPrefix(l, "-"):
+				dels++
+			}
+		}
+	}
+	return adds, dels
+}
+
+func countLines(s string) int {
+	if s == "" {
+		return 0
+	}
+	n := strings.Count(s, "\n")
+	if !strings.HasSuffix(s, "\n") {
+		n++
+	}
+	return n
+}
+
+// HasFlag reports whether the patch carries f.
+func (p *Patch) HasFlag(f Flag) bool { return slices.Contains(p.Flags, f) }
+
+// HasFlag reports whether the operation carries f.
+func (o Operation) HasFlag(f Flag) bool { return slices.Contains(o.Flags, f) }
