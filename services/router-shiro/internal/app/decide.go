@@ -89,6 +89,7 @@ func (r *Router) classify(ctx context.Context, in Input) (domain.Decision, *Clas
 			{Role: llm.RoleUser, Content: in.Text},
 		},
 		JSON:      true,
+		Contract:  llm.ContractClassifier,
 		MaxTokens: 256,
 		Timeout:   r.cfg.ClassifierTimeout,
 	}

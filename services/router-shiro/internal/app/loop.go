@@ -56,7 +56,7 @@ func (r *Router) runLoop(ctx context.Context, in Input, res *Result) error {
 			return nil
 		}
 		callCtx, cancel := context.WithTimeout(ctx, limits.MaxMillis-elapsed)
-		resp, err := r.worker.Chat(callCtx, llm.Request{Messages: append(append([]llm.Message(nil), base...), transcript...), JSON: true})
+		resp, err := r.worker.Chat(callCtx, llm.Request{Messages: append(append([]llm.Message(nil), base...), transcript...), JSON: true, Contract: llm.ContractWorker})
 		budgetSpent := callCtx.Err() != nil
 		cancel()
 		state.Calls++

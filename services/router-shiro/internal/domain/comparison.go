@@ -21,8 +21,10 @@ type ComparedProposal struct {
 	EstimatedTokens  int64
 	NearLimit        bool
 	PlanSummary      string
-	ErrorCode        string
-	ErrorMessage     string
+	// PatchError is set when the patch does not parse (approval would refuse it).
+	PatchError   string
+	ErrorCode    string
+	ErrorMessage string
 }
 
 // Comparison is the worker's comparison of deliberation proposals (SPEC §7).
@@ -49,10 +51,12 @@ func Compare(results []ProposalResult, locale string) Comparison {
 			sum := SummarizePatch(p.Patch)
 			e.AffectedPaths = sum.AffectedPaths
 			e.Operations = sum.Operations
+			e.PatchError = sum.Error
 			e.Risk = p.Risk.Level
-			e.Destructive = p.Risk.Destructive
+			// The coder's own flags are not trusted alone: what the patch does counts too.
+			e.Destructive = p.Risk.Destructive || sum.Destructive
 			e.RollbackPossible = p.Risk.RollbackPossible
-			e.UsesBrowser = p.UsesBrowser || strings.Contains(p.Patch, `"browser"`)
+			e.UsesBrowser = p.UsesBrowser || sum.UsesBrowser
 			e.EstimatedCostUSD = p.Cost.EstimatedCostUSD
 			e.EstimatedTokens = p.Cost.EstimatedTokens
 			e.NearLimit = p.Cost.NearLimit
@@ -106,7 +110,7 @@ func recommend(entries []ComparedProposal) int {
 		return a.EstimatedCostUSD < b.EstimatedCostUSD
 	}
 	for i, e := range entries {
-		if e.ErrorCode != "" {
+		if e.ErrorCode != "" || e.PatchError != "" {
 			continue
 		}
 		if best < 0 || better(e, entries[best]) {

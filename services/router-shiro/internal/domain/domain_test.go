@@ -151,15 +151,21 @@ func TestSummarizePatch(t *testing.T) {
 		{"json commands", `[{"type":"file_edit","action":"update","target":"./docs/a.md"},{"type":"file_edit","action":"rename","target":"a.go","metadata":{"to":"b.go"}},{"type":"shell_command","action":"run","target":"go test ./..."}]`,
 			"a.go,b.go,docs/a.md", 3},
 		{"markdown fences", "説明\n```go:cmd/main.go\npackage main\n```\n```bash\nmake\n```\n```md:README.md\n# x\n```", "README.md,cmd/main.go", 3},
-		{"git diff", "diff --git a/x.go b/x.go\n--- a/x.go\n+++ b/x.go\n@@ -1 +1 @@\n-a\n+b\ndiff --git a/y.go b/y.go\nnew file\n--- /dev/null\n+++ b/y.go\n@@ -0,0 +1 @@\n+c\n", "x.go,y.go", 2},
+		{"git diff", "diff --git a/x.go b/x.go\n--- a/x.go\n+++ b/x.go\n@@ -1 +1 @@\n-a\n+b\ndiff --git a/y.go b/y.go\nnew file mode 100644\n--- /dev/null\n+++ b/y.go\n@@ -0,0 +1 @@\n+c\n", "x.go,y.go", 2},
 		{"plain unified diff", "--- a/z.txt\n+++ b/z.txt\n@@ -1 +1 @@\n-a\n+b\n", "z.txt", 1},
 		{"empty", "  ", "", 0},
 	}
 	for _, tt := range tests {
 		s := SummarizePatch(tt.patch)
-		if strings.Join(s.AffectedPaths, ",") != tt.paths || s.Operations != tt.ops {
+		if strings.Join(s.AffectedPaths, ",") != tt.paths || s.Operations != tt.ops || s.Error != "" {
 			t.Errorf("%s: %+v", tt.name, s)
 		}
+	}
+	if s := SummarizePatch(`[{"type":"file_edit","action":"delete","target":"old.txt"},{"type":"browser","action":"chrome_navigate","target":"https://example.com"}]`); !s.Destructive || !s.UsesBrowser {
+		t.Errorf("flags not derived from the patch: %+v", s)
+	}
+	if s := SummarizePatch(`[{"type":"file_edit","action":"update","target":"../../etc/passwd"}]`); s.Error == "" {
+		t.Errorf("escaping path accepted: %+v", s)
 	}
 }
 
@@ -169,12 +175,16 @@ func TestCompare(t *testing.T) {
 		{Order: "order2", Proposal: &Proposal{Plan: "Low destructive", Patch: "```go:a.go\nx\n```", Risk: ProposalRisk{Level: RiskLow, Destructive: true}, Cost: CostHint{EstimatedCostUSD: 0.01}}},
 		{Order: "order3", Proposal: &Proposal{Plan: "Low safe", Patch: "```go:b.go\nx\n```", Risk: ProposalRisk{Level: RiskLow}, Cost: CostHint{EstimatedCostUSD: 0.2}, UsesBrowser: true}},
 		{Order: "order4", ErrorCode: "unauthenticated"},
+		{Order: "order5", Proposal: &Proposal{Plan: "Broken", Patch: `[{"type":"teleport"}]`, Risk: ProposalRisk{Level: RiskLow}}},
 	}
 	c := Compare(results, "en")
-	if c.Recommended != 3 || strings.Join(c.OverlappingPaths, ",") != "a.go" || len(c.Entries) != 4 || !c.Entries[2].UsesBrowser {
+	if c.Entries[4].PatchError == "" {
+		t.Fatalf("unparsable patch not reported: %+v", c.Entries[4])
+	}
+	if c.Recommended != 3 || strings.Join(c.OverlappingPaths, ",") != "a.go" || len(c.Entries) != 5 || !c.Entries[2].UsesBrowser {
 		t.Fatalf("%+v", c)
 	}
-	if !strings.Contains(c.Summary, "3 of 4 proposals") || !strings.Contains(c.Summary, "#3") {
+	if !strings.Contains(c.Summary, "4 of 5 proposals") || !strings.Contains(c.Summary, "#3") {
 		t.Fatalf("summary %q", c.Summary)
 	}
 	if none := Compare([]ProposalResult{{Order: "order1", ErrorCode: "timeout"}}, "ja"); none.Recommended != 0 || strings.Contains(none.Summary, "おすすめ") {
