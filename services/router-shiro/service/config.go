@@ -150,4 +150,3 @@ func (a Agent) validate(errs *config.Errors) {
 	// Cloud models serve CODE routes only: the worker sees every PLAN/ANALYZE/OPS/RESEARCH text.
 	errs.Add(llm.RequireLocal("agents.worker.provider", a.Config))
 }
-
