@@ -4,6 +4,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -133,3 +134,9 @@ func (r *Router) locale(in Input) string {
 }
 
 func jobAttr(in Input) slog.Attr { return slog.String("job_id", in.JobID) }
+
+// label is a log value from a closed set (routes, sources, rule names); it is encoded as a JSON
+// string but, not being free text, skips secret masking.
+type label string
+
+func (l label) MarshalJSON() ([]byte, error) { return json.Marshal(string(l)) }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"strings"
 
 	"connectrpc.com/connect"
@@ -18,6 +19,9 @@ import (
 	"github.com/picoclaw-suite/picoclaw/services/router-shiro/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/router-shiro/internal/protoconv"
 )
+
+// channelName is what a channel may be called (line, slack, cli, ...).
+var channelName = regexp.MustCompile(`^[a-z0-9_-]{0,32}$`)
 
 // MaxTextBytes bounds one message; longer input is refused rather than sent to a model.
 const MaxTextBytes = 256 << 10
@@ -97,6 +101,10 @@ func input(ctx context.Context, job, session, channel, text string, localOnly bo
 	} else {
 		job = jobid.FromContext(ctx)
 	}
+	channel = strings.ToLower(strings.TrimSpace(channel))
+	if !channelName.MatchString(channel) {
+		return app.Input{}, ctx, fmt.Errorf("channel: %w: must be a short lower-case name such as line, slack or cli", domain.ErrInvalid)
+	}
 	if strings.TrimSpace(text) == "" {
 		return app.Input{}, ctx, fmt.Errorf("text: %w: must not be empty", domain.ErrInvalid)
 	}
@@ -107,7 +115,7 @@ func input(ctx context.Context, job, session, channel, text string, localOnly bo
 		return app.Input{}, ctx, fmt.Errorf("locale: %w: must be ja or en", domain.ErrInvalid)
 	}
 	return app.Input{
-		JobID: job, SessionID: session, Channel: strings.ToLower(strings.TrimSpace(channel)), Text: text, LocalOnly: localOnly,
+		JobID: job, SessionID: session, Channel: channel, Text: text, LocalOnly: localOnly,
 		PrevRoute: protoconv.RouteFromProto(prev), History: turns, Locale: locale,
 	}, ctx, nil
 }
