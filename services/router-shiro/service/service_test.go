@@ -235,7 +235,11 @@ func startStack(t *testing.T, answer func(ollamaRequest) (string, time.Duration)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- Run(ctx, cfg) }()
+	httpClient := rpcserver.NewHTTPClient()
 	t.Cleanup(func() {
+		// Closing our idle h2c connections first lets the server shut down without waiting
+		// for HTTP/2's GOAWAY grace period.
+		httpClient.CloseIdleConnections()
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("Run: %v", err)
@@ -254,8 +258,8 @@ func startStack(t *testing.T, answer func(ollamaRequest) (string, time.Duration)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	st.router = routerv1connect.NewRouterServiceClient(rpcserver.NewHTTPClient(), base)
-	st.grpc = routerv1connect.NewRouterServiceClient(rpcserver.NewHTTPClient(), base, connect.WithGRPC())
+	st.router = routerv1connect.NewRouterServiceClient(httpClient, base)
+	st.grpc = routerv1connect.NewRouterServiceClient(httpClient, base, connect.WithGRPC())
 	return st
 }
 
@@ -533,5 +537,36 @@ func TestProcessTask_InvalidRequests(t *testing.T) {
 		if connect.CodeOf(err) != connect.CodeInvalidArgument {
 			t.Errorf("%s: err %v, want invalid_argument", name, err)
 		}
+	}
+}
+
+// The worker on Ollama says the task fits badly and names a better route every time: the
+// router moves once, never twice, and the second route's prompt is used from then on.
+func TestProcessTask_RerouteOnceOnOllama(t *testing.T) {
+	st := startStack(t, func(r ollamaRequest) (string, time.Duration) {
+		b, _ := json.Marshal(map[string]any{
+			"result": "r", "needs_next_loop": true, "why": "w", "next_actions": []string{}, "questions_for_user": []string{},
+			"confidence": 0.9, "risk": "low", "fit": 0.1, "suggested_route": map[bool]string{true: "ANALYZE", false: "RESEARCH"}[strings.Contains(r.system(), "planning worker")],
+		})
+		return string(b), 0
+	}, nil)
+	res, err := st.router.ProcessTask(context.Background(), &routerv1.ProcessTaskRequest{JobId: "job_20260301_050", Text: "/plan 先月のアクセス"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.GetRerouteUsed() || res.GetInitialRoute() != commonv1.Route_ROUTE_PLAN || res.GetFinalRoute() != commonv1.Route_ROUTE_ANALYZE ||
+		res.GetStopReason() != routerv1.StopReason_STOP_REASON_MAX_LOOPS || res.GetWorkerCalls() != 3 {
+		t.Fatalf("response %v", res)
+	}
+	seen := st.ollama.seen()
+	if !strings.Contains(seen[0].system(), "planning worker") || !strings.Contains(seen[1].system(), "analysis worker") || !strings.Contains(seen[2].system(), "analysis worker") {
+		t.Fatal("prompts do not follow the reroute")
+	}
+	if o := st.logs.lines(t, "route.override"); len(o) != 1 || o[0]["from_route"] != "PLAN" || o[0]["to_route"] != "ANALYZE" || o[0]["job_id"] != "job_20260301_050" {
+		t.Fatalf("route.override %v", o)
+	}
+	if f := st.logs.lines(t, "final.route"); len(f) != 1 || f[0]["initial_route"] != "PLAN" || f[0]["final_route"] != "ANALYZE" || f[0]["reroute_used"] != true ||
+		f[0]["stop_reason"] != "max_loops" || f[0]["worker_calls"] != float64(3) {
+		t.Fatalf("final.route %v", f)
 	}
 }
