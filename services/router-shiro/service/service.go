@@ -132,11 +132,12 @@ func Run(ctx context.Context, cfg Config) error {
 			MaxMillis:     time.Duration(cfg.Loop.MaxMillis) * time.Millisecond,
 			MinConfidence: cfg.Loop.MinConfidence,
 		},
-		DefaultCodeOrder:    defaultOrder,
-		ForcedRoutes:        cfg.Channels.forcedRoutes(),
-		DeliberationTimeout: seconds(cfg.Deliberation.TimeoutSec),
-		Locale:              cfg.Locale,
-		HistoryTurns:        cfg.Loop.HistoryTurns,
+		DefaultCodeOrder:         defaultOrder,
+		ForcedRoutes:             cfg.Channels.forcedRoutes(),
+		DeliberationTimeout:      seconds(cfg.Deliberation.TimeoutSec),
+		AutoDeliberateOnHighRisk: cfg.Deliberation.AutoOnHighRisk,
+		Locale:                   cfg.Locale,
+		HistoryTurns:             cfg.Loop.HistoryTurns,
 	}, dict, worker, coderClient, log)
 	if err != nil {
 		return fail(fmt.Errorf("agents.worker: %w", err))

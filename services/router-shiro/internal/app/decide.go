@@ -82,6 +82,21 @@ func (r *Router) Decide(ctx context.Context, in Input) Outcome {
 	return out
 }
 
+// classifierInputRunes bounds what the classifier reads: the head of a long paste decides its
+// category as well as the whole, and the local model's context stays small.
+const classifierInputRunes = 4000
+
+func truncateRunes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n])
+}
+
 func localOnlyRefusal(locale string) string {
 	if locale == "en" {
 		return "Local-only mode is on, so this request cannot go to a cloud coder (CODE routes and /deliberate). Send /cloud to lift local-only mode, then ask again."
@@ -95,7 +110,7 @@ func (r *Router) classify(ctx context.Context, in Input) (domain.Decision, *Clas
 	req := llm.Request{
 		Messages: []llm.Message{
 			{Role: llm.RoleSystem, Content: classifierPrompt},
-			{Role: llm.RoleUser, Content: in.Text},
+			{Role: llm.RoleUser, Content: truncateRunes(in.Text, classifierInputRunes)},
 		},
 		JSON:      true,
 		Contract:  llm.ContractClassifier,

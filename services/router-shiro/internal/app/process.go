@@ -37,6 +37,10 @@ func (r *Router) ProcessTask(ctx context.Context, in Input) (Result, error) {
 	task.Text = res.TaskText
 	switch {
 	case res.Refusal != "":
+	case res.TaskText == "" && res.Decision.Route != domain.RouteChat:
+		// "/code" alone: there is nothing to work on, so ask instead of spending a model call.
+		res.StopReason = domain.StopNeedUserConfirmation
+		res.Questions = []string{askForTask(res.Decision.Matched, r.locale(in))}
 	case res.Deliberation:
 		r.deliberate(ctx, task, &res)
 	case res.Decision.Route.IsCode():
@@ -96,6 +100,19 @@ func (r *Router) propose(ctx context.Context, in Input, route domain.Route, res 
 		order = p.Order
 	}
 	res.Proposals = append(res.Proposals, domain.ProposalResult{Order: order, Proposal: &p})
+	if r.cfg.AutoDeliberateOnHighRisk && p.Risk.Level == domain.RiskHigh && !in.LocalOnly {
+		r.autoDeliberate(ctx, in, order, res)
+	}
+}
+
+func askForTask(command, locale string) string {
+	if command == "" {
+		command = "/code"
+	}
+	if locale == "en" {
+		return "What should I do? Write the request after " + command + "."
+	}
+	return "何をしますか？" + command + " の後に依頼内容を書いてください。"
 }
 
 func coderErrorCode(err error) (string, string) {

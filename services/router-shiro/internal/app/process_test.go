@@ -106,3 +106,84 @@ func TestProcessTask_Deliberate(t *testing.T) {
 		t.Errorf("proposal_received logged %d times", len(got))
 	}
 }
+
+func TestProcessTask_CommandWithoutTaskAsks(t *testing.T) {
+	for _, tt := range []struct{ text, locale, want string }{
+		{"/code", "ja", "/code の後に依頼内容"},
+		{"/analyze  ", "en", "after /analyze"},
+		{"/deliberate", "ja", "/deliberate の後に"},
+	} {
+		h := newHarness(t, testConfig())
+		res, err := h.router.ProcessTask(context.Background(), Input{Text: tt.text, Locale: tt.locale})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.StopReason != domain.StopNeedUserConfirmation || len(res.Questions) != 1 || !strings.Contains(res.Questions[0], tt.want) ||
+			h.coder.calls() != 0 || h.model.calls() != 0 {
+			t.Errorf("%q: %+v (coder %d, model %d)", tt.text, res, h.coder.calls(), h.model.calls())
+		}
+	}
+	h := newHarness(t, testConfig())
+	if res, _ := h.router.ProcessTask(context.Background(), Input{Text: "/chat"}); res.StopReason != "" || res.FinalRoute != domain.RouteChat {
+		t.Errorf("/chat alone: %+v", res)
+	}
+}
+
+func TestProcessTask_AutoDeliberationOnHighRisk(t *testing.T) {
+	tests := []struct {
+		name     string
+		enabled  bool
+		risk     domain.Risk
+		local    bool
+		wantMany bool
+	}{
+		{"high risk with auto on", true, domain.RiskHigh, false, true},
+		{"high risk with auto off", false, domain.RiskHigh, false, false},
+		{"medium risk with auto on", true, domain.RiskMedium, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := testConfig()
+			cfg.AutoDeliberateOnHighRisk = tt.enabled
+			h := newHarness(t, cfg)
+			h.coder.proposal.Risk.Level = tt.risk
+			h.coder.results = []domain.ProposalResult{
+				{Order: "order1", Proposal: &domain.Proposal{Plan: "safer", Patch: "```go:main.go\nx\n```", Risk: domain.ProposalRisk{Level: domain.RiskLow}}},
+				{Order: "order3", ErrorCode: "timeout"},
+			}
+			res, err := h.router.ProcessTask(context.Background(), Input{JobID: "job_20260301_060", Text: "/code2 全部書き換えて"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := len(h.coder.many) == 1; got != tt.wantMany {
+				t.Fatalf("ProposeMany called: %v, want %v", got, tt.wantMany)
+			}
+			if !tt.wantMany {
+				if res.Deliberation || res.Comparison != nil || len(res.Proposals) != 1 {
+					t.Fatalf("unexpected deliberation %+v", res)
+				}
+				return
+			}
+			if o := h.coder.many[0].Orders; strings.Join(o, ",") != "order1,order3" {
+				t.Fatalf("asked orders %v", o)
+			}
+			c := res.Comparison
+			if !res.Deliberation || len(res.Proposals) != 3 || c == nil || len(c.Entries) != 3 || c.Entries[0].Order != "order2" ||
+				c.Recommended != 2 || strings.Join(c.OverlappingPaths, ",") != "main.go" {
+				t.Fatalf("comparison %+v", c)
+			}
+			if s := h.logs.find(t, "deliberation.started"); len(s) != 1 || s[0]["trigger"] != "auto_high_risk" {
+				t.Fatalf("deliberation.started %v", s)
+			}
+		})
+	}
+}
+
+func TestDecide_ClassifierReadsTheHeadOfLongInput(t *testing.T) {
+	h := newHarness(t, testConfig(), text(`{"route":"CHAT","confidence":0.9,"reason":"r","evidence":[]}`))
+	long := strings.Repeat("あ", classifierInputRunes+500)
+	h.router.Decide(context.Background(), Input{Text: long})
+	if got := len([]rune(h.model.requests[0].Messages[1].Content)); got != classifierInputRunes {
+		t.Fatalf("classifier read %d runes", got)
+	}
+}

@@ -22,11 +22,18 @@ Answer with JSON only, no other text:
 {"route":"<one route>","confidence":<0.0-1.0>,"reason":"<short reason>","evidence":["<words of the message that prove the route>"]}
 Choose a CODE route only with strong evidence in the message itself.`
 
-var workerRoles = map[domain.Route]string{
-	domain.RoutePlan:     "You are Shiro, the planning worker: turn the request into a concrete, ordered plan with owners, dates and risks where they are known.",
-	domain.RouteAnalyze:  "You are Shiro, the analysis worker: analyse the data or logs given, aggregate, find trends and anomalies, and state the numbers you rely on.",
-	domain.RouteOps:      "You are Shiro, the operations worker: work out the operational steps (commands, checks, rollback). You never run anything yourself; destructive or production steps are high risk and need the user's confirmation.",
-	domain.RouteResearch: "You are Shiro, the research worker: gather what is known about the question from the material given and your knowledge, cite sources you were given, and say what is uncertain.",
+func workerRole(r domain.Route) string {
+	switch r {
+	case domain.RoutePlan:
+		return "You are Shiro, the planning worker: turn the request into a concrete, ordered plan with owners, dates and risks where they are known."
+	case domain.RouteAnalyze:
+		return "You are Shiro, the analysis worker: analyse the data or logs given, aggregate, find trends and anomalies, and state the numbers you rely on."
+	case domain.RouteOps:
+		return "You are Shiro, the operations worker: work out the operational steps (commands, checks, rollback). You never run anything yourself; destructive or production steps are high risk and need the user's confirmation."
+	case domain.RouteResearch:
+		return "You are Shiro, the research worker: gather what is known about the question from the material given and your knowledge, cite sources you were given, and say what is uncertain."
+	}
+	return ""
 }
 
 // workerContract is the worker output contract of SPEC §5.
@@ -38,7 +45,7 @@ func workerSystemPrompt(route domain.Route, locale string) string {
 	if locale == "en" {
 		lang = "Write result, why, next_actions and questions_for_user in English."
 	}
-	return workerRoles[route] + "\n" + workerContract + "\n" + lang
+	return workerRole(route) + "\n" + workerContract + "\n" + lang
 }
 
 func continuePrompt(loop, maxLoops int, locale string) string {

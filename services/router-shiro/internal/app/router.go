@@ -28,6 +28,9 @@ type Config struct {
 	ForcedRoutes map[string]domain.Route
 	// DeliberationTimeout bounds ProposeMany (deliberation.timeout_sec).
 	DeliberationTimeout time.Duration
+	// AutoDeliberateOnHighRisk asks the other orders too when a CODE proposal is high risk
+	// (deliberation.auto_on_high_risk).
+	AutoDeliberateOnHighRisk bool
 	// Locale is the default language of user-facing text (ja or en).
 	Locale string
 	// HistoryTurns caps how many earlier turns go to the worker model.

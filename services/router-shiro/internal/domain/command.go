@@ -28,11 +28,30 @@ type Command struct {
 	Text string
 }
 
-var commandRoutes = map[string]Route{
-	"chat": RouteChat, "plan": RoutePlan, "analyze": RouteAnalyze, "ops": RouteOps, "research": RouteResearch,
-	"code": RouteCode, "code1": RouteCode1, "code2": RouteCode2, "code3": RouteCode3,
-	"order1": RouteCode1, "order2": RouteCode2, "order3": RouteCode3,
-	"coder1": RouteCode1, "coder2": RouteCode2, "coder3": RouteCode3,
+// commandRoute maps a command word to its route; order1..3 and the legacy coder1..3 are
+// aliases of code1..3.
+func commandRoute(word string) (Route, bool) {
+	switch word {
+	case "chat":
+		return RouteChat, true
+	case "plan":
+		return RoutePlan, true
+	case "analyze":
+		return RouteAnalyze, true
+	case "ops":
+		return RouteOps, true
+	case "research":
+		return RouteResearch, true
+	case "code":
+		return RouteCode, true
+	case "code1", "order1", "coder1":
+		return RouteCode1, true
+	case "code2", "order2", "coder2":
+		return RouteCode2, true
+	case "code3", "order3", "coder3":
+		return RouteCode3, true
+	}
+	return "", false
 }
 
 // ParseCommand recognises a command only at the very start of the message (after leading
@@ -64,7 +83,7 @@ func ParseCommand(text string) (Command, bool) {
 	case "deliberate":
 		cmd.Kind, cmd.Route = CommandDeliberate, RouteCode
 	default:
-		r, ok := commandRoutes[word]
+		r, ok := commandRoute(word)
 		if !ok {
 			return Command{}, false
 		}

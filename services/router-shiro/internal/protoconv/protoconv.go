@@ -7,21 +7,35 @@ import (
 	"github.com/picoclaw-suite/picoclaw/services/router-shiro/internal/domain"
 )
 
-var routesToProto = map[domain.Route]commonv1.Route{
-	domain.RouteChat: commonv1.Route_ROUTE_CHAT, domain.RoutePlan: commonv1.Route_ROUTE_PLAN,
-	domain.RouteAnalyze: commonv1.Route_ROUTE_ANALYZE, domain.RouteOps: commonv1.Route_ROUTE_OPS,
-	domain.RouteResearch: commonv1.Route_ROUTE_RESEARCH, domain.RouteCode: commonv1.Route_ROUTE_CODE,
-	domain.RouteCode1: commonv1.Route_ROUTE_CODE1, domain.RouteCode2: commonv1.Route_ROUTE_CODE2,
-	domain.RouteCode3: commonv1.Route_ROUTE_CODE3,
-}
-
 // Route converts a domain route (unknown → UNSPECIFIED).
-func Route(r domain.Route) commonv1.Route { return routesToProto[r] }
+func Route(r domain.Route) commonv1.Route {
+	switch r {
+	case domain.RouteChat:
+		return commonv1.Route_ROUTE_CHAT
+	case domain.RoutePlan:
+		return commonv1.Route_ROUTE_PLAN
+	case domain.RouteAnalyze:
+		return commonv1.Route_ROUTE_ANALYZE
+	case domain.RouteOps:
+		return commonv1.Route_ROUTE_OPS
+	case domain.RouteResearch:
+		return commonv1.Route_ROUTE_RESEARCH
+	case domain.RouteCode:
+		return commonv1.Route_ROUTE_CODE
+	case domain.RouteCode1:
+		return commonv1.Route_ROUTE_CODE1
+	case domain.RouteCode2:
+		return commonv1.Route_ROUTE_CODE2
+	case domain.RouteCode3:
+		return commonv1.Route_ROUTE_CODE3
+	}
+	return commonv1.Route_ROUTE_UNSPECIFIED
+}
 
 // RouteFromProto converts a proto route (UNSPECIFIED or unknown → "").
 func RouteFromProto(r commonv1.Route) domain.Route {
-	for d, p := range routesToProto {
-		if p == r {
+	for _, d := range domain.Routes() {
+		if Route(d) == r {
 			return d
 		}
 	}
@@ -88,17 +102,19 @@ func WorkerOutput(o domain.WorkerOutput) *commonv1.WorkerOutput {
 	}
 }
 
-var taskTypes = map[commonv1.TaskType]string{
-	commonv1.TaskType_TASK_TYPE_DESIGN: "design", commonv1.TaskType_TASK_TYPE_CODEGEN: "codegen",
-	commonv1.TaskType_TASK_TYPE_REVIEW: "review", commonv1.TaskType_TASK_TYPE_REFACTOR: "refactor",
-	commonv1.TaskType_TASK_TYPE_OPS: "ops", commonv1.TaskType_TASK_TYPE_DOCS: "docs",
+func taskTypes() map[commonv1.TaskType]string {
+	return map[commonv1.TaskType]string{
+		commonv1.TaskType_TASK_TYPE_DESIGN: "design", commonv1.TaskType_TASK_TYPE_CODEGEN: "codegen",
+		commonv1.TaskType_TASK_TYPE_REVIEW: "review", commonv1.TaskType_TASK_TYPE_REFACTOR: "refactor",
+		commonv1.TaskType_TASK_TYPE_OPS: "ops", commonv1.TaskType_TASK_TYPE_DOCS: "docs",
+	}
 }
 
 // ProposalFromProto converts a coder proposal.
 func ProposalFromProto(p *commonv1.Proposal) domain.Proposal {
 	out := domain.Proposal{
 		JobID: p.GetJobId(), Plan: p.GetPlan(), Patch: p.GetPatch(), NeedApproval: p.GetNeedApproval(),
-		UsesBrowser: p.GetUsesBrowser(), TaskType: taskTypes[p.GetTaskType()], Order: p.GetOrder(),
+		UsesBrowser: p.GetUsesBrowser(), TaskType: taskTypes()[p.GetTaskType()], Order: p.GetOrder(),
 		Provider: p.GetProvider(), Model: p.GetModel(), LatencyMillis: p.GetLatencyMs(),
 		InputTokens: p.GetUsage().GetInputTokens(), OutputTokens: p.GetUsage().GetOutputTokens(),
 		Risk: domain.ProposalRisk{
@@ -117,7 +133,7 @@ func ProposalFromProto(p *commonv1.Proposal) domain.Proposal {
 // Proposal converts a proposal back for the router's own API.
 func Proposal(p domain.Proposal) *commonv1.Proposal {
 	var tt commonv1.TaskType
-	for k, v := range taskTypes {
+	for k, v := range taskTypes() {
 		if v == p.TaskType {
 			tt = k
 		}

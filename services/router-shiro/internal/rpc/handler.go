@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"regexp"
 	"strings"
 
 	"connectrpc.com/connect"
@@ -19,9 +18,6 @@ import (
 	"github.com/picoclaw-suite/picoclaw/services/router-shiro/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/router-shiro/internal/protoconv"
 )
-
-// channelName is what a channel may be called (line, slack, cli, ...).
-var channelName = regexp.MustCompile(`^[a-z0-9_-]{0,32}$`)
 
 // MaxTextBytes bounds one message; longer input is refused rather than sent to a model.
 const MaxTextBytes = 256 << 10
@@ -102,7 +98,7 @@ func input(ctx context.Context, job, session, channel, text string, localOnly bo
 		job = jobid.FromContext(ctx)
 	}
 	channel = strings.ToLower(strings.TrimSpace(channel))
-	if !channelName.MatchString(channel) {
+	if !validChannel(channel) {
 		return app.Input{}, ctx, fmt.Errorf("channel: %w: must be a short lower-case name such as line, slack or cli", domain.ErrInvalid)
 	}
 	if strings.TrimSpace(text) == "" {
@@ -118,6 +114,19 @@ func input(ctx context.Context, job, session, channel, text string, localOnly bo
 		JobID: job, SessionID: session, Channel: channel, Text: text, LocalOnly: localOnly,
 		PrevRoute: protoconv.RouteFromProto(prev), History: turns, Locale: locale,
 	}, ctx, nil
+}
+
+// validChannel accepts what a channel may be called (line, slack, cli, ...): short, lower-case.
+func validChannel(s string) bool {
+	if len(s) > 32 {
+		return false
+	}
+	for _, c := range s {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' && c != '-' {
+			return false
+		}
+	}
+	return true
 }
 
 func stopReason(r domain.StopReason) routerv1.StopReason {
