@@ -107,9 +107,13 @@ func Run(ctx context.Context, cfg Config) error {
 		return errors.Join(err, srv.Telemetry().Shutdown(context.WithoutCancel(ctx)))
 	}
 	log := srv.Logger()
+	met, err := newMetrics(srv.Registry())
+	if err != nil {
+		return fail(err)
+	}
 	worker := cfg.Worker
 	if worker == nil {
-		worker, err = llm.New(cfg.Agents.Worker.Config.WithOllama(cfg.Ollama), llm.WithLogger(log))
+		worker, err = llm.New(cfg.Agents.Worker.Config.WithOllama(cfg.Ollama), llm.WithLogger(log), llm.WithObserver(met.observe))
 		if err != nil {
 			return fail(fmt.Errorf("agents.worker: %w", err))
 		}
@@ -138,7 +142,7 @@ func Run(ctx context.Context, cfg Config) error {
 		AutoDeliberateOnHighRisk: cfg.Deliberation.AutoOnHighRisk,
 		Locale:                   cfg.Locale,
 		HistoryTurns:             cfg.Loop.HistoryTurns,
-	}, dict, worker, coderClient, log)
+	}, dict, worker, coderClient, log, app.WithMetrics(met))
 	if err != nil {
 		return fail(fmt.Errorf("agents.worker: %w", err))
 	}

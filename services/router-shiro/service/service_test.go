@@ -208,6 +208,7 @@ func (s *syncBuffer) lines(t *testing.T, msg string) []map[string]any {
 }
 
 type stack struct {
+	base   string
 	router routerv1connect.RouterServiceClient
 	grpc   routerv1connect.RouterServiceClient
 	ollama *ollamaServer
@@ -258,6 +259,7 @@ func startStack(t *testing.T, answer func(ollamaRequest) (string, time.Duration)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	st.base = base
 	st.router = routerv1connect.NewRouterServiceClient(httpClient, base)
 	st.grpc = routerv1connect.NewRouterServiceClient(httpClient, base, connect.WithGRPC())
 	return st
@@ -399,10 +401,15 @@ func TestProcessTask_ClassifierOnOllama(t *testing.T) {
 		wantRoute  commonv1.Route
 		wantSource commonv1.DecisionSource
 		wantReason string
+		wantMetric []string
 	}{
-		{"accepted", classifierAnswer("CHAT", 0.9, "挨拶"), commonv1.Route_ROUTE_CHAT, commonv1.DecisionSource_DECISION_SOURCE_CLASSIFIER, ""},
-		{"invalid JSON", `{"route": CHAT}`, commonv1.Route_ROUTE_CHAT, commonv1.DecisionSource_DECISION_SOURCE_FALLBACK, "invalid_json"},
-		{"CODE at 0.79", classifierAnswer("CODE", 0.79, "x"), commonv1.Route_ROUTE_CHAT, commonv1.DecisionSource_DECISION_SOURCE_FALLBACK, "code_low_confidence"},
+		{"accepted", classifierAnswer("CHAT", 0.9, "挨拶"), commonv1.Route_ROUTE_CHAT, commonv1.DecisionSource_DECISION_SOURCE_CLASSIFIER, "",
+			[]string{`picoclaw_router_decisions_total{route="CHAT",source="classifier"} 1`, `picoclaw_llm_calls_total{code="ok",model="worker-v1:latest",provider="ollama"} 1`,
+				`picoclaw_llm_tokens_total{direction="output",model="worker-v1:latest",provider="ollama"} 34`}},
+		{"invalid JSON", `{"route": CHAT}`, commonv1.Route_ROUTE_CHAT, commonv1.DecisionSource_DECISION_SOURCE_FALLBACK, "invalid_json",
+			[]string{`picoclaw_router_classifier_errors_total{reason="invalid_json"} 1`, `picoclaw_router_decisions_total{route="CHAT",source="fallback"} 1`}},
+		{"CODE at 0.79", classifierAnswer("CODE", 0.79, "x"), commonv1.Route_ROUTE_CHAT, commonv1.DecisionSource_DECISION_SOURCE_FALLBACK, "code_low_confidence",
+			[]string{`picoclaw_router_classifier_errors_total{reason="code_low_confidence"} 1`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -420,6 +427,18 @@ func TestProcessTask_ClassifierOnOllama(t *testing.T) {
 			errs := st.logs.lines(t, "classifier.error")
 			if tt.wantReason == "" && len(errs) != 0 || tt.wantReason != "" && (len(errs) != 1 || errs[0]["reason"] != tt.wantReason || errs[0]["job_id"] != "job_20260301_012") {
 				t.Fatalf("classifier.error %v", errs)
+			}
+			res2, err := http.Get(st.base + "/metrics")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res2.Body.Close()
+			var body bytes.Buffer
+			_, _ = body.ReadFrom(res2.Body)
+			for _, m := range tt.wantMetric {
+				if !strings.Contains(body.String(), m) {
+					t.Errorf("/metrics lacks %s", m)
+				}
 			}
 		})
 	}

@@ -79,6 +79,7 @@ func (r *Router) Decide(ctx context.Context, in Input) Outcome {
 		slog.Bool("refused", out.Refusal != ""),
 	}
 	r.log.LogAttrs(ctx, slog.LevelInfo, "router.decision", attrs...)
+	r.metrics.Decision(string(out.Decision.Source), string(out.Decision.Route))
 	return out
 }
 
@@ -156,6 +157,9 @@ func (r *Router) classifierFallback(ctx context.Context, in Input, err error) do
 	}
 	attrs = append(attrs, slog.String("provider", r.worker.Provider()), slog.String("model", r.worker.Model()))
 	r.log.LogAttrs(ctx, slog.LevelWarn, "classifier.error", attrs...)
+	if ce != nil {
+		r.metrics.ClassifierError(string(ce.Failure))
+	}
 	reason := "classifier rejected: " + err.Error()
 	if ce != nil {
 		reason = "classifier " + string(ce.Failure) + ": " + ce.Detail

@@ -44,6 +44,7 @@ func (r *Router) runLoop(ctx context.Context, in Input, res *Result) error {
 			attrs = append(attrs, slog.String("error_reason", res.ErrorReason))
 		}
 		r.log.LogAttrs(ctx, slog.LevelInfo, "loop.stop", attrs...)
+		r.metrics.LoopStop(string(reason))
 	}
 	for {
 		elapsed := r.now().Sub(start)
@@ -89,6 +90,7 @@ func (r *Router) runLoop(ctx context.Context, in Input, res *Result) error {
 			r.log.LogAttrs(ctx, slog.LevelInfo, "route.override", jobAttr(in),
 				slog.String("from_route", string(from)), slog.String("to_route", string(target)),
 				slog.Float64("fit", *out.Fit), slog.Float64("confidence", out.Confidence), slog.Int("loop", state.Calls))
+			r.metrics.Reroute(string(from), string(target))
 			switch {
 			case target == domain.RouteChat:
 				stop(domain.StopDone)

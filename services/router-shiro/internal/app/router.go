@@ -75,16 +75,35 @@ func (e *CoderError) Error() string { return "coder-order " + e.Code + ": " + e.
 
 // Router runs the use cases.
 type Router struct {
-	cfg    Config
-	rules  *rules.Dictionary
-	worker llm.Client
-	coder  Coder
-	log    *slog.Logger
-	now    func() time.Time
+	cfg     Config
+	rules   *rules.Dictionary
+	worker  llm.Client
+	coder   Coder
+	log     *slog.Logger
+	now     func() time.Time
+	metrics Metrics
 }
 
 // Option configures a Router.
 type Option func(*Router)
+
+// Metrics counts what the use cases decide; the service backs it with Prometheus.
+type Metrics interface {
+	Decision(source, route string)
+	ClassifierError(reason string)
+	LoopStop(reason string)
+	Reroute(from, to string)
+}
+
+type noMetrics struct{}
+
+func (noMetrics) Decision(string, string) {}
+func (noMetrics) ClassifierError(string)  {}
+func (noMetrics) LoopStop(string)         {}
+func (noMetrics) Reroute(string, string)  {}
+
+// WithMetrics records decisions, classifier errors, loop stops and reroutes.
+func WithMetrics(m Metrics) Option { return func(r *Router) { r.metrics = m } }
 
 // WithClock replaces time.Now, so loop tests can spend max_millis without waiting.
 func WithClock(now func() time.Time) Option { return func(r *Router) { r.now = now } }
@@ -103,7 +122,7 @@ func New(cfg Config, dict *rules.Dictionary, worker llm.Client, coder Coder, log
 	if cfg.Locale == "" {
 		cfg.Locale = "ja"
 	}
-	r := &Router{cfg: cfg, rules: dict, worker: worker, coder: coder, log: log, now: time.Now}
+	r := &Router{cfg: cfg, rules: dict, worker: worker, coder: coder, log: log, now: time.Now, metrics: noMetrics{}}
 	for _, o := range opts {
 		o(r)
 	}
