@@ -120,10 +120,19 @@ type coderFake struct {
 	mu      sync.Mutex
 	propose []*coderv1.ProposeRequest
 	many    []*coderv1.ProposeManyRequest
+	// headers of each call, to check the JobID and trace context travel.
+	headers []http.Header
 }
 
-func (c *coderFake) Propose(_ context.Context, req *coderv1.ProposeRequest) (*coderv1.ProposeResponse, error) {
+func (c *coderFake) record(ctx context.Context) {
+	if info, ok := connect.CallInfoForHandlerContext(ctx); ok {
+		c.headers = append(c.headers, info.RequestHeader().Clone())
+	}
+}
+
+func (c *coderFake) Propose(ctx context.Context, req *coderv1.ProposeRequest) (*coderv1.ProposeResponse, error) {
 	c.mu.Lock()
+	c.record(ctx)
 	c.propose = append(c.propose, req)
 	c.mu.Unlock()
 	if req.GetOrder() == "order3" {
@@ -138,8 +147,9 @@ func (c *coderFake) Propose(_ context.Context, req *coderv1.ProposeRequest) (*co
 	}}, nil
 }
 
-func (c *coderFake) ProposeMany(_ context.Context, req *coderv1.ProposeManyRequest) (*coderv1.ProposeManyResponse, error) {
+func (c *coderFake) ProposeMany(ctx context.Context, req *coderv1.ProposeManyRequest) (*coderv1.ProposeManyResponse, error) {
 	c.mu.Lock()
+	c.record(ctx)
 	c.many = append(c.many, req)
 	c.mu.Unlock()
 	return &coderv1.ProposeManyResponse{Results: []*commonv1.ProposalResult{
@@ -473,6 +483,9 @@ func TestProcessTask_CodeRoutesThroughCoderOrder(t *testing.T) {
 	}
 	if len(res.GetProposals()) != 1 || res.GetProposals()[0].GetProposal().GetPlan() == "" || res.GetFinalRoute() != commonv1.Route_ROUTE_CODE {
 		t.Fatalf("response %v", res)
+	}
+	if h := st.coder.headers[0]; !strings.Contains(h.Get("Baggage"), "job_id=job_20260301_022") || h.Get("Traceparent") == "" {
+		t.Fatalf("coder-order call without JobID baggage or trace context: %v", h)
 	}
 
 	// A coder failure comes back as a result with a stable code.
