@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -49,17 +48,33 @@ type Rule struct {
 	Confidence float64
 	Evidence   string
 	Patterns   []string
-	res        []*regexp.Regexp
+	matchers   []matcher
 }
 
 // Match reports whether the rule matches text and returns the matched snippet.
 func (r *Rule) Match(text string) (string, bool) {
-	for _, re := range r.res {
-		if loc := re.FindStringIndex(text); loc != nil {
-			return text[loc[0]:loc[1]], true
+	return r.match(text, lowerOnce(text))
+}
+
+func (r *Rule) match(text string, lower func() string) (string, bool) {
+	for _, m := range r.matchers {
+		if s, ok := m.match(text, lower); ok {
+			return s, true
 		}
 	}
 	return "", false
+}
+
+// lowerOnce lower-cases text the first time a case-insensitive literal matcher asks.
+func lowerOnce(text string) func() string {
+	var lower string
+	done := false
+	return func() string {
+		if !done {
+			lower, done = strings.ToLower(text), true
+		}
+		return lower
+	}
 }
 
 // Dictionary is an ordered, immutable set of rules: priority descending, then file order.
@@ -112,29 +127,25 @@ func Parse(data []byte) (*Dictionary, error) {
 		if len(patterns) == 0 {
 			bad("pattern or patterns is required")
 		}
-		var res []*regexp.Regexp
+		var matchers []matcher
 		for j, p := range patterns {
 			if strings.TrimSpace(p) == "" {
 				bad("pattern %d is empty", j+1)
 				continue
 			}
-			expr := p
-			if !s.CaseSensitive {
-				expr = "(?i)" + expr
-			}
-			re, err := regexp.Compile(expr)
+			m, err := compile(p, s.CaseSensitive)
 			if err != nil {
 				bad("invalid pattern %d: %v", j+1, err)
 				continue
 			}
-			res = append(res, re)
+			matchers = append(matchers, m)
 		}
 		evidence := s.Evidence
 		if evidence == "" {
 			evidence = s.Name
 		}
 		d.rules = append(d.rules, &Rule{Name: s.Name, Route: route, Priority: s.Priority, Confidence: conf,
-			Evidence: evidence, Patterns: patterns, res: res})
+			Evidence: evidence, Patterns: patterns, matchers: matchers})
 	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, errors.Join(errs...))
@@ -161,8 +172,9 @@ const snippetRunes = 60
 
 // Decide returns the decision of the first matching rule in evaluation order.
 func (d *Dictionary) Decide(text string) (domain.Decision, bool) {
+	lower := lowerOnce(text)
 	for _, r := range d.rules {
-		snippet, ok := r.Match(text)
+		snippet, ok := r.match(text, lower)
 		if !ok {
 			continue
 		}
