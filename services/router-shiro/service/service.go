@@ -3,14 +3,24 @@ package service
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net"
+	"os"
+	"time"
 
+	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/coder/v1/coderv1connect"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/router/v1/routerv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
+	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
+	"github.com/picoclaw-suite/picoclaw/services/router-shiro/internal/app"
+	"github.com/picoclaw-suite/picoclaw/services/router-shiro/internal/coder"
+	"github.com/picoclaw-suite/picoclaw/services/router-shiro/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/router-shiro/internal/rpc"
+	"github.com/picoclaw-suite/picoclaw/services/router-shiro/internal/rules"
 )
 
 // Name is the service name used in logs, traces, metrics and health checks.
@@ -20,25 +30,68 @@ const Name = "router-shiro"
 type Config struct {
 	config.Common `yaml:",inline"`
 
+	Routing      Routing            `yaml:"routing"`
+	Loop         Loop               `yaml:"loop"`
+	Channels     Channels           `yaml:"channels"`
+	Agents       Agents             `yaml:"agents"`
+	Ollama       llm.OllamaSettings `yaml:"ollama"`
+	Deliberation Deliberation       `yaml:"deliberation"`
+
 	// Listener, when set, replaces services.router-shiro.listen (tests, embedded suite).
 	Listener net.Listener `yaml:"-"`
 	// LogWriter receives the JSON log (default stdout).
 	LogWriter io.Writer `yaml:"-"`
+	// Worker, when set, replaces the model built from agents.worker (embedded suite). It must
+	// be local all the same.
+	Worker llm.Client `yaml:"-"`
 }
 
 // DefaultConfig returns the defaults of the spec.
 func DefaultConfig() Config {
-	return Config{Common: config.DefaultCommon()}
+	return Config{
+		Common:       config.DefaultCommon(),
+		Routing:      defaultRouting(),
+		Loop:         defaultLoop(),
+		Agents:       defaultAgents(),
+		Ollama:       llm.DefaultOllamaSettings(),
+		Deliberation: Deliberation{TimeoutSec: 120},
+	}
 }
 
 // Validate checks the configuration and names the offending key.
 func (c *Config) Validate() error {
-	return c.Common.Validate()
+	var errs config.Errors
+	errs.Add(c.Common.Validate())
+	c.Routing.validate(&errs)
+	c.Loop.validate(&errs)
+	c.Channels.validate(&errs)
+	c.Agents.Worker.validate(&errs)
+	if c.Deliberation.TimeoutSec < 0 {
+		errs.Addf("deliberation.timeout_sec", "must not be negative, got %d", c.Deliberation.TimeoutSec)
+	}
+	return errs.Err()
+}
+
+// LoadRules reads and validates the rule dictionary; errors name the file and the rule.
+func LoadRules(path string) (*rules.Dictionary, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("routing.rules_file: %w", err)
+	}
+	d, err := rules.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("routing.rules_file %s: %w", path, err)
+	}
+	return d, nil
 }
 
 // Run serves router-shiro until ctx is cancelled.
 func Run(ctx context.Context, cfg Config) error {
 	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	dict, err := LoadRules(cfg.Routing.RulesFile)
+	if err != nil {
 		return err
 	}
 	srv, err := rpcserver.NewService(ctx, rpcserver.Config{
@@ -49,6 +102,58 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	srv.Mount(routerv1connect.NewRouterServiceHandler(&rpc.Handler{}, srv.HandlerOptions()...))
+	// Until Run is reached the server does not own shutdown: flush telemetry on early errors.
+	fail := func(err error) error {
+		return errors.Join(err, srv.Telemetry().Shutdown(context.WithoutCancel(ctx)))
+	}
+	log := srv.Logger()
+	met, err := newMetrics(srv.Registry())
+	if err != nil {
+		return fail(err)
+	}
+	worker := cfg.Worker
+	if worker == nil {
+		worker, err = llm.New(cfg.Agents.Worker.Config.WithOllama(cfg.Ollama), llm.WithLogger(log), llm.WithObserver(met.observe))
+		if err != nil {
+			return fail(fmt.Errorf("agents.worker: %w", err))
+		}
+	}
+	opts, err := rpcserver.ClientOptions(srv.Telemetry(), 2*time.Minute)
+	if err != nil {
+		return fail(err)
+	}
+	coderClient := coder.New(coderv1connect.NewCoderServiceClient(rpcserver.NewHTTPClient(), cfg.Services.CoderOrder.URL, opts...))
+	defaultOrder, _ := domain.NormalizeOrder(cfg.Routing.DefaultCodeOrder)
+	router, err := app.New(app.Config{
+		Thresholds: domain.Thresholds{
+			MinConfidence:        cfg.Routing.Classifier.MinConfidence,
+			MinConfidenceForCode: cfg.Routing.Classifier.MinConfidenceForCode,
+		},
+		ClassifierEnabled: cfg.Routing.Classifier.Enabled,
+		ClassifierTimeout: seconds(cfg.Routing.Classifier.TimeoutSec),
+		Loop: domain.LoopLimits{
+			MaxLoops:      cfg.Loop.MaxLoops,
+			MaxMillis:     time.Duration(cfg.Loop.MaxMillis) * time.Millisecond,
+			MinConfidence: cfg.Loop.MinConfidence,
+		},
+		DefaultCodeOrder:         defaultOrder,
+		ForcedRoutes:             cfg.Channels.forcedRoutes(),
+		DeliberationTimeout:      seconds(cfg.Deliberation.TimeoutSec),
+		AutoDeliberateOnHighRisk: cfg.Deliberation.AutoOnHighRisk,
+		Locale:                   cfg.Locale,
+		HistoryTurns:             cfg.Loop.HistoryTurns,
+	}, dict, worker, coderClient, log, app.WithMetrics(met))
+	if err != nil {
+		return fail(fmt.Errorf("agents.worker: %w", err))
+	}
+	if o, ok := worker.(*llm.Ollama); ok {
+		srv.AddReadiness("worker-model", func(ctx context.Context) error {
+			_, err := o.Health(ctx)
+			return err
+		})
+	}
+	log.InfoContext(ctx, "router.rules_loaded", "rules", dict.Len(), "file", cfg.Routing.RulesFile,
+		"worker_provider", worker.Provider(), "worker_model", worker.Model())
+	srv.Mount(routerv1connect.NewRouterServiceHandler(&rpc.Handler{Router: router, Log: log}, srv.HandlerOptions()...))
 	return srv.Run(ctx)
 }

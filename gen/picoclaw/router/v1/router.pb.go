@@ -224,7 +224,11 @@ type DecideResponse struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	Decision *v1.RouteDecision      `protobuf:"bytes,1,opt,name=decision,proto3" json:"decision,omitempty"`
 	// Non-empty when the route is refused (e.g. CODE under local_only), with how to lift it.
-	Refusal       string `protobuf:"bytes,2,opt,name=refusal,proto3" json:"refusal,omitempty"`
+	Refusal string `protobuf:"bytes,2,opt,name=refusal,proto3" json:"refusal,omitempty"`
+	// The user's text without the leading command, which is what the route works on.
+	TaskText string `protobuf:"bytes,3,opt,name=task_text,json=taskText,proto3" json:"task_text,omitempty"`
+	// True for /deliberate: every enabled order is asked in parallel.
+	Deliberation  bool `protobuf:"varint,4,opt,name=deliberation,proto3" json:"deliberation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -271,6 +275,20 @@ func (x *DecideResponse) GetRefusal() string {
 		return x.Refusal
 	}
 	return ""
+}
+
+func (x *DecideResponse) GetTaskText() string {
+	if x != nil {
+		return x.TaskText
+	}
+	return ""
+}
+
+func (x *DecideResponse) GetDeliberation() bool {
+	if x != nil {
+		return x.Deliberation
+	}
+	return false
 }
 
 type ProcessTaskRequest struct {
@@ -385,9 +403,15 @@ type ProcessTaskResponse struct {
 	WorkerCalls      int32                  `protobuf:"varint,8,opt,name=worker_calls,json=workerCalls,proto3" json:"worker_calls,omitempty"`
 	RerouteUsed      bool                   `protobuf:"varint,9,opt,name=reroute_used,json=rerouteUsed,proto3" json:"reroute_used,omitempty"`
 	// Proposals from coder-order (one for CODE routes, several for deliberation).
-	Proposals     []*v1.ProposalResult `protobuf:"bytes,10,rep,name=proposals,proto3" json:"proposals,omitempty"`
-	Comparison    *Comparison          `protobuf:"bytes,11,opt,name=comparison,proto3" json:"comparison,omitempty"`
-	Deliberation  bool                 `protobuf:"varint,12,opt,name=deliberation,proto3" json:"deliberation,omitempty"`
+	Proposals    []*v1.ProposalResult `protobuf:"bytes,10,rep,name=proposals,proto3" json:"proposals,omitempty"`
+	Comparison   *Comparison          `protobuf:"bytes,11,opt,name=comparison,proto3" json:"comparison,omitempty"`
+	Deliberation bool                 `protobuf:"varint,12,opt,name=deliberation,proto3" json:"deliberation,omitempty"`
+	// Why the worker loop failed (stop_reason WORKER_FAILURE), e.g. "invalid_json: missing field risk".
+	ErrorReason string `protobuf:"bytes,13,opt,name=error_reason,json=errorReason,proto3" json:"error_reason,omitempty"`
+	// The user's text without the leading command.
+	TaskText string `protobuf:"bytes,14,opt,name=task_text,json=taskText,proto3" json:"task_text,omitempty"`
+	// Elapsed time of the worker loop.
+	LoopMillis    int64 `protobuf:"varint,15,opt,name=loop_millis,json=loopMillis,proto3" json:"loop_millis,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -506,6 +530,27 @@ func (x *ProcessTaskResponse) GetDeliberation() bool {
 	return false
 }
 
+func (x *ProcessTaskResponse) GetErrorReason() string {
+	if x != nil {
+		return x.ErrorReason
+	}
+	return ""
+}
+
+func (x *ProcessTaskResponse) GetTaskText() string {
+	if x != nil {
+		return x.TaskText
+	}
+	return ""
+}
+
+func (x *ProcessTaskResponse) GetLoopMillis() int64 {
+	if x != nil {
+		return x.LoopMillis
+	}
+	return 0
+}
+
 // Comparison is the worker's comparison of deliberation proposals (SPEC §7).
 type Comparison struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
@@ -586,8 +631,17 @@ type ComparedProposal struct {
 	EstimatedCostUsd float64                `protobuf:"fixed64,5,opt,name=estimated_cost_usd,json=estimatedCostUsd,proto3" json:"estimated_cost_usd,omitempty"`
 	EstimatedTokens  int64                  `protobuf:"varint,6,opt,name=estimated_tokens,json=estimatedTokens,proto3" json:"estimated_tokens,omitempty"`
 	PlanSummary      string                 `protobuf:"bytes,7,opt,name=plan_summary,json=planSummary,proto3" json:"plan_summary,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	Destructive      bool                   `protobuf:"varint,8,opt,name=destructive,proto3" json:"destructive,omitempty"`
+	RollbackPossible bool                   `protobuf:"varint,9,opt,name=rollback_possible,json=rollbackPossible,proto3" json:"rollback_possible,omitempty"`
+	UsesBrowser      bool                   `protobuf:"varint,10,opt,name=uses_browser,json=usesBrowser,proto3" json:"uses_browser,omitempty"`
+	// Set when this order failed; the other fields are then empty.
+	ErrorCode    string `protobuf:"bytes,11,opt,name=error_code,json=errorCode,proto3" json:"error_code,omitempty"`
+	ErrorMessage string `protobuf:"bytes,12,opt,name=error_message,json=errorMessage,proto3" json:"error_message,omitempty"`
+	NearLimit    bool   `protobuf:"varint,13,opt,name=near_limit,json=nearLimit,proto3" json:"near_limit,omitempty"`
+	// How many operations the patch holds.
+	Operations    int32 `protobuf:"varint,14,opt,name=operations,proto3" json:"operations,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ComparedProposal) Reset() {
@@ -669,6 +723,55 @@ func (x *ComparedProposal) GetPlanSummary() string {
 	return ""
 }
 
+func (x *ComparedProposal) GetDestructive() bool {
+	if x != nil {
+		return x.Destructive
+	}
+	return false
+}
+
+func (x *ComparedProposal) GetRollbackPossible() bool {
+	if x != nil {
+		return x.RollbackPossible
+	}
+	return false
+}
+
+func (x *ComparedProposal) GetUsesBrowser() bool {
+	if x != nil {
+		return x.UsesBrowser
+	}
+	return false
+}
+
+func (x *ComparedProposal) GetErrorCode() string {
+	if x != nil {
+		return x.ErrorCode
+	}
+	return ""
+}
+
+func (x *ComparedProposal) GetErrorMessage() string {
+	if x != nil {
+		return x.ErrorMessage
+	}
+	return ""
+}
+
+func (x *ComparedProposal) GetNearLimit() bool {
+	if x != nil {
+		return x.NearLimit
+	}
+	return false
+}
+
+func (x *ComparedProposal) GetOperations() int32 {
+	if x != nil {
+		return x.Operations
+	}
+	return 0
+}
+
 var File_picoclaw_router_v1_router_proto protoreflect.FileDescriptor
 
 const file_picoclaw_router_v1_router_proto_rawDesc = "" +
@@ -685,10 +788,12 @@ const file_picoclaw_router_v1_router_proto_rawDesc = "" +
 	"\x04text\x18\x04 \x01(\tR\x04text\x12\x1d\n" +
 	"\n" +
 	"local_only\x18\x05 \x01(\bR\tlocalOnly\x12G\n" +
-	"\x12prev_primary_route\x18\x06 \x01(\x0e2\x19.picoclaw.common.v1.RouteR\x10prevPrimaryRoute\"i\n" +
+	"\x12prev_primary_route\x18\x06 \x01(\x0e2\x19.picoclaw.common.v1.RouteR\x10prevPrimaryRoute\"\xaa\x01\n" +
 	"\x0eDecideResponse\x12=\n" +
 	"\bdecision\x18\x01 \x01(\v2!.picoclaw.common.v1.RouteDecisionR\bdecision\x12\x18\n" +
-	"\arefusal\x18\x02 \x01(\tR\arefusal\"\xac\x02\n" +
+	"\arefusal\x18\x02 \x01(\tR\arefusal\x12\x1b\n" +
+	"\ttask_text\x18\x03 \x01(\tR\btaskText\x12\"\n" +
+	"\fdeliberation\x18\x04 \x01(\bR\fdeliberation\"\xac\x02\n" +
 	"\x12ProcessTaskRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1d\n" +
 	"\n" +
@@ -699,7 +804,7 @@ const file_picoclaw_router_v1_router_proto_rawDesc = "" +
 	"local_only\x18\x05 \x01(\bR\tlocalOnly\x12G\n" +
 	"\x12prev_primary_route\x18\x06 \x01(\x0e2\x19.picoclaw.common.v1.RouteR\x10prevPrimaryRoute\x122\n" +
 	"\ahistory\x18\a \x03(\v2\x18.picoclaw.router.v1.TurnR\ahistory\x12\x16\n" +
-	"\x06locale\x18\b \x01(\tR\x06locale\"\x8e\x05\n" +
+	"\x06locale\x18\b \x01(\tR\x06locale\"\xef\x05\n" +
 	"\x13ProcessTaskResponse\x12=\n" +
 	"\bdecision\x18\x01 \x01(\v2!.picoclaw.common.v1.RouteDecisionR\bdecision\x12>\n" +
 	"\rinitial_route\x18\x02 \x01(\x0e2\x19.picoclaw.common.v1.RouteR\finitialRoute\x12:\n" +
@@ -717,13 +822,17 @@ const file_picoclaw_router_v1_router_proto_rawDesc = "" +
 	"\n" +
 	"comparison\x18\v \x01(\v2\x1e.picoclaw.router.v1.ComparisonR\n" +
 	"comparison\x12\"\n" +
-	"\fdeliberation\x18\f \x01(\bR\fdeliberation\"\xb5\x01\n" +
+	"\fdeliberation\x18\f \x01(\bR\fdeliberation\x12!\n" +
+	"\ferror_reason\x18\r \x01(\tR\verrorReason\x12\x1b\n" +
+	"\ttask_text\x18\x0e \x01(\tR\btaskText\x12\x1f\n" +
+	"\vloop_millis\x18\x0f \x01(\x03R\n" +
+	"loopMillis\"\xb5\x01\n" +
 	"\n" +
 	"Comparison\x12>\n" +
 	"\aentries\x18\x01 \x03(\v2$.picoclaw.router.v1.ComparedProposalR\aentries\x12+\n" +
 	"\x11overlapping_paths\x18\x02 \x03(\tR\x10overlappingPaths\x12\x18\n" +
 	"\asummary\x18\x03 \x01(\tR\asummary\x12 \n" +
-	"\vrecommended\x18\x04 \x01(\x05R\vrecommended\"\x96\x02\n" +
+	"\vrecommended\x18\x04 \x01(\x05R\vrecommended\"\x8b\x04\n" +
 	"\x10ComparedProposal\x12\x16\n" +
 	"\x06number\x18\x01 \x01(\x05R\x06number\x12\x14\n" +
 	"\x05order\x18\x02 \x01(\tR\x05order\x12%\n" +
@@ -731,7 +840,19 @@ const file_picoclaw_router_v1_router_proto_rawDesc = "" +
 	"\x04risk\x18\x04 \x01(\x0e2\x1d.picoclaw.common.v1.RiskLevelR\x04risk\x12,\n" +
 	"\x12estimated_cost_usd\x18\x05 \x01(\x01R\x10estimatedCostUsd\x12)\n" +
 	"\x10estimated_tokens\x18\x06 \x01(\x03R\x0festimatedTokens\x12!\n" +
-	"\fplan_summary\x18\a \x01(\tR\vplanSummary*\xbe\x01\n" +
+	"\fplan_summary\x18\a \x01(\tR\vplanSummary\x12 \n" +
+	"\vdestructive\x18\b \x01(\bR\vdestructive\x12+\n" +
+	"\x11rollback_possible\x18\t \x01(\bR\x10rollbackPossible\x12!\n" +
+	"\fuses_browser\x18\n" +
+	" \x01(\bR\vusesBrowser\x12\x1d\n" +
+	"\n" +
+	"error_code\x18\v \x01(\tR\terrorCode\x12#\n" +
+	"\rerror_message\x18\f \x01(\tR\ferrorMessage\x12\x1d\n" +
+	"\n" +
+	"near_limit\x18\r \x01(\bR\tnearLimit\x12\x1e\n" +
+	"\n" +
+	"operations\x18\x0e \x01(\x05R\n" +
+	"operations*\xbe\x01\n" +
 	"\n" +
 	"StopReason\x12\x1b\n" +
 	"\x17STOP_REASON_UNSPECIFIED\x10\x00\x12\x14\n" +
