@@ -68,6 +68,8 @@ type InboxConfig struct {
 	MaxAttempts int `yaml:"max_attempts"`
 	// DedupeTTL is how long webhook event ids are remembered.
 	DedupeTTL time.Duration `yaml:"dedupe_ttl"`
+	// Block is how long one stream read waits for new events (also bounds shutdown).
+	Block time.Duration `yaml:"block"`
 }
 
 // Config is the configuration of gateway-line.
@@ -91,7 +93,7 @@ func DefaultConfig() Config {
 		LoadingSeconds:   20,
 		ChatTimeout:      120 * time.Second,
 		Inbox: InboxConfig{
-			Concurrency: 8, ClaimIdle: 60 * time.Second, MaxAttempts: 5, DedupeTTL: 24 * time.Hour,
+			Concurrency: 8, ClaimIdle: 60 * time.Second, MaxAttempts: 5, DedupeTTL: 24 * time.Hour, Block: time.Second,
 		},
 	}}
 }
@@ -121,6 +123,9 @@ func (c *Config) Validate() error {
 	}
 	if l.Inbox.MaxAttempts <= 0 {
 		errs.Addf("line.inbox.max_attempts", "must be positive, got %d", l.Inbox.MaxAttempts)
+	}
+	if l.Inbox.Block <= 0 {
+		errs.Addf("line.inbox.block", "must be positive, got %s", l.Inbox.Block)
 	}
 	if l.Inbox.DedupeTTL < time.Hour {
 		errs.Addf("line.inbox.dedupe_ttl", "must be at least 1h (LINE redelivers for a while), got %s", l.Inbox.DedupeTTL)
@@ -184,7 +189,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}, chat, line, log, tel.TracerProvider, tel.Propagator)
 	consumer, err := inbox.NewConsumer(rdb, inboxCfg, inbox.ConsumerConfig{
 		Name: consumerName, Concurrency: cfg.Line.Inbox.Concurrency, ClaimIdle: cfg.Line.Inbox.ClaimIdle,
-		MaxAttempts: cfg.Line.Inbox.MaxAttempts, GiveUp: proc.GiveUp, Logger: log,
+		MaxAttempts: cfg.Line.Inbox.MaxAttempts, Block: cfg.Line.Inbox.Block, GiveUp: proc.GiveUp, Logger: log,
 	}, proc.Handle)
 	if err != nil {
 		return err
