@@ -110,7 +110,7 @@ func (f *fakeChat) countEvent(id string) int {
 }
 
 // startChat serves the fake over h2c, as the suite's clients speak it.
-func startChat(t *testing.T, f *fakeChat) *httptest.Server {
+func startChat(t testing.TB, f *fakeChat) *httptest.Server {
 	t.Helper()
 	mux := http.NewServeMux()
 	mux.Handle(chatv1connect.NewChatServiceHandler(f))
@@ -168,7 +168,7 @@ func baseConfig(r testinfra.RedisDB, lineURL, chatURL string) service.Config {
 	return cfg
 }
 
-func start(t *testing.T, mutate func(*service.Config)) *harness {
+func start(t testing.TB, mutate func(*service.Config)) *harness {
 	t.Helper()
 	r := testinfra.Redis(t)
 	line := linetest.NewServer(testToken)
@@ -214,7 +214,7 @@ func start(t *testing.T, mutate func(*service.Config)) *harness {
 	return h
 }
 
-func (h *harness) post(t *testing.T, secret string, body []byte) int {
+func (h *harness) post(t testing.TB, secret string, body []byte) int {
 	t.Helper()
 	res, err := linetest.Post(http.DefaultClient, h.url+service.WebhookPath, secret, body)
 	if err != nil {
@@ -234,12 +234,12 @@ func (h *harness) sentTo(chatID string) []linetest.Sent {
 	return out
 }
 
-func (h *harness) streamLen(t *testing.T) int64 {
+func (h *harness) streamLen(t testing.TB) int64 {
 	t.Helper()
 	return h.redis.Client.XLen(context.Background(), h.stream).Val()
 }
 
-func (h *harness) pending(t *testing.T) int64 {
+func (h *harness) pending(t testing.TB) int64 {
 	t.Helper()
 	return h.redis.Client.XPending(context.Background(), h.stream, service.Name).Val().Count
 }
