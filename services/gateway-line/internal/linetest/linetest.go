@@ -316,7 +316,7 @@ func PostbackEvent(id, userID, replyToken, data string, tsMillis int64) Event {
 		"type": "postback", "mode": "active", "timestamp": tsMillis, "webhookEventId": id,
 		"deliveryContext": map[string]any{"isRedelivery": false},
 		"source":          source(userID, ""), "replyToken": replyToken,
-		"postback":        map[string]any{"data": data},
+		"postback": map[string]any{"data": data},
 	}
 }
 
