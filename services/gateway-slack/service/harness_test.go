@@ -263,4 +263,3 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
-
