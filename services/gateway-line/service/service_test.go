@@ -3,7 +3,10 @@ package service_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
+	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +16,7 @@ import (
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
 	gatewayv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1/gatewayv1connect"
+	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/linetest"
@@ -356,5 +360,38 @@ func assertClean(t *testing.T, h *harness) {
 	logs := h.logs.String()
 	if strings.Contains(logs, testSecret) || strings.Contains(logs, testToken) {
 		t.Error("a secret appeared in the log")
+	}
+}
+
+// TestExampleConfig: the suite's example file parses into this service's config and shows the
+// defaults; secrets come from the environment only.
+func TestExampleConfig(t *testing.T) {
+	data, err := os.ReadFile("../../../config/picoclaw.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := service.DefaultConfig()
+	if err := config.Decode(data, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Line.AllowedUsers) == 0 {
+		cfg.Line.AllowedUsers = nil // "[]" in the file
+	}
+	if !reflect.DeepEqual(cfg.Line, service.DefaultConfig().Line) {
+		t.Fatalf("example line section %+v differs from the defaults %+v", cfg.Line, service.DefaultConfig().Line)
+	}
+	env := map[string]string{"LINE_CHANNEL_SECRET": "from-env", "LINE_CHANNEL_ACCESS_TOKEN": "token-from-env",
+		"PICOCLAW_LINE_ALLOWED_USERS": "U1, U2", "PICOCLAW_LINE_REPLY_TOKEN_MARGIN": "40s"}
+	if err := config.ApplyEnv(&cfg, func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Line.ChannelSecret.Value() != "from-env" || len(cfg.Line.AllowedUsers) != 2 || cfg.Line.ReplyTokenMargin != 40*time.Second {
+		t.Fatalf("environment not applied: %+v", cfg.Line)
+	}
+	if s := fmt.Sprintf("%v %+v", cfg.Line, cfg.Line); strings.Contains(s, "from-env") || strings.Contains(s, "token-from-env") {
+		t.Fatal("secret printed")
 	}
 }

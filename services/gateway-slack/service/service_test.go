@@ -3,7 +3,10 @@ package service_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
+	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +16,7 @@ import (
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
 	gatewayv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1/gatewayv1connect"
+	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/slacktest"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/service"
@@ -252,5 +256,37 @@ func assertClean(t *testing.T, h *harness) {
 	logs := h.logs.String()
 	if strings.Contains(logs, testSecret) || strings.Contains(logs, testToken) {
 		t.Error("a secret appeared in the log")
+	}
+}
+
+// TestExampleConfig: the suite's example file parses into this service's config and shows the
+// defaults; secrets come from the environment only.
+func TestExampleConfig(t *testing.T) {
+	data, err := os.ReadFile("../../../config/picoclaw.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := service.DefaultConfig()
+	if err := config.Decode(data, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Slack.AllowedUsers) == 0 {
+		cfg.Slack.AllowedUsers = nil // "[]" in the file
+	}
+	if !reflect.DeepEqual(cfg.Slack, service.DefaultConfig().Slack) {
+		t.Fatalf("example slack section %+v differs from the defaults %+v", cfg.Slack, service.DefaultConfig().Slack)
+	}
+	env := map[string]string{"SLACK_SIGNING_SECRET": "from-env", "SLACK_BOT_TOKEN": "xoxb-from-env", "PICOCLAW_SLACK_ALLOWED_USERS": "U1"}
+	if err := config.ApplyEnv(&cfg, func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Slack.SigningSecret.Value() != "from-env" || len(cfg.Slack.AllowedUsers) != 1 {
+		t.Fatalf("environment not applied: %+v", cfg.Slack)
+	}
+	if s := fmt.Sprintf("%v %+v", cfg.Slack, cfg.Slack); strings.Contains(s, "from-env") {
+		t.Fatal("secret printed")
 	}
 }
