@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -165,9 +164,8 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	var botUser atomic.Value
-	botUser.Store(cfg.Slack.BotUserID)
-	if cfg.Slack.BotUserID == "" {
+	botUser := cfg.Slack.BotUserID
+	if botUser == "" {
 		actx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		id, err := api.BotUserID(actx)
 		cancel()
@@ -175,7 +173,7 @@ func Run(ctx context.Context, cfg Config) error {
 			// Bot messages carry bot_id and are ignored anyway; the id only strips our mention.
 			log.WarnContext(ctx, "slack.auth_test_failed", slog.Any("error", err))
 		} else {
-			botUser.Store(id)
+			botUser = id
 		}
 	}
 	chatOpts, err := rpcserver.ClientOptions(tel, cfg.Slack.ChatTimeout)
@@ -196,7 +194,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := consumer.EnsureGroup(ctx); err != nil {
 		return fmt.Errorf("%s: redis %s: %w", Name, cfg.Redis.Addr, err)
 	}
-	h := httpapi.New(cfg.Slack.SigningSecret.Value(), store, func() string { s, _ := botUser.Load().(string); return s }, log, tel.Propagator)
+	h := httpapi.New(cfg.Slack.SigningSecret.Value(), store, func() string { return botUser }, log, tel.Propagator)
 	srv.HandleHTTP(http.MethodPost, EventsPath, http.HandlerFunc(h.Events))
 	srv.HandleHTTP(http.MethodPost, InteractivePath, http.HandlerFunc(h.Interactive))
 	srv.Mount(gatewayv1connect.NewNotificationServiceHandler(rpc.New(proc, log), srv.HandlerOptions()...))
