@@ -395,3 +395,17 @@ func TestExampleConfig(t *testing.T) {
 		t.Fatal("secret printed")
 	}
 }
+
+// TestEmptyAllowlistMeansNobody: without allowed users the gateway warns at start and refuses
+// everyone politely.
+func TestEmptyAllowlistMeansNobody(t *testing.T) {
+	h := start(t, func(c *service.Config) { c.Line.AllowedUsers = nil })
+	if !strings.Contains(h.logs.String(), "line.allowlist_empty") {
+		t.Fatal("no start-up warning for the empty allowlist")
+	}
+	h.post(t, testSecret, linetest.Body(linetest.TextEvent("01EVNOBODY", allowed, "", "", "やあ", nowMillis(), false)))
+	waitFor(t, "refusal", func() bool { return len(h.sentTo(allowed)) == 1 })
+	if !strings.Contains(h.sentTo(allowed)[0].Messages[0].Text, "登録されたユーザー") || len(h.chat.Requests()) != 0 {
+		t.Fatalf("sent %+v, chat calls %d", h.sentTo(allowed), len(h.chat.Requests()))
+	}
+}

@@ -290,3 +290,17 @@ func TestExampleConfig(t *testing.T) {
 		t.Fatal("secret printed")
 	}
 }
+
+// TestEmptyAllowlistMeansNobody: without allowed users the gateway warns at start and refuses
+// everyone politely.
+func TestEmptyAllowlistMeansNobody(t *testing.T) {
+	h := start(t, func(c *service.Config) { c.Slack.AllowedUsers = nil })
+	if !strings.Contains(h.logs.String(), "slack.allowlist_empty") {
+		t.Fatal("no start-up warning for the empty allowlist")
+	}
+	h.event(t, slacktest.EventBody("EvNobody", slacktest.DM(allowed, "D9", "1700000500.000100", "やあ")), nil)
+	waitFor(t, "refusal", func() bool { return len(h.postsIn("D9", "1700000500.000100")) == 1 })
+	if !strings.Contains(h.postsIn("D9", "1700000500.000100")[0].Text, "登録されたユーザー") || len(h.chat.Requests()) != 0 {
+		t.Fatal("not refused")
+	}
+}
