@@ -163,7 +163,6 @@ func baseConfig(r testinfra.RedisDB, lineURL, chatURL string) service.Config {
 	cfg.Line.AllowedUsers = []string{allowed, allowed2}
 	cfg.Line.ChannelSecret = testSecret
 	cfg.Line.ChannelAccessToken = testToken
-	cfg.Line.ReplyTokenMargin = 2 * time.Second
 	cfg.Line.ChatTimeout = 10 * time.Second
 	cfg.Line.Inbox.Consumer = "test"
 	cfg.Line.Inbox.Block = 100 * time.Millisecond
