@@ -274,6 +274,7 @@ func (c *Consumer) reclaim(ctx context.Context, wg *sync.WaitGroup) error {
 		}
 		for _, m := range msgs {
 			c.log.InfoContext(ctx, "inbox.reclaimed", slog.String("stream", c.cfg.Stream), slog.String("entry", m.ID))
+			c.cfg.Metrics.entry(c.cfg.Stream, "reclaimed")
 			c.dispatch(ctx, wg, m, true)
 		}
 		if next == "0-0" || next == "" {
@@ -402,6 +403,7 @@ func (c *Consumer) process(ctx context.Context, d Delivery) {
 		err := c.handler(ctx, d)
 		if err == nil {
 			c.ack(ctx, d.StreamID)
+			c.cfg.Metrics.entry(c.cfg.Stream, "acked")
 			return
 		}
 		if ctx.Err() != nil {
@@ -416,9 +418,11 @@ func (c *Consumer) process(ctx context.Context, d Delivery) {
 				c.ccfg.GiveUp(ctx, d, err)
 			}
 			c.bury(ctx, d, err)
+			c.cfg.Metrics.entry(c.cfg.Stream, "dead")
 			return
 		}
 		c.log.WarnContext(ctx, "inbox.retry", attrs...)
+		c.cfg.Metrics.entry(c.cfg.Stream, "retried")
 		if !sleep(ctx, backoff(c.ccfg.Backoff, c.ccfg.MaxBackoff, attempt)) {
 			return
 		}

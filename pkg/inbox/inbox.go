@@ -40,6 +40,8 @@ type Config struct {
 	DedupeTTL time.Duration
 	// MaxLen bounds the stream length (approximate trimming); default 100000.
 	MaxLen int64
+	// Metrics, when set, counts stored and duplicate events and consumer outcomes.
+	Metrics *Metrics
 }
 
 func (c *Config) defaults() {
@@ -131,6 +133,8 @@ func (s *Store) Append(ctx context.Context, events ...Event) (Result, error) {
 			res.Stored++
 		}
 	}
+	s.cfg.Metrics.event(s.cfg.Stream, "stored", res.Stored)
+	s.cfg.Metrics.event(s.cfg.Stream, "duplicate", res.Duplicate)
 	return res, firstErr
 }
 

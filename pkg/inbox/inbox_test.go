@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 )
@@ -356,4 +358,53 @@ func BenchmarkAppend(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+func TestMetrics(t *testing.T) {
+	r := testinfra.Redis(t)
+	reg := prometheus.NewRegistry()
+	m, err := inbox.NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := inbox.Config{Stream: r.Prefix + "inbox:metrics", Group: "g", Metrics: m}
+	s, err := inbox.NewStore(r.Client, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := s.Append(ctx, inbox.Event{ID: "a", Key: "k"}, inbox.Event{ID: "a", Key: "k"}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	runConsumer(t, r, cfg, fastConsumer("c1"), func(context.Context, inbox.Delivery) error { close(done); return nil })
+	<-done
+	waitFor(t, "acked metric", func() bool { return counter(t, reg, "picoclaw_inbox_entries_total", "acked") == 1 })
+	if got := counter(t, reg, "picoclaw_inbox_events_total", "duplicate"); got != 1 {
+		t.Fatalf("duplicates = %v", got)
+	}
+	if got := counter(t, reg, "picoclaw_inbox_events_total", "stored"); got != 1 {
+		t.Fatalf("stored = %v", got)
+	}
+}
+
+func counter(t *testing.T, reg *prometheus.Registry, name, outcome string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "outcome" && l.GetValue() == outcome {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
 }

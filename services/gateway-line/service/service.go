@@ -169,7 +169,11 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: cfg.Redis.Addr, DB: cfg.Redis.DB, Password: cfg.Redis.Password.Value()})
 	defer rdb.Close()
-	inboxCfg := inbox.Config{Stream: cfg.Redis.KeyPrefix + "inbox:line", Group: Name, DedupeTTL: cfg.Line.Inbox.DedupeTTL}
+	metrics, err := inbox.NewMetrics(srv.Registry())
+	if err != nil {
+		return err
+	}
+	inboxCfg := inbox.Config{Stream: cfg.Redis.KeyPrefix + "inbox:line", Group: Name, DedupeTTL: cfg.Line.Inbox.DedupeTTL, Metrics: metrics}
 	store, err := inbox.NewStore(rdb, inboxCfg)
 	if err != nil {
 		return err

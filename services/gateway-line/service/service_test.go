@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"reflect"
@@ -69,6 +70,16 @@ func TestWebhookRejectsForgedOversizedAndReplayed(t *testing.T) {
 	}
 	if got := h.sentTo(allowed); len(got) != 1 || got[0].Kind != "reply" {
 		t.Fatalf("sent %+v", got)
+	}
+	res, err := http.Get(h.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	want := `picoclaw_inbox_events_total{outcome="duplicate",stream="` + h.stream + `"} 2`
+	if !strings.Contains(string(metrics), want) {
+		t.Errorf("metrics lack %s", want)
 	}
 	// Ignored event types are acknowledged without being stored.
 	if got := h.post(t, testSecret, linetest.Body(

@@ -155,7 +155,11 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: cfg.Redis.Addr, DB: cfg.Redis.DB, Password: cfg.Redis.Password.Value()})
 	defer rdb.Close()
-	inboxCfg := inbox.Config{Stream: cfg.Redis.KeyPrefix + "inbox:slack", Group: Name, DedupeTTL: cfg.Slack.Inbox.DedupeTTL}
+	metrics, err := inbox.NewMetrics(srv.Registry())
+	if err != nil {
+		return err
+	}
+	inboxCfg := inbox.Config{Stream: cfg.Redis.KeyPrefix + "inbox:slack", Group: Name, DedupeTTL: cfg.Slack.Inbox.DedupeTTL, Metrics: metrics}
 	store, err := inbox.NewStore(rdb, inboxCfg)
 	if err != nil {
 		return err
