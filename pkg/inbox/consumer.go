@@ -229,7 +229,7 @@ func (c *Consumer) recoverOwn(ctx context.Context, wg *sync.WaitGroup) error {
 	for ctx.Err() == nil {
 		streams, err := c.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{
 			Group: c.cfg.Group, Consumer: c.ccfg.Name, Streams: []string{c.cfg.Stream, last},
-			Count: c.ccfg.Batch,
+			Count: c.ccfg.Batch, Block: -1, // history reads never wait
 		}).Result()
 		if errors.Is(err, redis.Nil) {
 			return nil
