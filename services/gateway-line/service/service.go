@@ -3,37 +3,140 @@ package service
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"sync"
+	"time"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1/chatv1connect"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1/gatewayv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
+	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
+	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/app"
+	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/chatmio"
+	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/domain"
+	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/httpapi"
+	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/lineapi"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/rpc"
 )
 
 // Name is the service name used in logs, traces, metrics and health checks.
 const Name = "gateway-line"
 
+// WebhookPath is where LINE posts events.
+const WebhookPath = "/line/webhook"
+
+// LineConfig is the `line:` section.
+type LineConfig struct {
+	// APIBaseURL is the Messaging API endpoint.
+	APIBaseURL string `yaml:"api_base_url"`
+	// ReplyTokenMargin: the reply token is used only while the event is younger than this
+	// (the token lives one minute).
+	ReplyTokenMargin time.Duration `yaml:"reply_token_margin"`
+	// LoadingSeconds is the loading animation's duration in 1:1 chats (5..60, multiple of 5).
+	LoadingSeconds int `yaml:"loading_seconds"`
+	// AllowedUsers are the LINE user ids that may use the assistant; empty means nobody.
+	AllowedUsers []string `yaml:"allowed_users"`
+	// ChatTimeout bounds one call to chat-mio.
+	ChatTimeout time.Duration `yaml:"chat_timeout"`
+	Inbox       InboxConfig   `yaml:"inbox"`
+
+	ChannelSecret      config.Secret `yaml:"-" env:"LINE_CHANNEL_SECRET"`
+	ChannelAccessToken config.Secret `yaml:"-" env:"LINE_CHANNEL_ACCESS_TOKEN"`
+}
+
+// InboxConfig tunes the durable event stream.
+type InboxConfig struct {
+	// Consumer names this process in the consumer group; keep it stable across restarts
+	// (default: the host name) so a restart resumes its own pending events at once.
+	Consumer string `yaml:"consumer"`
+	// Concurrency is how many chats are processed at the same time.
+	Concurrency int `yaml:"concurrency"`
+	// ClaimIdle: events another consumer left pending this long are taken over.
+	ClaimIdle time.Duration `yaml:"claim_idle"`
+	// MaxAttempts before an event goes to the dead-letter stream and the user is told.
+	MaxAttempts int `yaml:"max_attempts"`
+	// DedupeTTL is how long webhook event ids are remembered.
+	DedupeTTL time.Duration `yaml:"dedupe_ttl"`
+	// Block is how long one stream read waits for new events (also bounds shutdown).
+	Block time.Duration `yaml:"block"`
+}
+
 // Config is the configuration of gateway-line.
 type Config struct {
 	config.Common `yaml:",inline"`
+	Line          LineConfig `yaml:"line"`
 
 	// Listener, when set, replaces services.gateway-line.listen (tests, embedded suite).
 	Listener net.Listener `yaml:"-"`
 	// LogWriter receives the JSON log (default stdout).
 	LogWriter io.Writer `yaml:"-"`
+	// Telemetry, when set, adds span processors (tests).
+	Telemetry telemetry.Config `yaml:"-"`
 }
 
 // DefaultConfig returns the defaults of the spec.
 func DefaultConfig() Config {
-	return Config{Common: config.DefaultCommon()}
+	return Config{Common: config.DefaultCommon(), Line: LineConfig{
+		APIBaseURL:       "https://api.line.me",
+		ReplyTokenMargin: 50 * time.Second,
+		LoadingSeconds:   20,
+		ChatTimeout:      120 * time.Second,
+		Inbox: InboxConfig{
+			Concurrency: 8, ClaimIdle: 60 * time.Second, MaxAttempts: 5, DedupeTTL: 24 * time.Hour, Block: time.Second,
+		},
+	}}
 }
 
 // Validate checks the configuration and names the offending key.
 func (c *Config) Validate() error {
-	return c.Common.Validate()
+	var errs config.Errors
+	errs.Add(c.Common.Validate())
+	l := c.Line
+	if u, err := url.Parse(l.APIBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs.Addf("line.api_base_url", "must be an http(s) URL, got %q", l.APIBaseURL)
+	}
+	if l.ReplyTokenMargin <= 0 || l.ReplyTokenMargin >= time.Minute {
+		errs.Addf("line.reply_token_margin", "must be between 0 and 1m (the reply token lives one minute), got %s", l.ReplyTokenMargin)
+	}
+	if l.LoadingSeconds < 5 || l.LoadingSeconds > 60 {
+		errs.Addf("line.loading_seconds", "must be 5..60, got %d", l.LoadingSeconds)
+	}
+	if l.ChatTimeout <= 0 {
+		errs.Addf("line.chat_timeout", "must be positive, got %s", l.ChatTimeout)
+	}
+	if l.Inbox.Concurrency <= 0 {
+		errs.Addf("line.inbox.concurrency", "must be positive, got %d", l.Inbox.Concurrency)
+	}
+	if l.Inbox.ClaimIdle <= 0 {
+		errs.Addf("line.inbox.claim_idle", "must be positive, got %s", l.Inbox.ClaimIdle)
+	}
+	if l.Inbox.MaxAttempts <= 0 {
+		errs.Addf("line.inbox.max_attempts", "must be positive, got %d", l.Inbox.MaxAttempts)
+	}
+	if l.Inbox.Block <= 0 {
+		errs.Addf("line.inbox.block", "must be positive, got %s", l.Inbox.Block)
+	}
+	if l.Inbox.DedupeTTL < time.Hour {
+		errs.Addf("line.inbox.dedupe_ttl", "must be at least 1h (LINE redelivers for a while), got %s", l.Inbox.DedupeTTL)
+	}
+	if !l.ChannelSecret.Set() {
+		errs.Addf("line.channel_secret", "must be set in the environment variable LINE_CHANNEL_SECRET")
+	}
+	if !l.ChannelAccessToken.Set() {
+		errs.Addf("line.channel_access_token", "must be set in the environment variable LINE_CHANNEL_ACCESS_TOKEN")
+	}
+	return errs.Err()
 }
 
 // Run serves gateway-line until ctx is cancelled.
@@ -41,15 +144,79 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	tcfg := cfg.Telemetry
+	tcfg.LogLevel, tcfg.LogWriter = cfg.LogLevel, cfg.LogWriter
 	srv, err := rpcserver.NewService(ctx, rpcserver.Config{
 		Name:     Name,
 		Listen:   cfg.Services.GatewayLine.Listen,
 		Listener: cfg.Listener,
 		Public:   true,
-	}, telemetry.Config{LogLevel: cfg.LogLevel, LogWriter: cfg.LogWriter})
+	}, tcfg)
 	if err != nil {
 		return err
 	}
-	srv.Mount(gatewayv1connect.NewNotificationServiceHandler(&rpc.Handler{}, srv.HandlerOptions()...))
-	return srv.Run(ctx)
+	log := srv.Logger()
+	tel := srv.Telemetry()
+	if len(cfg.Line.AllowedUsers) == 0 {
+		log.WarnContext(ctx, "line.allowlist_empty", slog.String("key", "line.allowed_users"),
+			slog.String("effect", "every sender gets a refusal until user ids are listed"))
+	}
+	consumerName := cfg.Line.Inbox.Consumer
+	if consumerName == "" {
+		if consumerName, err = os.Hostname(); err != nil || consumerName == "" {
+			consumerName = Name
+		}
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: cfg.Redis.Addr, DB: cfg.Redis.DB, Password: cfg.Redis.Password.Value()})
+	defer rdb.Close()
+	metrics, err := inbox.NewMetrics(srv.Registry())
+	if err != nil {
+		return err
+	}
+	inboxCfg := inbox.Config{Stream: cfg.Redis.KeyPrefix + "inbox:line", Group: Name, DedupeTTL: cfg.Line.Inbox.DedupeTTL, Metrics: metrics}
+	store, err := inbox.NewStore(rdb, inboxCfg)
+	if err != nil {
+		return err
+	}
+	line, err := lineapi.New(lineapi.Config{BaseURL: cfg.Line.APIBaseURL, Token: cfg.Line.ChannelAccessToken.Value()})
+	if err != nil {
+		return err
+	}
+	chatOpts, err := rpcserver.ClientOptions(tel, cfg.Line.ChatTimeout)
+	if err != nil {
+		return err
+	}
+	chat := chatmio.New(chatv1connect.NewChatServiceClient(rpcserver.NewHTTPClient(), cfg.Services.ChatMio.URL, chatOpts...))
+	proc := app.NewProcessor(app.Config{
+		ReplyTokenMargin: cfg.Line.ReplyTokenMargin, LoadingSeconds: cfg.Line.LoadingSeconds,
+		Locale: cfg.Locale, Allow: domain.NewAllowlist(cfg.Line.AllowedUsers),
+	}, chat, line, log, tel.TracerProvider, tel.Propagator)
+	consumer, err := inbox.NewConsumer(rdb, inboxCfg, inbox.ConsumerConfig{
+		Name: consumerName, Concurrency: cfg.Line.Inbox.Concurrency, ClaimIdle: cfg.Line.Inbox.ClaimIdle,
+		MaxAttempts: cfg.Line.Inbox.MaxAttempts, Block: cfg.Line.Inbox.Block, GiveUp: proc.GiveUp, Logger: log,
+	}, proc.Handle)
+	if err != nil {
+		return err
+	}
+	if err := consumer.EnsureGroup(ctx); err != nil {
+		return fmt.Errorf("%s: redis %s: %w", Name, cfg.Redis.Addr, err)
+	}
+	srv.HandleHTTP(http.MethodPost, WebhookPath, httpapi.NewWebhook(cfg.Line.ChannelSecret.Value(), store, log, tel.Propagator))
+	srv.Mount(gatewayv1connect.NewNotificationServiceHandler(rpc.New(proc, log), srv.HandlerOptions()...))
+	srv.AddReadiness("redis", store.Ping)
+
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	var consumerErr error
+	wg.Go(func() {
+		if err := consumer.Run(cctx); err != nil {
+			consumerErr = err
+			cancel()
+		}
+	})
+	err = srv.Run(cctx)
+	cancel()
+	wg.Wait()
+	return errors.Join(err, consumerErr)
 }

@@ -1,0 +1,500 @@
+package inbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Delivery is one event handed to the Handler.
+type Delivery struct {
+	Event
+	// StreamID is the stream entry id; entries of one key are handled in StreamID order.
+	StreamID string
+	// Redelivered is true when the entry had been delivered before: read back from this
+	// consumer's pending list after a restart, or reclaimed from a consumer that stopped.
+	// Whatever the first delivery did may have happened (or not).
+	Redelivered bool
+	// Attempt counts this process's attempts at the entry, from 1.
+	Attempt int
+}
+
+// Handler processes one event. A nil error acknowledges the entry. An error wrapped with
+// Permanent is not retried.
+type Handler func(ctx context.Context, d Delivery) error
+
+type permanentError struct{ err error }
+
+func (e permanentError) Error() string { return e.err.Error() }
+func (e permanentError) Unwrap() error { return e.err }
+
+// Permanent marks err as not worth retrying.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return permanentError{err: err}
+}
+
+// IsPermanent reports whether err was marked with Permanent.
+func IsPermanent(err error) bool {
+	var p permanentError
+	return errors.As(err, &p)
+}
+
+// ConsumerConfig tunes a Consumer.
+type ConsumerConfig struct {
+	// Name identifies this consumer in the group. Keep it stable across restarts (e.g. the host
+	// name) so a restarted process picks up its own pending entries at once.
+	Name string
+	// Concurrency bounds how many keys (chats) are processed at the same time (default 8).
+	Concurrency int
+	// Batch is how many entries one read returns at most (default 32).
+	Batch int64
+	// MaxInFlight bounds entries read but not yet finished (default 256).
+	MaxInFlight int
+	// Block is how long one read waits for new entries (default 2 s).
+	Block time.Duration
+	// ClaimIdle: entries of other consumers idle for longer are reclaimed (default 60 s). Entries
+	// this consumer is working on are kept fresh, so a slow reply is never taken over.
+	ClaimIdle time.Duration
+	// MaxAttempts bounds retries of a failing entry before it is moved to the dead-letter stream
+	// (default 5).
+	MaxAttempts int
+	// Backoff is the first retry delay, doubled per attempt up to MaxBackoff (defaults 500 ms, 30 s).
+	Backoff    time.Duration
+	MaxBackoff time.Duration
+	// GiveUp, when set, is called before an entry goes to the dead-letter stream (e.g. to tell
+	// the user that their message could not be handled).
+	GiveUp func(ctx context.Context, d Delivery, err error)
+	Logger *slog.Logger
+}
+
+func (c *ConsumerConfig) defaults() {
+	if c.Concurrency <= 0 {
+		c.Concurrency = 8
+	}
+	if c.Batch <= 0 {
+		c.Batch = 32
+	}
+	if c.MaxInFlight <= 0 {
+		c.MaxInFlight = 256
+	}
+	if c.MaxInFlight < int(c.Batch) {
+		c.MaxInFlight = int(c.Batch)
+	}
+	if c.Block <= 0 {
+		c.Block = 2 * time.Second
+	}
+	if c.ClaimIdle <= 0 {
+		c.ClaimIdle = 60 * time.Second
+	}
+	if c.MaxAttempts <= 0 {
+		c.MaxAttempts = 5
+	}
+	if c.Backoff <= 0 {
+		c.Backoff = 500 * time.Millisecond
+	}
+	if c.MaxBackoff < c.Backoff {
+		c.MaxBackoff = max(30*time.Second, c.Backoff)
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Consumer reads the stream as one member of the consumer group.
+type Consumer struct {
+	rdb     redis.UniversalClient
+	cfg     Config
+	ccfg    ConsumerConfig
+	handler Handler
+	log     *slog.Logger
+
+	mu       sync.Mutex
+	lanes    map[string]*lane
+	inflight map[string]struct{}
+	freed    chan struct{}
+	slots    chan struct{}
+}
+
+type lane struct {
+	queue []Delivery
+}
+
+// NewConsumer returns a consumer of cfg.Stream; Run starts it.
+func NewConsumer(rdb redis.UniversalClient, cfg Config, ccfg ConsumerConfig, h Handler) (*Consumer, error) {
+	if cfg.Stream == "" {
+		return nil, errors.New("inbox: stream key is required")
+	}
+	if ccfg.Name == "" {
+		return nil, errors.New("inbox: consumer name is required")
+	}
+	if h == nil {
+		return nil, errors.New("inbox: handler is required")
+	}
+	cfg.defaults()
+	ccfg.defaults()
+	return &Consumer{
+		rdb: rdb, cfg: cfg, ccfg: ccfg, handler: h, log: ccfg.Logger,
+		lanes:    map[string]*lane{},
+		inflight: map[string]struct{}{},
+		freed:    make(chan struct{}, 1),
+		slots:    make(chan struct{}, ccfg.Concurrency),
+	}, nil
+}
+
+// EnsureGroup creates the stream and the consumer group when missing.
+func (c *Consumer) EnsureGroup(ctx context.Context) error {
+	// "0": entries appended before the group existed are processed too.
+	err := c.rdb.XGroupCreateMkStream(ctx, c.cfg.Stream, c.cfg.Group, "0").Err()
+	if err != nil && !strings.HasPrefix(err.Error(), "BUSYGROUP") {
+		return fmt.Errorf("inbox: create group %s on %s: %w", c.cfg.Group, c.cfg.Stream, err)
+	}
+	return nil
+}
+
+// Run processes the stream until ctx ends. Entries still being handled when ctx ends are left
+// pending (not acknowledged), so the next start picks them up again.
+func (c *Consumer) Run(ctx context.Context) error {
+	if err := c.EnsureGroup(ctx); err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() { c.keepAlive(ctx) })
+
+	// This consumer's own pending entries first: they are older than anything new.
+	if err := c.recoverOwn(ctx, &wg); err != nil && ctx.Err() == nil {
+		return err
+	}
+	var lastClaim time.Time
+	failures := 0
+	for ctx.Err() == nil {
+		if time.Since(lastClaim) >= c.ccfg.ClaimIdle/2 {
+			if err := c.reclaim(ctx, &wg); err != nil && ctx.Err() == nil {
+				c.log.WarnContext(ctx, "inbox.reclaim_failed", slog.String("stream", c.cfg.Stream), slog.Any("error", err))
+			}
+			lastClaim = time.Now()
+		}
+		if !c.waitCapacity(ctx) {
+			break
+		}
+		streams, err := c.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{
+			Group: c.cfg.Group, Consumer: c.ccfg.Name, Streams: []string{c.cfg.Stream, ">"},
+			Count: c.ccfg.Batch, Block: c.ccfg.Block,
+		}).Result()
+		if errors.Is(err, redis.Nil) {
+			failures = 0
+			continue
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			if strings.HasPrefix(err.Error(), "NOGROUP") {
+				if gerr := c.EnsureGroup(ctx); gerr != nil {
+					c.log.WarnContext(ctx, "inbox.group_failed", slog.Any("error", gerr))
+				}
+			}
+			failures++
+			c.log.WarnContext(ctx, "inbox.read_failed", slog.String("stream", c.cfg.Stream), slog.Any("error", err))
+			if !sleep(ctx, backoff(c.ccfg.Backoff, c.ccfg.MaxBackoff, failures)) {
+				break
+			}
+			continue
+		}
+		failures = 0
+		for _, s := range streams {
+			for _, m := range s.Messages {
+				c.dispatch(ctx, &wg, m, false)
+			}
+		}
+	}
+	return nil
+}
+
+// recoverOwn re-reads the entries this consumer name had read but not acknowledged.
+func (c *Consumer) recoverOwn(ctx context.Context, wg *sync.WaitGroup) error {
+	last := "0"
+	for ctx.Err() == nil {
+		streams, err := c.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{
+			Group: c.cfg.Group, Consumer: c.ccfg.Name, Streams: []string{c.cfg.Stream, last},
+			Count: c.ccfg.Batch, Block: -1, // history reads never wait
+		}).Result()
+		if errors.Is(err, redis.Nil) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("inbox: read pending: %w", err)
+		}
+		n := 0
+		for _, s := range streams {
+			for _, m := range s.Messages {
+				n++
+				last = m.ID
+				if m.Values == nil {
+					// Trimmed away while pending: nothing left to process.
+					c.ack(ctx, m.ID)
+					continue
+				}
+				c.dispatch(ctx, wg, m, true)
+			}
+		}
+		if n == 0 {
+			return nil
+		}
+		c.log.InfoContext(ctx, "inbox.recovered", slog.String("stream", c.cfg.Stream), slog.Int("entries", n))
+		if !c.waitCapacity(ctx) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// reclaim takes over entries that other consumers left pending for longer than ClaimIdle.
+func (c *Consumer) reclaim(ctx context.Context, wg *sync.WaitGroup) error {
+	start := "0-0"
+	for round := 0; round < 16 && ctx.Err() == nil; round++ {
+		msgs, next, err := c.rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{
+			Stream: c.cfg.Stream, Group: c.cfg.Group, Consumer: c.ccfg.Name,
+			MinIdle: c.ccfg.ClaimIdle, Start: start, Count: c.ccfg.Batch,
+		}).Result()
+		if err != nil {
+			return err
+		}
+		for _, m := range msgs {
+			c.log.InfoContext(ctx, "inbox.reclaimed", slog.String("stream", c.cfg.Stream), slog.String("entry", m.ID))
+			c.cfg.Metrics.entry(c.cfg.Stream, "reclaimed")
+			c.dispatch(ctx, wg, m, true)
+		}
+		if next == "0-0" || next == "" {
+			return nil
+		}
+		start = next
+	}
+	return nil
+}
+
+// keepAlive resets the idle time of entries in progress so no other consumer reclaims them.
+func (c *Consumer) keepAlive(ctx context.Context) {
+	t := time.NewTicker(max(c.ccfg.ClaimIdle/3, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		c.mu.Lock()
+		ids := make([]string, 0, len(c.inflight))
+		for id := range c.inflight {
+			ids = append(ids, id)
+		}
+		c.mu.Unlock()
+		if len(ids) == 0 {
+			continue
+		}
+		err := c.rdb.XClaimJustID(ctx, &redis.XClaimArgs{
+			Stream: c.cfg.Stream, Group: c.cfg.Group, Consumer: c.ccfg.Name, MinIdle: 0, Messages: ids,
+		}).Err()
+		if err != nil && ctx.Err() == nil {
+			c.log.WarnContext(ctx, "inbox.keepalive_failed", slog.Any("error", err))
+		}
+	}
+}
+
+func (c *Consumer) waitCapacity(ctx context.Context) bool {
+	for {
+		c.mu.Lock()
+		n := len(c.inflight)
+		c.mu.Unlock()
+		if n+int(c.ccfg.Batch) <= c.ccfg.MaxInFlight {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-c.freed:
+		}
+	}
+}
+
+func decode(m redis.XMessage, redelivered bool) Delivery {
+	str := func(k string) string {
+		v, _ := m.Values[k].(string)
+		return v
+	}
+	d := Delivery{
+		StreamID:    m.ID,
+		Redelivered: redelivered,
+		Event:       Event{ID: str("id"), Key: str("key"), Payload: []byte(str("payload"))},
+	}
+	if meta := str("meta"); meta != "" && meta != "null" {
+		_ = json.Unmarshal([]byte(meta), &d.Meta)
+	}
+	return d
+}
+
+func (c *Consumer) dispatch(ctx context.Context, wg *sync.WaitGroup, m redis.XMessage, redelivered bool) {
+	d := decode(m, redelivered)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, busy := c.inflight[d.StreamID]; busy {
+		return
+	}
+	c.inflight[d.StreamID] = struct{}{}
+	l, running := c.lanes[d.Key]
+	if !running {
+		l = &lane{}
+		c.lanes[d.Key] = l
+	}
+	// Keep the lane sorted: a reclaimed older entry goes before newer ones of the same chat.
+	i, _ := slices.BinarySearchFunc(l.queue, d.StreamID, func(q Delivery, id string) int {
+		return compareIDs(q.StreamID, id)
+	})
+	l.queue = slices.Insert(l.queue, i, d)
+	if !running {
+		wg.Go(func() { c.runLane(ctx, d.Key, l) })
+	}
+}
+
+func (c *Consumer) runLane(ctx context.Context, key string, l *lane) {
+	select {
+	case c.slots <- struct{}{}:
+		defer func() { <-c.slots }()
+	case <-ctx.Done():
+	}
+	for {
+		c.mu.Lock()
+		if len(l.queue) == 0 {
+			delete(c.lanes, key)
+			c.mu.Unlock()
+			return
+		}
+		d := l.queue[0]
+		l.queue = l.queue[1:]
+		c.mu.Unlock()
+		if ctx.Err() == nil {
+			c.process(ctx, d)
+		}
+		c.mu.Lock()
+		delete(c.inflight, d.StreamID)
+		c.mu.Unlock()
+		select {
+		case c.freed <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (c *Consumer) process(ctx context.Context, d Delivery) {
+	for attempt := 1; ; attempt++ {
+		d.Attempt = attempt
+		err := c.handler(ctx, d)
+		if err == nil {
+			c.ack(ctx, d.StreamID)
+			c.cfg.Metrics.entry(c.cfg.Stream, "acked")
+			return
+		}
+		if ctx.Err() != nil {
+			// Shutting down: leave it pending for the next start.
+			return
+		}
+		attrs := []any{slog.String("stream", c.cfg.Stream), slog.String("event_id", d.ID),
+			slog.Int("attempt", attempt), slog.Any("error", err)}
+		if IsPermanent(err) || attempt >= c.ccfg.MaxAttempts {
+			c.log.ErrorContext(ctx, "inbox.give_up", attrs...)
+			if c.ccfg.GiveUp != nil {
+				c.ccfg.GiveUp(ctx, d, err)
+			}
+			c.bury(ctx, d, err)
+			c.cfg.Metrics.entry(c.cfg.Stream, "dead")
+			return
+		}
+		c.log.WarnContext(ctx, "inbox.retry", attrs...)
+		c.cfg.Metrics.entry(c.cfg.Stream, "retried")
+		if !sleep(ctx, backoff(c.ccfg.Backoff, c.ccfg.MaxBackoff, attempt)) {
+			return
+		}
+	}
+}
+
+// ack runs even while shutting down: the reply already went out.
+func (c *Consumer) ack(ctx context.Context, id string) {
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := c.rdb.XAck(actx, c.cfg.Stream, c.cfg.Group, id).Err(); err != nil {
+		c.log.ErrorContext(ctx, "inbox.ack_failed", slog.String("entry", id), slog.Any("error", err))
+	}
+}
+
+func (c *Consumer) bury(ctx context.Context, d Delivery, cause error) {
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	meta, _ := json.Marshal(d.Meta)
+	_, err := c.rdb.TxPipelined(actx, func(p redis.Pipeliner) error {
+		p.XAdd(actx, &redis.XAddArgs{Stream: c.cfg.deadKey(), MaxLen: c.cfg.MaxLen, Approx: true, Values: []any{
+			"id", d.ID, "key", d.Key, "payload", d.Payload, "meta", meta, "entry", d.StreamID, "error", cause.Error(),
+		}})
+		p.XAck(actx, c.cfg.Stream, c.cfg.Group, d.StreamID)
+		return nil
+	})
+	if err != nil {
+		c.log.ErrorContext(ctx, "inbox.bury_failed", slog.String("entry", d.StreamID), slog.Any("error", err))
+	}
+}
+
+func backoff(base, limit time.Duration, attempt int) time.Duration {
+	d := base
+	for i := 1; i < attempt && d < limit; i++ {
+		d *= 2
+	}
+	return min(d, limit)
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// compareIDs orders stream ids ("ms-seq") numerically.
+func compareIDs(a, b string) int {
+	am, as := splitID(a)
+	bm, bs := splitID(b)
+	if am != bm {
+		if am < bm {
+			return -1
+		}
+		return 1
+	}
+	switch {
+	case as < bs:
+		return -1
+	case as > bs:
+		return 1
+	}
+	return 0
+}
+
+func splitID(id string) (uint64, uint64) {
+	ms, seq, _ := strings.Cut(id, "-")
+	m, _ := strconv.ParseUint(ms, 10, 64)
+	s, _ := strconv.ParseUint(seq, 10, 64)
+	return m, s
+}

@@ -1,0 +1,176 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
+	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/domain"
+)
+
+type call struct {
+	kind, to, token, key string
+	msgs                 []domain.OutMessage
+}
+
+type fakeLine struct {
+	calls     []call
+	replyErr  error
+	pushErr   error
+	loadCalls []string
+}
+
+func (f *fakeLine) Reply(_ context.Context, tok string, msgs []domain.OutMessage) error {
+	f.calls = append(f.calls, call{kind: "reply", token: tok, msgs: msgs})
+	return f.replyErr
+}
+
+func (f *fakeLine) Push(_ context.Context, to string, msgs []domain.OutMessage, key string) error {
+	f.calls = append(f.calls, call{kind: "push", to: to, key: key, msgs: msgs})
+	return f.pushErr
+}
+
+func (f *fakeLine) ShowLoading(_ context.Context, chatID string, _ int) error {
+	f.loadCalls = append(f.loadCalls, chatID)
+	return errors.New("loading is best effort")
+}
+
+type fakeChat struct {
+	err error
+	req ChatRequest
+}
+
+func (f *fakeChat) HandleMessage(_ context.Context, req ChatRequest) (ChatResponse, error) {
+	f.req = req
+	if f.err != nil {
+		return ChatResponse{}, f.err
+	}
+	return ChatResponse{JobID: "job_20261121_001", Replies: []domain.Reply{{Text: "ok"}}}, nil
+}
+
+var now = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+func delivery(t *testing.T, in domain.Inbound, redelivered bool, attempt int) inbox.Delivery {
+	t.Helper()
+	b, err := in.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inbox.Delivery{Event: inbox.Event{ID: in.EventID, Key: in.ChatID, Payload: b}, Redelivered: redelivered, Attempt: attempt}
+}
+
+func TestHandle(t *testing.T) {
+	fresh := domain.Inbound{EventID: "E1", Kind: domain.KindText, SourceType: domain.SourceUser, UserID: "U1", ChatID: "U1",
+		Text: "hi", ReplyToken: "rt", Timestamp: now.Add(-time.Second)}
+	group := fresh
+	group.SourceType, group.ChatID = domain.SourceGroup, "C1"
+	postback := fresh
+	postback.Kind, postback.Text, postback.PostbackData = domain.KindPostback, "", "a=deny&j=job_20261121_003"
+	badPostback := fresh
+	badPostback.Kind, badPostback.PostbackData = domain.KindPostback, "a=launch"
+	stranger := fresh
+	stranger.UserID, stranger.ChatID = "U9", "U9"
+	key := domain.RetryKey("event:E1")
+	for _, tc := range []struct {
+		name        string
+		in          domain.Inbound
+		redelivered bool
+		chatErr     error
+		replyErr    error
+		pushErr     error
+		wantCalls   []string // kind:key-or-token
+		wantErr     string   // "", "retry", "permanent"
+		wantLoading bool
+		wantAction  *domain.Action
+	}{
+		{name: "quick reply", in: fresh, wantCalls: []string{"reply:rt"}, wantLoading: true},
+		{name: "reply token refused falls back to push", in: fresh, replyErr: domain.ErrReplyToken,
+			wantCalls: []string{"reply:rt", "push:" + key}, wantLoading: true},
+		{name: "reclaimed event pushes", in: fresh, redelivered: true, wantCalls: []string{"push:" + key}, wantLoading: true},
+		{name: "group: no loading", in: group, wantCalls: []string{"reply:rt"}},
+		{name: "chat-mio down is retried", in: fresh, chatErr: errors.New("unavailable"), wantErr: "retry", wantLoading: true},
+		{name: "chat-mio refuses for good", in: fresh, chatErr: fmt.Errorf("%w: invalid", domain.ErrPermanent), wantErr: "permanent", wantLoading: true},
+		{name: "LINE refuses the push for good", in: fresh, redelivered: true, pushErr: fmt.Errorf("%w: 400", domain.ErrPermanent),
+			wantCalls: []string{"push:" + key}, wantErr: "permanent", wantLoading: true},
+		{name: "postback becomes an action", in: postback, wantCalls: []string{"reply:rt"}, wantLoading: true,
+			wantAction: &domain.Action{Kind: domain.ActionDeny, JobID: "job_20261121_003"}},
+		{name: "unknown postback ignored", in: badPostback},
+		{name: "stranger refused", in: stranger, wantCalls: []string{"reply:rt"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			line := &fakeLine{replyErr: tc.replyErr, pushErr: tc.pushErr}
+			chat := &fakeChat{err: tc.chatErr}
+			p := NewProcessor(Config{ReplyTokenMargin: 50 * time.Second, LoadingSeconds: 20, Locale: "ja",
+				Allow: domain.NewAllowlist([]string{"U1"}), Now: func() time.Time { return now }},
+				chat, line, slog.New(slog.DiscardHandler), noop.NewTracerProvider(), propagation.TraceContext{})
+			err := p.Handle(context.Background(), delivery(t, tc.in, tc.redelivered, 1))
+			switch tc.wantErr {
+			case "":
+				if err != nil {
+					t.Fatalf("err = %v", err)
+				}
+			case "retry":
+				if err == nil || inbox.IsPermanent(err) {
+					t.Fatalf("err = %v, want retryable", err)
+				}
+			case "permanent":
+				if !inbox.IsPermanent(err) {
+					t.Fatalf("err = %v, want permanent", err)
+				}
+			}
+			var got []string
+			for _, c := range line.calls {
+				if c.kind == "reply" {
+					got = append(got, "reply:"+c.token)
+				} else {
+					got = append(got, "push:"+c.key)
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.wantCalls) {
+				t.Fatalf("calls %v, want %v", got, tc.wantCalls)
+			}
+			if (len(line.loadCalls) > 0) != tc.wantLoading {
+				t.Fatalf("loading calls %v", line.loadCalls)
+			}
+			if tc.wantAction != nil && (chat.req.Action == nil || *chat.req.Action != *tc.wantAction) {
+				t.Fatalf("action %+v", chat.req.Action)
+			}
+		})
+	}
+}
+
+func TestNotifyKeys(t *testing.T) {
+	line := &fakeLine{}
+	p := NewProcessor(Config{Locale: "ja"}, &fakeChat{}, line, slog.New(slog.DiscardHandler), noop.NewTracerProvider(), propagation.TraceContext{})
+	ctx := context.Background()
+	replies := []domain.Reply{{Text: "結果"}}
+	for range 2 {
+		if _, err := p.Notify(ctx, "line:U1", "job_1", "", replies); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Notify(ctx, "line:U1", "job_1", "k1", replies); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if line.calls[0].key != line.calls[2].key || line.calls[1].key != line.calls[3].key || line.calls[0].key == line.calls[1].key {
+		t.Fatalf("keys %s %s %s %s", line.calls[0].key, line.calls[1].key, line.calls[2].key, line.calls[3].key)
+	}
+	if _, err := p.Notify(ctx, "line:U1", "job_1", "", []domain.Reply{{Text: "別の結果"}}); err != nil || line.calls[4].key == line.calls[0].key {
+		t.Fatalf("different content got the same key (%v)", err)
+	}
+	for _, bad := range []string{"slack:C1:1", "line:", ""} {
+		if _, err := p.Notify(ctx, bad, "", "", replies); !errors.Is(err, domain.ErrInvalid) {
+			t.Errorf("Notify(%q) = %v", bad, err)
+		}
+	}
+	if _, err := p.Notify(ctx, "line:U1", "", "", nil); !errors.Is(err, domain.ErrInvalid) {
+		t.Errorf("empty notify = %v", err)
+	}
+}

@@ -1,0 +1,360 @@
+// Package linetest is a local LINE platform for tests: a Messaging API server (reply with
+// single-use reply tokens, push with X-Line-Retry-Key semantics, loading animation) that checks
+// the requests against LINE's limits, and a webhook client that signs its bodies with the
+// channel secret exactly as LINE does.
+package linetest
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"sync"
+	"unicode/utf16"
+)
+
+// Message is a sent message as the server decoded it.
+type Message struct {
+	Type       string `json:"type"`
+	Text       string `json:"text"`
+	AltText    string `json:"altText"`
+	QuickReply *struct {
+		Items []struct {
+			Type   string `json:"type"`
+			Action Action `json:"action"`
+		} `json:"items"`
+	} `json:"quickReply"`
+	Template *struct {
+		Type    string   `json:"type"`
+		Text    string   `json:"text"`
+		Actions []Action `json:"actions"`
+	} `json:"template"`
+}
+
+// Action is a template or quick reply action.
+type Action struct {
+	Type        string `json:"type"`
+	Label       string `json:"label"`
+	Data        string `json:"data"`
+	DisplayText string `json:"displayText"`
+}
+
+// Sent is one accepted reply or push.
+type Sent struct {
+	Kind       string // reply or push
+	To         string // push destination
+	ReplyToken string
+	RetryKey   string
+	Messages   []Message
+}
+
+// Server is the fake Messaging API.
+type Server struct {
+	*httptest.Server
+	token string
+
+	mu          sync.Mutex
+	tokens      map[string]bool // reply token -> still usable
+	accepted    map[string]bool // retry keys accepted
+	sent        []Sent
+	pushKeys    []string // retry key of every push attempt, in order
+	loading     []string
+	failPushes  int
+	failStatus  int
+	acceptFirst bool
+	problems    []string
+}
+
+var uuidPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+
+// NewServer starts a Messaging API server that accepts the channel access token token.
+func NewServer(token string) *Server {
+	s := &Server{token: token, tokens: map[string]bool{}, accepted: map[string]bool{}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v2/bot/message/reply", s.reply)
+	mux.HandleFunc("POST /v2/bot/message/push", s.push)
+	mux.HandleFunc("POST /v2/bot/chat/loading/start", s.loadingStart)
+	s.Server = httptest.NewServer(s.auth(mux))
+	return s
+}
+
+func (s *Server) auth(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+s.token {
+			writeJSON(w, http.StatusUnauthorized, map[string]string{"message": "Authentication failed. Confirm that the access token in the authorization header is valid."})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// IssueReplyToken registers a reply token as LINE would when it sends an event.
+func (s *Server) IssueReplyToken(tok string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tokens[tok] = true
+}
+
+// FailPushes makes the next n push attempts answer status (e.g. 500). With acceptFirst, the
+// first failing attempt is nevertheless delivered (the answer was lost on the way back), which
+// is the case retry keys exist for: the retry must then get 409.
+func (s *Server) FailPushes(n, status int, acceptFirst bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failPushes, s.failStatus, s.acceptFirst = n, status, acceptFirst
+}
+
+// Sent returns the accepted replies and pushes.
+func (s *Server) Sent() []Sent {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Sent(nil), s.sent...)
+}
+
+// PushKeys returns the retry key of every push attempt, including refused ones.
+func (s *Server) PushKeys() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.pushKeys...)
+}
+
+// Loading returns the chat ids that got a loading animation.
+func (s *Server) Loading() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.loading...)
+}
+
+// Problems lists requests that broke a LINE rule (limits, formats).
+func (s *Server) Problems() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.problems...)
+}
+
+func (s *Server) problem(format string, args ...any) {
+	s.problems = append(s.problems, fmt.Sprintf(format, args...))
+}
+
+type sendBody struct {
+	ReplyToken string    `json:"replyToken"`
+	To         string    `json:"to"`
+	Messages   []Message `json:"messages"`
+}
+
+func (s *Server) decode(w http.ResponseWriter, r *http.Request) (sendBody, bool) {
+	var b sendBody
+	if err := json.NewDecoder(r.Body).Decode(&b); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"message": "The request body has 1 error(s)"})
+		return b, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n := len(b.Messages); n == 0 || n > 5 {
+		s.problem("%d messages in one request", n)
+		writeJSON(w, http.StatusBadRequest, map[string]string{"message": "Size must be between 1 and 5"})
+		return b, false
+	}
+	for i, m := range b.Messages {
+		switch m.Type {
+		case "text":
+			if l := len(utf16.Encode([]rune(m.Text))); l == 0 || l > 5000 {
+				s.problem("message %d: text length %d", i, l)
+			}
+			if m.QuickReply != nil {
+				if len(m.QuickReply.Items) > 13 {
+					s.problem("message %d: %d quick reply items", i, len(m.QuickReply.Items))
+				}
+				for _, it := range m.QuickReply.Items {
+					s.checkAction(i, it.Action)
+				}
+			}
+		case "template":
+			if m.Template == nil || m.Template.Type != "confirm" || len(m.Template.Actions) != 2 {
+				s.problem("message %d: bad confirm template", i)
+				continue
+			}
+			if l := len([]rune(m.Template.Text)); l > 240 {
+				s.problem("message %d: confirm text length %d", i, l)
+			}
+			if l := len([]rune(m.AltText)); l == 0 || l > 400 {
+				s.problem("message %d: alt text length %d", i, l)
+			}
+			for _, a := range m.Template.Actions {
+				s.checkAction(i, a)
+			}
+		default:
+			s.problem("message %d: unexpected type %q", i, m.Type)
+		}
+	}
+	return b, true
+}
+
+func (s *Server) checkAction(i int, a Action) {
+	if a.Type != "postback" {
+		s.problem("message %d: action type %q", i, a.Type)
+	}
+	if len(a.Data) == 0 || len(a.Data) > 300 {
+		s.problem("message %d: postback data of %d bytes", i, len(a.Data))
+	}
+	if l := len([]rune(a.Label)); l == 0 || l > 20 {
+		s.problem("message %d: label length %d", i, l)
+	}
+}
+
+func (s *Server) reply(w http.ResponseWriter, r *http.Request) {
+	b, ok := s.decode(w, r)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.tokens[b.ReplyToken] {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"message": "Invalid reply token"})
+		return
+	}
+	s.tokens[b.ReplyToken] = false
+	s.sent = append(s.sent, Sent{Kind: "reply", ReplyToken: b.ReplyToken, Messages: b.Messages})
+	writeJSON(w, http.StatusOK, map[string]any{"sentMessages": sentIDs(len(s.sent), len(b.Messages))})
+}
+
+func (s *Server) push(w http.ResponseWriter, r *http.Request) {
+	key := r.Header.Get("X-Line-Retry-Key")
+	b, ok := s.decode(w, r)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pushKeys = append(s.pushKeys, key)
+	if key != "" && !uuidPattern.MatchString(key) {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"message": "The value for the 'X-Line-Retry-Key' header is invalid"})
+		return
+	}
+	if s.failPushes > 0 {
+		s.failPushes--
+		if s.acceptFirst && key != "" && !s.accepted[key] {
+			s.acceptFirst = false
+			s.accepted[key] = true
+			s.sent = append(s.sent, Sent{Kind: "push", To: b.To, RetryKey: key, Messages: b.Messages})
+		}
+		writeJSON(w, s.failStatus, map[string]string{"message": "An error occurred in the backend"})
+		return
+	}
+	if key != "" && s.accepted[key] {
+		w.Header().Set("X-Line-Accepted-Request-Id", "accepted-"+key)
+		writeJSON(w, http.StatusConflict, map[string]string{"message": "The retry key is already accepted"})
+		return
+	}
+	if key != "" {
+		s.accepted[key] = true
+	}
+	s.sent = append(s.sent, Sent{Kind: "push", To: b.To, RetryKey: key, Messages: b.Messages})
+	writeJSON(w, http.StatusOK, map[string]any{"sentMessages": sentIDs(len(s.sent), len(b.Messages))})
+}
+
+func (s *Server) loadingStart(w http.ResponseWriter, r *http.Request) {
+	var b struct {
+		ChatID  string `json:"chatId"`
+		Seconds int    `json:"loadingSeconds"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&b); err != nil || b.ChatID == "" {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"message": "The request body has 1 error(s)"})
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if b.Seconds != 0 && (b.Seconds < 5 || b.Seconds > 60 || b.Seconds%5 != 0) {
+		s.problem("loadingSeconds %d", b.Seconds)
+	}
+	s.loading = append(s.loading, b.ChatID)
+	writeJSON(w, http.StatusAccepted, map[string]any{})
+}
+
+func sentIDs(base, n int) []map[string]string {
+	out := make([]map[string]string, n)
+	for i := range out {
+		out[i] = map[string]string{"id": fmt.Sprintf("%d%03d", base, i), "quoteToken": "q"}
+	}
+	return out
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// Sign computes X-Line-Signature: base64(HMAC-SHA256(channel secret, body)).
+func Sign(secret string, body []byte) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write(body)
+	return base64.StdEncoding.EncodeToString(m.Sum(nil))
+}
+
+// Event builds webhook event JSON objects.
+type Event map[string]any
+
+// TextEvent is a text message from a user (1:1) or, with group set, from a group.
+func TextEvent(id, userID, group, replyToken, text string, tsMillis int64, redelivery bool) Event {
+	return Event{
+		"type": "message", "mode": "active", "timestamp": tsMillis, "webhookEventId": id,
+		"deliveryContext": map[string]any{"isRedelivery": redelivery},
+		"source":          source(userID, group), "replyToken": replyToken,
+		"message": map[string]any{"id": "m" + id, "type": "text", "text": text, "quoteToken": "q" + id},
+	}
+}
+
+// PostbackEvent is a button press.
+func PostbackEvent(id, userID, replyToken, data string, tsMillis int64) Event {
+	return Event{
+		"type": "postback", "mode": "active", "timestamp": tsMillis, "webhookEventId": id,
+		"deliveryContext": map[string]any{"isRedelivery": false},
+		"source":          source(userID, ""), "replyToken": replyToken,
+		"postback": map[string]any{"data": data},
+	}
+}
+
+// OtherEvent is an event of a type the gateway ignores (e.g. "join", a sticker message).
+func OtherEvent(id, typ, userID string, tsMillis int64) Event {
+	e := Event{"type": typ, "mode": "active", "timestamp": tsMillis, "webhookEventId": id,
+		"deliveryContext": map[string]any{"isRedelivery": false}, "source": source(userID, ""), "replyToken": "rt-" + id}
+	if typ == "message" {
+		e["message"] = map[string]any{"id": "m" + id, "type": "sticker", "packageId": "1", "stickerId": "1", "stickerResourceType": "STATIC"}
+	}
+	return e
+}
+
+func source(userID, group string) map[string]any {
+	if group != "" {
+		return map[string]any{"type": "group", "groupId": group, "userId": userID}
+	}
+	return map[string]any{"type": "user", "userId": userID}
+}
+
+// Body is a webhook request body.
+func Body(events ...Event) []byte {
+	if events == nil {
+		events = []Event{}
+	}
+	b, _ := json.Marshal(map[string]any{"destination": "U0123456789abcdef0123456789abcdef", "events": events})
+	return b
+}
+
+// Post sends a webhook request signed with secret (an empty secret sends no signature).
+func Post(client *http.Client, url, secret string, body []byte) (*http.Response, error) {
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json; charset=utf-8")
+	if secret != "" {
+		req.Header.Set("X-Line-Signature", Sign(secret, body))
+	}
+	return client.Do(req)
+}

@@ -1,0 +1,424 @@
+package service_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+
+	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
+	gatewayv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1"
+	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1/gatewayv1connect"
+	"github.com/picoclaw-suite/picoclaw/pkg/config"
+	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/domain"
+	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/linetest"
+	"github.com/picoclaw-suite/picoclaw/services/gateway-line/service"
+)
+
+// TestWebhookRejectsForgedOversizedAndReplayed: bad or missing signatures and oversized bodies
+// are refused before anything is stored; the verify request is answered; a replayed event is
+// acknowledged but stored and processed once.
+func TestWebhookRejectsForgedOversizedAndReplayed(t *testing.T) {
+	h := start(t, nil)
+	if got := h.post(t, testSecret, linetest.Body()); got != http.StatusOK {
+		t.Fatalf("verify request: %d", got)
+	}
+	ev := linetest.TextEvent("01EVREPLAY", allowed, "", "rt-01EVREPLAY-"+allowed, "こんにちは", nowMillis(), false)
+	h.line.IssueReplyToken("rt-01EVREPLAY-" + allowed)
+	body := linetest.Body(ev)
+	for _, tc := range []struct {
+		name   string
+		secret string
+		body   []byte
+		want   int
+	}{
+		{"forged signature", "not-the-channel-secret", body, http.StatusBadRequest},
+		{"missing signature", "", body, http.StatusBadRequest},
+		{"oversized body", testSecret, append(bytes.Repeat([]byte(" "), 1<<20), body...), http.StatusRequestEntityTooLarge},
+		{"not JSON", testSecret, []byte("{nope"), http.StatusBadRequest},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := h.post(t, tc.secret, tc.body); got != tc.want {
+				t.Fatalf("status %d, want %d", got, tc.want)
+			}
+		})
+	}
+	if n := h.streamLen(t); n != 0 {
+		t.Fatalf("%d events stored from rejected requests", n)
+	}
+	// The real event, then LINE retrying it twice (the second time flagged as a redelivery).
+	for i, b := range [][]byte{body, body, linetest.Body(linetest.TextEvent("01EVREPLAY", allowed, "", "rt-01EVREPLAY-"+allowed, "こんにちは", nowMillis(), true))} {
+		if got := h.post(t, testSecret, b); got != http.StatusOK {
+			t.Fatalf("delivery %d: %d", i, got)
+		}
+	}
+	waitFor(t, "answer", func() bool { return len(h.sentTo(allowed)) == 1 && h.pending(t) == 0 })
+	if n := h.streamLen(t); n != 1 {
+		t.Fatalf("stream holds %d entries, want 1", n)
+	}
+	if n := h.chat.countEvent("01EVREPLAY"); n != 1 {
+		t.Fatalf("chat-mio called %d times for one event", n)
+	}
+	if got := h.sentTo(allowed); len(got) != 1 || got[0].Kind != "reply" {
+		t.Fatalf("sent %+v", got)
+	}
+	res, err := http.Get(h.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	want := `picoclaw_inbox_events_total{outcome="duplicate",stream="` + h.stream + `"} 2`
+	if !strings.Contains(string(metrics), want) {
+		t.Errorf("metrics lack %s", want)
+	}
+	// Ignored event types are acknowledged without being stored.
+	if got := h.post(t, testSecret, linetest.Body(
+		linetest.OtherEvent("01EVSTICKER", "message", allowed, nowMillis()),
+		linetest.OtherEvent("01EVJOIN", "join", allowed, nowMillis()),
+	)); got != http.StatusOK {
+		t.Fatalf("ignored events: %d", got)
+	}
+	if n := h.streamLen(t); n != 1 {
+		t.Fatalf("ignored events were stored: %d entries", n)
+	}
+	assertClean(t, h)
+}
+
+// TestReplyTokenAndPushFallback: a quick answer uses the reply token (with the loading
+// animation first); a late answer and a redelivered event are pushed with the event's stable
+// retry key; a 5xx is retried with the same key and a 409 counts as delivered.
+func TestReplyTokenAndPushFallback(t *testing.T) {
+	h := start(t, nil)
+	t.Run("quick answer uses the reply token", func(t *testing.T) {
+		tok := "rt-01EVQUICK-" + allowed
+		h.line.IssueReplyToken(tok)
+		h.post(t, testSecret, linetest.Body(linetest.TextEvent("01EVQUICK", allowed, "", tok, "やあ", nowMillis(), false)))
+		waitFor(t, "reply", func() bool { return hasSent(h.line, "reply", tok, "") })
+		if !contains(h.line.Loading(), allowed) {
+			t.Error("no loading animation in the 1:1 chat")
+		}
+		req := h.chat.Requests()[0]
+		if req.GetSessionId() != "line:"+allowed || req.GetChannel() != "line" || req.GetUserId() != allowed || req.GetIsGroup() {
+			t.Errorf("chat request %+v", req)
+		}
+	})
+	t.Run("redelivered event is pushed", func(t *testing.T) {
+		tok := "rt-01EVREDELIVERED-" + allowed
+		h.line.IssueReplyToken(tok)
+		h.post(t, testSecret, linetest.Body(linetest.TextEvent("01EVREDELIVERED", allowed, "", tok, "再送", nowMillis(), true)))
+		waitFor(t, "push", func() bool { return hasSent(h.line, "push", "", domain.RetryKey("event:01EVREDELIVERED")) })
+		if hasSent(h.line, "reply", tok, "") {
+			t.Error("reply token used for a redelivered event")
+		}
+	})
+	t.Run("5xx retried with the same key, 409 is success", func(t *testing.T) {
+		// The first push is accepted but its answer is a 500; the retry then gets 409.
+		h.line.FailPushes(2, http.StatusInternalServerError, true)
+		old := time.Now().Add(-5 * time.Second).UnixMilli()
+		h.post(t, testSecret, linetest.Body(linetest.TextEvent("01EV5XX", allowed, "", "", "古い", old, false)))
+		key := domain.RetryKey("event:01EV5XX")
+		waitFor(t, "acknowledged", func() bool { return h.chat.countEvent("01EV5XX") == 1 && h.pending(t) == 0 })
+		var attempts int
+		for _, k := range h.line.PushKeys() {
+			if k == key {
+				attempts++
+			}
+		}
+		if attempts != 3 { // 500 (accepted), 500, then 409 — all with one key
+			t.Errorf("push attempts with the event's key = %d, want 3", attempts)
+		}
+		delivered := 0
+		for _, s := range h.line.Sent() {
+			if s.RetryKey == key {
+				delivered++
+			}
+		}
+		if delivered != 1 {
+			t.Errorf("delivered %d times", delivered)
+		}
+	})
+	t.Run("late answer is pushed", func(t *testing.T) {
+		// The reply token is judged when the answer is ready, not when the event arrived.
+		h := start(t, func(c *service.Config) { c.Line.ReplyTokenMargin = time.Second })
+		tok := "rt-01EVLATE-" + allowed2
+		h.line.IssueReplyToken(tok)
+		h.post(t, testSecret, linetest.Body(linetest.TextEvent("01EVLATE", allowed2, "", tok, "slow:1300", nowMillis(), false)))
+		key := domain.RetryKey("event:01EVLATE")
+		waitFor(t, "push", func() bool { return hasSent(h.line, "push", "", key) })
+		if hasSent(h.line, "reply", tok, "") {
+			t.Error("expired reply token was used")
+		}
+	})
+	assertClean(t, h)
+}
+
+// TestApprovalButtonsAndPostback: an approval request is shown with a confirm template whose
+// postback data fits LINE's 300 bytes, plus the typed commands; pressing a button reaches
+// chat-mio as a structured action.
+func TestApprovalButtonsAndPostback(t *testing.T) {
+	h := start(t, nil)
+	tok := "rt-01EVAPPROVE-" + allowed
+	h.line.IssueReplyToken(tok)
+	h.post(t, testSecret, linetest.Body(linetest.TextEvent("01EVAPPROVE", allowed, "", tok, "approve", nowMillis(), false)))
+	waitFor(t, "approval request", func() bool { return hasSent(h.line, "reply", tok, "") })
+	msgs := h.line.Sent()[0].Messages
+	if len(msgs) != 2 || msgs[0].Type != "text" || msgs[1].Type != "template" {
+		t.Fatalf("messages %+v", msgs)
+	}
+	job := "job_20261121_001"
+	for _, c := range []string{"/approve " + job, "/deny " + job} {
+		if !strings.Contains(msgs[0].Text, c) {
+			t.Errorf("text lacks %q: %q", c, msgs[0].Text)
+		}
+	}
+	acts := msgs[1].Template.Actions
+	if acts[0].DisplayText != "/approve "+job || acts[1].DisplayText != "/deny "+job {
+		t.Errorf("actions %+v", acts)
+	}
+	// The user presses "approve": LINE posts the button's data back.
+	tok2 := "rt-01EVPOSTBACK-" + allowed
+	h.line.IssueReplyToken(tok2)
+	h.post(t, testSecret, linetest.Body(linetest.PostbackEvent("01EVPOSTBACK", allowed, tok2, acts[0].Data, nowMillis())))
+	waitFor(t, "postback answer", func() bool { return hasSent(h.line, "reply", tok2, "") })
+	var got *commonv1.Action
+	for _, r := range h.chat.Requests() {
+		if r.GetEventId() == "01EVPOSTBACK" {
+			got = r.GetAction()
+		}
+	}
+	if got == nil || got.GetKind() != commonv1.ActionKind_ACTION_KIND_APPROVE || got.GetJobId() != job {
+		t.Fatalf("chat-mio got action %+v", got)
+	}
+	assertClean(t, h)
+}
+
+// TestAllowlistGroupsAndFollow: a stranger gets a polite refusal and nothing else; groups get no
+// loading animation; follow is welcomed, unfollow only logged.
+func TestAllowlistGroupsAndFollow(t *testing.T) {
+	h := start(t, nil)
+	stranger := "Ustranger0000000000000000000000x"
+	h.post(t, testSecret, linetest.Body(
+		linetest.TextEvent("01EVSTRANGER", stranger, "", "", "こんにちは", nowMillis(), false),
+		linetest.TextEvent("01EVGROUP", allowed, "Cgroup0001", "", "グループから", nowMillis(), false),
+		linetest.Event{"type": "follow", "mode": "active", "timestamp": nowMillis(), "webhookEventId": "01EVFOLLOW",
+			"deliveryContext": map[string]any{"isRedelivery": false}, "source": map[string]any{"type": "user", "userId": allowed2},
+			"follow": map[string]any{"isUnblocked": false}},
+		linetest.Event{"type": "unfollow", "mode": "active", "timestamp": nowMillis(), "webhookEventId": "01EVUNFOLLOW",
+			"deliveryContext": map[string]any{"isRedelivery": false}, "source": map[string]any{"type": "user", "userId": "Ugone"}},
+	))
+	waitFor(t, "all processed", func() bool { return h.streamLen(t) == 4 && h.pending(t) == 0 })
+	refusal := h.sentTo(stranger)
+	if len(refusal) != 1 || !strings.Contains(refusal[0].Messages[0].Text, "登録されたユーザー") {
+		t.Fatalf("stranger got %+v", refusal)
+	}
+	if h.chat.countEvent("01EVSTRANGER") != 0 {
+		t.Fatal("a stranger's message reached chat-mio")
+	}
+	group := h.sentTo("Cgroup0001")
+	if len(group) != 1 || group[0].Messages[0].Text != "echo: グループから" {
+		t.Fatalf("group got %+v", group)
+	}
+	for _, r := range h.chat.Requests() {
+		if r.GetEventId() == "01EVGROUP" && (r.GetSessionId() != "line:Cgroup0001" || !r.GetIsGroup()) {
+			t.Errorf("group request %+v", r)
+		}
+	}
+	if contains(h.line.Loading(), "Cgroup0001") {
+		t.Error("loading animation in a group")
+	}
+	if w := h.sentTo(allowed2); len(w) != 1 || !strings.Contains(w[0].Messages[0].Text, "友だち追加") {
+		t.Errorf("follow got %+v", w)
+	}
+	if len(h.sentTo("Ugone")) != 0 {
+		t.Error("unfollow was answered")
+	}
+	if !strings.Contains(h.logs.String(), "line.unfollow") {
+		t.Error("unfollow not logged")
+	}
+	assertClean(t, h)
+}
+
+// TestChatOrderingAndFailures: one chat's messages are answered in order even when the first
+// is slow; chat-mio failures are retried, and a message that cannot be handled is answered
+// with an apology instead of silence.
+func TestChatOrderingAndFailures(t *testing.T) {
+	h := start(t, nil)
+	old := time.Now().Add(-10 * time.Second).UnixMilli() // push path, so order is visible in one list
+	h.post(t, testSecret, linetest.Body(
+		linetest.TextEvent("01EVORD1", allowed, "", "", "slow:400", old, false),
+		linetest.TextEvent("01EVORD2", allowed, "", "", "second", old, false),
+		linetest.TextEvent("01EVFLAKY", allowed2, "", "", "fail:1", old, false),
+		linetest.TextEvent("01EVBAD", allowed2, "", "", "invalid", old, false),
+	))
+	waitFor(t, "all processed", func() bool { return h.pending(t) == 0 && len(h.sentTo(allowed)) == 2 && len(h.sentTo(allowed2)) == 2 })
+	first := h.sentTo(allowed)
+	if first[0].Messages[0].Text != "echo: slow:400" || first[1].Messages[0].Text != "echo: second" {
+		t.Fatalf("order: %q then %q", first[0].Messages[0].Text, first[1].Messages[0].Text)
+	}
+	second := h.sentTo(allowed2)
+	if second[0].Messages[0].Text != "echo: fail:1" || !strings.Contains(second[1].Messages[0].Text, "処理できませんでした") {
+		t.Fatalf("failures answered with %+v", second)
+	}
+	if n := h.chat.countEvent("01EVFLAKY"); n != 2 {
+		t.Errorf("flaky event tried %d times", n)
+	}
+	if n := h.chat.countEvent("01EVBAD"); n != 1 {
+		t.Errorf("permanently failing event tried %d times", n)
+	}
+	if n := h.redis.Client.XLen(context.Background(), h.stream+":dead").Val(); n != 1 {
+		t.Errorf("dead letters: %d", n)
+	}
+	assertClean(t, h)
+}
+
+// TestNotificationPush: NotificationService.Push over Connect and gRPC delivers to the session
+// with a retry key that stays the same, so a repeated call is delivered once.
+func TestNotificationPush(t *testing.T) {
+	h := start(t, nil)
+	clients := map[string]gatewayv1connect.NotificationServiceClient{
+		"connect": gatewayv1connect.NewNotificationServiceClient(rpcserver.NewHTTPClient(), h.url),
+		"grpc":    gatewayv1connect.NewNotificationServiceClient(rpcserver.NewHTTPClient(), h.url, connect.WithGRPC()),
+	}
+	for name, c := range clients {
+		t.Run(name, func(t *testing.T) {
+			req := &gatewayv1.PushRequest{SessionId: "line:" + allowed, JobId: "job_20261121_009", RetryKey: "result-" + name,
+				Messages: []*commonv1.ReplyMessage{{Text: "job_20261121_009 の結果: 完了"}}}
+			for range 2 {
+				res, err := c.Push(context.Background(), req)
+				if err != nil || res.GetDelivered() != 1 {
+					t.Fatalf("push: %v, %v", res, err)
+				}
+			}
+			key := domain.RetryKey("notify:result-" + name)
+			n := 0
+			for _, s := range h.line.Sent() {
+				if s.RetryKey == key {
+					n++
+				}
+			}
+			if n != 1 {
+				t.Fatalf("delivered %d times", n)
+			}
+			_, err := c.Push(context.Background(), &gatewayv1.PushRequest{SessionId: "slack:C1:1.2",
+				Messages: []*commonv1.ReplyMessage{{Text: "x"}}})
+			if connect.CodeOf(err) != connect.CodeInvalidArgument {
+				t.Fatalf("foreign session: %v", err)
+			}
+		})
+	}
+	assertClean(t, h)
+}
+
+func TestConfigValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		mutate func(*service.Config)
+		key    string
+	}{
+		{"missing channel secret", func(c *service.Config) { c.Line.ChannelSecret = "" }, "line.channel_secret"},
+		{"missing access token", func(c *service.Config) { c.Line.ChannelAccessToken = "" }, "line.channel_access_token"},
+		{"margin of a minute", func(c *service.Config) { c.Line.ReplyTokenMargin = time.Minute }, "line.reply_token_margin"},
+		{"bad base url", func(c *service.Config) { c.Line.APIBaseURL = "api.line.me" }, "line.api_base_url"},
+		{"loading too long", func(c *service.Config) { c.Line.LoadingSeconds = 90 }, "line.loading_seconds"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := service.DefaultConfig()
+			cfg.Line.ChannelSecret, cfg.Line.ChannelAccessToken = "s", "t"
+			if err := cfg.Validate(); err != nil {
+				t.Fatalf("defaults with secrets: %v", err)
+			}
+			tc.mutate(&cfg)
+			err := cfg.Validate()
+			if err == nil || !strings.Contains(err.Error(), tc.key) {
+				t.Fatalf("error %v does not name %s", err, tc.key)
+			}
+		})
+	}
+}
+
+func hasSent(s *linetest.Server, kind, replyToken, retryKey string) bool {
+	for _, x := range s.Sent() {
+		if x.Kind == kind && (replyToken == "" || x.ReplyToken == replyToken) && (retryKey == "" || x.RetryKey == retryKey) {
+			return true
+		}
+	}
+	return false
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// assertClean checks that LINE saw no request breaking its limits and no secret reached the log.
+func assertClean(t *testing.T, h *harness) {
+	t.Helper()
+	if p := h.line.Problems(); len(p) > 0 {
+		t.Errorf("LINE API rule violations: %v", p)
+	}
+	logs := h.logs.String()
+	if strings.Contains(logs, testSecret) || strings.Contains(logs, testToken) {
+		t.Error("a secret appeared in the log")
+	}
+}
+
+// TestExampleConfig: the suite's example file parses into this service's config and shows the
+// defaults; secrets come from the environment only.
+func TestExampleConfig(t *testing.T) {
+	data, err := os.ReadFile("../../../config/picoclaw.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := service.DefaultConfig()
+	if err := config.Decode(data, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Line.AllowedUsers) == 0 {
+		cfg.Line.AllowedUsers = nil // "[]" in the file
+	}
+	if !reflect.DeepEqual(cfg.Line, service.DefaultConfig().Line) {
+		t.Fatalf("example line section %+v differs from the defaults %+v", cfg.Line, service.DefaultConfig().Line)
+	}
+	env := map[string]string{"LINE_CHANNEL_SECRET": "from-env", "LINE_CHANNEL_ACCESS_TOKEN": "token-from-env",
+		"PICOCLAW_LINE_ALLOWED_USERS": "U1, U2", "PICOCLAW_LINE_REPLY_TOKEN_MARGIN": "40s"}
+	if err := config.ApplyEnv(&cfg, func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Line.ChannelSecret.Value() != "from-env" || len(cfg.Line.AllowedUsers) != 2 || cfg.Line.ReplyTokenMargin != 40*time.Second {
+		t.Fatalf("environment not applied: %+v", cfg.Line)
+	}
+	if s := fmt.Sprintf("%v %+v", cfg.Line, cfg.Line); strings.Contains(s, "from-env") || strings.Contains(s, "token-from-env") {
+		t.Fatal("secret printed")
+	}
+}
+
+// TestEmptyAllowlistMeansNobody: without allowed users the gateway warns at start and refuses
+// everyone politely.
+func TestEmptyAllowlistMeansNobody(t *testing.T) {
+	h := start(t, func(c *service.Config) { c.Line.AllowedUsers = nil })
+	if !strings.Contains(h.logs.String(), "line.allowlist_empty") {
+		t.Fatal("no start-up warning for the empty allowlist")
+	}
+	h.post(t, testSecret, linetest.Body(linetest.TextEvent("01EVNOBODY", allowed, "", "", "やあ", nowMillis(), false)))
+	waitFor(t, "refusal", func() bool { return len(h.sentTo(allowed)) == 1 })
+	if !strings.Contains(h.sentTo(allowed)[0].Messages[0].Text, "登録されたユーザー") || len(h.chat.Requests()) != 0 {
+		t.Fatalf("sent %+v, chat calls %d", h.sentTo(allowed), len(h.chat.Requests()))
+	}
+}

@@ -1,0 +1,126 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"testing"
+
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
+	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/domain"
+)
+
+type fakeSlack struct {
+	posts    []string
+	closed   []string
+	failPost map[int]error // by post call number (0-based)
+	calls    int
+	closeErr error
+}
+
+func (f *fakeSlack) Post(_ context.Context, channel, thread string, m domain.OutMessage) (string, error) {
+	n := f.calls
+	f.calls++
+	if err := f.failPost[n]; err != nil {
+		return "", err
+	}
+	f.posts = append(f.posts, channel+"/"+thread+":"+m.Text)
+	return fmt.Sprint("ts", n), nil
+}
+
+func (f *fakeSlack) CloseButtons(_ context.Context, channel, ts, _, note string) error {
+	if f.closeErr != nil {
+		return f.closeErr
+	}
+	f.closed = append(f.closed, channel+"/"+ts+":"+note)
+	return nil
+}
+
+type memMarks map[string]bool
+
+func (m memMarks) Done(_ context.Context, k string) (bool, error) { return m[k], nil }
+func (m memMarks) Mark(_ context.Context, k string) error         { m[k] = true; return nil }
+
+type fakeChat struct {
+	replies []domain.Reply
+	err     error
+	calls   int
+}
+
+func (f *fakeChat) HandleMessage(context.Context, ChatRequest) (ChatResponse, error) {
+	f.calls++
+	return ChatResponse{Replies: f.replies}, f.err
+}
+
+func newProc(chat Chat, s Slack, m Marks) *Processor {
+	return NewProcessor(Config{Locale: "ja", Allow: domain.NewAllowlist([]string{"U1"})}, chat, s, m,
+		slog.New(slog.DiscardHandler), noop.NewTracerProvider(), propagation.TraceContext{})
+}
+
+func deliver(t *testing.T, in domain.Inbound) inbox.Delivery {
+	t.Helper()
+	b, err := in.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inbox.Delivery{Event: inbox.Event{ID: in.EventID, Key: in.Key(), Payload: b}, Attempt: 1}
+}
+
+func TestRetryResumesWithoutRepeating(t *testing.T) {
+	s := &fakeSlack{failPost: map[int]error{1: errors.New("503")}}
+	chat := &fakeChat{replies: []domain.Reply{{Text: "one"}, {Text: "two"}}}
+	p := newProc(chat, s, memMarks{})
+	d := deliver(t, domain.Inbound{EventID: "Ev1", Kind: domain.KindMessage, Channel: "C1", ThreadTS: "1.0", UserID: "U1", Text: "hi"})
+	if err := p.Handle(context.Background(), d); err == nil || inbox.IsPermanent(err) {
+		t.Fatalf("first attempt: %v, want retryable", err)
+	}
+	if err := p.Handle(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(s.posts) != "[C1/1.0:one C1/1.0:two]" {
+		t.Fatalf("posts %v", s.posts)
+	}
+}
+
+func TestHandleCases(t *testing.T) {
+	approve := &domain.Action{Kind: domain.ActionApprove, JobID: "job_1"}
+	for _, tc := range []struct {
+		name       string
+		in         domain.Inbound
+		chatErr    error
+		postErr    error
+		closeErr   error
+		wantPosts  int
+		wantClosed int
+		wantErr    string
+		wantChat   int
+	}{
+		{name: "message", in: domain.Inbound{Kind: domain.KindMessage, UserID: "U1", Text: "x"}, wantPosts: 1, wantChat: 1},
+		{name: "stranger", in: domain.Inbound{Kind: domain.KindMessage, UserID: "U9", Text: "x"}, wantPosts: 1},
+		{name: "button closes buttons", in: domain.Inbound{Kind: domain.KindAction, UserID: "U1", Action: approve, MessageTS: "2.0"},
+			wantPosts: 1, wantClosed: 1, wantChat: 1},
+		{name: "deleted button message does not block the answer", in: domain.Inbound{Kind: domain.KindAction, UserID: "U1", Action: approve, MessageTS: "2.0"},
+			closeErr: fmt.Errorf("%w: message_not_found", domain.ErrPermanent), wantPosts: 1, wantChat: 1},
+		{name: "chat-mio permanent", in: domain.Inbound{Kind: domain.KindMessage, UserID: "U1"}, chatErr: fmt.Errorf("%w: x", domain.ErrPermanent),
+			wantErr: "permanent", wantChat: 1},
+		{name: "channel gone", in: domain.Inbound{Kind: domain.KindMessage, UserID: "U1"}, postErr: fmt.Errorf("%w: channel_not_found", domain.ErrPermanent),
+			wantErr: "permanent", wantChat: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.in.EventID, tc.in.Channel, tc.in.ThreadTS = "Ev", "C1", "1.0"
+			s := &fakeSlack{closeErr: tc.closeErr, failPost: map[int]error{0: tc.postErr}}
+			chat := &fakeChat{replies: []domain.Reply{{Text: "ok"}}, err: tc.chatErr}
+			err := newProc(chat, s, memMarks{}).Handle(context.Background(), deliver(t, tc.in))
+			if (tc.wantErr == "permanent") != inbox.IsPermanent(err) || (tc.wantErr == "" && err != nil) {
+				t.Fatalf("err = %v, want %q", err, tc.wantErr)
+			}
+			if len(s.posts) != tc.wantPosts || len(s.closed) != tc.wantClosed || chat.calls != tc.wantChat {
+				t.Fatalf("posts %v closed %v chat calls %d", s.posts, s.closed, chat.calls)
+			}
+		})
+	}
+}

@@ -1,0 +1,178 @@
+// Package domain holds the Slack gateway's rules: what an inbound event is, which session and
+// ordering key it belongs to, how replies become thread messages and buttons, and who may talk.
+package domain
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Sentinel errors.
+var (
+	// ErrInvalid marks input that can never be processed.
+	ErrInvalid = errors.New("invalid")
+	// ErrPermanent marks a failure that retrying will not fix.
+	ErrPermanent = errors.New("permanent failure")
+)
+
+// Kind is what an inbound event is.
+type Kind string
+
+// Handled kinds.
+const (
+	KindMessage Kind = "message" // app_mention or a direct message
+	KindAction  Kind = "action"  // a block_actions button press
+)
+
+// ActionKind is what a button does.
+type ActionKind string
+
+// Button kinds (mirroring picoclaw.common.v1.ActionKind); they are also the Slack action_id.
+const (
+	ActionApprove ActionKind = "approve"
+	ActionDeny    ActionKind = "deny"
+	ActionPick    ActionKind = "pick"
+)
+
+// Action is a button offered with a reply, or a button press.
+type Action struct {
+	Kind  ActionKind `json:"kind"`
+	JobID string     `json:"job_id"`
+	Label string     `json:"label,omitempty"`
+	Value string     `json:"value,omitempty"`
+}
+
+// ButtonValue is the Slack button value: the job id, and for picks "|" and the choice.
+func ButtonValue(a Action) string {
+	if a.Value != "" {
+		return a.JobID + "|" + a.Value
+	}
+	return a.JobID
+}
+
+// ParseButton reads a pressed button (action_id and value).
+func ParseButton(actionID, value string) (Action, error) {
+	k := ActionKind(actionID)
+	switch k {
+	case ActionApprove, ActionDeny, ActionPick:
+	default:
+		return Action{}, fmt.Errorf("%w: action %q", ErrInvalid, actionID)
+	}
+	job, v, _ := strings.Cut(value, "|")
+	if job == "" {
+		return Action{}, fmt.Errorf("%w: button without job id", ErrInvalid)
+	}
+	return Action{Kind: k, JobID: job, Value: v}, nil
+}
+
+// Command is the typed form of an action.
+func Command(a Action) string {
+	switch a.Kind {
+	case ActionApprove:
+		return "/approve " + a.JobID
+	case ActionDeny:
+		return "/deny " + a.JobID
+	default:
+		if a.Value != "" {
+			return "/pick " + a.JobID + " " + a.Value
+		}
+		return "/pick " + a.JobID
+	}
+}
+
+// Reply is one message from chat-mio.
+type Reply struct {
+	Text    string
+	Actions []Action
+	JobID   string
+}
+
+// Inbound is one Slack event as the gateway stores and processes it.
+type Inbound struct {
+	EventID string `json:"event_id"`
+	Kind    Kind   `json:"kind"`
+	TeamID  string `json:"team_id,omitempty"`
+	Channel string `json:"channel"`
+	// ThreadTS is the thread the conversation lives in (the message's own ts for a new thread).
+	ThreadTS string  `json:"thread_ts"`
+	UserID   string  `json:"user_id"`
+	Text     string  `json:"text,omitempty"`
+	Action   *Action `json:"action,omitempty"`
+	// MessageTS is the message carrying the pressed buttons (actions only).
+	MessageTS string `json:"message_ts,omitempty"`
+	// MessageText is that message's text, kept when its buttons are removed.
+	MessageText string `json:"message_text,omitempty"`
+	IsDM        bool   `json:"is_dm,omitempty"`
+}
+
+// SessionID is the chat-mio session (SPEC §10: slack:<channel>:<thread_ts>).
+func (in Inbound) SessionID() string { return "slack:" + in.Channel + ":" + in.ThreadTS }
+
+// Key orders processing: one thread's events run one after another.
+func (in Inbound) Key() string { return in.Channel + ":" + in.ThreadTS }
+
+// Encode is the stored form.
+func (in Inbound) Encode() ([]byte, error) { return json.Marshal(in) }
+
+// DecodeInbound reads a stored event.
+func DecodeInbound(b []byte) (Inbound, error) {
+	var in Inbound
+	if err := json.Unmarshal(b, &in); err != nil {
+		return in, fmt.Errorf("%w: stored event: %w", ErrInvalid, err)
+	}
+	if in.EventID == "" || in.Channel == "" || in.ThreadTS == "" || in.Kind == "" {
+		return in, fmt.Errorf("%w: stored event lacks id, channel, thread or kind", ErrInvalid)
+	}
+	if in.Kind == KindAction && in.Action == nil {
+		return in, fmt.Errorf("%w: action event without action", ErrInvalid)
+	}
+	return in, nil
+}
+
+// ParseSession splits slack:<channel>:<thread_ts>.
+func ParseSession(id string) (channel, threadTS string, err error) {
+	rest, ok := strings.CutPrefix(id, "slack:")
+	if !ok {
+		return "", "", fmt.Errorf("%w: session %q is not a Slack session", ErrInvalid, id)
+	}
+	channel, threadTS, _ = strings.Cut(rest, ":")
+	if channel == "" {
+		return "", "", fmt.Errorf("%w: session %q has no channel", ErrInvalid, id)
+	}
+	return channel, threadTS, nil
+}
+
+// StripMention removes the leading mention of the bot from an app_mention text.
+func StripMention(text, botUserID string) string {
+	t := strings.TrimSpace(text)
+	if botUserID != "" {
+		t = strings.TrimSpace(strings.TrimPrefix(t, "<@"+botUserID+">"))
+	} else if strings.HasPrefix(t, "<@") {
+		if i := strings.IndexByte(t, '>'); i > 0 {
+			t = strings.TrimSpace(t[i+1:])
+		}
+	}
+	return t
+}
+
+// Allowlist holds the Slack user ids that may use the assistant; empty means nobody.
+type Allowlist map[string]struct{}
+
+// NewAllowlist builds an allowlist (blank entries ignored).
+func NewAllowlist(ids []string) Allowlist {
+	a := Allowlist{}
+	for _, id := range ids {
+		if id = strings.TrimSpace(id); id != "" {
+			a[id] = struct{}{}
+		}
+	}
+	return a
+}
+
+// Allowed reports whether user may talk to the assistant.
+func (a Allowlist) Allowed(user string) bool {
+	_, ok := a[user]
+	return ok && user != ""
+}

@@ -1,0 +1,176 @@
+package domain
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// Slack limits the gateway keeps to.
+const (
+	// MaxTextLen keeps one message within a section block's 3,000 characters.
+	MaxTextLen = 3000
+	// MaxButtons per actions block.
+	MaxButtons = 25
+	// MaxButtonValue is the button value limit in characters.
+	MaxButtonValue = 2000
+	splitLen       = 2500
+	// MaxMessages bounds the messages one answer posts; the rest is cut with a note.
+	MaxMessages = 10
+)
+
+// OutMessage is one thread message: text, and buttons under it.
+type OutMessage struct {
+	Text    string
+	Buttons []Action
+}
+
+// Escape shows text as data: &, < and > are escaped so model output cannot mention people,
+// @channel or build links.
+func Escape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// Compose turns chat-mio's replies into thread messages: text escaped and split, buttons on the
+// last part with the typed commands in the text.
+func Compose(replies []Reply, t Texts) []OutMessage {
+	var out []OutMessage
+	for _, r := range replies {
+		text := strings.TrimSpace(r.Text)
+		var buttons []Action
+		for _, a := range r.Actions {
+			if len(buttons) < MaxButtons && utf8.RuneCountInString(ButtonValue(a)) <= MaxButtonValue {
+				buttons = append(buttons, a)
+			}
+		}
+		if len(buttons) > 0 {
+			var missing []string
+			for _, a := range buttons {
+				if c := Command(a); !strings.Contains(text, c) {
+					missing = append(missing, c)
+				}
+			}
+			if len(missing) > 0 {
+				text = strings.TrimSpace(text + "\n\n" + strings.Join(missing, "\n"))
+			}
+		}
+		// Split before escaping so no entity is cut; the margin absorbs what escaping adds.
+		var parts []string
+		for _, p := range SplitText(text, splitLen) {
+			parts = append(parts, Escape(p))
+		}
+		if len(parts) == 0 && len(buttons) > 0 {
+			parts = []string{t.ChooseButton}
+		}
+		for i, p := range parts {
+			m := OutMessage{Text: p}
+			if i == len(parts)-1 {
+				m.Buttons = buttons
+			}
+			out = append(out, m)
+		}
+	}
+	if len(out) > MaxMessages {
+		last := out[len(out)-1]
+		out = out[:MaxMessages]
+		if len(last.Buttons) > 0 {
+			out[MaxMessages-1] = last
+		} else {
+			out[MaxMessages-1].Text = truncate(out[MaxMessages-1].Text, MaxTextLen-utf8.RuneCountInString(t.Truncated)-1) + "\n" + t.Truncated
+		}
+	}
+	return out
+}
+
+// SplitText cuts s into pieces of at most limit characters, preferring line breaks.
+func SplitText(s string, limit int) []string {
+	if s == "" {
+		return nil
+	}
+	var out []string
+	for utf8.RuneCountInString(s) > limit {
+		cut := byteIndexOfRune(s, limit)
+		if nl := strings.LastIndexByte(s[:cut], '\n'); nl > cut/2 {
+			cut = nl + 1
+		}
+		out = append(out, strings.TrimRight(s[:cut], "\n"))
+		s = strings.TrimLeft(s[cut:], "\n")
+	}
+	if s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+func byteIndexOfRune(s string, n int) int {
+	i := 0
+	for pos := range s {
+		if i == n {
+			return pos
+		}
+		i++
+	}
+	return len(s)
+}
+
+func truncate(s string, limit int) string {
+	if utf8.RuneCountInString(s) <= limit {
+		return s
+	}
+	return s[:byteIndexOfRune(s, limit-1)] + "…"
+}
+
+// Texts are the user-facing strings in one locale.
+type Texts struct {
+	Refusal      string
+	Failure      string
+	Truncated    string
+	ChooseButton string
+	Approve      string
+	Deny         string
+	Pick         string
+	Decided      string // %s = who (a Slack mention), %s = the decision label
+}
+
+// Label is the default button label of an action kind.
+func (t Texts) Label(k ActionKind) string {
+	switch k {
+	case ActionApprove:
+		return t.Approve
+	case ActionDeny:
+		return t.Deny
+	default:
+		return t.Pick
+	}
+}
+
+// DecidedNote is the line that replaces the buttons once someone pressed one.
+func (t Texts) DecidedNote(user string, a Action) string {
+	label := t.Label(a.Kind)
+	if a.Kind == ActionPick && a.Value != "" {
+		label += " " + a.Value
+	}
+	return fmt.Sprintf(t.Decided, "<@"+user+">", label)
+}
+
+// TextsFor returns the texts of locale (ja by default, en for "en").
+func TextsFor(locale string) Texts {
+	if locale == "en" {
+		return Texts{
+			Refusal:      "Sorry, this assistant is only available to registered users.",
+			Failure:      "Sorry, your message could not be processed. Please try again later.",
+			Truncated:    "(the rest was cut off)",
+			ChooseButton: "Choose:",
+			Approve:      "Approve", Deny: "Deny", Pick: "Pick",
+			Decided: "%s chose: %s",
+		}
+	}
+	return Texts{
+		Refusal:      "申し訳ありません。このアシスタントは登録されたユーザーだけが利用できます。",
+		Failure:      "申し訳ありません。メッセージを処理できませんでした。しばらくしてからもう一度お試しください。",
+		Truncated:    "（長いため以降は省略しました）",
+		ChooseButton: "選択してください:",
+		Approve:      "承認", Deny: "却下", Pick: "選択",
+		Decided: "%s が選択しました: %s",
+	}
+}

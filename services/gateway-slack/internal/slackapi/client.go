@@ -1,0 +1,136 @@
+// Package slackapi posts and updates thread messages through the Slack Web API (slack-go).
+package slackapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/domain"
+)
+
+// Config configures the client.
+type Config struct {
+	// BaseURL is the Web API endpoint (https://slack.com/api, a local server in tests).
+	BaseURL string
+	Token   string
+	// HTTPClient defaults to a client with a 20 s timeout.
+	HTTPClient *http.Client
+	Locale     string
+}
+
+// Client is a Web API client, safe for concurrent use.
+type Client struct {
+	api   *slack.Client
+	texts domain.Texts
+}
+
+// New returns a client.
+func New(cfg Config) (*Client, error) {
+	if cfg.Token == "" {
+		return nil, errors.New("slackapi: bot token is required")
+	}
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = "https://slack.com/api"
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{Timeout: 20 * time.Second}
+	}
+	api := slack.New(cfg.Token, slack.OptionAPIURL(strings.TrimRight(cfg.BaseURL, "/")+"/"), slack.OptionHTTPClient(cfg.HTTPClient))
+	return &Client{api: api, texts: domain.TextsFor(cfg.Locale)}, nil
+}
+
+// BotUserID asks auth.test who the bot is.
+func (c *Client) BotUserID(ctx context.Context) (string, error) {
+	res, err := c.api.AuthTestContext(ctx)
+	if err != nil {
+		return "", classify("auth.test", err)
+	}
+	return res.UserID, nil
+}
+
+// Post posts msg in the thread and returns its ts.
+func (c *Client) Post(ctx context.Context, channel, threadTS string, msg domain.OutMessage) (string, error) {
+	opts := []slack.MsgOption{slack.MsgOptionText(msg.Text, false), slack.MsgOptionDisableLinkUnfurl()}
+	if threadTS != "" {
+		opts = append(opts, slack.MsgOptionTS(threadTS))
+	}
+	if len(msg.Buttons) > 0 {
+		opts = append(opts, slack.MsgOptionBlocks(c.blocks(msg)...))
+	}
+	_, ts, err := c.api.PostMessageContext(ctx, channel, opts...)
+	if err != nil {
+		return "", classify("chat.postMessage", err)
+	}
+	return ts, nil
+}
+
+// CloseButtons replaces a message's buttons with a note of the decision.
+func (c *Client) CloseButtons(ctx context.Context, channel, ts, text, note string) error {
+	blocks := []slack.Block{
+		slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, nonEmpty(text), false, false), nil, nil),
+		slack.NewContextBlock("decision", slack.NewTextBlockObject(slack.MarkdownType, note, false, false)),
+	}
+	_, _, _, err := c.api.UpdateMessageContext(ctx, channel, ts,
+		slack.MsgOptionText(nonEmpty(text), false), slack.MsgOptionBlocks(blocks...))
+	if err != nil {
+		return classify("chat.update", err)
+	}
+	return nil
+}
+
+func (c *Client) blocks(msg domain.OutMessage) []slack.Block {
+	var buttons []slack.BlockElement
+	for _, a := range msg.Buttons {
+		label := a.Label
+		if label == "" {
+			label = c.texts.Label(a.Kind)
+		}
+		b := slack.NewButtonBlockElement(string(a.Kind), domain.ButtonValue(a),
+			slack.NewTextBlockObject(slack.PlainTextType, label, false, false))
+		switch a.Kind {
+		case domain.ActionApprove:
+			b.Style = slack.StylePrimary
+		case domain.ActionDeny:
+			b.Style = slack.StyleDanger
+		}
+		buttons = append(buttons, b)
+	}
+	return []slack.Block{
+		slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, nonEmpty(msg.Text), false, false), nil, nil),
+		slack.NewActionBlock("decision", buttons...),
+	}
+}
+
+func nonEmpty(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return " "
+	}
+	return s
+}
+
+// classify marks errors that retrying cannot fix (Slack answered ok=false with a client error
+// such as channel_not_found or not_in_channel) as domain.ErrPermanent; rate limits, 5xx and
+// network errors stay retryable.
+func classify(method string, err error) error {
+	var rl *slack.RateLimitedError
+	var sc slack.StatusCodeError
+	switch {
+	case errors.As(err, &rl), errors.As(err, &sc):
+		return fmt.Errorf("slack %s: %w", method, err)
+	}
+	var se slack.SlackErrorResponse
+	if errors.As(err, &se) {
+		switch se.Err {
+		case "ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout":
+			return fmt.Errorf("slack %s: %w", method, err)
+		}
+		return fmt.Errorf("slack %s: %w: %w", method, domain.ErrPermanent, err)
+	}
+	return fmt.Errorf("slack %s: %w", method, err)
+}

@@ -1,0 +1,335 @@
+// Package slacktest is a local Slack for tests: a Web API server (auth.test, chat.postMessage,
+// chat.update) that checks requests against Slack's limits, and clients for the Events API and
+// interactivity that sign their bodies with the signing secret exactly as Slack does.
+package slacktest
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// BotUserID is the bot user the fake workspace reports from auth.test.
+const BotUserID = "UBOT0000001"
+
+// Block is a Block Kit block as posted.
+type Block struct {
+	Type     string `json:"type"`
+	BlockID  string `json:"block_id"`
+	Text     *Text  `json:"text"`
+	Elements []struct {
+		Type     string `json:"type"`
+		ActionID string `json:"action_id"`
+		Value    string `json:"value"`
+		Style    string `json:"style"`
+		// Text is a text object for buttons and a plain string for context elements.
+		Text json.RawMessage `json:"text"`
+	} `json:"elements"`
+}
+
+// Text is a text object.
+type Text struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// Post is one accepted chat.postMessage or chat.update.
+type Post struct {
+	Method   string
+	Channel  string
+	ThreadTS string
+	TS       string // ts of the new message, or the updated one
+	Text     string
+	Blocks   []Block
+}
+
+// Server is the fake Web API; its URL + "/api" is the API base URL.
+type Server struct {
+	*httptest.Server
+	token string
+
+	mu         sync.Mutex
+	posts      []Post
+	seq        int
+	failPosts  int
+	failAfter  int
+	failStatus int
+	problems   []string
+}
+
+// NewServer starts a Web API that accepts the bot token token.
+func NewServer(token string) *Server {
+	s := &Server{token: token}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /api/auth.test", s.authTest)
+	mux.HandleFunc("POST /api/chat.postMessage", s.chat("chat.postMessage"))
+	mux.HandleFunc("POST /api/chat.update", s.chat("chat.update"))
+	s.Server = httptest.NewServer(mux)
+	return s
+}
+
+// APIURL is the base URL to configure.
+func (s *Server) APIURL() string { return s.URL + "/api" }
+
+// FailPosts lets after more chat.postMessage calls succeed, then makes the next n answer status
+// (500, or 429 with Retry-After).
+func (s *Server) FailPosts(after, n, status int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failAfter, s.failPosts, s.failStatus = after, n, status
+}
+
+// Posts returns what was accepted.
+func (s *Server) Posts() []Post {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Post(nil), s.posts...)
+}
+
+// Problems lists requests that broke a Slack rule.
+func (s *Server) Problems() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.problems...)
+}
+
+// authed accepts the token as Slack does: in the Authorization header or as the token argument.
+func (s *Server) authed(w http.ResponseWriter, r *http.Request, vals url.Values) bool {
+	if r.Header.Get("Authorization") == "Bearer "+s.token || (vals != nil && vals.Get("token") == s.token) {
+		return true
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "invalid_auth"})
+	return false
+}
+
+func (s *Server) authTest(w http.ResponseWriter, r *http.Request) {
+	vals, _ := params(r)
+	if !s.authed(w, r, vals) {
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "url": "https://example.slack.com/", "team": "T", "user": "picoclaw",
+		"team_id": "T0001", "user_id": BotUserID, "bot_id": "B0001"})
+}
+
+func (s *Server) chat(method string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		vals, err := params(r)
+		if err != nil {
+			writeJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "invalid_form_data"})
+			return
+		}
+		if !s.authed(w, r, vals) {
+			return
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if method == "chat.postMessage" && s.failPosts > 0 && s.failAfter > 0 {
+			s.failAfter--
+		} else if method == "chat.postMessage" && s.failPosts > 0 {
+			s.failPosts--
+			if s.failStatus == http.StatusTooManyRequests {
+				w.Header().Set("Retry-After", "1")
+			}
+			writeJSON(w, s.failStatus, map[string]any{"ok": false, "error": "service_unavailable"})
+			return
+		}
+		p := Post{Method: method, Channel: vals.Get("channel"), ThreadTS: vals.Get("thread_ts"), Text: vals.Get("text"), TS: vals.Get("ts")}
+		if p.Channel == "" {
+			writeJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "channel_not_found"})
+			return
+		}
+		if b := vals.Get("blocks"); b != "" {
+			if err := json.Unmarshal([]byte(b), &p.Blocks); err != nil {
+				writeJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "invalid_blocks"})
+				return
+			}
+		}
+		s.check(p)
+		if method == "chat.postMessage" {
+			s.seq++
+			p.TS = fmt.Sprintf("1700000000.%06d", s.seq)
+		}
+		s.posts = append(s.posts, p)
+		writeJSON(w, http.StatusOK, map[string]any{"ok": true, "channel": p.Channel, "ts": p.TS,
+			"message": map[string]any{"text": p.Text, "ts": p.TS, "thread_ts": p.ThreadTS}})
+	}
+}
+
+func (s *Server) check(p Post) {
+	if p.Text == "" && len(p.Blocks) == 0 {
+		s.problems = append(s.problems, "message without text")
+	}
+	if n := len([]rune(p.Text)); n > 40000 {
+		s.problems = append(s.problems, fmt.Sprintf("text of %d characters", n))
+	}
+	if len(p.Blocks) > 50 {
+		s.problems = append(s.problems, fmt.Sprintf("%d blocks", len(p.Blocks)))
+	}
+	for _, b := range p.Blocks {
+		if b.Text != nil && len([]rune(b.Text.Text)) > 3000 {
+			s.problems = append(s.problems, fmt.Sprintf("section text of %d characters", len([]rune(b.Text.Text))))
+		}
+		if b.Type != "actions" {
+			continue
+		}
+		if len(b.Elements) > 25 {
+			s.problems = append(s.problems, fmt.Sprintf("%d buttons", len(b.Elements)))
+		}
+		for _, e := range b.Elements {
+			if len([]rune(e.Value)) > 2000 || e.ActionID == "" {
+				s.problems = append(s.problems, "bad button")
+			}
+		}
+	}
+}
+
+// params reads form-encoded or JSON Web API arguments.
+func params(r *http.Request) (url.Values, error) {
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+		var m map[string]any
+		if err := json.NewDecoder(r.Body).Decode(&m); err != nil {
+			return nil, err
+		}
+		v := url.Values{}
+		for k, x := range m {
+			switch y := x.(type) {
+			case string:
+				v.Set(k, y)
+			default:
+				b, _ := json.Marshal(y)
+				v.Set(k, string(b))
+			}
+		}
+		return v, nil
+	}
+	if err := r.ParseForm(); err != nil {
+		return nil, err
+	}
+	return r.PostForm, nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// ElementText is the text of a block element: a plain string (context) or a text object's text.
+func ElementText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var t Text
+	_ = json.Unmarshal(raw, &t)
+	return t.Text
+}
+
+// Sign computes X-Slack-Signature for a body sent at ts.
+func Sign(secret string, ts int64, body []byte) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	fmt.Fprintf(m, "v0:%d:", ts)
+	m.Write(body)
+	return "v0=" + hex.EncodeToString(m.Sum(nil))
+}
+
+// Request describes one signed request.
+type Request struct {
+	URL         string
+	Secret      string // signs with this secret; empty = no signature headers
+	At          time.Time
+	Body        []byte
+	ContentType string
+	RetryNum    int
+}
+
+// Do sends r.
+func Do(client *http.Client, r Request) (int, string, error) {
+	req, err := http.NewRequest(http.MethodPost, r.URL, bytes.NewReader(r.Body))
+	if err != nil {
+		return 0, "", err
+	}
+	req.Header.Set("Content-Type", r.ContentType)
+	if r.Secret != "" {
+		at := r.At
+		if at.IsZero() {
+			at = time.Now()
+		}
+		req.Header.Set("X-Slack-Request-Timestamp", strconv.FormatInt(at.Unix(), 10))
+		req.Header.Set("X-Slack-Signature", Sign(r.Secret, at.Unix(), r.Body))
+	}
+	if r.RetryNum > 0 {
+		req.Header.Set("X-Slack-Retry-Num", strconv.Itoa(r.RetryNum))
+		req.Header.Set("X-Slack-Retry-Reason", "http_timeout")
+	}
+	res, err := client.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b), nil
+}
+
+// EventBody wraps an inner event in an event_callback envelope.
+func EventBody(eventID string, inner map[string]any) []byte {
+	b, _ := json.Marshal(map[string]any{
+		"token": "legacy", "team_id": "T0001", "api_app_id": "A0001", "type": "event_callback",
+		"event_id": eventID, "event_time": time.Now().Unix(), "event": inner,
+		"authorizations": []map[string]any{{"team_id": "T0001", "user_id": BotUserID, "is_bot": true}},
+	})
+	return b
+}
+
+// Mention is an app_mention in a channel (thread "" starts a thread at ts).
+func Mention(user, channel, ts, thread, text string) map[string]any {
+	e := map[string]any{"type": "app_mention", "user": user, "text": "<@" + BotUserID + "> " + text,
+		"ts": ts, "channel": channel, "event_ts": ts}
+	if thread != "" {
+		e["thread_ts"] = thread
+	}
+	return e
+}
+
+// DM is a direct message to the bot.
+func DM(user, channel, ts, text string) map[string]any {
+	return map[string]any{"type": "message", "channel_type": "im", "user": user, "text": text,
+		"ts": ts, "channel": channel, "event_ts": ts}
+}
+
+// URLVerification is Slack's endpoint check.
+func URLVerification(challenge string) []byte {
+	b, _ := json.Marshal(map[string]any{"token": "legacy", "challenge": challenge, "type": "url_verification"})
+	return b
+}
+
+// BlockAction is the interactivity body (form-encoded payload) of a button press.
+func BlockAction(user, channel, messageTS, threadTS, messageText, triggerID, actionID, value string) []byte {
+	msg := map[string]any{"type": "message", "ts": messageTS, "text": messageText, "user": BotUserID}
+	if threadTS != "" {
+		msg["thread_ts"] = threadTS
+	}
+	p, _ := json.Marshal(map[string]any{
+		"type": "block_actions", "trigger_id": triggerID, "api_app_id": "A0001",
+		"team":      map[string]any{"id": "T0001", "domain": "example"},
+		"user":      map[string]any{"id": user, "username": "someone", "team_id": "T0001"},
+		"channel":   map[string]any{"id": channel, "name": "general"},
+		"container": map[string]any{"type": "message", "message_ts": messageTS, "channel_id": channel, "is_ephemeral": false},
+		"message":   msg,
+		"actions": []map[string]any{{"type": "button", "action_id": actionID, "block_id": "decision", "value": value,
+			"action_ts": "1700000001.000100", "text": map[string]any{"type": "plain_text", "text": actionID}}},
+		"response_url": "https://hooks.slack.invalid/actions/T0001/1/x",
+	})
+	return []byte(url.Values{"payload": {string(p)}}.Encode())
+}

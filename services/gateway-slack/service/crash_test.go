@@ -1,0 +1,136 @@
+package service_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
+	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/slacktest"
+	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/service"
+)
+
+// TestKilledAfterAckAnsweredExactlyOnce starts the real binary, lets it acknowledge two events
+// and start on them, kills it with SIGKILL before it answered, and starts it again with the
+// same consumer name: each event is answered exactly once.
+func TestKilledAfterAckAnsweredExactlyOnce(t *testing.T) {
+	r := testinfra.Redis(t)
+	bin := filepath.Join(t.TempDir(), "gateway-slack")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/gateway-slack")
+	build.Dir = ".."
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	api := slacktest.NewServer(testToken)
+	defer api.Close()
+	chat := newFakeChat()
+	chatSrv := startChat(t, chat)
+	addr := freeAddr(t)
+	env := append(os.Environ(),
+		"PICOCLAW_SERVICES_GATEWAY_SLACK_LISTEN="+addr,
+		"PICOCLAW_SERVICES_CHAT_MIO_URL="+chatSrv.URL,
+		"PICOCLAW_REDIS_ADDR="+r.Addr,
+		"PICOCLAW_REDIS_KEY_PREFIX="+r.Prefix,
+		"PICOCLAW_SLACK_API_BASE_URL="+api.APIURL(),
+		"PICOCLAW_SLACK_ALLOWED_USERS="+allowed+","+allowed2,
+		"PICOCLAW_SLACK_INBOX_BLOCK=100ms",
+		"PICOCLAW_SLACK_INBOX_CONSUMER=host-a",
+		"SLACK_SIGNING_SECRET="+testSecret,
+		"SLACK_BOT_TOKEN="+testToken,
+	)
+	first := startBinary(t, bin, env, addr)
+	for i, user := range []string{allowed, allowed2} {
+		body := slacktest.EventBody(fmt.Sprint("EvKill", i), slacktest.Mention(user, "CKILL", fmt.Sprintf("1700002000.00000%d", i), "", "block"))
+		code, _, err := slacktest.Do(http.DefaultClient, slacktest.Request{URL: "http://" + addr + service.EventsPath,
+			Secret: testSecret, Body: body, ContentType: "application/json"})
+		if err != nil || code != http.StatusOK {
+			t.Fatalf("event %d: %d %v", i, code, err)
+		}
+	}
+	seen := map[string]bool{}
+	for len(seen) < 2 {
+		select {
+		case id := <-chat.started:
+			seen[id] = true
+		case <-time.After(15 * time.Second):
+			t.Fatalf("processing did not start: %v", seen)
+		}
+	}
+	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = first.Wait()
+	if n := len(api.Posts()); n != 0 {
+		t.Fatalf("%d posts before the crash", n)
+	}
+	close(chat.release)
+	startBinary(t, bin, env, addr)
+	stream := r.Prefix + "inbox:slack"
+	waitFor(t, "both events answered and acknowledged", func() bool {
+		return len(api.Posts()) == 2 && r.Client.XPending(context.Background(), stream, service.Name).Val().Count == 0
+	})
+	time.Sleep(300 * time.Millisecond)
+	if n := len(api.Posts()); n != 2 {
+		t.Fatalf("%d posts for 2 events", n)
+	}
+	threads := map[string]int{}
+	for _, p := range api.Posts() {
+		threads[p.ThreadTS]++
+	}
+	if threads["1700002000.000000"] != 1 || threads["1700002000.000001"] != 1 {
+		t.Fatalf("answers per thread %v", threads)
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func startBinary(t *testing.T, bin string, env []string, addr string) *exec.Cmd {
+	t.Helper()
+	logs := &syncBuffer{}
+	cmd := exec.Command(bin)
+	cmd.Env = env
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			done := make(chan struct{})
+			go func() { _ = cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				_ = cmd.Process.Kill()
+				<-done
+			}
+		}
+		if t.Failed() {
+			t.Logf("gateway log:\n%s", logs.String())
+		}
+	})
+	waitFor(t, fmt.Sprintf("gateway on %s", addr), func() bool {
+		res, err := http.Get("http://" + addr + "/readyz")
+		if err != nil {
+			return false
+		}
+		res.Body.Close()
+		return res.StatusCode == http.StatusOK
+	})
+	return cmd
+}

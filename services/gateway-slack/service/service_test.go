@@ -1,0 +1,306 @@
+package service_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+
+	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
+	gatewayv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1"
+	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1/gatewayv1connect"
+	"github.com/picoclaw-suite/picoclaw/pkg/config"
+	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/slacktest"
+	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/service"
+)
+
+// TestEventsVerificationAndDedupe: forged or missing signatures and stale timestamps get 401,
+// oversized bodies 413, nothing is stored; url_verification is answered; a Slack retry of the
+// same event_id is stored and answered once; bot messages, edits and channel chatter are ignored.
+func TestEventsVerificationAndDedupe(t *testing.T) {
+	h := start(t, nil)
+	if code, body := h.event(t, slacktest.URLVerification("chal-123"), nil); code != http.StatusOK || body != "chal-123" {
+		t.Fatalf("url_verification: %d %q", code, body)
+	}
+	ev := slacktest.EventBody("Ev001", slacktest.Mention(allowed, "C100", "1700000000.000100", "", "こんにちは"))
+	for _, tc := range []struct {
+		name   string
+		mutate func(*slacktest.Request)
+		want   int
+	}{
+		{"forged signature", func(r *slacktest.Request) { r.Secret = "wrong-secret" }, http.StatusUnauthorized},
+		{"missing signature", func(r *slacktest.Request) { r.Secret = "" }, http.StatusUnauthorized},
+		{"stale timestamp", func(r *slacktest.Request) { r.At = time.Now().Add(-6 * time.Minute) }, http.StatusUnauthorized},
+		{"future timestamp", func(r *slacktest.Request) { r.At = time.Now().Add(6 * time.Minute) }, http.StatusUnauthorized},
+		{"oversized body", func(r *slacktest.Request) { r.Body = append(bytes.Repeat([]byte(" "), 1<<20), r.Body...) }, http.StatusRequestEntityTooLarge},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if code, _ := h.event(t, ev, tc.mutate); code != tc.want {
+				t.Fatalf("status %d, want %d", code, tc.want)
+			}
+		})
+	}
+	if n := h.streamLen(t); n != 0 {
+		t.Fatalf("%d events stored from rejected requests", n)
+	}
+	for i := range 3 { // the event, then two Slack retries
+		if code, _ := h.event(t, ev, func(r *slacktest.Request) { r.RetryNum = i }); code != http.StatusOK {
+			t.Fatalf("delivery %d: %d", i, code)
+		}
+	}
+	ignored := []map[string]any{
+		{"type": "app_mention", "user": "UOTHER", "bot_id": "B9", "text": "<@" + slacktest.BotUserID + "> hi", "ts": "1.1", "channel": "C100"},
+		{"type": "message", "channel_type": "im", "user": slacktest.BotUserID, "text": "my own", "ts": "1.2", "channel": "D1"},
+		{"type": "message", "channel_type": "im", "subtype": "message_changed", "text": "edit", "ts": "1.3", "channel": "D1"},
+		{"type": "message", "channel_type": "channel", "user": allowed, "text": "chatter", "ts": "1.4", "channel": "C100"},
+		{"type": "reaction_added", "user": allowed, "reaction": "+1", "event_ts": "1.5"},
+	}
+	for i, inner := range ignored {
+		if code, _ := h.event(t, slacktest.EventBody("EvIgnored"+string(rune('A'+i)), inner), nil); code != http.StatusOK {
+			t.Fatalf("ignored event %d: %d", i, code)
+		}
+	}
+	waitFor(t, "answer", func() bool { return len(h.postsIn("C100", "1700000000.000100")) == 1 && h.pending(t) == 0 })
+	if n := h.streamLen(t); n != 1 {
+		t.Fatalf("stream holds %d entries, want 1", n)
+	}
+	if n := h.chat.countEvent("Ev001"); n != 1 {
+		t.Fatalf("chat-mio called %d times", n)
+	}
+	req := h.chat.Requests()[0]
+	if req.GetText() != "こんにちは" || req.GetSessionId() != "slack:C100:1700000000.000100" || req.GetChannel() != "slack" || !req.GetIsGroup() {
+		t.Fatalf("chat request %+v", req)
+	}
+	assertClean(t, h)
+}
+
+// TestRepliesInThreadAndDM: answers go to the thread the message belongs to, DMs included.
+func TestRepliesInThreadAndDM(t *testing.T) {
+	h := start(t, nil)
+	h.event(t, slacktest.EventBody("EvThread", slacktest.Mention(allowed, "C200", "1700000100.000200", "1700000100.000001", "続き")), nil)
+	h.event(t, slacktest.EventBody("EvDM", slacktest.DM(allowed2, "D200", "1700000100.000300", "DMです")), nil)
+	waitFor(t, "answers", func() bool {
+		return len(h.postsIn("C200", "1700000100.000001")) == 1 && len(h.postsIn("D200", "1700000100.000300")) == 1
+	})
+	if got := h.postsIn("D200", "1700000100.000300")[0].Text; got != "echo: DMです" {
+		t.Fatalf("DM answer %q", got)
+	}
+	for _, r := range h.chat.Requests() {
+		if r.GetEventId() == "EvDM" && (r.GetIsGroup() || r.GetSessionId() != "slack:D200:1700000100.000300") {
+			t.Errorf("DM request %+v", r)
+		}
+	}
+	assertClean(t, h)
+}
+
+// TestApprovalButtons: an approval request carries approve/deny buttons and the typed commands;
+// a press (parsed from the form payload) reaches chat-mio as an action, the buttons are removed,
+// and a replayed press is deduplicated.
+func TestApprovalButtons(t *testing.T) {
+	h := start(t, nil)
+	thread := "1700000200.000100"
+	h.event(t, slacktest.EventBody("EvApprove", slacktest.Mention(allowed, "C300", thread, "", "approve")), nil)
+	waitFor(t, "approval request", func() bool { return len(h.postsIn("C300", thread)) == 1 })
+	p := h.postsIn("C300", thread)[0]
+	job := "job_20261121_001"
+	if !strings.Contains(p.Text, "/approve "+job) || !strings.Contains(p.Text, "/deny "+job) {
+		t.Errorf("text lacks the typed commands: %q", p.Text)
+	}
+	if len(p.Blocks) != 2 || p.Blocks[1].Type != "actions" || len(p.Blocks[1].Elements) != 2 {
+		t.Fatalf("blocks %+v", p.Blocks)
+	}
+	btn := p.Blocks[1].Elements[0]
+	if btn.ActionID != "approve" || btn.Value != job || btn.Style != "primary" {
+		t.Fatalf("approve button %+v", btn)
+	}
+	press := slacktest.BlockAction(allowed, "C300", p.TS, thread, p.Text, "trigger-1", btn.ActionID, btn.Value)
+	for range 2 {
+		if code := h.interact(t, press); code != http.StatusOK {
+			t.Fatalf("interactive: %d", code)
+		}
+	}
+	waitFor(t, "decision processed", func() bool { return len(h.postsIn("C300", thread)) == 2 && h.pending(t) == 0 })
+	var actions []*commonv1.Action
+	for _, r := range h.chat.Requests() {
+		if a := r.GetAction(); a != nil {
+			actions = append(actions, a)
+		}
+	}
+	if len(actions) != 1 || actions[0].GetKind() != commonv1.ActionKind_ACTION_KIND_APPROVE || actions[0].GetJobId() != job {
+		t.Fatalf("chat-mio got actions %+v", actions)
+	}
+	var updates []slacktest.Post
+	for _, x := range h.slack.Posts() {
+		if x.Method == "chat.update" {
+			updates = append(updates, x)
+		}
+	}
+	if len(updates) != 1 || updates[0].TS != p.TS || updates[0].Channel != "C300" {
+		t.Fatalf("updates %+v\n%s", updates, h.logs.String())
+	}
+	for _, b := range updates[0].Blocks {
+		if b.Type == "actions" {
+			t.Fatal("buttons still there after the decision")
+		}
+	}
+	if len(updates[0].Blocks) != 2 || updates[0].Blocks[1].Type != "context" ||
+		!strings.Contains(slacktest.ElementText(updates[0].Blocks[1].Elements[0].Text), "<@"+allowed+"> が選択しました: 承認") {
+		t.Errorf("decision note missing: %+v", updates[0].Blocks)
+	}
+	if h.interact(t, []byte("payload=%7Bnot-json")) != http.StatusBadRequest {
+		t.Error("broken payload accepted")
+	}
+	assertClean(t, h)
+}
+
+// TestAllowlistAndDelivery: a stranger gets a refusal and nothing else; a post that fails half
+// way is resumed without repeating what was already posted.
+func TestAllowlistAndDelivery(t *testing.T) {
+	h := start(t, nil)
+	h.event(t, slacktest.EventBody("EvStranger", slacktest.Mention("USTRANGER", "C400", "1700000300.000100", "", "やあ")), nil)
+	waitFor(t, "refusal", func() bool { return len(h.postsIn("C400", "1700000300.000100")) == 1 })
+	if got := h.postsIn("C400", "1700000300.000100")[0].Text; !strings.Contains(got, "登録されたユーザー") {
+		t.Fatalf("refusal %q", got)
+	}
+	if h.chat.countEvent("EvStranger") != 0 {
+		t.Fatal("a stranger's message reached chat-mio")
+	}
+	// A long answer is two messages; the second post fails twice, then Slack recovers.
+	h.slack.FailPosts(1, 2, http.StatusInternalServerError)
+	long := "slow:1 " + strings.Repeat("長い答え。", 700)
+	h.event(t, slacktest.EventBody("EvLong", slacktest.Mention(allowed, "C401", "1700000300.000200", "", long)), nil)
+	waitFor(t, "answer", func() bool { return h.pending(t) == 0 && len(h.postsIn("C401", "1700000300.000200")) >= 2 })
+	posts := h.postsIn("C401", "1700000300.000200")
+	if len(posts) != 2 {
+		t.Fatalf("%d posts for a two-part answer", len(posts))
+	}
+	if n := h.chat.countEvent("EvLong"); n != 3 {
+		t.Errorf("event attempted %d times, want 3 (two failed posts)", n)
+	}
+	if !strings.HasPrefix(posts[0].Text, "echo: slow:1") {
+		t.Fatalf("first part %q", posts[0].Text[:20])
+	}
+	assertClean(t, h)
+}
+
+// TestNotificationPush: NotificationService.Push over Connect and gRPC posts to the session's
+// thread once per retry key.
+func TestNotificationPush(t *testing.T) {
+	h := start(t, nil)
+	clients := map[string]gatewayv1connect.NotificationServiceClient{
+		"connect": gatewayv1connect.NewNotificationServiceClient(rpcserver.NewHTTPClient(), h.url),
+		"grpc":    gatewayv1connect.NewNotificationServiceClient(rpcserver.NewHTTPClient(), h.url, connect.WithGRPC()),
+	}
+	for name, c := range clients {
+		t.Run(name, func(t *testing.T) {
+			thread := "1700000400.0000" + map[string]string{"connect": "01", "grpc": "02"}[name]
+			req := &gatewayv1.PushRequest{SessionId: "slack:C500:" + thread, JobId: "job_20261121_009", RetryKey: "result-" + name,
+				Messages: []*commonv1.ReplyMessage{{Text: "job_20261121_009 の結果: 完了"}}}
+			for range 2 {
+				res, err := c.Push(context.Background(), req)
+				if err != nil || res.GetDelivered() != 1 {
+					t.Fatalf("push: %v, %v", res, err)
+				}
+			}
+			if n := len(h.postsIn("C500", thread)); n != 1 {
+				t.Fatalf("posted %d times", n)
+			}
+			_, err := c.Push(context.Background(), &gatewayv1.PushRequest{SessionId: "line:U1",
+				Messages: []*commonv1.ReplyMessage{{Text: "x"}}})
+			if connect.CodeOf(err) != connect.CodeInvalidArgument {
+				t.Fatalf("foreign session: %v", err)
+			}
+		})
+	}
+	assertClean(t, h)
+}
+
+func TestConfigValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		mutate func(*service.Config)
+		key    string
+	}{
+		{"missing signing secret", func(c *service.Config) { c.Slack.SigningSecret = "" }, "slack.signing_secret"},
+		{"missing bot token", func(c *service.Config) { c.Slack.BotToken = "" }, "slack.bot_token"},
+		{"bad base url", func(c *service.Config) { c.Slack.APIBaseURL = "slack.com" }, "slack.api_base_url"},
+		{"short dedupe", func(c *service.Config) { c.Slack.Inbox.DedupeTTL = time.Minute }, "slack.inbox.dedupe_ttl"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := service.DefaultConfig()
+			cfg.Slack.SigningSecret, cfg.Slack.BotToken = "s", "t"
+			if err := cfg.Validate(); err != nil {
+				t.Fatalf("defaults with secrets: %v", err)
+			}
+			tc.mutate(&cfg)
+			if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), tc.key) {
+				t.Fatalf("error %v does not name %s", err, tc.key)
+			}
+		})
+	}
+}
+
+func assertClean(t *testing.T, h *harness) {
+	t.Helper()
+	if p := h.slack.Problems(); len(p) > 0 {
+		t.Errorf("Slack API rule violations: %v", p)
+	}
+	logs := h.logs.String()
+	if strings.Contains(logs, testSecret) || strings.Contains(logs, testToken) {
+		t.Error("a secret appeared in the log")
+	}
+}
+
+// TestExampleConfig: the suite's example file parses into this service's config and shows the
+// defaults; secrets come from the environment only.
+func TestExampleConfig(t *testing.T) {
+	data, err := os.ReadFile("../../../config/picoclaw.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := service.DefaultConfig()
+	if err := config.Decode(data, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Slack.AllowedUsers) == 0 {
+		cfg.Slack.AllowedUsers = nil // "[]" in the file
+	}
+	if !reflect.DeepEqual(cfg.Slack, service.DefaultConfig().Slack) {
+		t.Fatalf("example slack section %+v differs from the defaults %+v", cfg.Slack, service.DefaultConfig().Slack)
+	}
+	env := map[string]string{"SLACK_SIGNING_SECRET": "from-env", "SLACK_BOT_TOKEN": "xoxb-from-env", "PICOCLAW_SLACK_ALLOWED_USERS": "U1"}
+	if err := config.ApplyEnv(&cfg, func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Slack.SigningSecret.Value() != "from-env" || len(cfg.Slack.AllowedUsers) != 1 {
+		t.Fatalf("environment not applied: %+v", cfg.Slack)
+	}
+	if s := fmt.Sprintf("%v %+v", cfg.Slack, cfg.Slack); strings.Contains(s, "from-env") {
+		t.Fatal("secret printed")
+	}
+}
+
+// TestEmptyAllowlistMeansNobody: without allowed users the gateway warns at start and refuses
+// everyone politely.
+func TestEmptyAllowlistMeansNobody(t *testing.T) {
+	h := start(t, func(c *service.Config) { c.Slack.AllowedUsers = nil })
+	if !strings.Contains(h.logs.String(), "slack.allowlist_empty") {
+		t.Fatal("no start-up warning for the empty allowlist")
+	}
+	h.event(t, slacktest.EventBody("EvNobody", slacktest.DM(allowed, "D9", "1700000500.000100", "やあ")), nil)
+	waitFor(t, "refusal", func() bool { return len(h.postsIn("D9", "1700000500.000100")) == 1 })
+	if !strings.Contains(h.postsIn("D9", "1700000500.000100")[0].Text, "登録されたユーザー") || len(h.chat.Requests()) != 0 {
+		t.Fatal("not refused")
+	}
+}
