@@ -456,9 +456,11 @@ func (x *ReportResponse) GetGeneratedAt() *timestamppb.Timestamp {
 }
 
 type WatchRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Send the current state of every agent first, then the changes.
+	IncludeCurrent bool `protobuf:"varint,1,opt,name=include_current,json=includeCurrent,proto3" json:"include_current,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *WatchRequest) Reset() {
@@ -489,6 +491,13 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
 	return file_picoclaw_heartbeat_v1_heartbeat_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *WatchRequest) GetIncludeCurrent() bool {
+	if x != nil {
+		return x.IncludeCurrent
+	}
+	return false
 }
 
 type WatchResponse struct {
@@ -573,8 +582,9 @@ const file_picoclaw_heartbeat_v1_heartbeat_proto_rawDesc = "" +
 	"\x0eReportResponse\x12:\n" +
 	"\x06agents\x18\x01 \x03(\v2\".picoclaw.heartbeat.v1.AgentStatusR\x06agents\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12=\n" +
-	"\fgenerated_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\vgeneratedAt\"\x0e\n" +
-	"\fWatchRequest\"\x93\x01\n" +
+	"\fgenerated_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\vgeneratedAt\"7\n" +
+	"\fWatchRequest\x12'\n" +
+	"\x0finclude_current\x18\x01 \x01(\bR\x0eincludeCurrent\"\x93\x01\n" +
 	"\rWatchResponse\x128\n" +
 	"\x05agent\x18\x01 \x01(\v2\".picoclaw.heartbeat.v1.AgentStatusR\x05agent\x12H\n" +
 	"\x0eprevious_state\x18\x02 \x01(\x0e2!.picoclaw.heartbeat.v1.AgentStateR\rpreviousState*\x85\x01\n" +
