@@ -22,6 +22,7 @@ type AgentJSON struct {
 	Service            string    `json:"service"`
 	Status             string    `json:"status"`
 	LastSeen           time.Time `json:"last_seen"`
+	StateSince         time.Time `json:"state_since"`
 	CurrentJobID       string    `json:"current_job_id"`
 	CurrentJobIDs      []string  `json:"current_job_ids"`
 	MemoryUsageMB      float64   `json:"memory_usage_mb"`
@@ -60,7 +61,7 @@ func toJSON(a domain.Agent) AgentJSON {
 	}
 	return AgentJSON{
 		AgentID: a.Last.AgentID, Alias: a.Last.Alias, Kind: a.Last.Kind, Service: a.Last.Service,
-		Status: string(a.State), LastSeen: a.LastSeen, CurrentJobID: a.Last.CurrentJobID(), CurrentJobIDs: jobs,
+		Status: string(a.State), LastSeen: a.LastSeen, StateSince: a.StateSince, CurrentJobID: a.Last.CurrentJobID(), CurrentJobIDs: jobs,
 		MemoryUsageMB: a.Last.MemoryMB, LastTaskDurationMs: a.Last.LastTaskDurationMs, ErrorMessage: a.Last.ErrorMessage,
 	}
 }

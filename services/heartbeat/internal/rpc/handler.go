@@ -139,7 +139,9 @@ func AgentToProto(a domain.Agent) *heartbeatv1.AgentStatus {
 	if !b.SentAt.IsZero() {
 		hb.Timestamp = timestamppb.New(b.SentAt)
 	}
-	return &heartbeatv1.AgentStatus{Last: hb, State: StateToProto(a.State), LastSeen: timestamppb.New(a.LastSeen)}
+	return &heartbeatv1.AgentStatus{
+		Last: hb, State: StateToProto(a.State), LastSeen: timestamppb.New(a.LastSeen), StateSince: timestamppb.New(a.StateSince),
+	}
 }
 
 // StateFromProto maps the wire enum; unknown values become "" and fail validation.
