@@ -159,20 +159,20 @@ type Report struct {
 	GeneratedAt time.Time
 }
 
-// Report builds the aggregated report. An agent that is overdue but not yet swept is shown as
-// timeout already, so the report never lags the sweep.
+// Report builds the aggregated report. It sweeps first, so an agent that is overdue is shown
+// (and stored, and alerted) as timeout without waiting for the next sweep.
 func (s *Service) Report(ctx context.Context, locale Locale) (Report, error) {
+	if err := s.Sweep(ctx); err != nil {
+		return Report{}, fmt.Errorf("report: %w", err)
+	}
 	agents, err := s.store.List(ctx)
 	if err != nil {
 		return Report{}, fmt.Errorf("report: %w", err)
 	}
 	now := s.cfg.Now()
 	counts := map[domain.State]int{}
-	for i, a := range agents {
-		if next, ch := domain.Expire(a, now, s.started, s.cfg.Timeout); ch != nil {
-			agents[i] = next
-		}
-		counts[agents[i].State]++
+	for _, a := range agents {
+		counts[a.State]++
 	}
 	domain.Sort(agents)
 	s.cfg.Logger.InfoContext(ctx, "heartbeat.aggregated",

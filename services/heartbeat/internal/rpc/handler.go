@@ -52,6 +52,10 @@ func (h *Handler) Report(ctx context.Context, req *heartbeatv1.ReportRequest) (*
 func (h *Handler) Watch(ctx context.Context, req *heartbeatv1.WatchRequest, stream *connect.ServerStream[heartbeatv1.WatchResponse]) error {
 	changes, cancel := h.App.Watch()
 	defer cancel()
+	// Send the headers now: once the client's call returns, the subscription is live.
+	if err := stream.Send(nil); err != nil {
+		return err
+	}
 	if req.GetIncludeCurrent() {
 		agents, err := h.App.Current(ctx)
 		if err != nil {
