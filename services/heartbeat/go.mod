@@ -5,6 +5,13 @@ go 1.26.0
 replace (
 	github.com/picoclaw-suite/picoclaw/gen => ../../gen
 	github.com/picoclaw-suite/picoclaw/pkg => ../../pkg
+	github.com/picoclaw-suite/picoclaw/services/approval => ../approval
+	github.com/picoclaw-suite/picoclaw/services/chat-mio => ../chat-mio
+	github.com/picoclaw-suite/picoclaw/services/coder-order => ../coder-order
+	github.com/picoclaw-suite/picoclaw/services/executor => ../executor
+	github.com/picoclaw-suite/picoclaw/services/gateway-line => ../gateway-line
+	github.com/picoclaw-suite/picoclaw/services/gateway-slack => ../gateway-slack
+	github.com/picoclaw-suite/picoclaw/services/router-shiro => ../router-shiro
 )
 
 require (
@@ -12,6 +19,13 @@ require (
 	github.com/google/uuid v1.6.0
 	github.com/picoclaw-suite/picoclaw/gen v0.0.0-00010101000000-000000000000
 	github.com/picoclaw-suite/picoclaw/pkg v0.0.0-00010101000000-000000000000
+	github.com/picoclaw-suite/picoclaw/services/approval v0.0.0-00010101000000-000000000000
+	github.com/picoclaw-suite/picoclaw/services/chat-mio v0.0.0-00010101000000-000000000000
+	github.com/picoclaw-suite/picoclaw/services/coder-order v0.0.0-00010101000000-000000000000
+	github.com/picoclaw-suite/picoclaw/services/executor v0.0.0-00010101000000-000000000000
+	github.com/picoclaw-suite/picoclaw/services/gateway-line v0.0.0-00010101000000-000000000000
+	github.com/picoclaw-suite/picoclaw/services/gateway-slack v0.0.0-00010101000000-000000000000
+	github.com/picoclaw-suite/picoclaw/services/router-shiro v0.0.0-00010101000000-000000000000
 	github.com/redis/go-redis/v9 v9.23.0
 	google.golang.org/protobuf v1.36.12
 	gopkg.in/yaml.v3 v3.0.1

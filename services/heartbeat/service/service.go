@@ -132,8 +132,9 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	svc := app.New(app.Config{Timeout: timeout, SweepEvery: sweepEvery(timeout), Location: loc, Logger: log}, st, app.NewBroker(), alerter)
 
-	// Beats arrive all the time; counting them would keep the heartbeat service itself busy.
-	srv.IgnoreInHeartbeat(heartbeatv1connect.HeartbeatServiceBeatProcedure)
+	// Beats arrive all the time and reports are reads of the picture; counting them would show
+	// the heartbeat service busy whenever anyone looks.
+	srv.IgnoreInHeartbeat(heartbeatv1connect.HeartbeatServiceBeatProcedure, heartbeatv1connect.HeartbeatServiceReportProcedure)
 	srv.Mount(heartbeatv1connect.NewHeartbeatServiceHandler(&rpc.Handler{App: svc, Log: log}, srv.HandlerOptions()...))
 	srv.HandleHTTP(http.MethodGet, httpapi.StatusPath, httpapi.Status(svc, log))
 
