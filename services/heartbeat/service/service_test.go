@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -350,5 +351,22 @@ heartbeat:
 	cfg.ReportToChat = false
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("admin session is only needed with report_to_chat: %v", err)
+	}
+}
+
+func TestExampleConfig(t *testing.T) {
+	data, err := os.ReadFile("../../../config/picoclaw.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := service.DefaultConfig()
+	if err := config.Decode(data, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.ReportToChat || cfg.HeartbeatSender.IntervalSec != 30 || cfg.HeartbeatSender.TimeoutSec != 60 || !cfg.HeartbeatSender.Enabled {
+		t.Fatalf("example decoded as %+v", cfg)
 	}
 }
