@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -15,7 +16,7 @@ import (
 )
 
 // maxRetries bounds optimistic retries when two updates of one agent race.
-const maxRetries = 16
+const maxRetries = 32
 
 // Redis stores one JSON value per agent under <prefix>heartbeat:agent:<id> and the set of
 // known ids under <prefix>heartbeat:agents.
@@ -65,9 +66,16 @@ func (r *Redis) Update(ctx context.Context, id string, fn func(cur *domain.Agent
 		})
 		return err
 	}
-	for range maxRetries {
+	for attempt := range maxRetries {
 		err := r.rdb.Watch(ctx, txf, key)
 		if errors.Is(err, redis.TxFailedErr) {
+			// Jittered pause so racing writers stop colliding in lockstep.
+			pause := time.Duration(rand.Int64N(int64(attempt+1) * int64(time.Millisecond)))
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("update agent %s: %w", id, ctx.Err())
+			case <-time.After(pause):
+			}
 			continue
 		}
 		if err != nil {
