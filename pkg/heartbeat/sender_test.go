@@ -3,8 +3,10 @@ package heartbeat
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -128,4 +130,42 @@ func TestSenderWithoutURLOnlyTracks(t *testing.T) {
 	if _, err := NewSender(Config{}); err == nil {
 		t.Fatal("sender without service name accepted")
 	}
+}
+
+// An unreachable heartbeat service is logged once per outage, not once per tick.
+func TestSenderLogsOutageOnce(t *testing.T) {
+	var buf syncBuf
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close() // nothing listens there any more
+	s, err := NewSender(Config{Service: "gateway-slack", URL: url, Interval: 10 * time.Millisecond,
+		Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if err := s.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(buf.String(), "heartbeat.send_failed"); n != 1 {
+		t.Fatalf("logged %d send failures, want 1:\n%s", n, buf.String())
+	}
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
