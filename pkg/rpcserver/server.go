@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/heartbeat"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 )
 
@@ -41,6 +42,9 @@ type Config struct {
 	MaxBodyBytes int64
 	// ShutdownTimeout bounds graceful shutdown (default 1.5 s) before connections are closed.
 	ShutdownTimeout time.Duration
+	// Heartbeat configures the heartbeat sender Run starts (use HeartbeatFrom(cfg.Common)).
+	// When nil, the suite defaults with their environment overrides apply: the sender is on.
+	Heartbeat *Heartbeat
 }
 
 // Validate checks the configuration.
@@ -71,6 +75,9 @@ type Server struct {
 	services []string
 	addr     net.Addr
 	ready    chan struct{}
+
+	hb       *heartbeat.Sender
+	hbIgnore ignoreSet
 
 	ownsTelemetry bool
 }
@@ -111,6 +118,10 @@ func New(cfg Config, tel *telemetry.Telemetry) (*Server, error) {
 		otel:     oi,
 		checks:   map[string]ReadinessCheck{},
 		ready:    make(chan struct{}),
+		hbIgnore: ignoreSet{procs: map[string]bool{}},
+	}
+	if s.hb, err = s.newHeartbeat(); err != nil {
+		return nil, err
 	}
 	s.router.Use(s.limitBody, s.countHTTP)
 	s.router.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -138,7 +149,7 @@ func (s *Server) Router() chi.Router { return s.router }
 // HandlerOptions are the options every Connect handler of the suite uses.
 func (s *Server) HandlerOptions(extra ...connect.HandlerOption) []connect.HandlerOption {
 	opts := []connect.HandlerOption{
-		connect.WithInterceptors(s.otel, s.metrics.interceptor(), logInterceptor(s.tel.Logger)),
+		connect.WithInterceptors(s.otel, s.metrics.interceptor(), logInterceptor(s.tel.Logger), s.trackInterceptor()),
 		connect.WithReadMaxBytes(int(s.cfg.MaxBodyBytes)),
 	}
 	return append(opts, extra...)
@@ -155,7 +166,7 @@ func (s *Server) Mount(path string, h http.Handler) {
 
 // HandleHTTP registers a plain HTTP handler traced with otelhttp under the route name.
 func (s *Server) HandleHTTP(method, pattern string, h http.Handler) {
-	s.router.Method(method, pattern, otelhttp.NewHandler(h, method+" "+pattern,
+	s.router.Method(method, pattern, otelhttp.NewHandler(s.trackHTTP(h), method+" "+pattern,
 		otelhttp.WithTracerProvider(s.tel.TracerProvider),
 		otelhttp.WithPropagators(s.propagatorForHTTP()),
 	))
@@ -185,7 +196,9 @@ func (s *Server) Addr() net.Addr {
 	return s.addr
 }
 
-// Run serves until ctx is cancelled, then shuts down gracefully within ShutdownTimeout.
+// Run serves until ctx is cancelled, then shuts down gracefully within ShutdownTimeout. The
+// heartbeat sender runs while the server listens and stops with it, so a stopped service goes
+// silent and the heartbeat service marks it timeout.
 func (s *Server) Run(ctx context.Context) error {
 	ln := s.cfg.Listener
 	if ln == nil {
@@ -210,6 +223,16 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
+	hbCtx, stopHB := context.WithCancel(ctx)
+	hbDone := make(chan struct{})
+	go func() {
+		defer close(hbDone)
+		_ = s.hb.Run(hbCtx)
+	}()
+	defer func() {
+		stopHB()
+		<-hbDone
+	}()
 	close(s.ready)
 	s.tel.Logger.InfoContext(ctx, "server.started", slog.String("addr", ln.Addr().String()))
 	select {
@@ -217,6 +240,9 @@ func (s *Server) Run(ctx context.Context) error {
 		return fmt.Errorf("%s: serve: %w", s.cfg.Name, err)
 	case <-ctx.Done():
 	}
+	// Stop beating before the grace period so the service is not reported alive while it drains.
+	stopHB()
+	<-hbDone
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
 	defer cancel()
 	err := hs.Shutdown(sctx)

@@ -3,22 +3,41 @@ package service
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"gopkg.in/yaml.v3"
 
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/heartbeat/v1/heartbeatv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
+	"github.com/picoclaw-suite/picoclaw/services/heartbeat/internal/app"
+	"github.com/picoclaw-suite/picoclaw/services/heartbeat/internal/httpapi"
+	"github.com/picoclaw-suite/picoclaw/services/heartbeat/internal/notify"
 	"github.com/picoclaw-suite/picoclaw/services/heartbeat/internal/rpc"
+	"github.com/picoclaw-suite/picoclaw/services/heartbeat/internal/store"
 )
 
 // Name is the service name used in logs, traces, metrics and health checks.
 const Name = "heartbeat"
 
-// Config is the configuration of heartbeat.
+// Config is the configuration of heartbeat. Its own keys live in the suite's heartbeat section
+// next to the sender's (enabled, interval_sec, timeout_sec).
 type Config struct {
 	config.Common `yaml:",inline"`
+
+	// ReportToChat turns on alerts to AdminSession (heartbeat.report_to_chat).
+	ReportToChat bool `yaml:"-" env:"PICOCLAW_HEARTBEAT_REPORT_TO_CHAT"`
+	// AdminSession receives the alerts: line:<id> or slack:<channel>:<thread_ts>
+	// (heartbeat.admin_session).
+	AdminSession string `yaml:"-" env:"PICOCLAW_HEARTBEAT_ADMIN_SESSION"`
 
 	// Listener, when set, replaces services.heartbeat.listen (tests, embedded suite).
 	Listener net.Listener `yaml:"-"`
@@ -31,9 +50,45 @@ func DefaultConfig() Config {
 	return Config{Common: config.DefaultCommon()}
 }
 
+// UnmarshalYAML reads the common keys and the service's own keys of the heartbeat section,
+// which the common part already claims by name.
+func (c *Config) UnmarshalYAML(n *yaml.Node) error {
+	type plain Config
+	if err := n.Decode((*plain)(c)); err != nil {
+		return err
+	}
+	own := struct {
+		Heartbeat struct {
+			ReportToChat bool   `yaml:"report_to_chat"`
+			AdminSession string `yaml:"admin_session"`
+		} `yaml:"heartbeat"`
+	}{}
+	own.Heartbeat.ReportToChat = c.ReportToChat
+	own.Heartbeat.AdminSession = c.AdminSession
+	if err := n.Decode(&own); err != nil {
+		return err
+	}
+	c.ReportToChat = own.Heartbeat.ReportToChat
+	c.AdminSession = own.Heartbeat.AdminSession
+	return nil
+}
+
 // Validate checks the configuration and names the offending key.
 func (c *Config) Validate() error {
-	return c.Common.Validate()
+	var errs config.Errors
+	errs.Add(c.Common.Validate())
+	if c.ReportToChat {
+		if _, err := notify.GatewayURL(c.AdminSession, c.Services.GatewayLine.URL, c.Services.GatewaySlack.URL); err != nil {
+			errs.Addf("heartbeat.admin_session", "%v (required when report_to_chat is on)", err)
+		}
+	}
+	return errs.Err()
+}
+
+// sweepEvery looks for silent agents often enough that a timeout is noticed well within one
+// interval of its deadline, without polling Redis needlessly.
+func sweepEvery(timeout time.Duration) time.Duration {
+	return min(max(timeout/10, 250*time.Millisecond), 5*time.Second)
 }
 
 // Run serves heartbeat until ctx is cancelled.
@@ -41,14 +96,61 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	loc, err := cfg.Location()
+	if err != nil {
+		return fmt.Errorf("timezone: %w", err)
+	}
 	srv, err := rpcserver.NewService(ctx, rpcserver.Config{
-		Name:     Name,
-		Listen:   cfg.Services.Heartbeat.Listen,
-		Listener: cfg.Listener,
+		Name:      Name,
+		Listen:    cfg.Services.Heartbeat.Listen,
+		Listener:  cfg.Listener,
+		Heartbeat: rpcserver.HeartbeatFrom(cfg.Common),
 	}, telemetry.Config{LogLevel: cfg.LogLevel, LogWriter: cfg.LogWriter})
 	if err != nil {
 		return err
 	}
-	srv.Mount(heartbeatv1connect.NewHeartbeatServiceHandler(&rpc.Handler{}, srv.HandlerOptions()...))
-	return srv.Run(ctx)
+	log := srv.Logger()
+	rdb := redis.NewClient(&redis.Options{Addr: cfg.Redis.Addr, DB: cfg.Redis.DB, Password: cfg.Redis.Password.Value()})
+	defer rdb.Close()
+	st := store.NewRedis(rdb, cfg.Redis.KeyPrefix)
+	srv.AddReadiness("redis", st.Ping)
+
+	timeout := time.Duration(cfg.HeartbeatSender.TimeoutSec) * time.Second
+	var alerter *app.Alerter
+	if cfg.ReportToChat {
+		url, err := notify.GatewayURL(cfg.AdminSession, cfg.Services.GatewayLine.URL, cfg.Services.GatewaySlack.URL)
+		if err != nil {
+			return err
+		}
+		opts, err := rpcserver.ClientOptions(srv.Telemetry(), 10*time.Second)
+		if err != nil {
+			return err
+		}
+		alerter = app.NewAlerter(app.AlertConfig{
+			Locale: app.ParseLocale(cfg.Locale), Location: loc, Timeout: timeout, Logger: log,
+		}, notify.NewGateway(rpcserver.NewHTTPClient(), url, cfg.AdminSession, opts...))
+	}
+	svc := app.New(app.Config{Timeout: timeout, SweepEvery: sweepEvery(timeout), Location: loc, Logger: log}, st, app.NewBroker(), alerter)
+
+	// Beats arrive all the time and reports are reads of the picture; counting them would show
+	// the heartbeat service busy whenever anyone looks.
+	srv.IgnoreInHeartbeat(heartbeatv1connect.HeartbeatServiceBeatProcedure, heartbeatv1connect.HeartbeatServiceReportProcedure)
+	srv.Mount(heartbeatv1connect.NewHeartbeatServiceHandler(&rpc.Handler{App: svc, Log: log}, srv.HandlerOptions()...))
+	srv.HandleHTTP(http.MethodGet, httpapi.StatusPath, httpapi.Status(svc, log))
+
+	bgCtx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); _ = svc.Run(bgCtx) }()
+	if alerter != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = alerter.Run(bgCtx) }()
+	}
+	err = srv.Run(ctx)
+	stop()
+	wg.Wait()
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
 }

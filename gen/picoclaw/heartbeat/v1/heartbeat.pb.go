@@ -211,10 +211,12 @@ func (x *Heartbeat) GetKind() string {
 }
 
 type AgentStatus struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Last          *Heartbeat             `protobuf:"bytes,1,opt,name=last,proto3" json:"last,omitempty"`
-	State         AgentState             `protobuf:"varint,2,opt,name=state,proto3,enum=picoclaw.heartbeat.v1.AgentState" json:"state,omitempty"`
-	LastSeen      *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=last_seen,json=lastSeen,proto3" json:"last_seen,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Last     *Heartbeat             `protobuf:"bytes,1,opt,name=last,proto3" json:"last,omitempty"`
+	State    AgentState             `protobuf:"varint,2,opt,name=state,proto3,enum=picoclaw.heartbeat.v1.AgentState" json:"state,omitempty"`
+	LastSeen *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=last_seen,json=lastSeen,proto3" json:"last_seen,omitempty"`
+	// When the agent entered its current state.
+	StateSince    *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=state_since,json=stateSince,proto3" json:"state_since,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -266,6 +268,13 @@ func (x *AgentStatus) GetState() AgentState {
 func (x *AgentStatus) GetLastSeen() *timestamppb.Timestamp {
 	if x != nil {
 		return x.LastSeen
+	}
+	return nil
+}
+
+func (x *AgentStatus) GetStateSince() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StateSince
 	}
 	return nil
 }
@@ -456,9 +465,11 @@ func (x *ReportResponse) GetGeneratedAt() *timestamppb.Timestamp {
 }
 
 type WatchRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Send the current state of every agent first, then the changes.
+	IncludeCurrent bool `protobuf:"varint,1,opt,name=include_current,json=includeCurrent,proto3" json:"include_current,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *WatchRequest) Reset() {
@@ -489,6 +500,13 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
 	return file_picoclaw_heartbeat_v1_heartbeat_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *WatchRequest) GetIncludeCurrent() bool {
+	if x != nil {
+		return x.IncludeCurrent
+	}
+	return false
 }
 
 type WatchResponse struct {
@@ -560,11 +578,13 @@ const file_picoclaw_heartbeat_v1_heartbeat_proto_rawDesc = "" +
 	"\rerror_message\x18\t \x01(\tR\ferrorMessage\x12\x18\n" +
 	"\aservice\x18\n" +
 	" \x01(\tR\aservice\x12\x12\n" +
-	"\x04kind\x18\v \x01(\tR\x04kind\"\xb5\x01\n" +
+	"\x04kind\x18\v \x01(\tR\x04kind\"\xf2\x01\n" +
 	"\vAgentStatus\x124\n" +
 	"\x04last\x18\x01 \x01(\v2 .picoclaw.heartbeat.v1.HeartbeatR\x04last\x127\n" +
 	"\x05state\x18\x02 \x01(\x0e2!.picoclaw.heartbeat.v1.AgentStateR\x05state\x127\n" +
-	"\tlast_seen\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\blastSeen\"M\n" +
+	"\tlast_seen\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\blastSeen\x12;\n" +
+	"\vstate_since\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"stateSince\"M\n" +
 	"\vBeatRequest\x12>\n" +
 	"\theartbeat\x18\x01 \x01(\v2 .picoclaw.heartbeat.v1.HeartbeatR\theartbeat\"\x0e\n" +
 	"\fBeatResponse\"'\n" +
@@ -573,8 +593,9 @@ const file_picoclaw_heartbeat_v1_heartbeat_proto_rawDesc = "" +
 	"\x0eReportResponse\x12:\n" +
 	"\x06agents\x18\x01 \x03(\v2\".picoclaw.heartbeat.v1.AgentStatusR\x06agents\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12=\n" +
-	"\fgenerated_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\vgeneratedAt\"\x0e\n" +
-	"\fWatchRequest\"\x93\x01\n" +
+	"\fgenerated_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\vgeneratedAt\"7\n" +
+	"\fWatchRequest\x12'\n" +
+	"\x0finclude_current\x18\x01 \x01(\bR\x0eincludeCurrent\"\x93\x01\n" +
 	"\rWatchResponse\x128\n" +
 	"\x05agent\x18\x01 \x01(\v2\".picoclaw.heartbeat.v1.AgentStatusR\x05agent\x12H\n" +
 	"\x0eprevious_state\x18\x02 \x01(\x0e2!.picoclaw.heartbeat.v1.AgentStateR\rpreviousState*\x85\x01\n" +
@@ -623,22 +644,23 @@ var file_picoclaw_heartbeat_v1_heartbeat_proto_depIdxs = []int32{
 	1,  // 2: picoclaw.heartbeat.v1.AgentStatus.last:type_name -> picoclaw.heartbeat.v1.Heartbeat
 	0,  // 3: picoclaw.heartbeat.v1.AgentStatus.state:type_name -> picoclaw.heartbeat.v1.AgentState
 	9,  // 4: picoclaw.heartbeat.v1.AgentStatus.last_seen:type_name -> google.protobuf.Timestamp
-	1,  // 5: picoclaw.heartbeat.v1.BeatRequest.heartbeat:type_name -> picoclaw.heartbeat.v1.Heartbeat
-	2,  // 6: picoclaw.heartbeat.v1.ReportResponse.agents:type_name -> picoclaw.heartbeat.v1.AgentStatus
-	9,  // 7: picoclaw.heartbeat.v1.ReportResponse.generated_at:type_name -> google.protobuf.Timestamp
-	2,  // 8: picoclaw.heartbeat.v1.WatchResponse.agent:type_name -> picoclaw.heartbeat.v1.AgentStatus
-	0,  // 9: picoclaw.heartbeat.v1.WatchResponse.previous_state:type_name -> picoclaw.heartbeat.v1.AgentState
-	3,  // 10: picoclaw.heartbeat.v1.HeartbeatService.Beat:input_type -> picoclaw.heartbeat.v1.BeatRequest
-	5,  // 11: picoclaw.heartbeat.v1.HeartbeatService.Report:input_type -> picoclaw.heartbeat.v1.ReportRequest
-	7,  // 12: picoclaw.heartbeat.v1.HeartbeatService.Watch:input_type -> picoclaw.heartbeat.v1.WatchRequest
-	4,  // 13: picoclaw.heartbeat.v1.HeartbeatService.Beat:output_type -> picoclaw.heartbeat.v1.BeatResponse
-	6,  // 14: picoclaw.heartbeat.v1.HeartbeatService.Report:output_type -> picoclaw.heartbeat.v1.ReportResponse
-	8,  // 15: picoclaw.heartbeat.v1.HeartbeatService.Watch:output_type -> picoclaw.heartbeat.v1.WatchResponse
-	13, // [13:16] is the sub-list for method output_type
-	10, // [10:13] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	9,  // 5: picoclaw.heartbeat.v1.AgentStatus.state_since:type_name -> google.protobuf.Timestamp
+	1,  // 6: picoclaw.heartbeat.v1.BeatRequest.heartbeat:type_name -> picoclaw.heartbeat.v1.Heartbeat
+	2,  // 7: picoclaw.heartbeat.v1.ReportResponse.agents:type_name -> picoclaw.heartbeat.v1.AgentStatus
+	9,  // 8: picoclaw.heartbeat.v1.ReportResponse.generated_at:type_name -> google.protobuf.Timestamp
+	2,  // 9: picoclaw.heartbeat.v1.WatchResponse.agent:type_name -> picoclaw.heartbeat.v1.AgentStatus
+	0,  // 10: picoclaw.heartbeat.v1.WatchResponse.previous_state:type_name -> picoclaw.heartbeat.v1.AgentState
+	3,  // 11: picoclaw.heartbeat.v1.HeartbeatService.Beat:input_type -> picoclaw.heartbeat.v1.BeatRequest
+	5,  // 12: picoclaw.heartbeat.v1.HeartbeatService.Report:input_type -> picoclaw.heartbeat.v1.ReportRequest
+	7,  // 13: picoclaw.heartbeat.v1.HeartbeatService.Watch:input_type -> picoclaw.heartbeat.v1.WatchRequest
+	4,  // 14: picoclaw.heartbeat.v1.HeartbeatService.Beat:output_type -> picoclaw.heartbeat.v1.BeatResponse
+	6,  // 15: picoclaw.heartbeat.v1.HeartbeatService.Report:output_type -> picoclaw.heartbeat.v1.ReportResponse
+	8,  // 16: picoclaw.heartbeat.v1.HeartbeatService.Watch:output_type -> picoclaw.heartbeat.v1.WatchResponse
+	14, // [14:17] is the sub-list for method output_type
+	11, // [11:14] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_picoclaw_heartbeat_v1_heartbeat_proto_init() }

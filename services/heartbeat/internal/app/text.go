@@ -1,0 +1,195 @@
+package app
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/picoclaw-suite/picoclaw/services/heartbeat/internal/domain"
+)
+
+// Locale is ja (default) or en.
+type Locale string
+
+// Locales of user-facing text.
+const (
+	LocaleJa Locale = "ja"
+	LocaleEn Locale = "en"
+)
+
+// ParseLocale returns en for "en" (any case) and ja otherwise.
+func ParseLocale(s string) Locale {
+	if strings.EqualFold(strings.TrimSpace(s), "en") {
+		return LocaleEn
+	}
+	return LocaleJa
+}
+
+func stateText(l Locale, s domain.State) string {
+	if l == LocaleEn {
+		return string(s)
+	}
+	switch s {
+	case domain.StateIdle:
+		return "待機中"
+	case domain.StateBusy:
+		return "処理中"
+	case domain.StateError:
+		return "エラー"
+	case domain.StateTimeout:
+		return "応答なし"
+	}
+	return string(s)
+}
+
+func label(a domain.Agent) string {
+	if a.Last.Alias == "" || a.Last.Alias == a.Last.AgentID {
+		return a.Last.AgentID
+	}
+	return fmt.Sprintf("%s (%s)", a.Last.Alias, a.Last.AgentID)
+}
+
+// ago renders a duration as "3秒前" / "3s ago", rounded down to the largest unit.
+func ago(l Locale, d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	var n int64
+	var ja, en string
+	switch {
+	case d < time.Minute:
+		n, ja, en = int64(d/time.Second), "秒前", "s ago"
+	case d < time.Hour:
+		n, ja, en = int64(d/time.Minute), "分前", "m ago"
+	case d < 48*time.Hour:
+		n, ja, en = int64(d/time.Hour), "時間前", "h ago"
+	default:
+		n, ja, en = int64(d/(24*time.Hour)), "日前", "d ago"
+	}
+	if l == LocaleEn {
+		return fmt.Sprintf("%d%s", n, en)
+	}
+	return fmt.Sprintf("%d%s", n, ja)
+}
+
+func span(l Locale, d time.Duration) string {
+	if l == LocaleEn {
+		return strings.TrimSuffix(ago(l, d), " ago")
+	}
+	return strings.TrimSuffix(ago(l, d), "前")
+}
+
+// ReportText is the text of /status: each agent with alias, status, last seen, current job and
+// memory; the five agents first, then the services.
+func ReportText(l Locale, agents []domain.Agent, now time.Time, loc *time.Location) string {
+	var b strings.Builder
+	counts := map[domain.State]int{}
+	for _, a := range agents {
+		counts[a.State]++
+	}
+	var summary []string
+	for _, s := range []domain.State{domain.StateIdle, domain.StateBusy, domain.StateError, domain.StateTimeout} {
+		if counts[s] > 0 {
+			summary = append(summary, fmt.Sprintf("%s %d", stateText(l, s), counts[s]))
+		}
+	}
+	stamp := now.In(loc).Format("2006-01-02 15:04:05")
+	if l == LocaleEn {
+		fmt.Fprintf(&b, "Status at %s (%d total: %s)\n", stamp, len(agents), strings.Join(summary, ", "))
+	} else {
+		fmt.Fprintf(&b, "稼働状況 %s（全%d件: %s）\n", stamp, len(agents), strings.Join(summary, "、"))
+	}
+	if len(agents) == 0 {
+		if l == LocaleEn {
+			b.WriteString("No heartbeat received yet.")
+		} else {
+			b.WriteString("まだハートビートを受信していません。")
+		}
+		return b.String()
+	}
+	var hosted, services []domain.Agent
+	for _, a := range agents {
+		if a.Last.Kind == "agent" {
+			hosted = append(hosted, a)
+		} else {
+			services = append(services, a)
+		}
+	}
+	section := func(title string, list []domain.Agent) {
+		if len(list) == 0 {
+			return
+		}
+		b.WriteString(title + "\n")
+		for _, a := range list {
+			b.WriteString(reportLine(l, a, now) + "\n")
+		}
+	}
+	if l == LocaleEn {
+		section("[Agents]", hosted)
+		section("[Services]", services)
+	} else {
+		section("【エージェント】", hosted)
+		section("【サービス】", services)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func reportLine(l Locale, a domain.Agent, now time.Time) string {
+	job := a.Last.CurrentJobID()
+	if extra := len(a.Last.JobIDs) - 1; extra > 0 {
+		job = fmt.Sprintf("%s +%d", job, extra)
+	}
+	if l == LocaleEn {
+		if job == "" || a.State == domain.StateTimeout {
+			job = "none"
+		}
+		line := fmt.Sprintf("- %s: %s | last seen %s | job %s | memory %.1fMB",
+			label(a), stateText(l, a.State), ago(l, now.Sub(a.LastSeen)), job, a.Last.MemoryMB)
+		if a.State == domain.StateError && a.Last.ErrorMessage != "" {
+			line += " | error: " + a.Last.ErrorMessage
+		}
+		return line
+	}
+	if job == "" || a.State == domain.StateTimeout {
+		job = "なし"
+	}
+	line := fmt.Sprintf("・%s: %s | 最終確認 %s | ジョブ %s | メモリ %.1fMB",
+		label(a), stateText(l, a.State), ago(l, now.Sub(a.LastSeen)), job, a.Last.MemoryMB)
+	if a.State == domain.StateError && a.Last.ErrorMessage != "" {
+		line += " | エラー: " + a.Last.ErrorMessage
+	}
+	return line
+}
+
+// AlertText is the short message pushed to the admin when an incident opens or closes.
+func AlertText(l Locale, ch domain.Change, now time.Time, timeout time.Duration, loc *time.Location) string {
+	a := ch.Agent
+	seen := a.LastSeen.In(loc).Format("15:04:05")
+	switch ch.Alert() {
+	case domain.AlertIncident:
+		if a.State == domain.StateTimeout {
+			if l == LocaleEn {
+				return fmt.Sprintf("⚠️ Alert: %s is not responding (last seen %s, no heartbeat for over %s).", label(a), seen, span(l, timeout))
+			}
+			return fmt.Sprintf("⚠️ 異常: %s から応答がありません（最終確認 %s、%s以上ハートビートなし）。", label(a), seen, span(l, timeout))
+		}
+		msg := a.Last.ErrorMessage
+		if l == LocaleEn {
+			if msg == "" {
+				msg = "no detail"
+			}
+			return fmt.Sprintf("⚠️ Alert: %s reported an error: %s", label(a), msg)
+		}
+		if msg == "" {
+			msg = "詳細なし"
+		}
+		return fmt.Sprintf("⚠️ 異常: %s がエラーを報告しました: %s", label(a), msg)
+	case domain.AlertRecovery:
+		lasted := now.Sub(ch.IncidentSince)
+		if l == LocaleEn {
+			return fmt.Sprintf("✅ Recovered: %s is back (%s; the incident lasted %s).", label(a), stateText(l, a.State), span(l, lasted))
+		}
+		return fmt.Sprintf("✅ 復旧: %s が正常に戻りました（%s、異常の継続 %s）。", label(a), stateText(l, a.State), span(l, lasted))
+	}
+	return ""
+}

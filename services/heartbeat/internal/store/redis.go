@@ -1,0 +1,164 @@
+// Package store keeps the latest picture of every agent in Redis, so a restart of the heartbeat
+// service keeps it.
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/picoclaw-suite/picoclaw/services/heartbeat/internal/domain"
+)
+
+// maxRetries bounds optimistic retries when two updates of one agent race.
+const maxRetries = 32
+
+// Redis stores one JSON value per agent under <prefix>heartbeat:agent:<id> and the set of
+// known ids under <prefix>heartbeat:agents.
+type Redis struct {
+	rdb    redis.UniversalClient
+	prefix string
+}
+
+// NewRedis returns the store; prefix is the suite's redis.key_prefix.
+func NewRedis(rdb redis.UniversalClient, prefix string) *Redis {
+	return &Redis{rdb: rdb, prefix: prefix + "heartbeat:"}
+}
+
+func (r *Redis) agentKey(id string) string { return r.prefix + "agent:" + id }
+func (r *Redis) indexKey() string          { return r.prefix + "agents" }
+
+// Update implements app.Store with WATCH/MULTI: a concurrent write to the same agent makes the
+// transaction fail and fn run again on the fresh value.
+func (r *Redis) Update(ctx context.Context, id string, fn func(cur *domain.Agent) *domain.Agent) error {
+	key := r.agentKey(id)
+	txf := func(tx *redis.Tx) error {
+		var cur *domain.Agent
+		raw, err := tx.Get(ctx, key).Bytes()
+		switch {
+		case errors.Is(err, redis.Nil):
+		case err != nil:
+			return err
+		default:
+			a, err := decode(raw)
+			if err != nil {
+				return fmt.Errorf("decode %s: %w", key, err)
+			}
+			cur = &a
+		}
+		next := fn(cur)
+		if next == nil {
+			return nil
+		}
+		data, err := encode(*next)
+		if err != nil {
+			return err
+		}
+		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.Set(ctx, key, data, 0)
+			p.SAdd(ctx, r.indexKey(), id)
+			return nil
+		})
+		return err
+	}
+	for attempt := range maxRetries {
+		err := r.rdb.Watch(ctx, txf, key)
+		if errors.Is(err, redis.TxFailedErr) {
+			// Jittered pause so racing writers stop colliding in lockstep.
+			pause := time.Duration(rand.Int64N(int64(attempt+1) * int64(time.Millisecond)))
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("update agent %s: %w", id, ctx.Err())
+			case <-time.After(pause):
+			}
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("update agent %s: %w", id, err)
+		}
+		return nil
+	}
+	return fmt.Errorf("update agent %s: too much contention", id)
+}
+
+// List implements app.Store.
+func (r *Redis) List(ctx context.Context) ([]domain.Agent, error) {
+	ids, err := r.rdb.SMembers(ctx, r.indexKey()).Result()
+	if err != nil {
+		return nil, fmt.Errorf("list agents: %w", err)
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	keys := make([]string, len(ids))
+	for i, id := range ids {
+		keys[i] = r.agentKey(id)
+	}
+	vals, err := r.rdb.MGet(ctx, keys...).Result()
+	if err != nil {
+		return nil, fmt.Errorf("list agents: %w", err)
+	}
+	out := make([]domain.Agent, 0, len(vals))
+	for i, v := range vals {
+		s, ok := v.(string)
+		if !ok {
+			continue // removed between SMEMBERS and MGET
+		}
+		a, err := decode([]byte(s))
+		if err != nil {
+			return nil, fmt.Errorf("decode %s: %w", keys[i], err)
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// Ping checks the connection (readiness).
+func (r *Redis) Ping(ctx context.Context) error { return r.rdb.Ping(ctx).Err() }
+
+// record is the stored form; it is versioned by its field names, not by Go types.
+type record struct {
+	AgentID            string    `json:"agent_id"`
+	Alias              string    `json:"alias"`
+	Service            string    `json:"service"`
+	Kind               string    `json:"kind"`
+	SentAt             time.Time `json:"sent_at"`
+	Status             string    `json:"status"`
+	JobIDs             []string  `json:"current_job_ids,omitempty"`
+	MemoryMB           float64   `json:"memory_usage_mb"`
+	LastTaskDurationMs int64     `json:"last_task_duration_ms"`
+	ErrorMessage       string    `json:"error_message,omitempty"`
+	State              string    `json:"state"`
+	LastSeen           time.Time `json:"last_seen"`
+	StateSince         time.Time `json:"state_since"`
+	IncidentSince      time.Time `json:"incident_since"`
+}
+
+func encode(a domain.Agent) ([]byte, error) {
+	return json.Marshal(record{
+		AgentID: a.Last.AgentID, Alias: a.Last.Alias, Service: a.Last.Service, Kind: a.Last.Kind,
+		SentAt: a.Last.SentAt, Status: string(a.Last.Status), JobIDs: a.Last.JobIDs, MemoryMB: a.Last.MemoryMB,
+		LastTaskDurationMs: a.Last.LastTaskDurationMs, ErrorMessage: a.Last.ErrorMessage,
+		State: string(a.State), LastSeen: a.LastSeen, StateSince: a.StateSince, IncidentSince: a.IncidentSince,
+	})
+}
+
+func decode(data []byte) (domain.Agent, error) {
+	var r record
+	if err := json.Unmarshal(data, &r); err != nil {
+		return domain.Agent{}, err
+	}
+	return domain.Agent{
+		Last: domain.Beat{
+			AgentID: r.AgentID, Alias: r.Alias, Service: r.Service, Kind: r.Kind, SentAt: r.SentAt,
+			Status: domain.State(r.Status), JobIDs: r.JobIDs, MemoryMB: r.MemoryMB,
+			LastTaskDurationMs: r.LastTaskDurationMs, ErrorMessage: r.ErrorMessage,
+		},
+		State: domain.State(r.State), LastSeen: r.LastSeen, StateSince: r.StateSince, IncidentSince: r.IncidentSince,
+	}, nil
+}

@@ -1,0 +1,156 @@
+package service_test
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	gatewayv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1"
+	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1/gatewayv1connect"
+	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/heartbeat/v1/heartbeatv1connect"
+	"github.com/picoclaw-suite/picoclaw/pkg/config"
+	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
+	"github.com/picoclaw-suite/picoclaw/services/heartbeat/service"
+)
+
+// fakeGateway is a gateway NotificationService that records every push.
+type fakeGateway struct {
+	gatewayv1connect.UnimplementedNotificationServiceHandler
+	mu     sync.Mutex
+	pushes []*gatewayv1.PushRequest
+	URL    string
+}
+
+func (g *fakeGateway) Push(_ context.Context, req *gatewayv1.PushRequest) (*gatewayv1.PushResponse, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.pushes = append(g.pushes, req)
+	return &gatewayv1.PushResponse{Delivered: int32(len(req.GetMessages()))}, nil
+}
+
+func (g *fakeGateway) Pushes() []*gatewayv1.PushRequest {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]*gatewayv1.PushRequest(nil), g.pushes...)
+}
+
+func startFakeGateway(t *testing.T) *fakeGateway {
+	t.Helper()
+	g := &fakeGateway{}
+	mux := http.NewServeMux()
+	mux.Handle(gatewayv1connect.NewNotificationServiceHandler(g))
+	srv := httptest.NewUnstartedServer(mux)
+	srv.Config.Protocols = new(http.Protocols)
+	srv.Config.Protocols.SetHTTP1(true)
+	srv.Config.Protocols.SetUnencryptedHTTP2(true)
+	srv.Start()
+	t.Cleanup(srv.Close)
+	g.URL = srv.URL
+	return g
+}
+
+// syncBuffer collects a service's JSON log.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) Count(event string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return strings.Count(b.buf.String(), `"msg":"`+event+`"`)
+}
+
+func listen(t *testing.T) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln
+}
+
+// testCommon is the suite config for a test: isolated Redis keys, the given beat interval and
+// timeout.
+func testCommon(t *testing.T, interval, timeout int) config.Common {
+	t.Helper()
+	rdb := testinfra.Redis(t)
+	c := config.DefaultCommon()
+	c.Redis.Addr = rdb.Addr
+	c.Redis.KeyPrefix = rdb.Prefix
+	c.HeartbeatSender = config.Heartbeat{Enabled: true, IntervalSec: interval, TimeoutSec: timeout}
+	return c
+}
+
+// running is a heartbeat service started by a test.
+type running struct {
+	URL  string
+	stop func()
+}
+
+// startHeartbeat runs service.Run on ln until the test ends or stop is called.
+func startHeartbeat(t *testing.T, cfg service.Config, ln net.Listener) *running {
+	t.Helper()
+	cfg.Listener = ln
+	url := "http://" + ln.Addr().String()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- service.Run(ctx, cfg) }()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("heartbeat Run: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	waitReady(t, url)
+	return &running{URL: url, stop: stop}
+}
+
+func waitReady(t *testing.T, url string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		res, err := http.Get(url + "/readyz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%s not ready", url)
+}
+
+func hbClient(url string) heartbeatv1connect.HeartbeatServiceClient {
+	return heartbeatv1connect.NewHeartbeatServiceClient(rpcserver.NewHTTPClient(), url)
+}
+
+// eventually polls cond until it holds or the deadline passes.
+func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -1,0 +1,316 @@
+package service_test
+
+import (
+	"context"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	heartbeatv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/heartbeat/v1"
+	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/heartbeat/v1/heartbeatv1connect"
+	"github.com/picoclaw-suite/picoclaw/pkg/config"
+	"github.com/picoclaw-suite/picoclaw/pkg/heartbeat"
+	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	approval "github.com/picoclaw-suite/picoclaw/services/approval/service"
+	chatmio "github.com/picoclaw-suite/picoclaw/services/chat-mio/service"
+	coderorder "github.com/picoclaw-suite/picoclaw/services/coder-order/service"
+	executor "github.com/picoclaw-suite/picoclaw/services/executor/service"
+	gatewayline "github.com/picoclaw-suite/picoclaw/services/gateway-line/service"
+	gatewayslack "github.com/picoclaw-suite/picoclaw/services/gateway-slack/service"
+	"github.com/picoclaw-suite/picoclaw/services/heartbeat/service"
+	routershiro "github.com/picoclaw-suite/picoclaw/services/router-shiro/service"
+)
+
+// peer is one of the other seven services, run in-process through its public Run.
+type peer struct {
+	name string
+	run  func(ctx context.Context, c config.Common, ln net.Listener) error
+}
+
+func peers() []peer {
+	return []peer{
+		{gatewayline.Name, func(ctx context.Context, c config.Common, ln net.Listener) error {
+			cfg := gatewayline.DefaultConfig()
+			cfg.Common, cfg.Listener, cfg.LogWriter = c, ln, io.Discard
+			return gatewayline.Run(ctx, cfg)
+		}},
+		{gatewayslack.Name, func(ctx context.Context, c config.Common, ln net.Listener) error {
+			cfg := gatewayslack.DefaultConfig()
+			cfg.Common, cfg.Listener, cfg.LogWriter = c, ln, io.Discard
+			return gatewayslack.Run(ctx, cfg)
+		}},
+		{chatmio.Name, func(ctx context.Context, c config.Common, ln net.Listener) error {
+			cfg := chatmio.DefaultConfig()
+			cfg.Common, cfg.Listener, cfg.LogWriter = c, ln, io.Discard
+			return chatmio.Run(ctx, cfg)
+		}},
+		{routershiro.Name, func(ctx context.Context, c config.Common, ln net.Listener) error {
+			cfg := routershiro.DefaultConfig()
+			cfg.Common, cfg.Listener, cfg.LogWriter = c, ln, io.Discard
+			return routershiro.Run(ctx, cfg)
+		}},
+		{coderorder.Name, func(ctx context.Context, c config.Common, ln net.Listener) error {
+			cfg := coderorder.DefaultConfig()
+			cfg.Common, cfg.Listener, cfg.LogWriter = c, ln, io.Discard
+			return coderorder.Run(ctx, cfg)
+		}},
+		{approval.Name, func(ctx context.Context, c config.Common, ln net.Listener) error {
+			cfg := approval.DefaultConfig()
+			cfg.Common, cfg.Listener, cfg.LogWriter = c, ln, io.Discard
+			return approval.Run(ctx, cfg)
+		}},
+		{executor.Name, func(ctx context.Context, c config.Common, ln net.Listener) error {
+			cfg := executor.DefaultConfig()
+			cfg.Common, cfg.Listener, cfg.LogWriter = c, ln, io.Discard
+			return executor.Run(ctx, cfg)
+		}},
+	}
+}
+
+// started is a peer service running until stop.
+type started struct {
+	stop func()
+}
+
+func startPeer(t *testing.T, p peer, c config.Common) *started {
+	t.Helper()
+	ln := listen(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.run(ctx, c, ln) }()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("%s Run: %v", p.name, err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	waitReady(t, "http://"+ln.Addr().String())
+	return &started{stop: stop}
+}
+
+// agentHost beats the agents a service hosts, as that service will once it registers them
+// with rpcserver's Server.Agent: same sender, same trackers, same interval.
+func agentHost(t *testing.T, serviceName, url string, agents map[string]string) map[string]*heartbeat.Agent {
+	t.Helper()
+	s, err := heartbeat.NewSender(heartbeat.Config{Service: serviceName, URL: url, Interval: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]*heartbeat.Agent{}
+	for id, alias := range agents {
+		out[id] = s.Agent(id, alias)
+	}
+	client := heartbeatv1connect.NewHeartbeatServiceClient(rpcserver.NewHTTPClient(), url)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			for _, hb := range s.Heartbeats() {
+				if hb.GetKind() == string(heartbeat.KindAgent) {
+					_, _ = client.Beat(ctx, &heartbeatv1.BeatRequest{Heartbeat: hb})
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return out
+}
+
+func report(t *testing.T, url string) map[string]*heartbeatv1.AgentStatus {
+	t.Helper()
+	rep, err := hbClient(url).Report(context.Background(), &heartbeatv1.ReportRequest{})
+	if err != nil {
+		return nil
+	}
+	out := map[string]*heartbeatv1.AgentStatus{}
+	for _, a := range rep.GetAgents() {
+		out[a.GetLast().GetAgentId()] = a
+	}
+	return out
+}
+
+// Every service running in-process at a 1 s interval: the report lists every service and the
+// five agents as idle; a stopped service times out within timeout + 1 interval with exactly one
+// alert, its restart gives exactly one recovery; a restarted heartbeat service keeps the picture.
+func TestSuiteAtOneSecondInterval(t *testing.T) {
+	const interval, timeout = time.Second, 3 * time.Second
+	gw := startFakeGateway(t)
+	common := testCommon(t, int(interval/time.Second), int(timeout/time.Second))
+	hbLn := listen(t)
+	hbAddr := hbLn.Addr().String()
+	hbURL := "http://" + hbAddr
+	common.Services.Heartbeat.URL = hbURL
+
+	// Services that do not pass their config to rpcserver yet read the sender settings from the
+	// environment, the same keys config.Load applies.
+	t.Setenv("PICOCLAW_SERVICES_HEARTBEAT_URL", hbURL)
+	t.Setenv("PICOCLAW_HEARTBEAT_INTERVAL_SEC", "1")
+	t.Setenv("PICOCLAW_HEARTBEAT_ENABLED", "true")
+
+	hbCfg := service.DefaultConfig()
+	hbCfg.Common = common
+	hbCfg.Services.GatewayLine.URL = gw.URL
+	hbCfg.ReportToChat = true
+	hbCfg.AdminSession = "line:Uadmin0000"
+	logs := &syncBuffer{}
+	hbCfg.LogWriter = logs
+	hb := startHeartbeat(t, hbCfg, hbLn)
+
+	running := map[string]*started{}
+	byName := map[string]peer{}
+	for _, p := range peers() {
+		byName[p.name] = p
+		running[p.name] = startPeer(t, p, common)
+	}
+	// The agents the hosting services will register through Server.Agent.
+	agentHost(t, chatmio.Name, hbURL, map[string]string{"chat": "Mio"})
+	agentHost(t, routershiro.Name, hbURL, map[string]string{"worker": "Shiro"})
+	orders := agentHost(t, coderorder.Name, hbURL, map[string]string{"order1": "Aka", "order2": "Ao", "order3": "Gin"})
+
+	wantAlias := map[string]string{
+		"chat": "Mio", "worker": "Shiro", "order1": "Aka", "order2": "Ao", "order3": "Gin",
+		"gateway-line": "gateway-line", "gateway-slack": "gateway-slack", "chat-mio": "chat-mio",
+		"router-shiro": "router-shiro", "coder-order": "coder-order", "approval": "approval",
+		"executor": "executor", "heartbeat": "heartbeat",
+	}
+	allIdle := func() bool {
+		r := report(t, hbURL)
+		if len(r) != len(wantAlias) {
+			return false
+		}
+		for id, alias := range wantAlias {
+			a := r[id]
+			if a == nil || a.GetLast().GetAlias() != alias || a.GetState() != heartbeatv1.AgentState_AGENT_STATE_IDLE {
+				return false
+			}
+		}
+		return true
+	}
+	eventually(t, 15*time.Second, "every service and all five agents idle", allIdle)
+	rep, err := hbClient(hbURL).Report(context.Background(), &heartbeatv1.ReportRequest{Locale: "en"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("report:\n%s", rep.GetText())
+	for _, line := range []string{"- Mio (chat): idle", "- Shiro (worker): idle", "- Aka (order1): idle", "- Ao (order2): idle",
+		"- Gin (order3): idle", "- gateway-line: idle", "- executor: idle", "- heartbeat: idle"} {
+		if !strings.Contains(rep.GetText(), line) {
+			t.Errorf("report text lacks %q", line)
+		}
+	}
+
+	// An agent processing a job is busy with that job's id.
+	task := orders["order2"].Begin("job_20261121_001")
+	eventually(t, 10*time.Second, "order2 busy with its job", func() bool {
+		a := report(t, hbURL)["order2"]
+		return a != nil && a.GetState() == heartbeatv1.AgentState_AGENT_STATE_BUSY && a.GetLast().GetCurrentJobId() == "job_20261121_001"
+	})
+	task.End(nil)
+	eventually(t, 10*time.Second, "order2 idle again", func() bool {
+		a := report(t, hbURL)["order2"]
+		return a != nil && a.GetState() == heartbeatv1.AgentState_AGENT_STATE_IDLE
+	})
+	if n := len(gw.Pushes()); n != 0 {
+		t.Fatalf("%d alerts before anything went wrong: %v", n, gw.Pushes())
+	}
+
+	// Stop executor: timeout within timeout + 1 interval, exactly one alert.
+	running["executor"].stop()
+	stoppedAt := time.Now()
+	var timedOut *heartbeatv1.AgentStatus
+	eventually(t, timeout+interval+5*time.Second, "executor timeout", func() bool {
+		a := report(t, hbURL)["executor"]
+		if a != nil && a.GetState() == heartbeatv1.AgentState_AGENT_STATE_TIMEOUT {
+			timedOut = a
+			return true
+		}
+		return false
+	})
+	silent := timedOut.GetStateSince().AsTime().Sub(timedOut.GetLastSeen().AsTime())
+	sinceStop := timedOut.GetStateSince().AsTime().Sub(stoppedAt)
+	t.Logf("executor: timeout %s after its last beat, %s after it stopped", silent, sinceStop)
+	if silent < timeout || sinceStop > timeout+interval {
+		t.Errorf("timeout marked %s after the last beat and %s after the stop; want ≥ %s and ≤ %s", silent, sinceStop, timeout, timeout+interval)
+	}
+	eventually(t, 10*time.Second, "the alert push", func() bool { return len(gw.Pushes()) >= 1 })
+	time.Sleep(2 * interval) // more sweeps and beats must not repeat the alert
+	pushes := gw.Pushes()
+	if len(pushes) != 1 {
+		t.Fatalf("pushes after the stop = %d, want exactly 1: %v", len(pushes), pushes)
+	}
+	if p := pushes[0]; p.GetSessionId() != "line:Uadmin0000" || !strings.Contains(p.GetMessages()[0].GetText(), "executor から応答がありません") {
+		t.Errorf("alert = %v", p)
+	}
+
+	// Restart executor: exactly one recovery push.
+	running["executor"] = startPeer(t, byName["executor"], common)
+	eventually(t, 10*time.Second, "executor idle again", func() bool {
+		a := report(t, hbURL)["executor"]
+		return a != nil && a.GetState() == heartbeatv1.AgentState_AGENT_STATE_IDLE
+	})
+	eventually(t, 10*time.Second, "the recovery push", func() bool { return len(gw.Pushes()) >= 2 })
+	time.Sleep(2 * interval)
+	pushes = gw.Pushes()
+	if len(pushes) != 2 {
+		t.Fatalf("pushes after the restart = %d, want exactly 2: %v", len(pushes), pushes)
+	}
+	if text := pushes[1].GetMessages()[0].GetText(); !strings.HasPrefix(text, "✅ 復旧: executor が正常に戻りました") {
+		t.Errorf("recovery = %q", text)
+	}
+	if pushes[0].GetRetryKey() == pushes[1].GetRetryKey() {
+		t.Error("alert and recovery share a retry key")
+	}
+
+	// Restart the heartbeat service on the same address: the picture survives.
+	before := report(t, hbURL)
+	hb.stop()
+	ln, err := net.Listen("tcp", hbAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hb = startHeartbeat(t, hbCfg, ln)
+	after := report(t, hbURL)
+	if len(after) != len(wantAlias) {
+		t.Fatalf("after the restart the report has %d agents, want %d", len(after), len(wantAlias))
+	}
+	for id, b := range before {
+		a := after[id]
+		if a == nil || a.GetState() != b.GetState() || a.GetLast().GetAlias() != b.GetLast().GetAlias() ||
+			a.GetLastSeen().AsTime().Before(b.GetLastSeen().AsTime()) {
+			t.Errorf("%s: before %v, after %v", id, b, a)
+		}
+	}
+	eventually(t, 10*time.Second, "all idle after the heartbeat restart", allIdle)
+	time.Sleep(timeout + interval) // the restart must not make anybody time out or alert
+	for id, a := range report(t, hbURL) {
+		if st := a.GetState(); st != heartbeatv1.AgentState_AGENT_STATE_IDLE && st != heartbeatv1.AgentState_AGENT_STATE_BUSY {
+			t.Errorf("%s is %s %s after the heartbeat restart", id, st, timeout+interval)
+		}
+	}
+	if n := len(gw.Pushes()); n != 2 {
+		t.Errorf("pushes after the heartbeat restart = %d, want still 2", n)
+	}
+	for event, min := range map[string]int{"heartbeat.received": 13, "heartbeat.timeout": 1, "heartbeat.aggregated": 1, "heartbeat.recovered": 1} {
+		if n := logs.Count(event); n < min {
+			t.Errorf("log has %d %s events, want at least %d", n, event, min)
+		}
+	}
+	if n := logs.Count("heartbeat.timeout"); n != 1 {
+		t.Errorf("log has %d heartbeat.timeout events, want exactly 1", n)
+	}
+}
