@@ -21,6 +21,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/heartbeat/v1/heartbeatv1connect"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/router/v1/routerv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
+	"github.com/picoclaw-suite/picoclaw/pkg/heartbeat"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
@@ -162,9 +163,10 @@ func Run(ctx context.Context, cfg Config) error {
 	tcfg := cfg.Telemetry
 	tcfg.LogLevel, tcfg.LogWriter = cfg.LogLevel, cfg.LogWriter
 	srv, err := rpcserver.NewService(ctx, rpcserver.Config{
-		Name:     Name,
-		Listen:   cfg.Services.ChatMio.Listen,
-		Listener: cfg.Listener,
+		Name:      Name,
+		Listen:    cfg.Services.ChatMio.Listen,
+		Listener:  cfg.Listener,
+		Heartbeat: rpcserver.HeartbeatFrom(cfg.Common),
 	}, tcfg)
 	if err != nil {
 		return err
@@ -176,6 +178,8 @@ func Run(ctx context.Context, cfg Config) error {
 			return err
 		}
 	}
+	// Mio beats as the chat agent, busy while the chat model writes a reply.
+	model = heartbeat.TrackLLM(srv.Agent("chat", "Mio"), model)
 	rdb := redis.NewClient(&redis.Options{Addr: cfg.Redis.Addr, DB: cfg.Redis.DB, Password: cfg.Redis.Password.Value(),
 		DialTimeout: 2 * time.Second, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second, MaxRetries: 1,
 		// A reply must not wait long on a Redis that is down: the session is then treated as new.

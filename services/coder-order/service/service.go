@@ -13,6 +13,7 @@ import (
 
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/coder/v1/coderv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
+	"github.com/picoclaw-suite/picoclaw/pkg/heartbeat"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
@@ -68,16 +69,17 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	srv, err := rpcserver.NewService(ctx, rpcserver.Config{
-		Name:     Name,
-		Listen:   cfg.Services.CoderOrder.Listen,
-		Listener: cfg.Listener,
+		Name:      Name,
+		Listen:    cfg.Services.CoderOrder.Listen,
+		Listener:  cfg.Listener,
+		Heartbeat: rpcserver.HeartbeatFrom(cfg.Common),
 	}, telemetry.Config{LogLevel: cfg.LogLevel, LogWriter: cfg.LogWriter})
 	if err != nil {
 		return err
 	}
 	log := srv.Logger()
 	metrics := llm.NewMetrics(srv.Registry())
-	proposer := newProposer(cfg, log, srv.Telemetry().TracerProvider, metrics.Observe)
+	proposer := newProposer(cfg, log, srv.Telemetry().TracerProvider, metrics.Observe, srv.Agent)
 	srv.Mount(coderv1connect.NewCoderServiceHandler(rpc.NewHandler(proposer, cfg.Locale, log), srv.HandlerOptions()...))
 	return srv.Run(ctx)
 }
@@ -85,13 +87,18 @@ func Run(ctx context.Context, cfg Config) error {
 // newProposer builds the use cases from cfg: one client per enabled order. An order whose
 // client cannot be built (its API key is not set) stays listed as unavailable, so the rest of
 // the suite keeps working and the user is told why.
-func newProposer(cfg Config, log *slog.Logger, tracer trace.TracerProvider, observer llm.Observer) *app.Proposer {
+func newProposer(cfg Config, log *slog.Logger, tracer trace.TracerProvider, observer llm.Observer, agent func(id, alias string) *heartbeat.Agent) *app.Proposer {
 	var orders []app.Order
 	resolved := cfg.Orders.resolved()
 	for _, id := range domain.Orders {
 		o := resolved[id]
 		lc := cfg.orderConfig(o)
 		ao := app.Order{ID: id, Alias: o.Alias, Enabled: o.Enabled, MaxTokens: lc.MaxTokens}
+		if agent != nil {
+			// Each order beats as its own agent (order1/Aka, order2/Ao, order3/Gin) with its own
+			// status and last provider error, whether or not it is usable right now.
+			agent(id, o.Alias)
+		}
 		ao.Price, ao.HasPrice = lc.Price()
 		if o.Enabled {
 			opts := []llm.Option{llm.WithLogger(log), llm.WithTracerProvider(tracer)}
@@ -110,6 +117,9 @@ func newProposer(cfg Config, log *slog.Logger, tracer trace.TracerProvider, obse
 				log.Warn("coder.order_unavailable", slog.String("order", id), slog.String("provider", lc.Provider), slog.String("error", err.Error()))
 			}
 			ao.Client = client
+			if client != nil && agent != nil {
+				ao.Client = heartbeat.TrackLLM(agent(id, o.Alias), client)
+			}
 		}
 		orders = append(orders, ao)
 	}

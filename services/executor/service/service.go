@@ -155,9 +155,10 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	defer ws.Close()
 	srv, err := rpcserver.NewService(ctx, rpcserver.Config{
-		Name:     Name,
-		Listen:   cfg.Services.Executor.Listen,
-		Listener: cfg.Listener,
+		Name:      Name,
+		Listen:    cfg.Services.Executor.Listen,
+		Listener:  cfg.Listener,
+		Heartbeat: rpcserver.HeartbeatFrom(cfg.Common),
 	}, telemetry.Config{LogLevel: cfg.LogLevel, LogWriter: cfg.LogWriter})
 	if err != nil {
 		return err

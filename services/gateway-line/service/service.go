@@ -147,10 +147,11 @@ func Run(ctx context.Context, cfg Config) error {
 	tcfg := cfg.Telemetry
 	tcfg.LogLevel, tcfg.LogWriter = cfg.LogLevel, cfg.LogWriter
 	srv, err := rpcserver.NewService(ctx, rpcserver.Config{
-		Name:     Name,
-		Listen:   cfg.Services.GatewayLine.Listen,
-		Listener: cfg.Listener,
-		Public:   true,
+		Name:      Name,
+		Listen:    cfg.Services.GatewayLine.Listen,
+		Listener:  cfg.Listener,
+		Heartbeat: rpcserver.HeartbeatFrom(cfg.Common),
+		Public:    true,
 	}, tcfg)
 	if err != nil {
 		return err

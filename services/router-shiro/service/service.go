@@ -13,6 +13,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/coder/v1/coderv1connect"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/router/v1/routerv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
+	"github.com/picoclaw-suite/picoclaw/pkg/heartbeat"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
@@ -95,9 +96,10 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	srv, err := rpcserver.NewService(ctx, rpcserver.Config{
-		Name:     Name,
-		Listen:   cfg.Services.RouterShiro.Listen,
-		Listener: cfg.Listener,
+		Name:      Name,
+		Listen:    cfg.Services.RouterShiro.Listen,
+		Listener:  cfg.Listener,
+		Heartbeat: rpcserver.HeartbeatFrom(cfg.Common),
 	}, telemetry.Config{LogLevel: cfg.LogLevel, LogWriter: cfg.LogWriter})
 	if err != nil {
 		return err
@@ -118,6 +120,9 @@ func Run(ctx context.Context, cfg Config) error {
 			return fail(fmt.Errorf("agents.worker: %w", err))
 		}
 	}
+	ollama, _ := worker.(*llm.Ollama)
+	// Shiro beats as the worker agent, busy while the worker model runs.
+	worker = heartbeat.TrackLLM(srv.Agent("worker", "Shiro"), worker)
 	opts, err := rpcserver.ClientOptions(srv.Telemetry(), 2*time.Minute)
 	if err != nil {
 		return fail(err)
@@ -146,9 +151,9 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fail(fmt.Errorf("agents.worker: %w", err))
 	}
-	if o, ok := worker.(*llm.Ollama); ok {
+	if ollama != nil {
 		srv.AddReadiness("worker-model", func(ctx context.Context) error {
-			_, err := o.Health(ctx)
+			_, err := ollama.Health(ctx)
 			return err
 		})
 	}

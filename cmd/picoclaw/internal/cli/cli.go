@@ -1,0 +1,233 @@
+// Package cli implements the picoclaw commands.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+
+	"connectrpc.com/connect"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/config"
+)
+
+// Exit codes scripts can rely on.
+const (
+	ExitOK           = 0
+	ExitError        = 1
+	ExitUsage        = 2
+	ExitNotFound     = 3
+	ExitConflict     = 4
+	ExitUnauthorized = 5
+	ExitUnavailable  = 6
+)
+
+// IO is where a command reads and writes, and its environment.
+type IO struct {
+	In     io.Reader
+	Out    io.Writer
+	Err    io.Writer
+	Getenv func(string) string
+}
+
+// Std is the process's own IO.
+func Std() IO { return IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv} }
+
+// command is one subcommand.
+type command struct {
+	summary string
+	usage   string
+	run     func(ctx context.Context, g *globals, args []string) error
+}
+
+// globals are the settings every command shares.
+type globals struct {
+	io      IO
+	cfg     config.Common
+	cfgPath string
+	locale  string
+	token   string
+	// restURL overrides the approval REST base URL (default services.approval.url).
+	restURL string
+}
+
+func commands() map[string]command {
+	return map[string]command{
+		"run":          {"start the whole suite in this process and chat in this terminal", "run [--data DIR] [--user NAME]", runEmbedded},
+		"chat":         {"chat with a running suite (channel cli)", "chat [--user NAME]", runChat},
+		"jobs":         {"list approval jobs", "jobs [--status pending|granted|auto_approved|denied|expired|cancelled|executing|completed|failed|refused]", runJobs},
+		"job":          {"show a job and its audit trail", "job <job_id>", runJob},
+		"approve":      {"approve a pending job", "approve <job_id>", runApprove},
+		"deny":         {"deny a pending job", "deny <job_id> [--reason TEXT]", runDeny},
+		"auto-approve": {"turn Auto-Approve on or off, or show it", "auto-approve on [--ttl 30m] [--paths docs/,README.md] [--tasks docs,review] [--routes CODE1] [--reason TEXT] | off | status", runAutoApprove},
+		"status":       {"show the heartbeat report of every service and agent", "status", runStatus},
+	}
+}
+
+// Main runs the CLI and returns the exit code.
+func Main(args []string, stdio IO) int {
+	g := &globals{io: stdio}
+	fs := flag.NewFlagSet("picoclaw", flag.ContinueOnError)
+	fs.SetOutput(stdio.Err)
+	fs.StringVar(&g.cfgPath, "config", stdio.Getenv("PICOCLAW_CONFIG"), "suite config file (env PICOCLAW_CONFIG); service URLs come from it")
+	fs.StringVar(&g.locale, "locale", "", "ja or en (default: the config's locale)")
+	fs.StringVar(&g.restURL, "approval-url", "", "approval REST base URL (default: services.approval.url)")
+	fs.Usage = func() { usage(stdio.Err) }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return ExitOK
+		}
+		return ExitUsage
+	}
+	rest := fs.Args()
+	if len(rest) == 0 || rest[0] == "help" || rest[0] == "--help" || rest[0] == "-h" {
+		if len(rest) > 1 {
+			if c, ok := commands()[rest[1]]; ok {
+				fmt.Fprintf(stdio.Out, "usage: picoclaw %s\n\n%s\n", c.usage, c.summary)
+				return ExitOK
+			}
+		}
+		usage(stdio.Out)
+		if len(rest) == 0 {
+			return ExitUsage
+		}
+		return ExitOK
+	}
+	cmd, ok := commands()[rest[0]]
+	if !ok {
+		fmt.Fprintf(stdio.Err, "picoclaw: unknown command %q\n\n", rest[0])
+		usage(stdio.Err)
+		return ExitUsage
+	}
+	cfg := config.DefaultCommon()
+	if err := loadCommon(g.cfgPath, &cfg); err != nil {
+		fmt.Fprintf(stdio.Err, "picoclaw: %v\n", err)
+		return ExitUsage
+	}
+	g.cfg = cfg
+	if g.locale == "" {
+		g.locale = cfg.Locale
+	}
+	g.token = stdio.Getenv("PICOCLAW_TOKEN")
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := cmd.run(ctx, g, rest[1:])
+	return exitCode(stdio.Err, rest[0], cmd.usage, err)
+}
+
+type commonOnly struct {
+	config.Common `yaml:",inline"`
+}
+
+func (c *commonOnly) Validate() error { return c.Common.Validate() }
+
+func loadCommon(path string, dst *config.Common) error {
+	c := commonOnly{Common: *dst}
+	if err := config.Load(path, &c); err != nil {
+		return err
+	}
+	*dst = c.Common
+	return nil
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: picoclaw [--config FILE] [--locale ja|en] <command> [arguments]")
+	fmt.Fprintln(w, "\ncommands:")
+	cmds := commands()
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-13s %s\n", n, cmds[n].summary)
+	}
+	fmt.Fprintln(w, "\n`picoclaw help <command>` or `picoclaw <command> --help` shows a command's options.")
+	fmt.Fprintln(w, "Approval commands send the token in PICOCLAW_TOKEN.")
+	fmt.Fprintf(w, "\nexit codes: %d ok, %d error, %d usage, %d not found, %d conflict (already decided), %d unauthorized/forbidden, %d service unavailable\n",
+		ExitOK, ExitError, ExitUsage, ExitNotFound, ExitConflict, ExitUnauthorized, ExitUnavailable)
+}
+
+// usageError is a mistake in the command line.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+// apiError is an error answer from a service, with the exit code it maps to.
+type apiError struct {
+	code int
+	msg  string
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+func exitCode(w io.Writer, name, use string, err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return ExitOK
+	}
+	var ue *usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintf(w, "picoclaw %s: %s\nusage: picoclaw %s\n", name, ue.msg, use)
+		return ExitUsage
+	}
+	if errors.Is(err, context.Canceled) {
+		return ExitOK
+	}
+	fmt.Fprintf(w, "picoclaw %s: %v\n", name, err)
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae.code
+	}
+	var ce *connect.Error
+	if errors.As(err, &ce) {
+		switch ce.Code() {
+		case connect.CodeNotFound:
+			return ExitNotFound
+		case connect.CodeAlreadyExists, connect.CodeAborted, connect.CodeFailedPrecondition:
+			return ExitConflict
+		case connect.CodePermissionDenied, connect.CodeUnauthenticated:
+			return ExitUnauthorized
+		case connect.CodeUnavailable, connect.CodeDeadlineExceeded:
+			return ExitUnavailable
+		}
+	}
+	return ExitError
+}
+
+// newFlags builds a command's flag set; --help prints its usage.
+func newFlags(g *globals, name, use string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(g.io.Err)
+	fs.Usage = func() { fmt.Fprintf(g.io.Out, "usage: picoclaw %s\n", use) }
+	return fs
+}
+
+// parseInterspersed lets flags follow positional arguments (`deny job_x --reason "..."`).
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+func joinLines(lines []string) string { return strings.Join(lines, "\n") }

@@ -1,0 +1,354 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/config"
+	"github.com/picoclaw-suite/picoclaw/pkg/embedredis"
+	"github.com/picoclaw-suite/picoclaw/pkg/llm"
+	approval "github.com/picoclaw-suite/picoclaw/services/approval/service"
+	chatmio "github.com/picoclaw-suite/picoclaw/services/chat-mio/service"
+	coderorder "github.com/picoclaw-suite/picoclaw/services/coder-order/service"
+	executor "github.com/picoclaw-suite/picoclaw/services/executor/service"
+	gatewayline "github.com/picoclaw-suite/picoclaw/services/gateway-line/service"
+	gatewayslack "github.com/picoclaw-suite/picoclaw/services/gateway-slack/service"
+	heartbeat "github.com/picoclaw-suite/picoclaw/services/heartbeat/service"
+	routershiro "github.com/picoclaw-suite/picoclaw/services/router-shiro/service"
+)
+
+// component is one service of the embedded suite.
+type component struct {
+	name string
+	run  func(ctx context.Context) error
+}
+
+// suite is the embedded single-process deployment: every service's public Run, an in-process
+// Redis and the SQLite audit store, all under one data directory.
+type suite struct {
+	g          *globals
+	dataDir    string
+	user       string
+	logs       io.Writer
+	redis      *embedredis.Server
+	listeners  map[string]net.Listener
+	services   config.Services
+	offline    bool
+	components []component
+	notes      []string
+}
+
+func runEmbedded(ctx context.Context, g *globals, args []string) error {
+	fs := newFlags(g, "run", commands()["run"].usage)
+	dataDir := fs.String("data", "data", "directory for the audit database, the Redis snapshot, the workspace and the logs")
+	name := fs.String("user", defaultUser(g), "your name; the session is cli:<name> and you are its approver (env PICOCLAW_USER)")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	start := time.Now()
+	s, err := newSuite(ctx, g, *dataDir, *name)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	runCtx, stop := context.WithCancel(ctx)
+	errc := s.start(runCtx)
+	defer func() {
+		stop()
+		s.wait(errc)
+		if err := s.redis.Save(context.WithoutCancel(ctx)); err != nil {
+			fmt.Fprintf(g.io.Err, "picoclaw: saving the Redis snapshot: %v\n", err)
+		}
+	}()
+	if err := s.waitReady(runCtx, errc, 60*time.Second); err != nil {
+		return err
+	}
+	s.banner(time.Since(start))
+	return chatLoop(runCtx, g, s.user, s.services.ChatMio.URL, s.listeners["cli"])
+}
+
+func newSuite(ctx context.Context, g *globals, dataDir, user string) (*suite, error) {
+	if err := os.MkdirAll(filepath.Join(dataDir, "workspace"), 0o750); err != nil {
+		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	logFile, err := os.OpenFile(filepath.Join(dataDir, "suite.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("log file: %w", err)
+	}
+	s := &suite{g: g, dataDir: dataDir, user: user, logs: &lockedWriter{w: logFile}, listeners: map[string]net.Listener{}}
+	if s.redis, err = embedredis.Start(ctx, "127.0.0.1:0", filepath.Join(dataDir, "redis.json")); err != nil {
+		return nil, err
+	}
+	// Every service gets a free loopback port; the URLs are known before anything starts.
+	names := []string{"gateway-line", "gateway-slack", "chat-mio", "router-shiro", "coder-order", "approval", "executor", "heartbeat", "cli"}
+	eps := map[string]config.Endpoint{}
+	for _, n := range names {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			s.close()
+			return nil, err
+		}
+		s.listeners[n] = ln
+		eps[n] = config.Endpoint{Listen: ln.Addr().String(), URL: "http://" + ln.Addr().String()}
+	}
+	s.services = config.Services{
+		GatewayLine: eps["gateway-line"], GatewaySlack: eps["gateway-slack"], ChatMio: eps["chat-mio"],
+		RouterShiro: eps["router-shiro"], CoderOrder: eps["coder-order"], Approval: eps["approval"],
+		Executor: eps["executor"], Heartbeat: eps["heartbeat"], CLI: eps["cli"],
+	}
+	if err := s.configure(ctx); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// load reads the suite config file and the environment into dst (without validating: the
+// embedded overrides come first, Run validates).
+func (s *suite) load(dst any) error {
+	if s.g.cfgPath != "" {
+		data, err := os.ReadFile(s.g.cfgPath)
+		if err != nil {
+			return fmt.Errorf("read config: %w", err)
+		}
+		if err := config.Decode(data, dst); err != nil {
+			return fmt.Errorf("config %s: %w", s.g.cfgPath, err)
+		}
+	}
+	return config.ApplyEnv(dst, os.LookupEnv)
+}
+
+// common applies the embedded topology to a service's common config.
+func (s *suite) common(c *config.Common) {
+	c.Services = s.services
+	c.Redis.Addr = s.redis.Addr()
+	c.Redis.DB = 0
+}
+
+func (s *suite) configure(ctx context.Context) error {
+	s.offline = !ollamaReachable(ctx, s.ollamaURL())
+	var (
+		ap = approval.DefaultConfig()
+		hb = heartbeat.DefaultConfig()
+		ex = executor.DefaultConfig()
+		co = coderorder.DefaultConfig()
+		rs = routershiro.DefaultConfig()
+		cm = chatmio.DefaultConfig()
+		gl = gatewayline.DefaultConfig()
+		gs = gatewayslack.DefaultConfig()
+	)
+	for _, dst := range []any{&ap, &hb, &ex, &co, &rs, &cm, &gl, &gs} {
+		if err := s.load(dst); err != nil {
+			return err
+		}
+	}
+	for _, c := range []*config.Common{&ap.Common, &hb.Common, &ex.Common, &co.Common, &rs.Common, &cm.Common, &gl.Common, &gs.Common} {
+		s.common(c)
+	}
+
+	ap.Approval.Store = approval.StoreSQLite
+	ap.Approval.SQLitePath = filepath.Join(s.dataDir, "audit.db")
+	ap.Approval.Approvers.CLI = appendUnique(ap.Approval.Approvers.CLI, s.user)
+	// The terminal user owns this suite: they may switch Auto-Approve on (it stays off until they do).
+	ap.Approval.AutoApprove.Enabled = true
+	ap.Listener, ap.LogWriter = s.listeners["approval"], s.logs
+
+	hb.Listener, hb.LogWriter = s.listeners["heartbeat"], s.logs
+
+	ex.Executor.Workspace = filepath.Join(s.dataDir, "workspace")
+	ex.Listener, ex.LogWriter = s.listeners["executor"], s.logs
+
+	if s.offline {
+		cm.Agents.Chat.Provider = llm.ProviderOffline
+		rs.Agents.Worker.Provider = llm.ProviderOffline
+	}
+	// An order without its API key (or any order, with no local model either) proposes through
+	// the offline provider, which labels every answer as not coming from a model.
+	for _, o := range []*coderorder.Order{&co.Orders.Order1, &co.Orders.Order2, &co.Orders.Order3, co.Orders.Coder1, co.Orders.Coder2, co.Orders.Coder3} {
+		if o == nil {
+			continue
+		}
+		if key := o.Config.WithDefaults().APIKeyEnv; s.offline || (llm.IsCloud(o.Provider) && os.Getenv(key) == "") {
+			o.Provider = llm.ProviderOffline
+		}
+	}
+	co.Listener, co.LogWriter = s.listeners["coder-order"], s.logs
+	rs.Listener, rs.LogWriter = s.listeners["router-shiro"], s.logs
+	cm.Listener, cm.LogWriter = s.listeners["chat-mio"], s.logs
+
+	s.components = []component{
+		{"approval", func(ctx context.Context) error { return approval.Run(ctx, ap) }},
+		{"heartbeat", func(ctx context.Context) error { return heartbeat.Run(ctx, hb) }},
+		{"executor", func(ctx context.Context) error { return executor.Run(ctx, ex) }},
+		{"coder-order", func(ctx context.Context) error { return coderorder.Run(ctx, co) }},
+		{"router-shiro", func(ctx context.Context) error { return routershiro.Run(ctx, rs) }},
+		{"chat-mio", func(ctx context.Context) error { return chatmio.Run(ctx, cm) }},
+	}
+	// The gateways need their channel's secrets; without them LINE/Slack are simply not offered.
+	if gl.Line.ChannelSecret.Set() && gl.Line.AccessToken.Set() {
+		gl.Listener, gl.LogWriter = s.listeners["gateway-line"], s.logs
+		s.components = append(s.components, component{"gateway-line", func(ctx context.Context) error { return gatewayline.Run(ctx, gl) }})
+	} else {
+		s.closeListener("gateway-line")
+		s.notes = append(s.notes, msg(s.g.locale, "LINE は未設定です（LINE_CHANNEL_SECRET / LINE_CHANNEL_ACCESS_TOKEN）", "LINE is not configured (LINE_CHANNEL_SECRET / LINE_CHANNEL_ACCESS_TOKEN)"))
+	}
+	if gs.Slack.SigningSecret.Set() && gs.Slack.BotToken.Set() {
+		gs.Listener, gs.LogWriter = s.listeners["gateway-slack"], s.logs
+		s.components = append(s.components, component{"gateway-slack", func(ctx context.Context) error { return gatewayslack.Run(ctx, gs) }})
+	} else {
+		s.closeListener("gateway-slack")
+		s.notes = append(s.notes, msg(s.g.locale, "Slack は未設定です（SLACK_SIGNING_SECRET / SLACK_BOT_TOKEN）", "Slack is not configured (SLACK_SIGNING_SECRET / SLACK_BOT_TOKEN)"))
+	}
+	return nil
+}
+
+func (s *suite) ollamaURL() string {
+	var c struct {
+		Ollama llm.OllamaSettings `yaml:"ollama"`
+	}
+	c.Ollama = llm.DefaultOllamaSettings()
+	_ = s.load(&c)
+	return c.Ollama.BaseURL
+}
+
+func ollamaReachable(ctx context.Context, base string) bool {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(base, "/")+"/api/tags", nil)
+	if err != nil {
+		return false
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	res.Body.Close()
+	return res.StatusCode == http.StatusOK
+}
+
+func (s *suite) closeListener(name string) {
+	if ln := s.listeners[name]; ln != nil {
+		_ = ln.Close()
+		delete(s.listeners, name)
+	}
+}
+
+// start runs every component; the channel receives each one's end.
+func (s *suite) start(ctx context.Context) chan componentEnd {
+	errc := make(chan componentEnd, len(s.components))
+	for _, c := range s.components {
+		go func() { errc <- componentEnd{name: c.name, err: c.run(ctx)} }()
+	}
+	return errc
+}
+
+type componentEnd struct {
+	name string
+	err  error
+}
+
+func (s *suite) wait(errc chan componentEnd) {
+	for range s.components {
+		if end := <-errc; end.err != nil && !errors.Is(end.err, context.Canceled) {
+			fmt.Fprintf(s.g.io.Err, "picoclaw: %s: %v\n", end.name, end.err)
+		}
+	}
+}
+
+// waitReady polls every service's /healthz; a service that stops early fails the start.
+func (s *suite) waitReady(ctx context.Context, errc chan componentEnd, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	urls := map[string]string{
+		"approval": s.services.Approval.URL, "heartbeat": s.services.Heartbeat.URL, "executor": s.services.Executor.URL,
+		"coder-order": s.services.CoderOrder.URL, "router-shiro": s.services.RouterShiro.URL, "chat-mio": s.services.ChatMio.URL,
+		"gateway-line": s.services.GatewayLine.URL, "gateway-slack": s.services.GatewaySlack.URL,
+	}
+	client := &http.Client{Timeout: time.Second}
+	for _, c := range s.components {
+		for {
+			res, err := client.Get(urls[c.name] + "/healthz")
+			if err == nil {
+				res.Body.Close()
+				if res.StatusCode == http.StatusOK {
+					break
+				}
+			}
+			select {
+			case end := <-errc:
+				errc <- end
+				return fmt.Errorf("%s stopped while starting: %v (see %s)", end.name, end.err, filepath.Join(s.dataDir, "suite.log"))
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(20 * time.Millisecond):
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%s did not become healthy within %v (see %s)", c.name, limit, filepath.Join(s.dataDir, "suite.log"))
+			}
+		}
+	}
+	return nil
+}
+
+func (s *suite) banner(took time.Duration) {
+	w := s.g.io.Out
+	fmt.Fprintf(w, "PicoClaw Suite — %s (%d services, %s)\n", msg(s.g.locale, "組み込みモード", "embedded mode"), len(s.components), took.Round(time.Millisecond))
+	fmt.Fprintf(w, "  data: %s   log: %s\n", s.dataDir, filepath.Join(s.dataDir, "suite.log"))
+	if s.offline {
+		fmt.Fprintln(w, msg(s.g.locale,
+			"  ⚠ Ollama に接続できないため、オフラインプロバイダで動いています。これはモデルではありません：答えは入力から機械的に作られます。",
+			"  ⚠ Ollama is not reachable: running on the offline provider. It is not a model: answers are derived mechanically from your input."))
+	}
+	for _, n := range s.notes {
+		fmt.Fprintln(w, "  · "+n)
+	}
+}
+
+func (s *suite) close() {
+	for n := range s.listeners {
+		s.closeListener(n)
+	}
+	if s.redis != nil {
+		s.redis.Close()
+	}
+}
+
+func appendUnique(list []string, v string) []string {
+	for _, x := range list {
+		if x == v {
+			return list
+		}
+	}
+	return append(list, v)
+}
+
+func msg(locale, ja, en string) string {
+	if locale == "en" {
+		return en
+	}
+	return ja
+}
+
+// lockedWriter lets every service share one log file.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}

@@ -1,0 +1,39 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	heartbeatv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/heartbeat/v1"
+	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/heartbeat/v1/heartbeatv1connect"
+	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
+)
+
+func runStatus(ctx context.Context, g *globals, args []string) error {
+	fs := newFlags(g, "status", commands()["status"].usage)
+	jsonOut := fs.Bool("json", false, "print the report as JSON")
+	if _, err := parseInterspersed(fs, args); err != nil {
+		return err
+	}
+	tel, err := telemetry.New(ctx, telemetry.Config{ServiceName: "picoclaw-cli", LogWriter: io.Discard})
+	if err != nil {
+		return err
+	}
+	opts, err := rpcserver.ClientOptions(tel, 10*time.Second)
+	if err != nil {
+		return err
+	}
+	client := heartbeatv1connect.NewHeartbeatServiceClient(rpcserver.NewHTTPClient(), g.cfg.Services.Heartbeat.URL, opts...)
+	res, err := client.Report(ctx, &heartbeatv1.ReportRequest{Locale: g.locale})
+	if err != nil {
+		return err
+	}
+	if *jsonOut {
+		return printJSON(g.io.Out, res)
+	}
+	fmt.Fprintln(g.io.Out, res.GetText())
+	return nil
+}
