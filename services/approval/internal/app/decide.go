@@ -86,3 +86,14 @@ func (s *Service) logDecision(ctx context.Context, attempt string, actor domain.
 	}
 	s.log.InfoContext(ctx, "approval."+attempt, slog.String("actor", actor.Channel+":"+actor.ID))
 }
+
+// RefuseAccess audits a request whose credentials name no approver (e.g. an unknown REST
+// token, identified only by its fingerprint).
+func (s *Service) RefuseAccess(ctx context.Context, attempt string, actor domain.Actor) {
+	d := domain.Draft{Type: domain.EventAccessRefused, Actor: actor, Channel: actor.Channel, At: s.clock(),
+		PolicyRule: domain.RuleApproverList, Payload: domain.RejectedPayload{Attempt: attempt, Reason: "unknown approver"}}
+	if err := s.store.Append(ctx, domain.StreamAccess, []domain.Draft{d}); err != nil {
+		s.log.ErrorContext(ctx, "approval.audit_failed", slog.String("error", err.Error()))
+	}
+	s.log.WarnContext(ctx, "approval.refused_approver", slog.String("attempt", attempt), slog.String("actor", actor.Channel+":"+actor.ID))
+}
