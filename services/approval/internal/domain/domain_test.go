@@ -83,7 +83,9 @@ func TestStateMachine(t *testing.T) {
 	deny := func(j Job) ([]Draft, error) { return j.Deny(alice, "no", t0) }
 	cancel := func(j Job) ([]Draft, error) { return j.Cancel(alice, "", t0) }
 	lateApprove := func(j Job) ([]Draft, error) { return j.Approve(alice, t0.Add(time.Hour)) }
-	claim := func(j Job) ([]Draft, error) { return j.Claim(ClaimCheck{ExecutorID: "e", ActualHash: j.ContentHash, GrantActive: true}, t0) }
+	claim := func(j Job) ([]Draft, error) {
+		return j.Claim(ClaimCheck{ExecutorID: "e", ActualHash: j.ContentHash, GrantActive: true}, t0)
+	}
 	tests := []struct {
 		name   string
 		status Status
