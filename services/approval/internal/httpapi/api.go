@@ -37,6 +37,9 @@ type API struct {
 
 // New builds the API.
 func New(svc *app.Service, approvers *domain.Approvers, log *slog.Logger) *API {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	return &API{svc: svc, approvers: approvers, log: log, now: time.Now}
 }
 

@@ -31,6 +31,9 @@ var _ approvalv1connect.ApprovalServiceHandler = (*Handler)(nil)
 
 // NewHandler builds the handler.
 func NewHandler(svc *app.Service, log *slog.Logger) *Handler {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	return &Handler{svc: svc, log: log, now: time.Now}
 }
 
