@@ -125,3 +125,15 @@ func (s *Service) text(j domain.Job, p *patch.Patch, hits []domain.Hit) string {
 	}
 	return domain.RequestText(j, p, hits, s.cfg.Location)
 }
+
+// CheckPolicy evaluates a proposal against the policy and the active grant without recording
+// anything (what RequestApproval would decide now).
+func (s *Service) CheckPolicy(ctx context.Context, in RequestInput) (domain.Decision, error) {
+	p, err := patch.Parse(in.Patch, s.parseOpts())
+	if err != nil {
+		return domain.Decision{}, fmt.Errorf("%w: patch: %v", domain.ErrInvalid, err)
+	}
+	now := s.clock()
+	return domain.Evaluate(s.cfg.Policy, domain.PolicyInput{Patch: p, TaskType: in.TaskType, Route: in.Route, Cost: in.Cost,
+		ProposalUsesBrowser: in.UsesBrowser}, s.activeGrant(ctx, now), now), nil
+}
