@@ -24,6 +24,7 @@ type texts struct {
 	browser                                                                                                string
 	none                                                                                                   string
 	statusLine                                                                                             string
+	diffStats                                                                                              string
 }
 
 var ja = texts{
@@ -32,7 +33,7 @@ var ja = texts{
 	unknown: "解釈できなかったブロック（実行されません）", answer: "回答方法: 承認は /approve %s 、拒否は /deny %s [理由]",
 	buttons: "（下のボタンでも回答できます）", yes: "可能", no: "不可", browser: BrowserWarningJA, none: "なし",
 	riskLevel:  map[string]string{"high": "高", "medium": "中", "low": "低"},
-	statusLine: "コーダーの評価: %s",
+	statusLine: "コーダーの評価: %s", diffStats: "%s: %d ファイル, +%d -%d\n",
 }
 
 var en = texts{
@@ -41,7 +42,7 @@ var en = texts{
 	unknown: "Blocks not understood (not executed)", answer: "To answer: /approve %s to approve, /deny %s [reason] to deny",
 	buttons: "(or use the buttons below)", yes: "possible", no: "not possible", browser: BrowserWarningEN, none: "none",
 	riskLevel:  map[string]string{"high": "high", "medium": "medium", "low": "low"},
-	statusLine: "coder's assessment: %s",
+	statusLine: "coder's assessment: %s", diffStats: "%s: %d files, +%d -%d\n",
 }
 
 func textsFor(locale string) texts {
@@ -167,7 +168,7 @@ func RequestText(j Job, p *patch.Patch, hits []Hit, loc *time.Location) string {
 	if envs := Environments(p.Operations); len(envs) > 0 {
 		fmt.Fprintf(&b, "%s: %s\n", t.envs, SafeText(strings.Join(envs, ", "), 200))
 	}
-	fmt.Fprintf(&b, "%s: %d files, +%d -%d\n", t.stats, p.Stats.Files, p.Stats.Additions, p.Stats.Deletions)
+	fmt.Fprintf(&b, t.diffStats, t.stats, p.Stats.Files, p.Stats.Additions, p.Stats.Deletions)
 	if len(hits) > 0 {
 		fmt.Fprintf(&b, "%s:\n", t.attention)
 		for i, h := range hits {
