@@ -232,13 +232,17 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 		hardDeny = append(hardDeny, re)
 	}
+	m, err := newMetrics(srv.Registry(), st, time.Now)
+	if err != nil {
+		return err
+	}
 	svc := app.New(st, store.NewRedisGrants(rdb, cfg.Redis.KeyPrefix), approvers, app.Config{
 		Policy: domain.PolicyConfig{HardDenyPaths: cfg.Approval.HardDeny.Paths, HardDenyCommands: hardDeny,
 			CostLimitUSD: cfg.Approval.CostLimitUSD, TokenLimit: cfg.Approval.TokenLimit},
 		BroadOverwriteFiles: cfg.Approval.BroadOverwriteFiles, PendingTTL: cfg.Approval.PendingTTL,
 		AutoApproveAllowed: cfg.Approval.AutoApprove.Enabled, DefaultGrantTTL: cfg.Approval.AutoApprove.DefaultTTL,
 		MaxGrantTTL: cfg.Approval.AutoApprove.MaxTTL, Location: loc,
-	}, log)
+	}, log, app.WithMetrics(m))
 	srv.Mount(approvalv1connect.NewApprovalServiceHandler(rpc.NewHandler(svc, log), srv.HandlerOptions()...))
 	httpapi.New(svc, approvers, log).Register(srv.HandleHTTP)
 	srv.AddReadiness("store", st.ping)

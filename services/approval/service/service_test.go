@@ -3,6 +3,7 @@ package service_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -175,6 +176,19 @@ func TestRestartKeepsPendingJobs(t *testing.T) {
 	var ce *connect.Error
 	if _, err := c.ClaimJob(ctx, &approvalv1.ClaimJobRequest{JobId: "job_20260301_001", ExecutorId: "executor-1"}); !errAs(err, &ce) || ce.Code() != connect.CodeAborted {
 		t.Errorf("second claim after restart = %v", err)
+	}
+	// Metrics: outcomes of this process and the pending jobs in the database.
+	mresp, err := http.Get("http://" + second.addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mbody, _ := io.ReadAll(mresp.Body)
+	mresp.Body.Close()
+	for _, want := range []string{`approval_results_total{kind="granted"} 1`, `approval_results_total{kind="claimed"} 1`,
+		`approval_results_total{kind="claim_rejected"} 1`, "approval_pending_jobs 1"} {
+		if !strings.Contains(string(mbody), want) {
+			t.Errorf("metrics lack %q", want)
+		}
 	}
 	// The REST API is served by the same process.
 	resp, err := http.Get("http://" + second.addr + "/v1/openapi.json")

@@ -59,8 +59,26 @@ type Config struct {
 	Location           *time.Location
 }
 
+// Metrics receives what the service decides; the service package exports it to Prometheus.
+type Metrics interface {
+	// Request counts a new job by policy outcome (auto_approved, pending, refused).
+	Request(outcome domain.Outcome)
+	// Result counts decisions and claims: granted, denied, cancelled, expired, rejected,
+	// claimed, hash_mismatch, refused_approver.
+	Result(kind string)
+}
+
+type noMetrics struct{}
+
+func (noMetrics) Request(domain.Outcome) {}
+func (noMetrics) Result(string)          {}
+
+// WithMetrics reports outcomes to m.
+func WithMetrics(m Metrics) Option { return func(s *Service) { s.metrics = m } }
+
 // Service runs the use cases.
 type Service struct {
+	metrics   Metrics
 	store     Store
 	grants    GrantStore
 	approvers *domain.Approvers
@@ -83,7 +101,7 @@ func New(store Store, grants GrantStore, approvers *domain.Approvers, cfg Config
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{store: store, grants: grants, approvers: approvers, cfg: cfg, now: time.Now, log: log}
+	s := &Service{metrics: noMetrics{}, store: store, grants: grants, approvers: approvers, cfg: cfg, now: time.Now, log: log}
 	for _, o := range opts {
 		o(s)
 	}

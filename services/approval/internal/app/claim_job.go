@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
@@ -33,10 +34,17 @@ func (s *Service) ClaimJob(ctx context.Context, id, executorID string) (domain.J
 		}
 		return j.Claim(check, now)
 	})
+	switch {
+	case errors.Is(err, domain.ErrHashMismatch):
+		s.metrics.Result("hash_mismatch")
+	case errors.Is(err, domain.ErrConflict):
+		s.metrics.Result("claim_rejected")
+	}
 	if err != nil {
 		s.log.WarnContext(ctx, "approval.claim_rejected", slog.String("executor_id", executorID), slog.String("error", err.Error()))
 		return job, err
 	}
+	s.metrics.Result("claimed")
 	s.log.InfoContext(ctx, "approval.claimed", slog.String("executor_id", executorID), slog.Bool("auto_approved", job.AutoApproved))
 	return job, nil
 }
@@ -53,6 +61,9 @@ func (s *Service) ReportExecution(ctx context.Context, id string, kind domain.Ex
 	})
 	if err != nil {
 		return job, err
+	}
+	if kind == domain.ExecHashMismatch {
+		s.metrics.Result("hash_mismatch")
 	}
 	s.log.InfoContext(ctx, "approval.execution_"+string(kind), slog.String("executor_id", executorID))
 	return job, nil

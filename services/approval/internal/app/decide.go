@@ -74,11 +74,20 @@ func (s *Service) auditRefusal(ctx context.Context, id, attempt string, actor do
 	if err != nil {
 		s.log.ErrorContext(ctx, "approval.audit_failed", slog.String("error", err.Error()))
 	}
+	s.metrics.Result("refused_approver")
 	s.log.WarnContext(ctx, "approval.refused_approver", slog.String("attempt", attempt),
 		slog.String("actor", actor.Channel+":"+actor.ID))
 }
 
 func (s *Service) logDecision(ctx context.Context, attempt string, actor domain.Actor, err error) {
+	switch {
+	case err == nil:
+		s.metrics.Result(map[string]string{"approve": "granted", "deny": "denied", "cancel": "cancelled"}[attempt])
+	case errors.Is(err, domain.ErrExpired):
+		s.metrics.Result("expired")
+	case errors.Is(err, domain.ErrConflict):
+		s.metrics.Result("rejected")
+	}
 	if err != nil {
 		s.log.InfoContext(ctx, "approval.decision_rejected", slog.String("attempt", attempt),
 			slog.String("actor", actor.Channel+":"+actor.ID), slog.String("error", err.Error()))

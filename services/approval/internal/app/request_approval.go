@@ -94,6 +94,7 @@ func (s *Service) RequestApproval(ctx context.Context, in RequestInput) (Request
 	if err != nil {
 		return RequestResult{}, fmt.Errorf("request %s: %w", id, err)
 	}
+	s.metrics.Request(dec.Outcome)
 	s.log.InfoContext(ctx, "approval.requested", slog.String("outcome", string(dec.Outcome)),
 		slog.String("policy_rule", dec.Rule), slog.String("content_hash", p.Hash))
 	return RequestResult{Job: job, Decision: dec, Text: s.text(job, p, dec.Hits)}, nil

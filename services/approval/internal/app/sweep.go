@@ -27,6 +27,7 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 		}
 		if err == nil && got.Status == domain.StatusExpired {
 			n++
+			s.metrics.Result("expired")
 			s.log.InfoContext(jobid.WithJobID(ctx, j.ID), "approval.expired")
 		}
 	}
