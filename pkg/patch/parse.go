@@ -177,7 +177,7 @@ func canonFile(op *Operation) error {
 	op.Target = p
 	switch op.Action {
 	case ActionRename:
-		to, ok := op.Metadata["to"]
+		to, ok := op.Metadata[MetaTo]
 		if !ok || strings.TrimSpace(to) == "" {
 			return errorf(op.Source, "metadata", "rename needs metadata.to (the new path)")
 		}
@@ -188,7 +188,7 @@ func canonFile(op *Operation) error {
 		if np == p {
 			return errorf(op.Source, "metadata.to", "rename to the same path %s", quote(p))
 		}
-		op.Metadata["to"] = np
+		op.Metadata[MetaTo] = np
 	case ActionPatch:
 		if strings.TrimSpace(op.Content) == "" {
 			return errorf(op.Source, "content", "patch action needs a unified diff")
@@ -294,7 +294,7 @@ func opFlags(op Operation) []Flag {
 			add(FlagPushPublic)
 		case ActionGitReset, ActionGitCheckout:
 			// A hard reset or a checkout of paths throws work away.
-			if op.Metadata["mode"] == "hard" || op.Metadata["force"] == "true" {
+			if op.Metadata[MetaMode] == "hard" || op.Metadata[MetaForce] == "true" {
 				add(FlagDelete)
 			}
 		}
@@ -390,7 +390,7 @@ func finish(p *Patch, stats *DiffStats, opts Options) {
 		}
 		if op.Type == TypeFileEdit {
 			written[op.Target] = true
-			if to := op.Metadata["to"]; op.Action == ActionRename && to != "" {
+			if to := op.Metadata[MetaTo]; op.Action == ActionRename && to != "" {
 				written[to] = true
 			}
 			a, d := opLineStats(op)
@@ -424,8 +424,8 @@ func finish(p *Patch, stats *DiffStats, opts Options) {
 func OperationPaths(op Operation) []string {
 	switch op.Type {
 	case TypeFileEdit:
-		if op.Action == ActionRename && op.Metadata["to"] != "" {
-			return []string{op.Target, op.Metadata["to"]}
+		if op.Action == ActionRename && op.Metadata[MetaTo] != "" {
+			return []string{op.Target, op.Metadata[MetaTo]}
 		}
 		return []string{op.Target}
 	case TypeGit:
