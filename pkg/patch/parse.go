@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"net/url"
 	"slices"
 	"strings"
@@ -84,10 +85,11 @@ func Parse(text string, opts Options) (*Patch, error) {
 // detect picks the format from the text's shape.
 func detect(text string) Format {
 	t := strings.TrimSpace(text)
+	jsonish := strings.HasPrefix(t, "[") || strings.HasPrefix(t, "{")
 	switch {
 	case t == "":
 		return FormatEmpty
-	case strings.HasPrefix(t, "[") || strings.HasPrefix(t, "{"):
+	case jsonish && json.Valid([]byte(t)):
 		return FormatJSON
 	}
 	hasFence, hasDiff := false, false
@@ -110,6 +112,9 @@ func detect(text string) Format {
 		return FormatMarkdown
 	case hasDiff:
 		return FormatDiff
+	case jsonish:
+		// Broken JSON: parse it anyway so the error says what is wrong.
+		return FormatJSON
 	}
 	return ""
 }

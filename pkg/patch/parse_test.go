@@ -140,6 +140,14 @@ func TestParseFormats(t *testing.T) {
 			},
 		},
 		{
+			name:   "markdown that starts with a link",
+			text:   "[design](https://example.com/doc)\n```sh\nmake\n```\n",
+			format: FormatMarkdown,
+			ops:    []string{"shell_command/run/make"},
+			paths:  []string{},
+			flags:  []Flag{FlagShell},
+		},
+		{
 			name:   "plain unified diff",
 			text:   "--- docs/a.md\t2024-01-01\n+++ docs/a.md\t2024-01-02\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n",
 			format: FormatDiff,
