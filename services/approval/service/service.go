@@ -244,7 +244,7 @@ func Run(ctx context.Context, cfg Config) error {
 			CostLimitUSD: cfg.Approval.CostLimitUSD, TokenLimit: cfg.Approval.TokenLimit},
 		BroadOverwriteFiles: cfg.Approval.BroadOverwriteFiles, PendingTTL: cfg.Approval.PendingTTL,
 		AutoApproveAllowed: cfg.Approval.AutoApprove.Enabled, DefaultGrantTTL: cfg.Approval.AutoApprove.DefaultTTL,
-		MaxGrantTTL: cfg.Approval.AutoApprove.MaxTTL, Location: loc,
+		MaxGrantTTL: cfg.Approval.AutoApprove.MaxTTL, Location: loc, DefaultLocale: cfg.Locale,
 	}, log, app.WithMetrics(m))
 	srv.Mount(approvalv1connect.NewApprovalServiceHandler(rpc.NewHandler(svc, log), srv.HandlerOptions()...))
 	httpapi.New(svc, approvers, log).Register(srv.HandleHTTP)
