@@ -42,6 +42,8 @@ func Parse(text string, opts Options) (*Patch, error) {
 	if !utf8.ValidString(text) {
 		return nil, errorf("patch", "", "patch is not valid UTF-8")
 	}
+	// A byte order mark from an editor is not part of any format.
+	text = strings.TrimPrefix(text, "\ufeff")
 	p := &Patch{}
 	var (
 		raws  []raw

@@ -148,6 +148,14 @@ func TestParseFormats(t *testing.T) {
 			flags:  []Flag{FlagShell},
 		},
 		{
+			name:   "byte order mark",
+			text:   "\ufeff[{\"type\":\"shell_command\",\"action\":\"run\",\"target\":\"make\"}]",
+			format: FormatJSON,
+			ops:    []string{"shell_command/run/make"},
+			paths:  []string{},
+			flags:  []Flag{FlagShell},
+		},
+		{
 			name:   "plain unified diff",
 			text:   "--- docs/a.md\t2024-01-01\n+++ docs/a.md\t2024-01-02\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n",
 			format: FormatDiff,
