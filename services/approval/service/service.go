@@ -248,6 +248,8 @@ func Run(ctx context.Context, cfg Config) error {
 	}, log, app.WithMetrics(m))
 	srv.Mount(approvalv1connect.NewApprovalServiceHandler(rpc.NewHandler(svc, log), srv.HandlerOptions()...))
 	httpapi.New(svc, approvers, log).Register(srv.HandleHTTP)
+	srv.Router().NotFound(httpapi.NotFound)
+	srv.Router().MethodNotAllowed(httpapi.MethodNotAllowed)
 	srv.AddReadiness("store", st.ping)
 
 	sweepCtx, stopSweep := context.WithCancel(ctx)

@@ -196,6 +196,15 @@ func TestRestartKeepsPendingJobs(t *testing.T) {
 		t.Fatalf("openapi: %v %v", resp, err)
 	}
 	resp.Body.Close()
+	resp, err = http.Get("http://" + second.addr + "/v1/nothing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nb, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(nb), `"code":"not_found"`) {
+		t.Errorf("unknown route: %d %s", resp.StatusCode, nb)
+	}
 }
 
 func errAs(err error, ce **connect.Error) bool {

@@ -88,13 +88,19 @@ func (a *API) Handler() http.Handler {
 	r := chi.NewRouter()
 	a.Register(func(method, pattern string, h http.Handler) { r.Method(method, pattern, h) })
 	r.Get(ConsolePath, a.Console)
-	r.NotFound(func(w http.ResponseWriter, _ *http.Request) {
-		writeError(w, http.StatusNotFound, "not_found", "no such route")
-	})
-	r.MethodNotAllowed(func(w http.ResponseWriter, _ *http.Request) {
-		writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed")
-	})
+	r.NotFound(NotFound)
+	r.MethodNotAllowed(MethodNotAllowed)
 	return r
+}
+
+// NotFound answers unknown routes with a JSON error.
+func NotFound(w http.ResponseWriter, _ *http.Request) {
+	writeError(w, http.StatusNotFound, "not_found", "no such route")
+}
+
+// MethodNotAllowed answers a known route with the wrong method with a JSON error.
+func MethodNotAllowed(w http.ResponseWriter, _ *http.Request) {
+	writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed")
 }
 
 // Register adds every route through handle (rpcserver.Server.HandleHTTP traces them).
