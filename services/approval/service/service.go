@@ -3,22 +3,42 @@ package service
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1/approvalv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
+	"github.com/picoclaw-suite/picoclaw/services/approval/internal/app"
+	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
+	"github.com/picoclaw-suite/picoclaw/services/approval/internal/httpapi"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/rpc"
+	"github.com/picoclaw-suite/picoclaw/services/approval/internal/store"
 )
 
 // Name is the service name used in logs, traces, metrics and health checks.
 const Name = "approval"
 
+// Store kinds.
+const (
+	StorePostgres = "postgres"
+	StoreSQLite   = "sqlite"
+)
+
 // Config is the configuration of approval.
 type Config struct {
 	config.Common `yaml:",inline"`
+
+	Postgres config.Postgres `yaml:"postgres"`
+	Approval Approval        `yaml:"approval"`
 
 	// Listener, when set, replaces services.approval.listen (tests, embedded suite).
 	Listener net.Listener `yaml:"-"`
@@ -26,14 +46,152 @@ type Config struct {
 	LogWriter io.Writer `yaml:"-"`
 }
 
+// Approval is the approval section of the suite's config file.
+type Approval struct {
+	PendingTTL          time.Duration `yaml:"pending_ttl"`
+	SweepInterval       time.Duration `yaml:"sweep_interval"`
+	BroadOverwriteFiles int           `yaml:"broad_overwrite_files"`
+	CostLimitUSD        float64       `yaml:"cost_limit_usd"`
+	TokenLimit          int64         `yaml:"token_limit"`
+	Approvers           Approvers     `yaml:"approvers"`
+	// BotIDs are the bot's own identities on LINE/Slack; they never approve.
+	BotIDs      []string    `yaml:"bot_ids"`
+	HardDeny    HardDeny    `yaml:"hard_deny"`
+	AutoApprove AutoApprove `yaml:"auto_approve"`
+	Store       string      `yaml:"store"`
+	SQLitePath  string      `yaml:"sqlite_path"`
+}
+
+// Approvers is the allowlist. Empty means nobody may approve.
+type Approvers struct {
+	Line  []string `yaml:"line"`
+	Slack []string `yaml:"slack"`
+	CLI   []string `yaml:"cli"`
+	// Tokens are REST bearer tokens as "name:token,name2:token2", only from the environment.
+	Tokens config.Secret `yaml:"-" env:"PICOCLAW_APPROVAL_TOKENS"`
+}
+
+// HardDeny lists what is refused outright.
+type HardDeny struct {
+	Paths    []string `yaml:"paths"`
+	Commands []string `yaml:"commands"`
+}
+
+// AutoApprove configures the Auto-Approve grant.
+type AutoApprove struct {
+	// Enabled allows switching Auto-Approve on at all; off by default.
+	Enabled    bool          `yaml:"enabled"`
+	DefaultTTL time.Duration `yaml:"default_ttl"`
+	MaxTTL     time.Duration `yaml:"max_ttl"`
+}
+
 // DefaultConfig returns the defaults of the spec.
 func DefaultConfig() Config {
-	return Config{Common: config.DefaultCommon()}
+	return Config{
+		Common: config.DefaultCommon(),
+		Approval: Approval{
+			PendingTTL: 30 * time.Minute, SweepInterval: 30 * time.Second, BroadOverwriteFiles: 10,
+			CostLimitUSD: 1.0, TokenLimit: 100000,
+			HardDeny: HardDeny{
+				Paths:    []string{".git"},
+				Commands: []string{`\brm\s+-[a-zA-Z]*r[a-zA-Z]*f?\s+(/|~)(\s|$)`, `\bmkfs(\.\w+)?\b`, `\bdd\s+.*\bof=/dev/`, `:\(\)\s*\{\s*:\|:&\s*\};:`},
+			},
+			AutoApprove: AutoApprove{Enabled: false, DefaultTTL: 60 * time.Minute, MaxTTL: 24 * time.Hour},
+			Store:       StorePostgres,
+			SQLitePath:  "data/audit.db",
+		},
+	}
 }
 
 // Validate checks the configuration and names the offending key.
 func (c *Config) Validate() error {
-	return c.Common.Validate()
+	var errs config.Errors
+	errs.Add(c.Common.Validate())
+	a := c.Approval
+	if a.PendingTTL <= 0 {
+		errs.Addf("approval.pending_ttl", "must be positive, got %s", a.PendingTTL)
+	}
+	if a.SweepInterval <= 0 {
+		errs.Addf("approval.sweep_interval", "must be positive, got %s", a.SweepInterval)
+	}
+	if a.BroadOverwriteFiles <= 0 {
+		errs.Addf("approval.broad_overwrite_files", "must be positive, got %d", a.BroadOverwriteFiles)
+	}
+	if a.CostLimitUSD < 0 {
+		errs.Addf("approval.cost_limit_usd", "must not be negative")
+	}
+	if a.TokenLimit < 0 {
+		errs.Addf("approval.token_limit", "must not be negative")
+	}
+	if a.AutoApprove.MaxTTL <= 0 {
+		errs.Addf("approval.auto_approve.max_ttl", "must be positive, got %s", a.AutoApprove.MaxTTL)
+	}
+	if a.AutoApprove.DefaultTTL <= 0 || a.AutoApprove.DefaultTTL > a.AutoApprove.MaxTTL {
+		errs.Addf("approval.auto_approve.default_ttl", "must be positive and at most max_ttl (%s), got %s", a.AutoApprove.MaxTTL, a.AutoApprove.DefaultTTL)
+	}
+	for i, expr := range a.HardDeny.Commands {
+		if _, err := regexp.Compile(expr); err != nil {
+			errs.Addf(fmt.Sprintf("approval.hard_deny.commands[%d]", i), "invalid regular expression: %v", err)
+		}
+	}
+	if _, err := domain.NewApprovers(c.approverConfig()); err != nil {
+		errs.Addf("approval.approvers.tokens", "env PICOCLAW_APPROVAL_TOKENS: %v", err)
+	}
+	switch a.Store {
+	case StorePostgres:
+		if !c.Postgres.DSN.Set() {
+			errs.Addf("postgres.dsn", "must be set (env PICOCLAW_POSTGRES_DSN) when approval.store is postgres")
+		}
+	case StoreSQLite:
+		if a.SQLitePath == "" {
+			errs.Addf("approval.sqlite_path", "must be set when approval.store is sqlite")
+		}
+	default:
+		errs.Addf("approval.store", "must be postgres or sqlite, got %q", a.Store)
+	}
+	return errs.Err()
+}
+
+func (c *Config) approverConfig() domain.ApproverConfig {
+	return domain.ApproverConfig{Line: c.Approval.Approvers.Line, Slack: c.Approval.Approvers.Slack, CLI: c.Approval.Approvers.CLI,
+		RESTTokens: c.Approval.Approvers.Tokens.Value(), BotIDs: c.Approval.BotIDs}
+}
+
+type openedStore struct {
+	app.Store
+	ping  func(context.Context) error
+	close func()
+}
+
+// openStore connects to the configured store; opening applies pending migrations.
+func openStore(ctx context.Context, c *Config, opts ...store.PostgresOption) (openedStore, error) {
+	switch c.Approval.Store {
+	case StoreSQLite:
+		s, err := store.OpenSQLite(ctx, c.Approval.SQLitePath)
+		if err != nil {
+			return openedStore{}, err
+		}
+		return openedStore{Store: s, ping: s.Ping, close: func() { _ = s.Close() }}, nil
+	default:
+		s, err := store.OpenPostgres(ctx, c.Postgres.DSN.Value(), opts...)
+		if err != nil {
+			return openedStore{}, err
+		}
+		return openedStore{Store: s, ping: s.Ping, close: s.Close}, nil
+	}
+}
+
+// Migrate applies pending database migrations and returns (the `migrate` subcommand).
+func Migrate(ctx context.Context, cfg Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	s, err := openStore(ctx, &cfg)
+	if err != nil {
+		return err
+	}
+	s.close()
+	return nil
 }
 
 // Run serves approval until ctx is cancelled.
@@ -49,6 +207,60 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	srv.Mount(approvalv1connect.NewApprovalServiceHandler(&rpc.Handler{}, srv.HandlerOptions()...))
-	return srv.Run(ctx)
+	log := srv.Logger()
+	// Until srv.Run owns shutdown, an early return must flush the telemetry itself.
+	abort := func(err error) error { return errors.Join(err, srv.Telemetry().Shutdown(context.WithoutCancel(ctx))) }
+	st, err := openStore(ctx, &cfg, store.WithTracing(srv.Telemetry().TracerProvider))
+	if err != nil {
+		return abort(err)
+	}
+	defer st.close()
+	rdb := redis.NewClient(&redis.Options{Addr: cfg.Redis.Addr, DB: cfg.Redis.DB, Password: cfg.Redis.Password.Value(),
+		DialTimeout: 2 * time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second})
+	rdb.AddHook(store.NewRedisTracing(srv.Telemetry().TracerProvider))
+	defer func() { _ = rdb.Close() }()
+	approvers, err := domain.NewApprovers(cfg.approverConfig())
+	if err != nil {
+		return abort(err)
+	}
+	loc, err := cfg.Location()
+	if err != nil {
+		return abort(err)
+	}
+	hardDeny := make([]*regexp.Regexp, 0, len(cfg.Approval.HardDeny.Commands))
+	for _, expr := range cfg.Approval.HardDeny.Commands {
+		re, err := regexp.Compile(expr)
+		if err != nil {
+			return abort(fmt.Errorf("approval.hard_deny.commands: %w", err))
+		}
+		hardDeny = append(hardDeny, re)
+	}
+	m, err := newMetrics(srv.Registry(), st, time.Now)
+	if err != nil {
+		return abort(err)
+	}
+	svc := app.New(st, store.NewRedisGrants(rdb, cfg.Redis.KeyPrefix), approvers, app.Config{
+		Policy: domain.PolicyConfig{HardDenyPaths: cfg.Approval.HardDeny.Paths, HardDenyCommands: hardDeny,
+			CostLimitUSD: cfg.Approval.CostLimitUSD, TokenLimit: cfg.Approval.TokenLimit},
+		BroadOverwriteFiles: cfg.Approval.BroadOverwriteFiles, PendingTTL: cfg.Approval.PendingTTL,
+		AutoApproveAllowed: cfg.Approval.AutoApprove.Enabled, DefaultGrantTTL: cfg.Approval.AutoApprove.DefaultTTL,
+		MaxGrantTTL: cfg.Approval.AutoApprove.MaxTTL, Location: loc, DefaultLocale: cfg.Locale,
+	}, log, app.WithMetrics(m))
+	srv.Mount(approvalv1connect.NewApprovalServiceHandler(rpc.NewHandler(svc, log), srv.HandlerOptions()...))
+	httpapi.New(svc, approvers, log).Register(srv.HandleHTTP)
+	srv.Router().NotFound(httpapi.NotFound)
+	srv.Router().MethodNotAllowed(httpapi.MethodNotAllowed)
+	srv.AddReadiness("store", st.ping)
+
+	sweepCtx, stopSweep := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		svc.RunSweeper(sweepCtx, cfg.Approval.SweepInterval)
+	}()
+	err = srv.Run(ctx)
+	stopSweep()
+	wg.Wait()
+	return err
 }

@@ -1,8 +1,12 @@
 // Command approval: content-bound approvals, Auto-Approve policy and the audit log.
+//
+// Usage: approval [-config file.yaml] [migrate]. Without a subcommand it serves (applying
+// pending migrations first); `migrate` only applies the migrations and exits.
 package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
@@ -11,11 +15,18 @@ import (
 )
 
 func main() {
-	os.Exit(runner.Main("approval", os.Args[1:], os.Stderr, func(ctx context.Context, configPath string, _ []string) error {
+	os.Exit(runner.Main("approval", os.Args[1:], os.Stderr, func(ctx context.Context, configPath string, args []string) error {
 		cfg := service.DefaultConfig()
 		if err := config.Load(configPath, &cfg); err != nil {
 			return err
 		}
-		return service.Run(ctx, cfg)
+		switch {
+		case len(args) == 0:
+			return service.Run(ctx, cfg)
+		case len(args) == 1 && args[0] == "migrate":
+			return service.Migrate(ctx, cfg)
+		default:
+			return fmt.Errorf("unknown arguments %q (the only subcommand is migrate)", args)
+		}
 	}))
 }

@@ -1,0 +1,182 @@
+// Package app holds the approval use cases; stores and the Auto-Approve grant store are
+// interfaces implemented by the store package.
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
+	"github.com/picoclaw-suite/picoclaw/pkg/patch"
+	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
+)
+
+// Store is the event store with its read model. Implementations: Postgres and SQLite.
+type Store interface {
+	// Create records the first events of a new job; ErrConflict when the id exists.
+	Create(ctx context.Context, id string, drafts []domain.Draft) (domain.Job, error)
+	// Update loads the job, lets fn decide, and appends fn's events and the new read model in
+	// one transaction, guarded by the job's version. Events are recorded even when fn also
+	// returns an error (a rejected decision is itself audited); that error is returned.
+	Update(ctx context.Context, id string, fn func(domain.Job) ([]domain.Draft, error)) (domain.Job, error)
+	Get(ctx context.Context, id string) (domain.Job, error)
+	List(ctx context.Context, f ListFilter) ([]domain.Job, error)
+	// Events returns a job's (or a stream's) events in order.
+	Events(ctx context.Context, id string) ([]domain.Event, error)
+	// Append records events on a stream that is not a job (Auto-Approve changes, refused access).
+	Append(ctx context.Context, stream string, drafts []domain.Draft) error
+}
+
+// ListFilter selects jobs; zero values do not filter.
+type ListFilter struct {
+	Statuses      []domain.Status
+	SessionID     string
+	ExpiresBefore time.Time
+	Limit         int
+	Offset        int
+}
+
+// GrantStore keeps the single active Auto-Approve grant; its expiry is the TTL of the entry.
+type GrantStore interface {
+	// Get returns nil, nil when no grant is active.
+	Get(ctx context.Context) (*domain.Grant, error)
+	Set(ctx context.Context, g domain.Grant, ttl time.Duration) error
+	// Delete removes the grant and returns what was there.
+	Delete(ctx context.Context) (*domain.Grant, error)
+}
+
+// Config is the policy and timing configuration of the use cases.
+type Config struct {
+	Policy              domain.PolicyConfig
+	BroadOverwriteFiles int
+	PendingTTL          time.Duration
+	// AutoApproveAllowed gates turning Auto-Approve on at all (approval.auto_approve.enabled).
+	AutoApproveAllowed bool
+	DefaultGrantTTL    time.Duration
+	MaxGrantTTL        time.Duration
+	Location           *time.Location
+	// DefaultLocale is used when a request names none (config locale: ja or en).
+	DefaultLocale string
+}
+
+// Metrics receives what the service decides; the service package exports it to Prometheus.
+type Metrics interface {
+	// Request counts a new job by policy outcome (auto_approved, pending, refused).
+	Request(outcome domain.Outcome)
+	// Result counts decisions and claims: granted, denied, cancelled, expired, rejected,
+	// claimed, hash_mismatch, refused_approver.
+	Result(kind string)
+}
+
+type noMetrics struct{}
+
+func (noMetrics) Request(domain.Outcome) {}
+func (noMetrics) Result(string)          {}
+
+// WithMetrics reports outcomes to m.
+func WithMetrics(m Metrics) Option { return func(s *Service) { s.metrics = m } }
+
+// Service runs the use cases.
+type Service struct {
+	metrics   Metrics
+	store     Store
+	grants    GrantStore
+	approvers *domain.Approvers
+	cfg       Config
+	now       func() time.Time
+	log       *slog.Logger
+}
+
+// Option customises a Service.
+type Option func(*Service)
+
+// WithClock replaces time.Now (tests).
+func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = now } }
+
+// New builds the service.
+func New(store Store, grants GrantStore, approvers *domain.Approvers, cfg Config, log *slog.Logger, opts ...Option) *Service {
+	if cfg.Location == nil {
+		cfg.Location = time.UTC
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Service{metrics: noMetrics{}, store: store, grants: grants, approvers: approvers, cfg: cfg, now: time.Now, log: log}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+func (s *Service) clock() time.Time { return domain.Normalize(s.now()) }
+
+func (s *Service) parseOpts() patch.Options {
+	return patch.Options{BroadOverwriteFiles: s.cfg.BroadOverwriteFiles}
+}
+
+// normalizeID accepts job ids case-insensitively and with surrounding whitespace.
+func normalizeID(id string) (string, error) {
+	n, err := jobid.Normalize(id)
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", domain.ErrInvalid, err)
+	}
+	return n, nil
+}
+
+// activeGrant returns the Auto-Approve grant in force, or nil. A store error counts as no grant:
+// Auto-Approve fails closed.
+func (s *Service) activeGrant(ctx context.Context, now time.Time) *domain.Grant {
+	g, err := s.grants.Get(ctx)
+	if err != nil {
+		s.log.WarnContext(ctx, "approval.auto_approve_unavailable", slog.String("error", err.Error()))
+		return nil
+	}
+	if !g.ActiveAt(now) {
+		return nil
+	}
+	return g
+}
+
+// Get returns one job.
+func (s *Service) Get(ctx context.Context, id string) (domain.Job, error) {
+	id, err := normalizeID(id)
+	if err != nil {
+		return domain.Job{}, err
+	}
+	return s.store.Get(ctx, id)
+}
+
+// List returns jobs, newest first.
+func (s *Service) List(ctx context.Context, f ListFilter) ([]domain.Job, error) {
+	for _, st := range f.Statuses {
+		if !st.Valid() {
+			return nil, fmt.Errorf("%w: unknown status %q", domain.ErrInvalid, st)
+		}
+	}
+	if f.Limit <= 0 || f.Limit > 500 {
+		f.Limit = 100
+	}
+	return s.store.List(ctx, f)
+}
+
+// Events returns a job's audit trail and whether its hash chain verifies.
+func (s *Service) Events(ctx context.Context, id string) ([]domain.Event, bool, error) {
+	id, err := normalizeID(id)
+	if err != nil {
+		return nil, false, err
+	}
+	evs, err := s.store.Events(ctx, id)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(evs) == 0 {
+		return nil, false, fmt.Errorf("events of %s: %w", id, domain.ErrNotFound)
+	}
+	chainErr := domain.VerifyChain(evs)
+	if chainErr != nil {
+		s.log.ErrorContext(jobid.WithJobID(ctx, id), "approval.chain_invalid", slog.String("error", chainErr.Error()))
+	}
+	return evs, chainErr == nil, nil
+}

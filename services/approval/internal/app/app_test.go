@@ -1,0 +1,270 @@
+package app_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/picoclaw-suite/picoclaw/services/approval/internal/app"
+	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
+)
+
+// memStore is an in-memory event store: enough to test the use cases without I/O.
+type memStore struct {
+	mu     sync.Mutex
+	events map[string][]domain.Event
+}
+
+func newMemStore() *memStore { return &memStore{events: map[string][]domain.Event{}} }
+
+func (m *memStore) seal(stream string, drafts []domain.Draft) error {
+	evs := m.events[stream]
+	seq, prev := int64(0), ""
+	if n := len(evs); n > 0 {
+		seq, prev = evs[n-1].Seq, evs[n-1].Hash
+	}
+	for _, d := range drafts {
+		e, err := domain.Seal(stream, seq, prev, d)
+		if err != nil {
+			return err
+		}
+		evs = append(evs, e)
+		seq, prev = e.Seq, e.Hash
+	}
+	m.events[stream] = evs
+	return nil
+}
+
+func (m *memStore) Create(_ context.Context, id string, drafts []domain.Draft) (domain.Job, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.events[id]) > 0 {
+		return domain.Job{}, domain.ErrConflict
+	}
+	if err := m.seal(id, drafts); err != nil {
+		return domain.Job{}, err
+	}
+	return domain.Rebuild(m.events[id])
+}
+
+func (m *memStore) Update(_ context.Context, id string, fn func(domain.Job) ([]domain.Draft, error)) (domain.Job, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	j, err := domain.Rebuild(m.events[id])
+	if err != nil {
+		return j, err
+	}
+	drafts, ferr := fn(j)
+	if err := m.seal(id, drafts); err != nil {
+		return j, err
+	}
+	j, _ = domain.Rebuild(m.events[id])
+	return j, ferr
+}
+
+func (m *memStore) Get(_ context.Context, id string) (domain.Job, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return domain.Rebuild(m.events[id])
+}
+
+func (m *memStore) List(_ context.Context, f app.ListFilter) ([]domain.Job, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []domain.Job
+	for id, evs := range m.events {
+		if strings.HasPrefix(id, "_") {
+			continue
+		}
+		j, _ := domain.Rebuild(evs)
+		if (len(f.Statuses) == 0 || slices.Contains(f.Statuses, j.Status)) && (f.ExpiresBefore.IsZero() || !j.ExpiresAt.After(f.ExpiresBefore)) {
+			out = append(out, j)
+		}
+	}
+	return out, nil
+}
+
+func (m *memStore) Events(_ context.Context, id string) ([]domain.Event, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.events[id]), nil
+}
+
+func (m *memStore) Append(_ context.Context, stream string, drafts []domain.Draft) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.seal(stream, drafts)
+}
+
+// memGrants is a grant store; err simulates an unreachable Redis.
+type memGrants struct {
+	g   *domain.Grant
+	err error
+}
+
+func (m *memGrants) Get(context.Context) (*domain.Grant, error) { return m.g, m.err }
+func (m *memGrants) Set(_ context.Context, g domain.Grant, _ time.Duration) error {
+	if m.err != nil {
+		return m.err
+	}
+	m.g = &g
+	return nil
+}
+func (m *memGrants) Delete(context.Context) (*domain.Grant, error) {
+	old := m.g
+	m.g = nil
+	return old, m.err
+}
+
+var (
+	owner = domain.Actor{ID: "U1", Channel: "line"}
+	t0    = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+)
+
+func newApp(t *testing.T, grants *memGrants) (*app.Service, *memStore, *time.Time) {
+	t.Helper()
+	approvers, err := domain.NewApprovers(domain.ApproverConfig{Line: []string{owner.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := t0
+	st := newMemStore()
+	svc := app.New(st, grants, approvers, app.Config{PendingTTL: 30 * time.Minute, AutoApproveAllowed: true,
+		DefaultGrantTTL: time.Hour, MaxGrantTTL: 2 * time.Hour, Policy: domain.PolicyConfig{HardDenyPaths: []string{".git"}}}, nil, app.WithClock(func() time.Time { return now }))
+	return svc, st, &now
+}
+
+const docs = `[{"type":"file_edit","action":"update","target":"docs/a.md","content":"x"}]`
+
+func TestRequestApprovalOutcomes(t *testing.T) {
+	tests := []struct {
+		name    string
+		grant   *domain.Grant
+		err     error
+		patch   string
+		status  domain.Status
+		rule    string
+		inText  string
+		wantErr error
+	}{
+		{name: "pending asks with instructions", patch: docs, status: domain.StatusPending, rule: domain.RuleAskNoGrant, inText: "/approve job_20260301_001"},
+		{name: "grant approves", grant: &domain.Grant{ID: "g", ExpiresAt: t0.Add(time.Hour)}, patch: docs, status: domain.StatusAutoApproved, rule: domain.RuleAutoApprove, inText: "Auto-Approve"},
+		{name: "grant store down fails closed", grant: &domain.Grant{ID: "g", ExpiresAt: t0.Add(time.Hour)}, err: errors.New("dial tcp: refused"), patch: docs, status: domain.StatusPending, rule: domain.RuleAskNoGrant},
+		{name: "refused explains", patch: `[{"type":"file_edit","action":"update","target":".git/HEAD","content":"x"}]`, status: domain.StatusRefused, rule: domain.RuleHardDenyPath, inText: "⛔"},
+		{name: "bad patch names the operation", patch: `[{"type":"file_edit","action":"update","target":"/etc/x"}]`, wantErr: domain.ErrInvalid, inText: "command 1"},
+		{name: "empty patch", patch: "  ", wantErr: domain.ErrInvalid},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			svc, _, _ := newApp(t, &memGrants{g: tc.grant, err: tc.err})
+			res, err := svc.RequestApproval(context.Background(), app.RequestInput{JobID: "job_20260301_001", Patch: tc.patch})
+			if tc.wantErr != nil {
+				if !errors.Is(err, tc.wantErr) || !strings.Contains(err.Error(), tc.inText) {
+					t.Fatalf("err = %v, want %v mentioning %q", err, tc.wantErr, tc.inText)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Job.Status != tc.status || res.Decision.Rule != tc.rule || !strings.Contains(res.Text, tc.inText) {
+				t.Errorf("status %s rule %s text %q", res.Job.Status, res.Decision.Rule, res.Text)
+			}
+		})
+	}
+}
+
+func TestCancelPermissions(t *testing.T) {
+	svc, _, _ := newApp(t, &memGrants{})
+	ctx := context.Background()
+	requester := domain.Actor{ID: "chat-mio", Channel: "system"}
+	for i, who := range []domain.Actor{requester, owner} {
+		id := fmt.Sprintf("job_20260301_00%d", i+1)
+		if _, err := svc.RequestApproval(ctx, app.RequestInput{JobID: id, Patch: docs, RequestedBy: requester}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.Cancel(ctx, id, domain.Actor{ID: "U9", Channel: "line"}, ""); !errors.Is(err, domain.ErrPermission) {
+			t.Errorf("stranger cancel = %v", err)
+		}
+		j, err := svc.Cancel(ctx, id, who, "changed my mind")
+		if err != nil || j.Status != domain.StatusCancelled || j.DenyReason != "changed my mind" {
+			t.Errorf("cancel by %+v = %+v, %v", who, j.Status, err)
+		}
+		if _, err := svc.Cancel(ctx, id, who, ""); !errors.Is(err, domain.ErrConflict) {
+			t.Errorf("second cancel = %v", err)
+		}
+	}
+}
+
+func TestAutoApproveUseCases(t *testing.T) {
+	grants := &memGrants{}
+	svc, st, now := newApp(t, grants)
+	ctx := context.Background()
+	g, err := svc.EnableAutoApprove(ctx, owner, app.GrantInput{PathPrefixes: []string{"./docs/", "docs"}, Routes: []string{"/code1"}, TaskTypes: []string{"DOCS"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.ExpiresAt.Sub(g.CreatedAt) != time.Hour || !slices.Equal(g.PathPrefixes, []string{"docs"}) || g.Routes[0] != "CODE1" || g.TaskTypes[0] != "docs" {
+		t.Errorf("grant = %+v", g)
+	}
+	if d, err := svc.CheckPolicy(ctx, app.RequestInput{Patch: docs, Route: "CODE1", TaskType: "docs"}); err != nil || d.Outcome != domain.OutcomeAutoApproved {
+		t.Errorf("CheckPolicy = %+v, %v", d, err)
+	}
+	*now = now.Add(time.Hour)
+	if d, _ := svc.CheckPolicy(ctx, app.RequestInput{Patch: docs, Route: "CODE1", TaskType: "docs"}); d.Outcome != domain.OutcomePending {
+		t.Errorf("after the grant's end = %+v", d)
+	}
+	if st := svc.AutoApproveStatus(ctx); st.Grant != nil {
+		t.Errorf("status after the grant's end = %+v", st)
+	}
+	if _, err := svc.EnableAutoApprove(ctx, owner, app.GrantInput{TTL: 3 * time.Hour}); !errors.Is(err, domain.ErrInvalid) {
+		t.Errorf("ttl over max = %v", err)
+	}
+	grants.err = errors.New("connection refused")
+	if _, err := svc.EnableAutoApprove(ctx, owner, app.GrantInput{}); !errors.Is(err, domain.ErrUnavailable) {
+		t.Errorf("enable with store down = %v", err)
+	}
+	if st := svc.AutoApproveStatus(ctx); !st.Unavailable {
+		t.Error("status does not report the store as unavailable")
+	}
+	evs, _ := st.Events(ctx, domain.StreamAutoApprove)
+	if len(evs) != 1 || evs[0].Type != domain.EventAutoApproveEnabled {
+		t.Errorf("audit = %+v", evs)
+	}
+}
+
+func TestEventsReportBrokenChain(t *testing.T) {
+	svc, st, _ := newApp(t, &memGrants{})
+	ctx := context.Background()
+	if _, err := svc.RequestApproval(ctx, app.RequestInput{JobID: "job_20260301_001", Patch: docs}); err != nil {
+		t.Fatal(err)
+	}
+	if _, valid, err := svc.Events(ctx, "job_20260301_001"); err != nil || !valid {
+		t.Fatalf("valid chain reported %v, %v", valid, err)
+	}
+	st.events["job_20260301_001"][0].Payload = []byte(`{"patch":"rm -rf /"}`)
+	if _, valid, err := svc.Events(ctx, "job_20260301_001"); err != nil || valid {
+		t.Errorf("tampered chain reported valid=%v, %v", valid, err)
+	}
+	if _, _, err := svc.Events(ctx, "job_20260301_002"); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("unknown job events = %v", err)
+	}
+}
+
+func TestDefaultLocale(t *testing.T) {
+	approvers, _ := domain.NewApprovers(domain.ApproverConfig{})
+	svc := app.New(newMemStore(), &memGrants{}, approvers, app.Config{PendingTTL: time.Hour, DefaultLocale: "en"}, nil)
+	res, err := svc.RequestApproval(context.Background(), app.RequestInput{JobID: "job_20260301_001", Patch: docs})
+	if err != nil || !strings.Contains(res.Text, "To answer") || res.Job.Locale != "en" {
+		t.Errorf("text in the configured locale: %q, %v", res.Text, err)
+	}
+	res, _ = svc.RequestApproval(context.Background(), app.RequestInput{JobID: "job_20260301_002", Patch: docs, Locale: "ja"})
+	if !strings.Contains(res.Text, "回答方法") {
+		t.Errorf("explicit ja: %q", res.Text)
+	}
+}

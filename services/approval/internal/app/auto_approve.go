@@ -1,0 +1,203 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/patch"
+	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
+)
+
+// Known scope values (read-only tables).
+var (
+	taskTypes = []string{"design", "codegen", "review", "refactor", "ops", "docs"}
+	routes    = []string{"CHAT", "PLAN", "ANALYZE", "OPS", "RESEARCH", "CODE", "CODE1", "CODE2", "CODE3"}
+	// operationNames may appear in denied_operations: types, actions and flags.
+	operationNames = []string{"file_edit", "shell_command", "git_operation", "browser",
+		"create", "update", "delete", "append", "rename", "patch", "run", "add", "commit", "reset", "checkout", "push",
+		"chrome_navigate", "chrome_click", "chrome_get_text", "chrome_screenshot", "chrome_execute_script",
+		"broad_overwrite", "send_sensitive", "push_public", "execute_script", "shell"}
+)
+
+// GrantInput is an Auto-Approve request (`/auto-approve on ...` or PUT /v1/auto-approve).
+type GrantInput struct {
+	TTL              time.Duration
+	TaskTypes        []string
+	Routes           []string
+	PathPrefixes     []string
+	DeniedOperations []string
+	Reason           string
+}
+
+// GrantStatus is the state of Auto-Approve.
+type GrantStatus struct {
+	Grant *domain.Grant
+	// Unavailable: the grant store cannot be reached, so Auto-Approve counts as off.
+	Unavailable bool
+}
+
+// AutoApproveStatus returns the active grant, if any.
+func (s *Service) AutoApproveStatus(ctx context.Context) GrantStatus {
+	g, err := s.grants.Get(ctx)
+	if err != nil {
+		s.log.WarnContext(ctx, "approval.auto_approve_unavailable", slog.String("error", err.Error()))
+		return GrantStatus{Unavailable: true}
+	}
+	if !g.ActiveAt(s.clock()) {
+		return GrantStatus{}
+	}
+	return GrantStatus{Grant: g}
+}
+
+// EnableAutoApprove stores a grant with a capped TTL and audits it.
+func (s *Service) EnableAutoApprove(ctx context.Context, actor domain.Actor, in GrantInput) (domain.Grant, error) {
+	if err := s.approvers.Check(actor); err != nil {
+		s.auditGrantRefusal(ctx, "auto_approve_on", actor, err)
+		return domain.Grant{}, err
+	}
+	if !s.cfg.AutoApproveAllowed {
+		return domain.Grant{}, fmt.Errorf("%w: Auto-Approve is disabled by configuration (approval.auto_approve.enabled)", domain.ErrPermission)
+	}
+	g, ttl, err := s.buildGrant(actor, in)
+	if err != nil {
+		return domain.Grant{}, err
+	}
+	if err := s.grants.Set(ctx, g, ttl); err != nil {
+		return domain.Grant{}, fmt.Errorf("%w: store Auto-Approve grant: %v", domain.ErrUnavailable, err)
+	}
+	d := domain.Draft{Type: domain.EventAutoApproveEnabled, Actor: actor, Channel: actor.Channel, At: g.CreatedAt,
+		PolicyRule: domain.RuleAutoApprove, Payload: g}
+	if err := s.store.Append(ctx, domain.StreamAutoApprove, []domain.Draft{d}); err != nil {
+		// Without an audit record the grant must not stay in force.
+		if _, derr := s.grants.Delete(ctx); derr != nil {
+			s.log.ErrorContext(ctx, "approval.auto_approve_rollback_failed", slog.String("error", derr.Error()))
+		}
+		return domain.Grant{}, fmt.Errorf("audit Auto-Approve grant: %w", err)
+	}
+	s.log.InfoContext(ctx, "approval.auto_approve_enabled", slog.String("grant_id", g.ID),
+		slog.Duration("ttl", ttl), slog.String("actor", actor.Channel+":"+actor.ID))
+	return g, nil
+}
+
+func (s *Service) buildGrant(actor domain.Actor, in GrantInput) (domain.Grant, time.Duration, error) {
+	ttl := in.TTL
+	switch {
+	case ttl == 0:
+		ttl = s.cfg.DefaultGrantTTL
+	case ttl < 0:
+		return domain.Grant{}, 0, fmt.Errorf("%w: ttl must be positive", domain.ErrInvalid)
+	case ttl > s.cfg.MaxGrantTTL:
+		return domain.Grant{}, 0, fmt.Errorf("%w: ttl %s exceeds the maximum %s (approval.auto_approve.max_ttl)", domain.ErrInvalid, ttl, s.cfg.MaxGrantTTL)
+	}
+	if ttl < time.Second {
+		return domain.Grant{}, 0, fmt.Errorf("%w: ttl must be at least 1s", domain.ErrInvalid)
+	}
+	check := func(kind string, vals, known []string, fold func(string) string) ([]string, error) {
+		var out []string
+		for _, v := range vals {
+			v = fold(strings.TrimSpace(v))
+			if v == "" {
+				continue
+			}
+			if !slices.Contains(known, v) {
+				return nil, fmt.Errorf("%w: unknown %s %q (known: %s)", domain.ErrInvalid, kind, v, strings.Join(known, ", "))
+			}
+			if !slices.Contains(out, v) {
+				out = append(out, v)
+			}
+		}
+		return out, nil
+	}
+	tasks, err := check("task type", in.TaskTypes, taskTypes, strings.ToLower)
+	if err != nil {
+		return domain.Grant{}, 0, err
+	}
+	routes, err := check("route", in.Routes, routes, func(r string) string { return strings.ToUpper(strings.TrimPrefix(r, "/")) })
+	if err != nil {
+		return domain.Grant{}, 0, err
+	}
+	denied, err := check("operation", in.DeniedOperations, operationNames, strings.ToLower)
+	if err != nil {
+		return domain.Grant{}, 0, err
+	}
+	var prefixes []string
+	for _, p := range in.PathPrefixes {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		n, err := patch.NormalizePath(strings.TrimSuffix(p, "/"))
+		if err != nil {
+			return domain.Grant{}, 0, fmt.Errorf("%w: path prefix %q: %v", domain.ErrInvalid, p, err)
+		}
+		if !slices.Contains(prefixes, n) {
+			prefixes = append(prefixes, n)
+		}
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	now := s.clock()
+	return domain.Grant{
+		ID: "grant_" + hex.EncodeToString(b[:]), TaskTypes: tasks, Routes: routes, PathPrefixes: prefixes,
+		DeniedOperations: denied, CreatedBy: actor, Reason: in.Reason, CreatedAt: now, ExpiresAt: now.Add(ttl),
+	}, ttl, nil
+}
+
+// DisableAutoApprove removes the grant at once and sends every auto-approved job that has not
+// been claimed back to pending. It returns how many jobs were revoked.
+func (s *Service) DisableAutoApprove(ctx context.Context, actor domain.Actor, reason string) (int, error) {
+	if err := s.approvers.Check(actor); err != nil {
+		s.auditGrantRefusal(ctx, "auto_approve_off", actor, err)
+		return 0, err
+	}
+	old, err := s.grants.Delete(ctx)
+	if err != nil {
+		// Claims check the grant too and fail closed while the store is unreachable.
+		s.log.WarnContext(ctx, "approval.auto_approve_unavailable", slog.String("error", err.Error()))
+	}
+	grantID := ""
+	if old != nil {
+		grantID = old.ID
+	}
+	d := domain.Draft{Type: domain.EventAutoApproveDisabled, Actor: actor, Channel: actor.Channel, At: s.clock(),
+		PolicyRule: domain.RuleAutoApprove, Payload: map[string]string{"grant_id": grantID, "reason": reason}}
+	if aerr := s.store.Append(ctx, domain.StreamAutoApprove, []domain.Draft{d}); aerr != nil {
+		return 0, fmt.Errorf("audit Auto-Approve off: %w", aerr)
+	}
+	jobs, lerr := s.store.List(ctx, ListFilter{Statuses: []domain.Status{domain.StatusAutoApproved}, Limit: 500})
+	if lerr != nil {
+		return 0, lerr
+	}
+	n := 0
+	for _, j := range jobs {
+		got, uerr := s.store.Update(ctx, j.ID, func(cur domain.Job) ([]domain.Draft, error) {
+			return cur.RevokeAutoApproval("Auto-Approve was switched off", s.clock()), nil
+		})
+		if uerr != nil {
+			return n, uerr
+		}
+		if got.Status == domain.StatusPending {
+			n++
+		}
+	}
+	s.log.InfoContext(ctx, "approval.auto_approve_disabled", slog.String("grant_id", grantID), slog.Int("revoked_jobs", n))
+	if err != nil {
+		return n, fmt.Errorf("%w: remove Auto-Approve grant: %v", domain.ErrUnavailable, err)
+	}
+	return n, nil
+}
+
+func (s *Service) auditGrantRefusal(ctx context.Context, attempt string, actor domain.Actor, perr error) {
+	d := domain.Draft{Type: domain.EventAccessRefused, Actor: actor, Channel: actor.Channel, At: s.clock(),
+		PolicyRule: domain.RuleApproverList, Payload: domain.RejectedPayload{Attempt: attempt, Reason: perr.Error()}}
+	if err := s.store.Append(ctx, domain.StreamAutoApprove, []domain.Draft{d}); err != nil {
+		s.log.ErrorContext(ctx, "approval.audit_failed", slog.String("error", err.Error()))
+	}
+	s.log.WarnContext(ctx, "approval.refused_approver", slog.String("attempt", attempt), slog.String("actor", actor.Channel+":"+actor.ID))
+}

@@ -1,0 +1,143 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
+	"github.com/picoclaw-suite/picoclaw/pkg/patch"
+	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
+)
+
+// RequestInput is a proposal handed to approval.
+type RequestInput struct {
+	JobID       string
+	Plan        string
+	Patch       string
+	Risk        domain.Risk
+	Cost        domain.CostHint
+	UsesBrowser bool
+	TaskType    string
+	Order       string
+	Route       string
+	SessionID   string
+	Channel     string
+	RequestedBy domain.Actor
+	Summary     string
+	Locale      string
+}
+
+// RequestResult is the policy's answer and the text for the chat channel.
+type RequestResult struct {
+	Job      domain.Job
+	Decision domain.Decision
+	Text     string
+}
+
+// RequestApproval parses the patch itself, evaluates policy and records the job.
+func (s *Service) RequestApproval(ctx context.Context, in RequestInput) (RequestResult, error) {
+	id, err := normalizeID(in.JobID)
+	if err != nil {
+		return RequestResult{}, err
+	}
+	ctx = jobid.WithJobID(ctx, id)
+	p, err := patch.Parse(in.Patch, s.parseOpts())
+	if err != nil {
+		return RequestResult{}, fmt.Errorf("%w: patch: %v", domain.ErrInvalid, err)
+	}
+	if len(p.Operations) == 0 {
+		return RequestResult{}, fmt.Errorf("%w: patch has no operations", domain.ErrInvalid)
+	}
+	if in.Locale == "" {
+		in.Locale = s.cfg.DefaultLocale
+	}
+	now := s.clock()
+	pin := domain.PolicyInput{Patch: p, TaskType: in.TaskType, Route: in.Route, Cost: in.Cost, ProposalUsesBrowser: in.UsesBrowser}
+	dec := domain.Evaluate(s.cfg.Policy, pin, s.activeGrant(ctx, now), now)
+
+	ops := make([]patch.Operation, len(p.Operations))
+	for i, op := range p.Operations {
+		op.Content = "" // the patch text carries the content; the digest stays
+		ops[i] = op
+	}
+	flags := make([]string, len(p.Flags))
+	for i, f := range p.Flags {
+		flags[i] = string(f)
+	}
+	req := domain.Job{
+		SessionID: in.SessionID, Channel: in.Channel, Route: in.Route, TaskType: in.TaskType, Order: in.Order,
+		Locale: in.Locale, Summary: in.Summary, Plan: in.Plan, Patch: in.Patch, ContentHash: p.Hash,
+		Risk: in.Risk, Cost: in.Cost, UsesBrowser: p.HasFlag(patch.FlagBrowser) || in.UsesBrowser,
+		ProposalUsesBrowser: in.UsesBrowser, Operations: ops, AffectedPaths: p.AffectedPaths, Flags: flags,
+		Stats: p.Stats, Unknown: p.Unknown, PolicyReason: dec.Reason, ExpiresAt: now.Add(s.cfg.PendingTTL),
+	}
+	drafts := []domain.Draft{{Type: domain.EventRequested, Actor: in.RequestedBy, Channel: in.Channel, At: now,
+		PolicyRule: dec.Rule, Payload: req}}
+	switch dec.Outcome {
+	case domain.OutcomeAutoApproved:
+		drafts = append(drafts, domain.Draft{Type: domain.EventAutoApproved, Actor: domain.System, Channel: domain.System.Channel,
+			At: now, PolicyRule: dec.Rule, Payload: domain.AutoApprovedPayload{GrantID: dec.GrantID, Reason: dec.Reason}})
+	case domain.OutcomeRefused:
+		drafts = append(drafts, domain.Draft{Type: domain.EventRefused, Actor: domain.System, Channel: domain.System.Channel,
+			At: now, PolicyRule: dec.Rule, Payload: domain.ReasonPayload{Reason: dec.Reason}})
+	}
+	job, err := s.store.Create(ctx, id, drafts)
+	if errors.Is(err, domain.ErrConflict) {
+		// A retried request for the same content answers with the job already recorded.
+		existing, gerr := s.store.Get(ctx, id)
+		if gerr == nil && existing.ContentHash == p.Hash {
+			return RequestResult{Job: existing, Decision: domain.Decision{Outcome: outcomeOf(existing), Rule: existing.PolicyRule, Reason: existing.PolicyReason},
+				Text: s.text(existing, p, nil)}, nil
+		}
+		return RequestResult{}, fmt.Errorf("request %s: %w: the job id is taken by other content", id, domain.ErrConflict)
+	}
+	if err != nil {
+		return RequestResult{}, fmt.Errorf("request %s: %w", id, err)
+	}
+	s.metrics.Request(dec.Outcome)
+	s.log.InfoContext(ctx, "approval.requested", slog.String("outcome", string(dec.Outcome)),
+		slog.String("policy_rule", dec.Rule), slog.String("content_hash", p.Hash))
+	return RequestResult{Job: job, Decision: dec, Text: s.text(job, p, dec.Hits)}, nil
+}
+
+func outcomeOf(j domain.Job) domain.Outcome {
+	switch j.Status {
+	case domain.StatusPending:
+		return domain.OutcomePending
+	case domain.StatusRefused:
+		return domain.OutcomeRefused
+	}
+	return domain.OutcomeAutoApproved
+}
+
+func (s *Service) text(j domain.Job, p *patch.Patch, hits []domain.Hit) string {
+	en := strings.HasPrefix(strings.ToLower(j.Locale), "en")
+	switch j.Status {
+	case domain.StatusAutoApproved:
+		if en {
+			return fmt.Sprintf("✅ %s was approved by Auto-Approve (%s).", j.ID, j.PolicyRule)
+		}
+		return fmt.Sprintf("✅ %s は Auto-Approve により承認されました（%s）。", j.ID, j.PolicyRule)
+	case domain.StatusRefused:
+		if en {
+			return fmt.Sprintf("⛔ %s was refused by policy (%s): %s", j.ID, j.PolicyRule, domain.SafeText(j.PolicyReason, 200))
+		}
+		return fmt.Sprintf("⛔ %s はポリシーにより拒否されました（%s）: %s", j.ID, j.PolicyRule, domain.SafeText(j.PolicyReason, 200))
+	}
+	return domain.RequestText(j, p, hits, s.cfg.Location)
+}
+
+// CheckPolicy evaluates a proposal against the policy and the active grant without recording
+// anything (what RequestApproval would decide now).
+func (s *Service) CheckPolicy(ctx context.Context, in RequestInput) (domain.Decision, error) {
+	p, err := patch.Parse(in.Patch, s.parseOpts())
+	if err != nil {
+		return domain.Decision{}, fmt.Errorf("%w: patch: %v", domain.ErrInvalid, err)
+	}
+	now := s.clock()
+	return domain.Evaluate(s.cfg.Policy, domain.PolicyInput{Patch: p, TaskType: in.TaskType, Route: in.Route, Cost: in.Cost,
+		ProposalUsesBrowser: in.UsesBrowser}, s.activeGrant(ctx, now), now), nil
+}

@@ -1,0 +1,267 @@
+package domain
+
+import (
+	"errors"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/patch"
+)
+
+var t0 = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+
+func mustParse(t *testing.T, s string) *patch.Patch {
+	t.Helper()
+	p, err := patch.Parse(s, patch.Options{BroadOverwriteFiles: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestEvaluateOrder(t *testing.T) {
+	cfg := PolicyConfig{HardDenyPaths: []string{".git", "secrets/"}, HardDenyCommands: []*regexp.Regexp{regexp.MustCompile(`\bmkfs\b`)},
+		CostLimitUSD: 1, TokenLimit: 1000}
+	docs := &Grant{ID: "g1", PathPrefixes: []string{"docs"}, ExpiresAt: t0.Add(time.Hour)}
+	any := &Grant{ID: "g2", ExpiresAt: t0.Add(time.Hour)}
+	tests := []struct {
+		name    string
+		patch   string
+		grant   *Grant
+		in      PolicyInput
+		outcome Outcome
+		rule    string
+	}{
+		{"hard deny path beats grant", `[{"type":"file_edit","action":"update","target":".git/config","content":"x"}]`, any, PolicyInput{}, OutcomeRefused, RuleHardDenyPath},
+		{"hard deny nested .git", `[{"type":"git_operation","action":"add","target":"a/.git/HEAD"}]`, any, PolicyInput{}, OutcomeRefused, RuleHardDenyPath},
+		{"hard deny beats hard require", `[{"type":"file_edit","action":"delete","target":"secrets/k"}]`, nil, PolicyInput{}, OutcomeRefused, RuleHardDenyPath},
+		{".gitignore is fine", `[{"type":"file_edit","action":"update","target":".gitignore","content":"x"}]`, any, PolicyInput{}, OutcomeAutoApproved, RuleAutoApprove},
+		{"hard deny command", `[{"type":"shell_command","action":"run","target":"mkfs /dev/sda"}]`, any, PolicyInput{}, OutcomeRefused, RuleHardDenyCommand},
+		{"delete needs a person", `[{"type":"file_edit","action":"delete","target":"docs/a"}]`, docs, PolicyInput{}, OutcomePending, "hard_require.delete"},
+		{"second op is checked too", `[{"type":"file_edit","action":"update","target":"docs/a","content":"x"},{"type":"browser","action":"chrome_click","target":"#b"}]`, any, PolicyInput{}, OutcomePending, "hard_require.browser"},
+		{"cost", `[{"type":"file_edit","action":"update","target":"docs/a","content":"x"}]`, any, PolicyInput{Cost: CostHint{EstimatedCostUSD: 1.5}}, OutcomePending, RuleCostOverLimit},
+		{"no grant asks", `[{"type":"file_edit","action":"update","target":"docs/a","content":"x"}]`, nil, PolicyInput{}, OutcomePending, RuleAskNoGrant},
+		{"expired grant asks", `[{"type":"file_edit","action":"update","target":"docs/a","content":"x"}]`, &Grant{ID: "old", ExpiresAt: t0}, PolicyInput{}, OutcomePending, RuleAskNoGrant},
+		{"docs grant covers docs", `[{"type":"file_edit","action":"update","target":"docs/a/b.md","content":"x"}]`, docs, PolicyInput{}, OutcomeAutoApproved, RuleAutoApprove},
+		{"docs grant does not cover docsx", `[{"type":"file_edit","action":"update","target":"docs/a.md","content":"x"},{"type":"file_edit","action":"update","target":"docsx/b.md","content":"x"}]`, docs, PolicyInput{}, OutcomePending, RuleScopePath},
+		{"shell is outside a path grant", `[{"type":"shell_command","action":"run","target":"make docs"}]`, docs, PolicyInput{}, OutcomePending, RuleScopePath},
+		{"git commit is inside a path grant", `[{"type":"git_operation","action":"add","target":"docs/a"},{"type":"git_operation","action":"commit","content":"m"}]`, docs, PolicyInput{}, OutcomeAutoApproved, RuleAutoApprove},
+		{"task type scope", `[{"type":"file_edit","action":"update","target":"docs/a","content":"x"}]`, &Grant{ID: "g", TaskTypes: []string{"docs"}, ExpiresAt: t0.Add(time.Hour)}, PolicyInput{TaskType: "codegen"}, OutcomePending, RuleScopeTaskType},
+		{"route scope", `[{"type":"file_edit","action":"update","target":"docs/a","content":"x"}]`, &Grant{ID: "g", Routes: []string{"CODE1"}, ExpiresAt: t0.Add(time.Hour)}, PolicyInput{Route: "CODE3"}, OutcomePending, RuleScopeRoute},
+		{"denied operation", `[{"type":"shell_command","action":"run","target":"make"}]`, &Grant{ID: "g", DeniedOperations: []string{"shell_command"}, ExpiresAt: t0.Add(time.Hour)}, PolicyInput{}, OutcomePending, RuleScopeDeniedOperation},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			in := tc.in
+			in.Patch = mustParse(t, tc.patch)
+			d := Evaluate(cfg, in, tc.grant, t0)
+			if d.Outcome != tc.outcome || d.Rule != tc.rule {
+				t.Errorf("got %s by %s (%s), want %s by %s", d.Outcome, d.Rule, d.Reason, tc.outcome, tc.rule)
+			}
+			if d.Reason == "" {
+				t.Error("no reason given")
+			}
+			if d.Outcome == OutcomeAutoApproved && d.GrantID != tc.grant.ID {
+				t.Errorf("grant id %q, want %q", d.GrantID, tc.grant.ID)
+			}
+		})
+	}
+}
+
+func pending(t *testing.T) Job {
+	t.Helper()
+	p := mustParse(t, `[{"type":"file_edit","action":"update","target":"docs/a","content":"x"}]`)
+	return Job{ID: "job_20260301_001", Status: StatusPending, ContentHash: p.Hash, ExpiresAt: t0.Add(30 * time.Minute)}
+}
+
+func TestStateMachine(t *testing.T) {
+	alice := Actor{ID: "U1", Channel: "line"}
+	type step func(j Job) ([]Draft, error)
+	approve := func(j Job) ([]Draft, error) { return j.Approve(alice, t0) }
+	deny := func(j Job) ([]Draft, error) { return j.Deny(alice, "no", t0) }
+	cancel := func(j Job) ([]Draft, error) { return j.Cancel(alice, "", t0) }
+	lateApprove := func(j Job) ([]Draft, error) { return j.Approve(alice, t0.Add(time.Hour)) }
+	claim := func(j Job) ([]Draft, error) {
+		return j.Claim(ClaimCheck{ExecutorID: "e", ActualHash: j.ContentHash, GrantActive: true}, t0)
+	}
+	tests := []struct {
+		name   string
+		status Status
+		do     step
+		err    error
+		types  []EventType
+	}{
+		{"approve pending", StatusPending, approve, nil, []EventType{EventGranted}},
+		{"deny pending", StatusPending, deny, nil, []EventType{EventDenied}},
+		{"approve granted", StatusGranted, approve, ErrConflict, []EventType{EventDecisionRejected}},
+		{"deny denied", StatusDenied, deny, ErrConflict, []EventType{EventDecisionRejected}},
+		{"approve expired", StatusExpired, approve, ErrConflict, []EventType{EventDecisionRejected}},
+		{"approve past expiry", StatusPending, lateApprove, ErrExpired, []EventType{EventExpired, EventDecisionRejected}},
+		{"cancel pending", StatusPending, cancel, nil, []EventType{EventCancelled}},
+		{"cancel executing", StatusExecuting, cancel, ErrConflict, []EventType{EventDecisionRejected}},
+		{"claim granted", StatusGranted, claim, nil, []EventType{EventClaimed}},
+		{"claim auto-approved", StatusAutoApproved, claim, nil, []EventType{EventClaimed}},
+		{"claim pending", StatusPending, claim, ErrConflict, []EventType{EventClaimRejected}},
+		{"claim executing", StatusExecuting, claim, ErrConflict, []EventType{EventClaimRejected}},
+		{"claim refused", StatusRefused, claim, ErrConflict, []EventType{EventClaimRejected}},
+		{"claim with changed content", StatusGranted, func(j Job) ([]Draft, error) {
+			return j.Claim(ClaimCheck{ExecutorID: "e", ActualHash: "other", GrantActive: true}, t0)
+		}, ErrHashMismatch, []EventType{EventHashMismatch}},
+		{"claim after grant ended", StatusAutoApproved, func(j Job) ([]Draft, error) {
+			return j.Claim(ClaimCheck{ExecutorID: "e", ActualHash: j.ContentHash}, t0)
+		}, ErrConflict, []EventType{EventAutoApprovalRevoked, EventClaimRejected}},
+		{"report on pending", StatusPending, func(j Job) ([]Draft, error) { return j.Report(ExecCompleted, "e", ExecutionPayload{}, t0) }, ErrConflict, nil},
+		{"report hash mismatch", StatusExecuting, func(j Job) ([]Draft, error) { return j.Report(ExecHashMismatch, "e", ExecutionPayload{}, t0) }, nil, []EventType{EventHashMismatch}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			j := pending(t)
+			j.Status = tc.status
+			drafts, err := tc.do(j)
+			if !errors.Is(err, tc.err) || (tc.err == nil && err != nil) {
+				t.Fatalf("err = %v, want %v", err, tc.err)
+			}
+			var got []EventType
+			for _, d := range drafts {
+				got = append(got, d.Type)
+			}
+			if strings.Join(typesStr(got), ",") != strings.Join(typesStr(tc.types), ",") {
+				t.Errorf("events %v, want %v", got, tc.types)
+			}
+		})
+	}
+}
+
+func typesStr(ts []EventType) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = string(t)
+	}
+	return out
+}
+
+func TestFoldAndChain(t *testing.T) {
+	j := pending(t)
+	req, err := Seal(j.ID, 0, "", Draft{Type: EventRequested, Actor: Actor{ID: "chat-mio"}, At: t0, Payload: j})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cur Job
+	if err := cur.Apply(req); err != nil {
+		t.Fatal(err)
+	}
+	drafts, _ := cur.Approve(Actor{ID: "U1", Channel: "line"}, t0.Add(time.Minute))
+	granted, _ := Seal(j.ID, cur.Version, cur.LastHash, drafts[0])
+	if err := cur.Apply(granted); err != nil {
+		t.Fatal(err)
+	}
+	if cur.Status != StatusGranted || cur.Version != 2 || cur.DecidedBy.ID != "U1" {
+		t.Fatalf("job = %+v", cur)
+	}
+	evs := []Event{req, granted}
+	if err := VerifyChain(evs); err != nil {
+		t.Fatal(err)
+	}
+	rebuilt, err := Rebuild(evs)
+	if err != nil || rebuilt.Status != StatusGranted || rebuilt.LastHash != granted.Hash {
+		t.Fatalf("rebuild = %+v, %v", rebuilt, err)
+	}
+	for name, tamper := range map[string]func([]Event){
+		"payload":   func(e []Event) { e[0].Payload = []byte(`{"content_hash":"x"}`) },
+		"type":      func(e []Event) { e[1].Type = EventDenied },
+		"prev_hash": func(e []Event) { e[1].PrevHash = "0" },
+		"seq gap":   func(e []Event) { e[1].Seq = 3 },
+		"time":      func(e []Event) { e[1].At = e[1].At.Add(time.Second) },
+	} {
+		c := []Event{req, granted}
+		tamper(c)
+		if err := VerifyChain(c); err == nil {
+			t.Errorf("tampered %s verifies", name)
+		}
+	}
+}
+
+func TestApprovers(t *testing.T) {
+	a, err := NewApprovers(ApproverConfig{Line: []string{"U1", "Ubot"}, Slack: []string{"S1"}, RESTTokens: "ops:0123456789abcdef0123", BotIDs: []string{"Ubot"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		actor Actor
+		ok    bool
+	}{
+		{Actor{ID: "U1", Channel: "line"}, true},
+		{Actor{ID: "S1", Channel: "slack"}, true},
+		{Actor{ID: "ops", Channel: "rest"}, true},
+		{Actor{ID: "U1", Channel: "slack"}, false},
+		{Actor{ID: "Ubot", Channel: "line"}, false},
+		{Actor{ID: "approval", Channel: "system"}, false},
+		{Actor{}, false},
+	} {
+		if err := a.Check(tc.actor); (err == nil) != tc.ok {
+			t.Errorf("Check(%+v) = %v, want ok=%v", tc.actor, err, tc.ok)
+		}
+	}
+	if actor, ok := a.Authenticate("0123456789abcdef0123"); !ok || actor.ID != "ops" {
+		t.Errorf("Authenticate = %+v %v", actor, ok)
+	}
+	if _, ok := a.Authenticate("wrong-token-wrong-token"); ok {
+		t.Error("wrong token authenticated")
+	}
+	empty, _ := NewApprovers(ApproverConfig{})
+	if err := empty.Check(Actor{ID: "U1", Channel: "line"}); !errors.Is(err, ErrPermission) {
+		t.Error("an empty list let someone approve")
+	}
+	if _, err := NewApprovers(ApproverConfig{RESTTokens: "ops:short"}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("short token accepted: %v", err)
+	}
+}
+
+func TestRequestText(t *testing.T) {
+	p := mustParse(t, `[{"type":"file_edit","action":"delete","target":"docs/old.md"},{"type":"browser","action":"chrome_navigate","target":"https://example.com/x"}]`)
+	j := Job{ID: "job_20260301_007", Summary: "古いページを消す @channel <!here>\n二行目\n三行目\n四行目", UsesBrowser: true,
+		AffectedPaths: p.AffectedPaths, ExpiresAt: t0.Add(30 * time.Minute), Cost: CostHint{EstimatedCostUSD: 0.12, EstimatedTokens: 3000},
+		Risk: Risk{Level: "low"}}
+	d := Evaluate(PolicyConfig{}, PolicyInput{Patch: p}, nil, t0)
+	tokyo, _ := time.LoadLocation("Asia/Tokyo")
+	ja := RequestText(j, p, d.Hits, tokyo)
+	for _, want := range []string{"job_20260301_007", BrowserWarningJA, "docs/old.md", "browser example.com", "/approve job_20260301_007",
+		"/deny job_20260301_007 [理由]", "#1 delete", "リスク: 高", "ロールバック: 不可", "$0.12", "2026-03-01 18:30 JST", "三行目"} {
+		if !strings.Contains(ja, want) {
+			t.Errorf("ja text lacks %q:\n%s", want, ja)
+		}
+	}
+	for _, banned := range []string{"@channel", "<!here>", "四行目"} {
+		if strings.Contains(ja, banned) {
+			t.Errorf("ja text contains %q:\n%s", banned, ja)
+		}
+	}
+	j.Locale = "en"
+	en := RequestText(j, p, d.Hits, tokyo)
+	for _, want := range []string{BrowserWarningEN, "/approve job_20260301_007 to approve", "Risk: high", "Rollback: not possible"} {
+		if !strings.Contains(en, want) {
+			t.Errorf("en text lacks %q:\n%s", want, en)
+		}
+	}
+	if strings.Contains(en, BrowserWarningJA) {
+		t.Error("en text has the Japanese warning")
+	}
+	if got := SafeText(strings.Repeat("あ", 300), 10); got != strings.Repeat("あ", 10)+"…" {
+		t.Errorf("SafeText truncation = %q", got)
+	}
+}
+
+func TestGrantStatusText(t *testing.T) {
+	g := &Grant{ID: "g", PathPrefixes: []string{"docs"}, ExpiresAt: t0.Add(30 * time.Minute)}
+	if s := GrantStatusText(g, t0, "ja", false); !strings.Contains(s, "ON") || !strings.Contains(s, "30m0s") || !strings.Contains(s, "docs") {
+		t.Errorf("ja status = %q", s)
+	}
+	if s := GrantStatusText(g, t0.Add(time.Hour), "en", false); s != "Auto-Approve: OFF" {
+		t.Errorf("expired status = %q", s)
+	}
+	if s := GrantStatusText(nil, t0, "en", true); !strings.Contains(s, "unreachable") {
+		t.Errorf("unavailable status = %q", s)
+	}
+}

@@ -1,0 +1,111 @@
+package domain
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/patch"
+)
+
+// Status is a job's state (SPEC §6).
+type Status string
+
+const (
+	StatusPending      Status = "pending"
+	StatusGranted      Status = "granted"
+	StatusAutoApproved Status = "auto_approved"
+	StatusDenied       Status = "denied"
+	StatusExpired      Status = "expired"
+	StatusCancelled    Status = "cancelled"
+	StatusExecuting    Status = "executing"
+	StatusCompleted    Status = "completed"
+	StatusFailed       Status = "failed"
+	StatusRefused      Status = "refused"
+)
+
+// allStatuses lists every status.
+var allStatuses = []Status{StatusPending, StatusGranted, StatusAutoApproved, StatusDenied, StatusExpired,
+	StatusCancelled, StatusExecuting, StatusCompleted, StatusFailed, StatusRefused}
+
+// Valid reports whether s is a known status.
+func (s Status) Valid() bool {
+	for _, x := range allStatuses {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Claimable: approved for exactly this content and not yet claimed.
+func (s Status) Claimable() bool { return s == StatusGranted || s == StatusAutoApproved }
+
+// Actor is whoever caused an event.
+type Actor struct {
+	ID          string `json:"id,omitempty"`
+	Channel     string `json:"channel,omitempty"`
+	DisplayName string `json:"display_name,omitempty"`
+}
+
+// Risk is the coder's own assessment, kept for display; policy never relies on it alone.
+type Risk struct {
+	Level               string   `json:"level,omitempty"`
+	Destructive         bool     `json:"destructive,omitempty"`
+	CompatibilityIssues []string `json:"compatibility_issues,omitempty"`
+	RollbackPossible    bool     `json:"rollback_possible,omitempty"`
+	Notes               string   `json:"notes,omitempty"`
+}
+
+// CostHint is the proposal's cost estimate.
+type CostHint struct {
+	EstimatedTokens  int64   `json:"estimated_tokens,omitempty"`
+	EstimatedCostUSD float64 `json:"estimated_cost_usd,omitempty"`
+	NearLimit        bool    `json:"near_limit,omitempty"`
+}
+
+// Job is the approval job aggregate. Its state is the fold of its events (Apply); the stores
+// keep a read model of it updated in the same transaction as the events.
+type Job struct {
+	ID        string `json:"job_id"`
+	Status    Status `json:"status"`
+	SessionID string `json:"session_id,omitempty"`
+	Channel   string `json:"channel,omitempty"`
+	Route     string `json:"route,omitempty"`
+	TaskType  string `json:"task_type,omitempty"`
+	Order     string `json:"order,omitempty"`
+	Locale    string `json:"locale,omitempty"`
+	Summary   string `json:"summary,omitempty"`
+	Plan      string `json:"plan,omitempty"`
+	// Patch is the proposal's patch text as received; ContentHash binds it.
+	Patch       string   `json:"patch,omitempty"`
+	ContentHash string   `json:"content_hash"`
+	Risk        Risk     `json:"risk"`
+	Cost        CostHint `json:"cost"`
+	// UsesBrowser is computed from the patch (or claimed by the proposal).
+	UsesBrowser         bool              `json:"uses_browser"`
+	ProposalUsesBrowser bool              `json:"proposal_uses_browser,omitempty"`
+	Operations          []patch.Operation `json:"operations"`
+	AffectedPaths       []string          `json:"affected_paths"`
+	Flags               []string          `json:"flags"`
+	Stats               patch.DiffStats   `json:"stats"`
+	Unknown             []string          `json:"unknown,omitempty"`
+	// PolicyRule is the rule that decided the current state; PolicyReason says why.
+	PolicyRule   string    `json:"policy_rule,omitempty"`
+	PolicyReason string    `json:"policy_reason,omitempty"`
+	AutoApproved bool      `json:"auto_approved"`
+	GrantID      string    `json:"grant_id,omitempty"`
+	RequestedBy  Actor     `json:"requested_by"`
+	DecidedBy    Actor     `json:"decided_by"`
+	DenyReason   string    `json:"deny_reason,omitempty"`
+	ClaimedBy    string    `json:"claimed_by,omitempty"`
+	RequestedAt  time.Time `json:"requested_at"`
+	DecidedAt    time.Time `json:"decided_at"`
+	ExpiresAt    time.Time `json:"expires_at"`
+	ExecutedAt   time.Time `json:"executed_at"`
+	FinishedAt   time.Time `json:"finished_at"`
+	// Result is the executor's report (protojson of common.v1.ExecutionResult).
+	Result json.RawMessage `json:"result,omitempty"`
+	// Version is the number of events recorded; LastHash is the hash of the latest one.
+	Version  int64  `json:"version"`
+	LastHash string `json:"last_hash,omitempty"`
+}

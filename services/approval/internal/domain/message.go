@@ -1,0 +1,237 @@
+package domain
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/patch"
+)
+
+// BrowserWarningJA is shown on every browser job (SPEC §6).
+const (
+	BrowserWarningJA = "⚠️ この操作はブラウザ操作を含みます"
+	BrowserWarningEN = "⚠️ This job includes browser operations"
+)
+
+type texts struct {
+	title, summary, files, envs, stats, attention, risk, rollback, cost, expires, unknown, answer, buttons string
+	yes, no                                                                                                string
+	riskLevel                                                                                              map[string]string
+	browser                                                                                                string
+	none                                                                                                   string
+	statusLine                                                                                             string
+	diffStats                                                                                              string
+}
+
+var ja = texts{
+	title: "🔐 承認リクエスト %s", summary: "概要", files: "影響ファイル", envs: "影響する環境", stats: "差分",
+	attention: "要注意の操作", risk: "リスク", rollback: "ロールバック", cost: "コスト見積もり", expires: "有効期限",
+	unknown: "解釈できなかったブロック（実行されません）", answer: "回答方法: 承認は /approve %s 、拒否は /deny %s [理由]",
+	buttons: "（下のボタンでも回答できます）", yes: "可能", no: "不可", browser: BrowserWarningJA, none: "なし",
+	riskLevel:  map[string]string{"high": "高", "medium": "中", "low": "低"},
+	statusLine: "コーダーの評価: %s", diffStats: "%s: %d ファイル, +%d -%d\n",
+}
+
+var en = texts{
+	title: "🔐 Approval request %s", summary: "Summary", files: "Files", envs: "Environments", stats: "Diff",
+	attention: "Needs attention", risk: "Risk", rollback: "Rollback", cost: "Cost estimate", expires: "Expires",
+	unknown: "Blocks not understood (not executed)", answer: "To answer: /approve %s to approve, /deny %s [reason] to deny",
+	buttons: "(or use the buttons below)", yes: "possible", no: "not possible", browser: BrowserWarningEN, none: "none",
+	riskLevel:  map[string]string{"high": "high", "medium": "medium", "low": "low"},
+	statusLine: "coder's assessment: %s", diffStats: "%s: %d files, +%d -%d\n",
+}
+
+func textsFor(locale string) texts {
+	if strings.HasPrefix(strings.ToLower(locale), "en") {
+		return en
+	}
+	return ja
+}
+
+// ComputedRisk is approval's own risk level: high for anything that needs a person by rule or
+// runs scripts in a browser, medium for shell commands and file changes, low otherwise.
+func ComputedRisk(p *patch.Patch, hits []Hit) string {
+	switch {
+	case len(hits) > 0 || p.HasFlag(patch.FlagExecuteScript):
+		return "high"
+	case p.HasFlag(patch.FlagShell) || p.Stats.Files > 0:
+		return "medium"
+	}
+	return "low"
+}
+
+// RollbackPossible: the executor snapshots files, but shell commands, browser operations and
+// pushes have effects outside the workspace that cannot be undone.
+func RollbackPossible(p *patch.Patch) bool {
+	return !p.HasFlag(patch.FlagShell) && !p.HasFlag(patch.FlagBrowser) && !p.HasFlag(patch.FlagPushPublic)
+}
+
+// Environments lists what outside the workspace files a job touches: shell, git remotes,
+// browser hosts.
+func Environments(ops []patch.Operation) []string {
+	var out []string
+	add := func(s string) {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	for _, op := range ops {
+		switch op.Type {
+		case patch.TypeShell:
+			add("shell")
+		case patch.TypeGit:
+			if op.Action == patch.ActionGitPush {
+				remote := op.Target
+				if remote == "" {
+					remote = "origin"
+				}
+				add("git push " + remote)
+			} else {
+				add("git")
+			}
+		case patch.TypeBrowser:
+			if u, err := url.Parse(op.Target); err == nil && u.Host != "" {
+				add("browser " + u.Host)
+			} else {
+				add("browser")
+			}
+		}
+	}
+	return out
+}
+
+// SafeText shows LLM-written text as data: one line per input line, at most maxRunes, with
+// mentions and channel-wide pings defused.
+func SafeText(s string, maxRunes int) string {
+	r := strings.NewReplacer("@", "＠", "<!", "‹!", "<@", "‹＠", "<#", "‹#")
+	s = r.Replace(strings.TrimSpace(s))
+	if utf8.RuneCountInString(s) > maxRunes {
+		rs := []rune(s)
+		s = string(rs[:maxRunes]) + "…"
+	}
+	return s
+}
+
+// SummaryLines derives the 1–3 line summary from the given summary or the plan.
+func SummaryLines(summary, plan string) []string {
+	src := summary
+	if strings.TrimSpace(src) == "" {
+		src = plan
+	}
+	var out []string
+	for _, l := range strings.Split(src, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, SafeText(l, 120))
+		}
+		if len(out) == 3 {
+			break
+		}
+	}
+	return out
+}
+
+// RequestText is the approval request message for LINE/Slack in the job's locale.
+func RequestText(j Job, p *patch.Patch, hits []Hit, loc *time.Location) string {
+	t := textsFor(j.Locale)
+	var b strings.Builder
+	fmt.Fprintf(&b, t.title+"\n", j.ID)
+	if lines := SummaryLines(j.Summary, j.Plan); len(lines) > 0 {
+		fmt.Fprintf(&b, "%s:\n", t.summary)
+		for _, l := range lines {
+			b.WriteString("  " + l + "\n")
+		}
+	}
+	if j.UsesBrowser {
+		b.WriteString(t.browser + "\n")
+	}
+	files := j.AffectedPaths
+	shown := files
+	if len(shown) > 10 {
+		shown = shown[:10]
+	}
+	fileText := t.none
+	if len(shown) > 0 {
+		safe := make([]string, len(shown))
+		for i, f := range shown {
+			safe[i] = SafeText(f, 100)
+		}
+		fileText = strings.Join(safe, ", ")
+		if len(files) > len(shown) {
+			fileText += fmt.Sprintf(" … (+%d)", len(files)-len(shown))
+		}
+	}
+	fmt.Fprintf(&b, "%s (%d): %s\n", t.files, len(files), fileText)
+	if envs := Environments(p.Operations); len(envs) > 0 {
+		fmt.Fprintf(&b, "%s: %s\n", t.envs, SafeText(strings.Join(envs, ", "), 200))
+	}
+	fmt.Fprintf(&b, t.diffStats, t.stats, p.Stats.Files, p.Stats.Additions, p.Stats.Deletions)
+	if len(hits) > 0 {
+		fmt.Fprintf(&b, "%s:\n", t.attention)
+		for i, h := range hits {
+			if i == 8 {
+				fmt.Fprintf(&b, "  … (+%d)\n", len(hits)-i)
+				break
+			}
+			where := ""
+			if h.Op >= 0 {
+				where = fmt.Sprintf("#%d ", h.Op+1)
+			}
+			fmt.Fprintf(&b, "  - %s%s: %s\n", where, strings.TrimPrefix(h.Rule, RuleHardRequire), SafeText(h.Detail, 100))
+		}
+	}
+	risk := ComputedRisk(p, hits)
+	fmt.Fprintf(&b, "%s: %s", t.risk, t.riskLevel[risk])
+	if j.Risk.Level != "" {
+		fmt.Fprintf(&b, " ("+t.statusLine+")", SafeText(j.Risk.Level, 20))
+	}
+	b.WriteString("\n")
+	rb := t.no
+	if RollbackPossible(p) {
+		rb = t.yes
+	}
+	fmt.Fprintf(&b, "%s: %s\n", t.rollback, rb)
+	if j.Cost.EstimatedCostUSD > 0 || j.Cost.EstimatedTokens > 0 {
+		fmt.Fprintf(&b, "%s: $%.2f / %d tokens\n", t.cost, j.Cost.EstimatedCostUSD, j.Cost.EstimatedTokens)
+	}
+	if len(p.Unknown) > 0 {
+		fmt.Fprintf(&b, "%s: %d\n", t.unknown, len(p.Unknown))
+	}
+	if loc == nil {
+		loc = time.UTC
+	}
+	fmt.Fprintf(&b, "%s: %s\n", t.expires, j.ExpiresAt.In(loc).Format("2006-01-02 15:04 MST"))
+	fmt.Fprintf(&b, t.answer+"\n", j.ID, j.ID)
+	b.WriteString(t.buttons)
+	return b.String()
+}
+
+// GrantStatusText describes Auto-Approve for chat: scope and remaining time, or that it is off.
+func GrantStatusText(g *Grant, now time.Time, locale string, unavailable bool) string {
+	enl := strings.HasPrefix(strings.ToLower(locale), "en")
+	if unavailable {
+		if enl {
+			return "Auto-Approve: OFF (its store is unreachable, so every request waits for approval)"
+		}
+		return "Auto-Approve: OFF（保存先に接続できないため、すべて承認待ちになります）"
+	}
+	if !g.ActiveAt(now) {
+		return "Auto-Approve: OFF"
+	}
+	list := func(xs []string, any string) string {
+		if len(xs) == 0 {
+			return any
+		}
+		return strings.Join(xs, ", ")
+	}
+	remaining := g.ExpiresAt.Sub(now).Round(time.Second)
+	if enl {
+		return fmt.Sprintf("Auto-Approve: ON (%s left, until %s)\npaths: %s\ntasks: %s\nroutes: %s\ndenied operations: %s\nhard-require operations (delete, rename, secrets, push/publish, browser, cost over limit) always need approval.\nTurn off: /auto-approve off",
+			remaining, g.ExpiresAt.UTC().Format(time.RFC3339), list(g.PathPrefixes, "any"), list(g.TaskTypes, "any"), list(g.Routes, "any"), list(g.DeniedOperations, "none"))
+	}
+	return fmt.Sprintf("Auto-Approve: ON（残り %s、%s まで）\nパス: %s\nタスク種別: %s\nルート: %s\n禁止操作: %s\n削除・リネーム・機密・push/公開・ブラウザ・コスト超過は常に承認が必要です。\n停止: /auto-approve off",
+		remaining, g.ExpiresAt.UTC().Format(time.RFC3339), list(g.PathPrefixes, "すべて"), list(g.TaskTypes, "すべて"), list(g.Routes, "すべて"), list(g.DeniedOperations, "なし"))
+}

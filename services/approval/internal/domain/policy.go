@@ -1,0 +1,204 @@
+package domain
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/patch"
+)
+
+// Outcome of the policy evaluation.
+type Outcome string
+
+const (
+	OutcomeRefused      Outcome = "refused"
+	OutcomePending      Outcome = "pending"
+	OutcomeAutoApproved Outcome = "auto_approved"
+)
+
+// Policy rules. Each outcome names the rule that produced it.
+const (
+	RuleHardDenyPath         = "hard_deny.path"
+	RuleHardDenyCommand      = "hard_deny.command"
+	RuleHardRequire          = "hard_require." // + delete, rename, broad_overwrite, ...
+	RuleCostOverLimit        = "hard_require.cost_over_limit"
+	RuleUnknownBlocks        = "hard_require.unknown_blocks"
+	RuleProposalBrowser      = "hard_require.browser_declared"
+	RuleAutoApprove          = "auto_approve"
+	RuleScopeTaskType        = "auto_approve.scope.task_type"
+	RuleScopeRoute           = "auto_approve.scope.route"
+	RuleScopePath            = "auto_approve.scope.path"
+	RuleScopeDeniedOperation = "auto_approve.scope.denied_operation"
+	RuleAskNoGrant           = "ask.no_grant"
+)
+
+// hardRequireFlags are the flags that always need a person (SPEC §6), in reporting order.
+var hardRequireFlags = []patch.Flag{patch.FlagDelete, patch.FlagRename, patch.FlagSendSensitive,
+	patch.FlagPushPublic, patch.FlagExecuteScript, patch.FlagBrowser}
+
+// PolicyConfig is the static part of the policy.
+type PolicyConfig struct {
+	// HardDenyPaths refuse any operation touching a path under one of them at any depth
+	// (".git/" refuses ".git/config" and "sub/.git/hooks/x").
+	HardDenyPaths []string
+	// HardDenyCommands are regular expressions refusing shell commands that match.
+	HardDenyCommands []*regexp.Regexp
+	CostLimitUSD     float64
+	TokenLimit       int64
+}
+
+// PolicyInput is what the policy looks at: the patch as parsed by approval, never the
+// proposal's own risk claims (except to be stricter).
+type PolicyInput struct {
+	Patch               *patch.Patch
+	TaskType            string
+	Route               string
+	Cost                CostHint
+	ProposalUsesBrowser bool
+}
+
+// Hit is one rule that matched, with the operation it matched on (-1 for the whole patch).
+type Hit struct {
+	Rule   string `json:"rule"`
+	Op     int    `json:"op"`
+	Detail string `json:"detail"`
+}
+
+// Decision is the policy's answer: the outcome, the rule that decided it, a reason and every
+// hard-require hit (for the approval message).
+type Decision struct {
+	Outcome Outcome
+	Rule    string
+	Reason  string
+	Hits    []Hit
+	// GrantID is the grant that auto-approved, when Outcome is auto_approved.
+	GrantID string
+}
+
+// Evaluate runs the fixed order hard-deny → hard-require → Auto-Approve → ask over every
+// operation. grant is nil when Auto-Approve is off (or its store is unreachable).
+func Evaluate(cfg PolicyConfig, in PolicyInput, grant *Grant, now time.Time) Decision {
+	ops := in.Patch.Operations
+	// 1. hard deny
+	for _, op := range ops {
+		for _, p := range patch.OperationPaths(op) {
+			for _, deny := range cfg.HardDenyPaths {
+				if pathUnderAnyDepth(p, deny) {
+					return Decision{Outcome: OutcomeRefused, Rule: RuleHardDenyPath,
+						Reason: fmt.Sprintf("operation %d (%s %s) touches %s, which is never allowed (%s)", op.Index+1, op.Type, op.Action, p, deny)}
+				}
+			}
+		}
+		if op.Type == patch.TypeShell {
+			for _, re := range cfg.HardDenyCommands {
+				if re.MatchString(op.Target + " " + op.Content) {
+					return Decision{Outcome: OutcomeRefused, Rule: RuleHardDenyCommand,
+						Reason: fmt.Sprintf("operation %d runs a command matching the refused pattern %q", op.Index+1, re.String())}
+				}
+			}
+		}
+	}
+	// 2. hard require
+	var hits []Hit
+	for _, op := range ops {
+		for _, f := range hardRequireFlags {
+			if op.HasFlag(f) {
+				hits = append(hits, Hit{Rule: RuleHardRequire + string(f), Op: op.Index,
+					Detail: fmt.Sprintf("%s %s %s", op.Type, op.Action, op.Target)})
+			}
+		}
+	}
+	if in.Patch.HasFlag(patch.FlagBroadOverwrite) {
+		hits = append(hits, Hit{Rule: RuleHardRequire + string(patch.FlagBroadOverwrite), Op: -1,
+			Detail: fmt.Sprintf("%d files written", in.Patch.Stats.Files)})
+	}
+	if (cfg.CostLimitUSD > 0 && in.Cost.EstimatedCostUSD > cfg.CostLimitUSD) || (cfg.TokenLimit > 0 && in.Cost.EstimatedTokens > cfg.TokenLimit) {
+		hits = append(hits, Hit{Rule: RuleCostOverLimit, Op: -1,
+			Detail: fmt.Sprintf("estimate $%.2f / %d tokens, limit $%.2f / %d tokens", in.Cost.EstimatedCostUSD, in.Cost.EstimatedTokens, cfg.CostLimitUSD, cfg.TokenLimit)})
+	}
+	if in.ProposalUsesBrowser && !in.Patch.HasFlag(patch.FlagBrowser) {
+		hits = append(hits, Hit{Rule: RuleProposalBrowser, Op: -1, Detail: "the proposal declares browser use"})
+	}
+	if len(in.Patch.Unknown) > 0 {
+		hits = append(hits, Hit{Rule: RuleUnknownBlocks, Op: -1, Detail: fmt.Sprintf("%d blocks not understood", len(in.Patch.Unknown))})
+	}
+	if len(hits) > 0 {
+		return Decision{Outcome: OutcomePending, Rule: hits[0].Rule, Hits: hits,
+			Reason: fmt.Sprintf("needs a person: %s (%s)", hits[0].Rule, hits[0].Detail)}
+	}
+	// 3. Auto-Approve
+	if grant == nil || !grant.ActiveAt(now) {
+		return Decision{Outcome: OutcomePending, Rule: RuleAskNoGrant, Reason: "Auto-Approve is off"}
+	}
+	if rule, reason := grant.Covers(in); rule != "" {
+		return Decision{Outcome: OutcomePending, Rule: rule, Reason: reason}
+	}
+	return Decision{Outcome: OutcomeAutoApproved, Rule: RuleAutoApprove, GrantID: grant.ID,
+		Reason: fmt.Sprintf("within the Auto-Approve grant %s until %s", grant.ID, grant.ExpiresAt.UTC().Format(time.RFC3339))}
+}
+
+// pathUnderAnyDepth reports whether p has deny as a component-aligned sub-path anywhere.
+func pathUnderAnyDepth(p, deny string) bool {
+	deny = strings.Trim(deny, "/")
+	if deny == "" {
+		return false
+	}
+	if patch.HasPathPrefix(p, deny) {
+		return true
+	}
+	return strings.Contains("/"+p+"/", "/"+deny+"/")
+}
+
+// Grant is the active Auto-Approve policy; its lifetime is the Redis key's TTL.
+type Grant struct {
+	ID               string    `json:"id"`
+	TaskTypes        []string  `json:"task_types,omitempty"`
+	Routes           []string  `json:"routes,omitempty"`
+	PathPrefixes     []string  `json:"path_prefixes,omitempty"`
+	DeniedOperations []string  `json:"denied_operations,omitempty"`
+	CreatedBy        Actor     `json:"created_by"`
+	Reason           string    `json:"reason,omitempty"`
+	CreatedAt        time.Time `json:"created_at"`
+	ExpiresAt        time.Time `json:"expires_at"`
+}
+
+// ActiveAt reports whether the grant applies at now (the Redis TTL normally removes it first).
+func (g *Grant) ActiveAt(now time.Time) bool { return g != nil && now.Before(g.ExpiresAt) }
+
+// Covers checks every operation against the scope. Empty lists do not restrict; with path
+// prefixes set, an operation whose paths cannot be known (shell, browser, push) is out of scope.
+func (g *Grant) Covers(in PolicyInput) (rule, reason string) {
+	if len(g.TaskTypes) > 0 && !slices.Contains(g.TaskTypes, in.TaskType) {
+		return RuleScopeTaskType, fmt.Sprintf("task type %q is not in the grant (%s)", in.TaskType, strings.Join(g.TaskTypes, ", "))
+	}
+	if len(g.Routes) > 0 && !slices.Contains(g.Routes, in.Route) {
+		return RuleScopeRoute, fmt.Sprintf("route %q is not in the grant (%s)", in.Route, strings.Join(g.Routes, ", "))
+	}
+	for _, op := range in.Patch.Operations {
+		for _, d := range g.DeniedOperations {
+			if d == string(op.Type) || d == op.Action || d == string(op.Type)+"."+op.Action || op.HasFlag(patch.Flag(d)) {
+				return RuleScopeDeniedOperation, fmt.Sprintf("operation %d (%s %s) is denied by the grant (%s)", op.Index+1, op.Type, op.Action, d)
+			}
+		}
+		if len(g.PathPrefixes) == 0 {
+			continue
+		}
+		paths := patch.OperationPaths(op)
+		if len(paths) == 0 && !(op.Type == patch.TypeGit && op.Action == patch.ActionGitCommit) {
+			return RuleScopePath, fmt.Sprintf("operation %d (%s %s) has no workspace path the grant could cover", op.Index+1, op.Type, op.Action)
+		}
+		for _, p := range paths {
+			covered := false
+			for _, prefix := range g.PathPrefixes {
+				covered = covered || patch.HasPathPrefix(p, prefix)
+			}
+			if !covered {
+				return RuleScopePath, fmt.Sprintf("operation %d touches %s, outside the grant's paths (%s)", op.Index+1, p, strings.Join(g.PathPrefixes, ", "))
+			}
+		}
+	}
+	return "", ""
+}

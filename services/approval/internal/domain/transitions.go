@@ -1,0 +1,157 @@
+package domain
+
+import (
+	"fmt"
+	"time"
+)
+
+// Policy rules recorded on decisions that are not made by the policy evaluation itself.
+const (
+	RuleApprover          = "approver"
+	RulePendingTTL        = "pending_ttl"
+	RuleGrantInactive     = "auto_approve.inactive"
+	RuleContentBinding    = "content_binding"
+	RuleApproverList      = "approvers"
+	RuleFirstDecisionWins = "first_decision_wins"
+)
+
+// System is the actor of events the service causes itself (sweeper, policy).
+var System = Actor{ID: "approval", Channel: "system"}
+
+func rejected(attempt string, j Job, actor Actor, reason string, at time.Time) Draft {
+	return Draft{Type: EventDecisionRejected, Actor: actor, Channel: actor.Channel, At: at,
+		PolicyRule: RuleFirstDecisionWins, Payload: RejectedPayload{Attempt: attempt, Status: j.Status, Reason: reason}}
+}
+
+// decide is the shared body of approve and deny: the first decision wins, a pending job past
+// its expiry is expired (not denied), and every losing attempt is recorded.
+func (j Job) decide(attempt string, win Draft, actor Actor, now time.Time) ([]Draft, error) {
+	switch {
+	case j.Status == StatusPending && !now.Before(j.ExpiresAt):
+		return []Draft{
+			{Type: EventExpired, Actor: System, Channel: System.Channel, At: now, PolicyRule: RulePendingTTL},
+			rejected(attempt, Job{Status: StatusExpired}, actor, "expired", now),
+		}, fmt.Errorf("%s %s: %w at %s", attempt, j.ID, ErrExpired, j.ExpiresAt.Format(time.RFC3339))
+	case j.Status == StatusPending:
+		return []Draft{win}, nil
+	default:
+		return []Draft{rejected(attempt, j, actor, "already "+string(j.Status), now)},
+			fmt.Errorf("%s %s: %w: job is already %s", attempt, j.ID, ErrConflict, j.Status)
+	}
+}
+
+// Approve grants a pending job for exactly its content.
+func (j Job) Approve(actor Actor, now time.Time) ([]Draft, error) {
+	return j.decide("approve", Draft{Type: EventGranted, Actor: actor, Channel: actor.Channel, At: now, PolicyRule: RuleApprover}, actor, now)
+}
+
+// Deny refuses a pending job; the reason is stored and returned.
+func (j Job) Deny(actor Actor, reason string, now time.Time) ([]Draft, error) {
+	return j.decide("deny", Draft{Type: EventDenied, Actor: actor, Channel: actor.Channel, At: now, PolicyRule: RuleApprover,
+		Payload: ReasonPayload{Reason: reason}}, actor, now)
+}
+
+// Cancel withdraws a job that has not been claimed yet.
+func (j Job) Cancel(actor Actor, reason string, now time.Time) ([]Draft, error) {
+	switch j.Status {
+	case StatusPending, StatusGranted, StatusAutoApproved:
+		return []Draft{{Type: EventCancelled, Actor: actor, Channel: actor.Channel, At: now, Payload: ReasonPayload{Reason: reason}}}, nil
+	}
+	return []Draft{rejected("cancel", j, actor, "already "+string(j.Status), now)},
+		fmt.Errorf("cancel %s: %w: job is already %s", j.ID, ErrConflict, j.Status)
+}
+
+// Expire ends a pending job whose time is up; it does nothing otherwise.
+func (j Job) Expire(now time.Time) []Draft {
+	if j.Status != StatusPending || now.Before(j.ExpiresAt) {
+		return nil
+	}
+	return []Draft{{Type: EventExpired, Actor: System, Channel: System.Channel, At: now, PolicyRule: RulePendingTTL}}
+}
+
+// RevokeAutoApproval sends an auto-approved, unclaimed job back to pending (Auto-Approve was
+// switched off or its grant ended).
+func (j Job) RevokeAutoApproval(reason string, now time.Time) []Draft {
+	if j.Status != StatusAutoApproved {
+		return nil
+	}
+	return []Draft{{Type: EventAutoApprovalRevoked, Actor: System, Channel: System.Channel, At: now,
+		PolicyRule: RuleGrantInactive, Payload: ReasonPayload{Reason: reason}}}
+}
+
+// ClaimCheck is what the claim needs to know beyond the job: the hash the stored patch has now,
+// and whether the grant that auto-approved the job is still the active one.
+type ClaimCheck struct {
+	ExecutorID  string
+	ActualHash  string
+	ParseError  error
+	GrantActive bool
+}
+
+// Claim hands an approved job to the executor exactly once. A claim of a job whose stored
+// content no longer hashes to the approved value records hash_mismatch and fails the job.
+func (j Job) Claim(c ClaimCheck, now time.Time) ([]Draft, error) {
+	actor := Actor{ID: c.ExecutorID, Channel: "executor"}
+	reject := func(reason string, err error) ([]Draft, error) {
+		return []Draft{{Type: EventClaimRejected, Actor: actor, Channel: actor.Channel, At: now,
+			Payload: RejectedPayload{Attempt: "claim", Status: j.Status, Reason: reason}}}, err
+	}
+	if !j.Status.Claimable() {
+		if j.Status == StatusExecuting || j.Status == StatusCompleted || j.Status == StatusFailed {
+			return reject("already claimed", fmt.Errorf("claim %s: %w: already claimed", j.ID, ErrConflict))
+		}
+		return reject("not approved: "+string(j.Status), fmt.Errorf("claim %s: %w: job is %s, not approved", j.ID, ErrConflict, j.Status))
+	}
+	if c.ActualHash != j.ContentHash || c.ParseError != nil {
+		detail := ""
+		if c.ParseError != nil {
+			detail = c.ParseError.Error()
+		}
+		return []Draft{{Type: EventHashMismatch, Actor: actor, Channel: actor.Channel, At: now, PolicyRule: RuleContentBinding,
+				Payload: HashMismatchPayload{Source: "claim", Expected: j.ContentHash, Actual: c.ActualHash, Detail: detail}}},
+			fmt.Errorf("claim %s: %w: stored patch no longer matches the approved content", j.ID, ErrHashMismatch)
+	}
+	if j.Status == StatusAutoApproved && !c.GrantActive {
+		drafts := j.RevokeAutoApproval("Auto-Approve is off or its grant ended before the claim", now)
+		d, err := reject("auto-approve no longer active", fmt.Errorf("claim %s: %w: Auto-Approve is no longer active; the job needs approval", j.ID, ErrConflict))
+		return append(drafts, d...), err
+	}
+	return []Draft{{Type: EventClaimed, Actor: actor, Channel: actor.Channel, At: now, Payload: ExecutorPayload{ExecutorID: c.ExecutorID}}}, nil
+}
+
+// ExecutionKind is what the executor reports.
+type ExecutionKind string
+
+const (
+	ExecStarted      ExecutionKind = "started"
+	ExecCompleted    ExecutionKind = "completed"
+	ExecFailed       ExecutionKind = "failed"
+	ExecHashMismatch ExecutionKind = "hash_mismatch"
+	ExecRefused      ExecutionKind = "refused"
+)
+
+// Report records the executor's progress on a claimed job.
+func (j Job) Report(kind ExecutionKind, executorID string, p ExecutionPayload, now time.Time) ([]Draft, error) {
+	if j.Status != StatusExecuting {
+		return nil, fmt.Errorf("report %s for %s: %w: job is %s, not executing", kind, j.ID, ErrConflict, j.Status)
+	}
+	actor := Actor{ID: executorID, Channel: "executor"}
+	p.ExecutorID = executorID
+	d := Draft{Actor: actor, Channel: actor.Channel, At: now, Payload: p}
+	switch kind {
+	case ExecStarted:
+		d.Type = EventExecutionStarted
+	case ExecCompleted:
+		d.Type = EventExecutionCompleted
+	case ExecFailed:
+		d.Type = EventExecutionFailed
+	case ExecRefused:
+		d.Type = EventExecutionRefused
+	case ExecHashMismatch:
+		d.Type, d.PolicyRule = EventHashMismatch, RuleContentBinding
+		d.Payload = HashMismatchPayload{Source: "executor", Expected: j.ContentHash, Detail: p.Detail}
+	default:
+		return nil, fmt.Errorf("report for %s: %w: unknown execution event %q", j.ID, ErrInvalid, kind)
+	}
+	return []Draft{d}, nil
+}

@@ -1,0 +1,338 @@
+// Package httpapi serves approval's REST API (SPEC §6) with bearer-token approvers, JSON errors
+// with stable codes and the OpenAPI document that describes it.
+package httpapi
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/picoclaw-suite/picoclaw/services/approval/internal/app"
+	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
+)
+
+//go:embed openapi.json
+var openAPIDoc []byte
+
+//go:embed ui/index.html
+var consoleHTML []byte
+
+// OpenAPI returns the document served at /v1/openapi.json.
+func OpenAPI() []byte { return openAPIDoc }
+
+// API is the REST API.
+type API struct {
+	svc       *app.Service
+	approvers *domain.Approvers
+	log       *slog.Logger
+	now       func() time.Time
+}
+
+// New builds the API.
+func New(svc *app.Service, approvers *domain.Approvers, log *slog.Logger) *API {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &API{svc: svc, approvers: approvers, log: log, now: time.Now}
+}
+
+// Route is one REST route (the OpenAPI test compares them with the document).
+type Route struct {
+	Method, Pattern string
+	Handler         http.HandlerFunc
+	// Public routes need no bearer token.
+	Public bool
+}
+
+// Routes lists every route of the API.
+func (a *API) Routes() []Route {
+	return []Route{
+		{Method: http.MethodGet, Pattern: "/v1/openapi.json", Handler: a.openapi, Public: true},
+		{Method: http.MethodGet, Pattern: "/v1/jobs", Handler: a.listJobs},
+		{Method: http.MethodGet, Pattern: "/v1/jobs/{id}", Handler: a.getJob},
+		{Method: http.MethodGet, Pattern: "/v1/jobs/{id}/events", Handler: a.jobEvents},
+		{Method: http.MethodPost, Pattern: "/v1/jobs/{id}/approve", Handler: a.approve},
+		{Method: http.MethodPost, Pattern: "/v1/jobs/{id}/deny", Handler: a.deny},
+		{Method: http.MethodGet, Pattern: "/v1/auto-approve", Handler: a.getAutoApprove},
+		{Method: http.MethodPut, Pattern: "/v1/auto-approve", Handler: a.putAutoApprove},
+		{Method: http.MethodDelete, Pattern: "/v1/auto-approve", Handler: a.deleteAutoApprove},
+	}
+}
+
+// ConsolePath serves the web console; it holds no data itself and calls the REST API with the
+// token the user types in.
+const ConsolePath = "/ui/"
+
+// Console serves the console page with a policy that allows only its own inline script and
+// same-origin requests.
+func (a *API) Console(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; frame-ancestors 'none'")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	_, _ = w.Write(consoleHTML)
+}
+
+// Handler returns a chi router with every route, for tests and for mounting.
+func (a *API) Handler() http.Handler {
+	r := chi.NewRouter()
+	a.Register(func(method, pattern string, h http.Handler) { r.Method(method, pattern, h) })
+	r.Get(ConsolePath, a.Console)
+	r.NotFound(NotFound)
+	r.MethodNotAllowed(MethodNotAllowed)
+	return r
+}
+
+// NotFound answers unknown routes with a JSON error.
+func NotFound(w http.ResponseWriter, _ *http.Request) {
+	writeError(w, http.StatusNotFound, "not_found", "no such route")
+}
+
+// MethodNotAllowed answers a known route with the wrong method with a JSON error.
+func MethodNotAllowed(w http.ResponseWriter, _ *http.Request) {
+	writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed")
+}
+
+// Register adds every route through handle (rpcserver.Server.HandleHTTP traces them).
+func (a *API) Register(handle func(method, pattern string, h http.Handler)) {
+	handle(http.MethodGet, ConsolePath, http.HandlerFunc(a.Console))
+	for _, rt := range a.Routes() {
+		h := http.Handler(rt.Handler)
+		if !rt.Public {
+			h = a.authenticate(h)
+		}
+		handle(rt.Method, rt.Pattern, h)
+	}
+}
+
+type actorKey struct{}
+
+// authenticate maps the bearer token to an approver: no credentials → 401; a token that names
+// no approver → 403, audited with the token's fingerprint only.
+func (a *API) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+		token = strings.TrimSpace(token)
+		if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="picoclaw-approval"`)
+			writeError(w, http.StatusUnauthorized, "unauthenticated", "a bearer token is required")
+			return
+		}
+		actor, ok := a.approvers.Authenticate(token)
+		if !ok {
+			a.svc.RefuseAccess(r.Context(), r.Method+" "+r.URL.Path, domain.Actor{ID: domain.TokenFingerprint(token), Channel: "rest"})
+			writeError(w, http.StatusForbidden, "unknown_approver", "the token does not belong to an approver")
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), actorKey{}, actor)))
+	})
+}
+
+func actorFrom(r *http.Request) domain.Actor {
+	a, _ := r.Context().Value(actorKey{}).(domain.Actor)
+	return a
+}
+
+func (a *API) openapi(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(openAPIDoc)
+}
+
+func (a *API) listJobs(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := app.ListFilter{SessionID: q.Get("session_id")}
+	for _, s := range strings.Split(q.Get("status"), ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			f.Statuses = append(f.Statuses, domain.Status(s))
+		}
+	}
+	var err error
+	if f.Limit, err = intParam(q.Get("limit"), 100); err != nil || f.Limit < 1 || f.Limit > 500 {
+		writeError(w, http.StatusBadRequest, "invalid_argument", "limit must be 1..500")
+		return
+	}
+	if f.Offset, err = intParam(q.Get("offset"), 0); err != nil || f.Offset < 0 {
+		writeError(w, http.StatusBadRequest, "invalid_argument", "offset must be a non-negative integer")
+		return
+	}
+	jobs, err := a.svc.List(r.Context(), f)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	out := struct {
+		Jobs []jobView `json:"jobs"`
+	}{Jobs: []jobView{}}
+	for _, j := range jobs {
+		out.Jobs = append(out.Jobs, viewJob(j))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func intParam(s string, def int) (int, error) {
+	if s == "" {
+		return def, nil
+	}
+	return strconv.Atoi(s)
+}
+
+func (a *API) getJob(w http.ResponseWriter, r *http.Request) {
+	j, err := a.svc.Get(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, viewJob(j))
+}
+
+func (a *API) jobEvents(w http.ResponseWriter, r *http.Request) {
+	evs, valid, err := a.svc.Events(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	out := struct {
+		JobID      string      `json:"job_id"`
+		ChainValid bool        `json:"chain_valid"`
+		Events     []eventView `json:"events"`
+	}{JobID: evs[0].JobID, ChainValid: valid, Events: []eventView{}}
+	for _, e := range evs {
+		out.Events = append(out.Events, viewEvent(e))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (a *API) approve(w http.ResponseWriter, r *http.Request) {
+	j, err := a.svc.Approve(r.Context(), chi.URLParam(r, "id"), actorFrom(r))
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, viewJob(j))
+}
+
+func (a *API) deny(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Reason string `json:"reason"`
+	}
+	if !decodeOptional(w, r, &body) {
+		return
+	}
+	j, err := a.svc.Deny(r.Context(), chi.URLParam(r, "id"), actorFrom(r), body.Reason)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, viewJob(j))
+}
+
+func (a *API) getAutoApprove(w http.ResponseWriter, r *http.Request) {
+	st := a.svc.AutoApproveStatus(r.Context())
+	now := a.now()
+	g := viewGrant(st.Grant, now)
+	writeJSON(w, http.StatusOK, autoApproveView{Active: g != nil, Unavailable: st.Unavailable, Grant: g,
+		StatusText: domain.GrantStatusText(st.Grant, now, r.URL.Query().Get("locale"), st.Unavailable)})
+}
+
+func (a *API) putAutoApprove(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		TTL              string   `json:"ttl"`
+		TaskTypes        []string `json:"task_types"`
+		Routes           []string `json:"routes"`
+		PathPrefixes     []string `json:"path_prefixes"`
+		DeniedOperations []string `json:"denied_operations"`
+		Reason           string   `json:"reason"`
+	}
+	if !decodeOptional(w, r, &body) {
+		return
+	}
+	in := app.GrantInput{TaskTypes: body.TaskTypes, Routes: body.Routes, PathPrefixes: body.PathPrefixes,
+		DeniedOperations: body.DeniedOperations, Reason: body.Reason}
+	if body.TTL != "" {
+		d, err := time.ParseDuration(body.TTL)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "invalid_argument", fmt.Sprintf("ttl: %v", err))
+			return
+		}
+		in.TTL = d
+	}
+	g, err := a.svc.EnableAutoApprove(r.Context(), actorFrom(r), in)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	now := a.now()
+	writeJSON(w, http.StatusOK, autoApproveView{Active: true, Grant: viewGrant(&g, now),
+		StatusText: domain.GrantStatusText(&g, now, r.URL.Query().Get("locale"), false)})
+}
+
+func (a *API) deleteAutoApprove(w http.ResponseWriter, r *http.Request) {
+	n, err := a.svc.DisableAutoApprove(r.Context(), actorFrom(r), r.URL.Query().Get("reason"))
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, autoApproveView{Active: false, RevokedJobs: &n,
+		StatusText: domain.GrantStatusText(nil, a.now(), r.URL.Query().Get("locale"), false)})
+}
+
+// decodeOptional reads a JSON body when there is one; an empty body is fine.
+func decodeOptional(w http.ResponseWriter, r *http.Request, dst any) bool {
+	if r.ContentLength == 0 {
+		return true
+	}
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil && !errors.Is(err, io.EOF) {
+		writeError(w, http.StatusBadRequest, "invalid_argument", "invalid JSON body: "+err.Error())
+		return false
+	}
+	return true
+}
+
+// fail is the one place REST maps domain errors to HTTP statuses and stable codes.
+func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
+	status, code := http.StatusInternalServerError, "internal"
+	switch {
+	case errors.Is(err, domain.ErrNotFound):
+		status, code = http.StatusNotFound, "not_found"
+	case errors.Is(err, domain.ErrInvalid):
+		status, code = http.StatusBadRequest, "invalid_argument"
+	case errors.Is(err, domain.ErrPermission):
+		status, code = http.StatusForbidden, "forbidden"
+	case errors.Is(err, domain.ErrHashMismatch):
+		status, code = http.StatusConflict, "hash_mismatch"
+	case errors.Is(err, domain.ErrExpired):
+		status, code = http.StatusConflict, "expired"
+	case errors.Is(err, domain.ErrConflict), errors.Is(err, domain.ErrVersionConflict):
+		status, code = http.StatusConflict, "conflict"
+	case errors.Is(err, domain.ErrUnavailable):
+		status, code = http.StatusServiceUnavailable, "unavailable"
+	}
+	msg := err.Error()
+	if status == http.StatusInternalServerError {
+		a.log.ErrorContext(r.Context(), "approval.internal_error", slog.String("error", err.Error()))
+		msg = "internal error"
+	}
+	writeError(w, status, code, msg)
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, map[string]string{"code": code, "message": msg})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

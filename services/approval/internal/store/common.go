@@ -1,0 +1,119 @@
+// Package store implements the approval event store on Postgres (pgx) and SQLite
+// (modernc.org/sqlite), and the Auto-Approve grant store on Redis.
+package store
+
+import (
+	"embed"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
+)
+
+//go:embed migrations
+var migrationFS embed.FS
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+func migrations(dialect string) ([]migration, error) {
+	dir := "migrations/" + dialect
+	entries, err := fs.ReadDir(migrationFS, dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []migration
+	for _, e := range entries {
+		num, _, ok := strings.Cut(e.Name(), "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || !strings.HasSuffix(e.Name(), ".sql") {
+			return nil, fmt.Errorf("migration %s: name must be NNN_name.sql", e.Name())
+		}
+		b, err := fs.ReadFile(migrationFS, dir+"/"+e.Name())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, migration{version: v, name: e.Name(), sql: string(b)})
+	}
+	slices.SortFunc(out, func(a, b migration) int { return a.version - b.version })
+	return out, nil
+}
+
+// sealAll numbers, chains and applies drafts after the job's (or stream's) last event.
+func sealAll(stream string, job domain.Job, drafts []domain.Draft) (domain.Job, []domain.Event, error) {
+	events := make([]domain.Event, 0, len(drafts))
+	for _, d := range drafts {
+		e, err := domain.Seal(stream, job.Version, job.LastHash, d)
+		if err != nil {
+			return job, nil, err
+		}
+		if !strings.HasPrefix(stream, "_") {
+			if err := job.Apply(e); err != nil {
+				return job, nil, err
+			}
+		} else {
+			job.Version, job.LastHash = e.Seq, e.Hash
+		}
+		events = append(events, e)
+	}
+	return job, events, nil
+}
+
+// row is the read model's column values of a job.
+type row struct {
+	data               []byte
+	risk, cost         []byte
+	result             []byte
+	approver           string
+	decided, expires   *time.Time
+	executed, finished *time.Time
+}
+
+func toRow(j domain.Job) (row, error) {
+	stripped := j
+	stripped.Patch = "" // the patch column is the one copy the claim re-hashes
+	data, err := json.Marshal(stripped)
+	if err != nil {
+		return row{}, err
+	}
+	risk, _ := json.Marshal(j.Risk)
+	cost, _ := json.Marshal(j.Cost)
+	r := row{data: data, risk: risk, cost: cost, approver: j.DecidedBy.ID}
+	if len(j.Result) > 0 {
+		r.result = j.Result
+	}
+	opt := func(t time.Time) *time.Time {
+		if t.IsZero() {
+			return nil
+		}
+		return &t
+	}
+	r.decided, r.expires, r.executed, r.finished = opt(j.DecidedAt), opt(j.ExpiresAt), opt(j.ExecutedAt), opt(j.FinishedAt)
+	return r, nil
+}
+
+// fromRow rebuilds a job from the read model: data plus the columns that are authoritative.
+func fromRow(data []byte, status, patch, hash string, version int64, lastHash string) (domain.Job, error) {
+	var j domain.Job
+	if err := json.Unmarshal(data, &j); err != nil {
+		return j, fmt.Errorf("decode job: %w", err)
+	}
+	j.Status, j.Patch, j.ContentHash, j.Version, j.LastHash = domain.Status(status), patch, hash, version, lastHash
+	return j, nil
+}
+
+func statusStrings(ss []domain.Status) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = string(s)
+	}
+	return out
+}

@@ -1,0 +1,344 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/picoclaw-suite/picoclaw/services/approval/internal/app"
+	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
+)
+
+// SQLite is the event store on an SQLite file, for the single-machine embedded default.
+// One connection serialises writers, which is what SQLite does anyway.
+type SQLite struct {
+	db *sql.DB
+}
+
+var _ app.Store = (*SQLite)(nil)
+
+// OpenSQLite opens (creating when needed) the database file and applies migrations.
+func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
+	if dir := filepath.Dir(path); dir != "." && path != ":memory:" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("sqlite: create %s: %w", dir, err)
+		}
+	}
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(5000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(1)
+	s := &SQLite{db: db}
+	if err := s.Migrate(ctx); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes the database.
+func (s *SQLite) Close() error { return s.db.Close() }
+
+// Ping checks the database (readiness).
+func (s *SQLite) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
+
+// DB exposes the handle to tests that need to reach under the store.
+func (s *SQLite) DB() *sql.DB { return s.db }
+
+// Migrate applies pending migrations in one transaction.
+func (s *SQLite) Migrate(ctx context.Context) error {
+	ms, err := migrations("sqlite")
+	if err != nil {
+		return err
+	}
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS approval_schema_migrations (
+			version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		for _, m := range ms {
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM approval_schema_migrations WHERE version = ?`, m.version).Scan(&n); err != nil {
+				return fmt.Errorf("migrate %s: %w", m.name, err)
+			}
+			if n > 0 {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+				return fmt.Errorf("migrate %s: %w", m.name, err)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO approval_schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
+				m.version, m.name, time.Now().UnixMicro()); err != nil {
+				return fmt.Errorf("migrate %s: %w", m.name, err)
+			}
+		}
+		return nil
+	})
+}
+
+func (s *SQLite) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+const sqliteJobColumns = `data, status, patch, content_hash, version, last_hash`
+
+type scanner interface{ Scan(...any) error }
+
+func scanSQLiteJob(r scanner) (domain.Job, error) {
+	var (
+		data                          string
+		status, patch, hash, lastHash string
+		version                       int64
+	)
+	if err := r.Scan(&data, &status, &patch, &hash, &version, &lastHash); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return domain.Job{}, domain.ErrNotFound
+		}
+		return domain.Job{}, err
+	}
+	return fromRow([]byte(data), status, patch, hash, version, lastHash)
+}
+
+func micros(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return t.UnixMicro()
+}
+
+// Create inserts the job and its first events.
+func (s *SQLite) Create(ctx context.Context, id string, drafts []domain.Draft) (domain.Job, error) {
+	job, events, err := sealAll(id, domain.Job{}, drafts)
+	if err != nil {
+		return domain.Job{}, err
+	}
+	r, err := toRow(job)
+	if err != nil {
+		return domain.Job{}, err
+	}
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO approval_jobs (job_id, status, session_id, channel, route, task_type, plan, patch,
+			content_hash, risk, cost, uses_browser, auto_approved, policy_rule, approver, requested_at, decided_at, expires_at,
+			executed_at, finished_at, result, version, last_hash, data)
+			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (job_id) DO NOTHING`,
+			job.ID, string(job.Status), job.SessionID, job.Channel, job.Route, job.TaskType, job.Plan, job.Patch,
+			job.ContentHash, string(r.risk), string(r.cost), job.UsesBrowser, job.AutoApproved, job.PolicyRule, r.approver,
+			job.RequestedAt.UnixMicro(), micros(r.decided), micros(r.expires), micros(r.executed), micros(r.finished),
+			nullJSON(r.result), job.Version, job.LastHash, string(r.data))
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("create %s: %w: job exists", id, domain.ErrConflict)
+		}
+		return insertSQLiteEvents(ctx, tx, events)
+	})
+	if isSQLiteConstraint(err) {
+		return domain.Job{}, fmt.Errorf("create %s: %w: job exists", id, domain.ErrConflict)
+	}
+	if err != nil {
+		return domain.Job{}, err
+	}
+	return job, nil
+}
+
+// Update runs fn on the current job and records its events and the new read model in one
+// immediate transaction, guarded by the version check and the unique (job_id, seq) key.
+func (s *SQLite) Update(ctx context.Context, id string, fn func(domain.Job) ([]domain.Draft, error)) (domain.Job, error) {
+	for attempt := 1; ; attempt++ {
+		job, err := s.update(ctx, id, fn)
+		if errors.Is(err, domain.ErrVersionConflict) && attempt < maxAttempts {
+			continue
+		}
+		return job, err
+	}
+}
+
+func (s *SQLite) update(ctx context.Context, id string, fn func(domain.Job) ([]domain.Draft, error)) (domain.Job, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return domain.Job{}, err
+	}
+	defer func() { _ = tx.Rollback() }()
+	job, err := scanSQLiteJob(tx.QueryRowContext(ctx, `SELECT `+sqliteJobColumns+` FROM approval_jobs WHERE job_id = ?`, id))
+	if err != nil {
+		if errors.Is(err, domain.ErrNotFound) {
+			return domain.Job{}, fmt.Errorf("job %s: %w", id, domain.ErrNotFound)
+		}
+		return domain.Job{}, err
+	}
+	drafts, ferr := fn(job)
+	if len(drafts) == 0 {
+		return job, ferr
+	}
+	next, events, err := sealAll(id, job, drafts)
+	if err != nil {
+		return job, err
+	}
+	if err := insertSQLiteEvents(ctx, tx, events); err != nil {
+		if isSQLiteConstraint(err) {
+			return job, domain.ErrVersionConflict
+		}
+		return job, err
+	}
+	r, err := toRow(next)
+	if err != nil {
+		return job, err
+	}
+	res, err := tx.ExecContext(ctx, `UPDATE approval_jobs SET status=?, patch=?, content_hash=?, auto_approved=?, policy_rule=?,
+		approver=?, decided_at=?, expires_at=?, executed_at=?, finished_at=?, result=?, version=?, last_hash=?, data=?, uses_browser=?
+		WHERE job_id=? AND version=?`,
+		string(next.Status), next.Patch, next.ContentHash, next.AutoApproved, next.PolicyRule, r.approver, micros(r.decided),
+		micros(r.expires), micros(r.executed), micros(r.finished), nullJSON(r.result), next.Version, next.LastHash,
+		string(r.data), next.UsesBrowser, id, job.Version)
+	if err != nil {
+		return job, err
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return job, domain.ErrVersionConflict
+	}
+	if err := tx.Commit(); err != nil {
+		return job, err
+	}
+	return next, ferr
+}
+
+func insertSQLiteEvents(ctx context.Context, tx *sql.Tx, events []domain.Event) error {
+	for _, e := range events {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO approval_events (job_id, seq, type, actor_id, actor_channel, actor_name,
+			channel, payload, policy_rule, prev_hash, hash, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
+			e.JobID, e.Seq, string(e.Type), e.Actor.ID, e.Actor.Channel, e.Actor.DisplayName, e.Channel, string(e.Payload),
+			e.PolicyRule, e.PrevHash, e.Hash, e.At.UnixMicro()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Append records events on a non-job stream.
+func (s *SQLite) Append(ctx context.Context, stream string, drafts []domain.Draft) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		var last domain.Job
+		err := tx.QueryRowContext(ctx, `SELECT seq, hash FROM approval_events WHERE job_id = ? ORDER BY seq DESC LIMIT 1`, stream).
+			Scan(&last.Version, &last.LastHash)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		_, events, err := sealAll(stream, last, drafts)
+		if err != nil {
+			return err
+		}
+		return insertSQLiteEvents(ctx, tx, events)
+	})
+}
+
+// Get reads the job's read model.
+func (s *SQLite) Get(ctx context.Context, id string) (domain.Job, error) {
+	j, err := scanSQLiteJob(s.db.QueryRowContext(ctx, `SELECT `+sqliteJobColumns+` FROM approval_jobs WHERE job_id = ?`, id))
+	if errors.Is(err, domain.ErrNotFound) {
+		return j, fmt.Errorf("job %s: %w", id, domain.ErrNotFound)
+	}
+	return j, err
+}
+
+// List returns jobs newest first.
+func (s *SQLite) List(ctx context.Context, f app.ListFilter) ([]domain.Job, error) {
+	var (
+		where []string
+		args  []any
+	)
+	if len(f.Statuses) > 0 {
+		marks := strings.TrimSuffix(strings.Repeat("?,", len(f.Statuses)), ",")
+		where = append(where, "status IN ("+marks+")")
+		for _, st := range f.Statuses {
+			args = append(args, string(st))
+		}
+	}
+	if f.SessionID != "" {
+		where = append(where, "session_id = ?")
+		args = append(args, f.SessionID)
+	}
+	if !f.ExpiresBefore.IsZero() {
+		where = append(where, "expires_at <= ?")
+		args = append(args, f.ExpiresBefore.UnixMicro())
+	}
+	q := `SELECT ` + sqliteJobColumns + ` FROM approval_jobs`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY requested_at DESC, job_id DESC LIMIT ? OFFSET ?"
+	args = append(args, f.Limit, f.Offset)
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []domain.Job
+	for rows.Next() {
+		j, err := scanSQLiteJob(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, j)
+	}
+	return out, rows.Err()
+}
+
+// Events returns a stream's events in order.
+func (s *SQLite) Events(ctx context.Context, id string) ([]domain.Event, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT job_id, seq, type, actor_id, actor_channel, actor_name, channel, payload,
+		policy_rule, prev_hash, hash, created_at FROM approval_events WHERE job_id = ? ORDER BY seq`, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []domain.Event
+	for rows.Next() {
+		var (
+			e       domain.Event
+			typ     string
+			payload string
+			at      int64
+		)
+		if err := rows.Scan(&e.JobID, &e.Seq, &typ, &e.Actor.ID, &e.Actor.Channel, &e.Actor.DisplayName, &e.Channel, &payload,
+			&e.PolicyRule, &e.PrevHash, &e.Hash, &at); err != nil {
+			return nil, err
+		}
+		e.Type, e.Payload, e.At = domain.EventType(typ), []byte(payload), time.UnixMicro(at).UTC()
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+func isSQLiteConstraint(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		code := se.Code()
+		return code&0xff == sqlite3.SQLITE_CONSTRAINT
+	}
+	return false
+}

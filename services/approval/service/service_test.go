@@ -1,0 +1,281 @@
+package service_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/jackc/pgx/v5"
+
+	approvalv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1"
+	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1/approvalv1connect"
+	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
+	"github.com/picoclaw-suite/picoclaw/pkg/config"
+	"github.com/picoclaw-suite/picoclaw/pkg/runner"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
+	"github.com/picoclaw-suite/picoclaw/services/approval/service"
+)
+
+const childEnv = "PICOCLAW_APPROVAL_TEST_CHILD"
+
+// TestMain lets the test binary act as the approval binary in a child process, so restarts are
+// real process restarts.
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "1" {
+		os.Exit(runner.Main("approval", os.Args[1:], os.Stderr, func(ctx context.Context, path string, args []string) error {
+			cfg := service.DefaultConfig()
+			if err := config.Load(path, &cfg); err != nil {
+				return err
+			}
+			if len(args) == 1 && args[0] == "migrate" {
+				return service.Migrate(ctx, cfg)
+			}
+			return service.Run(ctx, cfg)
+		}))
+	}
+	os.Exit(m.Run())
+}
+
+type child struct {
+	cmd  *exec.Cmd
+	addr string
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	return addr
+}
+
+func childCmd(t *testing.T, env []string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), append([]string{childEnv + "=1"}, env...)...)
+	return cmd
+}
+
+func start(t *testing.T, env []string) *child {
+	t.Helper()
+	addr := freeAddr(t)
+	cmd := childCmd(t, append(env, "PICOCLAW_SERVICES_APPROVAL_LISTEN="+addr))
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := &child{cmd: cmd, addr: addr}
+	t.Cleanup(func() { c.stop(t) })
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return c
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("approval did not become ready: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (c *child) stop(t *testing.T) {
+	if c.cmd.ProcessState != nil {
+		return
+	}
+	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- c.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("approval exited with %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		_ = c.cmd.Process.Kill()
+		<-done
+		t.Error("approval did not stop on SIGTERM")
+	}
+}
+
+func (c *child) client() approvalv1connect.ApprovalServiceClient {
+	return approvalv1connect.NewApprovalServiceClient(http.DefaultClient, "http://"+c.addr)
+}
+
+func TestRestartKeepsPendingJobs(t *testing.T) {
+	pg := testinfra.Postgres(t)
+	rdb := testinfra.Redis(t)
+	env := []string{"PICOCLAW_POSTGRES_DSN=" + pg.DSN, "PICOCLAW_REDIS_ADDR=" + rdb.Addr, "PICOCLAW_REDIS_KEY_PREFIX=" + rdb.Prefix,
+		"PICOCLAW_APPROVAL_APPROVERS_LINE=Uowner", "PICOCLAW_LOG_LEVEL=warn", "PICOCLAW_APPROVAL_STORE=postgres"}
+
+	// migrate applies the schema and exits.
+	if out, err := childCmd(t, env, "migrate").CombinedOutput(); err != nil {
+		t.Fatalf("migrate: %v\n%s", err, out)
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, pg.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var applied int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM approval_schema_migrations`).Scan(&applied); err != nil || applied == 0 {
+		t.Fatalf("migrations applied: %d, %v", applied, err)
+	}
+
+	first := start(t, env)
+	c := first.client()
+	owner := &commonv1.Actor{Id: "Uowner", Channel: "line"}
+	for i := 1; i <= 3; i++ {
+		_, err := c.RequestApproval(ctx, &approvalv1.RequestApprovalRequest{Proposal: &commonv1.Proposal{
+			JobId: fmt.Sprintf("job_20260301_%03d", i), Plan: "edit docs",
+			Patch: fmt.Sprintf(`[{"type":"file_edit","action":"update","target":"docs/%d.md","content":"x"}]`, i)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.Approve(ctx, &approvalv1.ApproveRequest{JobId: "job_20260301_001", Actor: owner}); err != nil {
+		t.Fatal(err)
+	}
+	first.stop(t)
+
+	second := start(t, env)
+	c = second.client()
+	list, err := c.ListJobs(ctx, &approvalv1.ListJobsRequest{Statuses: []approvalv1.JobStatus{approvalv1.JobStatus_JOB_STATUS_PENDING}})
+	if err != nil || len(list.GetJobs()) != 2 {
+		t.Fatalf("pending after restart: %v, %v", list, err)
+	}
+	for i := 1; i <= 3; i++ {
+		evs, err := c.ListJobEvents(ctx, &approvalv1.ListJobEventsRequest{JobId: fmt.Sprintf("job_20260301_%03d", i)})
+		if err != nil || !evs.GetChainValid() {
+			t.Fatalf("events of job %d: %v, %v", i, evs, err)
+		}
+	}
+	if _, err := c.Approve(ctx, &approvalv1.ApproveRequest{JobId: "job_20260301_002", Actor: owner}); err != nil {
+		t.Fatalf("approve after restart: %v", err)
+	}
+	claim, err := c.ClaimJob(ctx, &approvalv1.ClaimJobRequest{JobId: "job_20260301_001", ExecutorId: "executor-1"})
+	if err != nil || !strings.Contains(claim.GetPatch(), "docs/1.md") {
+		t.Fatalf("claim after restart: %v, %v", claim, err)
+	}
+	var ce *connect.Error
+	if _, err := c.ClaimJob(ctx, &approvalv1.ClaimJobRequest{JobId: "job_20260301_001", ExecutorId: "executor-1"}); !errAs(err, &ce) || ce.Code() != connect.CodeAborted {
+		t.Errorf("second claim after restart = %v", err)
+	}
+	// Metrics: outcomes of this process and the pending jobs in the database.
+	mresp, err := http.Get("http://" + second.addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mbody, _ := io.ReadAll(mresp.Body)
+	mresp.Body.Close()
+	for _, want := range []string{`approval_results_total{kind="granted"} 1`, `approval_results_total{kind="claimed"} 1`,
+		`approval_results_total{kind="claim_rejected"} 1`, "approval_pending_jobs 1"} {
+		if !strings.Contains(string(mbody), want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+	// The REST API is served by the same process.
+	resp, err := http.Get("http://" + second.addr + "/v1/openapi.json")
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("openapi: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	resp, err = http.Get("http://" + second.addr + "/v1/nothing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nb, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(nb), `"code":"not_found"`) {
+		t.Errorf("unknown route: %d %s", resp.StatusCode, nb)
+	}
+}
+
+func errAs(err error, ce **connect.Error) bool {
+	if err == nil {
+		return false
+	}
+	e, ok := err.(*connect.Error)
+	*ce = e
+	return ok
+}
+
+func TestValidateNamesKeys(t *testing.T) {
+	cfg := service.DefaultConfig()
+	cfg.Approval.PendingTTL = 0
+	cfg.Approval.Store = "mysql"
+	cfg.Approval.AutoApprove.DefaultTTL = 48 * time.Hour
+	cfg.Approval.HardDeny.Commands = []string{"("}
+	err := cfg.Validate()
+	for _, key := range []string{"approval.pending_ttl", "approval.store", "approval.auto_approve.default_ttl", "approval.hard_deny.commands[0]"} {
+		if err == nil || !strings.Contains(err.Error(), key) {
+			t.Errorf("error %v does not name %s", err, key)
+		}
+	}
+	cfg = service.DefaultConfig()
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "postgres.dsn") {
+		t.Errorf("missing DSN: %v", err)
+	}
+	cfg.Approval.Store = service.StoreSQLite
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("sqlite defaults: %v", err)
+	}
+	t.Setenv("PICOCLAW_APPROVAL_TOKENS", "ops:short")
+	cfg = service.DefaultConfig()
+	cfg.Approval.Store = service.StoreSQLite
+	if err := config.ApplyEnv(&cfg, os.LookupEnv); err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "approval.approvers.tokens") || strings.Contains(err.Error(), "short") {
+		t.Errorf("bad tokens: %v", err)
+	}
+}
+
+// The sweeper of a running service expires pending jobs after approval.pending_ttl; this one
+// runs on the embedded SQLite store.
+func TestSweeperExpiresPendingJobs(t *testing.T) {
+	rdb := testinfra.Redis(t)
+	env := []string{"PICOCLAW_APPROVAL_STORE=sqlite", "PICOCLAW_APPROVAL_SQLITE_PATH=" + t.TempDir() + "/audit.db",
+		"PICOCLAW_REDIS_ADDR=" + rdb.Addr, "PICOCLAW_REDIS_KEY_PREFIX=" + rdb.Prefix, "PICOCLAW_LOG_LEVEL=warn",
+		"PICOCLAW_APPROVAL_PENDING_TTL=1s", "PICOCLAW_APPROVAL_SWEEP_INTERVAL=100ms"}
+	c := start(t, env).client()
+	ctx := context.Background()
+	if _, err := c.RequestApproval(ctx, &approvalv1.RequestApprovalRequest{Proposal: &commonv1.Proposal{
+		JobId: "job_20260301_001", Patch: `[{"type":"shell_command","action":"run","target":"make"}]`}}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		res, err := c.GetJob(ctx, &approvalv1.GetJobRequest{JobId: "job_20260301_001"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.GetJob().GetStatus() == approvalv1.JobStatus_JOB_STATUS_EXPIRED {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job not expired: %v", res.GetJob().GetStatus())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	evs, err := c.ListJobEvents(ctx, &approvalv1.ListJobEventsRequest{JobId: "job_20260301_001"})
+	if err != nil || !evs.GetChainValid() || evs.GetEvents()[1].GetType() != "expired" || evs.GetEvents()[1].GetPolicyRule() != "pending_ttl" {
+		t.Fatalf("events: %v, %v", evs, err)
+	}
+}
