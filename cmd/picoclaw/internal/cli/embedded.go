@@ -198,7 +198,7 @@ func (s *suite) configure(ctx context.Context) error {
 		{"chat-mio", func(ctx context.Context) error { return chatmio.Run(ctx, cm) }},
 	}
 	// The gateways need their channel's secrets; without them LINE/Slack are simply not offered.
-	if gl.Line.ChannelSecret.Set() && gl.Line.AccessToken.Set() {
+	if gl.Line.ChannelSecret.Set() && gl.Line.ChannelAccessToken.Set() {
 		gl.Listener, gl.LogWriter = s.listeners["gateway-line"], s.logs
 		s.components = append(s.components, component{"gateway-line", func(ctx context.Context) error { return gatewayline.Run(ctx, gl) }})
 	} else {
