@@ -103,7 +103,6 @@ func startPeer(t *testing.T, p peer, c config.Common) *started {
 	return &started{stop: stop}
 }
 
-
 func report(t *testing.T, url string) map[string]*heartbeatv1.AgentStatus {
 	t.Helper()
 	rep, err := hbClient(url).Report(context.Background(), &heartbeatv1.ReportRequest{})
