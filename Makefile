@@ -47,10 +47,14 @@ lint: tools ## gofmt, go vet and buf lint
 test: ## Run every module's tests with -race
 	go test -race -count=1 -timeout 15m $(PKGS)
 
+.PHONY: run
+run: ## Start the whole suite in one process with a chat prompt (embedded default; data in data/)
+	go run ./cmd/picoclaw run
+
 .PHONY: build
-build: ## Build every binary into bin/
+build: ## Build every binary into bin/ (the eight services and the picoclaw CLI)
 	@mkdir -p bin
-	go build -o bin/ $(foreach s,$(SERVICES),./services/$(s)/cmd/$(s))
+	go build -o bin/ $(foreach s,$(SERVICES),./services/$(s)/cmd/$(s)) ./cmd/picoclaw
 
 .PHONY: bench
 bench: ## Run the Go benchmarks

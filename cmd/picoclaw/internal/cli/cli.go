@@ -107,7 +107,7 @@ func Main(args []string, stdio IO) int {
 		return ExitUsage
 	}
 	cfg := config.DefaultCommon()
-	if err := loadCommon(g.cfgPath, &cfg); err != nil {
+	if err := loadCommon(g.cfgPath, &cfg, stdio.Getenv); err != nil {
 		fmt.Fprintf(stdio.Err, "picoclaw: %v\n", err)
 		return ExitUsage
 	}
@@ -128,10 +128,23 @@ type commonOnly struct {
 
 func (c *commonOnly) Validate() error { return c.Common.Validate() }
 
-func loadCommon(path string, dst *config.Common) error {
+func loadCommon(path string, dst *config.Common, getenv func(string) string) error {
 	c := commonOnly{Common: *dst}
-	if err := config.Load(path, &c); err != nil {
+	if path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("read config: %w", err)
+		}
+		if err := config.Decode(data, &c); err != nil {
+			return fmt.Errorf("config %s: %w", path, err)
+		}
+	}
+	lookup := func(k string) (string, bool) { v := getenv(k); return v, v != "" }
+	if err := config.ApplyEnv(&c, lookup); err != nil {
 		return err
+	}
+	if err := c.Validate(); err != nil {
+		return fmt.Errorf("invalid config: %w", err)
 	}
 	*dst = c.Common
 	return nil

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bufio"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// session drives `picoclaw run` through its terminal: lines in, output lines out.
+type session struct {
+	t     *testing.T
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	lines chan string
+	seen  strings.Builder
+}
+
+func startRun(t *testing.T, bin, dataDir string) *session {
+	t.Helper()
+	cmd := exec.Command(bin, "run", "--data", dataDir, "--user", "tester")
+	cmd.Dir = filepath.Join("..", "..") // persona and rules files are found from the repository root
+	cmd.Env = append(os.Environ(), "PICOCLAW_OLLAMA_BASE_URL=http://127.0.0.1:1", "PICOCLAW_LOCALE=ja")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s := &session{t: t, cmd: cmd, in: in, lines: make(chan string, 1024)}
+	go func() {
+		defer close(s.lines)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			s.lines <- sc.Text()
+		}
+	}()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return s
+}
+
+// expect reads output until a line matches re and returns the match.
+func (s *session) expect(re *regexp.Regexp, within time.Duration) []string {
+	s.t.Helper()
+	deadline := time.After(within)
+	for {
+		select {
+		case line, ok := <-s.lines:
+			if !ok {
+				s.t.Fatalf("output ended before %q; output so far:\n%s", re, s.seen.String())
+			}
+			s.seen.WriteString(line + "\n")
+			if m := re.FindStringSubmatch(line); m != nil {
+				return m
+			}
+		case <-deadline:
+			s.t.Fatalf("no %q within %v; output so far:\n%s", re, within, s.seen.String())
+		}
+	}
+}
+
+func (s *session) send(line string) {
+	s.t.Helper()
+	if _, err := io.WriteString(s.in, line+"\n"); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+func (s *session) quit() {
+	s.t.Helper()
+	s.send("/quit")
+	done := make(chan error, 1)
+	go func() { done <- s.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			s.t.Fatalf("picoclaw run exited with %v\n%s", err, s.seen.String())
+		}
+	case <-time.After(20 * time.Second):
+		s.t.Fatalf("picoclaw run did not stop after /quit\n%s", s.seen.String())
+	}
+}
+
+var (
+	promptRE  = regexp.MustCompile(`^session cli:tester`)
+	approveRE = regexp.MustCompile(`/approve (job_\d{8}_\d{3,})`)
+	resultRE  = regexp.MustCompile(`実行: 1 件, 成功: 1 件, 失敗: 0 件`)
+	decidedRE = regexp.MustCompile(`job_\d{8}_\d{3,}.*(すでに|既に|承認済み|決定済み|granted|completed|完了)`)
+)
+
+// TestEmbeddedSessionApprovesAJob is the newcomer's first minute: the whole suite starts in
+// one process, a request becomes a pending job, /approve runs it, and after a restart the
+// job and its history are still there.
+func TestEmbeddedSessionApprovesAJob(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "picoclaw")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	data := filepath.Join(dir, "data")
+
+	start := time.Now()
+	s := startRun(t, bin, data)
+	s.expect(promptRE, 60*time.Second)
+	t.Logf("chat prompt after %v", time.Since(start).Round(time.Millisecond))
+
+	s.send("/code2 docs/hello.md に挨拶を書いて")
+	job := s.expect(approveRE, 30*time.Second)[1]
+	s.send("/approve " + job)
+	s.expect(resultRE, 30*time.Second)
+	s.quit()
+
+	written, err := filepath.Glob(filepath.Join(data, "workspace", "docs", "*", "*.md"))
+	if err != nil || len(written) == 0 {
+		t.Fatalf("the approved patch wrote nothing into the workspace: %v", err)
+	}
+	for _, f := range []string{"audit.db", "redis.json"} {
+		if _, err := os.Stat(filepath.Join(data, f)); err != nil {
+			t.Fatalf("%s not kept: %v", f, err)
+		}
+	}
+
+	// A restart keeps the audit store: the job is already decided.
+	s2 := startRun(t, bin, data)
+	s2.expect(promptRE, 60*time.Second)
+	s2.send("/approve " + job)
+	s2.expect(regexp.MustCompile(regexp.QuoteMeta(job)), 30*time.Second)
+	s2.quit()
+	if !decidedRE.MatchString(s2.seen.String()) {
+		t.Fatalf("after a restart, approving %s again does not say it was decided:\n%s", job, s2.seen.String())
+	}
+}

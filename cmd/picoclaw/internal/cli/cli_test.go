@@ -1,0 +1,170 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	approvalv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1"
+	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1/approvalv1connect"
+	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
+	"github.com/picoclaw-suite/picoclaw/pkg/config"
+	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
+	approval "github.com/picoclaw-suite/picoclaw/services/approval/service"
+)
+
+const token = "cli-test-token-0123456789"
+
+// startApproval runs the real approval service (SQLite audit store, real Redis) and returns
+// its URL.
+func startApproval(t *testing.T) string {
+	t.Helper()
+	rd := testinfra.Redis(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := approval.DefaultConfig()
+	cfg.Redis.Addr, cfg.Redis.KeyPrefix = rd.Addr, rd.Prefix
+	cfg.Services.Approval = config.Endpoint{Listen: ln.Addr().String(), URL: "http://" + ln.Addr().String()}
+	cfg.HeartbeatSender.Enabled = false
+	cfg.Listener, cfg.LogWriter = ln, io.Discard
+	cfg.Approval.Store, cfg.Approval.SQLitePath = approval.StoreSQLite, filepath.Join(t.TempDir(), "audit.db")
+	cfg.Approval.Approvers.Tokens = config.Secret("ops:" + token)
+	cfg.Approval.AutoApprove.Enabled = true
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- approval.Run(ctx, cfg) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("approval: %v", err)
+		}
+	})
+	url := cfg.Services.Approval.URL
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		if res, err := http.Get(url + "/readyz"); err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return url
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("approval did not become ready")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func requestApproval(t *testing.T, url, id, target string) {
+	t.Helper()
+	c := approvalv1connect.NewApprovalServiceClient(rpcserver.NewHTTPClient(), url)
+	_, err := c.RequestApproval(context.Background(), &approvalv1.RequestApprovalRequest{
+		SessionId: "cli:tester", Channel: "cli",
+		Proposal: &commonv1.Proposal{JobId: id, Plan: "write " + target, TaskType: commonv1.TaskType_TASK_TYPE_DOCS,
+			Patch: `[{"type":"file_edit","action":"create","target":"` + target + `","content":"hello"}]`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// run executes the CLI with the approval URL and token, returning exit code and output.
+func run(t *testing.T, url, tok string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	env := map[string]string{"PICOCLAW_TOKEN": tok, "PICOCLAW_SERVICES_APPROVAL_URL": url}
+	code := Main(args, IO{In: strings.NewReader(""), Out: &out, Err: &errOut, Getenv: func(k string) string { return env[k] }})
+	return code, out.String(), errOut.String()
+}
+
+func TestApprovalCommandsAgainstTheRealService(t *testing.T) {
+	url := startApproval(t)
+	requestApproval(t, url, "job_20261121_001", "docs/a.md")
+	requestApproval(t, url, "job_20261121_002", "docs/b.md")
+
+	code, out, errOut := run(t, url, token, "jobs", "--status", "pending")
+	if code != ExitOK || !strings.Contains(out, "job_20261121_001") || !strings.Contains(out, "job_20261121_002") {
+		t.Fatalf("jobs: %d %s %s", code, out, errOut)
+	}
+	code, out, errOut = run(t, url, token, "deny", "JOB_20261121_002", "--reason", "not now")
+	if code != ExitOK || !strings.Contains(out, "denied") {
+		t.Fatalf("deny: %d %s %s", code, out, errOut)
+	}
+	code, out, _ = run(t, url, token, "job", "job_20261121_002")
+	if code != ExitOK || !strings.Contains(out, "deny reason: not now") || !strings.Contains(out, "hash chain ok") ||
+		!strings.Contains(out, "requested") || !strings.Contains(out, "denied") {
+		t.Fatalf("job: %d %s", code, out)
+	}
+	code, out, _ = run(t, url, token, "approve", "--no-execute", "job_20261121_001")
+	if code != ExitOK || !strings.Contains(out, "granted") {
+		t.Fatalf("approve: %d %s", code, out)
+	}
+
+	// Exit codes scripts rely on.
+	for _, tc := range []struct {
+		name string
+		tok  string
+		args []string
+		want int
+	}{
+		{"decided job", token, []string{"deny", "job_20261121_001"}, ExitConflict},
+		{"unknown job", token, []string{"job", "job_20261121_999"}, ExitNotFound},
+		{"no token", "", []string{"jobs"}, ExitUnauthorized},
+		{"wrong token", "not-a-known-token-000000", []string{"jobs"}, ExitUnauthorized},
+		{"bad job id", token, []string{"approve", "job_x"}, ExitUsage},
+		{"unknown command", token, []string{"frobnicate"}, ExitUsage},
+		{"missing argument", token, []string{"deny"}, ExitUsage},
+		{"auto-approve without mode", token, []string{"auto-approve"}, ExitUsage},
+	} {
+		if code, _, errOut := run(t, url, tc.tok, tc.args...); code != tc.want {
+			t.Errorf("%s: exit %d, want %d (%s)", tc.name, code, tc.want, errOut)
+		}
+	}
+
+	code, out, errOut = run(t, url, token, "auto-approve", "on", "--ttl", "10m", "--paths", "docs/", "--reason", "docs day")
+	if code != ExitOK || !strings.Contains(out, "ON") || !strings.Contains(out, "docs") {
+		t.Fatalf("auto-approve on: %d %s %s", code, out, errOut)
+	}
+	code, out, _ = run(t, url, token, "auto-approve", "status")
+	if code != ExitOK || !strings.Contains(out, "docs") {
+		t.Fatalf("auto-approve status: %d %s", code, out)
+	}
+	if code, _, errOut = run(t, url, token, "auto-approve", "off"); code != ExitOK {
+		t.Fatalf("auto-approve off: %d %s", code, errOut)
+	}
+}
+
+func TestHelpForEveryCommand(t *testing.T) {
+	for name := range commands() {
+		code, out, _ := run(t, "http://127.0.0.1:1", token, "help", name)
+		if code != ExitOK || !strings.Contains(out, "usage: picoclaw "+name) {
+			t.Errorf("help %s: %d %q", name, code, out)
+		}
+		if name == "auto-approve" || name == "run" || name == "chat" {
+			continue
+		}
+		code, out, _ = run(t, "http://127.0.0.1:1", token, name, "--help")
+		if code != ExitOK || !strings.Contains(out, "usage: picoclaw "+name) {
+			t.Errorf("%s --help: %d %q", name, code, out)
+		}
+	}
+	if code, out, _ := run(t, "", "", "help"); code != ExitOK || !strings.Contains(out, "exit codes") {
+		t.Errorf("help: %d %q", code, out)
+	}
+}
+
+func TestStatusWhenHeartbeatIsDown(t *testing.T) {
+	var out, errOut bytes.Buffer
+	env := map[string]string{"PICOCLAW_SERVICES_HEARTBEAT_URL": "http://127.0.0.1:1"}
+	code := Main([]string{"status"}, IO{In: strings.NewReader(""), Out: &out, Err: &errOut, Getenv: func(k string) string { return env[k] }})
+	if code != ExitUnavailable {
+		t.Fatalf("status with heartbeat down: exit %d (%s)", code, errOut.String())
+	}
+}
