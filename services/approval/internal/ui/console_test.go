@@ -2,7 +2,9 @@ package ui_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -181,5 +183,74 @@ func TestConsoleEscapesLLMText(t *testing.T) {
 	}
 	if pwned || title == "pwned" {
 		t.Error("injected script ran")
+	}
+}
+
+// TestConsoleAutoApproveOff shows the active grant with its scope and remaining time, and
+// switches it off from the console.
+func TestConsoleAutoApproveOff(t *testing.T) {
+	s := startApproval(t, map[string]string{"PICOCLAW_APPROVAL_AUTO_APPROVE_ENABLED": "true"})
+	ctx := browser(t)
+	dir := artifactsDir(t)
+	req, err := http.NewRequest(http.MethodPut, s.base+"/v1/auto-approve",
+		strings.NewReader(`{"ttl":"45m","routes":["CODE1"],"path_prefixes":["docs/"],"reason":"docs sprint"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+approverToken)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("enable Auto-Approve: %s", resp.Status)
+	}
+
+	var scope, remaining, statusOff string
+	err = chromedp.Do(ctx,
+		login(s.base),
+		chromedp.WaitVisible(chromedp.CSS("#aa-remaining")),
+		chromedp.Click(chromedp.CSS("#lang-btn")),
+		chromedp.WaitVisible(chromedp.CSS("#aa-off-btn")),
+		chromedp.Sleep(1100*time.Millisecond), // one countdown tick
+		into(&scope, chromedp.Text(chromedp.CSS("#aa-scope"))),
+		into(&remaining, chromedp.Text(chromedp.CSS("#aa-remaining"))),
+		screenshot(t, dir, "console-auto-approve.png"),
+		chromedp.Click(chromedp.CSS("#aa-off-btn")),
+		chromedp.WaitNotVisible(chromedp.CSS("#aa-scope")),
+		chromedp.WaitVisible(chromedp.CSS("#aa-on-btn")),
+		into(&statusOff, chromedp.Text(chromedp.CSS("#aa-status"))),
+	)
+	if err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+	for _, want := range []string{"CODE1", "docs", "docs sprint", "rest:alice"} {
+		if !strings.Contains(scope, want) {
+			t.Errorf("grant scope lacks %q:\n%s", want, scope)
+		}
+	}
+	if !strings.HasPrefix(remaining, "44:") {
+		t.Errorf("remaining time = %q, want 44:xx", remaining)
+	}
+	if !strings.Contains(statusOff, "OFF") {
+		t.Errorf("status after switching off = %q", statusOff)
+	}
+	get, err := http.NewRequest(http.MethodGet, s.base+"/v1/auto-approve", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	get.Header.Set("Authorization", "Bearer "+approverToken)
+	resp, err = http.DefaultClient.Do(get)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Active bool `json:"active"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil || st.Active {
+		t.Errorf("grant after switching off: active=%v, %v", st.Active, err)
 	}
 }

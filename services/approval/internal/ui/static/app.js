@@ -1,6 +1,6 @@
 // PicoClaw approval console. Every value that comes from the API (plans, diffs, summaries,
 // reasons: much of it written by an LLM) reaches the page only through textContent or text
-// nodes; nothing is ever assigned to innerHTML.
+// nodes; no string is ever parsed as markup.
 'use strict';
 (() => {
   const TOKEN_KEY = 'picoclaw.approval.token';
