@@ -276,7 +276,7 @@ func (f *fileDiff) operations() ([]raw, error) {
 	target := oldP
 	if oldP != newP {
 		ops = append(ops, raw{Type: string(TypeFileEdit), Action: ActionRename, Target: oldP,
-			Metadata: map[string]string{"to": newP}, Source: f.source})
+			Metadata: map[string]string{MetaTo: newP}, Source: f.source})
 		target = newP
 	}
 	if len(f.hunks) > 0 {

@@ -151,15 +151,15 @@ func parseGitLines(body []string, fenceSrc string, firstLine int) ([]raw, error)
 				content += args[k+1]
 				k++
 			case sub == ActionGitPush && (a == "-f" || a == "--force" || a == "--force-with-lease"):
-				md["force"] = "true"
+				md[MetaForce] = "true"
 			case sub == ActionGitPush && (a == "-u" || a == "--set-upstream"):
-				md["set_upstream"] = "true"
+				md[MetaSetUpstream] = "true"
 			case sub == ActionGitReset && (a == "--hard" || a == "--soft" || a == "--mixed"):
-				md["mode"] = strings.TrimPrefix(a, "--")
+				md[MetaMode] = strings.TrimPrefix(a, "--")
 			case sub == ActionGitCheckout && a == "-b":
-				md["new_branch"] = "true"
+				md[MetaNewBranch] = "true"
 			case sub == ActionGitCheckout && (a == "-f" || a == "--force"):
-				md["force"] = "true"
+				md[MetaForce] = "true"
 			case sub == ActionGitAdd && (a == "-A" || a == "--all"):
 				targets = append(targets, ".")
 			case strings.HasPrefix(a, "-"):
@@ -190,7 +190,7 @@ func parseGitLines(body []string, fenceSrc string, firstLine int) ([]raw, error)
 				r.Target = targets[0]
 			}
 			if len(targets) > 1 {
-				md["branch"] = targets[1]
+				md[MetaBranch] = targets[1]
 			}
 			ops = append(ops, r)
 		default:

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"net/url"
 	"slices"
 	"strings"
@@ -41,6 +42,8 @@ func Parse(text string, opts Options) (*Patch, error) {
 	if !utf8.ValidString(text) {
 		return nil, errorf("patch", "", "patch is not valid UTF-8")
 	}
+	// A byte order mark from an editor is not part of any format.
+	text = strings.TrimPrefix(text, "\ufeff")
 	p := &Patch{}
 	var (
 		raws  []raw
@@ -84,10 +87,11 @@ func Parse(text string, opts Options) (*Patch, error) {
 // detect picks the format from the text's shape.
 func detect(text string) Format {
 	t := strings.TrimSpace(text)
+	jsonish := strings.HasPrefix(t, "[") || strings.HasPrefix(t, "{")
 	switch {
 	case t == "":
 		return FormatEmpty
-	case strings.HasPrefix(t, "[") || strings.HasPrefix(t, "{"):
+	case jsonish && json.Valid([]byte(t)):
 		return FormatJSON
 	}
 	hasFence, hasDiff := false, false
@@ -110,6 +114,9 @@ func detect(text string) Format {
 		return FormatMarkdown
 	case hasDiff:
 		return FormatDiff
+	case jsonish:
+		// Broken JSON: parse it anyway so the error says what is wrong.
+		return FormatJSON
 	}
 	return ""
 }
@@ -177,7 +184,7 @@ func canonFile(op *Operation) error {
 	op.Target = p
 	switch op.Action {
 	case ActionRename:
-		to, ok := op.Metadata["to"]
+		to, ok := op.Metadata[MetaTo]
 		if !ok || strings.TrimSpace(to) == "" {
 			return errorf(op.Source, "metadata", "rename needs metadata.to (the new path)")
 		}
@@ -188,7 +195,7 @@ func canonFile(op *Operation) error {
 		if np == p {
 			return errorf(op.Source, "metadata.to", "rename to the same path %s", quote(p))
 		}
-		op.Metadata["to"] = np
+		op.Metadata[MetaTo] = np
 	case ActionPatch:
 		if strings.TrimSpace(op.Content) == "" {
 			return errorf(op.Source, "content", "patch action needs a unified diff")
@@ -294,7 +301,7 @@ func opFlags(op Operation) []Flag {
 			add(FlagPushPublic)
 		case ActionGitReset, ActionGitCheckout:
 			// A hard reset or a checkout of paths throws work away.
-			if op.Metadata["mode"] == "hard" || op.Metadata["force"] == "true" {
+			if op.Metadata[MetaMode] == "hard" || op.Metadata[MetaForce] == "true" {
 				add(FlagDelete)
 			}
 		}
@@ -390,7 +397,7 @@ func finish(p *Patch, stats *DiffStats, opts Options) {
 		}
 		if op.Type == TypeFileEdit {
 			written[op.Target] = true
-			if to := op.Metadata["to"]; op.Action == ActionRename && to != "" {
+			if to := op.Metadata[MetaTo]; op.Action == ActionRename && to != "" {
 				written[to] = true
 			}
 			a, d := opLineStats(op)
@@ -424,8 +431,8 @@ func finish(p *Patch, stats *DiffStats, opts Options) {
 func OperationPaths(op Operation) []string {
 	switch op.Type {
 	case TypeFileEdit:
-		if op.Action == ActionRename && op.Metadata["to"] != "" {
-			return []string{op.Target, op.Metadata["to"]}
+		if op.Action == ActionRename && op.Metadata[MetaTo] != "" {
+			return []string{op.Target, op.Metadata[MetaTo]}
 		}
 		return []string{op.Target}
 	case TypeGit:

@@ -140,6 +140,22 @@ func TestParseFormats(t *testing.T) {
 			},
 		},
 		{
+			name:   "markdown that starts with a link",
+			text:   "[design](https://example.com/doc)\n```sh\nmake\n```\n",
+			format: FormatMarkdown,
+			ops:    []string{"shell_command/run/make"},
+			paths:  []string{},
+			flags:  []Flag{FlagShell},
+		},
+		{
+			name:   "byte order mark",
+			text:   "\ufeff[{\"type\":\"shell_command\",\"action\":\"run\",\"target\":\"make\"}]",
+			format: FormatJSON,
+			ops:    []string{"shell_command/run/make"},
+			paths:  []string{},
+			flags:  []Flag{FlagShell},
+		},
+		{
 			name:   "plain unified diff",
 			text:   "--- docs/a.md\t2024-01-01\n+++ docs/a.md\t2024-01-02\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n",
 			format: FormatDiff,
@@ -365,6 +381,42 @@ func TestNormalizePath(t *testing.T) {
 	for _, bad := range []string{"", " ", ".", "/a", "~/a", "C:/a", "a\\b", "a/../b", "..", "a\x00b", "a\nb", "\xff", " a"} {
 		if got, err := NormalizePath(bad); err == nil {
 			t.Errorf("NormalizePath(%q) = %q, want an error", bad, got)
+		}
+	}
+}
+
+func TestMarkdownGitLines(t *testing.T) {
+	p, err := Parse("```git\n# publish\ngit add -A\ngit add a.go b.go\ngit commit -m \"first\" -m 'second'\ngit reset --hard\ngit checkout -b feature/x\ngit push -f -u origin main\n```\n", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type want struct {
+		action, target, content string
+		md                      map[string]string
+		flags                   []Flag
+	}
+	wants := []want{
+		{"add", ".", "", nil, nil},
+		{"add", "a.go", "", nil, nil},
+		{"add", "b.go", "", nil, nil},
+		{"commit", "", "first\n\nsecond", nil, nil},
+		{"reset", "", "", map[string]string{MetaMode: "hard"}, []Flag{FlagDelete}},
+		{"checkout", "feature/x", "", map[string]string{MetaNewBranch: "true"}, nil},
+		{"push", "origin", "", map[string]string{MetaForce: "true", MetaSetUpstream: "true", MetaBranch: "main"}, []Flag{FlagPushPublic}},
+	}
+	if len(p.Operations) != len(wants) {
+		t.Fatalf("%d operations, want %d: %+v", len(p.Operations), len(wants), p.Operations)
+	}
+	for i, w := range wants {
+		op := p.Operations[i]
+		if op.Type != TypeGit || op.Action != w.action || op.Target != w.target || op.Content != w.content ||
+			fmt.Sprint(op.Metadata) != fmt.Sprint(w.md) || !slices.Equal(op.Flags, w.flags) {
+			t.Errorf("op %d = %+v, want %+v", i, op, w)
+		}
+	}
+	for _, bad := range []string{"```git\ngit push origin main; rm -rf /\n```\n", "```git\ngit commit -m\n```\n", "```git\nls\n```\n", "```git\ngit commit -m 'x\n```\n"} {
+		if _, err := Parse(bad, Options{}); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "git line") {
+			t.Errorf("%q: %v", bad, err)
 		}
 	}
 }

@@ -166,7 +166,7 @@ type openedStore struct {
 }
 
 // openStore connects to the configured store; opening applies pending migrations.
-func openStore(ctx context.Context, c *Config) (openedStore, error) {
+func openStore(ctx context.Context, c *Config, opts ...store.PostgresOption) (openedStore, error) {
 	switch c.Approval.Store {
 	case StoreSQLite:
 		s, err := store.OpenSQLite(ctx, c.Approval.SQLitePath)
@@ -175,7 +175,7 @@ func openStore(ctx context.Context, c *Config) (openedStore, error) {
 		}
 		return openedStore{Store: s, ping: s.Ping, close: func() { _ = s.Close() }}, nil
 	default:
-		s, err := store.OpenPostgres(ctx, c.Postgres.DSN.Value())
+		s, err := store.OpenPostgres(ctx, c.Postgres.DSN.Value(), opts...)
 		if err != nil {
 			return openedStore{}, err
 		}
@@ -210,49 +210,54 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	log := srv.Logger()
-	st, err := openStore(ctx, &cfg)
+	// Until srv.Run owns shutdown, an early return must flush the telemetry itself.
+	abort := func(err error) error { return errors.Join(err, srv.Telemetry().Shutdown(context.WithoutCancel(ctx))) }
+	st, err := openStore(ctx, &cfg, store.WithTracing(srv.Telemetry().TracerProvider))
 	if err != nil {
-		return errors.Join(err, srv.Telemetry().Shutdown(context.WithoutCancel(ctx)))
+		return abort(err)
 	}
 	defer st.close()
 	rdb := redis.NewClient(&redis.Options{Addr: cfg.Redis.Addr, DB: cfg.Redis.DB, Password: cfg.Redis.Password.Value(),
 		DialTimeout: 2 * time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second})
+	rdb.AddHook(store.NewRedisTracing(srv.Telemetry().TracerProvider))
 	defer func() { _ = rdb.Close() }()
 	approvers, err := domain.NewApprovers(cfg.approverConfig())
 	if err != nil {
-		return err
+		return abort(err)
 	}
 	loc, err := cfg.Location()
 	if err != nil {
-		return err
+		return abort(err)
 	}
 	hardDeny := make([]*regexp.Regexp, 0, len(cfg.Approval.HardDeny.Commands))
 	for _, expr := range cfg.Approval.HardDeny.Commands {
 		re, err := regexp.Compile(expr)
 		if err != nil {
-			return fmt.Errorf("approval.hard_deny.commands: %w", err)
+			return abort(fmt.Errorf("approval.hard_deny.commands: %w", err))
 		}
 		hardDeny = append(hardDeny, re)
 	}
 	m, err := newMetrics(srv.Registry(), st, time.Now)
 	if err != nil {
-		return err
+		return abort(err)
 	}
 	grants := store.NewRedisGrants(rdb, cfg.Redis.KeyPrefix)
 	stats, err := promstats.New(srv.Registry(), grants, time.Now)
 	if err != nil {
-		return err
+		return abort(err)
 	}
 	svc := app.New(stats.Store(st), grants, approvers, app.Config{
 		Policy: domain.PolicyConfig{HardDenyPaths: cfg.Approval.HardDeny.Paths, HardDenyCommands: hardDeny,
 			CostLimitUSD: cfg.Approval.CostLimitUSD, TokenLimit: cfg.Approval.TokenLimit},
 		BroadOverwriteFiles: cfg.Approval.BroadOverwriteFiles, PendingTTL: cfg.Approval.PendingTTL,
 		AutoApproveAllowed: cfg.Approval.AutoApprove.Enabled, DefaultGrantTTL: cfg.Approval.AutoApprove.DefaultTTL,
-		MaxGrantTTL: cfg.Approval.AutoApprove.MaxTTL, Location: loc,
+		MaxGrantTTL: cfg.Approval.AutoApprove.MaxTTL, Location: loc, DefaultLocale: cfg.Locale,
 	}, log, app.WithMetrics(m))
 	srv.Mount(approvalv1connect.NewApprovalServiceHandler(rpc.NewHandler(svc, log), srv.HandlerOptions()...))
 	httpapi.New(svc, approvers, log).Register(srv.HandleHTTP)
 	ui.Register(srv.HandleHTTP)
+	srv.Router().NotFound(httpapi.NotFound)
+	srv.Router().MethodNotAllowed(httpapi.MethodNotAllowed)
 	srv.AddReadiness("store", st.ping)
 
 	sweepCtx, stopSweep := context.WithCancel(ctx)

@@ -196,6 +196,15 @@ func TestRestartKeepsPendingJobs(t *testing.T) {
 		t.Fatalf("openapi: %v %v", resp, err)
 	}
 	resp.Body.Close()
+	resp, err = http.Get("http://" + second.addr + "/v1/nothing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nb, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(nb), `"code":"not_found"`) {
+		t.Errorf("unknown route: %d %s", resp.StatusCode, nb)
+	}
 }
 
 func errAs(err error, ce **connect.Error) bool {
@@ -235,5 +244,38 @@ func TestValidateNamesKeys(t *testing.T) {
 	}
 	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "approval.approvers.tokens") || strings.Contains(err.Error(), "short") {
 		t.Errorf("bad tokens: %v", err)
+	}
+}
+
+// The sweeper of a running service expires pending jobs after approval.pending_ttl; this one
+// runs on the embedded SQLite store.
+func TestSweeperExpiresPendingJobs(t *testing.T) {
+	rdb := testinfra.Redis(t)
+	env := []string{"PICOCLAW_APPROVAL_STORE=sqlite", "PICOCLAW_APPROVAL_SQLITE_PATH=" + t.TempDir() + "/audit.db",
+		"PICOCLAW_REDIS_ADDR=" + rdb.Addr, "PICOCLAW_REDIS_KEY_PREFIX=" + rdb.Prefix, "PICOCLAW_LOG_LEVEL=warn",
+		"PICOCLAW_APPROVAL_PENDING_TTL=1s", "PICOCLAW_APPROVAL_SWEEP_INTERVAL=100ms"}
+	c := start(t, env).client()
+	ctx := context.Background()
+	if _, err := c.RequestApproval(ctx, &approvalv1.RequestApprovalRequest{Proposal: &commonv1.Proposal{
+		JobId: "job_20260301_001", Patch: `[{"type":"shell_command","action":"run","target":"make"}]`}}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		res, err := c.GetJob(ctx, &approvalv1.GetJobRequest{JobId: "job_20260301_001"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.GetJob().GetStatus() == approvalv1.JobStatus_JOB_STATUS_EXPIRED {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job not expired: %v", res.GetJob().GetStatus())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	evs, err := c.ListJobEvents(ctx, &approvalv1.ListJobEventsRequest{JobId: "job_20260301_001"})
+	if err != nil || !evs.GetChainValid() || evs.GetEvents()[1].GetType() != "expired" || evs.GetEvents()[1].GetPolicyRule() != "pending_ttl" {
+		t.Fatalf("events: %v, %v", evs, err)
 	}
 }

@@ -57,6 +57,8 @@ type Config struct {
 	DefaultGrantTTL    time.Duration
 	MaxGrantTTL        time.Duration
 	Location           *time.Location
+	// DefaultLocale is used when a request names none (config locale: ja or en).
+	DefaultLocale string
 }
 
 // Metrics receives what the service decides; the service package exports it to Prometheus.

@@ -255,3 +255,16 @@ func TestEventsReportBrokenChain(t *testing.T) {
 		t.Errorf("unknown job events = %v", err)
 	}
 }
+
+func TestDefaultLocale(t *testing.T) {
+	approvers, _ := domain.NewApprovers(domain.ApproverConfig{})
+	svc := app.New(newMemStore(), &memGrants{}, approvers, app.Config{PendingTTL: time.Hour, DefaultLocale: "en"}, nil)
+	res, err := svc.RequestApproval(context.Background(), app.RequestInput{JobID: "job_20260301_001", Patch: docs})
+	if err != nil || !strings.Contains(res.Text, "To answer") || res.Job.Locale != "en" {
+		t.Errorf("text in the configured locale: %q, %v", res.Text, err)
+	}
+	res, _ = svc.RequestApproval(context.Background(), app.RequestInput{JobID: "job_20260301_002", Patch: docs, Locale: "ja"})
+	if !strings.Contains(res.Text, "回答方法") {
+		t.Errorf("explicit ja: %q", res.Text)
+	}
+}

@@ -14,12 +14,12 @@ import (
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
 )
 
-// Known scope values.
+// Known scope values (read-only tables).
 var (
-	TaskTypes = []string{"design", "codegen", "review", "refactor", "ops", "docs"}
-	Routes    = []string{"CHAT", "PLAN", "ANALYZE", "OPS", "RESEARCH", "CODE", "CODE1", "CODE2", "CODE3"}
-	// OperationNames may appear in denied_operations: types, actions and flags.
-	OperationNames = []string{"file_edit", "shell_command", "git_operation", "browser",
+	taskTypes = []string{"design", "codegen", "review", "refactor", "ops", "docs"}
+	routes    = []string{"CHAT", "PLAN", "ANALYZE", "OPS", "RESEARCH", "CODE", "CODE1", "CODE2", "CODE3"}
+	// operationNames may appear in denied_operations: types, actions and flags.
+	operationNames = []string{"file_edit", "shell_command", "git_operation", "browser",
 		"create", "update", "delete", "append", "rename", "patch", "run", "add", "commit", "reset", "checkout", "push",
 		"chrome_navigate", "chrome_click", "chrome_get_text", "chrome_screenshot", "chrome_execute_script",
 		"broad_overwrite", "send_sensitive", "push_public", "execute_script", "shell"}
@@ -114,15 +114,15 @@ func (s *Service) buildGrant(actor domain.Actor, in GrantInput) (domain.Grant, t
 		}
 		return out, nil
 	}
-	tasks, err := check("task type", in.TaskTypes, TaskTypes, strings.ToLower)
+	tasks, err := check("task type", in.TaskTypes, taskTypes, strings.ToLower)
 	if err != nil {
 		return domain.Grant{}, 0, err
 	}
-	routes, err := check("route", in.Routes, Routes, func(r string) string { return strings.ToUpper(strings.TrimPrefix(r, "/")) })
+	routes, err := check("route", in.Routes, routes, func(r string) string { return strings.ToUpper(strings.TrimPrefix(r, "/")) })
 	if err != nil {
 		return domain.Grant{}, 0, err
 	}
-	denied, err := check("operation", in.DeniedOperations, OperationNames, strings.ToLower)
+	denied, err := check("operation", in.DeniedOperations, operationNames, strings.ToLower)
 	if err != nil {
 		return domain.Grant{}, 0, err
 	}

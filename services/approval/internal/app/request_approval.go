@@ -51,6 +51,9 @@ func (s *Service) RequestApproval(ctx context.Context, in RequestInput) (Request
 	if len(p.Operations) == 0 {
 		return RequestResult{}, fmt.Errorf("%w: patch has no operations", domain.ErrInvalid)
 	}
+	if in.Locale == "" {
+		in.Locale = s.cfg.DefaultLocale
+	}
 	now := s.clock()
 	pin := domain.PolicyInput{Patch: p, TaskType: in.TaskType, Route: in.Route, Cost: in.Cost, ProposalUsesBrowser: in.UsesBrowser}
 	dec := domain.Evaluate(s.cfg.Policy, pin, s.activeGrant(ctx, now), now)

@@ -23,13 +23,13 @@ const (
 	StatusRefused      Status = "refused"
 )
 
-// AllStatuses lists every status (REST filter validation, OpenAPI enum).
-var AllStatuses = []Status{StatusPending, StatusGranted, StatusAutoApproved, StatusDenied, StatusExpired,
+// allStatuses lists every status.
+var allStatuses = []Status{StatusPending, StatusGranted, StatusAutoApproved, StatusDenied, StatusExpired,
 	StatusCancelled, StatusExecuting, StatusCompleted, StatusFailed, StatusRefused}
 
 // Valid reports whether s is a known status.
 func (s Status) Valid() bool {
-	for _, x := range AllStatuses {
+	for _, x := range allStatuses {
 		if x == s {
 			return true
 		}

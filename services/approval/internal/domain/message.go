@@ -219,9 +219,6 @@ func GrantStatusText(g *Grant, now time.Time, locale string, unavailable bool) s
 		return "Auto-Approve: OFF（保存先に接続できないため、すべて承認待ちになります）"
 	}
 	if !g.ActiveAt(now) {
-		if enl {
-			return "Auto-Approve: OFF"
-		}
 		return "Auto-Approve: OFF"
 	}
 	list := func(xs []string, any string) string {

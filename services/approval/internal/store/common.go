@@ -55,7 +55,7 @@ func sealAll(stream string, job domain.Job, drafts []domain.Draft) (domain.Job, 
 		if err != nil {
 			return job, nil, err
 		}
-		if stream[0] != '_' {
+		if !strings.HasPrefix(stream, "_") {
 			if err := job.Apply(e); err != nil {
 				return job, nil, err
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
@@ -24,11 +25,23 @@ var _ app.Store = (*Postgres)(nil)
 // maxAttempts bounds retries after an optimistic-concurrency miss.
 const maxAttempts = 8
 
+// PostgresOption customises OpenPostgres.
+type PostgresOption func(*pgxpool.Config)
+
+// WithTracing gives every SQL statement a span from tp.
+func WithTracing(tp trace.TracerProvider) PostgresOption {
+	return func(c *pgxpool.Config) { c.ConnConfig.Tracer = pgTracer{tr: tp.Tracer(instrumentation)} }
+}
+
 // OpenPostgres connects, applies pending migrations and returns the store.
-func OpenPostgres(ctx context.Context, dsn string) (*Postgres, error) {
+func OpenPostgres(ctx context.Context, dsn string, opts ...PostgresOption) (*Postgres, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: parse dsn: %w", err)
+		// The error text can contain the DSN and its password.
+		return nil, errors.New("postgres: cannot parse the DSN (PICOCLAW_POSTGRES_DSN)")
+	}
+	for _, o := range opts {
+		o(cfg)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

@@ -1,0 +1,17 @@
+package patch
+
+// Metadata keys the parser produces and the executor reads.
+const (
+	// MetaTo is the new path of a file_edit rename.
+	MetaTo = "to"
+	// MetaBranch is the branch of a git push.
+	MetaBranch = "branch"
+	// MetaForce is "true" for git push --force / checkout --force.
+	MetaForce = "force"
+	// MetaSetUpstream is "true" for git push -u.
+	MetaSetUpstream = "set_upstream"
+	// MetaMode is hard, soft or mixed for git reset.
+	MetaMode = "mode"
+	// MetaNewBranch is "true" for git checkout -b.
+	MetaNewBranch = "new_branch"
+)
