@@ -255,6 +255,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}, log, app.WithMetrics(m))
 	srv.Mount(approvalv1connect.NewApprovalServiceHandler(rpc.NewHandler(svc, log), srv.HandlerOptions()...))
 	httpapi.New(svc, approvers, log).Register(srv.HandleHTTP)
+	// After the REST API, so the full console (assets, diff view, Auto-Approve) owns /ui/.
 	ui.Register(srv.HandleHTTP)
 	srv.Router().NotFound(httpapi.NotFound)
 	srv.Router().MethodNotAllowed(httpapi.MethodNotAllowed)

@@ -41,8 +41,11 @@ func Handler() http.Handler {
 }
 
 // Register mounts the console through handle (rpcserver.Server.HandleHTTP traces and counts it).
+// It registers Prefix itself as well as the assets below it, so when it is called after another
+// handler of Prefix, this console takes the path.
 func Register(handle func(method, pattern string, h http.Handler)) {
 	h := Handler()
+	handle(http.MethodGet, Prefix, h)
 	handle(http.MethodGet, Prefix+"*", h)
 	handle(http.MethodGet, Prefix[:len(Prefix)-1], http.RedirectHandler(Prefix, http.StatusMovedPermanently))
 }
