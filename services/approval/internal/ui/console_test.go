@@ -153,10 +153,18 @@ func TestConsoleEscapesLLMText(t *testing.T) {
 
 	var (
 		summaryCell, planText, title string
+		loginError                   string
 		listMarkup, pageMarkup       int
 		pwned                        bool
 	)
 	err := chromedp.Do(ctx,
+		// A token that names no approver is refused on the login form.
+		chromedp.Navigate(s.base+"/ui/"),
+		chromedp.WaitVisible(chromedp.CSS("#token")),
+		chromedp.SendKeys(chromedp.CSS("#token"), "not-an-approver-token-000"),
+		chromedp.Click(chromedp.CSS("#login-btn")),
+		chromedp.WaitVisible(chromedp.CSS("#login-error")),
+		into(&loginError, chromedp.Text(chromedp.CSS("#login-error"))),
 		login(s.base),
 		chromedp.WaitVisible(chromedp.CSS(row(id))),
 		into(&summaryCell, chromedp.Text(chromedp.CSS(row(id)+" .summary"))),
@@ -171,6 +179,9 @@ func TestConsoleEscapesLLMText(t *testing.T) {
 	)
 	if err != nil {
 		t.Fatalf("browser: %v", err)
+	}
+	if loginError != "このトークンは承認者のものではありません。" {
+		t.Errorf("login error for an unknown token = %q", loginError)
 	}
 	if summaryCell != summary {
 		t.Errorf("summary cell = %q, want the markup as text %q", summaryCell, summary)
