@@ -49,6 +49,7 @@ func TestConsoleDenyAndApprove(t *testing.T) {
 		buttonsAfterDeny                   bool
 		chainDenied, chainGranted          chromedp.AttributeResult
 		addLines, delLines, flaggedOps     int
+		fileLines                          int
 	)
 	err := chromedp.Do(ctx,
 		login(s.base),
@@ -68,6 +69,7 @@ func TestConsoleDenyAndApprove(t *testing.T) {
 		into(&jobHeading, chromedp.Text(chromedp.CSS("#job-id"))),
 		into(&addLines, chromedp.Evaluate[int](`document.querySelectorAll('#diff .line.add').length`)),
 		into(&delLines, chromedp.Evaluate[int](`document.querySelectorAll('#diff .line.del').length`)),
+		into(&fileLines, chromedp.Evaluate[int](`document.querySelectorAll('#diff .line.file').length`)),
 		screenshot(t, dir, "console-job-page.png"),
 		chromedp.SendKeys(chromedp.CSS("#deny-reason"), reason),
 		chromedp.Click(chromedp.CSS("#deny-btn")),
@@ -113,8 +115,8 @@ func TestConsoleDenyAndApprove(t *testing.T) {
 	if jobHeading != denyID {
 		t.Errorf("job page heading = %q, want %q", jobHeading, denyID)
 	}
-	if addLines != 2 || delLines != 1 {
-		t.Errorf("diff rendered %d added and %d deleted lines, want 2 and 1", addLines, delLines)
+	if addLines != 2 || delLines != 1 || fileLines != 3 {
+		t.Errorf("diff rendered %d added, %d deleted and %d file header lines, want 2, 1 and 3", addLines, delLines, fileLines)
 	}
 	if !strings.Contains(deniedDetail, reason) {
 		t.Errorf("denied event detail = %q, want the reason", deniedDetail)

@@ -318,9 +318,14 @@
   function diffLines(text) {
     let lines = jsonCommandLines(text);
     if (!lines) {
-      lines = text.split('\n').map((l) => {
+      const raw = text.split('\n');
+      lines = raw.map((l, i) => {
         let cls = '';
-        if (/^(diff --git |index |\+\+\+ |--- |```)/.test(l)) cls = 'file';
+        // "--- a/x" / "+++ b/x" are file headers only as a pair; alone they are a removed "-- …"
+        // or an added "++ …" line.
+        const header = (l.startsWith('--- ') && (raw[i + 1] || '').startsWith('+++ '))
+          || (l.startsWith('+++ ') && (raw[i - 1] || '').startsWith('--- '));
+        if (header || /^(diff --git |index [0-9a-f]+\.\.|```)/.test(l)) cls = 'file';
         else if (l.startsWith('@@')) cls = 'hunk';
         else if (l.startsWith('+')) cls = 'add';
         else if (l.startsWith('-')) cls = 'del';
