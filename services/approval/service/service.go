@@ -20,8 +20,10 @@ import (
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/httpapi"
+	"github.com/picoclaw-suite/picoclaw/services/approval/internal/promstats"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/rpc"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/store"
+	"github.com/picoclaw-suite/picoclaw/services/approval/internal/ui"
 )
 
 // Name is the service name used in logs, traces, metrics and health checks.
@@ -240,7 +242,12 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return abort(err)
 	}
-	svc := app.New(st, store.NewRedisGrants(rdb, cfg.Redis.KeyPrefix), approvers, app.Config{
+	grants := store.NewRedisGrants(rdb, cfg.Redis.KeyPrefix)
+	stats, err := promstats.New(srv.Registry(), grants, time.Now)
+	if err != nil {
+		return abort(err)
+	}
+	svc := app.New(stats.Store(st), grants, approvers, app.Config{
 		Policy: domain.PolicyConfig{HardDenyPaths: cfg.Approval.HardDeny.Paths, HardDenyCommands: hardDeny,
 			CostLimitUSD: cfg.Approval.CostLimitUSD, TokenLimit: cfg.Approval.TokenLimit},
 		BroadOverwriteFiles: cfg.Approval.BroadOverwriteFiles, PendingTTL: cfg.Approval.PendingTTL,
@@ -249,6 +256,8 @@ func Run(ctx context.Context, cfg Config) error {
 	}, log, app.WithMetrics(m))
 	srv.Mount(approvalv1connect.NewApprovalServiceHandler(rpc.NewHandler(svc, log), srv.HandlerOptions()...))
 	httpapi.New(svc, approvers, log).Register(srv.HandleHTTP)
+	// After the REST API, so the full console (assets, diff view, Auto-Approve) owns /ui/.
+	ui.Register(srv.HandleHTTP)
 	srv.Router().NotFound(httpapi.NotFound)
 	srv.Router().MethodNotAllowed(httpapi.MethodNotAllowed)
 	srv.AddReadiness("store", st.ping)
