@@ -140,11 +140,18 @@ func TestExampleFileLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := testConfig{Common: DefaultCommon()}
+	// Each service decodes its own sections; here the common keys and one approval key.
+	var cfg struct {
+		Common   `yaml:",inline"`
+		Approval struct {
+			PendingTTL time.Duration `yaml:"pending_ttl"`
+		} `yaml:"approval"`
+	}
+	cfg.Common = DefaultCommon()
 	if err := Decode(data, &cfg); err != nil {
 		t.Fatalf("example file does not decode: %v", err)
 	}
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.Common.Validate(); err != nil {
 		t.Fatalf("example file invalid: %v", err)
 	}
 	if cfg.Approval.PendingTTL != 30*time.Minute {

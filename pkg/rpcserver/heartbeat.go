@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
 	"sync"
 	"time"
 
@@ -33,37 +32,11 @@ func HeartbeatFrom(c config.Common) *Heartbeat {
 	}
 }
 
-// heartbeatFromEnv is used when a service does not pass its config: the suite defaults with the
-// same environment overrides config.Load applies, so a service configured through the
-// environment beats where its config says without wiring anything.
-func heartbeatFromEnv(lookup config.LookupFunc) (*Heartbeat, error) {
-	def := config.DefaultCommon()
-	var c struct {
-		Services struct {
-			Heartbeat config.Endpoint `yaml:"heartbeat"`
-		} `yaml:"services"`
-		Heartbeat config.Heartbeat `yaml:"heartbeat"`
-	}
-	c.Services.Heartbeat = def.Services.Heartbeat
-	c.Heartbeat = def.HeartbeatSender
-	if err := config.ApplyEnv(&c, lookup); err != nil {
-		return nil, err
-	}
-	if c.Heartbeat.IntervalSec <= 0 {
-		return nil, fmt.Errorf("heartbeat.interval_sec: must be positive, got %d", c.Heartbeat.IntervalSec)
-	}
-	def.HeartbeatSender = c.Heartbeat
-	def.Services.Heartbeat = c.Services.Heartbeat
-	return HeartbeatFrom(def), nil
-}
-
 func (s *Server) newHeartbeat() (*heartbeat.Sender, error) {
 	hb := s.cfg.Heartbeat
 	if hb == nil {
-		var err error
-		if hb, err = heartbeatFromEnv(os.LookupEnv); err != nil {
-			return nil, fmt.Errorf("rpcserver %s: %w", s.cfg.Name, err)
-		}
+		// Not configured (tests, tools): track work but send nothing.
+		hb = &Heartbeat{}
 	}
 	cfg := heartbeat.Config{
 		Service:    s.cfg.Name,

@@ -17,46 +17,6 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 )
 
-func TestHeartbeatFromEnv(t *testing.T) {
-	tests := []struct {
-		name    string
-		env     map[string]string
-		want    Heartbeat
-		wantErr bool
-	}{
-		{name: "defaults", want: Heartbeat{Enabled: true, URL: "http://127.0.0.1:9006", Interval: 30 * time.Second}},
-		{
-			name: "overrides",
-			env: map[string]string{
-				"PICOCLAW_SERVICES_HEARTBEAT_URL":  "http://hb:9006",
-				"PICOCLAW_HEARTBEAT_INTERVAL_SEC":  "5",
-				"PICOCLAW_HEARTBEAT_ENABLED":       "false",
-				"PICOCLAW_HEARTBEAT_UNRELATED_KEY": "x",
-			},
-			want: Heartbeat{Enabled: false, URL: "http://hb:9006", Interval: 5 * time.Second},
-		},
-		{name: "bad interval", env: map[string]string{"PICOCLAW_HEARTBEAT_INTERVAL_SEC": "0"}, wantErr: true},
-		{name: "not a number", env: map[string]string{"PICOCLAW_HEARTBEAT_INTERVAL_SEC": "x"}, wantErr: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := heartbeatFromEnv(func(k string) (string, bool) { v, ok := tt.env[k]; return v, ok })
-			if tt.wantErr {
-				if err == nil {
-					t.Fatalf("got %+v, want error", got)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if *got != tt.want {
-				t.Fatalf("got %+v, want %+v", *got, tt.want)
-			}
-		})
-	}
-}
-
 // slowHeartbeat is a handler whose Report blocks until released, so a test can look at the
 // service's state while the request is in flight.
 type slowHeartbeat struct {

@@ -24,9 +24,6 @@ import (
 //go:embed openapi.json
 var openAPIDoc []byte
 
-//go:embed ui/index.html
-var consoleHTML []byte
-
 // OpenAPI returns the document served at /v1/openapi.json.
 func OpenAPI() []byte { return openAPIDoc }
 
@@ -69,25 +66,10 @@ func (a *API) Routes() []Route {
 	}
 }
 
-// ConsolePath serves the web console; it holds no data itself and calls the REST API with the
-// token the user types in.
-const ConsolePath = "/ui/"
-
-// Console serves the console page with a policy that allows only its own inline script and
-// same-origin requests.
-func (a *API) Console(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; frame-ancestors 'none'")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Header().Set("Referrer-Policy", "no-referrer")
-	_, _ = w.Write(consoleHTML)
-}
-
 // Handler returns a chi router with every route, for tests and for mounting.
 func (a *API) Handler() http.Handler {
 	r := chi.NewRouter()
 	a.Register(func(method, pattern string, h http.Handler) { r.Method(method, pattern, h) })
-	r.Get(ConsolePath, a.Console)
 	r.NotFound(NotFound)
 	r.MethodNotAllowed(MethodNotAllowed)
 	return r
@@ -105,7 +87,6 @@ func MethodNotAllowed(w http.ResponseWriter, _ *http.Request) {
 
 // Register adds every route through handle (rpcserver.Server.HandleHTTP traces them).
 func (a *API) Register(handle func(method, pattern string, h http.Handler)) {
-	handle(http.MethodGet, ConsolePath, http.HandlerFunc(a.Console))
 	for _, rt := range a.Routes() {
 		h := http.Handler(rt.Handler)
 		if !rt.Public {
