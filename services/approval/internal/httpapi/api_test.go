@@ -236,4 +236,3 @@ func TestREST(t *testing.T) {
 		t.Errorf("disable: %d %v", code, body)
 	}
 }
-
