@@ -140,7 +140,7 @@ func (t *turn) say(text string, actions ...*commonv1.Action) {
 	t.result.Messages = append(t.result.Messages, &commonv1.ReplyMessage{Text: text, Actions: actions, JobId: t.result.JobId})
 }
 
-// HandleMessage handles one inbound event: it allocates the JobID, loads the session and either
+// HandleMessage handles one inbound event: it takes the JobID from baggage or allocates one, loads the session and either
 // runs a command or the conversation. Peer failures become user messages; only a malformed
 // request or an internal failure is returned as an error.
 func (a *App) HandleMessage(ctx context.Context, req *chatv1.HandleMessageRequest) (*chatv1.HandleMessageResponse, error) {
@@ -150,11 +150,19 @@ func (a *App) HandleMessage(ctx context.Context, req *chatv1.HandleMessageReques
 	if req.GetChannel() != "" && req.GetChannel() != domain.Channel(req.GetSessionId()) {
 		return nil, fmt.Errorf("%w: channel %q does not match session %q", domain.ErrInvalid, req.GetChannel(), req.GetSessionId())
 	}
-	id, err := a.jobs.Next(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("allocate job id: %w", err)
+	// The gateways allocate the JobID when the event arrives (and a button press carries its
+	// job's id); only a caller without one (the terminal channel) gets one here.
+	id := jobid.FromContext(ctx)
+	if !jobid.Valid(id) {
+		next, err := a.jobs.Next(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("allocate job id: %w", err)
+		}
+		id = next
+		ctx = jobid.WithJobID(ctx, id)
+		// The request's span started before the id existed; name the job on it too.
+		trace.SpanFromContext(ctx).SetAttributes(attribute.String(jobid.BaggageKey, id))
 	}
-	ctx = jobid.WithJobID(ctx, id)
 	ctx, span := a.cfg.Tracer.Start(ctx, "chat.handle_message", trace.WithAttributes(
 		attribute.String("session_id", req.GetSessionId()), attribute.String("event_id", req.GetEventId())))
 	defer span.End()
