@@ -181,7 +181,7 @@ func TestCLIAutoApproveFlow(t *testing.T) {
 	s.approvalAPI(t, http.MethodPut, "/v1/auto-approve", map[string]any{
 		"ttl": "10m", "path_prefixes": []string{"docs/"}, "reason": "e2e",
 	}, &grant)
-	if grant["enabled"] != true {
+	if grant["active"] != true {
 		t.Fatalf("auto-approve not on: %v", grant)
 	}
 
