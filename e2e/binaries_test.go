@@ -123,10 +123,14 @@ func waitHealthy(ctx context.Context, addr string) error {
 func TestEveryBinaryStartsAnswersHealthAndStopsOnSIGTERM(t *testing.T) {
 	bin := binDir
 	addrs, env := suiteEnv(t, t.TempDir())
+	// router-shiro is ready only when its worker model answers.
+	env = append(env, "PICOCLAW_OLLAMA_BASE_URL="+startOllama(t).URL)
 	for _, name := range services {
 		t.Run(name, func(t *testing.T) {
 			cmd := exec.Command(filepath.Join(bin, name))
 			cmd.Env = env
+			// The default config names the persona and rules files relative to the repository.
+			cmd.Dir = ".."
 			logs := &strings.Builder{}
 			cmd.Stdout, cmd.Stderr = logs, logs
 			if err := cmd.Start(); err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
@@ -154,9 +155,9 @@ func (a *App) HandleMessage(ctx context.Context, req *chatv1.HandleMessageReques
 	// job's id); only a caller without one (the terminal channel) gets one here.
 	id := jobid.FromContext(ctx)
 	if !jobid.Valid(id) {
-		next, err := a.jobs.Next(ctx)
+		next, err := a.allocate(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("allocate job id: %w", err)
+			return nil, err
 		}
 		id = next
 		ctx = jobid.WithJobID(ctx, id)
@@ -211,6 +212,23 @@ func (a *App) HandleMessage(ctx context.Context, req *chatv1.HandleMessageReques
 	a.log.InfoContext(ctx, "message.replied", slog.String("reply_job_id", t.result.GetJobId()),
 		slog.Int("messages", len(t.result.Messages)), slog.Bool("async_pending", t.result.GetAsyncPending()))
 	return t.result, nil
+}
+
+// allocate draws a JobID for a caller that brought none. The draw runs in a trace of its own,
+// linked to the request: its spans (the Redis counter) start before the id exists and could not
+// carry it, while every span of the job's trace does.
+func (a *App) allocate(ctx context.Context) (string, error) {
+	actx, span := a.cfg.Tracer.Start(ctx, "jobid.allocate", trace.WithNewRoot(), trace.WithLinks(trace.LinkFromContext(ctx)))
+	defer span.End()
+	id, err := a.jobs.Next(actx)
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, "job id allocation failed")
+		return "", fmt.Errorf("allocate job id: %w", err)
+	}
+	// Not job_id: the job's spans are exactly its trace.
+	span.SetAttributes(attribute.String("jobid.allocated", id))
+	return id, nil
 }
 
 // actionText turns a button press into the command text it stands for, so buttons and typed
