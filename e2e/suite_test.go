@@ -43,10 +43,11 @@ func (s *syncBuffer) String() string {
 }
 
 type process struct {
-	name   string
-	cmd    *exec.Cmd
-	logs   *syncBuffer
-	exited chan error
+	name string
+	cmd  *exec.Cmd
+	logs *syncBuffer
+	done chan struct{} // closed when the process has ended; err is set before
+	err  error
 }
 
 // suite is the whole product running as separate processes against fakes of the outside world.
@@ -106,7 +107,7 @@ func startSuite(t *testing.T, bin string) *suite {
 		t.Fatal(err)
 	}
 	for _, name := range services {
-		p := &process{name: name, logs: &syncBuffer{}, exited: make(chan error, 1)}
+		p := &process{name: name, logs: &syncBuffer{}, done: make(chan struct{})}
 		p.cmd = exec.Command(filepath.Join(bin, name))
 		p.cmd.Env = env
 		// The config names the persona and rules files relative to the repository.
@@ -115,7 +116,10 @@ func startSuite(t *testing.T, bin string) *suite {
 		if err := p.cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		go func() { p.exited <- p.cmd.Wait() }()
+		go func() {
+			p.err = p.cmd.Wait()
+			close(p.done)
+		}()
 		s.procs = append(s.procs, p)
 	}
 	t.Cleanup(func() {
@@ -127,7 +131,18 @@ func startSuite(t *testing.T, bin string) *suite {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for _, p := range s.procs {
-		if err := waitHealthy(ctx, addrs[p.name]); err != nil {
+		// A process that exits (a bad config) fails at once instead of at the deadline.
+		hctx, hcancel := context.WithCancel(ctx)
+		go func() {
+			select {
+			case <-p.done:
+				hcancel()
+			case <-hctx.Done():
+			}
+		}()
+		err := waitHealthy(hctx, addrs[p.name])
+		hcancel()
+		if err != nil {
 			t.Fatalf("%s: %v", p.name, err)
 		}
 	}
@@ -143,14 +158,14 @@ func (s *suite) stop(t *testing.T) {
 		}
 		for _, p := range s.procs {
 			select {
-			case err := <-p.exited:
-				if err != nil {
-					t.Errorf("%s exited with %v after SIGTERM", p.name, err)
+			case <-p.done:
+				if p.err != nil {
+					t.Errorf("%s exited with %v after SIGTERM", p.name, p.err)
 				}
 			case <-time.After(15 * time.Second):
 				t.Errorf("%s still running 15s after SIGTERM", p.name)
 				_ = p.cmd.Process.Kill()
-				<-p.exited
+				<-p.done
 			}
 		}
 	})
