@@ -33,7 +33,10 @@ func TestTrackLLMMakesCallsAgentTasks(t *testing.T) {
 
 	done := make(chan error)
 	go func() { _, err := client.Chat(ctx, llm.Request{}); done <- err }()
-	waitFor(t, func() bool { s := agent.Snapshot(time.Minute); return s.Status == StatusBusy && len(s.JobIDs) == 1 && s.JobIDs[0] == "job_20261121_009" })
+	waitFor(t, func() bool {
+		s := agent.Snapshot(time.Minute)
+		return s.Status == StatusBusy && len(s.JobIDs) == 1 && s.JobIDs[0] == "job_20261121_009"
+	})
 	model.release <- nil
 	if err := <-done; err != nil {
 		t.Fatal(err)
