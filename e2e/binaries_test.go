@@ -90,6 +90,9 @@ func suiteEnv(t *testing.T, workspace string) (map[string]string, []string) {
 		"LINE_CHANNEL_ACCESS_TOKEN=e2e-line-token",
 		"SLACK_SIGNING_SECRET=e2e-slack-secret",
 		"SLACK_BOT_TOKEN=xoxb-e2e",
+		// No model server here: the chat and worker agents use the offline provider.
+		"PICOCLAW_AGENTS_CHAT_PROVIDER=offline",
+		"PICOCLAW_AGENTS_WORKER_PROVIDER=offline",
 	)
 	for _, s := range services {
 		addrs[s] = freePort(t)
@@ -124,14 +127,11 @@ func waitHealthy(ctx context.Context, addr string) error {
 func TestEveryBinaryStartsAnswersHealthAndStopsOnSIGTERM(t *testing.T) {
 	bin := binDir
 	addrs, env := suiteEnv(t, t.TempDir())
-	// router-shiro is ready only when its worker model answers.
-	env = append(env, "PICOCLAW_OLLAMA_BASE_URL="+startOllama(t).URL)
 	for _, name := range services {
 		t.Run(name, func(t *testing.T) {
 			cmd := exec.Command(filepath.Join(bin, name))
+			cmd.Dir = ".." // config/persona and config/rules.yaml are found from the repository root
 			cmd.Env = env
-			// The default config names the persona and rules files relative to the repository.
-			cmd.Dir = ".."
 			logs := &strings.Builder{}
 			cmd.Stdout, cmd.Stderr = logs, logs
 			if err := cmd.Start(); err != nil {

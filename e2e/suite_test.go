@@ -97,6 +97,9 @@ func startSuite(t *testing.T, bin string) *suite {
 		"OTEL_EXPORTER_OTLP_ENDPOINT=http://"+s.otlp.addr,
 		"PICOCLAW_LINE_API_BASE_URL="+s.line.URL,
 		"PICOCLAW_SLACK_API_BASE_URL="+s.slack.URL+"/api",
+		// The agents talk to the fake Ollama (the last value of a key wins).
+		"PICOCLAW_AGENTS_CHAT_PROVIDER=ollama",
+		"PICOCLAW_AGENTS_WORKER_PROVIDER=ollama",
 		"PICOCLAW_OLLAMA_BASE_URL="+s.ollama.URL,
 		"PICOCLAW_ORDERS_ORDER2_BASE_URL="+s.openai.URL+"/v1",
 		"OPENAI_API_KEY="+openAIKey,
