@@ -141,9 +141,9 @@ func (t *turn) say(text string, actions ...*commonv1.Action) {
 	t.result.Messages = append(t.result.Messages, &commonv1.ReplyMessage{Text: text, Actions: actions, JobId: t.result.JobId})
 }
 
-// HandleMessage handles one inbound event: it takes the JobID from baggage or allocates one, loads the session and either
-// runs a command or the conversation. Peer failures become user messages; only a malformed
-// request or an internal failure is returned as an error.
+// HandleMessage handles one inbound event: it takes the JobID from baggage (or allocates one),
+// loads the session and either runs a command or the conversation. Peer failures become user
+// messages; only a malformed request or an internal failure is returned as an error.
 func (a *App) HandleMessage(ctx context.Context, req *chatv1.HandleMessageRequest) (*chatv1.HandleMessageResponse, error) {
 	if err := domain.ValidateSessionID(req.GetSessionId()); err != nil {
 		return nil, err
