@@ -99,14 +99,32 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// fakeLINE is the LINE Messaging API: reply, push and the loading animation.
+// fakeLINE is the LINE Messaging API: reply, push and the loading animation. A reply token is
+// valid once, and only after a webhook carried it.
 type fakeLINE struct {
 	sink
 	*httptest.Server
+	mu     sync.Mutex
+	tokens map[string]bool // issued reply token -> still unused
+}
+
+// issue makes a reply token valid, as LINE does when it sends the webhook that carries it.
+func (f *fakeLINE) issue(token string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.tokens[token] = true
+}
+
+func (f *fakeLINE) useToken(token string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ok := f.tokens[token]
+	f.tokens[token] = false
+	return ok
 }
 
 func startLINE(t *testing.T) *fakeLINE {
-	f := &fakeLINE{}
+	f := &fakeLINE{tokens: map[string]bool{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v2/bot/message/reply", f.message("reply"))
 	mux.HandleFunc("POST /v2/bot/message/push", f.message("push"))
@@ -151,6 +169,11 @@ func (f *fakeLINE) message(api string) http.HandlerFunc {
 		to := body.To
 		if api == "reply" {
 			to = body.ReplyToken
+			if !f.useToken(body.ReplyToken) {
+				f.problem("reply with an unknown or used token %q", body.ReplyToken)
+				writeJSON(w, http.StatusBadRequest, map[string]any{"message": "Invalid reply token"})
+				return
+			}
 		}
 		sent := make([]map[string]string, 0, len(body.Messages))
 		for i, raw := range body.Messages {

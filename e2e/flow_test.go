@@ -39,6 +39,11 @@ func lineEvent(id string, extra map[string]any) map[string]any {
 
 func (s *suite) lineWebhook(t *testing.T, events ...map[string]any) {
 	t.Helper()
+	for _, ev := range events {
+		if tok, ok := ev["replyToken"].(string); ok {
+			s.line.issue(tok)
+		}
+	}
 	body, err := json.Marshal(map[string]any{"destination": "Ue2ebot", "events": events})
 	if err != nil {
 		t.Fatal(err)
@@ -59,8 +64,8 @@ func TestLINEApprovalFlow(t *testing.T) {
 		return len(m.Buttons) == 2
 	})
 	job := jobPattern.FindString(ask.text())
-	if job == "" {
-		t.Fatalf("approval request names no job: %+v", ask)
+	if job == "" || ask.API != "reply" {
+		t.Fatalf("approval request %+v: want a reply naming the job", ask)
 	}
 	var approve string
 	for _, b := range ask.Buttons {
