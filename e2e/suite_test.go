@@ -203,7 +203,9 @@ func post(t *testing.T, url, contentType string, body []byte, headers map[string
 
 func do(t *testing.T, req *http.Request) []byte {
 	t.Helper()
-	res, err := http.DefaultClient.Do(req)
+	// Bounded: a hung service fails the test instead of the whole run.
+	client := &http.Client{Timeout: flowTimeout}
+	res, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
