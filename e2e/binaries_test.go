@@ -107,7 +107,11 @@ func suiteEnv(t *testing.T, workspace string) (map[string]string, []string) {
 
 func waitHealthy(ctx context.Context, addr string) error {
 	for {
-		res, err := http.Get("http://" + addr + "/healthz")
+		var res *http.Response
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/healthz", nil)
+		if err == nil {
+			res, err = http.DefaultClient.Do(req)
+		}
 		if err == nil {
 			res.Body.Close()
 			if res.StatusCode == http.StatusOK {
