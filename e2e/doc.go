@@ -1,3 +1,20 @@
 // Package e2e holds the end-to-end tests: they build the real service binaries and run them
 // as processes.
+//
+// The flow tests start all eight binaries per scenario against the real Postgres and Redis
+// (isolated by pkg/testinfra: own schema, own key prefix), with the outside world as local
+// servers speaking the real protocols: the LINE Messaging API, the Slack Web API, Ollama and the
+// OpenAI Chat Completions API. Every binary exports its spans to an in-process OTLP/gRPC
+// receiver and is stopped with SIGTERM, so it flushes them. Scenarios:
+//
+//   - LINE: a signed webhook with a CODE request, the approval request with postback buttons, a
+//     signed postback pressing approve, the file in the workspace, the result reply.
+//   - Slack: the same through a signed app_mention and a block_actions press.
+//   - Terminal: Auto-Approve switched on over the approval REST API for docs/, a cli message to
+//     chat-mio, the result in its reply.
+//
+// Each checks the job's audit chain over the REST API and that the job is exactly one trace,
+// across every service involved, with job_id on every span of it.
+//
+//	go test -count=1 ./e2e/
 package e2e

@@ -11,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
 	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/httpapi"
@@ -79,7 +82,8 @@ func BenchmarkWebhookHandler(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	handler := httpapi.NewWebhook(testSecret, store, slog.New(slog.DiscardHandler), telemetry.Propagator())
+	jobs := jobid.NewAllocator(r.Client, time.UTC, r.Prefix)
+	handler := httpapi.NewWebhook(testSecret, store, jobs, slog.New(slog.DiscardHandler), tracenoop.NewTracerProvider(), telemetry.Propagator())
 	bodies := make([][]byte, b.N)
 	for i := range bodies {
 		bodies[i] = linetest.Body(linetest.TextEvent(fmt.Sprintf("01HBENCH%08d", i), allowed, "", "", "ベンチ", nowMillis(), false))

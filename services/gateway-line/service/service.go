@@ -20,6 +20,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1/gatewayv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/app"
@@ -179,6 +180,12 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	loc, err := cfg.Location()
+	if err != nil {
+		return err
+	}
+	// Same counter and key prefix as chat-mio, so ids stay unique whoever allocates them.
+	jobs := jobid.NewAllocator(rdb, loc, cfg.Redis.KeyPrefix, jobid.WithLogger(log))
 	line, err := lineapi.New(lineapi.Config{BaseURL: cfg.Line.APIBaseURL, Token: cfg.Line.ChannelAccessToken.Value()})
 	if err != nil {
 		return err
@@ -202,7 +209,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := consumer.EnsureGroup(ctx); err != nil {
 		return fmt.Errorf("%s: redis %s: %w", Name, cfg.Redis.Addr, err)
 	}
-	srv.HandleHTTP(http.MethodPost, WebhookPath, httpapi.NewWebhook(cfg.Line.ChannelSecret.Value(), store, log, tel.Propagator))
+	srv.HandleHTTP(http.MethodPost, WebhookPath, httpapi.NewWebhook(cfg.Line.ChannelSecret.Value(), store, jobs, log, tel.TracerProvider, tel.Propagator))
 	srv.Mount(gatewayv1connect.NewNotificationServiceHandler(rpc.New(proc, log), srv.HandlerOptions()...))
 	srv.AddReadiness("redis", store.Ping)
 

@@ -18,6 +18,7 @@ import (
 	gatewayv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1/gatewayv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/linetest"
@@ -198,6 +199,16 @@ func TestApprovalButtonsAndPostback(t *testing.T) {
 	}
 	if got == nil || got.GetKind() != commonv1.ActionKind_ACTION_KIND_APPROVE || got.GetJobId() != job {
 		t.Fatalf("chat-mio got action %+v", got)
+	}
+	// The gateway allocated the message's JobID; the press continues the request's trace with
+	// the pressed job's id.
+	reqTrace, reqJob := h.chat.traceOf(t, "01EVAPPROVE")
+	pressTrace, pressJob := h.chat.traceOf(t, "01EVPOSTBACK")
+	if !jobid.Valid(reqJob) || pressJob != job || pressTrace != reqTrace {
+		t.Fatalf("request trace %s job %q; press trace %s job %q (want %s)", reqTrace, reqJob, pressTrace, pressJob, job)
+	}
+	if len(acts[0].Data) > 300 {
+		t.Errorf("postback data is %d bytes", len(acts[0].Data))
 	}
 	assertClean(t, h)
 }

@@ -13,10 +13,12 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"go.opentelemetry.io/otel/baggage"
 
 	chatv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1/chatv1connect"
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/slacktest"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/service"
@@ -35,18 +37,22 @@ const (
 type fakeChat struct {
 	mu       sync.Mutex
 	requests []*chatv1.HandleMessageRequest
+	headers  map[string]http.Header // by event id: the trace and baggage each call carried
 	failures map[string]int
 	release  chan struct{}
 	started  chan string
 }
 
 func newFakeChat() *fakeChat {
-	return &fakeChat{failures: map[string]int{}, release: make(chan struct{}), started: make(chan string, 100)}
+	return &fakeChat{failures: map[string]int{}, headers: map[string]http.Header{}, release: make(chan struct{}), started: make(chan string, 100)}
 }
 
 func (f *fakeChat) HandleMessage(ctx context.Context, req *chatv1.HandleMessageRequest) (*chatv1.HandleMessageResponse, error) {
 	f.mu.Lock()
 	f.requests = append(f.requests, req)
+	if ci, ok := connect.CallInfoForHandlerContext(ctx); ok {
+		f.headers[req.GetEventId()] = ci.RequestHeader().Clone()
+	}
 	f.mu.Unlock()
 	select {
 	case f.started <- req.GetEventId():
@@ -94,6 +100,23 @@ func (f *fakeChat) HandleMessage(ctx context.Context, req *chatv1.HandleMessageR
 		text = a.GetKind().String() + " " + a.GetJobId()
 	}
 	return &chatv1.HandleMessageResponse{JobId: job, Messages: []*commonv1.ReplyMessage{{Text: "echo: " + text, JobId: job}}}, nil
+}
+
+// traceOf returns the trace id and the baggage job_id of the last call for an event.
+func (f *fakeChat) traceOf(t testing.TB, eventID string) (traceID, jobID string) {
+	t.Helper()
+	f.mu.Lock()
+	h := f.headers[eventID]
+	f.mu.Unlock()
+	parts := strings.Split(h.Get("Traceparent"), "-")
+	if len(parts) != 4 {
+		t.Fatalf("call for %s carried traceparent %q", eventID, h.Get("Traceparent"))
+	}
+	b, err := baggage.Parse(h.Get("Baggage"))
+	if err != nil {
+		t.Fatalf("call for %s carried baggage %q: %v", eventID, h.Get("Baggage"), err)
+	}
+	return parts[1], b.Member(jobid.BaggageKey).Value()
 }
 
 func (f *fakeChat) Requests() []*chatv1.HandleMessageRequest {

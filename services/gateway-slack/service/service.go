@@ -20,6 +20,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1/gatewayv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/app"
@@ -199,7 +200,13 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := consumer.EnsureGroup(ctx); err != nil {
 		return fmt.Errorf("%s: redis %s: %w", Name, cfg.Redis.Addr, err)
 	}
-	h := httpapi.New(cfg.Slack.SigningSecret.Value(), store, func() string { return botUser }, log, tel.Propagator)
+	loc, err := cfg.Location()
+	if err != nil {
+		return err
+	}
+	// Same counter and key prefix as chat-mio, so ids stay unique whoever allocates them.
+	jobs := jobid.NewAllocator(rdb, loc, cfg.Redis.KeyPrefix, jobid.WithLogger(log))
+	h := httpapi.New(cfg.Slack.SigningSecret.Value(), store, jobs, func() string { return botUser }, log, tel.TracerProvider, tel.Propagator)
 	srv.HandleHTTP(http.MethodPost, EventsPath, http.HandlerFunc(h.Events))
 	srv.HandleHTTP(http.MethodPost, InteractivePath, http.HandlerFunc(h.Interactive))
 	srv.Mount(gatewayv1connect.NewNotificationServiceHandler(rpc.New(proc, log), srv.HandlerOptions()...))

@@ -17,7 +17,9 @@ import (
 	gatewayv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1/gatewayv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/slacktest"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/service"
 )
@@ -118,8 +120,10 @@ func TestApprovalButtons(t *testing.T) {
 		t.Fatalf("blocks %+v", p.Blocks)
 	}
 	btn := p.Blocks[1].Elements[0]
-	if btn.ActionID != "approve" || btn.Value != job || btn.Style != "primary" {
-		t.Fatalf("approve button %+v", btn)
+	// The value is the job id and the traceparent of the trace the request was answered in.
+	got, err := domain.ParseButton(btn.ActionID, btn.Value)
+	if err != nil || btn.ActionID != "approve" || got.JobID != job || got.Trace == "" || btn.Style != "primary" {
+		t.Fatalf("approve button %+v (%+v, %v)", btn, got, err)
 	}
 	press := slacktest.BlockAction(allowed, "C300", p.TS, thread, p.Text, "trigger-1", btn.ActionID, btn.Value)
 	for range 2 {
@@ -136,6 +140,13 @@ func TestApprovalButtons(t *testing.T) {
 	}
 	if len(actions) != 1 || actions[0].GetKind() != commonv1.ActionKind_ACTION_KIND_APPROVE || actions[0].GetJobId() != job {
 		t.Fatalf("chat-mio got actions %+v", actions)
+	}
+	// The gateway allocated the message's JobID; the press continues the request's trace with
+	// the pressed job's id.
+	reqTrace, reqJob := h.chat.traceOf(t, "EvApprove")
+	pressTrace, pressJob := h.chat.traceOf(t, "action:trigger-1")
+	if !jobid.Valid(reqJob) || pressJob != job || pressTrace != reqTrace {
+		t.Fatalf("request trace %s job %q; press trace %s job %q (want %s)", reqTrace, reqJob, pressTrace, pressJob, job)
 	}
 	var updates []slacktest.Post
 	for _, x := range h.slack.Posts() {

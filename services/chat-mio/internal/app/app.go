@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
@@ -140,9 +141,9 @@ func (t *turn) say(text string, actions ...*commonv1.Action) {
 	t.result.Messages = append(t.result.Messages, &commonv1.ReplyMessage{Text: text, Actions: actions, JobId: t.result.JobId})
 }
 
-// HandleMessage handles one inbound event: it allocates the JobID, loads the session and either
-// runs a command or the conversation. Peer failures become user messages; only a malformed
-// request or an internal failure is returned as an error.
+// HandleMessage handles one inbound event: it takes the JobID from baggage (or allocates one),
+// loads the session and either runs a command or the conversation. Peer failures become user
+// messages; only a malformed request or an internal failure is returned as an error.
 func (a *App) HandleMessage(ctx context.Context, req *chatv1.HandleMessageRequest) (*chatv1.HandleMessageResponse, error) {
 	if err := domain.ValidateSessionID(req.GetSessionId()); err != nil {
 		return nil, err
@@ -150,11 +151,19 @@ func (a *App) HandleMessage(ctx context.Context, req *chatv1.HandleMessageReques
 	if req.GetChannel() != "" && req.GetChannel() != domain.Channel(req.GetSessionId()) {
 		return nil, fmt.Errorf("%w: channel %q does not match session %q", domain.ErrInvalid, req.GetChannel(), req.GetSessionId())
 	}
-	id, err := a.jobs.Next(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("allocate job id: %w", err)
+	// The gateways allocate the JobID when the event arrives (and a button press carries its
+	// job's id); only a caller without one (the terminal channel) gets one here.
+	id := jobid.FromContext(ctx)
+	if !jobid.Valid(id) {
+		next, err := a.allocate(ctx)
+		if err != nil {
+			return nil, err
+		}
+		id = next
+		ctx = jobid.WithJobID(ctx, id)
+		// The request's span started before the id existed; name the job on it too.
+		trace.SpanFromContext(ctx).SetAttributes(attribute.String(jobid.BaggageKey, id))
 	}
-	ctx = jobid.WithJobID(ctx, id)
 	ctx, span := a.cfg.Tracer.Start(ctx, "chat.handle_message", trace.WithAttributes(
 		attribute.String("session_id", req.GetSessionId()), attribute.String("event_id", req.GetEventId())))
 	defer span.End()
@@ -203,6 +212,23 @@ func (a *App) HandleMessage(ctx context.Context, req *chatv1.HandleMessageReques
 	a.log.InfoContext(ctx, "message.replied", slog.String("reply_job_id", t.result.GetJobId()),
 		slog.Int("messages", len(t.result.Messages)), slog.Bool("async_pending", t.result.GetAsyncPending()))
 	return t.result, nil
+}
+
+// allocate draws a JobID for a caller that brought none. The draw runs in a trace of its own,
+// linked to the request: its spans (the Redis counter) start before the id exists and could not
+// carry it, while every span of the job's trace does.
+func (a *App) allocate(ctx context.Context) (string, error) {
+	actx, span := a.cfg.Tracer.Start(ctx, "jobid.allocate", trace.WithNewRoot(), trace.WithLinks(trace.LinkFromContext(ctx)))
+	defer span.End()
+	id, err := a.jobs.Next(actx)
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, "job id allocation failed")
+		return "", fmt.Errorf("allocate job id: %w", err)
+	}
+	// Not job_id: the job's spans are exactly its trace.
+	span.SetAttributes(attribute.String("jobid.allocated", id))
+	return id, nil
 }
 
 // actionText turns a button press into the command text it stands for, so buttons and typed

@@ -342,3 +342,40 @@ func TestDeliberationAndPick(t *testing.T) {
 	res = e.send(t, approver, "/pick "+id+" 3")
 	mustContain(t, text(res), "候補 3 は見つかりませんでした")
 }
+
+func TestJobIDFromBaggage(t *testing.T) {
+	cases := []struct {
+		name, baggage string
+		reuse         bool
+	}{
+		{"gateway allocated", "job_20261121_901", true},
+		{"fallback form", "job_20261121_0a1b2c3d", true},
+		{"not a job id", "job_x", false},
+		{"none", "", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			ctx := context.Background()
+			if tc.baggage != "" {
+				ctx = jobid.WithJobID(ctx, tc.baggage)
+			}
+			res, err := e.app.HandleMessage(ctx, &chatv1.HandleMessageRequest{SessionId: session, Channel: "line", UserId: approver, Text: codeMsg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := res.GetJobId()
+			if !jobid.Valid(id) || (id == tc.baggage) != tc.reuse {
+				t.Fatalf("job id %q with baggage %q, reuse=%v", id, tc.baggage, tc.reuse)
+			}
+			if j := e.peers.Approval.Job(id); j.GetStatus() != approvalv1.JobStatus_JOB_STATUS_PENDING {
+				t.Fatalf("approval has no pending job %s: %v", id, j)
+			}
+			for _, got := range e.peers.Router.SeenBaggage() {
+				if got != id {
+					t.Fatalf("router saw job_id %q, want %q", got, id)
+				}
+			}
+		})
+	}
+}

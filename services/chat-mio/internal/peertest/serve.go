@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
@@ -63,7 +64,9 @@ func Serve(t testing.TB, name string, mount func(*rpcserver.Server)) *Server {
 	if err != nil {
 		t.Fatalf("listen %s: %v", name, err)
 	}
-	srv, err := rpcserver.New(rpcserver.Config{Name: name, Listener: ln}, tel)
+	// Peers do not beat: no heartbeat service runs here, and the failed beats would be logged
+	// without a job id in the middle of the lines tests inspect.
+	srv, err := rpcserver.New(rpcserver.Config{Name: name, Listener: ln, Heartbeat: &rpcserver.Heartbeat{Interval: time.Minute}}, tel)
 	if err != nil {
 		t.Fatalf("server %s: %v", name, err)
 	}

@@ -78,6 +78,8 @@ func TestSplitText(t *testing.T) {
 	}
 }
 
+const testTrace = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
 func TestPostbackRoundTrip(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -88,6 +90,8 @@ func TestPostbackRoundTrip(t *testing.T) {
 		{"deny", Action{Kind: ActionDeny, JobID: "job_20261121_001"}, true},
 		{"pick with value", Action{Kind: ActionPick, JobID: "job_20261121_001", Value: "2"}, true},
 		{"too long for 300 bytes", Action{Kind: ActionPick, JobID: "job_20261121_001", Value: strings.Repeat("x", 290)}, false},
+		{"approve with trace", Action{Kind: ActionApprove, JobID: "job_20261121_001", Trace: testTrace}, true},
+		{"pick with value and trace", Action{Kind: ActionPick, JobID: "job_20261121_001", Value: "3", Trace: testTrace}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data, ok := EncodePostback(tc.a)
@@ -105,6 +109,13 @@ func TestPostbackRoundTrip(t *testing.T) {
 				t.Fatalf("decoded %+v, %v; want %+v", got, err, tc.a)
 			}
 		})
+	}
+	// A value that fits only without the trace keeps the button and drops the trace.
+	long := Action{Kind: ActionPick, JobID: "job_20261121_001", Value: strings.Repeat("x", 230), Trace: testTrace}
+	data, ok := EncodePostback(long)
+	got, err := DecodePostback(data)
+	if !ok || len(data) > MaxPostbackData || err != nil || got.Trace != "" || got.Value != long.Value {
+		t.Fatalf("long value: %d bytes, ok=%v, decoded %+v, %v", len(data), ok, got, err)
 	}
 	for _, bad := range []string{"", "a=launch&j=job_1", "a=approve", "%zz"} {
 		if _, err := DecodePostback(bad); !errors.Is(err, ErrInvalid) {

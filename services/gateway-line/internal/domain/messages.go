@@ -36,6 +36,9 @@ type Action struct {
 	JobID string
 	Label string
 	Value string
+	// Trace is the W3C traceparent of the job's trace when the button was sent; a press continues
+	// that trace, so one job stays one trace across the wait for a person.
+	Trace string
 }
 
 // Reply is one message from chat-mio.
@@ -71,13 +74,20 @@ type OutMessage struct {
 }
 
 // EncodePostback builds the postback data of an action, or ok=false when it cannot fit in
-// LINE's 300 bytes.
+// LINE's 300 bytes. The trace is dropped rather than the button when only the trace does not fit.
 func EncodePostback(a Action) (string, bool) {
 	v := url.Values{}
 	v.Set("a", string(a.Kind))
 	v.Set("j", a.JobID)
 	if a.Value != "" {
 		v.Set("v", a.Value)
+	}
+	if a.Trace != "" {
+		v.Set("t", a.Trace)
+		if data := v.Encode(); len(data) <= MaxPostbackData {
+			return data, true
+		}
+		v.Del("t")
 	}
 	data := v.Encode()
 	return data, len(data) <= MaxPostbackData
@@ -89,7 +99,7 @@ func DecodePostback(data string) (Action, error) {
 	if err != nil {
 		return Action{}, fmt.Errorf("%w: postback data: %w", ErrInvalid, err)
 	}
-	a := Action{Kind: ActionKind(v.Get("a")), JobID: v.Get("j"), Value: v.Get("v")}
+	a := Action{Kind: ActionKind(v.Get("a")), JobID: v.Get("j"), Value: v.Get("v"), Trace: v.Get("t")}
 	switch a.Kind {
 	case ActionApprove, ActionDeny, ActionPick:
 	default:

@@ -5,6 +5,7 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/domain"
 )
 
@@ -23,17 +25,24 @@ type Appender interface {
 	Append(ctx context.Context, events ...inbox.Event) (inbox.Result, error)
 }
 
+// JobIDs allocates JobIDs (jobid.Allocator on the suite's Redis, shared with chat-mio).
+type JobIDs interface {
+	Next(ctx context.Context) (string, error)
+}
+
 // Webhook serves POST /line/webhook.
 type Webhook struct {
 	secret string
 	store  Appender
+	jobs   JobIDs
 	log    *slog.Logger
+	tracer trace.Tracer
 	prop   propagation.TextMapPropagator
 }
 
 // NewWebhook returns the handler; secret is the channel secret.
-func NewWebhook(secret string, store Appender, log *slog.Logger, prop propagation.TextMapPropagator) *Webhook {
-	return &Webhook{secret: secret, store: store, log: log, prop: prop}
+func NewWebhook(secret string, store Appender, jobs JobIDs, log *slog.Logger, tp trace.TracerProvider, prop propagation.TextMapPropagator) *Webhook {
+	return &Webhook{secret: secret, store: store, jobs: jobs, log: log, tracer: tp.Tracer("gateway-line"), prop: prop}
 }
 
 func (h *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -55,8 +64,6 @@ func (h *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	meta := propagation.MapCarrier{}
-	h.prop.Inject(ctx, meta)
 	events := make([]inbox.Event, 0, len(cb.Events))
 	for _, e := range cb.Events {
 		in, ok := Normalize(e)
@@ -68,6 +75,12 @@ func (h *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			h.log.ErrorContext(ctx, "line.event_encode_failed", slog.String("event_id", in.EventID), slog.Any("error", err))
 			continue
+		}
+		meta, err := h.eventMeta(ctx, in)
+		if err != nil {
+			h.log.ErrorContext(ctx, "line.jobid_failed", slog.String("event_id", in.EventID), slog.Any("error", err))
+			http.Error(w, "temporarily unavailable", http.StatusInternalServerError)
+			return
 		}
 		events = append(events, inbox.Event{ID: in.EventID, Key: in.ChatID, Payload: payload, Meta: meta})
 	}
@@ -84,6 +97,46 @@ func (h *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		slog.Int("duplicates", res.Duplicate))
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write([]byte("{}"))
+}
+
+// eventMeta is the trace context an event is processed in. A text message starts a job: its
+// JobID is allocated here, before any downstream call, and it gets a trace of its own (linked to
+// this request), so one trace covers one job. A button press continues the trace its button
+// carries, with the pressed job's id. Other events follow this request's trace.
+func (h *Webhook) eventMeta(ctx context.Context, in domain.Inbound) (map[string]string, error) {
+	meta := propagation.MapCarrier{}
+	opts := []trace.SpanStartOption{trace.WithLinks(trace.LinkFromContext(ctx)),
+		trace.WithAttributes(attribute.String("line.event_id", in.EventID))}
+	var id string
+	parent := ctx
+	switch in.Kind {
+	case domain.KindText:
+		next, err := h.jobs.Next(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("allocate job id: %w", err)
+		}
+		id = next
+		opts = append(opts, trace.WithNewRoot())
+	case domain.KindPostback:
+		a, err := domain.DecodePostback(in.PostbackData)
+		if err != nil || !jobid.Valid(a.JobID) {
+			// The processor logs and ignores it.
+			h.prop.Inject(ctx, meta)
+			return meta, nil
+		}
+		id = a.JobID
+		parent = propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier{"traceparent": a.Trace})
+		if !trace.SpanContextFromContext(parent).IsRemote() {
+			opts = append(opts, trace.WithNewRoot())
+		}
+	default:
+		h.prop.Inject(ctx, meta)
+		return meta, nil
+	}
+	jctx, span := h.tracer.Start(jobid.WithJobID(parent, id), "line.receive", opts...)
+	h.prop.Inject(jctx, meta)
+	span.End()
+	return meta, nil
 }
 
 // Normalize keeps the events the gateway handles: text messages, postbacks, follow and unfollow

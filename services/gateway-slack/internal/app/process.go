@@ -133,6 +133,7 @@ func (p *Processor) Handle(ctx context.Context, d inbox.Delivery) (err error) {
 			log.WarnContext(ctx, "slack.close_buttons_failed", slog.Any("error", err))
 		}
 	}
+	stampTrace(ctx, res.Replies)
 	msgs := domain.Compose(res.Replies, p.texts)
 	log.InfoContext(ctx, "slack.answered", slog.Int("messages", len(msgs)), slog.Bool("async_pending", res.AsyncPending))
 	return p.post(ctx, "event:"+in.EventID, in.Channel, in.ThreadTS, msgs)
@@ -196,6 +197,7 @@ func (p *Processor) Notify(ctx context.Context, sessionID, jobID, retryKey strin
 	if jobID != "" {
 		ctx = jobid.WithJobID(ctx, jobID)
 	}
+	stampTrace(ctx, replies)
 	msgs := domain.Compose(replies, p.texts)
 	if len(msgs) == 0 {
 		return 0, fmt.Errorf("%w: nothing to send", domain.ErrInvalid)
@@ -215,4 +217,20 @@ func (p *Processor) Notify(ctx context.Context, sessionID, jobID, retryKey strin
 	}
 	p.log.InfoContext(ctx, "slack.notified", slog.String("session_id", sessionID), slog.Int("messages", len(msgs)))
 	return len(msgs), nil
+}
+
+// stampTrace puts the current trace into the replies' buttons: a press arrives as a new request,
+// and carrying the traceparent lets its processing continue this job's trace.
+func stampTrace(ctx context.Context, replies []domain.Reply) {
+	carrier := propagation.MapCarrier{}
+	propagation.TraceContext{}.Inject(ctx, carrier)
+	tp := carrier.Get("traceparent")
+	if tp == "" {
+		return
+	}
+	for i := range replies {
+		for j := range replies[i].Actions {
+			replies[i].Actions[j].Trace = tp
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -42,15 +43,25 @@ type Action struct {
 	JobID string     `json:"job_id"`
 	Label string     `json:"label,omitempty"`
 	Value string     `json:"value,omitempty"`
+	// Trace is the W3C traceparent of the job's trace when the button was sent; a press continues
+	// that trace, so one job stays one trace across the wait for a person.
+	Trace string `json:"trace,omitempty"`
 }
 
-// ButtonValue is the Slack button value: the job id, and for picks "|" and the choice.
+// ButtonValue is the Slack button value: the job id, for picks "|" and the choice, and then
+// "|" and the traceparent when there is one.
 func ButtonValue(a Action) string {
+	v := a.JobID
 	if a.Value != "" {
-		return a.JobID + "|" + a.Value
+		v += "|" + a.Value
 	}
-	return a.JobID
+	if a.Trace != "" {
+		v += "|" + a.Trace
+	}
+	return v
 }
+
+var traceparent = regexp.MustCompile(`^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$`)
 
 // ParseButton reads a pressed button (action_id and value).
 func ParseButton(actionID, value string) (Action, error) {
@@ -60,11 +71,15 @@ func ParseButton(actionID, value string) (Action, error) {
 	default:
 		return Action{}, fmt.Errorf("%w: action %q", ErrInvalid, actionID)
 	}
+	var tp string
+	if i := strings.LastIndex(value, "|"); i >= 0 && traceparent.MatchString(value[i+1:]) {
+		value, tp = value[:i], value[i+1:]
+	}
 	job, v, _ := strings.Cut(value, "|")
 	if job == "" {
 		return Action{}, fmt.Errorf("%w: button without job id", ErrInvalid)
 	}
-	return Action{Kind: k, JobID: job, Value: v}, nil
+	return Action{Kind: k, JobID: job, Value: v, Trace: tp}, nil
 }
 
 // Command is the typed form of an action.

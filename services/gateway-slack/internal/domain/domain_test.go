@@ -7,16 +7,24 @@ import (
 	"unicode/utf8"
 )
 
+const testTrace = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
 func TestButtonRoundTrip(t *testing.T) {
 	for _, a := range []Action{
 		{Kind: ActionApprove, JobID: "job_20261121_001"},
 		{Kind: ActionDeny, JobID: "job_20261121_001"},
 		{Kind: ActionPick, JobID: "job_20261121_001", Value: "2"},
+		{Kind: ActionApprove, JobID: "job_20261121_001", Trace: testTrace},
+		{Kind: ActionPick, JobID: "job_20261121_001", Value: "2", Trace: testTrace},
 	} {
 		got, err := ParseButton(string(a.Kind), ButtonValue(a))
 		if err != nil || got != a {
 			t.Errorf("round trip %+v -> %+v, %v", a, got, err)
 		}
+	}
+	// A last part that is not a traceparent stays in the value (buttons sent before traces).
+	if got, err := ParseButton("pick", "job_20261121_001|2|x"); err != nil || got.Value != "2|x" || got.Trace != "" {
+		t.Errorf("legacy value parsed as %+v, %v", got, err)
 	}
 	for _, tc := range []struct{ id, value string }{{"launch", "job_1"}, {"approve", ""}, {"deny", "|2"}} {
 		if _, err := ParseButton(tc.id, tc.value); !errors.Is(err, ErrInvalid) {
@@ -64,6 +72,13 @@ func TestCompose(t *testing.T) {
 		}
 		if !strings.Contains(got[2].Text, "/approve "+job) || !strings.Contains(got[2].Text, "/deny "+job) {
 			t.Fatalf("commands missing: %q", got[2].Text)
+		}
+	})
+	t.Run("a trace that does not fit is dropped, not the button", func(t *testing.T) {
+		long := strings.Repeat("x", MaxButtonValue-len(job)-10)
+		got := Compose([]Reply{{Text: "pick", Actions: []Action{{Kind: ActionPick, JobID: job, Value: long, Trace: testTrace}}}}, ja)
+		if len(got) != 1 || len(got[0].Buttons) != 1 || got[0].Buttons[0].Trace != "" || got[0].Buttons[0].Value != long {
+			t.Fatalf("got %+v", got)
 		}
 	})
 	t.Run("cap keeps the buttons", func(t *testing.T) {

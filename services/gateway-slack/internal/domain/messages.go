@@ -39,6 +39,10 @@ func Compose(replies []Reply, t Texts) []OutMessage {
 		text := strings.TrimSpace(r.Text)
 		var buttons []Action
 		for _, a := range r.Actions {
+			if utf8.RuneCountInString(ButtonValue(a)) > MaxButtonValue {
+				// The trace goes before the button does.
+				a.Trace = ""
+			}
 			if len(buttons) < MaxButtons && utf8.RuneCountInString(ButtonValue(a)) <= MaxButtonValue {
 				buttons = append(buttons, a)
 			}

@@ -1,0 +1,224 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// flowTimeout bounds each wait for a message; the models answer at once, so this only absorbs
+// a loaded machine.
+const flowTimeout = 30 * time.Second
+
+var jobPattern = regexp.MustCompile(`job_[0-9]{8}_(?:[0-9]{3,}|[0-9a-f]{8})`)
+
+// resultLine is the executor's summary of a one-file job that succeeded.
+const resultLine = "実行: 1 件, 成功: 1 件, 失敗: 0 件"
+
+// codeRequest is the user's request in every scenario: order2 proposes docs/hello.md.
+const codeRequest = "/code2 docs/hello.md を作って"
+
+// lineEvent is one webhook event from the e2e user's 1:1 chat.
+func lineEvent(id string, extra map[string]any) map[string]any {
+	ev := map[string]any{
+		"mode": "active", "timestamp": time.Now().UnixMilli(), "webhookEventId": id,
+		"source":          map[string]any{"type": "user", "userId": lineUser},
+		"deliveryContext": map[string]any{"isRedelivery": false},
+		"replyToken":      "rt-" + id,
+	}
+	for k, v := range extra {
+		ev[k] = v
+	}
+	return ev
+}
+
+func (s *suite) lineWebhook(t *testing.T, events ...map[string]any) {
+	t.Helper()
+	for _, ev := range events {
+		if tok, ok := ev["replyToken"].(string); ok {
+			s.line.issue(tok)
+		}
+	}
+	body, err := json.Marshal(map[string]any{"destination": "Ue2ebot", "events": events})
+	if err != nil {
+		t.Fatal(err)
+	}
+	post(t, s.url("gateway-line", "/line/webhook"), "application/json", body,
+		map[string]string{"X-Line-Signature": lineSignature(body)})
+}
+
+func TestLINEApprovalFlow(t *testing.T) {
+	start := time.Now()
+	s := startSuite(t, binDir)
+	t.Logf("suite started in %v", time.Since(start).Round(time.Millisecond))
+
+	s.lineWebhook(t, lineEvent("01E2ETEXT0000000000000001", map[string]any{
+		"type": "message", "message": map[string]any{"id": "1", "type": "text", "quoteToken": "q1", "text": codeRequest},
+	}))
+	ask := s.line.waitMessage(t, "approval request with buttons", flowTimeout, func(m outMessage) bool {
+		return len(m.Buttons) == 2
+	})
+	job := jobPattern.FindString(ask.text())
+	if job == "" || ask.API != "reply" {
+		t.Fatalf("approval request %+v: want a reply naming the job", ask)
+	}
+	var approve string
+	for _, b := range ask.Buttons {
+		if v, err := url.ParseQuery(b.Data); err == nil && v.Get("a") == "approve" {
+			approve = b.Data
+			if v.Get("j") != job {
+				t.Fatalf("approve button for %s, request for %s", v.Get("j"), job)
+			}
+		}
+	}
+	if approve == "" || len(approve) > 300 {
+		t.Fatalf("approve button data %q (buttons %+v)", approve, ask.Buttons)
+	}
+
+	s.lineWebhook(t, lineEvent("01E2EPOSTBACK000000000001", map[string]any{
+		"type": "postback", "postback": map[string]any{"data": approve},
+	}))
+	done := s.line.waitMessage(t, "execution result", flowTimeout, func(m outMessage) bool {
+		return strings.Contains(m.text(), resultLine)
+	})
+	if !strings.Contains(done.text(), job) {
+		t.Errorf("result does not name %s: %q", job, done.text())
+	}
+	t.Logf("request to result in %v", time.Since(start).Round(time.Millisecond))
+	s.assertFile(t, "docs/hello.md", helloContent)
+	s.assertAudit(t, job, "requested", "granted", "claimed", "execution_started", "execution_completed")
+	s.noProblems(t)
+	// Both webhooks (the request and the button press) are processed in the job's trace.
+	s.assertOneTrace(t, job, []string{"gateway-line", "chat-mio", "router-shiro", "coder-order", "approval", "executor"},
+		map[string]int{"gateway-line/line.receive": 2, "gateway-line/line.event": 2, "chat-mio/chat.handle_message": 2,
+			"executor/picoclaw.executor.v1.ExecutorService/Execute": 1})
+}
+
+// slackEvent posts a signed Events API callback.
+func (s *suite) slackEvent(t *testing.T, id string, event map[string]any) {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"token": "unused", "team_id": "TE2E", "api_app_id": "AE2E", "type": "event_callback",
+		"event_id": id, "event_time": time.Now().Unix(), "event": event})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.slackPost(t, "/slack/events", "application/json", body)
+}
+
+func (s *suite) slackPost(t *testing.T, path, contentType string, body []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, s.url("gateway-slack", path), strings.NewReader(string(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", contentType)
+	slackSign(req, body)
+	do(t, req)
+}
+
+func TestSlackApprovalFlow(t *testing.T) {
+	start := time.Now()
+	s := startSuite(t, binDir)
+	t.Logf("suite started in %v", time.Since(start).Round(time.Millisecond))
+
+	const channel, threadTS = "CE2E", "1790000000.000001"
+	s.slackEvent(t, "EvE2E0001", map[string]any{
+		"type": "app_mention", "user": slackUser, "channel": channel, "ts": threadTS, "event_ts": threadTS,
+		"text": "<@" + slackBotUser + "> " + codeRequest,
+	})
+	ask := s.slack.waitMessage(t, "approval request with buttons", flowTimeout, func(m outMessage) bool {
+		return m.API == "chat.postMessage" && len(m.Buttons) == 2
+	})
+	if ask.To != channel+":"+threadTS {
+		t.Errorf("approval request went to %s, want the thread %s:%s", ask.To, channel, threadTS)
+	}
+	job := jobPattern.FindString(ask.text())
+	var approve *button
+	for i, b := range ask.Buttons {
+		if b.Kind == "approve" {
+			approve = &ask.Buttons[i]
+		}
+	}
+	if job == "" || approve == nil || !strings.HasPrefix(approve.Data, job) {
+		t.Fatalf("approval request %+v (job %q)", ask, job)
+	}
+	msgTS := ask.TS
+	payload, err := json.Marshal(map[string]any{
+		"type": "block_actions", "trigger_id": "e2e-trigger-1",
+		"user": map[string]any{"id": slackUser}, "team": map[string]any{"id": "TE2E"},
+		"channel":   map[string]any{"id": channel},
+		"container": map[string]any{"type": "message", "message_ts": msgTS, "channel_id": channel},
+		"message":   map[string]any{"ts": msgTS, "thread_ts": threadTS, "text": ask.text()},
+		"actions": []map[string]any{{"type": "button", "action_id": approve.Kind, "block_id": "approval",
+			"value": approve.Data, "action_ts": fmt.Sprintf("%d.000100", time.Now().Unix())}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.slackPost(t, "/slack/interactive", "application/x-www-form-urlencoded",
+		[]byte(url.Values{"payload": {string(payload)}}.Encode()))
+	done := s.slack.waitMessage(t, "execution result", flowTimeout, func(m outMessage) bool {
+		return m.API == "chat.postMessage" && strings.Contains(m.text(), resultLine)
+	})
+	if done.To != channel+":"+threadTS || !strings.Contains(done.text(), job) {
+		t.Errorf("result %+v, want it in %s:%s naming %s", done, channel, threadTS, job)
+	}
+	t.Logf("request to result in %v", time.Since(start).Round(time.Millisecond))
+	s.assertFile(t, "docs/hello.md", helloContent)
+	s.assertAudit(t, job, "requested", "granted", "claimed", "execution_started", "execution_completed")
+	s.noProblems(t)
+	s.assertOneTrace(t, job, []string{"gateway-slack", "chat-mio", "router-shiro", "coder-order", "approval", "executor"},
+		map[string]int{"gateway-slack/slack.receive": 2, "gateway-slack/slack.event": 2, "chat-mio/chat.handle_message": 2,
+			"executor/picoclaw.executor.v1.ExecutorService/Execute": 1})
+}
+
+func TestCLIAutoApproveFlow(t *testing.T) {
+	start := time.Now()
+	s := startSuite(t, binDir)
+	t.Logf("suite started in %v", time.Since(start).Round(time.Millisecond))
+
+	var grant map[string]any
+	s.approvalAPI(t, http.MethodPut, "/v1/auto-approve", map[string]any{
+		"ttl": "10m", "path_prefixes": []string{"docs/"}, "reason": "e2e",
+	}, &grant)
+	if grant["active"] != true {
+		t.Fatalf("auto-approve not on: %v", grant)
+	}
+
+	// The terminal channel talks to chat-mio directly (Connect, JSON).
+	req, err := json.Marshal(map[string]any{"sessionId": "cli:" + cliUser, "channel": "cli", "userId": cliUser, "text": codeRequest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := post(t, s.url("chat-mio", "/picoclaw.chat.v1.ChatService/HandleMessage"), "application/json", req, nil)
+	var res struct {
+		JobID    string `json:"jobId"`
+		Messages []struct {
+			Text string `json:"text"`
+		} `json:"messages"`
+		AsyncPending bool `json:"asyncPending"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatal(err)
+	}
+	var text []string
+	for _, m := range res.Messages {
+		text = append(text, m.Text)
+	}
+	reply := strings.Join(text, "\n")
+	if res.JobID == "" || res.AsyncPending || !strings.Contains(reply, resultLine) || !strings.Contains(reply, res.JobID) {
+		t.Fatalf("reply %s", out)
+	}
+	t.Logf("request to result in %v", time.Since(start).Round(time.Millisecond))
+	s.assertFile(t, "docs/hello.md", helloContent)
+	s.assertAudit(t, res.JobID, "requested", "auto_approved", "claimed", "execution_started", "execution_completed")
+	s.noProblems(t)
+	s.assertOneTrace(t, res.JobID, []string{"chat-mio", "router-shiro", "coder-order", "approval", "executor"},
+		map[string]int{"chat-mio/picoclaw.chat.v1.ChatService/HandleMessage": 1, "chat-mio/chat.handle_message": 1,
+			"executor/picoclaw.executor.v1.ExecutorService/Execute": 1})
+}

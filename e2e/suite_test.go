@@ -1,0 +1,339 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The suite's users: allowed to talk and listed as approvers on their channel.
+const (
+	lineUser  = "Ue2e0000000000000000000000000001"
+	slackUser = "UE2EUSER1"
+	cliUser   = "e2e"
+)
+
+// syncBuffer collects a process's output.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type process struct {
+	name string
+	cmd  *exec.Cmd
+	logs *syncBuffer
+	done chan struct{} // closed when the process has ended; err is set before
+	err  error
+}
+
+// suite is the whole product running as separate processes against fakes of the outside world.
+type suite struct {
+	addrs     map[string]string
+	procs     []*process
+	otlp      *otlpReceiver
+	line      *fakeLINE
+	slack     *fakeSlack
+	openai    *fakeOpenAI
+	ollama    *fakeOllama
+	workspace string
+	stopOnce  sync.Once
+}
+
+const suiteConfig = `timezone: Asia/Tokyo
+locale: ja
+log_level: info
+line:
+  allowed_users: [%[1]s]
+slack:
+  allowed_users: [%[2]s]
+  bot_user_id: %[4]s
+approval:
+  approvers:
+    line: [%[1]s]
+    slack: [%[2]s]
+    cli: [%[3]s]
+  auto_approve:
+    enabled: true
+`
+
+// startSuite starts the fakes, the OTLP receiver and the eight binaries, and waits until every
+// one answers /healthz.
+func startSuite(t *testing.T, bin string) *suite {
+	t.Helper()
+	s := &suite{otlp: startOTLP(t), line: startLINE(t), slack: startSlack(t), openai: startOpenAI(t), ollama: startOllama(t),
+		workspace: t.TempDir()}
+	cfgPath := filepath.Join(t.TempDir(), "picoclaw.yaml")
+	if err := os.WriteFile(cfgPath, fmt.Appendf(nil, suiteConfig, lineUser, slackUser, cliUser, slackBotUser), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addrs, env := suiteEnv(t, s.workspace)
+	s.addrs = addrs
+	env = append(env,
+		"PICOCLAW_CONFIG="+cfgPath,
+		"OTEL_EXPORTER_OTLP_ENDPOINT=http://"+s.otlp.addr,
+		"PICOCLAW_LINE_API_BASE_URL="+s.line.URL,
+		"PICOCLAW_SLACK_API_BASE_URL="+s.slack.URL+"/api",
+		// The agents talk to the fake Ollama (the last value of a key wins).
+		"PICOCLAW_AGENTS_CHAT_PROVIDER=ollama",
+		"PICOCLAW_AGENTS_WORKER_PROVIDER=ollama",
+		"PICOCLAW_OLLAMA_BASE_URL="+s.ollama.URL,
+		"PICOCLAW_ORDERS_ORDER2_BASE_URL="+s.openai.URL+"/v1",
+		"OPENAI_API_KEY="+openAIKey,
+		"PICOCLAW_APPROVAL_TOKENS=e2e:"+approvalToken,
+	)
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range services {
+		p := &process{name: name, logs: &syncBuffer{}, done: make(chan struct{})}
+		p.cmd = exec.Command(filepath.Join(bin, name))
+		p.cmd.Env = env
+		// The config names the persona and rules files relative to the repository.
+		p.cmd.Dir = root
+		p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
+		if err := p.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			p.err = p.cmd.Wait()
+			close(p.done)
+		}()
+		s.procs = append(s.procs, p)
+	}
+	t.Cleanup(func() {
+		s.stop(t)
+		if t.Failed() {
+			s.dumpLogs(t)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for _, p := range s.procs {
+		// A process that exits (a bad config) fails at once instead of at the deadline.
+		hctx, hcancel := context.WithCancel(ctx)
+		go func() {
+			select {
+			case <-p.done:
+				hcancel()
+			case <-hctx.Done():
+			}
+		}()
+		err := waitHealthy(hctx, addrs[p.name])
+		hcancel()
+		if err != nil {
+			t.Fatalf("%s: %v", p.name, err)
+		}
+	}
+	return s
+}
+
+// stop sends SIGTERM to every process (so each flushes its spans) and waits for them to end.
+func (s *suite) stop(t *testing.T) {
+	t.Helper()
+	s.stopOnce.Do(func() {
+		for _, p := range s.procs {
+			_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		}
+		for _, p := range s.procs {
+			select {
+			case <-p.done:
+				if p.err != nil {
+					t.Errorf("%s exited with %v after SIGTERM", p.name, p.err)
+				}
+			case <-time.After(15 * time.Second):
+				t.Errorf("%s still running 15s after SIGTERM", p.name)
+				_ = p.cmd.Process.Kill()
+				<-p.done
+			}
+		}
+	})
+}
+
+func (s *suite) dumpLogs(t *testing.T) {
+	t.Helper()
+	for _, p := range s.procs {
+		out := p.logs.String()
+		if len(out) > 12000 {
+			out = "…" + out[len(out)-12000:]
+		}
+		t.Logf("--- %s log ---\n%s", p.name, out)
+	}
+}
+
+func (s *suite) url(service, path string) string { return "http://" + s.addrs[service] + path }
+
+// post sends body to url with the given headers and expects 200.
+func post(t *testing.T, url, contentType string, body []byte, headers map[string]string) []byte {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", contentType)
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	return do(t, req)
+}
+
+func do(t *testing.T, req *http.Request) []byte {
+	t.Helper()
+	// Bounded: a hung service fails the test instead of the whole run.
+	client := &http.Client{Timeout: flowTimeout}
+	res, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	out, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("%s %s: %s %s", req.Method, req.URL, res.Status, out)
+	}
+	return out
+}
+
+// approvalAPI calls the approval REST API with the e2e token.
+func (s *suite) approvalAPI(t *testing.T, method, path string, body any, out any) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, s.url("approval", path), rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+approvalToken)
+	req.Header.Set("Content-Type", "application/json")
+	if err := json.Unmarshal(do(t, req), out); err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+}
+
+type auditLog struct {
+	JobID      string `json:"job_id"`
+	ChainValid bool   `json:"chain_valid"`
+	Events     []struct {
+		Type string `json:"type"`
+		Seq  int64  `json:"seq"`
+	} `json:"events"`
+}
+
+func (a auditLog) types() []string {
+	var out []string
+	for _, e := range a.Events {
+		out = append(out, e.Type)
+	}
+	return out
+}
+
+// assertAudit checks that the job's audit log is exactly the expected chain and verifies.
+func (s *suite) assertAudit(t *testing.T, job string, want ...string) {
+	t.Helper()
+	var log auditLog
+	s.approvalAPI(t, http.MethodGet, "/v1/jobs/"+job+"/events", nil, &log)
+	if got := strings.Join(log.types(), ","); got != strings.Join(want, ",") {
+		t.Errorf("audit chain of %s = %s, want %s", job, got, strings.Join(want, ","))
+	}
+	if !log.ChainValid {
+		t.Errorf("audit chain of %s does not verify", job)
+	}
+}
+
+// assertFile waits for the executor's change to be in the workspace.
+func (s *suite) assertFile(t *testing.T, rel, want string) {
+	t.Helper()
+	got, err := os.ReadFile(filepath.Join(s.workspace, rel))
+	if err != nil {
+		t.Fatalf("workspace: %v", err)
+	}
+	if string(got) != want {
+		t.Fatalf("%s = %q, want %q", rel, got, want)
+	}
+}
+
+// assertOneTrace stops the suite (flushing every exporter) and checks that the job ran in one
+// trace that crosses want, with job_id = job on every span of it, and that the trace holds at
+// least minSpans["service/span name"] of the named spans.
+func (s *suite) assertOneTrace(t *testing.T, job string, want []string, minSpans map[string]int) {
+	t.Helper()
+	s.stop(t)
+	traces := map[string]bool{}
+	for _, sp := range s.otlp.Spans() {
+		if sp.JobID == job {
+			traces[sp.TraceID] = true
+		}
+	}
+	if len(traces) != 1 {
+		t.Fatalf("job %s spans are in %d traces, want 1", job, len(traces))
+	}
+	var trace string
+	for id := range traces {
+		trace = id
+	}
+	seen := map[string]int{}
+	names := map[string]int{}
+	for _, sp := range s.otlp.Spans() {
+		if sp.TraceID != trace {
+			continue
+		}
+		seen[sp.Service]++
+		names[sp.Service+"/"+sp.Name]++
+		if sp.JobID != job {
+			t.Errorf("span %s/%s in the job's trace has job_id %q", sp.Service, sp.Name, sp.JobID)
+		}
+	}
+	for _, svc := range want {
+		if seen[svc] == 0 {
+			t.Errorf("trace %s has no span of %s (spans per service: %v)", trace, svc, seen)
+		}
+	}
+	for name, n := range minSpans {
+		if names[name] < n {
+			t.Errorf("trace %s has %d spans %s, want at least %d", trace, names[name], name, n)
+		}
+	}
+	t.Logf("trace %s: spans per service %v", trace, seen)
+	if t.Failed() {
+		t.Logf("span names: %v", names)
+	}
+}
+
+// noProblems fails on protocol problems any fake saw.
+func (s *suite) noProblems(t *testing.T) {
+	t.Helper()
+	for name, f := range map[string]*sink{"LINE": &s.line.sink, "Slack": &s.slack.sink, "OpenAI": &s.openai.sink, "Ollama": &s.ollama.sink} {
+		if p := f.Problems(); len(p) > 0 {
+			t.Errorf("%s fake saw problems: %v", name, p)
+		}
+	}
+}

@@ -1,0 +1,150 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/baggage"
+	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
+	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
+	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/domain"
+	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/httpapi"
+	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/linetest"
+)
+
+const (
+	secret    = "webhook-test-secret"
+	user      = "Uwebhook000000000000000000000001"
+	buttonTP  = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	buttonTID = "4bf92f3577b34da6a3ce929d0e0e4736"
+	pressed   = "job_20261121_007"
+)
+
+type memStore struct{ events []inbox.Event }
+
+func (m *memStore) Append(_ context.Context, events ...inbox.Event) (inbox.Result, error) {
+	m.events = append(m.events, events...)
+	return inbox.Result{StreamIDs: make([]string, len(events)), Stored: len(events)}, nil
+}
+
+type fixedJobs struct {
+	id  string
+	err error
+}
+
+func (f fixedJobs) Next(context.Context) (string, error) { return f.id, f.err }
+
+// metaContext reads an event's stored trace context as the consumer will.
+func metaContext(meta map[string]string) (trace.SpanContext, string) {
+	ctx := telemetry.Propagator().Extract(context.Background(), propagation.MapCarrier(meta))
+	return trace.SpanContextFromContext(ctx), baggage.FromContext(ctx).Member(jobid.BaggageKey).Value()
+}
+
+func postback(a domain.Action) string {
+	data, _ := domain.EncodePostback(a)
+	return data
+}
+
+// TestEventTraceAndJobID: a text message gets its JobID at the webhook and a trace of its own,
+// linked to the request; a press continues the trace its button carries with the pressed job's
+// id; anything else follows the request.
+func TestEventTraceAndJobID(t *testing.T) {
+	const allocated = "job_20261121_042"
+	cases := []struct {
+		name       string
+		event      linetest.Event
+		wantJob    string
+		wantTrace  string // "" = a new trace, "request" = the request's
+		wantLinked bool
+	}{
+		{"text starts a job", linetest.TextEvent("01EVTEXT", user, "", "", "やあ", time.Now().UnixMilli(), false), allocated, "", true},
+		{"press continues the button's trace", linetest.PostbackEvent("01EVPRESS", user, "",
+			postback(domain.Action{Kind: domain.ActionApprove, JobID: pressed, Trace: buttonTP}), time.Now().UnixMilli()), pressed, buttonTID, true},
+		{"press without a trace starts one", linetest.PostbackEvent("01EVOLD", user, "",
+			postback(domain.Action{Kind: domain.ActionDeny, JobID: pressed}), time.Now().UnixMilli()), pressed, "", true},
+		{"press without a valid job follows the request", linetest.PostbackEvent("01EVBAD", user, "",
+			"a=approve&j=nonsense", time.Now().UnixMilli()), "", "request", false},
+		{"follow follows the request", linetest.OtherEvent("01EVFOLLOW", "follow", user, time.Now().UnixMilli()), "", "request", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := tracetest.NewSpanRecorder()
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+			store := &memStore{}
+			h := httpapi.NewWebhook(secret, store, fixedJobs{id: allocated}, slog.New(slog.DiscardHandler), tp, telemetry.Propagator())
+			body := linetest.Body(tc.event)
+			ctx, reqSpan := tp.Tracer("test").Start(context.Background(), "request")
+			req := httptest.NewRequest(http.MethodPost, "/line/webhook", bytes.NewReader(body)).WithContext(ctx)
+			req.Header.Set("X-Line-Signature", linetest.Sign(secret, body))
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, req)
+			reqSpan.End()
+			if w.Code != http.StatusOK || len(store.events) != 1 {
+				t.Fatalf("status %d, %d events stored", w.Code, len(store.events))
+			}
+			sc, job := metaContext(store.events[0].Meta)
+			if job != tc.wantJob {
+				t.Errorf("baggage job_id %q, want %q", job, tc.wantJob)
+			}
+			reqTrace := reqSpan.SpanContext().TraceID().String()
+			switch tc.wantTrace {
+			case "request":
+				if sc.TraceID().String() != reqTrace {
+					t.Errorf("trace %s, want the request's %s", sc.TraceID(), reqTrace)
+				}
+			case "":
+				if !sc.IsValid() || sc.TraceID().String() == reqTrace {
+					t.Errorf("trace %s, want a new one (request %s)", sc.TraceID(), reqTrace)
+				}
+			default:
+				if sc.TraceID().String() != tc.wantTrace {
+					t.Errorf("trace %s, want %s", sc.TraceID(), tc.wantTrace)
+				}
+			}
+			var receive sdktrace.ReadOnlySpan
+			for _, s := range rec.Ended() {
+				if s.Name() == "line.receive" {
+					receive = s
+				}
+			}
+			if (receive != nil) != tc.wantLinked {
+				t.Fatalf("line.receive span recorded = %v, want %v", receive != nil, tc.wantLinked)
+			}
+			if receive != nil {
+				if receive.SpanContext().SpanID() != sc.SpanID() {
+					t.Errorf("stored context is not the receive span's")
+				}
+				if l := receive.Links(); len(l) != 1 || l[0].SpanContext.SpanID() != reqSpan.SpanContext().SpanID() {
+					t.Errorf("receive span links %v, want the request span", l)
+				}
+			}
+		})
+	}
+}
+
+func TestJobIDFailureIsRedelivered(t *testing.T) {
+	store := &memStore{}
+	h := httpapi.NewWebhook(secret, store, fixedJobs{err: errors.New("no randomness")}, slog.New(slog.DiscardHandler),
+		sdktrace.NewTracerProvider(), telemetry.Propagator())
+	body := linetest.Body(linetest.TextEvent("01EVFAIL", user, "", "", "やあ", time.Now().UnixMilli(), false))
+	req := httptest.NewRequest(http.MethodPost, "/line/webhook", bytes.NewReader(body))
+	req.Header.Set("X-Line-Signature", linetest.Sign(secret, body))
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	if w.Code != http.StatusInternalServerError || len(store.events) != 0 || !strings.Contains(w.Body.String(), "unavailable") {
+		t.Fatalf("status %d, %d events stored", w.Code, len(store.events))
+	}
+}

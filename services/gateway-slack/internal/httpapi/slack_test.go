@@ -1,0 +1,127 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/baggage"
+	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
+	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
+	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/domain"
+	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/httpapi"
+	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/slacktest"
+)
+
+const (
+	secret    = "events-test-secret"
+	user      = "UEVENTS01"
+	buttonTP  = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	buttonTID = "4bf92f3577b34da6a3ce929d0e0e4736"
+	pressed   = "job_20261121_007"
+)
+
+type memStore struct{ events []inbox.Event }
+
+func (m *memStore) Append(_ context.Context, events ...inbox.Event) (inbox.Result, error) {
+	m.events = append(m.events, events...)
+	return inbox.Result{StreamIDs: make([]string, len(events)), Stored: len(events)}, nil
+}
+
+type fixedJobs struct {
+	id  string
+	err error
+}
+
+func (f fixedJobs) Next(context.Context) (string, error) { return f.id, f.err }
+
+func signed(ctx context.Context, path, contentType string, body []byte) *http.Request {
+	req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body)).WithContext(ctx)
+	now := time.Now().Unix()
+	req.Header.Set("Content-Type", contentType)
+	req.Header.Set("X-Slack-Request-Timestamp", strconv.FormatInt(now, 10))
+	req.Header.Set("X-Slack-Signature", slacktest.Sign(secret, now, body))
+	return req
+}
+
+func press(value string) []byte {
+	return slacktest.BlockAction(user, "C1", "1700000000.000200", "1700000000.000100", "承認", "trig-"+value[len(value)-4:], "approve", value)
+}
+
+// TestEventTraceAndJobID: a message gets its JobID at the webhook and a trace of its own, linked
+// to the request; a press continues the trace its button carries with the pressed job's id.
+func TestEventTraceAndJobID(t *testing.T) {
+	const allocated = "job_20261121_042"
+	cases := []struct {
+		name, path, contentType string
+		body                    []byte
+		wantJob, wantTrace      string // wantTrace "" = a new trace
+	}{
+		{"mention starts a job", "/slack/events", "application/json",
+			slacktest.EventBody("EvT1", slacktest.Mention(user, "C1", "1700000000.000100", "", "やあ")), allocated, ""},
+		{"press continues the button's trace", "/slack/interactive", "application/x-www-form-urlencoded",
+			press(domain.ButtonValue(domain.Action{Kind: domain.ActionApprove, JobID: pressed, Trace: buttonTP})), pressed, buttonTID},
+		{"press without a trace starts one", "/slack/interactive", "application/x-www-form-urlencoded",
+			press(domain.ButtonValue(domain.Action{Kind: domain.ActionApprove, JobID: pressed})), pressed, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := tracetest.NewSpanRecorder()
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+			store := &memStore{}
+			h := httpapi.New(secret, store, fixedJobs{id: allocated}, func() string { return slacktest.BotUserID },
+				slog.New(slog.DiscardHandler), tp, telemetry.Propagator())
+			ctx, reqSpan := tp.Tracer("test").Start(context.Background(), "request")
+			w := httptest.NewRecorder()
+			if tc.path == "/slack/events" {
+				h.Events(w, signed(ctx, tc.path, tc.contentType, tc.body))
+			} else {
+				h.Interactive(w, signed(ctx, tc.path, tc.contentType, tc.body))
+			}
+			reqSpan.End()
+			if w.Code != http.StatusOK || len(store.events) != 1 {
+				t.Fatalf("status %d %s, %d events stored", w.Code, w.Body, len(store.events))
+			}
+			ectx := telemetry.Propagator().Extract(context.Background(), propagation.MapCarrier(store.events[0].Meta))
+			sc := trace.SpanContextFromContext(ectx)
+			if job := baggage.FromContext(ectx).Member(jobid.BaggageKey).Value(); job != tc.wantJob {
+				t.Errorf("baggage job_id %q, want %q", job, tc.wantJob)
+			}
+			if tc.wantTrace == "" && (!sc.IsValid() || sc.TraceID() == reqSpan.SpanContext().TraceID()) {
+				t.Errorf("trace %s, want a new one", sc.TraceID())
+			}
+			if tc.wantTrace != "" && sc.TraceID().String() != tc.wantTrace {
+				t.Errorf("trace %s, want %s", sc.TraceID(), tc.wantTrace)
+			}
+			ended := rec.Ended()
+			if len(ended) != 2 || ended[0].Name() != "slack.receive" || ended[0].SpanContext().SpanID() != sc.SpanID() ||
+				len(ended[0].Links()) != 1 || ended[0].Links()[0].SpanContext.SpanID() != reqSpan.SpanContext().SpanID() {
+				t.Fatalf("spans %v", ended)
+			}
+		})
+	}
+}
+
+func TestJobIDFailureIsRetried(t *testing.T) {
+	store := &memStore{}
+	h := httpapi.New(secret, store, fixedJobs{err: errors.New("no randomness")}, func() string { return slacktest.BotUserID },
+		slog.New(slog.DiscardHandler), sdktrace.NewTracerProvider(), telemetry.Propagator())
+	w := httptest.NewRecorder()
+	h.Events(w, signed(context.Background(), "/slack/events", "application/json",
+		slacktest.EventBody("EvT2", slacktest.Mention(user, "C1", "1700000000.000300", "", "やあ"))))
+	if w.Code != http.StatusInternalServerError || len(store.events) != 0 {
+		t.Fatalf("status %d, %d events stored", w.Code, len(store.events))
+	}
+}
