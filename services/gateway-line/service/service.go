@@ -18,13 +18,13 @@ import (
 
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1/chatv1connect"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1/gatewayv1connect"
+	"github.com/picoclaw-suite/picoclaw/pkg/chatlink"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/app"
-	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/chatmio"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/httpapi"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/lineapi"
@@ -194,7 +194,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	chat := chatmio.New(chatv1connect.NewChatServiceClient(rpcserver.NewHTTPClient(), cfg.Services.ChatMio.URL, chatOpts...))
+	chat := chatlink.New(chatv1connect.NewChatServiceClient(rpcserver.NewHTTPClient(), cfg.Services.ChatMio.URL, chatOpts...), "line")
 	proc := app.NewProcessor(app.Config{
 		ReplyTokenMargin: cfg.Line.ReplyTokenMargin, LoadingSeconds: cfg.Line.LoadingSeconds,
 		Locale: cfg.Locale, Allow: domain.NewAllowlist(cfg.Line.AllowedUsers),

@@ -18,13 +18,13 @@ import (
 
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1/chatv1connect"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1/gatewayv1connect"
+	"github.com/picoclaw-suite/picoclaw/pkg/chatlink"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/app"
-	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/chatmio"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/httpapi"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/rpc"
@@ -186,7 +186,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	chat := chatmio.New(chatv1connect.NewChatServiceClient(rpcserver.NewHTTPClient(), cfg.Services.ChatMio.URL, chatOpts...))
+	chat := chatlink.New(chatv1connect.NewChatServiceClient(rpcserver.NewHTTPClient(), cfg.Services.ChatMio.URL, chatOpts...), "slack")
 	marks := inbox.NewMarks(rdb, cfg.Redis.KeyPrefix+"slack:sent:", cfg.Slack.Inbox.DedupeTTL)
 	proc := app.NewProcessor(app.Config{Locale: cfg.Locale, Allow: domain.NewAllowlist(cfg.Slack.AllowedUsers)},
 		chat, api, marks, log, tel.TracerProvider, tel.Propagator)

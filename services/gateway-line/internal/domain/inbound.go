@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/chatlink"
 )
 
 // Sentinel errors.
@@ -16,7 +18,7 @@ var (
 	// ErrReplyToken means LINE refused the reply token (expired or already used).
 	ErrReplyToken = errors.New("reply token rejected")
 	// ErrPermanent marks a failure that retrying will not fix.
-	ErrPermanent = errors.New("permanent failure")
+	ErrPermanent = chatlink.ErrPermanent
 )
 
 // Kind is what an inbound event is about.

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/chatlink"
 )
 
 // LINE Messaging API limits.
@@ -21,32 +23,20 @@ const (
 )
 
 // ActionKind is what a button does.
-type ActionKind string
+type ActionKind = chatlink.ActionKind
 
 // Button kinds (mirroring picoclaw.common.v1.ActionKind).
 const (
-	ActionApprove ActionKind = "approve"
-	ActionDeny    ActionKind = "deny"
-	ActionPick    ActionKind = "pick"
+	ActionApprove = chatlink.ActionApprove
+	ActionDeny    = chatlink.ActionDeny
+	ActionPick    = chatlink.ActionPick
 )
 
 // Action is a button offered with a reply, or a button press.
-type Action struct {
-	Kind  ActionKind
-	JobID string
-	Label string
-	Value string
-	// Trace is the W3C traceparent of the job's trace when the button was sent; a press continues
-	// that trace, so one job stays one trace across the wait for a person.
-	Trace string
-}
+type Action = chatlink.Action
 
 // Reply is one message from chat-mio.
-type Reply struct {
-	Text    string
-	Actions []Action
-	JobID   string
-}
+type Reply = chatlink.Reply
 
 // Button is a postback button as LINE shows it.
 type Button struct {

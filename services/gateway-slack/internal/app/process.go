@@ -17,29 +17,17 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/chatlink"
 	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/domain"
 )
 
-// ChatRequest is one inbound message for chat-mio.
-type ChatRequest struct {
-	SessionID  string
-	UserID     string
-	Text       string
-	Action     *domain.Action
-	EventID    string
-	ReceivedAt time.Time
-	Locale     string
-	IsGroup    bool
-}
+// ChatRequest is one inbound event for chat-mio.
+type ChatRequest = chatlink.Request
 
 // ChatResponse is chat-mio's answer.
-type ChatResponse struct {
-	JobID        string
-	Replies      []domain.Reply
-	AsyncPending bool
-}
+type ChatResponse = chatlink.Response
 
 // Chat is chat-mio. Errors that retrying cannot fix wrap domain.ErrPermanent.
 type Chat interface {

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/chatlink"
 )
 
 // Sentinel errors.
@@ -15,7 +17,7 @@ var (
 	// ErrInvalid marks input that can never be processed.
 	ErrInvalid = errors.New("invalid")
 	// ErrPermanent marks a failure that retrying will not fix.
-	ErrPermanent = errors.New("permanent failure")
+	ErrPermanent = chatlink.ErrPermanent
 )
 
 // Kind is what an inbound event is.
@@ -27,26 +29,18 @@ const (
 	KindAction  Kind = "action"  // a block_actions button press
 )
 
-// ActionKind is what a button does.
-type ActionKind string
+// ActionKind is what a button does (also the Slack action_id).
+type ActionKind = chatlink.ActionKind
 
-// Button kinds (mirroring picoclaw.common.v1.ActionKind); they are also the Slack action_id.
+// Button kinds (mirroring picoclaw.common.v1.ActionKind).
 const (
-	ActionApprove ActionKind = "approve"
-	ActionDeny    ActionKind = "deny"
-	ActionPick    ActionKind = "pick"
+	ActionApprove = chatlink.ActionApprove
+	ActionDeny    = chatlink.ActionDeny
+	ActionPick    = chatlink.ActionPick
 )
 
 // Action is a button offered with a reply, or a button press.
-type Action struct {
-	Kind  ActionKind `json:"kind"`
-	JobID string     `json:"job_id"`
-	Label string     `json:"label,omitempty"`
-	Value string     `json:"value,omitempty"`
-	// Trace is the W3C traceparent of the job's trace when the button was sent; a press continues
-	// that trace, so one job stays one trace across the wait for a person.
-	Trace string `json:"trace,omitempty"`
-}
+type Action = chatlink.Action
 
 // ButtonValue is the Slack button value: the job id, for picks "|" and the choice, and then
 // "|" and the traceparent when there is one.
@@ -98,11 +92,7 @@ func Command(a Action) string {
 }
 
 // Reply is one message from chat-mio.
-type Reply struct {
-	Text    string
-	Actions []Action
-	JobID   string
-}
+type Reply = chatlink.Reply
 
 // Inbound is one Slack event as the gateway stores and processes it.
 type Inbound struct {

@@ -10,7 +10,7 @@ import (
 
 	gatewayv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1/gatewayv1connect"
-	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/chatmio"
+	"github.com/picoclaw-suite/picoclaw/pkg/chatlink"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/domain"
 )
 
@@ -33,7 +33,7 @@ func New(n Notifier, log *slog.Logger) *Handler { return &Handler{notifier: n, l
 
 // Push delivers messages to a Slack session.
 func (h *Handler) Push(ctx context.Context, req *gatewayv1.PushRequest) (*gatewayv1.PushResponse, error) {
-	n, err := h.notifier.Notify(ctx, req.GetSessionId(), req.GetJobId(), req.GetRetryKey(), chatmio.RepliesFromProto(req.GetMessages()))
+	n, err := h.notifier.Notify(ctx, req.GetSessionId(), req.GetJobId(), req.GetRetryKey(), chatlink.RepliesFromProto(req.GetMessages()))
 	if err != nil {
 		return nil, h.toConnect(ctx, err)
 	}
