@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/chatlink/chatlinktest"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/linetest"
@@ -32,8 +33,8 @@ func TestKilledAfterAckAnsweredExactlyOnce(t *testing.T) {
 	}
 	line := linetest.NewServer(testToken)
 	defer line.Close()
-	chat := newFakeChat()
-	chatSrv := startChat(t, chat)
+	chat := chatlinktest.NewFakeChat()
+	chatSrv := chatlinktest.Start(t, chat)
 	addr := freeAddr(t)
 	env := append(os.Environ(),
 		"PICOCLAW_SERVICES_GATEWAY_LINE_LISTEN="+addr,
@@ -70,7 +71,7 @@ func TestKilledAfterAckAnsweredExactlyOnce(t *testing.T) {
 	seen := map[string]bool{}
 	for len(seen) < 2 {
 		select {
-		case id := <-chat.started:
+		case id := <-chat.Started:
 			seen[id] = true
 		case <-time.After(15 * time.Second):
 			t.Fatalf("processing did not start: %v", seen)
@@ -83,7 +84,7 @@ func TestKilledAfterAckAnsweredExactlyOnce(t *testing.T) {
 	if n := len(line.Sent()); n != 0 {
 		t.Fatalf("%d answers before the crash", n)
 	}
-	close(chat.release) // chat-mio answers from now on
+	close(chat.Release) // chat-mio answers from now on
 
 	startBinary(t, bin, append(env, "PICOCLAW_LINE_INBOX_CONSUMER=host-b"), addr)
 	stream := r.Prefix + "inbox:line"
@@ -129,7 +130,7 @@ func freeAddr(t *testing.T) string {
 
 func startBinary(t *testing.T, bin string, env []string, addr string) *exec.Cmd {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &chatlinktest.SyncBuffer{}
 	cmd := exec.Command(bin)
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = logs, logs

@@ -66,7 +66,7 @@ func TestWebhookRejectsForgedOversizedAndReplayed(t *testing.T) {
 	if n := h.streamLen(t); n != 1 {
 		t.Fatalf("stream holds %d entries, want 1", n)
 	}
-	if n := h.chat.countEvent("01EVREPLAY"); n != 1 {
+	if n := h.chat.CountEvent("01EVREPLAY"); n != 1 {
 		t.Fatalf("chat-mio called %d times for one event", n)
 	}
 	if got := h.sentTo(allowed); len(got) != 1 || got[0].Kind != "reply" {
@@ -128,7 +128,7 @@ func TestReplyTokenAndPushFallback(t *testing.T) {
 		old := time.Now().Add(-5 * time.Second).UnixMilli()
 		h.post(t, testSecret, linetest.Body(linetest.TextEvent("01EV5XX", allowed, "", "", "古い", old, false)))
 		key := domain.RetryKey("event:01EV5XX")
-		waitFor(t, "acknowledged", func() bool { return h.chat.countEvent("01EV5XX") == 1 && h.pending(t) == 0 })
+		waitFor(t, "acknowledged", func() bool { return h.chat.CountEvent("01EV5XX") == 1 && h.pending(t) == 0 })
 		var attempts int
 		for _, k := range h.line.PushKeys() {
 			if k == key {
@@ -202,8 +202,8 @@ func TestApprovalButtonsAndPostback(t *testing.T) {
 	}
 	// The gateway allocated the message's JobID; the press continues the request's trace with
 	// the pressed job's id.
-	reqTrace, reqJob := h.chat.traceOf(t, "01EVAPPROVE")
-	pressTrace, pressJob := h.chat.traceOf(t, "01EVPOSTBACK")
+	reqTrace, reqJob := h.chat.TraceOf(t, "01EVAPPROVE")
+	pressTrace, pressJob := h.chat.TraceOf(t, "01EVPOSTBACK")
 	if !jobid.Valid(reqJob) || pressJob != job || pressTrace != reqTrace {
 		t.Fatalf("request trace %s job %q; press trace %s job %q (want %s)", reqTrace, reqJob, pressTrace, pressJob, job)
 	}
@@ -232,7 +232,7 @@ func TestAllowlistGroupsAndFollow(t *testing.T) {
 	if len(refusal) != 1 || !strings.Contains(refusal[0].Messages[0].Text, "登録されたユーザー") {
 		t.Fatalf("stranger got %+v", refusal)
 	}
-	if h.chat.countEvent("01EVSTRANGER") != 0 {
+	if h.chat.CountEvent("01EVSTRANGER") != 0 {
 		t.Fatal("a stranger's message reached chat-mio")
 	}
 	group := h.sentTo("Cgroup0001")
@@ -280,10 +280,10 @@ func TestChatOrderingAndFailures(t *testing.T) {
 	if second[0].Messages[0].Text != "echo: fail:1" || !strings.Contains(second[1].Messages[0].Text, "処理できませんでした") {
 		t.Fatalf("failures answered with %+v", second)
 	}
-	if n := h.chat.countEvent("01EVFLAKY"); n != 2 {
+	if n := h.chat.CountEvent("01EVFLAKY"); n != 2 {
 		t.Errorf("flaky event tried %d times", n)
 	}
-	if n := h.chat.countEvent("01EVBAD"); n != 1 {
+	if n := h.chat.CountEvent("01EVBAD"); n != 1 {
 		t.Errorf("permanently failing event tried %d times", n)
 	}
 	if n := h.redis.Client.XLen(context.Background(), h.stream+":dead").Val(); n != 1 {

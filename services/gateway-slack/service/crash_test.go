@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/chatlink/chatlinktest"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/slacktest"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/service"
@@ -30,8 +31,8 @@ func TestKilledAfterAckAnsweredExactlyOnce(t *testing.T) {
 	}
 	api := slacktest.NewServer(testToken)
 	defer api.Close()
-	chat := newFakeChat()
-	chatSrv := startChat(t, chat)
+	chat := chatlinktest.NewFakeChat()
+	chatSrv := chatlinktest.Start(t, chat)
 	addr := freeAddr(t)
 	env := append(os.Environ(),
 		"PICOCLAW_SERVICES_GATEWAY_SLACK_LISTEN="+addr,
@@ -57,7 +58,7 @@ func TestKilledAfterAckAnsweredExactlyOnce(t *testing.T) {
 	seen := map[string]bool{}
 	for len(seen) < 2 {
 		select {
-		case id := <-chat.started:
+		case id := <-chat.Started:
 			seen[id] = true
 		case <-time.After(15 * time.Second):
 			t.Fatalf("processing did not start: %v", seen)
@@ -70,7 +71,7 @@ func TestKilledAfterAckAnsweredExactlyOnce(t *testing.T) {
 	if n := len(api.Posts()); n != 0 {
 		t.Fatalf("%d posts before the crash", n)
 	}
-	close(chat.release)
+	close(chat.Release)
 	startBinary(t, bin, env, addr)
 	stream := r.Prefix + "inbox:slack"
 	waitFor(t, "both events answered and acknowledged", func() bool {
@@ -101,7 +102,7 @@ func freeAddr(t *testing.T) string {
 
 func startBinary(t *testing.T, bin string, env []string, addr string) *exec.Cmd {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &chatlinktest.SyncBuffer{}
 	cmd := exec.Command(bin)
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = logs, logs

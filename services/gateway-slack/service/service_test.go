@@ -74,7 +74,7 @@ func TestEventsVerificationAndDedupe(t *testing.T) {
 	if n := h.streamLen(t); n != 1 {
 		t.Fatalf("stream holds %d entries, want 1", n)
 	}
-	if n := h.chat.countEvent("Ev001"); n != 1 {
+	if n := h.chat.CountEvent("Ev001"); n != 1 {
 		t.Fatalf("chat-mio called %d times", n)
 	}
 	req := h.chat.Requests()[0]
@@ -143,8 +143,8 @@ func TestApprovalButtons(t *testing.T) {
 	}
 	// The gateway allocated the message's JobID; the press continues the request's trace with
 	// the pressed job's id.
-	reqTrace, reqJob := h.chat.traceOf(t, "EvApprove")
-	pressTrace, pressJob := h.chat.traceOf(t, "action:trigger-1")
+	reqTrace, reqJob := h.chat.TraceOf(t, "EvApprove")
+	pressTrace, pressJob := h.chat.TraceOf(t, "action:trigger-1")
 	if !jobid.Valid(reqJob) || pressJob != job || pressTrace != reqTrace {
 		t.Fatalf("request trace %s job %q; press trace %s job %q (want %s)", reqTrace, reqJob, pressTrace, pressJob, job)
 	}
@@ -181,7 +181,7 @@ func TestAllowlistAndDelivery(t *testing.T) {
 	if got := h.postsIn("C400", "1700000300.000100")[0].Text; !strings.Contains(got, "登録されたユーザー") {
 		t.Fatalf("refusal %q", got)
 	}
-	if h.chat.countEvent("EvStranger") != 0 {
+	if h.chat.CountEvent("EvStranger") != 0 {
 		t.Fatal("a stranger's message reached chat-mio")
 	}
 	// A long answer is two messages; the second post fails twice, then Slack recovers.
@@ -193,7 +193,7 @@ func TestAllowlistAndDelivery(t *testing.T) {
 	if len(posts) != 2 {
 		t.Fatalf("%d posts for a two-part answer", len(posts))
 	}
-	if n := h.chat.countEvent("EvLong"); n != 3 {
+	if n := h.chat.CountEvent("EvLong"); n != 3 {
 		t.Errorf("event attempted %d times, want 3 (two failed posts)", n)
 	}
 	if !strings.HasPrefix(posts[0].Text, "echo: slow:1") {
