@@ -174,7 +174,7 @@ func Run(ctx context.Context, cfg Config) error {
 	log := srv.Logger()
 	model := cfg.ChatModel
 	if model == nil {
-		if model, err = buildModel(cfg, log); err != nil {
+		if model, err = buildModel(cfg, log, llm.NewMetrics(srv.Registry()).Observe); err != nil {
 			return err
 		}
 	}
