@@ -1,0 +1,221 @@
+// Package report holds the load run's results, checks them against the SPEC goals and writes
+// them as JSON and Markdown.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/picoclaw-suite/picoclaw/bench/internal/stats"
+)
+
+// Report is one run of the load tool.
+type Report struct {
+	StartedAt   time.Time `json:"started_at"`
+	DurationSec float64   `json:"duration_sec"`
+	Host        Host      `json:"host"`
+
+	Webhook      Webhook      `json:"webhook"`
+	ChatOverhead ChatOverhead `json:"chat_overhead"`
+	Throughput   Throughput   `json:"throughput"`
+	Approval     Approval     `json:"approval"`
+	Services     []Service    `json:"services"`
+
+	Goals []Goal   `json:"goals"`
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Host describes the machine while the run went.
+type Host struct {
+	CPUs          int        `json:"cpus"`
+	GoVersion     string     `json:"go_version"`
+	Commit        string     `json:"commit,omitempty"`
+	LoadAvgBefore [3]float64 `json:"loadavg_before"`
+	LoadAvgAfter  [3]float64 `json:"loadavg_after"`
+}
+
+// Webhook is the ack latency of signed webhook requests sent at a fixed rate.
+type Webhook struct {
+	RateRPS     float64       `json:"rate_rps"`
+	AchievedRPS float64       `json:"achieved_rps"`
+	Sent        int           `json:"sent"`
+	Errors      int           `json:"errors"`
+	Latency     stats.Summary `json:"latency"`
+}
+
+// ChatOverhead is webhook → reply at the LINE API for the CHAT route with a zero-latency model,
+// one message at a time.
+type ChatOverhead struct {
+	Latency stats.Summary `json:"latency"`
+	Errors  int           `json:"errors"`
+}
+
+// Throughput is messages answered per second with a bounded number in flight.
+type Throughput struct {
+	Window    float64 `json:"window_sec"`
+	InFlight  int     `json:"in_flight"`
+	Answered  int     `json:"answered"`
+	MsgPerSec float64 `json:"msg_per_sec"`
+	Errors    int     `json:"errors"`
+}
+
+// Approval is the latency of Approve and ClaimJob on the approval Connect API.
+type Approval struct {
+	Jobs         int           `json:"jobs"`
+	Approve      stats.Summary `json:"approve"`
+	Claim        stats.Summary `json:"claim"`
+	ApproveClaim stats.Summary `json:"approve_plus_claim"`
+}
+
+// Service is one service's start and memory.
+type Service struct {
+	Name      string  `json:"name"`
+	ReadyMS   float64 `json:"ready_ms"`
+	IdleRSSMB float64 `json:"idle_rss_mb"`
+	LoadRSSMB float64 `json:"load_rss_mb"`
+	PeakRSSMB float64 `json:"peak_rss_mb"`
+}
+
+// Goal is one SPEC performance goal and whether this run met it.
+type Goal struct {
+	Name     string  `json:"name"`
+	Target   string  `json:"target"`
+	Measured string  `json:"measured"`
+	Value    float64 `json:"value"`
+	Met      bool    `json:"met"`
+}
+
+// SPEC goals.
+const (
+	WebhookP99MS    = 3.0
+	ChatP50MS       = 2.0
+	ChatP99MS       = 8.0
+	MinMsgPerSec    = 1000.0
+	ApproveP99MS    = 5.0
+	MaxIdleRSSMB    = 20.0
+	MaxReadyMS      = 300.0
+	WebhookRateGoal = 500.0
+)
+
+// Evaluate fills Goals from the measurements.
+func (r *Report) Evaluate() {
+	atMost := func(name string, target, v float64, unit string) Goal {
+		return Goal{Name: name, Target: fmt.Sprintf("≤ %g %s", target, unit), Measured: fmt.Sprintf("%.2f %s", v, unit), Value: v, Met: v <= target}
+	}
+	r.Goals = []Goal{
+		atMost(fmt.Sprintf("Webhook ack p99 at %g req/s", r.Webhook.RateRPS), WebhookP99MS, r.Webhook.Latency.P99, "ms"),
+		atMost("CHAT overhead p50", ChatP50MS, r.ChatOverhead.Latency.P50, "ms"),
+		atMost("CHAT overhead p99", ChatP99MS, r.ChatOverhead.Latency.P99, "ms"),
+		{Name: "Sustained messages", Target: fmt.Sprintf("≥ %g msg/s", MinMsgPerSec),
+			Measured: fmt.Sprintf("%.0f msg/s", r.Throughput.MsgPerSec), Value: r.Throughput.MsgPerSec, Met: r.Throughput.MsgPerSec >= MinMsgPerSec},
+		atMost("Approve p99", ApproveP99MS, r.Approval.Approve.P99, "ms"),
+	}
+	var worstRSS, worstReady float64
+	var rssName, readyName string
+	for _, s := range r.Services {
+		if s.IdleRSSMB >= worstRSS {
+			worstRSS, rssName = s.IdleRSSMB, s.Name
+		}
+		if s.ReadyMS >= worstReady {
+			worstReady, readyName = s.ReadyMS, s.Name
+		}
+	}
+	g := atMost("Idle RSS per service (max)", MaxIdleRSSMB, worstRSS, "MB")
+	g.Measured += " (" + rssName + ")"
+	r.Goals = append(r.Goals, g)
+	g = atMost("Start to ready per service (max)", MaxReadyMS, worstReady, "ms")
+	g.Measured += " (" + readyName + ")"
+	r.Goals = append(r.Goals, g)
+	// Errors make a latency meaningless: a goal with failed requests is not met.
+	if r.Webhook.Errors > 0 {
+		r.Goals[0].Met = false
+	}
+	if r.ChatOverhead.Errors > 0 {
+		r.Goals[1].Met, r.Goals[2].Met = false, false
+	}
+	if r.Throughput.Errors > 0 {
+		r.Goals[3].Met = false
+	}
+}
+
+// Write stores report.json and report.md in dir.
+func (r *Report) Write(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	js, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "report.json"), append(js, '\n'), 0o644); err != nil {
+		return err
+	}
+	var md strings.Builder
+	r.Markdown(&md)
+	return os.WriteFile(filepath.Join(dir, "report.md"), []byte(md.String()), 0o644)
+}
+
+// Markdown writes the human-readable report.
+func (r *Report) Markdown(w io.Writer) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
+	p("# PicoClaw Suite load report")
+	p("")
+	p("Run %s, %.0f s, %d CPUs, %s%s. Load average before %.2f %.2f %.2f, after %.2f %.2f %.2f.",
+		r.StartedAt.UTC().Format(time.RFC3339), r.DurationSec, r.Host.CPUs, r.Host.GoVersion, commit(r.Host.Commit),
+		r.Host.LoadAvgBefore[0], r.Host.LoadAvgBefore[1], r.Host.LoadAvgBefore[2],
+		r.Host.LoadAvgAfter[0], r.Host.LoadAvgAfter[1], r.Host.LoadAvgAfter[2])
+	p("")
+	p("| Goal | Target | Measured | Status |")
+	p("|---|---|---|---|")
+	for _, g := range r.Goals {
+		status := "met"
+		if !g.Met {
+			status = "**missed**"
+		}
+		p("| %s | %s | %s | %s |", g.Name, g.Target, g.Measured, status)
+	}
+	p("")
+	p("## Latencies (ms)")
+	p("")
+	p("| Measurement | n | p50 | p90 | p99 | max | errors |")
+	p("|---|---|---|---|---|---|---|")
+	row := func(name string, s stats.Summary, errs int) {
+		p("| %s | %d | %.2f | %.2f | %.2f | %.2f | %d |", name, s.Count, s.P50, s.P90, s.P99, s.Max, errs)
+	}
+	row(fmt.Sprintf("Webhook ack at %g req/s (achieved %.0f)", r.Webhook.RateRPS, r.Webhook.AchievedRPS), r.Webhook.Latency, r.Webhook.Errors)
+	row("CHAT overhead webhook → reply", r.ChatOverhead.Latency, r.ChatOverhead.Errors)
+	row("Approve", r.Approval.Approve, 0)
+	row("ClaimJob", r.Approval.Claim, 0)
+	row("Approve + ClaimJob", r.Approval.ApproveClaim, 0)
+	p("")
+	p("Sustained: %d messages answered in %.1f s with up to %d in flight = **%.0f msg/s** (%d errors).",
+		r.Throughput.Answered, r.Throughput.Window, r.Throughput.InFlight, r.Throughput.MsgPerSec, r.Throughput.Errors)
+	p("")
+	p("## Services")
+	p("")
+	p("| Service | start → ready (ms) | idle RSS (MB) | RSS under load (MB) | peak RSS (MB) |")
+	p("|---|---|---|---|---|")
+	for _, s := range r.Services {
+		p("| %s | %.1f | %.1f | %.1f | %.1f |", s.Name, s.ReadyMS, s.IdleRSSMB, s.LoadRSSMB, s.PeakRSSMB)
+	}
+	if len(r.Notes) > 0 {
+		p("")
+		p("## Notes")
+		p("")
+		for _, n := range r.Notes {
+			p("- %s", n)
+		}
+	}
+}
+
+func commit(c string) string {
+	if c == "" {
+		return ""
+	}
+	return ", commit " + c
+}

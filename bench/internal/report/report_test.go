@@ -1,0 +1,86 @@
+package report
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/picoclaw-suite/picoclaw/bench/internal/stats"
+)
+
+func sample() *Report {
+	return &Report{
+		Webhook:      Webhook{RateRPS: 500, Latency: stats.Summary{Count: 10, P50: 1, P99: 2.5}},
+		ChatOverhead: ChatOverhead{Latency: stats.Summary{Count: 10, P50: 3, P99: 7}},
+		Throughput:   Throughput{MsgPerSec: 1200, Answered: 12000, Window: 10},
+		Approval:     Approval{Approve: stats.Summary{P99: 6}},
+		Services: []Service{
+			{Name: "a", ReadyMS: 100, IdleRSSMB: 12},
+			{Name: "b", ReadyMS: 350, IdleRSSMB: 19},
+		},
+	}
+}
+
+func TestEvaluateMarksEachGoal(t *testing.T) {
+	r := sample()
+	r.Evaluate()
+	want := map[string]bool{
+		"Webhook ack p99 at 500 req/s":     true,
+		"CHAT overhead p50":                false,
+		"CHAT overhead p99":                true,
+		"Sustained messages":               true,
+		"Approve p99":                      false,
+		"Idle RSS per service (max)":       true,
+		"Start to ready per service (max)": false,
+	}
+	if len(r.Goals) != len(want) {
+		t.Fatalf("goals = %+v", r.Goals)
+	}
+	for _, g := range r.Goals {
+		if met, ok := want[g.Name]; !ok || met != g.Met {
+			t.Errorf("goal %q met=%v, want %v (known %v)", g.Name, g.Met, met, ok)
+		}
+	}
+	if r.Goals[6].Measured != "350.00 ms (b)" {
+		t.Errorf("ready measured = %q", r.Goals[6].Measured)
+	}
+}
+
+func TestErrorsFailTheGoal(t *testing.T) {
+	r := sample()
+	r.Webhook.Errors = 1
+	r.Evaluate()
+	if r.Goals[0].Met {
+		t.Fatal("webhook goal met despite errors")
+	}
+}
+
+func TestWriteJSONAndMarkdown(t *testing.T) {
+	r := sample()
+	r.Notes = []string{"a note"}
+	r.Evaluate()
+	dir := filepath.Join(t.TempDir(), "results")
+	if err := r.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	js, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Report
+	if err := json.Unmarshal(js, &back); err != nil || len(back.Goals) != 7 || back.Throughput.MsgPerSec != 1200 {
+		t.Fatalf("json round trip: %v %+v", err, back)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"| CHAT overhead p50 | ≤ 2 ms | 3.00 ms | **missed** |", "| Sustained messages | ≥ 1000 msg/s | 1200 msg/s | met |",
+		"| b | 350.0 | 19.0 |", "- a note"} {
+		if !strings.Contains(string(md), s) {
+			t.Errorf("markdown lacks %q:\n%s", s, md)
+		}
+	}
+}
