@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"strings"
 	"sync"
 	"time"
@@ -45,6 +46,8 @@ type Config struct {
 	// Heartbeat configures the heartbeat sender Run starts (use HeartbeatFrom(cfg.Common)).
 	// When nil, the suite defaults with their environment overrides apply: the sender is on.
 	Heartbeat *Heartbeat
+	// Pprof serves net/http/pprof under /debug/pprof/ (config debug.pprof; off by default).
+	Pprof bool
 }
 
 // Validate checks the configuration.
@@ -129,6 +132,13 @@ func New(cfg Config, tel *telemetry.Telemetry) (*Server, error) {
 	})
 	s.router.Get("/readyz", s.serveReady)
 	s.router.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	if cfg.Pprof {
+		s.router.HandleFunc("/debug/pprof/*", pprof.Index)
+		s.router.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		s.router.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		s.router.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		s.router.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	path, h := grpchealth.NewHandler(&checker{s: s})
 	s.router.Mount(path, h)
 	return s, nil

@@ -167,6 +167,7 @@ func Run(ctx context.Context, cfg Config) error {
 		Listen:    cfg.Services.ChatMio.Listen,
 		Listener:  cfg.Listener,
 		Heartbeat: rpcserver.HeartbeatFrom(cfg.Common),
+		Pprof:     cfg.Debug.Pprof,
 	}, tcfg)
 	if err != nil {
 		return err
