@@ -10,6 +10,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -44,6 +45,7 @@ type options struct {
 	extraEnv   string
 	chatModel  string
 	workerName string
+	profile    bool
 }
 
 func main() {
@@ -57,6 +59,7 @@ func main() {
 	flag.IntVar(&o.approvals, "approvals", 300, "jobs approved and claimed")
 	flag.IntVar(&o.users, "users", 512, "LINE users on the allowlist (chats run in parallel across users)")
 	flag.StringVar(&o.extraEnv, "env", "", "extra KEY=VALUE settings for every service, comma separated")
+	flag.BoolVar(&o.profile, "profile", false, "enable debug.pprof and save CPU profiles of the sustained phase and idle heap profiles under <out>/profiles")
 	flag.Parse()
 	o.chatModel, o.workerName = "chat-v1:latest", "worker-v1:latest"
 
@@ -131,6 +134,9 @@ func run(ctx context.Context, o options) (err error) {
 	if o.extraEnv != "" {
 		env = strings.Split(o.extraEnv, ",")
 	}
+	if o.profile {
+		env = append(env, "PICOCLAW_DEBUG_PPROF=true")
+	}
 	logf("starting the suite (schema %s)", iso.Schema)
 	s, err := suite.Start(ctx, suite.Options{Root: root, BinDir: bin, LogDir: logDir, Iso: iso,
 		LineAPI: line.URL, Ollama: ollama.URL, LineUsers: users, Env: env})
@@ -151,6 +157,14 @@ func run(ctx context.Context, o options) (err error) {
 			return err
 		}
 		svc[name].IdleRSSMB = mb(rss)
+	}
+	profiles := filepath.Join(o.out, "profiles")
+	if o.profile {
+		for _, name := range suite.Services {
+			if err := fetch(ctx, s.Procs[name].URL()+"/debug/pprof/heap", filepath.Join(profiles, name+".idle.heap.pprof")); err != nil {
+				return err
+			}
+		}
 	}
 
 	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024, IdleConnTimeout: time.Minute}}
@@ -179,7 +193,20 @@ func run(ctx context.Context, o options) (err error) {
 	b.drain(ctx, 60*time.Second)
 
 	logf("sustained throughput for %s with %d in flight", o.sustain, o.inFlight)
+	var pwg sync.WaitGroup
+	if o.profile {
+		secs := max(1, int(o.sustain.Seconds())-2)
+		for _, name := range []string{"gateway-line", "chat-mio", "router-shiro", "heartbeat"} {
+			pwg.Go(func() {
+				url := fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", s.Procs[name].URL(), secs)
+				if err := fetch(ctx, url, filepath.Join(profiles, name+".sustained.cpu.pprof")); err != nil {
+					logf("profile %s: %v", name, err)
+				}
+			})
+		}
+	}
 	rep.Throughput = b.sustained(ctx, o.sustain, o.inFlight)
+	pwg.Wait()
 	b.drain(ctx, 60*time.Second)
 
 	logf("approve + claim: %d jobs", o.approvals)
@@ -405,6 +432,31 @@ func (r *rssSampler) run(ctx context.Context) {
 		case <-t.C:
 		}
 	}
+}
+
+// fetch saves the body of url (a pprof endpoint) to path.
+func fetch(ctx context.Context, url, path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, res.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(f, res.Body)
+	return errors.Join(err, f.Close())
 }
 
 func loadAvg() [3]float64 {

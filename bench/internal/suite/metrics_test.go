@@ -217,4 +217,3 @@ func value(fams map[string]*dto.MetricFamily, metric string, want map[string]str
 	}
 	return sum, found
 }
-
