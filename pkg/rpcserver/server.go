@@ -161,9 +161,15 @@ func (s *Server) HandlerOptions(extra ...connect.HandlerOption) []connect.Handle
 	opts := []connect.HandlerOption{
 		connect.WithInterceptors(s.otel, s.metrics.interceptor(), logInterceptor(s.tel.Logger), s.trackInterceptor()),
 		connect.WithReadMaxBytes(int(s.cfg.MaxBodyBytes)),
+		// Replies between the services are small and stay on the host or the local network:
+		// gzip for them cost more CPU (a compressor per message) than it saved.
+		connect.WithCompressMinBytes(compressMinBytes),
 	}
 	return append(opts, extra...)
 }
+
+// compressMinBytes is the size from which responses are gzipped when the client accepts it.
+const compressMinBytes = 16 << 10
 
 // Mount registers a Connect service handler (the path/handler pair the generated
 // New…ServiceHandler returns) and makes it known to the gRPC health service.

@@ -152,11 +152,11 @@ func run(ctx context.Context, o options) (err error) {
 	// Idle: every service started, nothing sent yet; let start-up garbage settle first.
 	time.Sleep(3 * time.Second)
 	for _, name := range suite.Services {
-		rss, _, err := s.Procs[name].RSS()
+		m, err := s.Procs[name].Memory()
 		if err != nil {
 			return err
 		}
-		svc[name].IdleRSSMB = mb(rss)
+		svc[name].IdleRSSMB, svc[name].IdleAnonMB, svc[name].IdleFileMB = mb(m.RSS), mb(m.Anon), mb(m.File)
 	}
 	profiles := filepath.Join(o.out, "profiles")
 	if o.profile {
@@ -219,12 +219,12 @@ func run(ctx context.Context, o options) (err error) {
 	swg.Wait()
 
 	for _, name := range suite.Services {
-		_, peak, err := s.Procs[name].RSS()
+		m, err := s.Procs[name].Memory()
 		if err != nil {
 			return err
 		}
 		svc[name].LoadRSSMB = mb(sampler.max[name])
-		svc[name].PeakRSSMB = mb(peak)
+		svc[name].PeakRSSMB = mb(m.Peak)
 		rep.Services = append(rep.Services, *svc[name])
 	}
 	if n := line.Pushes.Load(); n > 0 {
@@ -420,9 +420,9 @@ func (r *rssSampler) run(ctx context.Context) {
 	defer t.Stop()
 	for {
 		for name, p := range r.s.Procs {
-			if rss, _, err := p.RSS(); err == nil {
+			if m, err := p.Memory(); err == nil {
 				r.mu.Lock()
-				r.max[name] = max(r.max[name], rss)
+				r.max[name] = max(r.max[name], m.RSS)
 				r.mu.Unlock()
 			}
 		}

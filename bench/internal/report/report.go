@@ -77,8 +77,11 @@ type Service struct {
 	Name      string  `json:"name"`
 	ReadyMS   float64 `json:"ready_ms"`
 	IdleRSSMB float64 `json:"idle_rss_mb"`
-	LoadRSSMB float64 `json:"load_rss_mb"`
-	PeakRSSMB float64 `json:"peak_rss_mb"`
+	// IdleAnonMB and IdleFileMB split the idle RSS into private memory and mapped binary pages.
+	IdleAnonMB float64 `json:"idle_anon_mb"`
+	IdleFileMB float64 `json:"idle_file_mb"`
+	LoadRSSMB  float64 `json:"load_rss_mb"`
+	PeakRSSMB  float64 `json:"peak_rss_mb"`
 }
 
 // Goal is one SPEC performance goal and whether this run met it.
@@ -198,10 +201,10 @@ func (r *Report) Markdown(w io.Writer) {
 	p("")
 	p("## Services")
 	p("")
-	p("| Service | start → ready (ms) | idle RSS (MB) | RSS under load (MB) | peak RSS (MB) |")
-	p("|---|---|---|---|---|")
+	p("| Service | start → ready (ms) | idle RSS (MB) | idle anon / file (MB) | RSS under load (MB) | peak RSS (MB) |")
+	p("|---|---|---|---|---|---|")
 	for _, s := range r.Services {
-		p("| %s | %.1f | %.1f | %.1f | %.1f |", s.Name, s.ReadyMS, s.IdleRSSMB, s.LoadRSSMB, s.PeakRSSMB)
+		p("| %s | %.1f | %.1f | %.1f / %.1f | %.1f | %.1f |", s.Name, s.ReadyMS, s.IdleRSSMB, s.IdleAnonMB, s.IdleFileMB, s.LoadRSSMB, s.PeakRSSMB)
 	}
 	if len(r.Notes) > 0 {
 		p("")

@@ -252,34 +252,40 @@ func (p *Proc) Pid() int { return p.cmd.Process.Pid }
 // URL is the service's base URL.
 func (p *Proc) URL() string { return "http://" + p.Addr }
 
-// RSS reads VmRSS and VmHWM (peak) of the process in bytes.
-func (p *Proc) RSS() (rss, peak int64, err error) {
+// Memory is a process's resident memory from /proc/<pid>/status, in bytes.
+type Memory struct {
+	// RSS is VmRSS; Anon and File split it into private memory (heap, stacks) and pages of
+	// the mapped binary; Peak is VmHWM.
+	RSS, Anon, File, Peak int64
+}
+
+// Memory reads the process's resident memory.
+func (p *Proc) Memory() (Memory, error) {
+	var m Memory
 	f, err := os.Open("/proc/" + strconv.Itoa(p.Pid()) + "/status")
 	if err != nil {
-		return 0, 0, err
+		return m, err
 	}
 	defer f.Close()
+	fields := map[string]*int64{"VmRSS": &m.RSS, "RssAnon": &m.Anon, "RssFile": &m.File, "VmHWM": &m.Peak}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		k, v, ok := strings.Cut(sc.Text(), ":")
-		if !ok || (k != "VmRSS" && k != "VmHWM") {
+		dst, want := fields[k]
+		if !ok || !want {
 			continue
 		}
 		fs := strings.Fields(v)
 		if len(fs) != 2 || fs[1] != "kB" {
-			continue
+			return m, fmt.Errorf("%s: unexpected %s line %q", p.Name, k, v)
 		}
 		n, err := strconv.ParseInt(fs[0], 10, 64)
 		if err != nil {
-			return 0, 0, err
+			return m, err
 		}
-		if k == "VmRSS" {
-			rss = n * 1024
-		} else {
-			peak = n * 1024
-		}
+		*dst = n * 1024
 	}
-	return rss, peak, sc.Err()
+	return m, sc.Err()
 }
 
 func (p *Proc) stop() error {
