@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -189,8 +190,11 @@ func run(ctx context.Context, o options) (err error) {
 	rep.ChatOverhead = report.ChatOverhead{Latency: stats.Summarize(lat), Errors: errs}
 
 	logf("webhook ack at %.0f req/s for %s", o.rate, o.webhook)
-	rep.Webhook = b.fixedRate(ctx, o.rate, o.webhook)
+	rep.Webhook = b.fixedRate(ctx, o.rate, o.webhook, b.message)
 	b.drain(ctx, 60*time.Second)
+	logf("webhook ack at %.0f req/s for %s, ack path only", o.rate, o.webhook/2)
+	ackOnly := b.fixedRate(ctx, o.rate, o.webhook/2, b.unfollow)
+	rep.Webhook.AckOnly = &ackOnly
 
 	logf("sustained throughput for %s with %d in flight", o.sustain, o.inFlight)
 	var pwg sync.WaitGroup
@@ -205,8 +209,29 @@ func run(ctx context.Context, o options) (err error) {
 			})
 		}
 	}
+	cpu0, err := cpuTimes(s)
+	if err != nil {
+		return err
+	}
 	rep.Throughput = b.sustained(ctx, o.sustain, o.inFlight)
+	cpu1, err := cpuTimes(s)
+	if err != nil {
+		return err
+	}
 	pwg.Wait()
+	if n := float64(rep.Throughput.Answered); n > 0 {
+		var total time.Duration
+		for _, name := range suite.Services {
+			d := cpu1[name] - cpu0[name]
+			total += d
+			svc[name].CPUPerMsgMS = ms(d) / n
+		}
+		rep.Throughput.CPUPerMsgMS = ms(total) / n
+		rep.Throughput.ToolCPUPerMsgMS = ms(cpu1[""]-cpu0[""]) / n
+		if rep.Throughput.CPUPerMsgMS > 0 {
+			rep.Throughput.CeilingMsgPerSec = float64(runtime.NumCPU()) * 1000 / (rep.Throughput.CPUPerMsgMS + rep.Throughput.ToolCPUPerMsgMS)
+		}
+	}
 	b.drain(ctx, 60*time.Second)
 
 	logf("approve + claim: %d jobs", o.approvals)
@@ -250,6 +275,8 @@ type bench struct {
 	hook  suite.Webhook
 	users []string
 	seq   atomic.Int64
+	// silent counts events sent that get no answer.
+	silent atomic.Int64
 }
 
 // message prepares one signed text event with a fresh event id and reply token.
@@ -258,6 +285,18 @@ func (b *bench) message(user string) (token string, body []byte, sig string) {
 	token = fmt.Sprintf("bench-reply-%010d", n)
 	body = suite.TextEvent(fmt.Sprintf("01BENCH%019d", n), user, token, "今日はいい天気だね、散歩に行こうかな", time.Now())
 	return token, body, suite.Sign(body)
+}
+
+// unfollow prepares one signed unfollow event: stored and consumed like any event, but answered
+// with nothing.
+func (b *bench) unfollow(user string) (token string, body []byte, sig string) {
+	n := b.seq.Add(1)
+	b.silent.Add(1)
+	body, _ = json.Marshal(map[string]any{"destination": "U0123456789abcdef0123456789abcdef", "events": []any{map[string]any{
+		"type": "unfollow", "mode": "active", "timestamp": time.Now().UnixMilli(), "webhookEventId": fmt.Sprintf("01BENCH%019d", n),
+		"deliveryContext": map[string]any{"isRedelivery": false}, "source": map[string]any{"type": "user", "userId": user},
+	}}})
+	return "", body, suite.Sign(body)
 }
 
 // chatRoundTrips sends n messages one at a time and measures webhook request → reply at the
@@ -288,7 +327,8 @@ func (b *bench) chatRoundTrips(ctx context.Context, n int) ([]time.Duration, int
 }
 
 // fixedRate sends webhook requests on a fixed schedule (open loop) and measures each ack.
-func (b *bench) fixedRate(ctx context.Context, rate float64, d time.Duration) report.Webhook {
+func (b *bench) fixedRate(ctx context.Context, rate float64, d time.Duration,
+	event func(user string) (string, []byte, string)) report.Webhook {
 	total := int(rate * d.Seconds())
 	interval := time.Duration(float64(time.Second) / rate)
 	lat := make([]time.Duration, total)
@@ -300,7 +340,7 @@ func (b *bench) fixedRate(ctx context.Context, rate float64, d time.Duration) re
 		if wait := time.Until(start.Add(time.Duration(i) * interval)); wait > 0 {
 			time.Sleep(wait)
 		}
-		_, body, sig := b.message(b.users[i%len(b.users)])
+		_, body, sig := event(b.users[i%len(b.users)])
 		sent++
 		wg.Go(func() {
 			t0 := time.Now()
@@ -362,12 +402,12 @@ func (b *bench) sustained(ctx context.Context, window time.Duration, inFlight in
 func (b *bench) drain(ctx context.Context, limit time.Duration) {
 	deadline := time.Now().Add(limit)
 	for ctx.Err() == nil && time.Now().Before(deadline) {
-		if b.line.Replies.Load()+b.line.Pushes.Load() >= b.seq.Load() {
+		if b.line.Replies.Load()+b.line.Pushes.Load() >= b.seq.Load()-b.silent.Load() {
 			return
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	logf("drain: %d of %d answered after %s", b.line.Replies.Load()+b.line.Pushes.Load(), b.seq.Load(), limit)
+	logf("drain: %d of %d answered after %s", b.line.Replies.Load()+b.line.Pushes.Load(), b.seq.Load()-b.silent.Load(), limit)
 }
 
 // approvals requests n jobs (pending), then approves and claims each one at a time.
@@ -457,6 +497,24 @@ func fetch(ctx context.Context, url, path string) error {
 	}
 	_, err = io.Copy(f, res.Body)
 	return errors.Join(err, f.Close())
+}
+
+// cpuTimes reads the CPU time of every service and (under "") of this process.
+func cpuTimes(s *suite.Suite) (map[string]time.Duration, error) {
+	out := map[string]time.Duration{}
+	for name, p := range s.Procs {
+		d, err := p.CPU()
+		if err != nil {
+			return nil, err
+		}
+		out[name] = d
+	}
+	d, err := suite.ProcessCPU(os.Getpid())
+	if err != nil {
+		return nil, err
+	}
+	out[""] = d
+	return out, nil
 }
 
 func loadAvg() [3]float64 {

@@ -46,6 +46,9 @@ type Webhook struct {
 	Sent        int           `json:"sent"`
 	Errors      int           `json:"errors"`
 	Latency     stats.Summary `json:"latency"`
+	// AckOnly is the same rate with events that are stored and consumed without a reply
+	// (unfollow), so the acks do not compete with the CHAT pipeline for the CPUs.
+	AckOnly *Webhook `json:"ack_only,omitempty"`
 }
 
 // ChatOverhead is webhook → reply at the LINE API for the CHAT route with a zero-latency model,
@@ -62,6 +65,12 @@ type Throughput struct {
 	Answered  int     `json:"answered"`
 	MsgPerSec float64 `json:"msg_per_sec"`
 	Errors    int     `json:"errors"`
+	// CPUPerMsgMS is the CPU time per answered message, summed over the services; ToolCPUPerMsgMS
+	// is the load tool's own (client, fake LINE, fake Ollama). CeilingMsgPerSec is what all CPUs
+	// of the machine would allow at that cost (Redis and other work not counted).
+	CPUPerMsgMS      float64 `json:"cpu_per_msg_ms"`
+	ToolCPUPerMsgMS  float64 `json:"tool_cpu_per_msg_ms"`
+	CeilingMsgPerSec float64 `json:"ceiling_msg_per_sec"`
 }
 
 // Approval is the latency of Approve and ClaimJob on the approval Connect API.
@@ -82,6 +91,8 @@ type Service struct {
 	IdleFileMB float64 `json:"idle_file_mb"`
 	LoadRSSMB  float64 `json:"load_rss_mb"`
 	PeakRSSMB  float64 `json:"peak_rss_mb"`
+	// CPUPerMsgMS is this service's CPU time per answered message in the sustained phase.
+	CPUPerMsgMS float64 `json:"cpu_per_msg_ms"`
 }
 
 // Goal is one SPEC performance goal and whether this run met it.
@@ -191,6 +202,9 @@ func (r *Report) Markdown(w io.Writer) {
 		p("| %s | %d | %.2f | %.2f | %.2f | %.2f | %d |", name, s.Count, s.P50, s.P90, s.P99, s.Max, errs)
 	}
 	row(fmt.Sprintf("Webhook ack at %g req/s (achieved %.0f)", r.Webhook.RateRPS, r.Webhook.AchievedRPS), r.Webhook.Latency, r.Webhook.Errors)
+	if a := r.Webhook.AckOnly; a != nil {
+		row(fmt.Sprintf("Webhook ack at %g req/s, ack path only (achieved %.0f)", a.RateRPS, a.AchievedRPS), a.Latency, a.Errors)
+	}
 	row("CHAT overhead webhook → reply", r.ChatOverhead.Latency, r.ChatOverhead.Errors)
 	row("Approve", r.Approval.Approve, 0)
 	row("ClaimJob", r.Approval.Claim, 0)
@@ -198,13 +212,17 @@ func (r *Report) Markdown(w io.Writer) {
 	p("")
 	p("Sustained: %d messages answered in %.1f s with up to %d in flight = **%.0f msg/s** (%d errors).",
 		r.Throughput.Answered, r.Throughput.Window, r.Throughput.InFlight, r.Throughput.MsgPerSec, r.Throughput.Errors)
+	if r.Throughput.CPUPerMsgMS > 0 {
+		p("CPU per answered message: %.2f ms in the services + %.2f ms in the load tool and fakes; %d CPUs allow at most ~%.0f msg/s at that cost.",
+			r.Throughput.CPUPerMsgMS, r.Throughput.ToolCPUPerMsgMS, r.Host.CPUs, r.Throughput.CeilingMsgPerSec)
+	}
 	p("")
 	p("## Services")
 	p("")
-	p("| Service | start → ready (ms) | idle RSS (MB) | idle anon / file (MB) | RSS under load (MB) | peak RSS (MB) |")
-	p("|---|---|---|---|---|---|")
+	p("| Service | start → ready (ms) | idle RSS (MB) | idle anon / file (MB) | RSS under load (MB) | peak RSS (MB) | CPU per msg (ms) |")
+	p("|---|---|---|---|---|---|---|")
 	for _, s := range r.Services {
-		p("| %s | %.1f | %.1f | %.1f / %.1f | %.1f | %.1f |", s.Name, s.ReadyMS, s.IdleRSSMB, s.IdleAnonMB, s.IdleFileMB, s.LoadRSSMB, s.PeakRSSMB)
+		p("| %s | %.1f | %.1f | %.1f / %.1f | %.1f | %.1f | %.3f |", s.Name, s.ReadyMS, s.IdleRSSMB, s.IdleAnonMB, s.IdleFileMB, s.LoadRSSMB, s.PeakRSSMB, s.CPUPerMsgMS)
 	}
 	if len(r.Notes) > 0 {
 		p("")

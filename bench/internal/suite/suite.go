@@ -288,6 +288,41 @@ func (p *Proc) Memory() (Memory, error) {
 	return m, sc.Err()
 }
 
+// CPU is the process's user + system CPU time so far.
+func (p *Proc) CPU() (time.Duration, error) { return ProcessCPU(p.Pid()) }
+
+// ProcessCPU reads utime + stime of pid from /proc/<pid>/stat.
+func ProcessCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	return parseStatCPU(pid, b)
+}
+
+func parseStatCPU(pid int, b []byte) (time.Duration, error) {
+	// The command name may contain spaces; the fields after its closing parenthesis are fixed.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+	}
+	// utime and stime are fields 14 and 15 of stat (11 and 12 after the name), in clock ticks
+	// of 1/100 s (USER_HZ on Linux).
+	var ticks int64
+	for _, s := range f[11:13] {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, err
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond, nil
+}
+
 func (p *Proc) stop() error {
 	defer p.log.Close()
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
