@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -181,6 +182,10 @@ func run(ctx context.Context, o options) (err error) {
 		swg.Wait()
 	}()
 
+	logf("baseline round trips")
+	if rep.Baseline, err = baseline(ctx, iso, o.rate); err != nil {
+		return err
+	}
 	logf("warm-up")
 	if _, errs := b.chatRoundTrips(ctx, 50); errs > 0 {
 		return fmt.Errorf("warm-up: %d of 50 messages got no reply (logs in %s)", errs, logDir)
@@ -235,7 +240,16 @@ func run(ctx context.Context, o options) (err error) {
 	b.drain(ctx, 60*time.Second)
 
 	logf("approve + claim: %d jobs", o.approvals)
+	if o.profile {
+		pwg.Go(func() {
+			url := s.Procs["approval"].URL() + "/debug/pprof/profile?seconds=3"
+			if err := fetch(ctx, url, filepath.Join(profiles, "approval.approve.cpu.pprof")); err != nil {
+				logf("profile approval: %v", err)
+			}
+		})
+	}
 	appr, err := approvals(ctx, s.Procs["approval"].URL(), o.approvals)
+	pwg.Wait()
 	if err != nil {
 		return err
 	}
@@ -340,7 +354,7 @@ func (b *bench) fixedRate(ctx context.Context, rate float64, d time.Duration,
 		if wait := time.Until(start.Add(time.Duration(i) * interval)); wait > 0 {
 			time.Sleep(wait)
 		}
-		_, body, sig := event(b.users[i%len(b.users)])
+		_, body, sig := event(user(b.users, i))
 		sent++
 		wg.Go(func() {
 			t0 := time.Now()
@@ -474,6 +488,23 @@ func (r *rssSampler) run(ctx context.Context) {
 	}
 }
 
+// baseline measures round trips that do no work: a no-op HTTP handler at the webhook rate, and
+// Redis and Postgres pings.
+func baseline(ctx context.Context, iso *suite.Isolation, rate float64) (report.Baseline, error) {
+	noop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+	}))
+	defer noop.Close()
+	b := &bench{hook: suite.Webhook{URL: noop.URL, Client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1024}}}}
+	body := suite.TextEvent("noop", "Unoop", "noop", "noop", time.Now())
+	w := b.fixedRate(ctx, rate, 2*time.Second, func(string) (string, []byte, string) { return "", body, "" })
+	r, p, err := iso.Ping(ctx, 300)
+	if err != nil {
+		return report.Baseline{}, err
+	}
+	return report.Baseline{NoopHTTP: w.Latency, RedisPing: stats.Summarize(r), PostgresSelect1: stats.Summarize(p)}, nil
+}
+
 // fetch saves the body of url (a pprof endpoint) to path.
 func fetch(ctx context.Context, url, path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -515,6 +546,13 @@ func cpuTimes(s *suite.Suite) (map[string]time.Duration, error) {
 	}
 	out[""] = d
 	return out, nil
+}
+
+func user(users []string, i int) string {
+	if len(users) == 0 {
+		return ""
+	}
+	return users[i%len(users)]
 }
 
 func loadAvg() [3]float64 {

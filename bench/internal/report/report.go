@@ -25,6 +25,9 @@ type Report struct {
 	Throughput   Throughput   `json:"throughput"`
 	Approval     Approval     `json:"approval"`
 	Services     []Service    `json:"services"`
+	// Baseline is what this machine gives trivial requests at the time of the run: the floor
+	// under every latency above.
+	Baseline Baseline `json:"baseline"`
 
 	Goals []Goal   `json:"goals"`
 	Notes []string `json:"notes,omitempty"`
@@ -79,6 +82,15 @@ type Approval struct {
 	Approve      stats.Summary `json:"approve"`
 	Claim        stats.Summary `json:"claim"`
 	ApproveClaim stats.Summary `json:"approve_plus_claim"`
+}
+
+// Baseline are round trips that do no work.
+type Baseline struct {
+	// NoopHTTP is a no-op HTTP handler in the load tool's process at the webhook rate.
+	NoopHTTP stats.Summary `json:"noop_http_at_rate"`
+	// RedisPing and PostgresSelect1 are sequential round trips to the shared servers.
+	RedisPing       stats.Summary `json:"redis_ping"`
+	PostgresSelect1 stats.Summary `json:"postgres_select_1"`
 }
 
 // Service is one service's start and memory.
@@ -209,6 +221,9 @@ func (r *Report) Markdown(w io.Writer) {
 	row("Approve", r.Approval.Approve, 0)
 	row("ClaimJob", r.Approval.Claim, 0)
 	row("Approve + ClaimJob", r.Approval.ApproveClaim, 0)
+	row(fmt.Sprintf("Baseline: no-op HTTP handler at %g req/s", r.Webhook.RateRPS), r.Baseline.NoopHTTP, 0)
+	row("Baseline: Redis PING", r.Baseline.RedisPing, 0)
+	row("Baseline: Postgres SELECT 1", r.Baseline.PostgresSelect1, 0)
 	p("")
 	p("Sustained: %d messages answered in %.1f s with up to %d in flight = **%.0f msg/s** (%d errors).",
 		r.Throughput.Answered, r.Throughput.Window, r.Throughput.InFlight, r.Throughput.MsgPerSec, r.Throughput.Errors)

@@ -95,6 +95,27 @@ func Isolate(ctx context.Context, baseDSN, redisAddr string) (*Isolation, error)
 		RedisPrefix: name + ":", baseDSN: baseDSN, redis: rdb}, nil
 }
 
+// Ping measures n sequential Redis PINGs and n Postgres SELECT 1 round trips.
+func (iso *Isolation) Ping(ctx context.Context, n int) (redisRTT, pgRTT []time.Duration, err error) {
+	conn, err := pgx.Connect(ctx, iso.DSN)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer conn.Close(ctx)
+	for range n {
+		t0 := time.Now()
+		if err := iso.redis.Ping(ctx).Err(); err != nil {
+			return nil, nil, err
+		}
+		t1 := time.Now()
+		if _, err := conn.Exec(ctx, "SELECT 1"); err != nil {
+			return nil, nil, err
+		}
+		redisRTT, pgRTT = append(redisRTT, t1.Sub(t0)), append(pgRTT, time.Since(t1))
+	}
+	return redisRTT, pgRTT, nil
+}
+
 // Close drops the schema and deletes the keys under the prefix.
 func (iso *Isolation) Close(ctx context.Context) error {
 	var errs []error
