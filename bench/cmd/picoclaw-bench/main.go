@@ -276,6 +276,7 @@ func run(ctx context.Context, o options) (err error) {
 		"Every service logs JSON at level info to a file, as in production; traces are not exported.",
 		"The load generator, the fakes, Postgres and Redis share the same CPUs with the services.")
 	rep.Evaluate()
+	rep.Explain()
 	if err := rep.Write(o.out); err != nil {
 		return err
 	}

@@ -84,3 +84,28 @@ func TestWriteJSONAndMarkdown(t *testing.T) {
 		}
 	}
 }
+
+func TestExplainNamesTheEvidence(t *testing.T) {
+	r := sample()
+	r.Host.CPUs = 2
+	r.Webhook.Latency.P99 = 9
+	r.Webhook.AckOnly = &Webhook{RateRPS: 500, Latency: stats.Summary{P99: 1.5}}
+	r.Throughput = Throughput{MsgPerSec: 600, CPUPerMsgMS: 2.2, ToolCPUPerMsgMS: 0.5, CeilingMsgPerSec: 740}
+	r.Services[1].IdleRSSMB = 30
+	r.Evaluate()
+	r.Explain()
+	all := strings.Join(r.Notes, "\n")
+	for _, s := range []string{"ack path alone", "p99 1.50 ms", "CPU-bound", "~740 msg/s", "CHAT overhead p50: one message costs 2.20 ms",
+		"RssAnon) is at most 4.0 MB"} {
+		if !strings.Contains(all, s) {
+			t.Errorf("notes lack %q:\n%s", s, all)
+		}
+	}
+	if !strings.Contains(all, "Approve: p50 0.00 ms, p99 6.00 ms; one approval is five sequential Postgres round trips") {
+		t.Errorf("no approve note:\n%s", all)
+	}
+	// A missed goal the run has no evidence for gets no note.
+	if strings.Contains(all, "Start to ready") {
+		t.Errorf("note without evidence: %s", all)
+	}
+}
