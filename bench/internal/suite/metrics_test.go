@@ -144,7 +144,6 @@ func TestMetricsAfterTraffic(t *testing.T) {
 		{"approvals pending", appr, "approval_requests_total", map[string]string{"outcome": "pending"}, 2},
 		{"approvals refused", appr, "approval_requests_total", map[string]string{"outcome": "refused"}, 1},
 		{"approvals auto", appr, "approval_requests_total", map[string]string{"outcome": "auto_approved"}, 1},
-		{"auto-approve share", appr, "approval_auto_approve_share", nil, 0.25},
 		{"pending jobs", appr, "approval_pending_jobs", nil, 1},
 		{"pending age", appr, "approval_oldest_pending_age_seconds", nil, 0.01},
 		{"approve rpc", appr, "picoclaw_rpc_requests_total", map[string]string{"procedure": "/picoclaw.approval.v1.ApprovalService/Approve", "code": "ok"}, 1},

@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -12,13 +11,10 @@ import (
 )
 
 // metrics exports approvals by outcome; the auto-approve share is
-// approval_requests_total{outcome="auto_approved"} over the sum, also exported ready-made as
-// approval_auto_approve_share.
+// approval_requests_total{outcome="auto_approved"} over the sum.
 type metrics struct {
 	requests *prometheus.CounterVec
 	results  *prometheus.CounterVec
-	// all and auto count requests since the start for the share gauge.
-	all, auto atomic.Int64
 }
 
 func newMetrics(reg prometheus.Registerer, st app.Store, now func() time.Time) (*metrics, error) {
@@ -31,9 +27,7 @@ func newMetrics(reg prometheus.Registerer, st app.Store, now func() time.Time) (
 	pending := &pendingCollector{st: st, now: now,
 		count: prometheus.NewDesc("approval_pending_jobs", "Jobs waiting for a decision.", nil, nil),
 		age:   prometheus.NewDesc("approval_oldest_pending_age_seconds", "Age of the oldest pending job.", nil, nil)}
-	share := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "approval_auto_approve_share",
-		Help: "Share of approval requests since the start that Auto-Approve decided (0..1)."}, m.autoShare)
-	for _, c := range []prometheus.Collector{m.requests, m.results, pending, share} {
+	for _, c := range []prometheus.Collector{m.requests, m.results, pending} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -41,23 +35,8 @@ func newMetrics(reg prometheus.Registerer, st app.Store, now func() time.Time) (
 	return m, nil
 }
 
-func (m *metrics) Request(o domain.Outcome) {
-	m.requests.WithLabelValues(string(o)).Inc()
-	m.all.Add(1)
-	if o == domain.OutcomeAutoApproved {
-		m.auto.Add(1)
-	}
-}
-
-func (m *metrics) Result(kind string) { m.results.WithLabelValues(kind).Inc() }
-
-func (m *metrics) autoShare() float64 {
-	all := m.all.Load()
-	if all == 0 {
-		return 0
-	}
-	return float64(m.auto.Load()) / float64(all)
-}
+func (m *metrics) Request(o domain.Outcome) { m.requests.WithLabelValues(string(o)).Inc() }
+func (m *metrics) Result(kind string)       { m.results.WithLabelValues(kind).Inc() }
 
 // pendingCollector reads the pending jobs from the read model at scrape time.
 type pendingCollector struct {
