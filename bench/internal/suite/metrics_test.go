@@ -139,7 +139,7 @@ func TestMetricsAfterTraffic(t *testing.T) {
 		{"chat llm calls", chat, "picoclaw_llm_calls_total", map[string]string{"provider": "ollama", "outcome": "ok"}, messages},
 		{"chat llm tokens", chat, "picoclaw_llm_tokens_total", map[string]string{"provider": "ollama", "direction": "input"}, 1},
 		{"router rpc count", router, "picoclaw_rpc_requests_total", map[string]string{"procedure": "/picoclaw.router.v1.RouterService/ProcessTask", "code": "ok"}, messages},
-		{"router llm calls", router, "picoclaw_llm_calls_total", map[string]string{"provider": "ollama", "code": "ok"}, messages},
+		{"router llm calls", router, "picoclaw_llm_calls_total", map[string]string{"provider": "ollama", "outcome": "ok"}, messages},
 		{"router llm tokens", router, "picoclaw_llm_tokens_total", map[string]string{"provider": "ollama", "direction": "output"}, 1},
 		{"approvals pending", appr, "approval_requests_total", map[string]string{"outcome": "pending"}, 2},
 		{"approvals refused", appr, "approval_requests_total", map[string]string{"outcome": "refused"}, 1},

@@ -116,7 +116,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	worker := cfg.Worker
 	if worker == nil {
-		worker, err = llm.New(cfg.Agents.Worker.Config.WithOllama(cfg.Ollama), llm.WithLogger(log), llm.WithObserver(met.observe))
+		worker, err = llm.New(cfg.Agents.Worker.Config.WithOllama(cfg.Ollama), llm.WithLogger(log), llm.WithObserver(met.llm.Observe))
 		if err != nil {
 			return fail(fmt.Errorf("agents.worker: %w", err))
 		}
