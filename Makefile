@@ -8,7 +8,7 @@ PROTOC_GEN_GO_VERSION := v1.36.12
 PROTOC_GEN_CONNECT_GO_VERSION := v1.21.1
 
 # Every module of the workspace (see go.work).
-MODULES := gen pkg $(wildcard services/*) $(wildcard e2e) $(wildcard cmd/picoclaw)
+MODULES := gen pkg $(wildcard services/*) $(wildcard e2e) $(wildcard cmd/picoclaw) $(wildcard bench)
 PKGS := $(addsuffix /...,$(addprefix ./,$(MODULES)))
 SERVICES := $(notdir $(wildcard services/*))
 
@@ -57,8 +57,9 @@ build: ## Build every binary into bin/ (the eight services and the picoclaw CLI)
 	go build -o bin/ $(foreach s,$(SERVICES),./services/$(s)/cmd/$(s)) ./cmd/picoclaw
 
 .PHONY: bench
-bench: ## Run the Go benchmarks
+bench: ## Run the Go benchmarks, then the load tool (writes bench/results/report.json and report.md)
 	go test -run '^$$' -bench . -benchmem $(PKGS)
+	go run ./bench/cmd/picoclaw-bench -out bench/results
 
 .PHONY: up
 up: ## Start the docker compose stack (redis, postgres, jaeger, every service)

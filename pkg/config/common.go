@@ -80,6 +80,14 @@ type Common struct {
 	Redis    Redis    `yaml:"redis"`
 	// HeartbeatSender is the sender's part of the heartbeat section.
 	HeartbeatSender Heartbeat `yaml:"heartbeat"`
+	Debug           Debug     `yaml:"debug"`
+}
+
+// Debug holds diagnostics that stay off in production.
+type Debug struct {
+	// Pprof serves net/http/pprof under /debug/pprof/ on every service's listener, for profiling
+	// under load. It exposes internals, so never enable it on a listener reachable from outside.
+	Pprof bool `yaml:"pprof"`
 }
 
 // DefaultCommon returns the defaults of the spec.

@@ -144,6 +144,7 @@ func NewConsumer(rdb redis.UniversalClient, cfg Config, ccfg ConsumerConfig, h H
 	}
 	cfg.defaults()
 	ccfg.defaults()
+	cfg.Metrics.watch(rdb, cfg.Stream, cfg.Group)
 	return &Consumer{
 		rdb: rdb, cfg: cfg, ccfg: ccfg, handler: h, log: ccfg.Logger,
 		lanes:    map[string]*lane{},
@@ -398,6 +399,9 @@ func (c *Consumer) runLane(ctx context.Context, key string, l *lane) {
 }
 
 func (c *Consumer) process(ctx context.Context, d Delivery) {
+	if !d.Redelivered {
+		c.cfg.Metrics.waited(c.cfg.Stream, d.StreamID, time.Now())
+	}
 	for attempt := 1; ; attempt++ {
 		d.Attempt = attempt
 		err := c.handler(ctx, d)

@@ -414,3 +414,70 @@ func counter(t *testing.T, reg *prometheus.Registry, name, outcome string) float
 	}
 	return 0
 }
+
+func TestStreamLagAndWaitMetrics(t *testing.T) {
+	r := testinfra.Redis(t)
+	reg := prometheus.NewRegistry()
+	m, err := inbox.NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := inbox.Config{Stream: r.Prefix + "inbox:lag", Group: "g", Metrics: m}
+	s, err := inbox.NewStore(r.Client, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	// The group exists (as after a gateway start) but nobody reads: all three entries lag.
+	c, err := inbox.NewConsumer(r.Client, cfg, fastConsumer("idle"), func(context.Context, inbox.Delivery) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.EnsureGroup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Append(ctx, inbox.Event{ID: "a", Key: "k"}, inbox.Event{ID: "b", Key: "k"}, inbox.Event{ID: "c", Key: "j"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := gauge(t, reg, "picoclaw_inbox_stream_lag_entries"); got != 3 {
+		t.Fatalf("lag before consuming = %v, want 3", got)
+	}
+	if got := gauge(t, reg, "picoclaw_inbox_stream_length_entries"); got != 3 {
+		t.Fatalf("length = %v, want 3", got)
+	}
+	runConsumer(t, r, cfg, fastConsumer("c1"), func(context.Context, inbox.Delivery) error { return nil })
+	waitFor(t, "acked", func() bool { return counter(t, reg, "picoclaw_inbox_entries_total", "acked") == 3 })
+	if got := gauge(t, reg, "picoclaw_inbox_stream_lag_entries"); got != 0 {
+		t.Fatalf("lag after consuming = %v, want 0", got)
+	}
+	if got := gauge(t, reg, "picoclaw_inbox_stream_pending_entries"); got != 0 {
+		t.Fatalf("pending after consuming = %v, want 0", got)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var waits uint64
+	for _, mf := range mfs {
+		if mf.GetName() == "picoclaw_inbox_wait_seconds" {
+			waits = mf.GetMetric()[0].GetHistogram().GetSampleCount()
+		}
+	}
+	if waits != 3 {
+		t.Fatalf("wait samples = %d, want 3", waits)
+	}
+}
+
+func gauge(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
+			return mf.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	return -1
+}

@@ -12,30 +12,62 @@ const Mask = "***"
 type rule struct {
 	re   *regexp.Regexp
 	repl string
+	// maybe is a cheap test that is false only when re cannot match s (lower is s in lower
+	// case); it lets ordinary log text skip the regular expression. Nil means always try.
+	maybe func(s, lower string) bool
+}
+
+func has(words ...string) func(s, lower string) bool {
+	return func(s, _ string) bool {
+		for _, w := range words {
+			if strings.Contains(s, w) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+func hasFold(words ...string) func(s, lower string) bool {
+	return func(_, lower string) bool {
+		for _, w := range words {
+			if strings.Contains(lower, w) {
+				return true
+			}
+		}
+		return false
+	}
 }
 
 // secretRules match credentials. Order matters: whole PEM blocks before shorter token shapes.
 var secretRules = []rule{
-	{regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z0-9 ]*PRIVATE KEY-----|$)`), "[PRIVATE KEY " + Mask + "]"},
-	{regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=\-]{8,}`), "$1 " + Mask},
-	{regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{16,}`), "sk-" + Mask},
-	{regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9\-]{10,}`), "xox-" + Mask},
-	{regexp.MustCompile(`\bxapp-[A-Za-z0-9\-]{10,}`), "xapp-" + Mask},
-	{regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{30,}`), "gh_" + Mask},
-	{regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{30,}`), "github_pat_" + Mask},
-	{regexp.MustCompile(`\bAKIA[0-9A-Z]{16}\b`), "AKIA" + Mask},
-	{regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}\b`), "AIza" + Mask},
-	{regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}`), "jwt:" + Mask},
-	{regexp.MustCompile(`(?i)\b((?:[a-z0-9]+[_-])*(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|client[_-]?secret)["']?\s*[:=]\s*["']?)[^\s"',;]{3,}`), "${1}" + Mask},
-	{regexp.MustCompile(`(?i)(://[^:/\s@]+:)[^@/\s]+@`), "${1}" + Mask + "@"},
+	{regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z0-9 ]*PRIVATE KEY-----|$)`), "[PRIVATE KEY " + Mask + "]", has("-----BEGIN ")},
+	{regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=\-]{8,}`), "$1 " + Mask, hasFold("bearer", "basic")},
+	{regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{16,}`), "sk-" + Mask, has("sk-")},
+	{regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9\-]{10,}`), "xox-" + Mask, has("xox")},
+	{regexp.MustCompile(`\bxapp-[A-Za-z0-9\-]{10,}`), "xapp-" + Mask, has("xapp-")},
+	{regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{30,}`), "gh_" + Mask, has("gh")},
+	{regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{30,}`), "github_pat_" + Mask, has("github_pat_")},
+	{regexp.MustCompile(`\bAKIA[0-9A-Z]{16}\b`), "AKIA" + Mask, has("AKIA")},
+	{regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}\b`), "AIza" + Mask, has("AIza")},
+	{regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}`), "jwt:" + Mask, has("eyJ")},
+	{regexp.MustCompile(`(?i)\b((?:[a-z0-9]+[_-])*(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|client[_-]?secret)["']?\s*[:=]\s*["']?)[^\s"',;]{3,}`), "${1}" + Mask,
+		func(s, lower string) bool {
+			return strings.ContainsAny(s, ":=") && hasFold("pass", "pwd", "secret", "token", "key")(s, lower)
+		}},
+	{regexp.MustCompile(`(?i)(://[^:/\s@]+:)[^@/\s]+@`), "${1}" + Mask + "@", has("://")},
 }
+
+// foldsToASCII are the non-ASCII runes that (?i) matches as ASCII letters (ſ as s, the Kelvin
+// sign as k); text containing one always takes the full regular expressions.
+const foldsToASCII = "\u017f\u212a"
 
 // piiRules match personal data that must not leave for a cloud provider.
 var piiRules = []rule{
-	{regexp.MustCompile(`[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}`), "[EMAIL " + Mask + "]"},
+	{regexp.MustCompile(`[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}`), "[EMAIL " + Mask + "]", nil},
 	// International numbers first (+81 90 1234 5678), then national ones with a leading 0.
-	{regexp.MustCompile(`\+\d{1,3}[\s\-]?\(?\d{1,4}\)?(?:[\s\-]?\d{2,4}){2,4}\b`), "[PHONE " + Mask + "]"},
-	{regexp.MustCompile(`(?:\+\d{1,3}[\s\-]?)?(?:\(?0\d{1,4}\)?[\s\-]?)\d{1,4}[\s\-]?\d{3,4}\b`), "[PHONE " + Mask + "]"},
+	{regexp.MustCompile(`\+\d{1,3}[\s\-]?\(?\d{1,4}\)?(?:[\s\-]?\d{2,4}){2,4}\b`), "[PHONE " + Mask + "]", nil},
+	{regexp.MustCompile(`(?:\+\d{1,3}[\s\-]?)?(?:\(?0\d{1,4}\)?[\s\-]?)\d{1,4}[\s\-]?\d{3,4}\b`), "[PHONE " + Mask + "]", nil},
 }
 
 // Secrets masks credentials in s: API keys, bearer tokens, passwords, private keys, URL
@@ -44,8 +76,15 @@ func Secrets(s string) string {
 	if s == "" {
 		return s
 	}
+	unusual := strings.ContainsAny(s, foldsToASCII)
+	lower := strings.ToLower(s)
 	for _, r := range secretRules {
-		s = r.re.ReplaceAllString(s, r.repl)
+		if !unusual && r.maybe != nil && !r.maybe(s, lower) {
+			continue
+		}
+		if masked := r.re.ReplaceAllString(s, r.repl); masked != s {
+			s, lower = masked, strings.ToLower(masked)
+		}
 	}
 	return s
 }

@@ -88,3 +88,47 @@ func TestForCloudTable(t *testing.T) {
 		}
 	}
 }
+
+// allRules is Secrets without the cheap pre-checks: every regular expression on every string.
+func allRules(s string) string {
+	for _, r := range secretRules {
+		s = r.re.ReplaceAllString(s, r.repl)
+	}
+	return s
+}
+
+func TestPrecheckNeverSkipsAMatch(t *testing.T) {
+	inputs := []string{
+		"",
+		"今日はいい天気だね、散歩に行こうかな",
+		"job_20261122_8815 replied in 3 ms",
+		"Authorization: Bearer abcdefghijklmnop",
+		"authorization: BASIC dXNlcjpwYXNzd29yZA==",
+		"key sk-abcdefghijklmnopqrstuvwxyz here",
+		"xoxb-1234567890-abcdef and xapp-1-A0123456789-abc",
+		"ghp_abcdefghijklmnopqrstuvwxyz0123456789 github_pat_abcdefghijklmnopqrstuvwxyz0123456789",
+		"AKIAABCDEFGHIJKLMNOP AIzaSyA-abcdefghijklmnopqrstuvwxyz012345",
+		"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.abcdefghijklmnop",
+		"DB_PASSWORD=hunter22 api-key: 'abcdef' Client_Secret=\"xyz123\" pwd=abc",
+		"MY_TOKEN = s3cr3tvalue",
+		"postgres://user:pa55word@db:5432/app",
+		"-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----",
+		"pa\u017fsword=hunter22",       // ſ folds to s under (?i)
+		"api_\u212aey=abcdef1234",      // Kelvin sign folds to k
+		"token without separator here", // keyword, no : or =
+		"a=b c:d without keywords",
+		"[PRIVATE KEY ***] sk-*** jwt:***",
+	}
+	for _, in := range inputs {
+		if got, want := Secrets(in), allRules(in); got != want {
+			t.Errorf("Secrets(%q) = %q, every rule gives %q", in, got, want)
+		}
+	}
+}
+
+func BenchmarkSecretsPlainText(b *testing.B) {
+	s := "message.replied reply_job_id job_20261122_8815 今日はいい天気だね、散歩に行こうかな"
+	for b.Loop() {
+		_ = Secrets(s)
+	}
+}

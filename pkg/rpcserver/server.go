@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"strings"
 	"sync"
 	"time"
@@ -45,6 +46,8 @@ type Config struct {
 	// Heartbeat configures the heartbeat sender Run starts (use HeartbeatFrom(cfg.Common)).
 	// When nil, the suite defaults with their environment overrides apply: the sender is on.
 	Heartbeat *Heartbeat
+	// Pprof serves net/http/pprof under /debug/pprof/ (config debug.pprof; off by default).
+	Pprof bool
 }
 
 // Validate checks the configuration.
@@ -129,6 +132,13 @@ func New(cfg Config, tel *telemetry.Telemetry) (*Server, error) {
 	})
 	s.router.Get("/readyz", s.serveReady)
 	s.router.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	if cfg.Pprof {
+		s.router.HandleFunc("/debug/pprof/*", pprof.Index)
+		s.router.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		s.router.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		s.router.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		s.router.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	path, h := grpchealth.NewHandler(&checker{s: s})
 	s.router.Mount(path, h)
 	return s, nil
@@ -151,9 +161,15 @@ func (s *Server) HandlerOptions(extra ...connect.HandlerOption) []connect.Handle
 	opts := []connect.HandlerOption{
 		connect.WithInterceptors(s.otel, s.metrics.interceptor(), logInterceptor(s.tel.Logger), s.trackInterceptor()),
 		connect.WithReadMaxBytes(int(s.cfg.MaxBodyBytes)),
+		// Replies between the services are small and stay on the host or the local network:
+		// gzip for them cost more CPU (a compressor per message) than it saved.
+		connect.WithCompressMinBytes(compressMinBytes),
 	}
 	return append(opts, extra...)
 }
+
+// compressMinBytes is the size from which responses are gzipped when the client accepts it.
+const compressMinBytes = 16 << 10
 
 // Mount registers a Connect service handler (the path/handler pair the generated
 // New…ServiceHandler returns) and makes it known to the gRPC health service.

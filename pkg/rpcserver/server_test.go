@@ -83,3 +83,35 @@ func TestConfigValidate(t *testing.T) {
 		t.Fatalf("missing listen: %v", err)
 	}
 }
+
+func TestPprofOnlyWhenEnabled(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		ctx, cancel := context.WithCancel(context.Background())
+		tel, err := telemetry.New(ctx, telemetry.Config{ServiceName: "t", LogWriter: io.Discard})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln, _ := net.Listen("tcp", "127.0.0.1:0")
+		srv, err := rpcserver.New(rpcserver.Config{Name: "t", Listener: ln, Pprof: on}, tel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- srv.Run(ctx) }()
+		<-srv.Ready()
+		res, err := http.Get("http://" + ln.Addr().String() + "/debug/pprof/heap?debug=1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		served := res.StatusCode == http.StatusOK && strings.Contains(string(body), "heap profile")
+		if served != on {
+			t.Errorf("pprof=%v: /debug/pprof/heap = %d (served %v)", on, res.StatusCode, served)
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+}

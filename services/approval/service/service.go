@@ -206,6 +206,7 @@ func Run(ctx context.Context, cfg Config) error {
 		Listen:    cfg.Services.Approval.Listen,
 		Listener:  cfg.Listener,
 		Heartbeat: rpcserver.HeartbeatFrom(cfg.Common),
+		Pprof:     cfg.Debug.Pprof,
 	}, telemetry.Config{LogLevel: cfg.LogLevel, LogWriter: cfg.LogWriter})
 	if err != nil {
 		return err

@@ -29,8 +29,8 @@ func (c *Config) validateModel() error {
 	return errs.Err()
 }
 
-func buildModel(cfg Config, log *slog.Logger) (llm.Client, error) {
-	m, err := llm.New(cfg.chatModelConfig(), llm.WithLogger(log))
+func buildModel(cfg Config, log *slog.Logger, observer llm.Observer) (llm.Client, error) {
+	m, err := llm.New(cfg.chatModelConfig(), llm.WithLogger(log), llm.WithObserver(observer))
 	if err != nil {
 		return nil, fmt.Errorf("agents.chat: %w", err)
 	}

@@ -167,6 +167,7 @@ func Run(ctx context.Context, cfg Config) error {
 		Listen:    cfg.Services.ChatMio.Listen,
 		Listener:  cfg.Listener,
 		Heartbeat: rpcserver.HeartbeatFrom(cfg.Common),
+		Pprof:     cfg.Debug.Pprof,
 	}, tcfg)
 	if err != nil {
 		return err
@@ -174,7 +175,7 @@ func Run(ctx context.Context, cfg Config) error {
 	log := srv.Logger()
 	model := cfg.ChatModel
 	if model == nil {
-		if model, err = buildModel(cfg, log); err != nil {
+		if model, err = buildModel(cfg, log, llm.NewMetrics(srv.Registry()).Observe); err != nil {
 			return err
 		}
 	}
@@ -185,7 +186,9 @@ func Run(ctx context.Context, cfg Config) error {
 		// A reply must not wait long on a Redis that is down: the session is then treated as new.
 		DialerRetries: 1})
 	defer rdb.Close()
-	if err := redisotel.InstrumentTracing(rdb, redisotel.WithTracerProvider(srv.Telemetry().TracerProvider), redisotel.WithDBStatement(false)); err != nil {
+	if err := redisotel.InstrumentTracing(rdb, redisotel.WithTracerProvider(srv.Telemetry().TracerProvider), redisotel.WithDBStatement(false),
+		// The caller's file and line cost a stack walk per command; the span name already says what ran.
+		redisotel.WithCallerEnabled(false)); err != nil {
 		return fmt.Errorf("redis tracing: %w", err)
 	}
 	sessions := store.NewRedis(rdb, cfg.Redis.KeyPrefix, cfg.Chat.SessionTTL)

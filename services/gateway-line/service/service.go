@@ -152,6 +152,7 @@ func Run(ctx context.Context, cfg Config) error {
 		Listen:    cfg.Services.GatewayLine.Listen,
 		Listener:  cfg.Listener,
 		Heartbeat: rpcserver.HeartbeatFrom(cfg.Common),
+		Pprof:     cfg.Debug.Pprof,
 		Public:    true,
 	}, tcfg)
 	if err != nil {

@@ -138,6 +138,7 @@ func Run(ctx context.Context, cfg Config) error {
 		Listen:    cfg.Services.GatewaySlack.Listen,
 		Listener:  cfg.Listener,
 		Heartbeat: rpcserver.HeartbeatFrom(cfg.Common),
+		Pprof:     cfg.Debug.Pprof,
 		Public:    true,
 	}, tcfg)
 	if err != nil {

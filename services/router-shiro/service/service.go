@@ -100,6 +100,7 @@ func Run(ctx context.Context, cfg Config) error {
 		Listen:    cfg.Services.RouterShiro.Listen,
 		Listener:  cfg.Listener,
 		Heartbeat: rpcserver.HeartbeatFrom(cfg.Common),
+		Pprof:     cfg.Debug.Pprof,
 	}, telemetry.Config{LogLevel: cfg.LogLevel, LogWriter: cfg.LogWriter})
 	if err != nil {
 		return err
@@ -115,7 +116,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	worker := cfg.Worker
 	if worker == nil {
-		worker, err = llm.New(cfg.Agents.Worker.Config.WithOllama(cfg.Ollama), llm.WithLogger(log), llm.WithObserver(met.observe))
+		worker, err = llm.New(cfg.Agents.Worker.Config.WithOllama(cfg.Ollama), llm.WithLogger(log), llm.WithObserver(met.llm.Observe))
 		if err != nil {
 			return fail(fmt.Errorf("agents.worker: %w", err))
 		}

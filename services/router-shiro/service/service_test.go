@@ -414,7 +414,7 @@ func TestProcessTask_ClassifierOnOllama(t *testing.T) {
 		wantMetric []string
 	}{
 		{"accepted", classifierAnswer("CHAT", 0.9, "挨拶"), commonv1.Route_ROUTE_CHAT, commonv1.DecisionSource_DECISION_SOURCE_CLASSIFIER, "",
-			[]string{`picoclaw_router_decisions_total{route="CHAT",source="classifier"} 1`, `picoclaw_llm_calls_total{code="ok",model="worker-v1:latest",provider="ollama"} 1`,
+			[]string{`picoclaw_router_decisions_total{route="CHAT",source="classifier"} 1`, `picoclaw_llm_calls_total{model="worker-v1:latest",outcome="ok",provider="ollama"} 1`,
 				`picoclaw_llm_tokens_total{direction="output",model="worker-v1:latest",provider="ollama"} 34`}},
 		{"invalid JSON", `{"route": CHAT}`, commonv1.Route_ROUTE_CHAT, commonv1.DecisionSource_DECISION_SOURCE_FALLBACK, "invalid_json",
 			[]string{`picoclaw_router_classifier_errors_total{reason="invalid_json"} 1`, `picoclaw_router_decisions_total{route="CHAT",source="fallback"} 1`}},
