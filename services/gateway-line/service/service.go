@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"sync"
 	"time"
 
@@ -56,22 +55,8 @@ type LineConfig struct {
 	ChannelAccessToken config.Secret `yaml:"-" env:"LINE_CHANNEL_ACCESS_TOKEN"`
 }
 
-// InboxConfig tunes the durable event stream.
-type InboxConfig struct {
-	// Consumer names this process in the consumer group; keep it stable across restarts
-	// (default: the host name) so a restart resumes its own pending events at once.
-	Consumer string `yaml:"consumer"`
-	// Concurrency is how many chats are processed at the same time.
-	Concurrency int `yaml:"concurrency"`
-	// ClaimIdle: events another consumer left pending this long are taken over.
-	ClaimIdle time.Duration `yaml:"claim_idle"`
-	// MaxAttempts before an event goes to the dead-letter stream and the user is told.
-	MaxAttempts int `yaml:"max_attempts"`
-	// DedupeTTL is how long webhook event ids are remembered.
-	DedupeTTL time.Duration `yaml:"dedupe_ttl"`
-	// Block is how long one stream read waits for new events (also bounds shutdown).
-	Block time.Duration `yaml:"block"`
-}
+// InboxConfig is the inbox part of the section.
+type InboxConfig = inbox.Settings
 
 // Config is the configuration of gateway-line.
 type Config struct {
@@ -93,9 +78,7 @@ func DefaultConfig() Config {
 		ReplyTokenMargin: 50 * time.Second,
 		LoadingSeconds:   20,
 		ChatTimeout:      120 * time.Second,
-		Inbox: InboxConfig{
-			Concurrency: 8, ClaimIdle: 60 * time.Second, MaxAttempts: 5, DedupeTTL: 24 * time.Hour, Block: time.Second,
-		},
+		Inbox:            inbox.DefaultSettings(),
 	}}
 }
 
@@ -116,21 +99,7 @@ func (c *Config) Validate() error {
 	if l.ChatTimeout <= 0 {
 		errs.Addf("line.chat_timeout", "must be positive, got %s", l.ChatTimeout)
 	}
-	if l.Inbox.Concurrency <= 0 {
-		errs.Addf("line.inbox.concurrency", "must be positive, got %d", l.Inbox.Concurrency)
-	}
-	if l.Inbox.ClaimIdle <= 0 {
-		errs.Addf("line.inbox.claim_idle", "must be positive, got %s", l.Inbox.ClaimIdle)
-	}
-	if l.Inbox.MaxAttempts <= 0 {
-		errs.Addf("line.inbox.max_attempts", "must be positive, got %d", l.Inbox.MaxAttempts)
-	}
-	if l.Inbox.Block <= 0 {
-		errs.Addf("line.inbox.block", "must be positive, got %s", l.Inbox.Block)
-	}
-	if l.Inbox.DedupeTTL < time.Hour {
-		errs.Addf("line.inbox.dedupe_ttl", "must be at least 1h (LINE redelivers for a while), got %s", l.Inbox.DedupeTTL)
-	}
+	errs.Add(config.Prefix("line.inbox", l.Inbox.Validate()))
 	if !l.ChannelSecret.Set() {
 		errs.Addf("line.channel_secret", "must be set in the environment variable LINE_CHANNEL_SECRET")
 	}
@@ -164,12 +133,6 @@ func Run(ctx context.Context, cfg Config) error {
 		log.WarnContext(ctx, "line.allowlist_empty", slog.String("key", "line.allowed_users"),
 			slog.String("effect", "every sender gets a refusal until user ids are listed"))
 	}
-	consumerName := cfg.Line.Inbox.Consumer
-	if consumerName == "" {
-		if consumerName, err = os.Hostname(); err != nil || consumerName == "" {
-			consumerName = Name
-		}
-	}
 	rdb := redis.NewClient(&redis.Options{Addr: cfg.Redis.Addr, DB: cfg.Redis.DB, Password: cfg.Redis.Password.Value()})
 	defer rdb.Close()
 	metrics, err := inbox.NewMetrics(srv.Registry())
@@ -200,10 +163,7 @@ func Run(ctx context.Context, cfg Config) error {
 		ReplyTokenMargin: cfg.Line.ReplyTokenMargin, LoadingSeconds: cfg.Line.LoadingSeconds,
 		Locale: cfg.Locale, Allow: domain.NewAllowlist(cfg.Line.AllowedUsers),
 	}, chat, line, log, tel.TracerProvider, tel.Propagator)
-	consumer, err := inbox.NewConsumer(rdb, inboxCfg, inbox.ConsumerConfig{
-		Name: consumerName, Concurrency: cfg.Line.Inbox.Concurrency, ClaimIdle: cfg.Line.Inbox.ClaimIdle,
-		MaxAttempts: cfg.Line.Inbox.MaxAttempts, Block: cfg.Line.Inbox.Block, GiveUp: proc.GiveUp, Logger: log,
-	}, proc.Handle)
+	consumer, err := inbox.NewConsumer(rdb, inboxCfg, cfg.Line.Inbox.ConsumerConfig(Name, proc.GiveUp, log), proc.Handle)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"sync"
 	"time"
 
@@ -56,16 +55,8 @@ type SlackConfig struct {
 	BotToken      config.Secret `yaml:"-" env:"SLACK_BOT_TOKEN"`
 }
 
-// InboxConfig tunes the durable event stream.
-type InboxConfig struct {
-	// Consumer names this process in the consumer group (default: the host name).
-	Consumer    string        `yaml:"consumer"`
-	Concurrency int           `yaml:"concurrency"`
-	ClaimIdle   time.Duration `yaml:"claim_idle"`
-	MaxAttempts int           `yaml:"max_attempts"`
-	DedupeTTL   time.Duration `yaml:"dedupe_ttl"`
-	Block       time.Duration `yaml:"block"`
-}
+// InboxConfig is the inbox part of the section.
+type InboxConfig = inbox.Settings
 
 // Config is the configuration of gateway-slack.
 type Config struct {
@@ -85,9 +76,7 @@ func DefaultConfig() Config {
 	return Config{Common: config.DefaultCommon(), Slack: SlackConfig{
 		APIBaseURL:  "https://slack.com/api",
 		ChatTimeout: 120 * time.Second,
-		Inbox: InboxConfig{
-			Concurrency: 8, ClaimIdle: 60 * time.Second, MaxAttempts: 5, DedupeTTL: 24 * time.Hour, Block: time.Second,
-		},
+		Inbox:       inbox.DefaultSettings(),
 	}}
 }
 
@@ -102,21 +91,7 @@ func (c *Config) Validate() error {
 	if s.ChatTimeout <= 0 {
 		errs.Addf("slack.chat_timeout", "must be positive, got %s", s.ChatTimeout)
 	}
-	if s.Inbox.Concurrency <= 0 {
-		errs.Addf("slack.inbox.concurrency", "must be positive, got %d", s.Inbox.Concurrency)
-	}
-	if s.Inbox.ClaimIdle <= 0 {
-		errs.Addf("slack.inbox.claim_idle", "must be positive, got %s", s.Inbox.ClaimIdle)
-	}
-	if s.Inbox.MaxAttempts <= 0 {
-		errs.Addf("slack.inbox.max_attempts", "must be positive, got %d", s.Inbox.MaxAttempts)
-	}
-	if s.Inbox.Block <= 0 {
-		errs.Addf("slack.inbox.block", "must be positive, got %s", s.Inbox.Block)
-	}
-	if s.Inbox.DedupeTTL < time.Hour {
-		errs.Addf("slack.inbox.dedupe_ttl", "must be at least 1h (Slack retries for a while), got %s", s.Inbox.DedupeTTL)
-	}
+	errs.Add(config.Prefix("slack.inbox", s.Inbox.Validate()))
 	if !s.SigningSecret.Set() {
 		errs.Addf("slack.signing_secret", "must be set in the environment variable SLACK_SIGNING_SECRET")
 	}
@@ -149,12 +124,6 @@ func Run(ctx context.Context, cfg Config) error {
 	if len(cfg.Slack.AllowedUsers) == 0 {
 		log.WarnContext(ctx, "slack.allowlist_empty", slog.String("key", "slack.allowed_users"),
 			slog.String("effect", "every sender gets a refusal until user ids are listed"))
-	}
-	consumerName := cfg.Slack.Inbox.Consumer
-	if consumerName == "" {
-		if consumerName, err = os.Hostname(); err != nil || consumerName == "" {
-			consumerName = Name
-		}
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: cfg.Redis.Addr, DB: cfg.Redis.DB, Password: cfg.Redis.Password.Value()})
 	defer rdb.Close()
@@ -191,10 +160,7 @@ func Run(ctx context.Context, cfg Config) error {
 	marks := inbox.NewMarks(rdb, cfg.Redis.KeyPrefix+"slack:sent:", cfg.Slack.Inbox.DedupeTTL)
 	proc := app.NewProcessor(app.Config{Locale: cfg.Locale, Allow: domain.NewAllowlist(cfg.Slack.AllowedUsers)},
 		chat, api, marks, log, tel.TracerProvider, tel.Propagator)
-	consumer, err := inbox.NewConsumer(rdb, inboxCfg, inbox.ConsumerConfig{
-		Name: consumerName, Concurrency: cfg.Slack.Inbox.Concurrency, ClaimIdle: cfg.Slack.Inbox.ClaimIdle,
-		MaxAttempts: cfg.Slack.Inbox.MaxAttempts, Block: cfg.Slack.Inbox.Block, GiveUp: proc.GiveUp, Logger: log,
-	}, proc.Handle)
+	consumer, err := inbox.NewConsumer(rdb, inboxCfg, cfg.Slack.Inbox.ConsumerConfig(Name, proc.GiveUp, log), proc.Handle)
 	if err != nil {
 		return err
 	}

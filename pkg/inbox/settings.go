@@ -1,0 +1,69 @@
+package inbox
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/config"
+)
+
+// Settings is the `inbox:` part of a gateway's config section.
+type Settings struct {
+	// Consumer names this process in the consumer group; keep it stable across restarts
+	// (default: the host name) so a restart resumes its own pending events at once.
+	Consumer string `yaml:"consumer"`
+	// Concurrency is how many chats are processed at the same time.
+	Concurrency int `yaml:"concurrency"`
+	// ClaimIdle: events another consumer left pending this long are taken over.
+	ClaimIdle time.Duration `yaml:"claim_idle"`
+	// MaxAttempts before an event goes to the dead-letter stream and the user is told.
+	MaxAttempts int `yaml:"max_attempts"`
+	// DedupeTTL is how long webhook event ids are remembered.
+	DedupeTTL time.Duration `yaml:"dedupe_ttl"`
+	// Block is how long one stream read waits for new events (also bounds shutdown).
+	Block time.Duration `yaml:"block"`
+}
+
+// DefaultSettings are the gateways' defaults.
+func DefaultSettings() Settings {
+	return Settings{Concurrency: 8, ClaimIdle: 60 * time.Second, MaxAttempts: 5, DedupeTTL: 24 * time.Hour, Block: time.Second}
+}
+
+// Validate names bad keys relative to the inbox section (prefix them with config.Prefix).
+// Event ids must be remembered at least an hour: LINE and Slack redeliver for a while.
+func (s Settings) Validate() error {
+	var errs config.Errors
+	if s.Concurrency <= 0 {
+		errs.Addf("concurrency", "must be positive, got %d", s.Concurrency)
+	}
+	if s.ClaimIdle <= 0 {
+		errs.Addf("claim_idle", "must be positive, got %s", s.ClaimIdle)
+	}
+	if s.MaxAttempts <= 0 {
+		errs.Addf("max_attempts", "must be positive, got %d", s.MaxAttempts)
+	}
+	if s.Block <= 0 {
+		errs.Addf("block", "must be positive, got %s", s.Block)
+	}
+	if s.DedupeTTL < time.Hour {
+		errs.Addf("dedupe_ttl", "must be at least 1h (webhooks are redelivered for a while), got %s", s.DedupeTTL)
+	}
+	return errs.Err()
+}
+
+// ConsumerConfig is the consumer these settings describe; the name defaults to the host name,
+// then to fallback.
+func (s Settings) ConsumerConfig(fallback string, giveUp func(context.Context, Delivery, error), log *slog.Logger) ConsumerConfig {
+	name := s.Consumer
+	if name == "" {
+		if h, err := os.Hostname(); err == nil && h != "" {
+			name = h
+		} else {
+			name = fallback
+		}
+	}
+	return ConsumerConfig{Name: name, Concurrency: s.Concurrency, ClaimIdle: s.ClaimIdle, MaxAttempts: s.MaxAttempts,
+		Block: s.Block, GiveUp: giveUp, Logger: log}
+}

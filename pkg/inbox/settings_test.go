@@ -1,0 +1,34 @@
+package inbox
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/config"
+)
+
+func TestSettingsValidateNamesKeys(t *testing.T) {
+	if err := DefaultSettings().Validate(); err != nil {
+		t.Fatalf("defaults invalid: %v", err)
+	}
+	bad := Settings{DedupeTTL: time.Minute}
+	err := config.Prefix("line.inbox", bad.Validate())
+	for _, key := range []string{"concurrency", "claim_idle", "max_attempts", "block", "dedupe_ttl"} {
+		if err == nil || !strings.Contains(err.Error(), "line.inbox."+key+":") {
+			t.Errorf("error does not name line.inbox.%s: %v", key, err)
+		}
+	}
+}
+
+func TestConsumerConfigName(t *testing.T) {
+	s := DefaultSettings()
+	s.Consumer = "gw-1"
+	if c := s.ConsumerConfig("gateway-line", nil, nil); c.Name != "gw-1" || c.Concurrency != 8 || c.MaxAttempts != 5 {
+		t.Fatalf("consumer config = %+v", c)
+	}
+	s.Consumer = ""
+	if c := s.ConsumerConfig("gateway-line", nil, nil); c.Name == "" {
+		t.Fatal("empty consumer name: want the host name or the fallback")
+	}
+}
