@@ -5,6 +5,7 @@ package store
 import (
 	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"slices"
@@ -116,4 +117,19 @@ func statusStrings(ss []domain.Status) []string {
 		out[i] = string(s)
 	}
 	return out
+}
+
+// maxAttempts bounds retries after an optimistic-concurrency miss.
+const maxAttempts = 8
+
+// retryOnVersionConflict reruns one read-decide-write transaction when another writer committed
+// first; the loser re-reads the job and decides again (usually: the first decision won).
+func retryOnVersionConflict(update func() (domain.Job, error)) (domain.Job, error) {
+	for attempt := 1; ; attempt++ {
+		job, err := update()
+		if errors.Is(err, domain.ErrVersionConflict) && attempt < maxAttempts {
+			continue
+		}
+		return job, err
+	}
 }

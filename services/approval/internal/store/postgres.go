@@ -22,9 +22,6 @@ type Postgres struct {
 
 var _ app.Store = (*Postgres)(nil)
 
-// maxAttempts bounds retries after an optimistic-concurrency miss.
-const maxAttempts = 8
-
 // PostgresOption customises OpenPostgres.
 type PostgresOption func(*pgxpool.Config)
 
@@ -155,13 +152,7 @@ func (s *Postgres) Create(ctx context.Context, id string, drafts []domain.Draft)
 // transaction. The row lock keeps racing writers from spinning; the version check and the
 // unique (job_id, seq) key are the optimistic guard that makes a lost race impossible to commit.
 func (s *Postgres) Update(ctx context.Context, id string, fn func(domain.Job) ([]domain.Draft, error)) (domain.Job, error) {
-	for attempt := 1; ; attempt++ {
-		job, err := s.update(ctx, id, fn)
-		if errors.Is(err, domain.ErrVersionConflict) && attempt < maxAttempts {
-			continue
-		}
-		return job, err
-	}
+	return retryOnVersionConflict(func() (domain.Job, error) { return s.update(ctx, id, fn) })
 }
 
 func (s *Postgres) update(ctx context.Context, id string, fn func(domain.Job) ([]domain.Draft, error)) (domain.Job, error) {

@@ -169,13 +169,7 @@ func (s *SQLite) Create(ctx context.Context, id string, drafts []domain.Draft) (
 // Update runs fn on the current job and records its events and the new read model in one
 // immediate transaction, guarded by the version check and the unique (job_id, seq) key.
 func (s *SQLite) Update(ctx context.Context, id string, fn func(domain.Job) ([]domain.Draft, error)) (domain.Job, error) {
-	for attempt := 1; ; attempt++ {
-		job, err := s.update(ctx, id, fn)
-		if errors.Is(err, domain.ErrVersionConflict) && attempt < maxAttempts {
-			continue
-		}
-		return job, err
-	}
+	return retryOnVersionConflict(func() (domain.Job, error) { return s.update(ctx, id, fn) })
 }
 
 func (s *SQLite) update(ctx context.Context, id string, fn func(domain.Job) ([]domain.Draft, error)) (domain.Job, error) {
