@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"connectrpc.com/connect"
@@ -27,7 +28,11 @@ func (a *App) execute(ctx context.Context, t *turn, id string) (text string, asy
 	// request's values (JobID baggage, trace) but not its cancellation, bounded by the App's life.
 	ectx, cancel := context.WithTimeout(context.WithoutCancel(jobid.WithJobID(ctx, id)), a.cfg.ExecuteTimeout)
 	stopOnClose := context.AfterFunc(a.life, cancel)
-	handoff := make(chan execOutcome)
+	// The outcome goes to the waiting reply unless the reply gave up first (then it is pushed).
+	// Buffered, and decided under a lock, so a fast answer is never lost to the push path.
+	handoff := make(chan execOutcome, 1)
+	var mu sync.Mutex
+	abandoned := false
 	sessionID, loc := t.sess.ID, t.loc
 	degraded := t.sess.Degraded
 	a.wg.Add(1)
@@ -42,11 +47,13 @@ func (a *App) execute(ctx context.Context, t *turn, id string) (text string, asy
 			}
 		}
 		out := execOutcome{res: res, err: err}
-		select {
-		case handoff <- out:
+		mu.Lock()
+		if !abandoned {
+			handoff <- out
+			mu.Unlock()
 			return
-		default:
 		}
+		mu.Unlock()
 		// The reply has already been sent: deliver the result through the gateway.
 		msg := a.resultText(ectx, loc, id, out)
 		pctx, pcancel := context.WithTimeout(context.WithoutCancel(ectx), a.cfg.ApprovalTimeout)
@@ -67,9 +74,16 @@ func (a *App) execute(ctx context.Context, t *turn, id string) (text string, asy
 	case out := <-handoff:
 		return a.resultText(ctx, t.loc, id, out), false
 	case <-ctx.Done():
-		return domain.T(t.loc, domain.MsgExecAsync, id), true
 	case <-timer.C:
 		a.log.InfoContext(ctx, "execution.async", slog.Duration("reply_budget", a.cfg.ReplyBudget))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	select {
+	case out := <-handoff: // it arrived while the budget ran out
+		return a.resultText(ctx, t.loc, id, out), false
+	default:
+		abandoned = true
 		return domain.T(t.loc, domain.MsgExecAsync, id), true
 	}
 }
