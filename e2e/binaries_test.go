@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -60,16 +59,6 @@ func buildBinaries(dir string) error {
 	return nil
 }
 
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 func envKey(service string) string {
 	return strings.ToUpper(strings.ReplaceAll(service, "-", "_"))
 }
@@ -94,8 +83,12 @@ func suiteEnv(t *testing.T, workspace string) (map[string]string, []string) {
 		"PICOCLAW_AGENTS_CHAT_PROVIDER=offline",
 		"PICOCLAW_AGENTS_WORKER_PROVIDER=offline",
 	)
-	for _, s := range services {
-		addrs[s] = freePort(t)
+	free, err := testinfra.FreeAddrs(len(services))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range services {
+		addrs[s] = free[i]
 	}
 	for _, s := range services {
 		env = append(env,

@@ -2,6 +2,8 @@ package testinfra
 
 import (
 	"fmt"
+	"net"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -66,5 +68,28 @@ func TestWithSearchPath(t *testing.T) {
 	}
 	if got := WithSearchPath("host=h dbname=db", "s1"); got != "host=h dbname=db search_path=s1" {
 		t.Fatalf("keyword form: %s", got)
+	}
+}
+
+func TestFreeAddrsAreDistinctBindableAndOutsideTheEphemeralRange(t *testing.T) {
+	addrs, err := FreeAddrs(50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, a := range addrs {
+		if seen[a] {
+			t.Fatalf("duplicate %s", a)
+		}
+		seen[a] = true
+		_, p, _ := net.SplitHostPort(a)
+		if n, _ := strconv.Atoi(p); n < portLow || n >= portHigh {
+			t.Fatalf("port %d outside %d..%d", n, portLow, portHigh)
+		}
+		ln, err := net.Listen("tcp", a)
+		if err != nil {
+			t.Fatalf("%s not bindable: %v", a, err)
+		}
+		ln.Close()
 	}
 }

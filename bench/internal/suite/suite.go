@@ -9,7 +9,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -164,24 +163,15 @@ func envKey(service string) string {
 	return strings.ToUpper(strings.ReplaceAll(service, "-", "_"))
 }
 
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
-}
-
 // Start launches the services one after another, each once the previous one is ready.
 func Start(ctx context.Context, o Options) (*Suite, error) {
+	free, err := testinfra.FreeAddrs(len(Services))
+	if err != nil {
+		return nil, err
+	}
 	addrs := map[string]string{}
-	for _, s := range Services {
-		a, err := freeAddr()
-		if err != nil {
-			return nil, err
-		}
-		addrs[s] = a
+	for i, s := range Services {
+		addrs[s] = free[i]
 	}
 	workspace := filepath.Join(o.LogDir, "workspace")
 	if err := os.MkdirAll(workspace, 0o755); err != nil {

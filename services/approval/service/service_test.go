@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -50,17 +49,6 @@ type child struct {
 	addr string
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	return addr
-}
-
 func childCmd(t *testing.T, env []string, args ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
@@ -70,7 +58,7 @@ func childCmd(t *testing.T, env []string, args ...string) *exec.Cmd {
 
 func start(t *testing.T, env []string) *child {
 	t.Helper()
-	addr := freeAddr(t)
+	addr := testinfra.FreeAddr(t)
 	cmd := childCmd(t, append(env, "PICOCLAW_SERVICES_APPROVAL_LISTEN="+addr))
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {

@@ -3,7 +3,6 @@ package service_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -35,7 +34,7 @@ func TestKilledAfterAckAnsweredExactlyOnce(t *testing.T) {
 	defer line.Close()
 	chat := chatlinktest.NewFakeChat()
 	chatSrv := chatlinktest.Start(t, chat)
-	addr := freeAddr(t)
+	addr := testinfra.FreeAddr(t)
 	env := append(os.Environ(),
 		"PICOCLAW_SERVICES_GATEWAY_LINE_LISTEN="+addr,
 		"PICOCLAW_SERVICES_CHAT_MIO_URL="+chatSrv.URL,
@@ -116,16 +115,6 @@ func TestKilledAfterAckAnsweredExactlyOnce(t *testing.T) {
 	if p := line.Problems(); len(p) > 0 {
 		t.Errorf("LINE API rule violations: %v", p)
 	}
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 func startBinary(t *testing.T, bin string, env []string, addr string) *exec.Cmd {

@@ -3,7 +3,6 @@ package service_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -33,7 +32,7 @@ func TestKilledAfterAckAnsweredExactlyOnce(t *testing.T) {
 	defer api.Close()
 	chat := chatlinktest.NewFakeChat()
 	chatSrv := chatlinktest.Start(t, chat)
-	addr := freeAddr(t)
+	addr := testinfra.FreeAddr(t)
 	env := append(os.Environ(),
 		"PICOCLAW_SERVICES_GATEWAY_SLACK_LISTEN="+addr,
 		"PICOCLAW_SERVICES_CHAT_MIO_URL="+chatSrv.URL,
@@ -88,16 +87,6 @@ func TestKilledAfterAckAnsweredExactlyOnce(t *testing.T) {
 	if threads["1700002000.000000"] != 1 || threads["1700002000.000001"] != 1 {
 		t.Fatalf("answers per thread %v", threads)
 	}
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 func startBinary(t *testing.T, bin string, env []string, addr string) *exec.Cmd {
