@@ -52,6 +52,9 @@ func TestMetricsAfterTraffic(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() {
+		if t.Failed() {
+			t.Logf("service logs:\n%s", s.LogTails(40))
+		}
 		if err := s.Stop(); err != nil {
 			t.Error(err)
 		}

@@ -358,3 +358,22 @@ func (s *Suite) Stop() error {
 	s.order = nil
 	return errors.Join(errs...)
 }
+
+// LogTails returns the last n lines of every service's log, for a failing test to show.
+func (s *Suite) LogTails(n int) string {
+	var b strings.Builder
+	for _, name := range s.order {
+		p := s.Procs[name]
+		data, err := os.ReadFile(p.log.Name())
+		if err != nil {
+			fmt.Fprintf(&b, "== %s: %v\n", name, err)
+			continue
+		}
+		lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+		if len(lines) > n {
+			lines = lines[len(lines)-n:]
+		}
+		fmt.Fprintf(&b, "== %s (last %d lines)\n%s\n", name, len(lines), strings.Join(lines, "\n"))
+	}
+	return b.String()
+}
