@@ -200,6 +200,18 @@ func canonFile(op *Operation) error {
 		if strings.TrimSpace(op.Content) == "" {
 			return errorf(op.Source, "content", "patch action needs a unified diff")
 		}
+		// The diff must change exactly the target: a diff that also touches, creates, deletes or
+		// renames other files would run work the approval never showed or checked.
+		d, err := parseDiff(op.Content, op.Source)
+		if err != nil {
+			return errorf(op.Source, "content", "%v", err)
+		}
+		if len(d.unknown) > 0 || len(d.ops) != 1 || d.ops[0].Action != ActionPatch {
+			return errorf(op.Source, "content", "the diff of a patch action must change only %s (no other files, creations, deletions or renames)", quote(p))
+		}
+		if dp, err := NormalizePath(d.ops[0].Target); err != nil || dp != p {
+			return errorf(op.Source, "content", "the diff changes %s, not the target %s", quote(d.ops[0].Target), quote(p))
+		}
 	case ActionDelete:
 		if op.Content != "" {
 			return errorf(op.Source, "content", "delete takes no content")
@@ -219,6 +231,28 @@ func canonGit(op *Operation) error {
 	t := strings.TrimSpace(op.Target)
 	if strings.HasPrefix(t, "-") {
 		return errorf(op.Source, "target", "%s looks like an option; put options in metadata", quote(t))
+	}
+	switch op.Action {
+	case ActionGitAdd, ActionGitReset, ActionGitCheckout:
+		// One path (or ref) per operation: the executor passes the target as one argument, and
+		// approval checks exactly that one name against the Auto-Approve scope.
+		if strings.ContainsAny(t, " \t\r\n") {
+			return errorf(op.Source, "target", "one path per git %s, got %s (use one operation per path)", op.Action, quote(t))
+		}
+	}
+	if op.Action == ActionGitCheckout {
+		// A branch in metadata is what the executor checks out: make it the target, so the scope
+		// check sees the name that will be used.
+		if b := strings.TrimSpace(op.Metadata[MetaBranch]); b != "" {
+			if t != "" && t != b {
+				return errorf(op.Source, "metadata.branch", "checkout of %s with target %s: give one of them", quote(b), quote(t))
+			}
+			if strings.ContainsAny(b, " \t\r\n") || strings.HasPrefix(b, "-") {
+				return errorf(op.Source, "metadata.branch", "invalid branch %s", quote(b))
+			}
+			t = b
+			delete(op.Metadata, MetaBranch)
+		}
 	}
 	switch op.Action {
 	case ActionGitAdd, ActionGitCheckout:
@@ -299,9 +333,19 @@ func opFlags(op Operation) []Flag {
 		switch op.Action {
 		case ActionGitPush:
 			add(FlagPushPublic)
-		case ActionGitReset, ActionGitCheckout:
-			// A hard reset or a checkout of paths throws work away.
-			if op.Metadata[MetaMode] == "hard" || op.Metadata[MetaForce] == "true" {
+		case ActionGitReset:
+			// Resets that move the branch or rewrite the working tree throw work away.
+			switch op.Metadata[MetaMode] {
+			case "hard", "keep", "merge":
+				add(FlagDelete)
+			}
+			if op.Metadata[MetaForce] == "true" || op.Metadata["ref"] != "" {
+				add(FlagDelete)
+			}
+		case ActionGitCheckout:
+			// Checking out paths (or ".") discards their changes; switching branches rewrites the
+			// working tree. Only creating a new branch keeps everything.
+			if op.Metadata[MetaNewBranch] != "true" {
 				add(FlagDelete)
 			}
 		}
