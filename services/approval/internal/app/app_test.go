@@ -268,3 +268,46 @@ func TestDefaultLocale(t *testing.T) {
 		t.Errorf("explicit ja: %q", res.Text)
 	}
 }
+
+// Switching Auto-Approve off while its store is down is reported as unavailable and not
+// recorded as done (the grant would come back with the store); unclaimed auto-approved jobs
+// still go back to pending.
+func TestDisableWithGrantStoreDownIsNotRecordedAsDone(t *testing.T) {
+	grants := &memGrants{g: &domain.Grant{ID: "g", ExpiresAt: t0.Add(time.Hour)}}
+	svc, st, _ := newApp(t, grants)
+	ctx := context.Background()
+	res, err := svc.RequestApproval(ctx, app.RequestInput{JobID: "job_20260301_001", Patch: docs})
+	if err != nil || res.Job.Status != domain.StatusAutoApproved {
+		t.Fatalf("request = %+v, %v", res.Job.Status, err)
+	}
+	grants.err = errors.New("connection refused")
+	if _, err := svc.DisableAutoApprove(ctx, owner, "stop"); !errors.Is(err, domain.ErrUnavailable) {
+		t.Fatalf("disable with the store down = %v", err)
+	}
+	evs, _ := st.Events(ctx, domain.StreamAutoApprove)
+	for _, e := range evs {
+		if e.Type == domain.EventAutoApproveDisabled {
+			t.Fatalf("recorded as disabled while the grant could not be removed: %+v", evs)
+		}
+	}
+	if j, _ := st.Get(ctx, "job_20260301_001"); j.Status != domain.StatusPending {
+		t.Fatalf("auto-approved job not sent back to pending: %s", j.Status)
+	}
+}
+
+// A retried request for a job that was already denied gets a conflict, never an answer that
+// could lead to running it.
+func TestRetriedRequestForADecidedJobConflicts(t *testing.T) {
+	svc, _, _ := newApp(t, &memGrants{})
+	ctx := context.Background()
+	in := app.RequestInput{JobID: "job_20260301_001", Patch: docs}
+	if _, err := svc.RequestApproval(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Deny(ctx, "job_20260301_001", owner, "no"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.RequestApproval(ctx, in); !errors.Is(err, domain.ErrConflict) || !strings.Contains(err.Error(), "denied") {
+		t.Fatalf("retried request for a denied job = %v", err)
+	}
+}

@@ -158,17 +158,21 @@ func (s *Service) DisableAutoApprove(ctx context.Context, actor domain.Actor, re
 	}
 	old, err := s.grants.Delete(ctx)
 	if err != nil {
-		// Claims check the grant too and fail closed while the store is unreachable.
+		// Claims check the grant too and fail closed while the store is unreachable. The grant
+		// may come back with the store, so "disabled" is not recorded; unclaimed auto-approved
+		// jobs still go back to pending below.
 		s.log.WarnContext(ctx, "approval.auto_approve_unavailable", slog.String("error", err.Error()))
 	}
 	grantID := ""
 	if old != nil {
 		grantID = old.ID
 	}
-	d := domain.Draft{Type: domain.EventAutoApproveDisabled, Actor: actor, Channel: actor.Channel, At: s.clock(),
-		PolicyRule: domain.RuleAutoApprove, Payload: map[string]string{"grant_id": grantID, "reason": reason}}
-	if aerr := s.store.Append(ctx, domain.StreamAutoApprove, []domain.Draft{d}); aerr != nil {
-		return 0, fmt.Errorf("audit Auto-Approve off: %w", aerr)
+	if err == nil {
+		d := domain.Draft{Type: domain.EventAutoApproveDisabled, Actor: actor, Channel: actor.Channel, At: s.clock(),
+			PolicyRule: domain.RuleAutoApprove, Payload: map[string]string{"grant_id": grantID, "reason": reason}}
+		if aerr := s.store.Append(ctx, domain.StreamAutoApprove, []domain.Draft{d}); aerr != nil {
+			return 0, fmt.Errorf("audit Auto-Approve off: %w", aerr)
+		}
 	}
 	jobs, lerr := s.store.List(ctx, ListFilter{Statuses: []domain.Status{domain.StatusAutoApproved}, Limit: 500})
 	if lerr != nil {

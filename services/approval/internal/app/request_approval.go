@@ -89,7 +89,11 @@ func (s *Service) RequestApproval(ctx context.Context, in RequestInput) (Request
 		// A retried request for the same content answers with the job already recorded.
 		existing, gerr := s.store.Get(ctx, id)
 		if gerr == nil && existing.ContentHash == p.Hash {
-			return RequestResult{Job: existing, Decision: domain.Decision{Outcome: outcomeOf(existing), Rule: existing.PolicyRule, Reason: existing.PolicyReason},
+			outcome, ok := outcomeOf(existing)
+			if !ok {
+				return RequestResult{}, fmt.Errorf("request %s: %w: the job is already %s", id, domain.ErrConflict, existing.Status)
+			}
+			return RequestResult{Job: existing, Decision: domain.Decision{Outcome: outcome, Rule: existing.PolicyRule, Reason: existing.PolicyReason},
 				Text: s.text(existing, p, nil)}, nil
 		}
 		return RequestResult{}, fmt.Errorf("request %s: %w: the job id is taken by other content", id, domain.ErrConflict)
@@ -103,14 +107,18 @@ func (s *Service) RequestApproval(ctx context.Context, in RequestInput) (Request
 	return RequestResult{Job: job, Decision: dec, Text: s.text(job, p, dec.Hits)}, nil
 }
 
-func outcomeOf(j domain.Job) domain.Outcome {
+// outcomeOf is the answer a retried request gets; a job that was decided against, expired or
+// already ran has no answer that could lead to running it.
+func outcomeOf(j domain.Job) (domain.Outcome, bool) {
 	switch j.Status {
 	case domain.StatusPending:
-		return domain.OutcomePending
+		return domain.OutcomePending, true
 	case domain.StatusRefused:
-		return domain.OutcomeRefused
+		return domain.OutcomeRefused, true
+	case domain.StatusAutoApproved, domain.StatusGranted:
+		return domain.OutcomeAutoApproved, true
 	}
-	return domain.OutcomeAutoApproved
+	return "", false
 }
 
 func (s *Service) text(j domain.Job, p *patch.Patch, hits []domain.Hit) string {

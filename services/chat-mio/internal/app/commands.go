@@ -49,6 +49,14 @@ func (a *App) approve(ctx context.Context, t *turn, id string) {
 	res, err := a.peers.Approval.Approve(actx, &approvalv1.ApproveRequest{JobId: id, Actor: t.actor})
 	cancel()
 	if err != nil {
+		// Granted earlier but never run (the answer was lost, or the executor was down): the
+		// grant is recorded, so run it now; the executor's single-use claim keeps it to one run.
+		if a.grantedButNotRun(ctx, id, err) {
+			text, async := a.execute(ctx, t, id)
+			t.say(text)
+			t.result.AsyncPending = t.result.AsyncPending || async
+			return
+		}
 		t.say(a.decisionError(ctx, t, "approval.approve", id, err))
 		return
 	}
@@ -260,4 +268,26 @@ func (a *App) setLocal(ctx context.Context, t *turn, on bool) {
 		return
 	}
 	t.say(domain.T(t.loc, domain.MsgLocalOff))
+}
+
+// grantedButNotRun reports whether a refused /approve met a job that is already granted and not
+// yet claimed.
+func (a *App) grantedButNotRun(ctx context.Context, id string, err error) bool {
+	switch connect.CodeOf(err) {
+	case connect.CodeAborted, connect.CodeFailedPrecondition, connect.CodeAlreadyExists:
+	default:
+		return false
+	}
+	gctx, cancel := context.WithTimeout(ctx, a.cfg.ApprovalTimeout)
+	defer cancel()
+	res, gerr := a.peers.Approval.GetJob(gctx, &approvalv1.GetJobRequest{JobId: id})
+	if gerr != nil {
+		return false
+	}
+	switch res.GetJob().GetStatus() {
+	case approvalv1.JobStatus_JOB_STATUS_GRANTED, approvalv1.JobStatus_JOB_STATUS_AUTO_APPROVED:
+		a.log.InfoContext(ctx, "approval.resume_execution", slog.String("status", res.GetJob().GetStatus().String()))
+		return true
+	}
+	return false
 }

@@ -193,6 +193,12 @@ func TestPeerFailuresAreToldAndFailClosed(t *testing.T) {
 		id := e.send(t, approver, codeMsg).GetJobId()
 		e.peers.Executor.SetDown(true)
 		mustContain(t, text(e.send(t, approver, "/approve "+id)), "実行サービス（executor）に接続できなかったため、ジョブ "+id+" はまだ実行されていません")
+		// The grant is recorded: once the executor is back, /approve again runs the job (once).
+		e.peers.Executor.SetDown(false)
+		mustContain(t, text(e.send(t, approver, "/approve "+id)), "実行: 1 件, 成功: 1 件")
+		if got := text(e.send(t, approver, "/approve "+id)); strings.Contains(got, "成功: 1 件") {
+			t.Fatalf("a completed job ran again: %s", got)
+		}
 	})
 	t.Run("execution fails", func(t *testing.T) {
 		e := newEnv(t)
