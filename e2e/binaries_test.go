@@ -19,6 +19,9 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 )
 
+// internalToken is the suite's service credential in these tests.
+const internalToken = "e2e-internal-token-0123456789"
+
 var services = []string{
 	"gateway-line", "gateway-slack", "chat-mio", "router-shiro",
 	"coder-order", "approval", "executor", "heartbeat",
@@ -75,6 +78,8 @@ func suiteEnv(t *testing.T, workspace string) (map[string]string, []string) {
 		"PICOCLAW_EXECUTOR_WORKSPACE="+workspace,
 		"PICOCLAW_HEARTBEAT_INTERVAL_SEC=1",
 		"PICOCLAW_HEARTBEAT_TIMEOUT_SEC=3",
+		// Every internal Connect call carries the suite's service credential.
+		"PICOCLAW_INTERNAL_TOKEN="+internalToken,
 		"LINE_CHANNEL_SECRET=e2e-line-secret",
 		"LINE_CHANNEL_ACCESS_TOKEN=e2e-line-token",
 		"SLACK_SIGNING_SECRET=e2e-slack-secret",

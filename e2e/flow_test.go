@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 )
 
 // flowTimeout bounds each wait for a message; the models answer at once, so this only absorbs
@@ -195,7 +197,8 @@ func TestCLIAutoApproveFlow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := post(t, s.url("chat-mio", "/picoclaw.chat.v1.ChatService/HandleMessage"), "application/json", req, nil)
+	out := post(t, s.url("chat-mio", "/picoclaw.chat.v1.ChatService/HandleMessage"), "application/json", req,
+		map[string]string{rpcserver.InternalTokenHeader: internalToken})
 	var res struct {
 		JobID    string `json:"jobId"`
 		Messages []struct {

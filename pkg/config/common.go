@@ -78,6 +78,10 @@ type Common struct {
 	LogLevel string   `yaml:"log_level"`
 	Services Services `yaml:"services"`
 	Redis    Redis    `yaml:"redis"`
+	// InternalToken is the suite's shared service credential: when set, every Connect API of the
+	// suite refuses calls that do not carry it, so only the suite's own services (and the
+	// picoclaw CLI given the same token) reach them even where their ports are reachable.
+	InternalToken Secret `yaml:"-" env:"PICOCLAW_INTERNAL_TOKEN"`
 	// HeartbeatSender is the sender's part of the heartbeat section.
 	HeartbeatSender Heartbeat `yaml:"heartbeat"`
 	Debug           Debug     `yaml:"debug"`

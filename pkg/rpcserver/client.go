@@ -26,8 +26,9 @@ func NewHTTPClient() *http.Client {
 }
 
 // ClientOptions are the options every Connect client of the suite uses: tracing with baggage
-// propagation (so the JobID travels) and a default deadline for calls made without one.
-func ClientOptions(tel *telemetry.Telemetry, defaultTimeout time.Duration) ([]connect.ClientOption, error) {
+// propagation (so the JobID travels) and a default deadline for calls made without one. Extra
+// options (e.g. WithInternalToken) are appended.
+func ClientOptions(tel *telemetry.Telemetry, defaultTimeout time.Duration, extra ...connect.ClientOption) ([]connect.ClientOption, error) {
 	oi, err := otelconnect.NewInterceptor(
 		otelconnect.WithTracerProvider(tel.TracerProvider),
 		otelconnect.WithPropagator(tel.Propagator),
@@ -36,7 +37,7 @@ func ClientOptions(tel *telemetry.Telemetry, defaultTimeout time.Duration) ([]co
 	if err != nil {
 		return nil, err
 	}
-	return []connect.ClientOption{connect.WithInterceptors(deadline(defaultTimeout), oi)}, nil
+	return append([]connect.ClientOption{connect.WithInterceptors(deadline(defaultTimeout), oi)}, extra...), nil
 }
 
 func deadline(d time.Duration) connect.Interceptor {

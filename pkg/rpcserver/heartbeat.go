@@ -39,10 +39,11 @@ func (s *Server) newHeartbeat() (*heartbeat.Sender, error) {
 		hb = &Heartbeat{}
 	}
 	cfg := heartbeat.Config{
-		Service:    s.cfg.Name,
-		Interval:   hb.Interval,
-		HTTPClient: NewHTTPClient(),
-		Logger:     s.tel.Logger,
+		Service:       s.cfg.Name,
+		Interval:      hb.Interval,
+		HTTPClient:    NewHTTPClient(),
+		ClientOptions: []connect.ClientOption{WithInternalToken(s.cfg.InternalToken)},
+		Logger:        s.tel.Logger,
 	}
 	if hb.Enabled {
 		cfg.URL = hb.URL

@@ -43,6 +43,9 @@ type Config struct {
 	MaxBodyBytes int64
 	// ShutdownTimeout bounds graceful shutdown (default 1.5 s) before connections are closed.
 	ShutdownTimeout time.Duration
+	// InternalToken, when set, is required on every Connect call this server handles (see
+	// WithInternalToken); health, readiness, metrics and plain HTTP routes are not affected.
+	InternalToken string
 	// Heartbeat configures the heartbeat sender Run starts (use HeartbeatFrom(cfg.Common)).
 	// When nil, the suite defaults with their environment overrides apply: the sender is on.
 	Heartbeat *Heartbeat
@@ -158,8 +161,12 @@ func (s *Server) Router() chi.Router { return s.router }
 
 // HandlerOptions are the options every Connect handler of the suite uses.
 func (s *Server) HandlerOptions(extra ...connect.HandlerOption) []connect.HandlerOption {
+	interceptors := []connect.Interceptor{s.otel, s.metrics.interceptor(), logInterceptor(s.tel.Logger)}
+	if s.cfg.InternalToken != "" {
+		interceptors = append(interceptors, &tokenInterceptor{token: s.cfg.InternalToken})
+	}
 	opts := []connect.HandlerOption{
-		connect.WithInterceptors(s.otel, s.metrics.interceptor(), logInterceptor(s.tel.Logger), s.trackInterceptor()),
+		connect.WithInterceptors(append(interceptors, s.trackInterceptor())...),
 		connect.WithReadMaxBytes(int(s.cfg.MaxBodyBytes)),
 		// Replies between the services are small and stay on the host or the local network:
 		// gzip for them cost more CPU (a compressor per message) than it saved.

@@ -202,11 +202,12 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	srv, err := rpcserver.NewService(ctx, rpcserver.Config{
-		Name:      Name,
-		Listen:    cfg.Services.Approval.Listen,
-		Listener:  cfg.Listener,
-		Heartbeat: rpcserver.HeartbeatFrom(cfg.Common),
-		Pprof:     cfg.Debug.Pprof,
+		Name:          Name,
+		Listen:        cfg.Services.Approval.Listen,
+		Listener:      cfg.Listener,
+		Heartbeat:     rpcserver.HeartbeatFrom(cfg.Common),
+		InternalToken: cfg.InternalToken.Value(),
+		Pprof:         cfg.Debug.Pprof,
 	}, telemetry.Config{LogLevel: cfg.LogLevel, LogWriter: cfg.LogWriter})
 	if err != nil {
 		return err

@@ -163,11 +163,12 @@ func Run(ctx context.Context, cfg Config) error {
 	tcfg := cfg.Telemetry
 	tcfg.LogLevel, tcfg.LogWriter = cfg.LogLevel, cfg.LogWriter
 	srv, err := rpcserver.NewService(ctx, rpcserver.Config{
-		Name:      Name,
-		Listen:    cfg.Services.ChatMio.Listen,
-		Listener:  cfg.Listener,
-		Heartbeat: rpcserver.HeartbeatFrom(cfg.Common),
-		Pprof:     cfg.Debug.Pprof,
+		Name:          Name,
+		Listen:        cfg.Services.ChatMio.Listen,
+		Listener:      cfg.Listener,
+		Heartbeat:     rpcserver.HeartbeatFrom(cfg.Common),
+		InternalToken: cfg.InternalToken.Value(),
+		Pprof:         cfg.Debug.Pprof,
 	}, tcfg)
 	if err != nil {
 		return err
@@ -194,7 +195,7 @@ func Run(ctx context.Context, cfg Config) error {
 	sessions := store.NewRedis(rdb, cfg.Redis.KeyPrefix, cfg.Chat.SessionTTL)
 	jobs := jobid.NewAllocator(rdb, loc, cfg.Redis.KeyPrefix, jobid.WithLogger(log))
 
-	copts, err := rpcserver.ClientOptions(srv.Telemetry(), cfg.Chat.ApprovalTimeout)
+	copts, err := rpcserver.ClientOptions(srv.Telemetry(), cfg.Chat.ApprovalTimeout, rpcserver.WithInternalToken(cfg.InternalToken.Value()))
 	if err != nil {
 		return fmt.Errorf("client options: %w", err)
 	}

@@ -155,11 +155,12 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	defer ws.Close()
 	srv, err := rpcserver.NewService(ctx, rpcserver.Config{
-		Name:      Name,
-		Listen:    cfg.Services.Executor.Listen,
-		Listener:  cfg.Listener,
-		Heartbeat: rpcserver.HeartbeatFrom(cfg.Common),
-		Pprof:     cfg.Debug.Pprof,
+		Name:          Name,
+		Listen:        cfg.Services.Executor.Listen,
+		Listener:      cfg.Listener,
+		Heartbeat:     rpcserver.HeartbeatFrom(cfg.Common),
+		InternalToken: cfg.InternalToken.Value(),
+		Pprof:         cfg.Debug.Pprof,
 	}, telemetry.Config{LogLevel: cfg.LogLevel, LogWriter: cfg.LogWriter})
 	if err != nil {
 		return err
@@ -178,7 +179,7 @@ func Run(ctx context.Context, cfg Config) error {
 
 // newApp wires the use cases to the workspace, the approval client and the browser bridge.
 func newApp(cfg Config, ws *workspace.Workspace, tel *telemetry.Telemetry) (*app.Service, error) {
-	opts, err := rpcserver.ClientOptions(tel, cfg.Executor.ApprovalTimeout)
+	opts, err := rpcserver.ClientOptions(tel, cfg.Executor.ApprovalTimeout, rpcserver.WithInternalToken(cfg.InternalToken.Value()))
 	if err != nil {
 		return nil, fmt.Errorf("approval client: %w", err)
 	}

@@ -109,12 +109,13 @@ func Run(ctx context.Context, cfg Config) error {
 	tcfg := cfg.Telemetry
 	tcfg.LogLevel, tcfg.LogWriter = cfg.LogLevel, cfg.LogWriter
 	srv, err := rpcserver.NewService(ctx, rpcserver.Config{
-		Name:      Name,
-		Listen:    cfg.Services.GatewaySlack.Listen,
-		Listener:  cfg.Listener,
-		Heartbeat: rpcserver.HeartbeatFrom(cfg.Common),
-		Pprof:     cfg.Debug.Pprof,
-		Public:    true,
+		Name:          Name,
+		Listen:        cfg.Services.GatewaySlack.Listen,
+		Listener:      cfg.Listener,
+		Heartbeat:     rpcserver.HeartbeatFrom(cfg.Common),
+		InternalToken: cfg.InternalToken.Value(),
+		Pprof:         cfg.Debug.Pprof,
+		Public:        true,
 	}, tcfg)
 	if err != nil {
 		return err
@@ -152,7 +153,7 @@ func Run(ctx context.Context, cfg Config) error {
 			botUser = id
 		}
 	}
-	chatOpts, err := rpcserver.ClientOptions(tel, cfg.Slack.ChatTimeout)
+	chatOpts, err := rpcserver.ClientOptions(tel, cfg.Slack.ChatTimeout, rpcserver.WithInternalToken(cfg.InternalToken.Value()))
 	if err != nil {
 		return err
 	}

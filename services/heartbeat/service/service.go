@@ -101,11 +101,12 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("timezone: %w", err)
 	}
 	srv, err := rpcserver.NewService(ctx, rpcserver.Config{
-		Name:      Name,
-		Listen:    cfg.Services.Heartbeat.Listen,
-		Listener:  cfg.Listener,
-		Heartbeat: rpcserver.HeartbeatFrom(cfg.Common),
-		Pprof:     cfg.Debug.Pprof,
+		Name:          Name,
+		Listen:        cfg.Services.Heartbeat.Listen,
+		Listener:      cfg.Listener,
+		Heartbeat:     rpcserver.HeartbeatFrom(cfg.Common),
+		InternalToken: cfg.InternalToken.Value(),
+		Pprof:         cfg.Debug.Pprof,
 	}, telemetry.Config{LogLevel: cfg.LogLevel, LogWriter: cfg.LogWriter})
 	if err != nil {
 		return err
@@ -123,7 +124,7 @@ func Run(ctx context.Context, cfg Config) error {
 		if err != nil {
 			return err
 		}
-		opts, err := rpcserver.ClientOptions(srv.Telemetry(), 10*time.Second)
+		opts, err := rpcserver.ClientOptions(srv.Telemetry(), 10*time.Second, rpcserver.WithInternalToken(cfg.InternalToken.Value()))
 		if err != nil {
 			return err
 		}

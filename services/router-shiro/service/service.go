@@ -96,11 +96,12 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	srv, err := rpcserver.NewService(ctx, rpcserver.Config{
-		Name:      Name,
-		Listen:    cfg.Services.RouterShiro.Listen,
-		Listener:  cfg.Listener,
-		Heartbeat: rpcserver.HeartbeatFrom(cfg.Common),
-		Pprof:     cfg.Debug.Pprof,
+		Name:          Name,
+		Listen:        cfg.Services.RouterShiro.Listen,
+		Listener:      cfg.Listener,
+		Heartbeat:     rpcserver.HeartbeatFrom(cfg.Common),
+		InternalToken: cfg.InternalToken.Value(),
+		Pprof:         cfg.Debug.Pprof,
 	}, telemetry.Config{LogLevel: cfg.LogLevel, LogWriter: cfg.LogWriter})
 	if err != nil {
 		return err
@@ -124,7 +125,7 @@ func Run(ctx context.Context, cfg Config) error {
 	ollama, _ := worker.(*llm.Ollama)
 	// Shiro beats as the worker agent, busy while the worker model runs.
 	worker = heartbeat.TrackLLM(srv.Agent("worker", "Shiro"), worker)
-	opts, err := rpcserver.ClientOptions(srv.Telemetry(), 2*time.Minute)
+	opts, err := rpcserver.ClientOptions(srv.Telemetry(), 2*time.Minute, rpcserver.WithInternalToken(cfg.InternalToken.Value()))
 	if err != nil {
 		return fail(err)
 	}

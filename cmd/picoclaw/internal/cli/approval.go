@@ -283,7 +283,7 @@ func execute(ctx context.Context, g *globals, id string) error {
 		return err
 	}
 	defer func() { _ = tel.Shutdown(context.WithoutCancel(ctx)) }()
-	opts, err := rpcserver.ClientOptions(tel, 10*time.Minute)
+	opts, err := rpcserver.ClientOptions(tel, 10*time.Minute, rpcserver.WithInternalToken(g.cfg.InternalToken.Value()))
 	if err != nil {
 		return err
 	}

@@ -115,7 +115,7 @@ func chatLoop(ctx context.Context, g *globals, name, chatURL string, ln net.List
 	go func() { srvDone <- srv.Run(srvCtx) }()
 	defer func() { stopSrv(); <-srvDone }()
 
-	opts, err := rpcserver.ClientOptions(tel, 10*time.Minute)
+	opts, err := rpcserver.ClientOptions(tel, 10*time.Minute, rpcserver.WithInternalToken(g.cfg.InternalToken.Value()))
 	if err != nil {
 		return err
 	}

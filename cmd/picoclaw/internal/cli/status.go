@@ -22,7 +22,7 @@ func runStatus(ctx context.Context, g *globals, args []string) error {
 	if err != nil {
 		return err
 	}
-	opts, err := rpcserver.ClientOptions(tel, 10*time.Second)
+	opts, err := rpcserver.ClientOptions(tel, 10*time.Second, rpcserver.WithInternalToken(g.cfg.InternalToken.Value()))
 	if err != nil {
 		return err
 	}
