@@ -9,8 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -61,6 +64,16 @@ type entry struct {
 	Set    []string          `json:"set,omitempty"`
 	ZSet   []redis.Z         `json:"zset,omitempty"`
 	Stream []streamEntry     `json:"stream,omitempty"`
+	// Groups are the stream's consumer groups, so a restart neither replays acknowledged
+	// entries nor loses unacknowledged ones.
+	Groups []streamGroup `json:"groups,omitempty"`
+}
+
+// streamGroup is a consumer group: reading resumes after Resume (just before the oldest entry
+// still pending, or after the last delivered one).
+type streamGroup struct {
+	Name   string `json:"name"`
+	Resume string `json:"resume"`
 }
 
 type streamEntry struct {
@@ -127,6 +140,9 @@ func (s *Server) dumpKey(ctx context.Context, key string) (*entry, error) {
 		for _, m := range msgs {
 			e.Stream = append(e.Stream, streamEntry{ID: m.ID, Values: m.Values})
 		}
+		if err == nil {
+			e.Groups, err = s.dumpGroups(ctx, key)
+		}
 	case "none":
 		return nil, nil
 	default:
@@ -186,6 +202,11 @@ func (s *Server) restore(ctx context.Context, e entry) error {
 				break
 			}
 		}
+		for _, g := range e.Groups {
+			if err == nil {
+				err = c.XGroupCreateMkStream(ctx, e.Key, g.Name, g.Resume).Err()
+			}
+		}
 	default:
 		return fmt.Errorf("unsupported type %s", e.Type)
 	}
@@ -204,4 +225,43 @@ func toAny(in []string) []any {
 		out[i] = s
 	}
 	return out
+}
+
+func (s *Server) dumpGroups(ctx context.Context, key string) ([]streamGroup, error) {
+	groups, err := s.client.XInfoGroups(ctx, key).Result()
+	if err != nil {
+		return nil, fmt.Errorf("groups of %s: %w", key, err)
+	}
+	var out []streamGroup
+	for _, g := range groups {
+		resume := g.LastDeliveredID
+		pending, err := s.client.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: key, Group: g.Name, Start: "-", End: "+", Count: 1}).Result()
+		if err != nil {
+			return nil, fmt.Errorf("pending of %s/%s: %w", key, g.Name, err)
+		}
+		if len(pending) > 0 {
+			resume = before(pending[0].ID)
+		}
+		out = append(out, streamGroup{Name: g.Name, Resume: resume})
+	}
+	return out, nil
+}
+
+// before is the stream id just before id ("ms-seq"), so reading resumes at id itself.
+func before(id string) string {
+	ms, seq, ok := strings.Cut(id, "-")
+	if !ok {
+		return "0"
+	}
+	m, err1 := strconv.ParseUint(ms, 10, 64)
+	n, err2 := strconv.ParseUint(seq, 10, 64)
+	switch {
+	case err1 != nil || err2 != nil:
+		return "0"
+	case n > 0:
+		return fmt.Sprintf("%d-%d", m, n-1)
+	case m > 0:
+		return fmt.Sprintf("%d-%d", m-1, uint64(math.MaxUint64))
+	}
+	return "0"
 }

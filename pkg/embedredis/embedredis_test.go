@@ -71,3 +71,58 @@ func TestCorruptSnapshotIsAnError(t *testing.T) {
 		t.Fatal("corrupt snapshot accepted")
 	}
 }
+
+// A consumer group survives a restart: acknowledged entries are not delivered again, the one
+// still pending (read, not acknowledged) and the unread one are.
+func TestSnapshotKeepsConsumerGroups(t *testing.T) {
+	ctx := context.Background()
+	snap := filepath.Join(t.TempDir(), "redis.json")
+	s, err := Start(ctx, "127.0.0.1:0", snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := redis.NewClient(&redis.Options{Addr: s.Addr()})
+	for _, id := range []string{"1-1", "2-0", "3-5"} {
+		c.XAdd(ctx, &redis.XAddArgs{Stream: "p:inbox", ID: id, Values: map[string]any{"id": id}})
+	}
+	if err := c.XGroupCreate(ctx, "p:inbox", "gw", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	read, err := c.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "gw", Consumer: "a", Streams: []string{"p:inbox", ">"}, Count: 2}).Result()
+	if err != nil || len(read[0].Messages) != 2 {
+		t.Fatalf("read = %v, %v", read, err)
+	}
+	c.XAck(ctx, "p:inbox", "gw", "1-1") // 2-0 stays pending, 3-5 unread
+	c.Close()
+	if err := s.Save(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	s2, err := Start(ctx, "127.0.0.1:0", snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	c2 := redis.NewClient(&redis.Options{Addr: s2.Addr()})
+	defer c2.Close()
+	got, err := c2.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "gw", Consumer: "b", Streams: []string{"p:inbox", ">"}, Count: 10}).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, m := range got[0].Messages {
+		ids = append(ids, m.ID)
+	}
+	if len(ids) != 2 || ids[0] != "2-0" || ids[1] != "3-5" {
+		t.Fatalf("after restart the group delivers %v, want [2-0 3-5]", ids)
+	}
+}
+
+func TestBefore(t *testing.T) {
+	for in, want := range map[string]string{"5-3": "5-2", "5-0": "4-18446744073709551615", "0-0": "0", "x": "0"} {
+		if got := before(in); got != want {
+			t.Errorf("before(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -118,6 +118,8 @@ func Main(args []string, stdio IO) int {
 	g.token = stdio.Getenv("PICOCLAW_TOKEN")
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// After the first signal the default handling returns: a second Ctrl-C ends the process.
+	context.AfterFunc(ctx, stop)
 	err := cmd.run(ctx, g, rest[1:])
 	return exitCode(stdio.Err, rest[0], cmd.usage, err)
 }

@@ -39,6 +39,7 @@ type suite struct {
 	dataDir    string
 	user       string
 	logs       io.Writer
+	logFile    *os.File
 	redis      *embedredis.Server
 	listeners  map[string]net.Listener
 	services   config.Services
@@ -66,9 +67,11 @@ func runEmbedded(ctx context.Context, g *globals, args []string) error {
 	defer s.close()
 	runCtx, stop := context.WithCancel(ctx)
 	errc := s.start(runCtx)
+	saved := s.saveEvery(runCtx, 5*time.Second)
 	defer func() {
 		stop()
-		s.wait(errc)
+		s.wait(errc, 10*time.Second)
+		<-saved
 		if err := s.redis.Save(context.WithoutCancel(ctx)); err != nil {
 			fmt.Fprintf(g.io.Err, "picoclaw: saving the Redis snapshot: %v\n", err)
 		}
@@ -77,7 +80,44 @@ func runEmbedded(ctx context.Context, g *globals, args []string) error {
 		return err
 	}
 	s.banner(time.Since(start))
-	return chatLoop(runCtx, g, s.user, s.services.ChatMio.URL, s.listeners["cli"])
+	chatDone := make(chan error, 1)
+	go func() { chatDone <- chatLoop(runCtx, g, s.user, s.services.ChatMio.URL, s.listeners["cli"]) }()
+	select {
+	case err := <-chatDone:
+		return err
+	case end := <-errc:
+		errc <- end // wait counts every end
+		if runCtx.Err() != nil {
+			// Shutting down (Ctrl-C): services stopping is expected.
+			return <-chatDone
+		}
+		// A service stopped on its own: end the session and say which one and why.
+		stop()
+		<-chatDone
+		return fmt.Errorf("%s stopped: %v (see %s)", end.name, end.err, filepath.Join(s.dataDir, "suite.log"))
+	}
+}
+
+// saveEvery snapshots the embedded Redis periodically, so a crash loses at most a few seconds
+// of sessions, counters and queued events; the channel closes when ctx ends.
+func (s *suite) saveEvery(ctx context.Context, every time.Duration) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := s.redis.Save(ctx); err != nil && ctx.Err() == nil {
+					fmt.Fprintf(s.g.io.Err, "picoclaw: saving the Redis snapshot: %v\n", err)
+				}
+			}
+		}
+	}()
+	return done
 }
 
 func newSuite(ctx context.Context, g *globals, dataDir, user string) (*suite, error) {
@@ -88,7 +128,7 @@ func newSuite(ctx context.Context, g *globals, dataDir, user string) (*suite, er
 	if err != nil {
 		return nil, fmt.Errorf("log file: %w", err)
 	}
-	s := &suite{g: g, dataDir: dataDir, user: user, logs: &lockedWriter{w: logFile}, listeners: map[string]net.Listener{}}
+	s := &suite{g: g, dataDir: dataDir, user: user, logs: &lockedWriter{w: logFile}, logFile: logFile, listeners: map[string]net.Listener{}}
 	if s.redis, err = embedredis.Start(ctx, "127.0.0.1:0", filepath.Join(dataDir, "redis.json")); err != nil {
 		return nil, err
 	}
@@ -260,10 +300,19 @@ type componentEnd struct {
 	err  error
 }
 
-func (s *suite) wait(errc chan componentEnd) {
+// wait collects every component's end, giving up after limit (a stuck service must not keep
+// the terminal hostage).
+func (s *suite) wait(errc chan componentEnd, limit time.Duration) {
+	deadline := time.After(limit)
 	for range s.components {
-		if end := <-errc; end.err != nil && !errors.Is(end.err, context.Canceled) {
-			fmt.Fprintf(s.g.io.Err, "picoclaw: %s: %v\n", end.name, end.err)
+		select {
+		case end := <-errc:
+			if end.err != nil && !errors.Is(end.err, context.Canceled) {
+				fmt.Fprintf(s.g.io.Err, "picoclaw: %s: %v\n", end.name, end.err)
+			}
+		case <-deadline:
+			fmt.Fprintf(s.g.io.Err, "picoclaw: services still stopping after %v; leaving them\n", limit)
+			return
 		}
 	}
 }
@@ -322,6 +371,9 @@ func (s *suite) close() {
 	}
 	if s.redis != nil {
 		s.redis.Close()
+	}
+	if s.logFile != nil {
+		_ = s.logFile.Close()
 	}
 }
 
