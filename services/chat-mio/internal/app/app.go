@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
@@ -151,6 +153,12 @@ func (a *App) HandleMessage(ctx context.Context, req *chatv1.HandleMessageReques
 	if req.GetChannel() != "" && req.GetChannel() != domain.Channel(req.GetSessionId()) {
 		return nil, fmt.Errorf("%w: channel %q does not match session %q", domain.ErrInvalid, req.GetChannel(), req.GetSessionId())
 	}
+	// A gateway redelivers an event whose answer it could not send (or after a crash): answer
+	// with the reply already given instead of running the turn again (a new proposal would
+	// collide with the job already waiting for approval).
+	if cached := a.cachedReply(ctx, replyKey(req)); cached != nil {
+		return cached, nil
+	}
 	// The gateways allocate the JobID when the event arrives (and a button press carries its
 	// job's id); only a caller without one (the terminal channel) gets one here.
 	id := jobid.FromContext(ctx)
@@ -211,7 +219,48 @@ func (a *App) HandleMessage(ctx context.Context, req *chatv1.HandleMessageReques
 	span.SetAttributes(attribute.String("reply_job_id", t.result.GetJobId()), attribute.Bool("async_pending", t.result.GetAsyncPending()))
 	a.log.InfoContext(ctx, "message.replied", slog.String("reply_job_id", t.result.GetJobId()),
 		slog.Int("messages", len(t.result.Messages)), slog.Bool("async_pending", t.result.GetAsyncPending()))
+	a.keepReply(ctx, replyKey(req), t.result)
 	return t.result, nil
+}
+
+// replyTTL covers the gateways' redelivery windows (their dedupe keeps event ids 24 h).
+const replyTTL = 24 * time.Hour
+
+// replyKey names an inbound event within its session ("" when the caller gave no event id).
+func replyKey(req *chatv1.HandleMessageRequest) string {
+	if req.GetEventId() == "" {
+		return ""
+	}
+	return req.GetSessionId() + "|" + req.GetEventId()
+}
+
+func (a *App) cachedReply(ctx context.Context, key string) *chatv1.HandleMessageResponse {
+	if key == "" {
+		return nil
+	}
+	data, err := a.store.LoadReply(ctx, key)
+	if err != nil {
+		return nil
+	}
+	var res chatv1.HandleMessageResponse
+	if err := proto.Unmarshal(data, &res); err != nil {
+		return nil
+	}
+	a.log.InfoContext(ctx, "message.redelivered", slog.String("event", key), slog.String("reply_job_id", res.GetJobId()))
+	return &res
+}
+
+func (a *App) keepReply(ctx context.Context, key string, res *chatv1.HandleMessageResponse) {
+	if key == "" {
+		return
+	}
+	data, err := proto.Marshal(res)
+	if err == nil {
+		err = a.store.SaveReply(context.WithoutCancel(ctx), key, data, replyTTL)
+	}
+	if err != nil {
+		a.log.WarnContext(ctx, "message.reply_not_kept", slog.String("event", key), slog.Any("error", err))
+	}
 }
 
 // allocate draws a JobID for a caller that brought none. The draw runs in a trace of its own,

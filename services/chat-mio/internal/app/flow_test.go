@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	approvalv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1"
 	chatv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1"
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
@@ -377,5 +379,26 @@ func TestJobIDFromBaggage(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A gateway that redelivers an event (its answer could not be sent, or it restarted) gets the
+// reply already given: the turn does not run again and no second proposal is made.
+func TestRedeliveredEventGetsTheSameReply(t *testing.T) {
+	e := newEnv(t)
+	req := &chatv1.HandleMessageRequest{SessionId: session, Channel: "line", UserId: approver, Text: codeMsg, EventId: "01HREDELIVERED0001"}
+	first := e.sendReq(t, req)
+	second := e.sendReq(t, req)
+	if second.GetJobId() != first.GetJobId() || text(second) != text(first) {
+		t.Fatalf("redelivery answered differently:\n%s\n---\n%s", text(first), text(second))
+	}
+	if n := len(e.peers.Router.Requests()); n != 1 {
+		t.Fatalf("the turn ran %d times", n)
+	}
+	// Another event with the same text is a new turn.
+	other := proto.Clone(req).(*chatv1.HandleMessageRequest)
+	other.EventId = "01HREDELIVERED0002"
+	if third := e.sendReq(t, other); third.GetJobId() == first.GetJobId() {
+		t.Fatal("a new event reused the earlier reply")
 	}
 }

@@ -34,6 +34,11 @@ type SessionStore interface {
 	SaveOptions(ctx context.Context, jobID string, data []byte, ttl time.Duration) error
 	// LoadOptions returns them, or domain.ErrNotFound.
 	LoadOptions(ctx context.Context, jobID string) ([]byte, error)
+	// SaveReply keeps the reply to an inbound event (opaque bytes) so a redelivered event gets
+	// the same answer instead of a second turn.
+	SaveReply(ctx context.Context, eventID string, data []byte, ttl time.Duration) error
+	// LoadReply returns it, or domain.ErrNotFound.
+	LoadReply(ctx context.Context, eventID string) ([]byte, error)
 }
 
 // JobIDs allocates JobIDs (pkg/jobid.Allocator).

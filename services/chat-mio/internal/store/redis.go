@@ -50,6 +50,7 @@ func (r *Redis) memKey(id, day string) string {
 	return r.sessionKey(id) + ":mem:" + day
 }
 func (r *Redis) optionsKey(job string) string { return r.prefix + "chat:options:" + job }
+func (r *Redis) replyKey(event string) string { return r.prefix + "chat:reply:" + event }
 
 func unavailable(op string, err error) error {
 	return fmt.Errorf("session store %s: %w: %w", op, domain.ErrUnavailable, err)
@@ -169,6 +170,26 @@ func (r *Redis) LoadOptions(ctx context.Context, jobID string) ([]byte, error) {
 	}
 	if err != nil {
 		return nil, unavailable("load options", err)
+	}
+	return b, nil
+}
+
+// SaveReply implements app.SessionStore.
+func (r *Redis) SaveReply(ctx context.Context, eventID string, data []byte, ttl time.Duration) error {
+	if err := r.rdb.Set(ctx, r.replyKey(eventID), data, ttl).Err(); err != nil {
+		return unavailable("save reply", err)
+	}
+	return nil
+}
+
+// LoadReply implements app.SessionStore.
+func (r *Redis) LoadReply(ctx context.Context, eventID string) ([]byte, error) {
+	b, err := r.rdb.Get(ctx, r.replyKey(eventID)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("reply to %s: %w", eventID, domain.ErrNotFound)
+	}
+	if err != nil {
+		return nil, unavailable("load reply", err)
 	}
 	return b, nil
 }
