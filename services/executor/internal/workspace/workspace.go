@@ -58,7 +58,34 @@ func (w *Workspace) Disk() Store { return disk{root: w.root} }
 
 type disk struct{ root *os.Root }
 
+// noLinks refuses a path that goes through a symlink anywhere: os.Root keeps links from leaving
+// the workspace, but a link inside it would still let an approved path (docs/x) write a file the
+// approval never named (src/main.go, .git/config).
+func (d disk) noLinks(name string) error {
+	parts := strings.Split(name, "/")
+	for i := range parts {
+		p := strings.Join(parts[:i+1], "/")
+		fi, err := d.root.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return rootErr(name, err)
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			if _, serr := d.root.Stat(p); serr != nil && !errors.Is(serr, fs.ErrNotExist) {
+				return rootErr(name, serr) // a link out of the workspace says so
+			}
+			return fmt.Errorf("%w: %s goes through the symlink %s", domain.ErrPermission, name, p)
+		}
+	}
+	return nil
+}
+
 func (d disk) Read(name string) ([]byte, fs.FileMode, bool, error) {
+	if err := d.noLinks(name); err != nil {
+		return nil, 0, false, err
+	}
 	fi, err := d.root.Stat(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		// A dangling symlink would be created through on write; check it stays inside.
@@ -81,6 +108,9 @@ func (d disk) Read(name string) ([]byte, fs.FileMode, bool, error) {
 }
 
 func (d disk) Write(name string, data []byte, mode fs.FileMode) error {
+	if err := d.noLinks(name); err != nil {
+		return err
+	}
 	if dir := parent(name); dir != "" {
 		if err := d.root.MkdirAll(dir, 0o755); err != nil {
 			return rootErr(name, err)
@@ -108,6 +138,9 @@ func (d disk) Write(name string, data []byte, mode fs.FileMode) error {
 }
 
 func (d disk) Remove(name string) error {
+	if err := d.noLinks(name); err != nil {
+		return err
+	}
 	fi, err := d.root.Lstat(name)
 	if err != nil {
 		return rootErr(name, err)
@@ -119,6 +152,11 @@ func (d disk) Remove(name string) error {
 }
 
 func (d disk) Rename(from, to string) error {
+	for _, name := range []string{from, to} {
+		if err := d.noLinks(name); err != nil {
+			return err
+		}
+	}
 	if _, err := d.root.Lstat(from); err != nil {
 		return rootErr(from, err)
 	}

@@ -193,3 +193,30 @@ func BenchmarkSnapshotRestore(b *testing.B) {
 		}
 	}
 }
+
+// A symlink that stays inside the workspace is not followed either: writing docs/cfg must not
+// change .git/config or src/main.go that the approval never named.
+func TestWritesDoNotFollowSymlinksInsideTheWorkspace(t *testing.T) {
+	w, dir := open(t, map[string]string{"src/main.go": "package main\n", "docs/readme.md": "r"})
+	if err := os.Symlink("../src/main.go", filepath.Join(dir, "docs", "cfg")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../src", filepath.Join(dir, "docs", "srcdir")); err != nil {
+		t.Fatal(err)
+	}
+	disk := w.Disk()
+	for _, name := range []string{"docs/cfg", "docs/srcdir/main.go", "docs/srcdir/new.go"} {
+		if err := disk.Write(name, []byte("changed"), 0o644); !errors.Is(err, domain.ErrPermission) {
+			t.Errorf("write %s: %v, want a permission error", name, err)
+		}
+	}
+	if err := disk.Rename("docs/readme.md", "docs/srcdir/readme.md"); !errors.Is(err, domain.ErrPermission) {
+		t.Errorf("rename into a linked directory: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "src", "main.go")); string(b) != "package main\n" {
+		t.Fatalf("src/main.go changed through a link: %q", b)
+	}
+	if err := disk.Write("docs/plain.md", []byte("ok"), 0o644); err != nil {
+		t.Fatalf("plain write: %v", err)
+	}
+}
