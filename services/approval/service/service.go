@@ -249,7 +249,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return abort(err)
 	}
-	svc := app.New(stats.Store(st), grants, approvers, app.Config{
+	svc := app.New(stats.Store(store.MarkOutages(st)), grants, approvers, app.Config{
 		Policy: domain.PolicyConfig{HardDenyPaths: cfg.Approval.HardDeny.Paths, HardDenyCommands: hardDeny,
 			CostLimitUSD: cfg.Approval.CostLimitUSD, TokenLimit: cfg.Approval.TokenLimit},
 		BroadOverwriteFiles: cfg.Approval.BroadOverwriteFiles, PendingTTL: cfg.Approval.PendingTTL,
