@@ -14,6 +14,7 @@ import (
 	chatv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1/chatv1connect"
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 )
 
 // ErrPermanent marks a failure that retrying will not fix.
@@ -70,11 +71,17 @@ type Response struct {
 type Client struct {
 	rpc     chatv1connect.ChatServiceClient
 	channel string
+	voucher Voucher
+}
+
+// Voucher signs the assertion that a user is who the channel verified (svcauth.Credentials).
+type Voucher interface {
+	Vouch(channel, user string, now time.Time) (string, error)
 }
 
 // New wraps rpc for the channel.
-func New(rpc chatv1connect.ChatServiceClient, channel string) *Client {
-	return &Client{rpc: rpc, channel: channel}
+func New(rpc chatv1connect.ChatServiceClient, channel string, voucher Voucher) *Client {
+	return &Client{rpc: rpc, channel: channel, voucher: voucher}
 }
 
 // HandleMessage calls chat-mio. Codes that retrying cannot fix wrap ErrPermanent.
@@ -86,6 +93,12 @@ func (c *Client) HandleMessage(ctx context.Context, req Request) (Response, erro
 	if req.Action != nil {
 		pb.Action = ActionToProto(*req.Action)
 	}
+	// chat-mio acts for the sender only on the gateway's signed word for who that is.
+	assertion, err := c.voucher.Vouch(c.channel, req.UserID, time.Now())
+	if err != nil {
+		return Response{}, fmt.Errorf("%w: %w", ErrPermanent, err)
+	}
+	ctx = svcauth.WithPrincipal(ctx, svcauth.Principal{Channel: c.channel, User: req.UserID, Raw: assertion})
 	res, err := c.rpc.HandleMessage(ctx, pb)
 	if err != nil {
 		if permanent(err) {

@@ -3,6 +3,8 @@ package chatlink
 import (
 	"context"
 	"errors"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"net/http/httptest"
 	"testing"
 
@@ -36,7 +38,7 @@ func TestHandleMessageOverConnect(t *testing.T) {
 	_, h := chatv1connect.NewChatServiceHandler(fake)
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	c := New(chatv1connect.NewChatServiceClient(srv.Client(), srv.URL), "slack")
+	c := New(chatv1connect.NewChatServiceClient(srv.Client(), srv.URL), "slack", testinfra.Credentials(t, svcauth.GatewaySlack))
 
 	res, err := c.HandleMessage(context.Background(), Request{SessionID: "slack:C1:1.2", UserID: "U1",
 		Action: &Action{Kind: ActionDeny, JobID: "job_20261121_003"}})
@@ -55,7 +57,7 @@ func TestHandleMessageOverConnect(t *testing.T) {
 
 	for code, perm := range map[connect.Code]bool{connect.CodeInvalidArgument: true, connect.CodeUnavailable: false, connect.CodeInternal: false} {
 		fake.fail = connect.NewError(code, errors.New("x"))
-		_, err := c.HandleMessage(context.Background(), Request{SessionID: "slack:C1:1.2"})
+		_, err := c.HandleMessage(context.Background(), Request{SessionID: "slack:C1:1.2", UserID: "U1"})
 		if errors.Is(err, ErrPermanent) != perm {
 			t.Errorf("%v: permanent=%v, want %v", code, errors.Is(err, ErrPermanent), perm)
 		}

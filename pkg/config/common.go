@@ -13,6 +13,24 @@ type Endpoint struct {
 	Listen string `yaml:"listen"`
 	// URL is how other services call it, e.g. "http://127.0.0.1:9004".
 	URL string `yaml:"url"`
+	// PublicListen is the separate public listener of the services that have one (the
+	// gateways' webhooks, approval's REST API and console); the internal RPC listener above
+	// serves only the suite.
+	PublicListen string `yaml:"public_listen"`
+	// PublicURL is how people and tools (the picoclaw CLI) reach the public listener.
+	PublicURL string `yaml:"public_url"`
+}
+
+// ValidatePublic checks the public listener of a service that has one.
+func (e Endpoint) ValidatePublic(name string) error {
+	var errs Errors
+	if e.PublicListen == "" {
+		errs.Addf("services."+name+".public_listen", "must be set")
+	}
+	if u, err := url.Parse(e.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs.Addf("services."+name+".public_url", "must be an http(s) URL, got %q", e.PublicURL)
+	}
+	return errs.Err()
 }
 
 // Services is the suite's topology: every service's endpoint.
@@ -35,13 +53,17 @@ func DefaultServices() Services {
 	ep := func(port int) Endpoint {
 		return Endpoint{Listen: fmt.Sprintf("127.0.0.1:%d", port), URL: fmt.Sprintf("http://127.0.0.1:%d", port)}
 	}
+	public := func(e Endpoint, port int) Endpoint {
+		e.PublicListen, e.PublicURL = fmt.Sprintf("127.0.0.1:%d", port), fmt.Sprintf("http://127.0.0.1:%d", port)
+		return e
+	}
 	return Services{
-		GatewayLine:  ep(8080),
-		GatewaySlack: ep(8081),
+		GatewayLine:  public(ep(9007), 8080),
+		GatewaySlack: public(ep(9008), 8081),
 		ChatMio:      ep(9001),
 		RouterShiro:  ep(9002),
 		CoderOrder:   ep(9003),
-		Approval:     ep(9004),
+		Approval:     public(ep(9004), 8090),
 		Executor:     ep(9005),
 		Heartbeat:    ep(9006),
 		CLI:          ep(9010),
@@ -78,13 +100,56 @@ type Common struct {
 	LogLevel string   `yaml:"log_level"`
 	Services Services `yaml:"services"`
 	Redis    Redis    `yaml:"redis"`
-	// InternalToken is the suite's shared service credential: when set, every Connect API of the
-	// suite refuses calls that do not carry it, so only the suite's own services (and the
-	// picoclaw CLI given the same token) reach them even where their ports are reachable.
-	InternalToken Secret `yaml:"-" env:"PICOCLAW_INTERNAL_TOKEN"`
+	// HTTP are the listeners' timeouts and caps.
+	HTTP HTTP `yaml:"http"`
+	// Auth is this service's identity on internal calls (see pkg/svcauth).
+	Auth Auth `yaml:"auth"`
 	// HeartbeatSender is the sender's part of the heartbeat section.
 	HeartbeatSender Heartbeat `yaml:"heartbeat"`
 	Debug           Debug     `yaml:"debug"`
+}
+
+// HTTP holds the timeouts and caps every listener of the suite applies.
+type HTTP struct {
+	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"`
+	BodyTimeout       time.Duration `yaml:"body_timeout"`
+	WriteTimeout      time.Duration `yaml:"write_timeout"`
+	IdleTimeout       time.Duration `yaml:"idle_timeout"`
+	MaxHeaderBytes    int           `yaml:"max_header_bytes"`
+	MaxConns          int           `yaml:"max_conns"`
+}
+
+// DefaultHTTP returns the listener defaults: a request's headers within 5 s and its body within
+// 30 s, a response within 10 min (a proposal can take minutes), idle connections closed after
+// 2 min, 64 KiB of headers, 1024 connections per listener.
+func DefaultHTTP() HTTP {
+	return HTTP{ReadHeaderTimeout: 5 * time.Second, BodyTimeout: 30 * time.Second, WriteTimeout: 10 * time.Minute,
+		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10, MaxConns: 1024}
+}
+
+// Validate names the offending key.
+func (h HTTP) Validate() error {
+	var errs Errors
+	for key, d := range map[string]time.Duration{"http.read_header_timeout": h.ReadHeaderTimeout, "http.body_timeout": h.BodyTimeout,
+		"http.write_timeout": h.WriteTimeout, "http.idle_timeout": h.IdleTimeout} {
+		if d <= 0 {
+			errs.Addf(key, "must be positive, got %s", d)
+		}
+	}
+	if h.MaxHeaderBytes < 1024 {
+		errs.Addf("http.max_header_bytes", "must be at least 1024, got %d", h.MaxHeaderBytes)
+	}
+	if h.MaxConns < 1 {
+		errs.Addf("http.max_conns", "must be positive, got %d", h.MaxConns)
+	}
+	return errs.Err()
+}
+
+// Auth is a service's credential: its own Ed25519 key (only from the environment) and the
+// public keys of every identity of the suite, as "name=base64" entries.
+type Auth struct {
+	PublicKeys []string `yaml:"public_keys"`
+	ServiceKey Secret   `yaml:"-" env:"PICOCLAW_SERVICE_KEY"`
 }
 
 // Debug holds diagnostics that stay off in production.
@@ -102,6 +167,7 @@ func DefaultCommon() Common {
 		LogLevel:        "info",
 		Services:        DefaultServices(),
 		Redis:           Redis{Addr: "127.0.0.1:6379", KeyPrefix: "picoclaw:"},
+		HTTP:            DefaultHTTP(),
 		HeartbeatSender: Heartbeat{Enabled: true, IntervalSec: 30, TimeoutSec: 60},
 	}
 }
@@ -133,6 +199,7 @@ func (c Common) Validate() error {
 			errs.Addf("services."+name+".url", "must be an http(s) URL, got %q", ep.URL)
 		}
 	}
+	errs.Add(c.HTTP.Validate())
 	if c.Redis.Addr == "" {
 		errs.Addf("redis.addr", "must be set")
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/heartbeat"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 )
 
 // Heartbeat configures the heartbeat sender every server runs (SPEC §9).
@@ -42,7 +43,7 @@ func (s *Server) newHeartbeat() (*heartbeat.Sender, error) {
 		Service:       s.cfg.Name,
 		Interval:      hb.Interval,
 		HTTPClient:    NewHTTPClient(),
-		ClientOptions: []connect.ClientOption{WithInternalToken(s.cfg.InternalToken)},
+		ClientOptions: []connect.ClientOption{svcauth.Client(s.cfg.Credentials, svcauth.Heartbeat)},
 		Logger:        s.tel.Logger,
 	}
 	if hb.Enabled {

@@ -3,6 +3,8 @@ package rpcserver
 import (
 	"context"
 	"errors"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"io"
 	"net"
 	"sync"
@@ -48,7 +50,7 @@ func TestServerTracksRequestsInFlight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{Name: "approval", Listener: ln, Heartbeat: &Heartbeat{Enabled: false, Interval: time.Second}}, tel)
+	srv, err := New(Config{Name: "approval", Listener: ln, Credentials: testinfra.Credentials(t, svcauth.Heartbeat), Heartbeat: &Heartbeat{Enabled: false, Interval: time.Second}}, tel)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +62,7 @@ func TestServerTracksRequestsInFlight(t *testing.T) {
 	go func() { defer wg.Done(); _ = srv.Run(ctx) }()
 	t.Cleanup(func() { cancel(); wg.Wait() })
 	<-srv.Ready()
-	opts, err := ClientOptions(tel, 5*time.Second)
+	opts, err := ClientOptions(tel, 5*time.Second, svcauth.Client(testinfra.Credentials(t, svcauth.ChatMio), svcauth.Heartbeat))
 	if err != nil {
 		t.Fatal(err)
 	}

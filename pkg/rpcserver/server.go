@@ -25,6 +25,7 @@ import (
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/heartbeat"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 )
 
@@ -36,16 +37,20 @@ type Config struct {
 	Listen string
 	// Listener, when set, is used instead of Listen (tests and the embedded suite pass ":0" listeners).
 	Listener net.Listener
-	// Public marks an edge service (gateways): trace context and baggage from outside are not
-	// trusted, so every inbound request starts a new trace.
-	Public bool
+	// PublicListen is the address of the public listener (webhooks, REST, console), separate
+	// from the internal one; empty means the service has no public surface.
+	PublicListen string
+	// PublicListener, when set, is used instead of PublicListen.
+	PublicListener net.Listener
 	// MaxBodyBytes caps request bodies (default 1 MiB).
 	MaxBodyBytes int64
+	// Limits are the listeners' timeouts and caps (zero fields take the defaults).
+	Limits Limits
 	// ShutdownTimeout bounds graceful shutdown (default 1.5 s) before connections are closed.
 	ShutdownTimeout time.Duration
-	// InternalToken, when set, is required on every Connect call this server handles (see
-	// WithInternalToken); health, readiness, metrics and plain HTTP routes are not affected.
-	InternalToken string
+	// Credentials prove this service to its peers and verify its callers: every Connect call
+	// it serves must come from an identity the authorization matrix allows. Required.
+	Credentials *svcauth.Credentials
 	// Heartbeat configures the heartbeat sender Run starts (use HeartbeatFrom(cfg.Common)).
 	// When nil, the suite defaults with their environment overrides apply: the sender is on.
 	Heartbeat *Heartbeat
@@ -61,7 +66,10 @@ func (c Config) Validate() error {
 	if c.Listener == nil && c.Listen == "" {
 		return fmt.Errorf("rpcserver %s: listen address is required", c.Name)
 	}
-	return nil
+	if c.Credentials == nil {
+		return fmt.Errorf("rpcserver %s: service credentials are required (PICOCLAW_SERVICE_KEY and auth.public_keys)", c.Name)
+	}
+	return c.Limits.Validate()
 }
 
 // ReadinessCheck reports whether a dependency is usable.
@@ -72,6 +80,8 @@ type Server struct {
 	cfg      Config
 	tel      *telemetry.Telemetry
 	router   chi.Router
+	public   chi.Router
+	auth     *svcauth.Authorizer
 	registry *prometheus.Registry
 	metrics  *metrics
 	otel     *otelconnect.Interceptor
@@ -80,10 +90,13 @@ type Server struct {
 	checks   map[string]ReadinessCheck
 	services []string
 	addr     net.Addr
+	pubAddr  net.Addr
 	ready    chan struct{}
 
 	hb       *heartbeat.Sender
 	hbIgnore ignoreSet
+
+	longLived map[string]bool
 
 	ownsTelemetry bool
 }
@@ -101,15 +114,15 @@ func New(cfg Config, tel *telemetry.Telemetry) (*Server, error) {
 	if cfg.ShutdownTimeout <= 0 {
 		cfg.ShutdownTimeout = 1500 * time.Millisecond
 	}
-	otelOpts := []otelconnect.Option{
+	cfg.Limits = cfg.Limits.withDefaults()
+	// Every Connect call is internal and authenticated, so its trace context is trusted; the
+	// public listener's routes start their own traces.
+	oi, err := otelconnect.NewInterceptor(
 		otelconnect.WithTracerProvider(tel.TracerProvider),
 		otelconnect.WithPropagator(tel.Propagator),
 		otelconnect.WithoutMetrics(),
-	}
-	if !cfg.Public {
-		otelOpts = append(otelOpts, otelconnect.WithTrustRemote())
-	}
-	oi, err := otelconnect.NewInterceptor(otelOpts...)
+		otelconnect.WithTrustRemote(),
+	)
 	if err != nil {
 		return nil, fmt.Errorf("rpcserver %s: otel interceptor: %w", cfg.Name, err)
 	}
@@ -119,6 +132,7 @@ func New(cfg Config, tel *telemetry.Telemetry) (*Server, error) {
 		cfg:      cfg,
 		tel:      tel,
 		router:   chi.NewRouter(),
+		auth:     svcauth.NewAuthorizer(cfg.Credentials, tel.Logger),
 		registry: reg,
 		metrics:  newMetrics(reg, cfg.Name),
 		otel:     oi,
@@ -129,11 +143,15 @@ func New(cfg Config, tel *telemetry.Telemetry) (*Server, error) {
 	if s.hb, err = s.newHeartbeat(); err != nil {
 		return nil, err
 	}
-	s.router.Use(s.limitBody, s.countHTTP)
-	s.router.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "service": cfg.Name})
-	})
+	s.router.Use(s.limitBody, s.limitTime, s.countHTTP)
+	s.router.Get("/healthz", s.serveHealth)
 	s.router.Get("/readyz", s.serveReady)
+	if cfg.PublicListen != "" || cfg.PublicListener != nil {
+		s.public = chi.NewRouter()
+		s.public.Use(s.limitBody, s.limitTime, s.countHTTP)
+		s.public.Get("/healthz", s.serveHealth)
+		s.public.Get("/readyz", s.serveReady)
+	}
 	s.router.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	if cfg.Pprof {
 		s.router.HandleFunc("/debug/pprof/*", pprof.Index)
@@ -156,15 +174,19 @@ func (s *Server) Telemetry() *telemetry.Telemetry { return s.tel }
 // Registry is the service's Prometheus registry, for service-specific metrics.
 func (s *Server) Registry() *prometheus.Registry { return s.registry }
 
-// Router is for plain HTTP routes (webhooks, REST, UI). Routes registered here are traced.
+// Router is the internal listener's router, for plain HTTP routes only the suite uses.
 func (s *Server) Router() chi.Router { return s.router }
+
+// PublicRouter is the public listener's router (nil when the service has none).
+func (s *Server) PublicRouter() chi.Router { return s.public }
+
+func (s *Server) serveHealth(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "service": s.cfg.Name})
+}
 
 // HandlerOptions are the options every Connect handler of the suite uses.
 func (s *Server) HandlerOptions(extra ...connect.HandlerOption) []connect.HandlerOption {
-	interceptors := []connect.Interceptor{s.otel, s.metrics.interceptor(), logInterceptor(s.tel.Logger)}
-	if s.cfg.InternalToken != "" {
-		interceptors = append(interceptors, &tokenInterceptor{token: s.cfg.InternalToken})
-	}
+	interceptors := []connect.Interceptor{s.otel, s.metrics.interceptor(), logInterceptor(s.tel.Logger), s.auth}
 	opts := []connect.HandlerOption{
 		connect.WithInterceptors(append(interceptors, s.trackInterceptor())...),
 		connect.WithReadMaxBytes(int(s.cfg.MaxBodyBytes)),
@@ -187,19 +209,34 @@ func (s *Server) Mount(path string, h http.Handler) {
 	s.router.Mount(path, h)
 }
 
-// HandleHTTP registers a plain HTTP handler traced with otelhttp under the route name.
+// HandleHTTP registers a plain HTTP handler on the internal listener, traced with otelhttp
+// under the route name.
 func (s *Server) HandleHTTP(method, pattern string, h http.Handler) {
 	s.router.Method(method, pattern, otelhttp.NewHandler(s.trackHTTP(h), method+" "+pattern,
 		otelhttp.WithTracerProvider(s.tel.TracerProvider),
-		otelhttp.WithPropagators(s.propagatorForHTTP()),
+		otelhttp.WithPropagators(s.tel.Propagator),
 	))
 }
 
-func (s *Server) propagatorForHTTP() propagatorIface {
-	if s.cfg.Public {
-		return noPropagation{}
-	}
-	return s.tel.Propagator
+// HandlePublic registers a handler on the public listener. Trace context from outside is not
+// trusted there: every request starts a new trace.
+func (s *Server) HandlePublic(method, pattern string, h http.Handler) {
+	s.public.Method(method, pattern, s.PublicHandler(method+" "+pattern, h))
+}
+
+// PublicHandler wraps a public handler (traced, untrusted context) for mounting by hand.
+func (s *Server) PublicHandler(name string, h http.Handler) http.Handler {
+	return otelhttp.NewHandler(s.trackHTTP(h), name,
+		otelhttp.WithTracerProvider(s.tel.TracerProvider),
+		otelhttp.WithPropagators(noPropagation{}),
+	)
+}
+
+// PublicAddr is the public listener's bound address, valid after Ready (nil without one).
+func (s *Server) PublicAddr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pubAddr
 }
 
 // AddReadiness registers a dependency check for /readyz and the gRPC health service.
@@ -231,21 +268,35 @@ func (s *Server) Run(ctx context.Context) error {
 			return fmt.Errorf("%s: listen %s: %w", s.cfg.Name, s.cfg.Listen, err)
 		}
 	}
+	var pub net.Listener
+	if s.public != nil {
+		pub = s.cfg.PublicListener
+		if pub == nil {
+			var err error
+			pub, err = net.Listen("tcp", s.cfg.PublicListen)
+			if err != nil {
+				_ = ln.Close()
+				return fmt.Errorf("%s: listen %s (public): %w", s.cfg.Name, s.cfg.PublicListen, err)
+			}
+		}
+	}
 	s.mu.Lock()
 	s.addr = ln.Addr()
-	s.mu.Unlock()
-	var protocols http.Protocols
-	protocols.SetHTTP1(true)
-	protocols.SetUnencryptedHTTP2(true)
-	hs := &http.Server{
-		Handler:           s.router,
-		ReadHeaderTimeout: 10 * time.Second,
-		Protocols:         &protocols,
-		ErrorLog:          slog.NewLogLogger(s.tel.Logger.Handler(), slog.LevelWarn),
-		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	if pub != nil {
+		s.pubAddr = pub.Addr()
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	s.mu.Unlock()
+	servers := []*http.Server{s.httpServer(ctx, s.router, true)}
+	listeners := []net.Listener{s.limitListener(ln)}
+	if pub != nil {
+		// The public side speaks HTTP/1.1 and HTTP/2 over TLS from a proxy; no h2c.
+		servers = append(servers, s.httpServer(ctx, s.public, false))
+		listeners = append(listeners, s.limitListener(pub))
+	}
+	errc := make(chan error, len(servers))
+	for i, hs := range servers {
+		go func() { errc <- hs.Serve(listeners[i]) }()
+	}
 	hbCtx, stopHB := context.WithCancel(ctx)
 	hbDone := make(chan struct{})
 	go func() {
@@ -257,10 +308,15 @@ func (s *Server) Run(ctx context.Context) error {
 		<-hbDone
 	}()
 	close(s.ready)
-	s.tel.Logger.InfoContext(ctx, "server.started", slog.String("addr", ln.Addr().String()))
+	attrs := []any{slog.String("addr", ln.Addr().String())}
+	if pub != nil {
+		attrs = append(attrs, slog.String("public_addr", pub.Addr().String()))
+	}
+	s.tel.Logger.InfoContext(ctx, "server.started", attrs...)
+	var serveErr error
 	select {
-	case err := <-errc:
-		return fmt.Errorf("%s: serve: %w", s.cfg.Name, err)
+	case serveErr = <-errc:
+		serveErr = fmt.Errorf("%s: serve: %w", s.cfg.Name, serveErr)
 	case <-ctx.Done():
 	}
 	// Stop beating before the grace period so the service is not reported alive while it drains.
@@ -268,17 +324,28 @@ func (s *Server) Run(ctx context.Context) error {
 	<-hbDone
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
 	defer cancel()
-	err := hs.Shutdown(sctx)
-	if err != nil {
-		// Streams (e.g. Watch) do not end by themselves; cut them once the grace period is over.
-		err = hs.Close()
+	var err error
+	for _, hs := range servers {
+		if e := hs.Shutdown(sctx); e != nil {
+			// Streams (e.g. Watch) do not end by themselves; cut them once the grace period is over.
+			err = errors.Join(err, hs.Close())
+		}
 	}
-	<-errc
+	for range len(servers) - btoi(serveErr != nil) {
+		<-errc
+	}
 	s.tel.Logger.InfoContext(ctx, "server.stopped")
 	if s.ownsTelemetry {
 		err = errors.Join(err, s.tel.Shutdown(context.WithoutCancel(ctx)))
 	}
-	return err
+	return errors.Join(serveErr, err)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func (s *Server) readiness(ctx context.Context) map[string]string {

@@ -3,6 +3,8 @@ package rpcserver_test
 import (
 	"context"
 	"errors"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"io"
 	"net"
 	"net/http"
@@ -21,7 +23,7 @@ func TestHealthReadinessMetricsAndBodyLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	srv, err := rpcserver.New(rpcserver.Config{Name: "t", Listener: ln, MaxBodyBytes: 64}, tel)
+	srv, err := rpcserver.New(rpcserver.Config{Name: "t", Listener: ln, MaxBodyBytes: 64, Credentials: testinfra.Credentials(t, svcauth.RouterShiro)}, tel)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +94,7 @@ func TestPprofOnlyWhenEnabled(t *testing.T) {
 			t.Fatal(err)
 		}
 		ln, _ := net.Listen("tcp", "127.0.0.1:0")
-		srv, err := rpcserver.New(rpcserver.Config{Name: "t", Listener: ln, Pprof: on}, tel)
+		srv, err := rpcserver.New(rpcserver.Config{Name: "t", Listener: ln, Pprof: on, Credentials: testinfra.Credentials(t, svcauth.RouterShiro)}, tel)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -21,7 +21,9 @@ import (
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/router/v1/routerv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 )
 
 // syncBuffer is a log sink shared by the server goroutines and the test.
@@ -75,7 +77,7 @@ type service struct {
 	done chan error
 }
 
-func start(t *testing.T, ctx context.Context, name string, mount func(*rpcserver.Server)) *service {
+func start(t *testing.T, ctx context.Context, name, identity string, mount func(*rpcserver.Server)) *service {
 	t.Helper()
 	rec := tracetest.NewSpanRecorder()
 	logs := &syncBuffer{}
@@ -88,7 +90,7 @@ func start(t *testing.T, ctx context.Context, name string, mount func(*rpcserver
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := rpcserver.New(rpcserver.Config{Name: name, Listener: ln}, tel)
+	srv, err := rpcserver.New(rpcserver.Config{Name: name, Listener: ln, Credentials: testinfra.Credentials(t, identity)}, tel)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,12 +106,12 @@ func TestJobIDAndTraceCrossTwoServices(t *testing.T) {
 	defer cancel()
 
 	seen := make(chan string, 1)
-	b := start(t, ctx, "svc-b", func(s *rpcserver.Server) {
+	b := start(t, ctx, "svc-b", svcauth.RouterShiro, func(s *rpcserver.Server) {
 		h := &routerB{seen: seen, log: func(ctx context.Context) { s.Logger().InfoContext(ctx, "router.decision") }}
 		s.Mount(routerv1connect.NewRouterServiceHandler(h, s.HandlerOptions()...))
 	})
-	a := start(t, ctx, "svc-a", func(s *rpcserver.Server) {
-		opts, err := rpcserver.ClientOptions(s.Telemetry(), 5*time.Second)
+	a := start(t, ctx, "svc-a", svcauth.ChatMio, func(s *rpcserver.Server) {
+		opts, err := rpcserver.ClientOptions(s.Telemetry(), 5*time.Second, svcauth.Client(testinfra.Credentials(t, svcauth.ChatMio), svcauth.RouterShiro))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,14 +126,20 @@ func TestJobIDAndTraceCrossTwoServices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts, err := rpcserver.ClientOptions(edge, 5*time.Second)
+	gw := testinfra.Credentials(t, svcauth.GatewayLine)
+	opts, err := rpcserver.ClientOptions(edge, 5*time.Second, svcauth.Client(gw, svcauth.ChatMio))
 	if err != nil {
 		t.Fatal(err)
 	}
 	const id = "job_20261121_042"
 	for _, proto := range []connect.ClientOption{connect.WithGRPC(), connect.WithProtoJSON()} {
 		client := chatv1connect.NewChatServiceClient(rpcserver.NewHTTPClient(), a.url, append(opts, proto)...)
-		res, err := client.HandleMessage(jobid.WithJobID(ctx, id), &chatv1.HandleMessageRequest{Text: "hi"})
+		assertion, err := gw.Vouch("line", "U1", time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		mctx := svcauth.WithPrincipal(jobid.WithJobID(ctx, id), svcauth.Principal{Raw: assertion})
+		res, err := client.HandleMessage(mctx, &chatv1.HandleMessageRequest{Text: "hi", Channel: "line", UserId: "U1"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1/approvalv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
@@ -44,6 +46,8 @@ type Config struct {
 
 	// Listener, when set, replaces services.approval.listen (tests, embedded suite).
 	Listener net.Listener `yaml:"-"`
+	// PublicListener, when set, replaces services.approval.public_listen (REST API, console).
+	PublicListener net.Listener `yaml:"-"`
 	// LogWriter receives the JSON log (default stdout).
 	LogWriter io.Writer `yaml:"-"`
 }
@@ -136,6 +140,14 @@ func (c *Config) Validate() error {
 			errs.Addf(fmt.Sprintf("approval.hard_deny.commands[%d]", i), "invalid regular expression: %v", err)
 		}
 	}
+	errs.Add(c.Services.Approval.ValidatePublic(Name))
+	for _, pair := range strings.Split(c.Approval.Approvers.Tokens.Value(), ",") {
+		if _, token, ok := strings.Cut(strings.TrimSpace(pair), ":"); ok {
+			if err := config.CheckSecret("PICOCLAW_APPROVAL_TOKENS", strings.TrimSpace(token), config.MinSecretBytes); err != nil {
+				errs.Addf("approval.approvers.tokens", "%v", err)
+			}
+		}
+	}
 	if _, err := domain.NewApprovers(c.approverConfig()); err != nil {
 		errs.Addf("approval.approvers.tokens", "env PICOCLAW_APPROVAL_TOKENS: %v", err)
 	}
@@ -201,13 +213,21 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	creds, err := svcauth.Load(Name, cfg.Auth)
+	if err != nil {
+		return err
+	}
 	srv, err := rpcserver.NewService(ctx, rpcserver.Config{
-		Name:          Name,
-		Listen:        cfg.Services.Approval.Listen,
-		Listener:      cfg.Listener,
-		Heartbeat:     rpcserver.HeartbeatFrom(cfg.Common),
-		InternalToken: cfg.InternalToken.Value(),
-		Pprof:         cfg.Debug.Pprof,
+		Name:     Name,
+		Listen:   cfg.Services.Approval.Listen,
+		Listener: cfg.Listener,
+		// REST and the console are a public surface of their own; the Connect API stays internal.
+		PublicListen:   cfg.Services.Approval.PublicListen,
+		PublicListener: cfg.PublicListener,
+		Heartbeat:      rpcserver.HeartbeatFrom(cfg.Common),
+		Credentials:    creds,
+		Limits:         rpcserver.LimitsFrom(cfg.Common),
+		Pprof:          cfg.Debug.Pprof,
 	}, telemetry.Config{LogLevel: cfg.LogLevel, LogWriter: cfg.LogWriter})
 	if err != nil {
 		return err
@@ -257,11 +277,11 @@ func Run(ctx context.Context, cfg Config) error {
 		MaxGrantTTL: cfg.Approval.AutoApprove.MaxTTL, Location: loc, DefaultLocale: cfg.Locale,
 	}, log, app.WithMetrics(m))
 	srv.Mount(approvalv1connect.NewApprovalServiceHandler(rpc.NewHandler(svc, log), srv.HandlerOptions()...))
-	httpapi.New(svc, approvers, log).Register(srv.HandleHTTP)
+	httpapi.New(svc, approvers, log).Register(srv.HandlePublic)
 	// After the REST API, so the full console (assets, diff view, Auto-Approve) owns /ui/.
-	ui.Register(srv.HandleHTTP)
-	srv.Router().NotFound(httpapi.NotFound)
-	srv.Router().MethodNotAllowed(httpapi.MethodNotAllowed)
+	ui.Register(srv.HandlePublic)
+	srv.PublicRouter().NotFound(httpapi.NotFound)
+	srv.PublicRouter().MethodNotAllowed(httpapi.MethodNotAllowed)
 	srv.AddReadiness("store", st.ping)
 
 	sweepCtx, stopSweep := context.WithCancel(ctx)

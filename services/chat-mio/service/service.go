@@ -2,12 +2,14 @@
 package service
 
 import (
+	"connectrpc.com/connect"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,6 +27,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/domain"
@@ -162,13 +165,18 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	tcfg := cfg.Telemetry
 	tcfg.LogLevel, tcfg.LogWriter = cfg.LogLevel, cfg.LogWriter
+	creds, err := svcauth.Load(Name, cfg.Auth)
+	if err != nil {
+		return err
+	}
 	srv, err := rpcserver.NewService(ctx, rpcserver.Config{
-		Name:          Name,
-		Listen:        cfg.Services.ChatMio.Listen,
-		Listener:      cfg.Listener,
-		Heartbeat:     rpcserver.HeartbeatFrom(cfg.Common),
-		InternalToken: cfg.InternalToken.Value(),
-		Pprof:         cfg.Debug.Pprof,
+		Name:        Name,
+		Listen:      cfg.Services.ChatMio.Listen,
+		Listener:    cfg.Listener,
+		Heartbeat:   rpcserver.HeartbeatFrom(cfg.Common),
+		Credentials: creds,
+		Limits:      rpcserver.LimitsFrom(cfg.Common),
+		Pprof:       cfg.Debug.Pprof,
 	}, tcfg)
 	if err != nil {
 		return err
@@ -195,17 +203,21 @@ func Run(ctx context.Context, cfg Config) error {
 	sessions := store.NewRedis(rdb, cfg.Redis.KeyPrefix, cfg.Chat.SessionTTL)
 	jobs := jobid.NewAllocator(rdb, loc, cfg.Redis.KeyPrefix, jobid.WithLogger(log))
 
-	copts, err := rpcserver.ClientOptions(srv.Telemetry(), cfg.Chat.ApprovalTimeout, rpcserver.WithInternalToken(cfg.InternalToken.Value()))
+	base, err := rpcserver.ClientOptions(srv.Telemetry(), cfg.Chat.ApprovalTimeout)
 	if err != nil {
 		return fmt.Errorf("client options: %w", err)
+	}
+	// Each peer gets a token made out to it.
+	copts := func(target string) []connect.ClientOption {
+		return append(slices.Clip(base), svcauth.Client(creds, target))
 	}
 	hc := rpcserver.NewHTTPClient()
 	defer hc.CloseIdleConnections()
 	gw := peers.Gateways{ByChannel: map[string]gatewayv1connect.NotificationServiceClient{
-		"line":  gatewayv1connect.NewNotificationServiceClient(hc, cfg.Services.GatewayLine.URL, copts...),
-		"slack": gatewayv1connect.NewNotificationServiceClient(hc, cfg.Services.GatewaySlack.URL, copts...),
+		"line":  gatewayv1connect.NewNotificationServiceClient(hc, cfg.Services.GatewayLine.URL, copts(svcauth.GatewayLine)...),
+		"slack": gatewayv1connect.NewNotificationServiceClient(hc, cfg.Services.GatewaySlack.URL, copts(svcauth.GatewaySlack)...),
 		// The terminal (picoclaw chat / run) serves notifications for cli: sessions.
-		"cli": gatewayv1connect.NewNotificationServiceClient(hc, cfg.Services.CLI.URL, copts...),
+		"cli": gatewayv1connect.NewNotificationServiceClient(hc, cfg.Services.CLI.URL, copts(svcauth.CLI)...),
 	}}
 	a, err := app.New(app.Config{
 		Locale: domain.ParseLocale(cfg.Locale, domain.JA), Location: loc, Persona: persona, Policy: policy,
@@ -214,10 +226,10 @@ func Run(ctx context.Context, cfg Config) error {
 		ExecuteTimeout: cfg.Chat.ExecuteTimeout, ChatTimeout: cfg.Chat.ChatTimeout, OptionsTTL: cfg.Chat.OptionsTTL,
 		Tracer: srv.Telemetry().Tracer("chat-mio"),
 	}, sessions, jobs, app.Peers{
-		Router:    routerv1connect.NewRouterServiceClient(hc, cfg.Services.RouterShiro.URL, copts...),
-		Approval:  approvalv1connect.NewApprovalServiceClient(hc, cfg.Services.Approval.URL, copts...),
-		Executor:  executorv1connect.NewExecutorServiceClient(hc, cfg.Services.Executor.URL, copts...),
-		Heartbeat: heartbeatv1connect.NewHeartbeatServiceClient(hc, cfg.Services.Heartbeat.URL, copts...),
+		Router:    routerv1connect.NewRouterServiceClient(hc, cfg.Services.RouterShiro.URL, copts(svcauth.RouterShiro)...),
+		Approval:  approvalv1connect.NewApprovalServiceClient(hc, cfg.Services.Approval.URL, copts(svcauth.Approval)...),
+		Executor:  executorv1connect.NewExecutorServiceClient(hc, cfg.Services.Executor.URL, copts(svcauth.Executor)...),
+		Heartbeat: heartbeatv1connect.NewHeartbeatServiceClient(hc, cfg.Services.Heartbeat.URL, copts(svcauth.Heartbeat)...),
 	}, model, gw, log)
 	if err != nil {
 		return err

@@ -18,6 +18,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/patch"
 	"github.com/picoclaw-suite/picoclaw/pkg/redact"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/approvalclient"
@@ -154,18 +155,23 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("executor.workspace: %w", err)
 	}
 	defer ws.Close()
+	creds, err := svcauth.Load(Name, cfg.Auth)
+	if err != nil {
+		return err
+	}
 	srv, err := rpcserver.NewService(ctx, rpcserver.Config{
-		Name:          Name,
-		Listen:        cfg.Services.Executor.Listen,
-		Listener:      cfg.Listener,
-		Heartbeat:     rpcserver.HeartbeatFrom(cfg.Common),
-		InternalToken: cfg.InternalToken.Value(),
-		Pprof:         cfg.Debug.Pprof,
+		Name:        Name,
+		Listen:      cfg.Services.Executor.Listen,
+		Listener:    cfg.Listener,
+		Heartbeat:   rpcserver.HeartbeatFrom(cfg.Common),
+		Credentials: creds,
+		Limits:      rpcserver.LimitsFrom(cfg.Common),
+		Pprof:       cfg.Debug.Pprof,
 	}, telemetry.Config{LogLevel: cfg.LogLevel, LogWriter: cfg.LogWriter})
 	if err != nil {
 		return err
 	}
-	svc, err := newApp(cfg, ws, srv.Telemetry())
+	svc, err := newApp(cfg, creds, ws, srv.Telemetry())
 	if err != nil {
 		return err
 	}
@@ -178,8 +184,8 @@ func Run(ctx context.Context, cfg Config) error {
 }
 
 // newApp wires the use cases to the workspace, the approval client and the browser bridge.
-func newApp(cfg Config, ws *workspace.Workspace, tel *telemetry.Telemetry) (*app.Service, error) {
-	opts, err := rpcserver.ClientOptions(tel, cfg.Executor.ApprovalTimeout, rpcserver.WithInternalToken(cfg.InternalToken.Value()))
+func newApp(cfg Config, creds *svcauth.Credentials, ws *workspace.Workspace, tel *telemetry.Telemetry) (*app.Service, error) {
+	opts, err := rpcserver.ClientOptions(tel, cfg.Executor.ApprovalTimeout, svcauth.Client(creds, svcauth.Approval))
 	if err != nil {
 		return nil, fmt.Errorf("approval client: %w", err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/domain"
@@ -63,6 +64,8 @@ type Config struct {
 	config.Common `yaml:",inline"`
 	Line          LineConfig `yaml:"line"`
 
+	// PublicListener, when set, replaces services.gateway-line.public_listen (tests, embedded suite).
+	PublicListener net.Listener `yaml:"-"`
 	// Listener, when set, replaces services.gateway-line.listen (tests, embedded suite).
 	Listener net.Listener `yaml:"-"`
 	// LogWriter receives the JSON log (default stdout).
@@ -86,6 +89,7 @@ func DefaultConfig() Config {
 func (c *Config) Validate() error {
 	var errs config.Errors
 	errs.Add(c.Common.Validate())
+	errs.Add(c.Services.GatewayLine.ValidatePublic(Name))
 	l := c.Line
 	if u, err := url.Parse(l.APIBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		errs.Addf("line.api_base_url", "must be an http(s) URL, got %q", l.APIBaseURL)
@@ -102,9 +106,13 @@ func (c *Config) Validate() error {
 	errs.Add(config.Prefix("line.inbox", l.Inbox.Validate()))
 	if !l.ChannelSecret.Set() {
 		errs.Addf("line.channel_secret", "must be set in the environment variable LINE_CHANNEL_SECRET")
+	} else if err := config.CheckSecret("LINE_CHANNEL_SECRET", l.ChannelSecret.Value(), config.MinSecretBytes); err != nil {
+		errs.Addf("line.channel_secret", "%v", err)
 	}
 	if !l.ChannelAccessToken.Set() {
 		errs.Addf("line.channel_access_token", "must be set in the environment variable LINE_CHANNEL_ACCESS_TOKEN")
+	} else if err := config.CheckSecret("LINE_CHANNEL_ACCESS_TOKEN", l.ChannelAccessToken.Value(), config.MinSecretBytes); err != nil {
+		errs.Addf("line.channel_access_token", "%v", err)
 	}
 	return errs.Err()
 }
@@ -116,14 +124,21 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	tcfg := cfg.Telemetry
 	tcfg.LogLevel, tcfg.LogWriter = cfg.LogLevel, cfg.LogWriter
+	creds, err := svcauth.Load(Name, cfg.Auth)
+	if err != nil {
+		return err
+	}
 	srv, err := rpcserver.NewService(ctx, rpcserver.Config{
-		Name:          Name,
-		Listen:        cfg.Services.GatewayLine.Listen,
-		Listener:      cfg.Listener,
-		Heartbeat:     rpcserver.HeartbeatFrom(cfg.Common),
-		InternalToken: cfg.InternalToken.Value(),
-		Pprof:         cfg.Debug.Pprof,
-		Public:        true,
+		Name:        Name,
+		Listen:      cfg.Services.GatewayLine.Listen,
+		Listener:    cfg.Listener,
+		Heartbeat:   rpcserver.HeartbeatFrom(cfg.Common),
+		Credentials: creds,
+		Limits:      rpcserver.LimitsFrom(cfg.Common),
+		Pprof:       cfg.Debug.Pprof,
+		// The webhook is the only public surface; the notification API stays internal.
+		PublicListen:   cfg.Services.GatewayLine.PublicListen,
+		PublicListener: cfg.PublicListener,
 	}, tcfg)
 	if err != nil {
 		return err
@@ -155,11 +170,11 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	chatOpts, err := rpcserver.ClientOptions(tel, cfg.Line.ChatTimeout, rpcserver.WithInternalToken(cfg.InternalToken.Value()))
+	chatOpts, err := rpcserver.ClientOptions(tel, cfg.Line.ChatTimeout, svcauth.Client(creds, svcauth.ChatMio))
 	if err != nil {
 		return err
 	}
-	chat := chatlink.New(chatv1connect.NewChatServiceClient(rpcserver.NewHTTPClient(), cfg.Services.ChatMio.URL, chatOpts...), "line")
+	chat := chatlink.New(chatv1connect.NewChatServiceClient(rpcserver.NewHTTPClient(), cfg.Services.ChatMio.URL, chatOpts...), "line", creds)
 	proc := app.NewProcessor(app.Config{
 		ReplyTokenMargin: cfg.Line.ReplyTokenMargin, LoadingSeconds: cfg.Line.LoadingSeconds,
 		Locale: cfg.Locale, Allow: domain.NewAllowlist(cfg.Line.AllowedUsers),
@@ -171,7 +186,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := consumer.EnsureGroup(ctx); err != nil {
 		return fmt.Errorf("%s: redis %s: %w", Name, cfg.Redis.Addr, err)
 	}
-	srv.HandleHTTP(http.MethodPost, WebhookPath, httpapi.NewWebhook(cfg.Line.ChannelSecret.Value(), store, jobs, log, tel.TracerProvider, tel.Propagator))
+	srv.HandlePublic(http.MethodPost, WebhookPath, httpapi.NewWebhook(cfg.Line.ChannelSecret.Value(), store, jobs, log, tel.TracerProvider, tel.Propagator))
 	srv.Mount(gatewayv1connect.NewNotificationServiceHandler(rpc.New(proc, log), srv.HandlerOptions()...))
 	srv.AddReadiness("redis", store.Ping)
 

@@ -22,6 +22,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/domain"
@@ -63,6 +64,8 @@ type Config struct {
 	config.Common `yaml:",inline"`
 	Slack         SlackConfig `yaml:"slack"`
 
+	// PublicListener, when set, replaces services.gateway-slack.public_listen (tests, embedded suite).
+	PublicListener net.Listener `yaml:"-"`
 	// Listener, when set, replaces services.gateway-slack.listen (tests, embedded suite).
 	Listener net.Listener `yaml:"-"`
 	// LogWriter receives the JSON log (default stdout).
@@ -84,6 +87,7 @@ func DefaultConfig() Config {
 func (c *Config) Validate() error {
 	var errs config.Errors
 	errs.Add(c.Common.Validate())
+	errs.Add(c.Services.GatewaySlack.ValidatePublic(Name))
 	s := c.Slack
 	if u, err := url.Parse(s.APIBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		errs.Addf("slack.api_base_url", "must be an http(s) URL, got %q", s.APIBaseURL)
@@ -94,9 +98,13 @@ func (c *Config) Validate() error {
 	errs.Add(config.Prefix("slack.inbox", s.Inbox.Validate()))
 	if !s.SigningSecret.Set() {
 		errs.Addf("slack.signing_secret", "must be set in the environment variable SLACK_SIGNING_SECRET")
+	} else if err := config.CheckSecret("SLACK_SIGNING_SECRET", s.SigningSecret.Value(), config.MinSecretBytes); err != nil {
+		errs.Addf("slack.signing_secret", "%v", err)
 	}
 	if !s.BotToken.Set() {
 		errs.Addf("slack.bot_token", "must be set in the environment variable SLACK_BOT_TOKEN")
+	} else if err := config.CheckSecret("SLACK_BOT_TOKEN", s.BotToken.Value(), config.MinSecretBytes); err != nil {
+		errs.Addf("slack.bot_token", "%v", err)
 	}
 	return errs.Err()
 }
@@ -108,14 +116,21 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	tcfg := cfg.Telemetry
 	tcfg.LogLevel, tcfg.LogWriter = cfg.LogLevel, cfg.LogWriter
+	creds, err := svcauth.Load(Name, cfg.Auth)
+	if err != nil {
+		return err
+	}
 	srv, err := rpcserver.NewService(ctx, rpcserver.Config{
-		Name:          Name,
-		Listen:        cfg.Services.GatewaySlack.Listen,
-		Listener:      cfg.Listener,
-		Heartbeat:     rpcserver.HeartbeatFrom(cfg.Common),
-		InternalToken: cfg.InternalToken.Value(),
-		Pprof:         cfg.Debug.Pprof,
-		Public:        true,
+		Name:        Name,
+		Listen:      cfg.Services.GatewaySlack.Listen,
+		Listener:    cfg.Listener,
+		Heartbeat:   rpcserver.HeartbeatFrom(cfg.Common),
+		Credentials: creds,
+		Limits:      rpcserver.LimitsFrom(cfg.Common),
+		Pprof:       cfg.Debug.Pprof,
+		// The webhook is the only public surface; the notification API stays internal.
+		PublicListen:   cfg.Services.GatewaySlack.PublicListen,
+		PublicListener: cfg.PublicListener,
 	}, tcfg)
 	if err != nil {
 		return err
@@ -153,11 +168,11 @@ func Run(ctx context.Context, cfg Config) error {
 			botUser = id
 		}
 	}
-	chatOpts, err := rpcserver.ClientOptions(tel, cfg.Slack.ChatTimeout, rpcserver.WithInternalToken(cfg.InternalToken.Value()))
+	chatOpts, err := rpcserver.ClientOptions(tel, cfg.Slack.ChatTimeout, svcauth.Client(creds, svcauth.ChatMio))
 	if err != nil {
 		return err
 	}
-	chat := chatlink.New(chatv1connect.NewChatServiceClient(rpcserver.NewHTTPClient(), cfg.Services.ChatMio.URL, chatOpts...), "slack")
+	chat := chatlink.New(chatv1connect.NewChatServiceClient(rpcserver.NewHTTPClient(), cfg.Services.ChatMio.URL, chatOpts...), "slack", creds)
 	marks := inbox.NewMarks(rdb, cfg.Redis.KeyPrefix+"slack:sent:", cfg.Slack.Inbox.DedupeTTL)
 	proc := app.NewProcessor(app.Config{Locale: cfg.Locale, Allow: domain.NewAllowlist(cfg.Slack.AllowedUsers)},
 		chat, api, marks, log, tel.TracerProvider, tel.Propagator)
@@ -175,8 +190,8 @@ func Run(ctx context.Context, cfg Config) error {
 	// Same counter and key prefix as chat-mio, so ids stay unique whoever allocates them.
 	jobs := jobid.NewAllocator(rdb, loc, cfg.Redis.KeyPrefix, jobid.WithLogger(log))
 	h := httpapi.New(cfg.Slack.SigningSecret.Value(), store, jobs, func() string { return botUser }, log, tel.TracerProvider, tel.Propagator)
-	srv.HandleHTTP(http.MethodPost, EventsPath, http.HandlerFunc(h.Events))
-	srv.HandleHTTP(http.MethodPost, InteractivePath, http.HandlerFunc(h.Interactive))
+	srv.HandlePublic(http.MethodPost, EventsPath, http.HandlerFunc(h.Events))
+	srv.HandlePublic(http.MethodPost, InteractivePath, http.HandlerFunc(h.Interactive))
 	srv.Mount(gatewayv1connect.NewNotificationServiceHandler(rpc.New(proc, log), srv.HandlerOptions()...))
 	srv.AddReadiness("redis", store.Ping)
 

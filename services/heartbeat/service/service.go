@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/heartbeat/v1/heartbeatv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/services/heartbeat/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/heartbeat/internal/httpapi"
@@ -100,13 +102,18 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("timezone: %w", err)
 	}
+	creds, err := svcauth.Load(Name, cfg.Auth)
+	if err != nil {
+		return err
+	}
 	srv, err := rpcserver.NewService(ctx, rpcserver.Config{
-		Name:          Name,
-		Listen:        cfg.Services.Heartbeat.Listen,
-		Listener:      cfg.Listener,
-		Heartbeat:     rpcserver.HeartbeatFrom(cfg.Common),
-		InternalToken: cfg.InternalToken.Value(),
-		Pprof:         cfg.Debug.Pprof,
+		Name:        Name,
+		Listen:      cfg.Services.Heartbeat.Listen,
+		Listener:    cfg.Listener,
+		Heartbeat:   rpcserver.HeartbeatFrom(cfg.Common),
+		Credentials: creds,
+		Limits:      rpcserver.LimitsFrom(cfg.Common),
+		Pprof:       cfg.Debug.Pprof,
 	}, telemetry.Config{LogLevel: cfg.LogLevel, LogWriter: cfg.LogWriter})
 	if err != nil {
 		return err
@@ -124,7 +131,11 @@ func Run(ctx context.Context, cfg Config) error {
 		if err != nil {
 			return err
 		}
-		opts, err := rpcserver.ClientOptions(srv.Telemetry(), 10*time.Second, rpcserver.WithInternalToken(cfg.InternalToken.Value()))
+		target := svcauth.GatewayLine
+		if strings.HasPrefix(cfg.AdminSession, "slack:") {
+			target = svcauth.GatewaySlack
+		}
+		opts, err := rpcserver.ClientOptions(srv.Telemetry(), 10*time.Second, svcauth.Client(creds, target))
 		if err != nil {
 			return err
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/heartbeat"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/services/router-shiro/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/router-shiro/internal/coder"
@@ -95,13 +96,18 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	creds, err := svcauth.Load(Name, cfg.Auth)
+	if err != nil {
+		return err
+	}
 	srv, err := rpcserver.NewService(ctx, rpcserver.Config{
-		Name:          Name,
-		Listen:        cfg.Services.RouterShiro.Listen,
-		Listener:      cfg.Listener,
-		Heartbeat:     rpcserver.HeartbeatFrom(cfg.Common),
-		InternalToken: cfg.InternalToken.Value(),
-		Pprof:         cfg.Debug.Pprof,
+		Name:        Name,
+		Listen:      cfg.Services.RouterShiro.Listen,
+		Listener:    cfg.Listener,
+		Heartbeat:   rpcserver.HeartbeatFrom(cfg.Common),
+		Credentials: creds,
+		Limits:      rpcserver.LimitsFrom(cfg.Common),
+		Pprof:       cfg.Debug.Pprof,
 	}, telemetry.Config{LogLevel: cfg.LogLevel, LogWriter: cfg.LogWriter})
 	if err != nil {
 		return err
@@ -125,7 +131,7 @@ func Run(ctx context.Context, cfg Config) error {
 	ollama, _ := worker.(*llm.Ollama)
 	// Shiro beats as the worker agent, busy while the worker model runs.
 	worker = heartbeat.TrackLLM(srv.Agent("worker", "Shiro"), worker)
-	opts, err := rpcserver.ClientOptions(srv.Telemetry(), 2*time.Minute, rpcserver.WithInternalToken(cfg.InternalToken.Value()))
+	opts, err := rpcserver.ClientOptions(srv.Telemetry(), 2*time.Minute, svcauth.Client(creds, svcauth.CoderOrder))
 	if err != nil {
 		return fail(err)
 	}

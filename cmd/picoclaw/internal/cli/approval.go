@@ -16,6 +16,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/executor/v1/executorv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 )
 
@@ -82,7 +83,7 @@ func rest(ctx context.Context, g *globals, method, path string, query url.Values
 	}
 	base := g.restURL
 	if base == "" {
-		base = g.cfg.Services.Approval.URL
+		base = g.cfg.Services.Approval.PublicURL
 	}
 	if query == nil {
 		query = url.Values{}
@@ -283,7 +284,11 @@ func execute(ctx context.Context, g *globals, id string) error {
 		return err
 	}
 	defer func() { _ = tel.Shutdown(context.WithoutCancel(ctx)) }()
-	opts, err := rpcserver.ClientOptions(tel, 10*time.Minute, rpcserver.WithInternalToken(g.cfg.InternalToken.Value()))
+	creds, err := g.credentials()
+	if err != nil {
+		return err
+	}
+	opts, err := rpcserver.ClientOptions(tel, 10*time.Minute, svcauth.Client(creds, svcauth.Executor))
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,7 @@ import (
 	gatewayv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1/gatewayv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 )
 
@@ -40,11 +41,15 @@ func runChat(ctx context.Context, g *globals, args []string) error {
 	if _, err := parseInterspersed(fs, args); err != nil {
 		return err
 	}
+	creds, err := g.credentials()
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", g.cfg.Services.CLI.Listen)
 	if err != nil {
 		return fmt.Errorf("listen for notifications on %s (services.cli.listen): %w", g.cfg.Services.CLI.Listen, err)
 	}
-	return chatLoop(ctx, g, *name, g.cfg.Services.ChatMio.URL, ln)
+	return chatLoop(ctx, g, creds, *name, g.cfg.Services.ChatMio.URL, ln)
 }
 
 // terminal serializes writes from the prompt loop and from pushed notifications.
@@ -95,7 +100,7 @@ func formatMessage(m *commonv1.ReplyMessage) string {
 
 // chatLoop reads lines, sends each to chat-mio and prints the replies until EOF or /quit.
 // ln receives the notifications chat-mio pushes for the session (services.cli).
-func chatLoop(ctx context.Context, g *globals, name, chatURL string, ln net.Listener) error {
+func chatLoop(ctx context.Context, g *globals, creds *svcauth.Credentials, name, chatURL string, ln net.Listener) error {
 	term := &terminal{out: g.io.Out}
 	session := "cli:" + name
 	tel, err := telemetry.New(ctx, telemetry.Config{ServiceName: "picoclaw-cli", LogWriter: io.Discard}.FromEnv())
@@ -106,7 +111,7 @@ func chatLoop(ctx context.Context, g *globals, name, chatURL string, ln net.List
 
 	srvCtx, stopSrv := context.WithCancel(ctx)
 	defer stopSrv()
-	srv, err := rpcserver.New(rpcserver.Config{Name: "cli", Listener: ln}, tel)
+	srv, err := rpcserver.New(rpcserver.Config{Name: "cli", Listener: ln, Credentials: creds, Limits: rpcserver.LimitsFrom(g.cfg)}, tel)
 	if err != nil {
 		return err
 	}
@@ -115,7 +120,7 @@ func chatLoop(ctx context.Context, g *globals, name, chatURL string, ln net.List
 	go func() { srvDone <- srv.Run(srvCtx) }()
 	defer func() { stopSrv(); <-srvDone }()
 
-	opts, err := rpcserver.ClientOptions(tel, 10*time.Minute, rpcserver.WithInternalToken(g.cfg.InternalToken.Value()))
+	opts, err := rpcserver.ClientOptions(tel, 10*time.Minute, svcauth.Client(creds, svcauth.ChatMio))
 	if err != nil {
 		return err
 	}
@@ -155,7 +160,13 @@ func chatLoop(ctx context.Context, g *globals, name, chatURL string, ln net.List
 		if line == "/quit" || line == "/exit" {
 			return nil
 		}
-		res, err := client.HandleMessage(ctx, &chatv1.HandleMessageRequest{
+		// The terminal vouches for its user as a gateway does for a channel user.
+		assertion, err := creds.Vouch("cli", name, time.Now())
+		if err != nil {
+			return err
+		}
+		mctx := svcauth.WithPrincipal(ctx, svcauth.Principal{Channel: "cli", User: name, Raw: assertion})
+		res, err := client.HandleMessage(mctx, &chatv1.HandleMessageRequest{
 			SessionId:  session,
 			Channel:    "cli",
 			UserId:     name,

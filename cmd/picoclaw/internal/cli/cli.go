@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"io"
 	"os"
 	"os/signal"
@@ -54,8 +55,19 @@ type globals struct {
 	cfgPath string
 	locale  string
 	token   string
-	// restURL overrides the approval REST base URL (default services.approval.url).
+	// restURL overrides the approval REST base URL (default services.approval.public_url).
 	restURL string
+	// creds, when set, are the terminal's credentials (the embedded suite generates them).
+	creds *svcauth.Credentials
+}
+
+// credentials are the terminal identity's (cli) credentials: PICOCLAW_SERVICE_KEY holds the cli
+// key and auth.public_keys the suite's public keys.
+func (g *globals) credentials() (*svcauth.Credentials, error) {
+	if g.creds != nil {
+		return g.creds, nil
+	}
+	return svcauth.Load(svcauth.CLI, g.cfg.Auth)
 }
 
 func commands() map[string]command {
@@ -68,6 +80,7 @@ func commands() map[string]command {
 		"deny":         {"deny a pending job", "deny <job_id> [--reason TEXT]", runDeny},
 		"auto-approve": {"turn Auto-Approve on or off, or show it", "auto-approve on [--ttl 30m] [--paths docs/,README.md] [--tasks docs,review] [--routes CODE1] [--reason TEXT] | off | status", runAutoApprove},
 		"status":       {"show the heartbeat report of every service and agent", "status", runStatus},
+		"keys":         {"make a fresh set of service keys (env lines for compose or Kubernetes secrets)", "keys", runKeys},
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/embedredis"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	approval "github.com/picoclaw-suite/picoclaw/services/approval/service"
 	chatmio "github.com/picoclaw-suite/picoclaw/services/chat-mio/service"
 	coderorder "github.com/picoclaw-suite/picoclaw/services/coder-order/service"
@@ -46,6 +47,8 @@ type suite struct {
 	offline    bool
 	components []component
 	notes      []string
+	keys       map[string]svcauth.KeyPair
+	cliCreds   *svcauth.Credentials
 }
 
 func runEmbedded(ctx context.Context, g *globals, args []string) error {
@@ -81,7 +84,9 @@ func runEmbedded(ctx context.Context, g *globals, args []string) error {
 	}
 	s.banner(time.Since(start))
 	chatDone := make(chan error, 1)
-	go func() { chatDone <- chatLoop(runCtx, g, s.user, s.services.ChatMio.URL, s.listeners["cli"]) }()
+	go func() {
+		chatDone <- chatLoop(runCtx, g, s.cliCreds, s.user, s.services.ChatMio.URL, s.listeners["cli"])
+	}()
 	select {
 	case err := <-chatDone:
 		return err
@@ -132,8 +137,18 @@ func newSuite(ctx context.Context, g *globals, dataDir, user string) (*suite, er
 	if s.redis, err = embedredis.Start(ctx, "127.0.0.1:0", filepath.Join(dataDir, "redis.json")); err != nil {
 		return nil, err
 	}
-	// Every service gets a free loopback port; the URLs are known before anything starts.
-	names := []string{"gateway-line", "gateway-slack", "chat-mio", "router-shiro", "coder-order", "approval", "executor", "heartbeat", "cli"}
+	if s.keys, err = loadOrCreateSuiteKeys(filepath.Join(dataDir, "credentials")); err != nil {
+		s.close()
+		return nil, err
+	}
+	if s.cliCreds, err = svcauth.Load(svcauth.CLI, authFor(s.keys, svcauth.CLI)); err != nil {
+		s.close()
+		return nil, err
+	}
+	// Every service gets a free loopback port; the URLs are known before anything starts. The
+	// gateways and approval also get their separate public listener.
+	names := []string{"gateway-line", "gateway-slack", "chat-mio", "router-shiro", "coder-order", "approval", "executor", "heartbeat", "cli",
+		"gateway-line-public", "gateway-slack-public", "approval-public"}
 	eps := map[string]config.Endpoint{}
 	for _, n := range names {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -143,6 +158,11 @@ func newSuite(ctx context.Context, g *globals, dataDir, user string) (*suite, er
 		}
 		s.listeners[n] = ln
 		eps[n] = config.Endpoint{Listen: ln.Addr().String(), URL: "http://" + ln.Addr().String()}
+	}
+	for _, n := range []string{"gateway-line", "gateway-slack", "approval"} {
+		e, pub := eps[n], eps[n+"-public"]
+		e.PublicListen, e.PublicURL = pub.Listen, pub.URL
+		eps[n] = e
 	}
 	s.services = config.Services{
 		GatewayLine: eps["gateway-line"], GatewaySlack: eps["gateway-slack"], ChatMio: eps["chat-mio"],
@@ -198,13 +218,18 @@ func (s *suite) configure(ctx context.Context) error {
 	for _, c := range []*config.Common{&ap.Common, &hb.Common, &ex.Common, &co.Common, &rs.Common, &cm.Common, &gl.Common, &gs.Common} {
 		s.common(c)
 	}
+	for id, c := range map[string]*config.Common{svcauth.Approval: &ap.Common, svcauth.Heartbeat: &hb.Common, svcauth.Executor: &ex.Common,
+		svcauth.CoderOrder: &co.Common, svcauth.RouterShiro: &rs.Common, svcauth.ChatMio: &cm.Common,
+		svcauth.GatewayLine: &gl.Common, svcauth.GatewaySlack: &gs.Common} {
+		c.Auth = authFor(s.keys, id)
+	}
 
 	ap.Approval.Store = approval.StoreSQLite
 	ap.Approval.SQLitePath = filepath.Join(s.dataDir, "audit.db")
 	ap.Approval.Approvers.CLI = appendUnique(ap.Approval.Approvers.CLI, s.user)
 	// The terminal user owns this suite: they may switch Auto-Approve on (it stays off until they do).
 	ap.Approval.AutoApprove.Enabled = true
-	ap.Listener, ap.LogWriter = s.listeners["approval"], s.logs
+	ap.Listener, ap.PublicListener, ap.LogWriter = s.listeners["approval"], s.listeners["approval-public"], s.logs
 
 	hb.Listener, hb.LogWriter = s.listeners["heartbeat"], s.logs
 
@@ -239,17 +264,19 @@ func (s *suite) configure(ctx context.Context) error {
 	}
 	// The gateways need their channel's secrets; without them LINE/Slack are simply not offered.
 	if gl.Line.ChannelSecret.Set() && gl.Line.ChannelAccessToken.Set() {
-		gl.Listener, gl.LogWriter = s.listeners["gateway-line"], s.logs
+		gl.Listener, gl.PublicListener, gl.LogWriter = s.listeners["gateway-line"], s.listeners["gateway-line-public"], s.logs
 		s.components = append(s.components, component{"gateway-line", func(ctx context.Context) error { return gatewayline.Run(ctx, gl) }})
 	} else {
 		s.closeListener("gateway-line")
+		s.closeListener("gateway-line-public")
 		s.notes = append(s.notes, msg(s.g.locale, "LINE は未設定です（LINE_CHANNEL_SECRET / LINE_CHANNEL_ACCESS_TOKEN）", "LINE is not configured (LINE_CHANNEL_SECRET / LINE_CHANNEL_ACCESS_TOKEN)"))
 	}
 	if gs.Slack.SigningSecret.Set() && gs.Slack.BotToken.Set() {
-		gs.Listener, gs.LogWriter = s.listeners["gateway-slack"], s.logs
+		gs.Listener, gs.PublicListener, gs.LogWriter = s.listeners["gateway-slack"], s.listeners["gateway-slack-public"], s.logs
 		s.components = append(s.components, component{"gateway-slack", func(ctx context.Context) error { return gatewayslack.Run(ctx, gs) }})
 	} else {
 		s.closeListener("gateway-slack")
+		s.closeListener("gateway-slack-public")
 		s.notes = append(s.notes, msg(s.g.locale, "Slack は未設定です（SLACK_SIGNING_SECRET / SLACK_BOT_TOKEN）", "Slack is not configured (SLACK_SIGNING_SECRET / SLACK_BOT_TOKEN)"))
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	heartbeatv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/heartbeat/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/heartbeat/v1/heartbeatv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 )
 
@@ -22,7 +23,11 @@ func runStatus(ctx context.Context, g *globals, args []string) error {
 	if err != nil {
 		return err
 	}
-	opts, err := rpcserver.ClientOptions(tel, 10*time.Second, rpcserver.WithInternalToken(g.cfg.InternalToken.Value()))
+	creds, err := g.credentials()
+	if err != nil {
+		return err
+	}
+	opts, err := rpcserver.ClientOptions(tel, 10*time.Second, svcauth.Client(creds, svcauth.Heartbeat))
 	if err != nil {
 		return err
 	}

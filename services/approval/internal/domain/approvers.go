@@ -48,8 +48,8 @@ func NewApprovers(c ApproverConfig) (*Approvers, error) {
 		}
 		name, token, ok := strings.Cut(pair, ":")
 		name, token = strings.TrimSpace(name), strings.TrimSpace(token)
-		if !ok || name == "" || len(token) < 16 {
-			return nil, fmt.Errorf("%w: REST token entry %d must be name:token with a token of at least 16 characters", ErrInvalid, i+1)
+		if !ok || name == "" || len(token) < 32 {
+			return nil, fmt.Errorf("%w: REST token entry %d must be name:token with a token of at least 32 characters", ErrInvalid, i+1)
 		}
 		a.tokens = append(a.tokens, restToken{digest: sha256.Sum256([]byte(token)), name: name})
 	}

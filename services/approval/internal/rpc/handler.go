@@ -2,8 +2,11 @@
 package rpc
 
 import (
+	"connectrpc.com/connect"
 	"context"
+	"errors"
 	"fmt"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -41,6 +44,10 @@ func (h *Handler) fail(ctx context.Context, err error) error { return toConnect(
 
 // RequestApproval stores a proposal, evaluates policy and returns the request text.
 func (h *Handler) RequestApproval(ctx context.Context, req *approvalv1.RequestApprovalRequest) (*approvalv1.RequestApprovalResponse, error) {
+	requester, err := verifiedActor(ctx, req.GetRequestedBy())
+	if err != nil {
+		return nil, err
+	}
 	p := req.GetProposal()
 	if p == nil {
 		return nil, h.fail(ctx, fmt.Errorf("%w: proposal is required", domain.ErrInvalid))
@@ -48,8 +55,8 @@ func (h *Handler) RequestApproval(ctx context.Context, req *approvalv1.RequestAp
 	res, err := h.svc.RequestApproval(ctx, app.RequestInput{
 		JobID: p.GetJobId(), Plan: p.GetPlan(), Patch: p.GetPatch(), Risk: riskFromProto(p.GetRisk()),
 		Cost: costFromProto(p.GetCostHint()), UsesBrowser: p.GetUsesBrowser(), TaskType: TaskTypeName(p.GetTaskType()),
-		Order: p.GetOrder(), Route: RouteName(req.GetRoute()), SessionID: req.GetSessionId(), Channel: req.GetChannel(),
-		RequestedBy: actorFromProto(req.GetRequestedBy()), Summary: req.GetSummary(), Locale: req.GetLocale(),
+		Order: p.GetOrder(), Route: RouteName(req.GetRoute()), SessionID: req.GetSessionId(), Channel: requester.Channel,
+		RequestedBy: requester, Summary: req.GetSummary(), Locale: req.GetLocale(),
 	})
 	if err != nil {
 		return nil, h.fail(ctx, err)
@@ -101,7 +108,11 @@ func (h *Handler) ListJobs(ctx context.Context, req *approvalv1.ListJobsRequest)
 
 // Approve grants a pending job.
 func (h *Handler) Approve(ctx context.Context, req *approvalv1.ApproveRequest) (*approvalv1.ApproveResponse, error) {
-	j, err := h.svc.Approve(ctx, req.GetJobId(), actorFromProto(req.GetActor()))
+	actor, err := verifiedActor(ctx, req.GetActor())
+	if err != nil {
+		return nil, err
+	}
+	j, err := h.svc.Approve(ctx, req.GetJobId(), actor)
 	if err != nil {
 		return nil, h.fail(ctx, err)
 	}
@@ -110,7 +121,11 @@ func (h *Handler) Approve(ctx context.Context, req *approvalv1.ApproveRequest) (
 
 // Deny refuses a pending job.
 func (h *Handler) Deny(ctx context.Context, req *approvalv1.DenyRequest) (*approvalv1.DenyResponse, error) {
-	j, err := h.svc.Deny(ctx, req.GetJobId(), actorFromProto(req.GetActor()), req.GetReason())
+	actor, err := verifiedActor(ctx, req.GetActor())
+	if err != nil {
+		return nil, err
+	}
+	j, err := h.svc.Deny(ctx, req.GetJobId(), actor, req.GetReason())
 	if err != nil {
 		return nil, h.fail(ctx, err)
 	}
@@ -119,7 +134,11 @@ func (h *Handler) Deny(ctx context.Context, req *approvalv1.DenyRequest) (*appro
 
 // Cancel withdraws an unclaimed job.
 func (h *Handler) Cancel(ctx context.Context, req *approvalv1.CancelRequest) (*approvalv1.CancelResponse, error) {
-	j, err := h.svc.Cancel(ctx, req.GetJobId(), actorFromProto(req.GetActor()), req.GetReason())
+	actor, err := verifiedActor(ctx, req.GetActor())
+	if err != nil {
+		return nil, err
+	}
+	j, err := h.svc.Cancel(ctx, req.GetJobId(), actor, req.GetReason())
 	if err != nil {
 		return nil, h.fail(ctx, err)
 	}
@@ -204,7 +223,11 @@ func (h *Handler) SetAutoApprove(ctx context.Context, req *approvalv1.SetAutoApp
 	for _, r := range req.GetRoutes() {
 		in.Routes = append(in.Routes, RouteName(r))
 	}
-	g, err := h.svc.EnableAutoApprove(ctx, actorFromProto(req.GetActor()), in)
+	actor, err := verifiedActor(ctx, req.GetActor())
+	if err != nil {
+		return nil, err
+	}
+	g, err := h.svc.EnableAutoApprove(ctx, actor, in)
 	if err != nil {
 		return nil, h.fail(ctx, err)
 	}
@@ -214,7 +237,11 @@ func (h *Handler) SetAutoApprove(ctx context.Context, req *approvalv1.SetAutoApp
 
 // DisableAutoApprove switches Auto-Approve off at once.
 func (h *Handler) DisableAutoApprove(ctx context.Context, req *approvalv1.DisableAutoApproveRequest) (*approvalv1.DisableAutoApproveResponse, error) {
-	n, err := h.svc.DisableAutoApprove(ctx, actorFromProto(req.GetActor()), req.GetReason())
+	actor, err := verifiedActor(ctx, req.GetActor())
+	if err != nil {
+		return nil, err
+	}
+	n, err := h.svc.DisableAutoApprove(ctx, actor, req.GetReason())
 	if err != nil {
 		return nil, h.fail(ctx, err)
 	}
@@ -247,6 +274,20 @@ func routeFromName(s string) commonv1.Route {
 
 func taskTypeFromName(s string) commonv1.TaskType {
 	return commonv1.TaskType(commonv1.TaskType_value["TASK_TYPE_"+strings.ToUpper(s)])
+}
+
+// verifiedActor is the person a call acts for: the principal the channel's gateway vouched for
+// (verified by the server's interceptor). An actor in the request body is never trusted: when
+// one is sent it must be that principal.
+func verifiedActor(ctx context.Context, claimed *commonv1.Actor) (domain.Actor, error) {
+	p, ok := svcauth.PrincipalFrom(ctx)
+	if !ok {
+		return domain.Actor{}, connect.NewError(connect.CodePermissionDenied, errors.New("no verified user: the call must carry the channel's assertion"))
+	}
+	if c := actorFromProto(claimed); (c.ID != "" || c.Channel != "") && (c.ID != p.User || c.Channel != p.Channel) {
+		return domain.Actor{}, connect.NewError(connect.CodePermissionDenied, errors.New("the actor in the request is not the verified user"))
+	}
+	return domain.Actor{ID: p.User, Channel: p.Channel, DisplayName: claimed.GetDisplayName()}, nil
 }
 
 func actorFromProto(a *commonv1.Actor) domain.Actor {

@@ -11,6 +11,7 @@ import (
 	"connectrpc.com/connect"
 
 	chatv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/domain"
 )
 
@@ -36,7 +37,8 @@ func TestErrorMapping(t *testing.T) {
 		h := &Handler{Log: slog.New(slog.DiscardHandler), App: appFunc(func(context.Context, *chatv1.HandleMessageRequest) (*chatv1.HandleMessageResponse, error) {
 			return nil, tt.err
 		})}
-		_, err := h.HandleMessage(context.Background(), &chatv1.HandleMessageRequest{})
+		ctx := svcauth.WithPrincipal(context.Background(), svcauth.Principal{Channel: "line", User: "U1", Raw: "assertion"})
+		_, err := h.HandleMessage(ctx, &chatv1.HandleMessageRequest{Channel: "line", UserId: "U1"})
 		if connect.CodeOf(err) != tt.code {
 			t.Errorf("%v → %v, want %v", tt.err, connect.CodeOf(err), tt.code)
 		}

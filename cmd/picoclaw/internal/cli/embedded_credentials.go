@@ -1,0 +1,67 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/config"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
+)
+
+// suiteKeysFile holds the embedded suite's service keys, made on first start (mode 0600 in a
+// 0700 directory), so `picoclaw run` needs no set-up and keeps its identities across restarts.
+const suiteKeysFile = "service-keys.json"
+
+// loadOrCreateSuiteKeys reads the suite's keys from dir, or generates and writes them.
+func loadOrCreateSuiteKeys(dir string) (map[string]svcauth.KeyPair, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("credentials directory: %w", err)
+	}
+	path := filepath.Join(dir, suiteKeysFile)
+	data, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		var keys map[string]svcauth.KeyPair
+		if err := json.Unmarshal(data, &keys); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		for _, id := range svcauth.Identities() {
+			if _, ok := keys[id]; !ok {
+				return nil, fmt.Errorf("%s: no key for %s (remove the file to make a new set)", path, id)
+			}
+		}
+		return keys, nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	keys, err := svcauth.GenerateSuite()
+	if err != nil {
+		return nil, err
+	}
+	data, err = json.MarshalIndent(keys, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	// O_EXCL: two suites starting at once must not overwrite each other's keys.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("write %s: %w", path, err)
+	}
+	if _, err := f.Write(data); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("write %s: %w", path, err)
+	}
+	return keys, nil
+}
+
+// authFor is the auth section of one identity of the embedded suite.
+func authFor(keys map[string]svcauth.KeyPair, identity string) config.Auth {
+	return config.Auth{PublicKeys: svcauth.PublicEntries(keys), ServiceKey: config.Secret(keys[identity].Private)}
+}

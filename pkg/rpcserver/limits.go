@@ -1,0 +1,153 @@
+package rpcserver
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"golang.org/x/net/netutil"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/config"
+)
+
+// Limits are the timeouts and caps of every listener of the suite.
+type Limits struct {
+	// ReadHeaderTimeout bounds reading a request's headers.
+	ReadHeaderTimeout time.Duration
+	// BodyTimeout bounds reading a request's whole body: a client that trickles it is cut off.
+	BodyTimeout time.Duration
+	// WriteTimeout bounds a response (long-lived streams excepted, see Server.LongLived).
+	WriteTimeout time.Duration
+	// IdleTimeout closes keep-alive connections that carry no request.
+	IdleTimeout time.Duration
+	// MaxHeaderBytes caps the request headers.
+	MaxHeaderBytes int
+	// MaxConns caps the connections open at once on one listener; more wait to be accepted.
+	MaxConns int
+}
+
+// DefaultLimits are the defaults of config.HTTP.
+func DefaultLimits() Limits {
+	d := config.DefaultHTTP()
+	return Limits{ReadHeaderTimeout: d.ReadHeaderTimeout, BodyTimeout: d.BodyTimeout, WriteTimeout: d.WriteTimeout,
+		IdleTimeout: d.IdleTimeout, MaxHeaderBytes: d.MaxHeaderBytes, MaxConns: d.MaxConns}
+}
+
+// LimitsFrom takes the limits from the common `http:` section.
+func LimitsFrom(c config.Common) Limits {
+	h := c.HTTP
+	return Limits{ReadHeaderTimeout: h.ReadHeaderTimeout, BodyTimeout: h.BodyTimeout, WriteTimeout: h.WriteTimeout,
+		IdleTimeout: h.IdleTimeout, MaxHeaderBytes: h.MaxHeaderBytes, MaxConns: h.MaxConns}
+}
+
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits()
+	if l.ReadHeaderTimeout <= 0 {
+		l.ReadHeaderTimeout = d.ReadHeaderTimeout
+	}
+	if l.BodyTimeout <= 0 {
+		l.BodyTimeout = d.BodyTimeout
+	}
+	if l.WriteTimeout <= 0 {
+		l.WriteTimeout = d.WriteTimeout
+	}
+	if l.IdleTimeout <= 0 {
+		l.IdleTimeout = d.IdleTimeout
+	}
+	if l.MaxHeaderBytes <= 0 {
+		l.MaxHeaderBytes = d.MaxHeaderBytes
+	}
+	if l.MaxConns <= 0 {
+		l.MaxConns = d.MaxConns
+	}
+	return l
+}
+
+// Validate checks that no limit is negative.
+func (l Limits) Validate() error {
+	if l.ReadHeaderTimeout < 0 || l.BodyTimeout < 0 || l.WriteTimeout < 0 || l.IdleTimeout < 0 || l.MaxHeaderBytes < 0 || l.MaxConns < 0 {
+		return errors.New("rpcserver: limits must not be negative")
+	}
+	return nil
+}
+
+// httpServer builds the http.Server of one listener with the limits.
+func (s *Server) httpServer(ctx context.Context, h http.Handler, h2c bool) *http.Server {
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	if h2c {
+		protocols.SetUnencryptedHTTP2(true)
+	}
+	l := s.cfg.Limits
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: l.ReadHeaderTimeout,
+		IdleTimeout:       l.IdleTimeout,
+		MaxHeaderBytes:    l.MaxHeaderBytes,
+		HTTP2:             &http.HTTP2Config{MaxReadFrameSize: 1 << 20, MaxConcurrentStreams: 250},
+		Protocols:         &protocols,
+		ErrorLog:          slog.NewLogLogger(s.tel.Logger.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+}
+
+func (s *Server) limitListener(ln net.Listener) net.Listener {
+	return netutil.LimitListener(ln, s.cfg.Limits.MaxConns)
+}
+
+// LongLived marks paths (server streams such as Watch) whose responses may outlast WriteTimeout.
+func (s *Server) LongLived(paths ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.longLived == nil {
+		s.longLived = map[string]bool{}
+	}
+	for _, p := range paths {
+		s.longLived[p] = true
+	}
+}
+
+func (s *Server) isLongLived(path string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.longLived[path]
+}
+
+// limitTime gives every request a deadline for its body and one for its response. The body
+// deadline is lifted once the body has been read, so a slow handler is not cut off by it; a
+// client that sends its body a byte at a time is.
+func (s *Server) limitTime(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		now := time.Now()
+		if !s.isLongLived(r.URL.Path) {
+			_ = rc.SetWriteDeadline(now.Add(s.cfg.Limits.WriteTimeout))
+		}
+		if r.Body != nil && r.Body != http.NoBody {
+			if err := rc.SetReadDeadline(now.Add(s.cfg.Limits.BodyTimeout)); err == nil {
+				r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// deadlineBody lifts the read deadline when the body has been read to its end.
+type deadlineBody struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	once sync.Once
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if errors.Is(err, io.EOF) {
+		b.once.Do(func() { _ = b.rc.SetReadDeadline(time.Time{}) })
+	}
+	return n, err
+}

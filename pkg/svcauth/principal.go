@@ -1,0 +1,89 @@
+package svcauth
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// Principal is a channel user whom a gateway (or the terminal) authenticated and vouched for.
+type Principal struct {
+	Channel string
+	User    string
+	// Voucher is the identity that signed the assertion.
+	Voucher string
+	// Raw is the signed assertion, forwarded as it is on calls made for this user.
+	Raw string
+}
+
+// ID is the principal as "channel:user".
+func (p Principal) ID() string { return p.Channel + ":" + p.User }
+
+// vouchers says which identity may vouch for the users of which channel: the one that checks
+// that channel's signatures (LINE, Slack) or owns the terminal.
+var vouchers = map[string]string{"line": GatewayLine, "slack": GatewaySlack, "cli": CLI}
+
+// VoucherFor returns the identity that vouches for a channel's users.
+func VoucherFor(channel string) (string, bool) {
+	v, ok := vouchers[channel]
+	return v, ok
+}
+
+// Vouch signs an assertion that user is who they are on channel; only the channel's voucher
+// may sign one.
+func (c *Credentials) Vouch(channel, user string, now time.Time) (string, error) {
+	if v, ok := vouchers[channel]; !ok || v != c.Self {
+		return "", fmt.Errorf("%w: %s cannot vouch for %s users", ErrForbidden, c.Self, channel)
+	}
+	if user == "" {
+		return "", fmt.Errorf("vouch for %s: empty user id", channel)
+	}
+	return c.sign(claims{Kind: kindPrincipal, Channel: channel, RegisteredClaims: jwt.RegisteredClaims{
+		Issuer: c.Self, Subject: user, IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(PrincipalTTL))}})
+}
+
+// VerifyPrincipal checks a principal assertion: signed by the voucher of its channel, not expired.
+func (c *Credentials) VerifyPrincipal(raw string, now time.Time) (Principal, error) {
+	if v, ok := c.vouched.lookup(raw, now); ok {
+		return Principal{Channel: v.Channel, User: v.Subject, Voucher: v.Issuer, Raw: raw}, nil
+	}
+	cl, err := c.parse(raw, kindPrincipal, now)
+	if err != nil {
+		return Principal{}, err
+	}
+	if v, ok := vouchers[cl.Channel]; !ok || v != cl.Issuer {
+		return Principal{}, fmt.Errorf("%w: %s may not vouch for %q users", ErrUnauthenticated, cl.Issuer, cl.Channel)
+	}
+	if cl.Subject == "" {
+		return Principal{}, fmt.Errorf("%w: assertion without a user", ErrUnauthenticated)
+	}
+	c.vouched.store(raw, verifiedToken{Issuer: cl.Issuer, Channel: cl.Channel, Subject: cl.Subject, Expires: cl.ExpiresAt.Time}, now)
+	return Principal{Channel: cl.Channel, User: cl.Subject, Voucher: cl.Issuer, Raw: raw}, nil
+}
+
+type principalKey struct{}
+type callerKey struct{}
+
+// WithPrincipal makes calls made with ctx carry p's assertion (the server side puts the
+// verified principal here; a gateway puts the assertion it signed).
+func WithPrincipal(ctx context.Context, p Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// PrincipalFrom returns the verified principal of the request being served.
+func PrincipalFrom(ctx context.Context) (Principal, bool) {
+	p, ok := ctx.Value(principalKey{}).(Principal)
+	return p, ok && p.Raw != ""
+}
+
+// CallerFrom returns the identity that made the request being served ("" when none).
+func CallerFrom(ctx context.Context) string {
+	s, _ := ctx.Value(callerKey{}).(string)
+	return s
+}
+
+func withCaller(ctx context.Context, caller string) context.Context {
+	return context.WithValue(ctx, callerKey{}, caller)
+}

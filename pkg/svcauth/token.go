@@ -1,0 +1,179 @@
+package svcauth
+
+import (
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// Token kinds: a service token proves the caller on one call; a principal assertion is a
+// gateway's word for the channel user it authenticated. The kind is signed, so one can never
+// stand in for the other.
+const (
+	kindService   = "svc"
+	kindPrincipal = "principal"
+)
+
+const (
+	// serviceTokenTTL bounds a captured service token's use; clients renew well before.
+	serviceTokenTTL = 5 * time.Minute
+	// PrincipalTTL bounds how long chat-mio may act for a user on one inbound message (a
+	// proposal can take minutes before approval is asked).
+	PrincipalTTL = 15 * time.Minute
+	leeway       = 30 * time.Second
+)
+
+var (
+	// ErrUnauthenticated means the caller proved nothing (no token, a bad signature, expired).
+	ErrUnauthenticated = errors.New("unauthenticated")
+	// ErrForbidden means a proven caller may not do what it asked.
+	ErrForbidden = errors.New("permission denied")
+)
+
+type claims struct {
+	Kind    string `json:"knd"`
+	Channel string `json:"ch,omitempty"`
+	jwt.RegisteredClaims
+}
+
+func parser(now time.Time) *jwt.Parser {
+	return jwt.NewParser(jwt.WithValidMethods([]string{jwt.SigningMethodEdDSA.Alg()}),
+		jwt.WithLeeway(leeway), jwt.WithExpirationRequired(), jwt.WithIssuedAt(), jwt.WithTimeFunc(func() time.Time { return now }))
+}
+
+func (c *Credentials) sign(cl claims) (string, error) {
+	s, err := jwt.NewWithClaims(jwt.SigningMethodEdDSA, cl).SignedString(c.key)
+	if err != nil {
+		return "", fmt.Errorf("sign %s token: %w", cl.Kind, err)
+	}
+	return s, nil
+}
+
+// parse checks the signature against the issuer's public key and the standard claims.
+func (c *Credentials) parse(raw, kind string, now time.Time) (*claims, error) {
+	var cl claims
+	_, err := parser(now).ParseWithClaims(raw, &cl, func(t *jwt.Token) (any, error) {
+		iss, _ := t.Claims.GetIssuer()
+		k, ok := c.peers[iss]
+		if !ok {
+			return nil, fmt.Errorf("unknown issuer %q", iss)
+		}
+		return ed25519.PublicKey(k), nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUnauthenticated, err)
+	}
+	if cl.Kind != kind {
+		return nil, fmt.Errorf("%w: a %q token where a %q token is needed", ErrUnauthenticated, cl.Kind, kind)
+	}
+	return &cl, nil
+}
+
+// ServiceToken returns a token that proves c.Self to the target identity. Tokens are cached
+// and renewed when less than half their life is left, so signing is rare.
+func (c *Credentials) ServiceToken(target string, now time.Time) (string, error) {
+	return c.minted.get(target, now, func() (string, time.Time, error) {
+		exp := now.Add(serviceTokenTTL)
+		tok, err := c.sign(claims{Kind: kindService, RegisteredClaims: jwt.RegisteredClaims{
+			Issuer: c.Self, Audience: jwt.ClaimStrings{target},
+			IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(exp)}})
+		return tok, exp, err
+	})
+}
+
+// VerifyService returns the identity a service token proves, when it was issued for c.Self.
+func (c *Credentials) VerifyService(raw string, now time.Time) (string, error) {
+	if raw == "" {
+		return "", fmt.Errorf("%w: no service token", ErrUnauthenticated)
+	}
+	if v, ok := c.verified.lookup(raw, now); ok {
+		return v.Issuer, nil
+	}
+	cl, err := c.parse(raw, kindService, now)
+	if err != nil {
+		return "", err
+	}
+	aud, _ := cl.GetAudience()
+	if len(aud) != 1 || aud[0] != c.Self {
+		return "", fmt.Errorf("%w: token is for %v, not %s", ErrUnauthenticated, aud, c.Self)
+	}
+	c.verified.store(raw, verifiedToken{Issuer: cl.Issuer, Expires: cl.ExpiresAt.Time}, now)
+	return cl.Issuer, nil
+}
+
+// mintCache holds the tokens a client sends, one per target.
+type mintCache struct {
+	mu     sync.Mutex
+	tokens map[string]mintedToken
+}
+
+type mintedToken struct {
+	raw     string
+	expires time.Time
+}
+
+func (m *mintCache) get(target string, now time.Time, mint func() (string, time.Time, error)) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if t, ok := m.tokens[target]; ok && now.Add(serviceTokenTTL/2).Before(t.expires) {
+		return t.raw, nil
+	}
+	raw, exp, err := mint()
+	if err != nil {
+		return "", err
+	}
+	if m.tokens == nil {
+		m.tokens = map[string]mintedToken{}
+	}
+	m.tokens[target] = mintedToken{raw: raw, expires: exp}
+	return raw, nil
+}
+
+// verifyCache remembers tokens whose signature was checked until they expire, so a caller's
+// token costs one signature check per renewal, not one per call.
+type verifyCache struct {
+	mu      sync.Mutex
+	entries map[string]verifiedToken
+}
+
+type verifiedToken struct {
+	Issuer  string
+	Channel string
+	Subject string
+	Expires time.Time
+}
+
+const verifyCacheMax = 4096
+
+func (v *verifyCache) lookup(raw string, now time.Time) (verifiedToken, bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	e, ok := v.entries[raw]
+	if !ok || !now.Before(e.Expires.Add(leeway)) {
+		return verifiedToken{}, false
+	}
+	return e, true
+}
+
+func (v *verifyCache) store(raw string, e verifiedToken, now time.Time) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.entries == nil {
+		v.entries = map[string]verifiedToken{}
+	}
+	if len(v.entries) >= verifyCacheMax {
+		for k, old := range v.entries {
+			if !now.Before(old.Expires.Add(leeway)) {
+				delete(v.entries, k)
+			}
+		}
+		if len(v.entries) >= verifyCacheMax {
+			clear(v.entries)
+		}
+	}
+	v.entries[raw] = e
+}
