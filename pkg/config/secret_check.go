@@ -23,7 +23,7 @@ func CheckSecret(env, value string, minLen int) error {
 		}
 	}
 	if len(v) < minLen {
-		return fmt.Errorf("%s is too short (%d bytes): use at least %d random bytes", env, len(v), minLen)
+		return fmt.Errorf("%s has %d bytes: use at least %d random bytes", env, len(v), minLen)
 	}
 	if distinct(v) < 8 {
 		return fmt.Errorf("%s is not random enough (%d distinct characters)", env, distinct(v))

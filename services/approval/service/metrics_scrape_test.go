@@ -19,14 +19,15 @@ import (
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1/approvalv1connect"
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"github.com/picoclaw-suite/picoclaw/services/approval/service"
 )
 
-const scrapeToken = "metrics-test-token-0123456789"
+const scrapeToken = "metrics-test-token-0123456789-abcdefghijkl"
 
 // runInProcess serves approval on a test listener with SQLite, the test Redis and env vars.
-func runInProcess(t *testing.T, extraEnv map[string]string) string {
+func runInProcess(t *testing.T, extraEnv map[string]string) (internal, public string) {
 	t.Helper()
 	rdb := testinfra.Redis(t)
 	env := map[string]string{
@@ -45,7 +46,12 @@ func runInProcess(t *testing.T, extraEnv map[string]string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Listener, cfg.LogWriter = ln, io.Discard
+	pub, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Listener, cfg.PublicListener, cfg.LogWriter = ln, pub, io.Discard
+	cfg.Auth = testinfra.Auth(service.Name)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- service.Run(ctx, cfg) }()
@@ -66,7 +72,7 @@ func runInProcess(t *testing.T, extraEnv map[string]string) string {
 		if err == nil {
 			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return base
+				return base, "http://" + pub.Addr().String()
 			}
 		}
 		if time.Now().After(deadline) {
@@ -98,8 +104,8 @@ func rest(t *testing.T, method, url, body string) {
 // TestMetricsAfterTraffic drives requests, a person's approval and denial, Auto-Approve and the
 // console, then scrapes /metrics and finds the approval series of SPEC §12 with their values.
 func TestMetricsAfterTraffic(t *testing.T) {
-	base := runInProcess(t, map[string]string{"PICOCLAW_APPROVAL_AUTO_APPROVE_ENABLED": "true"})
-	c := approvalv1connect.NewApprovalServiceClient(http.DefaultClient, base)
+	base, pubBase := runInProcess(t, map[string]string{"PICOCLAW_APPROVAL_AUTO_APPROVE_ENABLED": "true"})
+	c := approvalv1connect.NewApprovalServiceClient(http.DefaultClient, base, testinfra.AsSuite(t, svcauth.Approval))
 	ctx := context.Background()
 	request := func(n int, want approvalv1.Outcome) {
 		t.Helper()
@@ -115,7 +121,7 @@ func TestMetricsAfterTraffic(t *testing.T) {
 	}
 	// The console is served (and counted) by the same process; fetched early, because the
 	// server counts a request just after the client has its response.
-	resp, err := http.Get(base + "/ui/")
+	resp, err := http.Get(pubBase + "/ui/")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,8 +131,8 @@ func TestMetricsAfterTraffic(t *testing.T) {
 	if _, err := c.Approve(ctx, &approvalv1.ApproveRequest{JobId: "job_20260301_100", Actor: &commonv1.Actor{Id: "Uowner", Channel: "line"}}); err != nil {
 		t.Fatal(err)
 	}
-	rest(t, http.MethodPost, base+"/v1/jobs/job_20260301_200/deny", `{"reason":"not now"}`)
-	rest(t, http.MethodPut, base+"/v1/auto-approve", `{"ttl":"30m","reason":"docs"}`)
+	rest(t, http.MethodPost, pubBase+"/v1/jobs/job_20260301_200/deny", `{"reason":"not now"}`)
+	rest(t, http.MethodPut, pubBase+"/v1/auto-approve", `{"ttl":"30m","reason":"docs"}`)
 	request(4, approvalv1.Outcome_OUTCOME_AUTO_APPROVED)
 
 	got := scrape(t, base)

@@ -20,6 +20,7 @@ import (
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/runner"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"github.com/picoclaw-suite/picoclaw/services/approval/service"
 )
@@ -45,26 +46,31 @@ func TestMain(m *testing.M) {
 }
 
 type child struct {
-	cmd  *exec.Cmd
-	addr string
+	cmd     *exec.Cmd
+	addr    string
+	pubAddr string
 }
 
 func childCmd(t *testing.T, env []string, args ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), append([]string{childEnv + "=1"}, env...)...)
+	cmd.Env = append(os.Environ(), append(append([]string{childEnv + "=1"}, testinfra.AuthEnv(svcauth.Approval)...), env...)...)
 	return cmd
 }
 
 func start(t *testing.T, env []string) *child {
 	t.Helper()
-	addr := testinfra.FreeAddr(t)
-	cmd := childCmd(t, append(env, "PICOCLAW_SERVICES_APPROVAL_LISTEN="+addr))
+	addrs, err := testinfra.FreeAddrs(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, pubAddr := addrs[0], addrs[1]
+	cmd := childCmd(t, append(env, "PICOCLAW_SERVICES_APPROVAL_LISTEN="+addr, "PICOCLAW_SERVICES_APPROVAL_PUBLIC_LISTEN="+pubAddr))
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	c := &child{cmd: cmd, addr: addr}
+	c := &child{cmd: cmd, addr: addr, pubAddr: pubAddr}
 	t.Cleanup(func() { c.stop(t) })
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -101,8 +107,8 @@ func (c *child) stop(t *testing.T) {
 	}
 }
 
-func (c *child) client() approvalv1connect.ApprovalServiceClient {
-	return approvalv1connect.NewApprovalServiceClient(http.DefaultClient, "http://"+c.addr)
+func (c *child) client(t *testing.T) approvalv1connect.ApprovalServiceClient {
+	return approvalv1connect.NewApprovalServiceClient(http.DefaultClient, "http://"+c.addr, testinfra.AsSuite(t, svcauth.Approval))
 }
 
 func TestRestartKeepsPendingJobs(t *testing.T) {
@@ -127,7 +133,7 @@ func TestRestartKeepsPendingJobs(t *testing.T) {
 	}
 
 	first := start(t, env)
-	c := first.client()
+	c := first.client(t)
 	owner := &commonv1.Actor{Id: "Uowner", Channel: "line"}
 	for i := 1; i <= 3; i++ {
 		_, err := c.RequestApproval(ctx, &approvalv1.RequestApprovalRequest{Proposal: &commonv1.Proposal{
@@ -143,7 +149,7 @@ func TestRestartKeepsPendingJobs(t *testing.T) {
 	first.stop(t)
 
 	second := start(t, env)
-	c = second.client()
+	c = second.client(t)
 	list, err := c.ListJobs(ctx, &approvalv1.ListJobsRequest{Statuses: []approvalv1.JobStatus{approvalv1.JobStatus_JOB_STATUS_PENDING}})
 	if err != nil || len(list.GetJobs()) != 2 {
 		t.Fatalf("pending after restart: %v, %v", list, err)
@@ -179,12 +185,12 @@ func TestRestartKeepsPendingJobs(t *testing.T) {
 		}
 	}
 	// The REST API is served by the same process.
-	resp, err := http.Get("http://" + second.addr + "/v1/openapi.json")
+	resp, err := http.Get("http://" + second.pubAddr + "/v1/openapi.json")
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("openapi: %v %v", resp, err)
 	}
 	resp.Body.Close()
-	resp, err = http.Get("http://" + second.addr + "/v1/nothing")
+	resp, err = http.Get("http://" + second.pubAddr + "/v1/nothing")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +248,7 @@ func TestSweeperExpiresPendingJobs(t *testing.T) {
 	env := []string{"PICOCLAW_APPROVAL_STORE=sqlite", "PICOCLAW_APPROVAL_SQLITE_PATH=" + t.TempDir() + "/audit.db",
 		"PICOCLAW_REDIS_ADDR=" + rdb.Addr, "PICOCLAW_REDIS_KEY_PREFIX=" + rdb.Prefix, "PICOCLAW_LOG_LEVEL=warn",
 		"PICOCLAW_APPROVAL_PENDING_TTL=1s", "PICOCLAW_APPROVAL_SWEEP_INTERVAL=100ms"}
-	c := start(t, env).client()
+	c := start(t, env).client(t)
 	ctx := context.Background()
 	if _, err := c.RequestApproval(ctx, &approvalv1.RequestApprovalRequest{Proposal: &commonv1.Proposal{
 		JobId: "job_20260301_001", Patch: `[{"type":"shell_command","action":"run","target":"make"}]`}}); err != nil {

@@ -184,7 +184,7 @@ func TestFoldAndChain(t *testing.T) {
 }
 
 func TestApprovers(t *testing.T) {
-	a, err := NewApprovers(ApproverConfig{Line: []string{"U1", "Ubot"}, Slack: []string{"S1"}, RESTTokens: "ops:0123456789abcdef0123", BotIDs: []string{"Ubot"}})
+	a, err := NewApprovers(ApproverConfig{Line: []string{"U1", "Ubot"}, Slack: []string{"S1"}, RESTTokens: "ops:0123456789abcdef0123-ghijklmnopqrst", BotIDs: []string{"Ubot"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func TestApprovers(t *testing.T) {
 			t.Errorf("Check(%+v) = %v, want ok=%v", tc.actor, err, tc.ok)
 		}
 	}
-	if actor, ok := a.Authenticate("0123456789abcdef0123"); !ok || actor.ID != "ops" {
+	if actor, ok := a.Authenticate("0123456789abcdef0123-ghijklmnopqrst"); !ok || actor.ID != "ops" {
 		t.Errorf("Authenticate = %+v %v", actor, ok)
 	}
 	if _, ok := a.Authenticate("wrong-token-wrong-token"); ok {

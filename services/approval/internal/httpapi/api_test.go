@@ -25,7 +25,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/store"
 )
 
-const token = "ops-token-0123456789abcdef"
+const token = "ops-token-0123456789abcdef-ghijklmnop"
 
 type fixture struct {
 	srv    *httptest.Server

@@ -17,6 +17,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1/approvalv1connect"
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
 	"github.com/picoclaw-suite/picoclaw/pkg/patch"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
@@ -42,14 +43,15 @@ func clients(t *testing.T) map[string]approvalv1connect.ApprovalServiceClient {
 	svc := app.New(st, store.NewRedisGrants(rdb.Client, rdb.Prefix), approvers, app.Config{PendingTTL: time.Hour,
 		AutoApproveAllowed: true, DefaultGrantTTL: time.Hour, MaxGrantTTL: 24 * time.Hour}, nil)
 	mux := http.NewServeMux()
-	mux.Handle(approvalv1connect.NewApprovalServiceHandler(rpc.NewHandler(svc, nil)))
+	mux.Handle(approvalv1connect.NewApprovalServiceHandler(rpc.NewHandler(svc, nil),
+		connect.WithInterceptors(svcauth.NewAuthorizer(testinfra.Credentials(t, svcauth.Approval), nil))))
 	srv := httptest.NewUnstartedServer(mux)
 	srv.EnableHTTP2 = true
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
 	return map[string]approvalv1connect.ApprovalServiceClient{
-		"connect": approvalv1connect.NewApprovalServiceClient(srv.Client(), srv.URL),
-		"grpc":    approvalv1connect.NewApprovalServiceClient(srv.Client(), srv.URL, connect.WithGRPC()),
+		"connect": approvalv1connect.NewApprovalServiceClient(srv.Client(), srv.URL, testinfra.AsSuite(t, svcauth.Approval)),
+		"grpc":    approvalv1connect.NewApprovalServiceClient(srv.Client(), srv.URL, connect.WithGRPC(), testinfra.AsSuite(t, svcauth.Approval)),
 	}
 }
 
@@ -73,7 +75,7 @@ func TestApprovalServiceOverConnectAndGRPC(t *testing.T) {
 			res, err := c.RequestApproval(ctx, &approvalv1.RequestApprovalRequest{
 				Proposal: &commonv1.Proposal{JobId: id, Plan: "read the title", Patch: patchText, UsesBrowser: false,
 					TaskType: commonv1.TaskType_TASK_TYPE_DOCS, Risk: &commonv1.Risk{Level: commonv1.RiskLevel_RISK_LEVEL_LOW}},
-				Route: commonv1.Route_ROUTE_CODE2, Channel: "line", Locale: "en", RequestedBy: &commonv1.Actor{Id: "chat-mio", Channel: "system"},
+				Route: commonv1.Route_ROUTE_CODE2, Channel: "line", Locale: "en", RequestedBy: owner,
 			})
 			if err != nil {
 				t.Fatal(err)

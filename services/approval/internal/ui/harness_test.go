@@ -19,12 +19,13 @@ import (
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1/approvalv1connect"
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"github.com/picoclaw-suite/picoclaw/services/approval/service"
 )
 
 // approverToken is the REST bearer token of the approver "alice" in these tests.
-const approverToken = "console-test-token-0123456789"
+const approverToken = "console-test-token-0123456789-abcdefghijkl"
 
 type suite struct {
 	base   string
@@ -55,7 +56,12 @@ func startApproval(t *testing.T, extraEnv map[string]string) *suite {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Listener = ln
+	pub, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Listener, cfg.PublicListener = ln, pub
+	cfg.Auth = testinfra.Auth(service.Name)
 	cfg.LogWriter = io.Discard
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -71,7 +77,8 @@ func startApproval(t *testing.T, extraEnv map[string]string) *suite {
 			t.Error("approval did not stop")
 		}
 	})
-	base := "http://" + ln.Addr().String()
+	base := "http://" + pub.Addr().String()
+	internal := "http://" + ln.Addr().String()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		resp, err := http.Get(base + "/readyz")
@@ -91,7 +98,7 @@ func startApproval(t *testing.T, extraEnv map[string]string) *suite {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return &suite{base: base, client: approvalv1connect.NewApprovalServiceClient(http.DefaultClient, base)}
+	return &suite{base: base, client: approvalv1connect.NewApprovalServiceClient(http.DefaultClient, internal, testinfra.AsSuite(t, svcauth.Approval))}
 }
 
 func (s *suite) request(t *testing.T, id, summary, plan, patch string) {
