@@ -23,6 +23,7 @@ import (
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/peertest"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/service"
@@ -93,6 +94,7 @@ func start(t *testing.T, spans ...sdktrace.SpanProcessor) *running {
 		t.Fatal(err)
 	}
 	cfg.Listener = ln
+	cfg.Auth = testinfra.Auth(service.Name)
 	logs := &peertest.LogBuffer{}
 	cfg.LogWriter = logs
 	cfg.Telemetry.SpanProcessors = spans
@@ -123,8 +125,8 @@ func start(t *testing.T, spans ...sdktrace.SpanProcessor) *running {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return &running{url: url, logs: logs, peers: peers, ollama: ol,
-		client: chatv1connect.NewChatServiceClient(hc, url),
-		grpc:   chatv1connect.NewChatServiceClient(hc, url, connect.WithGRPC())}
+		client: chatv1connect.NewChatServiceClient(hc, url, testinfra.AsSuite(t, svcauth.ChatMio)),
+		grpc:   chatv1connect.NewChatServiceClient(hc, url, connect.WithGRPC(), testinfra.AsSuite(t, svcauth.ChatMio))}
 }
 
 func (r *running) send(t *testing.T, user, text string) *chatv1.HandleMessageResponse {
@@ -274,7 +276,7 @@ func TestApprovalConversationEndToEnd(t *testing.T) {
 
 func TestInvalidRequestIsInvalidArgument(t *testing.T) {
 	r := start(t)
-	_, err := r.client.HandleMessage(context.Background(), &chatv1.HandleMessageRequest{SessionId: "nope", Text: "hi"})
+	_, err := r.client.HandleMessage(context.Background(), &chatv1.HandleMessageRequest{SessionId: "nope", Channel: "line", UserId: "Uowner", Text: "hi"})
 	if connect.CodeOf(err) != connect.CodeInvalidArgument {
 		t.Fatalf("code %v (%v)", connect.CodeOf(err), err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 )
 
 // LogBuffer collects a service's JSON log lines.
@@ -66,7 +67,9 @@ func Serve(t testing.TB, name string, mount func(*rpcserver.Server)) *Server {
 	}
 	// Peers do not beat: no heartbeat service runs here, and the failed beats would be logged
 	// without a job id in the middle of the lines tests inspect.
-	srv, err := rpcserver.New(rpcserver.Config{Name: name, Listener: ln, Heartbeat: &rpcserver.Heartbeat{Interval: time.Minute}}, tel)
+	// name is the identity the peer plays; its server checks callers as the real one does.
+	srv, err := rpcserver.New(rpcserver.Config{Name: name, Listener: ln, Heartbeat: &rpcserver.Heartbeat{Interval: time.Minute},
+		Credentials: testinfra.Credentials(t, name)}, tel)
 	if err != nil {
 		t.Fatalf("server %s: %v", name, err)
 	}

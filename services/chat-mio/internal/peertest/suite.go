@@ -1,6 +1,10 @@
 package peertest
 
 import (
+	"connectrpc.com/connect"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
+	"slices"
 	"testing"
 	"time"
 
@@ -41,7 +45,8 @@ func Start(t testing.TB, approvers ...string) *Suite {
 		srv.Mount(approvalv1connect.NewApprovalServiceHandler(s.Approval, srv.HandlerOptions()...))
 	})
 	s.ExecutorSrv = Serve(t, "executor", func(srv *rpcserver.Server) {
-		opts, err := rpcserver.ClientOptions(srv.Telemetry(), 10*time.Second)
+		opts, err := rpcserver.ClientOptions(srv.Telemetry(), 10*time.Second,
+			svcauth.Client(testinfra.Credentials(t, svcauth.Executor), svcauth.Approval))
 		if err != nil {
 			t.Fatalf("client options: %v", err)
 		}
@@ -76,17 +81,21 @@ type Clients struct {
 // Clients builds clients that carry tel's propagation.
 func (s *Suite) Clients(t testing.TB, tel *telemetry.Telemetry) Clients {
 	t.Helper()
-	opts, err := rpcserver.ClientOptions(tel, 30*time.Second)
+	base, err := rpcserver.ClientOptions(tel, 30*time.Second)
 	if err != nil {
 		t.Fatalf("client options: %v", err)
+	}
+	// The app under test is chat-mio; calls that act for a person carry that person's assertion.
+	opts := func(target string) []connect.ClientOption {
+		return append(slices.Clip(base), testinfra.AsSuite(t, target))
 	}
 	hc := rpcserver.NewHTTPClient()
 	t.Cleanup(hc.CloseIdleConnections)
 	return Clients{
-		Router:    routerv1connect.NewRouterServiceClient(hc, s.RouterSrv.URL, opts...),
-		Approval:  approvalv1connect.NewApprovalServiceClient(hc, s.ApprovalSrv.URL, opts...),
-		Executor:  executorv1connect.NewExecutorServiceClient(hc, s.ExecutorSrv.URL, opts...),
-		Heartbeat: heartbeatv1connect.NewHeartbeatServiceClient(hc, s.HeartbeatSrv.URL, opts...),
-		Gateway:   gatewayv1connect.NewNotificationServiceClient(hc, s.GatewaySrv.URL, opts...),
+		Router:    routerv1connect.NewRouterServiceClient(hc, s.RouterSrv.URL, opts(svcauth.RouterShiro)...),
+		Approval:  approvalv1connect.NewApprovalServiceClient(hc, s.ApprovalSrv.URL, opts(svcauth.Approval)...),
+		Executor:  executorv1connect.NewExecutorServiceClient(hc, s.ExecutorSrv.URL, opts(svcauth.Executor)...),
+		Heartbeat: heartbeatv1connect.NewHeartbeatServiceClient(hc, s.HeartbeatSrv.URL, opts(svcauth.Heartbeat)...),
+		Gateway:   gatewayv1connect.NewNotificationServiceClient(hc, s.GatewaySrv.URL, opts(svcauth.GatewayLine)...),
 	}
 }
