@@ -1,6 +1,8 @@
 package service
 
 import (
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"bytes"
 	"context"
 	"errors"
@@ -32,6 +34,7 @@ func TestExampleConfigIsValid(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := DefaultConfig()
+	cfg.Auth = testinfra.Auth(Name)
 	if err := config.Decode(data, &cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -61,6 +64,7 @@ func TestConfigValidateNamesKeys(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := DefaultConfig()
+			cfg.Auth = testinfra.Auth(Name)
 			if err := config.Decode([]byte(tc.yaml), &cfg); err != nil {
 				t.Fatal(err)
 			}
@@ -77,6 +81,7 @@ func TestConfigValidateNamesKeys(t *testing.T) {
 	}
 	// A disabled order needs no price and no key.
 	cfg := DefaultConfig()
+	cfg.Auth = testinfra.Auth(Name)
 	if err := config.Decode([]byte("orders:\n  order2: { model: gpt-unpriced, enabled: false }\n"), &cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -143,6 +148,7 @@ func TestServiceOverConnectAndGRPC(t *testing.T) {
 	t.Cleanup(openai.Close)
 	var logs syncBuffer
 	cfg := DefaultConfig()
+	cfg.Auth = testinfra.Auth(Name)
 	cfg.LogWriter = &logs
 	cfg.Orders.Order1.Config.Provider, cfg.Orders.Order1.Config.Model = "offline", "offline"
 	cfg.Orders.Order2.Config.BaseURL = openai.URL + "/v1"
@@ -157,7 +163,7 @@ func TestServiceOverConnectAndGRPC(t *testing.T) {
 
 	for name, opts := range map[string][]connect.ClientOption{"connect": nil, "grpc": {connect.WithGRPC()}} {
 		t.Run(name, func(t *testing.T) {
-			client := coderv1connect.NewCoderServiceClient(rpcserver.NewHTTPClient(), url, opts...)
+			client := coderv1connect.NewCoderServiceClient(rpcserver.NewHTTPClient(), url, append(opts, testinfra.AsSuite(t, svcauth.CoderOrder))...)
 			ctx := context.Background()
 
 			res, err := client.Propose(ctx, &coderv1.ProposeRequest{JobId: "job_20261121_060", Order: "coder1", Task: "設計メモを書いて", LocalOnly: true})
@@ -235,6 +241,7 @@ func assertCode(t *testing.T, err error, code connect.Code, errCode, text string
 
 func TestEnvOverridesOrderKeys(t *testing.T) {
 	cfg := DefaultConfig()
+	cfg.Auth = testinfra.Auth(Name)
 	env := map[string]string{
 		"PICOCLAW_ORDERS_ORDER2_MODEL":       "gpt-4o-mini",
 		"PICOCLAW_ORDERS_ORDER1_ENABLED":     "false",

@@ -3,6 +3,7 @@ package service_test
 import (
 	"bytes"
 	"context"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -92,6 +93,7 @@ func testCommon(t *testing.T, interval, timeout int) config.Common {
 	c.Redis.Addr = rdb.Addr
 	c.Redis.KeyPrefix = rdb.Prefix
 	c.HeartbeatSender = config.Heartbeat{Enabled: true, IntervalSec: interval, TimeoutSec: timeout}
+	c.Auth = testinfra.Auth(service.Name)
 	return c
 }
 
@@ -139,8 +141,8 @@ func waitReady(t *testing.T, url string) {
 	t.Fatalf("%s not ready", url)
 }
 
-func hbClient(url string) heartbeatv1connect.HeartbeatServiceClient {
-	return heartbeatv1connect.NewHeartbeatServiceClient(rpcserver.NewHTTPClient(), url)
+func hbClient(t testing.TB, url string) heartbeatv1connect.HeartbeatServiceClient {
+	return heartbeatv1connect.NewHeartbeatServiceClient(rpcserver.NewHTTPClient(), url, testinfra.AsSuite(t, svcauth.Heartbeat))
 }
 
 // eventually polls cond until it holds or the deadline passes.

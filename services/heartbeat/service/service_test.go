@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"io"
 	"net/http"
 	"os"
@@ -35,6 +37,7 @@ func manualBeat(id, alias, kind string, st heartbeatv1.AgentState, jobs ...strin
 // The API over both Connect and gRPC: beats, the report, the JSON endpoint, Watch and errors.
 func TestAPI(t *testing.T) {
 	cfg := service.DefaultConfig()
+	cfg.Auth = testinfra.Auth(service.Name)
 	cfg.Common = testCommon(t, 30, 60)
 	cfg.HeartbeatSender.Enabled = false // only the beats this test sends
 	cfg.LogWriter = io.Discard
@@ -42,8 +45,8 @@ func TestAPI(t *testing.T) {
 	ctx := context.Background()
 
 	clients := map[string]heartbeatv1connect.HeartbeatServiceClient{
-		"connect": hbClient(hb.URL),
-		"grpc":    heartbeatv1connect.NewHeartbeatServiceClient(rpcserver.NewHTTPClient(), hb.URL, connect.WithGRPC()),
+		"connect": hbClient(t, hb.URL),
+		"grpc":    heartbeatv1connect.NewHeartbeatServiceClient(rpcserver.NewHTTPClient(), hb.URL, connect.WithGRPC(), testinfra.AsSuite(t, svcauth.Heartbeat)),
 	}
 	watch, err := clients["grpc"].Watch(ctx, &heartbeatv1.WatchRequest{})
 	if err != nil {
@@ -135,13 +138,14 @@ func TestAPI(t *testing.T) {
 // Restarting the heartbeat service keeps the last known state of every agent.
 func TestRestartKeepsState(t *testing.T) {
 	cfg := service.DefaultConfig()
+	cfg.Auth = testinfra.Auth(service.Name)
 	cfg.Common = testCommon(t, 1, 2)
 	cfg.HeartbeatSender.Enabled = false
 	cfg.LogWriter = io.Discard
 	ctx := context.Background()
 
 	first := startHeartbeat(t, cfg, listen(t))
-	c := hbClient(first.URL)
+	c := hbClient(t, first.URL)
 	beats := []*heartbeatv1.BeatRequest{
 		manualBeat("order1", "Aka", "agent", heartbeatv1.AgentState_AGENT_STATE_BUSY, "job_20260101_010"),
 		manualBeat("order2", "Ao", "agent", heartbeatv1.AgentState_AGENT_STATE_ERROR),
@@ -176,7 +180,7 @@ func TestRestartKeepsState(t *testing.T) {
 	first.stop()
 
 	second := startHeartbeat(t, cfg, listen(t))
-	after, err := hbClient(second.URL).Report(ctx, &heartbeatv1.ReportRequest{})
+	after, err := hbClient(t, second.URL).Report(ctx, &heartbeatv1.ReportRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,6 +202,7 @@ func TestRestartKeepsState(t *testing.T) {
 // rpcserver runs for every service.
 func TestServiceProcessingJobIsBusy(t *testing.T) {
 	cfg := service.DefaultConfig()
+	cfg.Auth = testinfra.Auth(service.Name)
 	cfg.Common = testCommon(t, 1, 3)
 	cfg.LogWriter = io.Discard
 	hb := startHeartbeat(t, cfg, listen(t))
@@ -207,7 +212,7 @@ func TestServiceProcessingJobIsBusy(t *testing.T) {
 		t.Fatal(err)
 	}
 	ln := listen(t)
-	srv, err := rpcserver.New(rpcserver.Config{Name: "gateway-line", Listener: ln,
+	srv, err := rpcserver.New(rpcserver.Config{Name: "gateway-line", Listener: ln, Credentials: testinfra.Credentials(t, svcauth.GatewayLine),
 		Heartbeat: &rpcserver.Heartbeat{Enabled: true, URL: hb.URL, Interval: time.Second}}, tel)
 	if err != nil {
 		t.Fatal(err)
@@ -220,7 +225,7 @@ func TestServiceProcessingJobIsBusy(t *testing.T) {
 	t.Cleanup(func() { cancel(); <-done })
 	<-srv.Ready()
 
-	opts, err := rpcserver.ClientOptions(tel, 30*time.Second)
+	opts, err := rpcserver.ClientOptions(tel, 30*time.Second, testinfra.AsSuite(t, svcauth.GatewayLine))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +237,7 @@ func TestServiceProcessingJobIsBusy(t *testing.T) {
 	}()
 	<-push.entered
 
-	report := hbClient(hb.URL)
+	report := hbClient(t, hb.URL)
 	state := func(id string) *heartbeatv1.AgentStatus {
 		rep, err := report.Report(context.Background(), &heartbeatv1.ReportRequest{})
 		if err != nil {
@@ -280,6 +285,7 @@ func (p *blockingPush) Push(ctx context.Context, _ *gatewayv1.PushRequest) (*gat
 func TestErrorAlertsOnce(t *testing.T) {
 	gw := startFakeGateway(t)
 	cfg := service.DefaultConfig()
+	cfg.Auth = testinfra.Auth(service.Name)
 	cfg.Common = testCommon(t, 30, 60)
 	cfg.HeartbeatSender.Enabled = false
 	cfg.Locale = "en"
@@ -288,7 +294,7 @@ func TestErrorAlertsOnce(t *testing.T) {
 	cfg.AdminSession = "slack:C0ADMIN:1700000000.000100"
 	cfg.LogWriter = io.Discard
 	hb := startHeartbeat(t, cfg, listen(t))
-	c := hbClient(hb.URL)
+	c := hbClient(t, hb.URL)
 	ctx := context.Background()
 	bad := manualBeat("order3", "Gin", "agent", heartbeatv1.AgentState_AGENT_STATE_ERROR)
 	bad.Heartbeat.ErrorMessage = "anthropic: 529 overloaded"
@@ -329,6 +335,7 @@ heartbeat:
   admin_session: "line:Uadmin"
 `)
 	cfg := service.DefaultConfig()
+	cfg.Auth = testinfra.Auth(service.Name)
 	if err := config.Decode(yamlText, &cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -360,6 +367,7 @@ func TestExampleConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := service.DefaultConfig()
+	cfg.Auth = testinfra.Auth(service.Name)
 	if err := config.Decode(data, &cfg); err != nil {
 		t.Fatal(err)
 	}

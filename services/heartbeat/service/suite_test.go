@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"context"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"io"
 	"net"
 	"path/filepath"
@@ -32,46 +33,62 @@ type peer struct {
 // peers are the seven other services with what each needs to start; dir holds their files.
 func peers(dir string) []peer {
 	return []peer{
-		{gatewayline.Name, func(ctx context.Context, c config.Common, ln net.Listener) error {
+		{gatewayline.Name, func(ctx context.Context, c config.Common, ln net.Listener) (err error) {
 			cfg := gatewayline.DefaultConfig()
 			cfg.Common, cfg.Listener, cfg.LogWriter = c, ln, io.Discard
-			cfg.Line.ChannelSecret, cfg.Line.ChannelAccessToken = "suite-line-secret", "suite-line-token"
+			cfg.Auth = testinfra.Auth(gatewayline.Name)
+			if cfg.PublicListener, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+				return err
+			}
+			cfg.Line.ChannelSecret, cfg.Line.ChannelAccessToken = "suite-line-secret-0123456789abcdefghij", "suite-line-token-0123456789abcdefghijkl"
 			return gatewayline.Run(ctx, cfg)
 		}},
-		{gatewayslack.Name, func(ctx context.Context, c config.Common, ln net.Listener) error {
+		{gatewayslack.Name, func(ctx context.Context, c config.Common, ln net.Listener) (err error) {
 			cfg := gatewayslack.DefaultConfig()
 			cfg.Common, cfg.Listener, cfg.LogWriter = c, ln, io.Discard
-			cfg.Slack.SigningSecret, cfg.Slack.BotToken, cfg.Slack.BotUserID = "suite-slack-secret", "xoxb-suite", "UBOT"
+			cfg.Auth = testinfra.Auth(gatewayslack.Name)
+			if cfg.PublicListener, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+				return err
+			}
+			cfg.Slack.SigningSecret, cfg.Slack.BotToken, cfg.Slack.BotUserID = "suite-slack-secret-0123456789abcdefghij", "xoxb-suite-0123456789abcdefghijklmnopq", "UBOT"
 			return gatewayslack.Run(ctx, cfg)
 		}},
-		{chatmio.Name, func(ctx context.Context, c config.Common, ln net.Listener) error {
+		{chatmio.Name, func(ctx context.Context, c config.Common, ln net.Listener) (err error) {
 			cfg := chatmio.DefaultConfig()
 			cfg.Common, cfg.Listener, cfg.LogWriter = c, ln, io.Discard
+			cfg.Auth = testinfra.Auth(chatmio.Name)
 			cfg.Agents.Chat.Provider = llm.ProviderOffline
 			cfg.Chat.PersonaFile = "../../../config/persona/mio.md"
 			return chatmio.Run(ctx, cfg)
 		}},
-		{routershiro.Name, func(ctx context.Context, c config.Common, ln net.Listener) error {
+		{routershiro.Name, func(ctx context.Context, c config.Common, ln net.Listener) (err error) {
 			cfg := routershiro.DefaultConfig()
 			cfg.Common, cfg.Listener, cfg.LogWriter = c, ln, io.Discard
+			cfg.Auth = testinfra.Auth(routershiro.Name)
 			cfg.Agents.Worker.Provider = llm.ProviderOffline
 			cfg.Routing.RulesFile = "../../../config/rules.yaml"
 			return routershiro.Run(ctx, cfg)
 		}},
-		{coderorder.Name, func(ctx context.Context, c config.Common, ln net.Listener) error {
+		{coderorder.Name, func(ctx context.Context, c config.Common, ln net.Listener) (err error) {
 			cfg := coderorder.DefaultConfig()
 			cfg.Common, cfg.Listener, cfg.LogWriter = c, ln, io.Discard
+			cfg.Auth = testinfra.Auth(coderorder.Name)
 			return coderorder.Run(ctx, cfg)
 		}},
-		{approval.Name, func(ctx context.Context, c config.Common, ln net.Listener) error {
+		{approval.Name, func(ctx context.Context, c config.Common, ln net.Listener) (err error) {
 			cfg := approval.DefaultConfig()
 			cfg.Common, cfg.Listener, cfg.LogWriter = c, ln, io.Discard
+			cfg.Auth = testinfra.Auth(approval.Name)
+			if cfg.PublicListener, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+				return err
+			}
 			cfg.Approval.Store, cfg.Approval.SQLitePath = approval.StoreSQLite, filepath.Join(dir, "audit.db")
 			return approval.Run(ctx, cfg)
 		}},
-		{executor.Name, func(ctx context.Context, c config.Common, ln net.Listener) error {
+		{executor.Name, func(ctx context.Context, c config.Common, ln net.Listener) (err error) {
 			cfg := executor.DefaultConfig()
 			cfg.Common, cfg.Listener, cfg.LogWriter = c, ln, io.Discard
+			cfg.Auth = testinfra.Auth(executor.Name)
 			cfg.Executor.Workspace = filepath.Join(dir, "workspace")
 			return executor.Run(ctx, cfg)
 		}},
@@ -105,7 +122,7 @@ func startPeer(t *testing.T, p peer, c config.Common) *started {
 
 func report(t *testing.T, url string) map[string]*heartbeatv1.AgentStatus {
 	t.Helper()
-	rep, err := hbClient(url).Report(context.Background(), &heartbeatv1.ReportRequest{})
+	rep, err := hbClient(t, url).Report(context.Background(), &heartbeatv1.ReportRequest{})
 	if err != nil {
 		return nil
 	}
@@ -130,6 +147,7 @@ func TestSuiteAtOneSecondInterval(t *testing.T) {
 
 	hbCfg := service.DefaultConfig()
 	hbCfg.Common = common
+	hbCfg.Auth = testinfra.Auth(service.Name)
 	hbCfg.Services.GatewayLine.URL = gw.URL
 	hbCfg.ReportToChat = true
 	hbCfg.AdminSession = "line:Uadmin0000"
@@ -164,7 +182,7 @@ func TestSuiteAtOneSecondInterval(t *testing.T) {
 		return true
 	}
 	eventually(t, 15*time.Second, "every service and all five agents idle", allIdle)
-	rep, err := hbClient(hbURL).Report(context.Background(), &heartbeatv1.ReportRequest{Locale: "en"})
+	rep, err := hbClient(t, hbURL).Report(context.Background(), &heartbeatv1.ReportRequest{Locale: "en"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -235,6 +237,7 @@ func startStack(t *testing.T, answer func(ollamaRequest) (string, time.Duration)
 		t.Fatal(err)
 	}
 	cfg := DefaultConfig()
+	cfg.Auth = testinfra.Auth(Name)
 	cfg.Listener = ln
 	cfg.LogWriter = st.logs
 	cfg.Routing.RulesFile = rulesPath
@@ -270,8 +273,8 @@ func startStack(t *testing.T, answer func(ollamaRequest) (string, time.Duration)
 		time.Sleep(20 * time.Millisecond)
 	}
 	st.base = base
-	st.router = routerv1connect.NewRouterServiceClient(httpClient, base)
-	st.grpc = routerv1connect.NewRouterServiceClient(httpClient, base, connect.WithGRPC())
+	st.router = routerv1connect.NewRouterServiceClient(httpClient, base, testinfra.AsSuite(t, svcauth.RouterShiro))
+	st.grpc = routerv1connect.NewRouterServiceClient(httpClient, base, connect.WithGRPC(), testinfra.AsSuite(t, svcauth.RouterShiro))
 	return st
 }
 
@@ -312,6 +315,7 @@ func TestRun_StartupErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := DefaultConfig()
+			cfg.Auth = testinfra.Auth(Name)
 			cfg.Routing.RulesFile = rulesPath
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {
@@ -339,6 +343,7 @@ func TestRun_StartupErrors(t *testing.T) {
 // The example configuration is what this service reads and it is valid.
 func TestExampleConfig(t *testing.T) {
 	cfg := DefaultConfig()
+	cfg.Auth = testinfra.Auth(Name)
 	if err := config.Load(filepath.Join("..", "..", "..", "config", "picoclaw.example.yaml"), &cfg); err != nil {
 		t.Fatal(err)
 	}
