@@ -15,24 +15,27 @@ import (
 )
 
 const (
-	testSecret = "test-channel-secret-0123456789"
+	testSecret = "test-channel-secret-0123456789abcdef"
 	testToken  = "test-channel-access-token-abcdefghijklmnop"
 	allowed    = "Uallowed000000000000000000000001"
 	allowed2   = "Uallowed000000000000000000000002"
 )
 
 type harness struct {
-	cfg    service.Config
-	url    string
-	line   *linetest.Server
-	chat   *chatlinktest.FakeChat
-	redis  testinfra.RedisDB
-	logs   *chatlinktest.SyncBuffer
-	stream string
+	cfg service.Config
+	url string
+	// internal is the internal listener (notification API, metrics); url is the public one.
+	internal string
+	line     *linetest.Server
+	chat     *chatlinktest.FakeChat
+	redis    testinfra.RedisDB
+	logs     *chatlinktest.SyncBuffer
+	stream   string
 }
 
 func baseConfig(r testinfra.RedisDB, lineURL, chatURL string) service.Config {
 	cfg := service.DefaultConfig()
+	cfg.Auth = testinfra.Auth(service.Name)
 	cfg.Redis.Addr = r.Addr
 	cfg.Redis.KeyPrefix = r.Prefix
 	cfg.Services.ChatMio.URL = chatURL
@@ -61,7 +64,11 @@ func start(t testing.TB, mutate func(*service.Config)) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Listener = ln
+	pub, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Listener, cfg.PublicListener = ln, pub
 	if mutate != nil {
 		mutate(&cfg)
 	}
@@ -80,7 +87,7 @@ func start(t testing.TB, mutate func(*service.Config)) *harness {
 		}
 		close(chat.Release)
 	})
-	h := &harness{cfg: cfg, url: "http://" + ln.Addr().String(), line: line, chat: chat, redis: r, logs: logs,
+	h := &harness{cfg: cfg, url: "http://" + pub.Addr().String(), internal: "http://" + ln.Addr().String(), line: line, chat: chat, redis: r, logs: logs,
 		stream: r.Prefix + "inbox:line"}
 	waitFor(t, "gateway ready", func() bool {
 		res, err := http.Get(h.url + "/readyz")

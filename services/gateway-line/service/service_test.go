@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"io"
 	"net/http"
 	"os"
@@ -72,7 +74,7 @@ func TestWebhookRejectsForgedOversizedAndReplayed(t *testing.T) {
 	if got := h.sentTo(allowed); len(got) != 1 || got[0].Kind != "reply" {
 		t.Fatalf("sent %+v", got)
 	}
-	res, err := http.Get(h.url + "/metrics")
+	res, err := http.Get(h.internal + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,8 +299,8 @@ func TestChatOrderingAndFailures(t *testing.T) {
 func TestNotificationPush(t *testing.T) {
 	h := start(t, nil)
 	clients := map[string]gatewayv1connect.NotificationServiceClient{
-		"connect": gatewayv1connect.NewNotificationServiceClient(rpcserver.NewHTTPClient(), h.url),
-		"grpc":    gatewayv1connect.NewNotificationServiceClient(rpcserver.NewHTTPClient(), h.url, connect.WithGRPC()),
+		"connect": gatewayv1connect.NewNotificationServiceClient(rpcserver.NewHTTPClient(), h.internal, testinfra.AsSuite(t, svcauth.GatewayLine)),
+		"grpc":    gatewayv1connect.NewNotificationServiceClient(rpcserver.NewHTTPClient(), h.internal, connect.WithGRPC(), testinfra.AsSuite(t, svcauth.GatewayLine)),
 	}
 	for name, c := range clients {
 		t.Run(name, func(t *testing.T) {
@@ -344,7 +346,7 @@ func TestConfigValidate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := service.DefaultConfig()
-			cfg.Line.ChannelSecret, cfg.Line.ChannelAccessToken = "s", "t"
+			cfg.Line.ChannelSecret, cfg.Line.ChannelAccessToken = testSecret, testToken
 			if err := cfg.Validate(); err != nil {
 				t.Fatalf("defaults with secrets: %v", err)
 			}
@@ -404,7 +406,7 @@ func TestExampleConfig(t *testing.T) {
 	if !reflect.DeepEqual(cfg.Line, service.DefaultConfig().Line) {
 		t.Fatalf("example line section %+v differs from the defaults %+v", cfg.Line, service.DefaultConfig().Line)
 	}
-	env := map[string]string{"LINE_CHANNEL_SECRET": "from-env", "LINE_CHANNEL_ACCESS_TOKEN": "token-from-env",
+	env := map[string]string{"LINE_CHANNEL_SECRET": "from-env-0123456789abcdefghijklmnop", "LINE_CHANNEL_ACCESS_TOKEN": "token-from-env-0123456789abcdefghijk",
 		"PICOCLAW_LINE_ALLOWED_USERS": "U1, U2", "PICOCLAW_LINE_REPLY_TOKEN_MARGIN": "40s"}
 	if err := config.ApplyEnv(&cfg, func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
 		t.Fatal(err)
@@ -412,7 +414,7 @@ func TestExampleConfig(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Line.ChannelSecret.Value() != "from-env" || len(cfg.Line.AllowedUsers) != 2 || cfg.Line.ReplyTokenMargin != 40*time.Second {
+	if cfg.Line.ChannelSecret.Value() != "from-env-0123456789abcdefghijklmnop" || len(cfg.Line.AllowedUsers) != 2 || cfg.Line.ReplyTokenMargin != 40*time.Second {
 		t.Fatalf("environment not applied: %+v", cfg.Line)
 	}
 	if s := fmt.Sprintf("%v %+v", cfg.Line, cfg.Line); strings.Contains(s, "from-env") || strings.Contains(s, "token-from-env") {

@@ -32,9 +32,15 @@ func TestKilledAfterAckAnsweredExactlyOnce(t *testing.T) {
 	defer api.Close()
 	chat := chatlinktest.NewFakeChat()
 	chatSrv := chatlinktest.Start(t, chat)
-	addr := testinfra.FreeAddr(t)
-	env := append(os.Environ(),
-		"PICOCLAW_SERVICES_GATEWAY_SLACK_LISTEN="+addr,
+	addrs, err := testinfra.FreeAddrs(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// addr is the public listener (Events API); the internal one only serves the suite.
+	addr, internal := addrs[0], addrs[1]
+	env := append(append(os.Environ(), testinfra.AuthEnv(service.Name)...),
+		"PICOCLAW_SERVICES_GATEWAY_SLACK_PUBLIC_LISTEN="+addr,
+		"PICOCLAW_SERVICES_GATEWAY_SLACK_LISTEN="+internal,
 		"PICOCLAW_SERVICES_CHAT_MIO_URL="+chatSrv.URL,
 		"PICOCLAW_REDIS_ADDR="+r.Addr,
 		"PICOCLAW_REDIS_KEY_PREFIX="+r.Prefix,

@@ -15,19 +15,21 @@ import (
 
 const (
 	testSecret = "test-signing-secret-0123456789abcdef"
-	testToken  = "test-bot-token-abcdefghijklmnop"
+	testToken  = "xoxb-test-bot-token-abcdefghijklmnop"
 	allowed    = "UALLOWED01"
 	allowed2   = "UALLOWED02"
 )
 
 type harness struct {
-	cfg    service.Config
-	url    string
-	slack  *slacktest.Server
-	chat   *chatlinktest.FakeChat
-	redis  testinfra.RedisDB
-	logs   *chatlinktest.SyncBuffer
-	stream string
+	cfg service.Config
+	url string
+	// internal is the internal listener (notification API, metrics); url is the public one.
+	internal string
+	slack    *slacktest.Server
+	chat     *chatlinktest.FakeChat
+	redis    testinfra.RedisDB
+	logs     *chatlinktest.SyncBuffer
+	stream   string
 }
 
 func start(t testing.TB, mutate func(*service.Config)) *harness {
@@ -38,6 +40,7 @@ func start(t testing.TB, mutate func(*service.Config)) *harness {
 	chat := chatlinktest.NewFakeChat()
 	chatSrv := chatlinktest.Start(t, chat)
 	cfg := service.DefaultConfig()
+	cfg.Auth = testinfra.Auth(service.Name)
 	cfg.Redis.Addr = r.Addr
 	cfg.Redis.KeyPrefix = r.Prefix
 	cfg.Services.ChatMio.URL = chatSrv.URL
@@ -55,7 +58,11 @@ func start(t testing.TB, mutate func(*service.Config)) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Listener = ln
+	pub, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Listener, cfg.PublicListener = ln, pub
 	if mutate != nil {
 		mutate(&cfg)
 	}
@@ -74,7 +81,7 @@ func start(t testing.TB, mutate func(*service.Config)) *harness {
 		}
 		close(chat.Release)
 	})
-	h := &harness{cfg: cfg, url: "http://" + ln.Addr().String(), slack: api, chat: chat, redis: r, logs: logs,
+	h := &harness{cfg: cfg, url: "http://" + pub.Addr().String(), internal: "http://" + ln.Addr().String(), slack: api, chat: chat, redis: r, logs: logs,
 		stream: r.Prefix + "inbox:slack"}
 	waitFor(t, "gateway ready", func() bool {
 		res, err := http.Get(h.url + "/readyz")

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"net/http"
 	"os"
 	"reflect"
@@ -207,8 +209,8 @@ func TestAllowlistAndDelivery(t *testing.T) {
 func TestNotificationPush(t *testing.T) {
 	h := start(t, nil)
 	clients := map[string]gatewayv1connect.NotificationServiceClient{
-		"connect": gatewayv1connect.NewNotificationServiceClient(rpcserver.NewHTTPClient(), h.url),
-		"grpc":    gatewayv1connect.NewNotificationServiceClient(rpcserver.NewHTTPClient(), h.url, connect.WithGRPC()),
+		"connect": gatewayv1connect.NewNotificationServiceClient(rpcserver.NewHTTPClient(), h.internal, testinfra.AsSuite(t, svcauth.GatewaySlack)),
+		"grpc":    gatewayv1connect.NewNotificationServiceClient(rpcserver.NewHTTPClient(), h.internal, connect.WithGRPC(), testinfra.AsSuite(t, svcauth.GatewaySlack)),
 	}
 	for name, c := range clients {
 		t.Run(name, func(t *testing.T) {
@@ -247,7 +249,7 @@ func TestConfigValidate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := service.DefaultConfig()
-			cfg.Slack.SigningSecret, cfg.Slack.BotToken = "s", "t"
+			cfg.Slack.SigningSecret, cfg.Slack.BotToken = testSecret, testToken
 			if err := cfg.Validate(); err != nil {
 				t.Fatalf("defaults with secrets: %v", err)
 			}
@@ -287,14 +289,14 @@ func TestExampleConfig(t *testing.T) {
 	if !reflect.DeepEqual(cfg.Slack, service.DefaultConfig().Slack) {
 		t.Fatalf("example slack section %+v differs from the defaults %+v", cfg.Slack, service.DefaultConfig().Slack)
 	}
-	env := map[string]string{"SLACK_SIGNING_SECRET": "from-env", "SLACK_BOT_TOKEN": "xoxb-from-env", "PICOCLAW_SLACK_ALLOWED_USERS": "U1"}
+	env := map[string]string{"SLACK_SIGNING_SECRET": "from-env-0123456789abcdefghijklmnop", "SLACK_BOT_TOKEN": "xoxb-from-env-0123456789abcdefghijk", "PICOCLAW_SLACK_ALLOWED_USERS": "U1"}
 	if err := config.ApplyEnv(&cfg, func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
 		t.Fatal(err)
 	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Slack.SigningSecret.Value() != "from-env" || len(cfg.Slack.AllowedUsers) != 1 {
+	if cfg.Slack.SigningSecret.Value() != "from-env-0123456789abcdefghijklmnop" || len(cfg.Slack.AllowedUsers) != 1 {
 		t.Fatalf("environment not applied: %+v", cfg.Slack)
 	}
 	if s := fmt.Sprintf("%v %+v", cfg.Slack, cfg.Slack); strings.Contains(s, "from-env") {
