@@ -1,6 +1,7 @@
 package patch
 
 import (
+	"fmt"
 	"path"
 	"slices"
 	"strings"
@@ -79,19 +80,69 @@ func AnalyzeShell(script string) ShellReport {
 type shellAnalyzer struct {
 	findings []ShellFinding
 	parseErr string
+	// netHits counts network findings, so a command can tell whether it (or a script it runs)
+	// reached the network.
+	netHits int
+	// file is the script being walked: where its network commands are and what waits for that
+	// answer. Each parsed string (bash -c '…') has its own, since positions are per parse.
+	file *shellFile
 }
 
+// shellFile collects, for one parse, the offsets of commands that use the network and the
+// checks that depend on them ("is the left side of this pipe a download?"). Resolving them
+// after the walk keeps the analysis linear; walking each pipe's left side again would be
+// exponential in the length of a pipeline.
+type shellFile struct {
+	netAt   []uint
+	pending []pendingNet
+}
+
+type pendingNet struct {
+	start, end uint
+	detail     string
+	// ifNot is raised when the range has no network command (a script piped into sh is
+	// dynamic; one that was downloaded is remote code).
+	ifNot Flag
+}
+
+// maxFindings bounds the list; past it a flag already reported is not repeated.
+const maxFindings = 32
+
 func (a *shellAnalyzer) add(f Flag, detail string) {
+	if f == FlagNetwork {
+		a.netHits++
+	}
+	seen := false
 	for _, x := range a.findings {
-		if x.Flag == f && x.Detail == detail {
+		if x.Flag == f && (x.Detail == detail || len(a.findings) >= maxFindings) {
 			return
 		}
+		seen = seen || x.Flag == f
+	}
+	if seen && len(a.findings) >= maxFindings {
+		return
 	}
 	a.findings = append(a.findings, ShellFinding{Flag: f, Detail: clip(detail, 80)})
 }
 
-func (a *shellAnalyzer) has(f Flag) bool {
-	return slices.ContainsFunc(a.findings, func(x ShellFinding) bool { return x.Flag == f })
+// expectNet registers a check on the source range of n in the current parse.
+func (a *shellAnalyzer) expectNet(n syntax.Node, detail string, ifNot Flag) {
+	if a.file == nil || n == nil {
+		return
+	}
+	a.file.pending = append(a.file.pending, pendingNet{start: n.Pos().Offset(), end: n.End().Offset(), detail: detail, ifNot: ifNot})
+}
+
+func (a *shellAnalyzer) resolve(f *shellFile) {
+	slices.Sort(f.netAt)
+	for _, p := range f.pending {
+		i, _ := slices.BinarySearch(f.netAt, p.start)
+		if i < len(f.netAt) && f.netAt[i] < p.end {
+			a.add(FlagRemoteCode, p.detail)
+		} else if p.ifNot != "" {
+			a.add(p.ifNot, p.detail)
+		}
+	}
 }
 
 // script parses src and analyses it; a parse error is itself a finding.
@@ -108,7 +159,11 @@ func (a *shellAnalyzer) script(src string, depth int) {
 		a.add(FlagShellUnparsed, "does not parse: "+err.Error())
 		return
 	}
+	outer := a.file
+	a.file = &shellFile{}
 	a.walk(f, depth)
+	a.resolve(a.file)
+	a.file = outer
 }
 
 func (a *shellAnalyzer) walk(n syntax.Node, depth int) {
@@ -123,7 +178,11 @@ func (a *shellAnalyzer) walk(n syntax.Node, depth int) {
 			}
 		case *syntax.CallExpr:
 			if len(x.Args) > 0 {
+				before := a.netHits
 				a.call(toWords(x.Args), depth)
+				if a.netHits > before && a.file != nil {
+					a.file.netAt = append(a.file.netAt, x.Pos().Offset())
+				}
 			}
 		case *syntax.BinaryCmd:
 			if x.Op == syntax.Pipe || x.Op == syntax.PipeAll {
@@ -132,18 +191,21 @@ func (a *shellAnalyzer) walk(n syntax.Node, depth int) {
 		case *syntax.CoprocClause:
 			a.add(FlagBackground, "coproc")
 		case *syntax.Lit:
-			a.devNet(x.Value)
+			a.devNet(x, x.Value)
 		case *syntax.SglQuoted:
-			a.devNet(x.Value)
+			a.devNet(x, x.Value)
 		}
 		return true
 	})
 }
 
 // devNet spots bash's /dev/tcp and /dev/udp pseudo-files, which open network connections.
-func (a *shellAnalyzer) devNet(s string) {
+func (a *shellAnalyzer) devNet(n syntax.Node, s string) {
 	if strings.Contains(s, "/dev/tcp/") || strings.Contains(s, "/dev/udp/") {
 		a.add(FlagNetwork, "bash network pseudo-file "+clip(s, 40))
+		if a.file != nil {
+			a.file.netAt = append(a.file.netAt, n.Pos().Offset())
+		}
 	}
 }
 
@@ -562,8 +624,8 @@ func (a *shellAnalyzer) codeWords(ws []word, depth int) {
 // computedCode: code whose text is only known at run time.
 func (a *shellAnalyzer) computedCode(w word, detail string) {
 	a.add(FlagDynamicCommand, detail)
-	if w.w != nil && nodeUsesNetwork(w.w) {
-		a.add(FlagRemoteCode, detail)
+	if w.w != nil {
+		a.expectNet(w.w, detail, "")
 	}
 }
 
@@ -839,12 +901,7 @@ func (a *shellAnalyzer) pipe(b *syntax.BinaryCmd, depth int) {
 			return // the program comes from an argument, stdin is data
 		}
 	}
-	detail := "pipes into " + base
-	if nodeUsesNetwork(b.X) {
-		a.add(FlagRemoteCode, "downloads and "+detail)
-		return
-	}
-	a.add(FlagDynamicCommand, detail)
+	a.expectNet(b.X, "pipes into "+base, FlagDynamicCommand)
 }
 
 func unwrapForPipe(ws []word) []word {
@@ -860,13 +917,6 @@ func unwrapForPipe(ws []word) []word {
 	return ws
 }
 
-// nodeUsesNetwork analyses a sub-tree on its own and reports whether it reaches the network.
-func nodeUsesNetwork(n syntax.Node) bool {
-	sub := &shellAnalyzer{}
-	sub.walk(n, 1)
-	return sub.has(FlagNetwork)
-}
-
 func describe(args []word) string {
 	parts := make([]string, 0, 4)
 	for i, w := range args {
@@ -879,15 +929,20 @@ func describe(args []word) string {
 	return strings.Join(parts, " ")
 }
 
+// describeCmd names a command cheaply: the first words of a simple command, else its kind.
 func describeCmd(c syntax.Command) string {
-	if c == nil {
+	switch x := c.(type) {
+	case *syntax.CallExpr:
+		return describe(toWords(x.Args))
+	case nil:
 		return "?"
+	case *syntax.Subshell:
+		return "( … )"
+	case *syntax.Block:
+		return "{ … }"
+	default:
+		return strings.TrimPrefix(fmt.Sprintf("%T", c), "*syntax.")
 	}
-	var b strings.Builder
-	if err := syntax.NewPrinter().Print(&b, c); err != nil {
-		return "?"
-	}
-	return clip(strings.TrimSpace(b.String()), 60)
 }
 
 func clip(s string, n int) string {
