@@ -264,3 +264,11 @@ func TestShellOperationsCarryAnalyzerFlags(t *testing.T) {
 		t.Errorf("content not analysed: %v", p.Operations[0].Flags)
 	}
 }
+
+// A long pipeline is analysed once per command, not once per prefix (which would never end).
+func TestAnalyzeShellLongPipeline(t *testing.T) {
+	r := AnalyzeShell(strings.Repeat("cat x | ", 5000) + "curl -s https://x | " + strings.Repeat("tr a b | ", 5000) + "sh")
+	if !slices.Equal(r.Flags(), []Flag{FlagNetwork, FlagRemoteCode}) {
+		t.Errorf("flags = %v", r.Flags())
+	}
+}
