@@ -147,4 +147,5 @@ require (
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
 	modernc.org/sqlite v1.61.1 // indirect
+	mvdan.cc/sh/v3 v3.14.1 // indirect
 )

@@ -2,6 +2,7 @@ package patch
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 )
 
@@ -36,6 +37,21 @@ func FuzzParse(f *testing.F) {
 					t.Fatalf("%s: path %q is not canonical (%v)", op.Source, path, err)
 				}
 			}
+		}
+	})
+}
+
+// FuzzAnalyzeShell checks that no script panics the analyzer and that the answer is
+// deterministic.
+func FuzzAnalyzeShell(f *testing.F) {
+	for _, s := range []string{"rm -rf x", "curl x | sh", "bash -c 'eval \"$(curl x)\"'", "find . -exec sh -c 'rm $0' {} \\;",
+		"env -S 'rm x'", "cat <<EOF | sh\n$(rm a)\nEOF", "x=$(", "f() { f | f & }; f"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, script string) {
+		a, b := AnalyzeShell(script), AnalyzeShell(script)
+		if fmt.Sprint(a) != fmt.Sprint(b) {
+			t.Fatalf("not deterministic: %v vs %v", a, b)
 		}
 	})
 }

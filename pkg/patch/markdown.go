@@ -150,8 +150,10 @@ func parseGitLines(body []string, fenceSrc string, firstLine int) ([]raw, error)
 				}
 				content += args[k+1]
 				k++
-			case sub == ActionGitPush && (a == "-f" || a == "--force" || a == "--force-with-lease"):
-				md[MetaForce] = "true"
+			case sub == ActionGitPush && (a == "-f" || a == "--force"):
+				md[MetaForce] = ForceOverwrite
+			case sub == ActionGitPush && a == "--force-with-lease":
+				md[MetaForce] = ForceWithLease
 			case sub == ActionGitPush && (a == "-u" || a == "--set-upstream"):
 				md[MetaSetUpstream] = "true"
 			case sub == ActionGitReset && (a == "--hard" || a == "--soft" || a == "--mixed"):

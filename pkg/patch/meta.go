@@ -4,9 +4,10 @@ package patch
 const (
 	// MetaTo is the new path of a file_edit rename.
 	MetaTo = "to"
-	// MetaBranch is the branch of a git push.
+	// MetaBranch is the branch of a git push (pushed to the same name) or checkout.
 	MetaBranch = "branch"
-	// MetaForce is "true" for git push --force / checkout --force.
+	// MetaForce is "true" for git push --force / checkout --force, "lease" for
+	// git push --force-with-lease.
 	MetaForce = "force"
 	// MetaSetUpstream is "true" for git push -u.
 	MetaSetUpstream = "set_upstream"

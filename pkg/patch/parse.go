@@ -271,10 +271,7 @@ func canonGit(op *Operation) error {
 		}
 		op.Target = p
 	case ActionGitPush:
-		if strings.ContainsAny(t, " \t\n") {
-			return errorf(op.Source, "target", "push target must be one remote name, got %s", quote(t))
-		}
-		op.Target = t
+		return canonPush(op)
 	case ActionGitCommit:
 		if strings.TrimSpace(op.Content) == "" && t != "" {
 			// A commit message given as target is moved to content, where the executor reads it.
@@ -326,13 +323,17 @@ func opFlags(op Operation) []Flag {
 		}
 	case TypeShell:
 		add(FlagShell)
-		for _, fl := range shellFlags(op.Target + " " + op.Content) {
+		for _, fl := range AnalyzeShell(ShellScript(op)).Flags() {
 			add(fl)
 		}
 	case TypeGit:
 		switch op.Action {
 		case ActionGitPush:
 			add(FlagPushPublic)
+			add(FlagNetwork)
+			if op.Metadata[MetaForce] != "" {
+				add(FlagForcePush)
+			}
 		case ActionGitReset:
 			// Resets that move the branch or rewrite the working tree throw work away.
 			switch op.Metadata[MetaMode] {
@@ -355,6 +356,11 @@ func opFlags(op Operation) []Flag {
 			add(FlagExecuteScript)
 		}
 	}
+	for _, p := range OperationPaths(op) {
+		if TouchesGitDir(p) {
+			add(FlagGitInternals)
+		}
+	}
 	if looksSecret(op.Target) || looksSecret(op.Content) {
 		add(FlagSendSensitive)
 	}
@@ -369,57 +375,6 @@ func opFlags(op Operation) []Flag {
 
 func looksSecret(s string) bool {
 	return s != "" && redact.Secrets(s) != s
-}
-
-// shellFlags spots destructive or publishing commands inside a shell command line.
-func shellFlags(cmd string) []Flag {
-	var out []Flag
-	upload := strings.Contains(cmd, " -T ") || strings.Contains(cmd, "--upload-file") || strings.Contains(cmd, " -d ") ||
-		strings.Contains(cmd, "--data") || strings.Contains(cmd, " -F ") || strings.Contains(cmd, "--post-file")
-	words := strings.FieldsFunc(cmd, func(r rune) bool {
-		return r == ' ' || r == '\t' || r == '\n' || r == ';' || r == '&' || r == '|' || r == '(' || r == ')' || r == '`'
-	})
-	for i, w := range words {
-		next := ""
-		if i+1 < len(words) {
-			next = words[i+1]
-		}
-		switch w {
-		case "rm", "rmdir", "unlink", "shred", "truncate":
-			out = append(out, FlagDelete)
-		case "mv":
-			out = append(out, FlagRename)
-		case "git":
-			switch next {
-			case "push":
-				out = append(out, FlagPushPublic)
-			case "rm", "clean":
-				out = append(out, FlagDelete)
-			case "mv":
-				out = append(out, FlagRename)
-			}
-		case "npm", "yarn", "pnpm", "cargo", "gem", "poetry", "twine":
-			if next == "publish" || next == "push" || next == "upload" {
-				out = append(out, FlagPushPublic)
-			}
-		case "docker", "podman":
-			if next == "push" {
-				out = append(out, FlagPushPublic)
-			}
-		case "gh":
-			if next == "release" || next == "gist" || next == "repo" {
-				out = append(out, FlagPushPublic)
-			}
-		case "scp", "rsync", "sftp", "nc":
-			out = append(out, FlagPushPublic)
-		case "curl", "wget":
-			// Sending data off the machine: only flagged with an upload-shaped argument.
-			if upload {
-				out = append(out, FlagPushPublic)
-			}
-		}
-	}
-	return out
 }
 
 // finish fills affected paths, stats, patch flags and the hash.

@@ -80,7 +80,7 @@ func TestParseFormats(t *testing.T) {
 			format: FormatJSON,
 			ops:    []string{"file_edit/rename/a.txt", "file_edit/delete/gone.txt", "git_operation/push/origin", "browser/chrome_navigate/https://example.com/", "browser/chrome_execute_script/"},
 			paths:  []string{"a.txt", "b/c.txt", "gone.txt"},
-			flags:  []Flag{FlagBrowser, FlagDelete, FlagExecuteScript, FlagPushPublic, FlagRename},
+			flags:  []Flag{FlagBrowser, FlagDelete, FlagExecuteScript, FlagNetwork, FlagPushPublic, FlagRename},
 			stats:  DiffStats{Files: 3},
 		},
 		{
@@ -111,11 +111,11 @@ func TestParseFormats(t *testing.T) {
 		},
 		{
 			name:   "markdown diff and json fences",
-			text:   "```diff\n--- a/x.txt\n+++ b/x.txt\n@@ -1 +1 @@\n-a\n+b\n```\n```json\n[{\"type\":\"git_operation\",\"action\":\"push\"}]\n```\n",
+			text:   "```diff\n--- a/x.txt\n+++ b/x.txt\n@@ -1 +1 @@\n-a\n+b\n```\n```json\n[{\"type\":\"git_operation\",\"action\":\"push\",\"metadata\":{\"remote\":\"origin\",\"branch\":\"main\"}}]\n```\n",
 			format: FormatMarkdown,
-			ops:    []string{"file_edit/patch/x.txt", "git_operation/push/"},
+			ops:    []string{"file_edit/patch/x.txt", "git_operation/push/origin"},
 			paths:  []string{"x.txt"},
-			flags:  []Flag{FlagPushPublic},
+			flags:  []Flag{FlagNetwork, FlagPushPublic},
 			stats:  DiffStats{Files: 1, Additions: 1, Deletions: 1},
 		},
 		{
@@ -179,7 +179,7 @@ func TestParseFormats(t *testing.T) {
 			format: FormatJSON,
 			ops:    []string{"shell_command/run/rm -rf build && npm publish"},
 			paths:  []string{},
-			flags:  []Flag{FlagDelete, FlagPushPublic, FlagShell},
+			flags:  []Flag{FlagDelete, FlagNetwork, FlagPushPublic, FlagShell},
 		},
 	}
 	for _, tc := range tests {
@@ -402,7 +402,7 @@ func TestMarkdownGitLines(t *testing.T) {
 		{"commit", "", "first\n\nsecond", nil, nil},
 		{"reset", "", "", map[string]string{MetaMode: "hard"}, []Flag{FlagDelete}},
 		{"checkout", "feature/x", "", map[string]string{MetaNewBranch: "true"}, nil},
-		{"push", "origin", "", map[string]string{MetaForce: "true", MetaSetUpstream: "true", MetaBranch: "main"}, []Flag{FlagPushPublic}},
+		{"push", "origin", "", map[string]string{MetaForce: "true", MetaSetUpstream: "true", MetaBranch: "main"}, []Flag{FlagForcePush, FlagNetwork, FlagPushPublic}},
 	}
 	if len(p.Operations) != len(wants) {
 		t.Fatalf("%d operations, want %d: %+v", len(p.Operations), len(wants), p.Operations)

@@ -60,6 +60,22 @@ const (
 	FlagBrowser        Flag = "browser"
 	FlagExecuteScript  Flag = "execute_script"
 	FlagShell          Flag = "shell"
+	// FlagForcePush: a git push that overwrites remote history (--force, --force-with-lease).
+	FlagForcePush Flag = "force_push"
+	// FlagNetwork: the job reaches the network (shell network tools, package downloads, git
+	// fetch/push). The executor's sandbox has no network unless configured.
+	FlagNetwork Flag = "network"
+	// FlagGitInternals: the operation writes inside a .git directory (any spelling). Refused.
+	FlagGitInternals Flag = "git_internals"
+
+	// Shell risk flags, from the parsed syntax tree (AnalyzeShell).
+	FlagPermission       Flag = "permission"        // chmod, chown, chgrp, setfacl, ...
+	FlagOutsideWorkspace Flag = "outside_workspace" // writes to absolute, ~ or ../ paths
+	FlagRemoteCode       Flag = "remote_code"       // curl | sh: downloaded code runs
+	FlagPrivilege        Flag = "privilege"         // sudo, su, container daemons
+	FlagBackground       Flag = "background"        // &, nohup, setsid, disown: outlives the command
+	FlagDynamicCommand   Flag = "dynamic_command"   // eval, $cmd, bash -c "$x", inline interpreter code
+	FlagShellUnparsed    Flag = "shell_unparsed"    // the script does not parse
 )
 
 // Operation is one canonical operation.

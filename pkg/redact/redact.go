@@ -39,9 +39,19 @@ func hasFold(words ...string) func(s, lower string) bool {
 	}
 }
 
-// secretRules match credentials. Order matters: whole PEM blocks before shorter token shapes.
+// secretRules match credentials. Order matters: whole PEM and PGP blocks before shorter token
+// shapes, labelled quoted values before the unquoted label rule.
+//
+// Stripe keys: secret (sk_live_, sk_test_) and restricted (rk_live_, rk_test_) keys are masked,
+// test-mode ones too (they still open an account's API); publishable keys (pk_live_, pk_test_)
+// are public by design and stay.
 var secretRules = []rule{
-	{regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z0-9 ]*PRIVATE KEY-----|$)`), "[PRIVATE KEY " + Mask + "]", has("-----BEGIN ")},
+	{regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)`), "[PRIVATE KEY " + Mask + "]", has("-----BEGIN ")},
+	{regexp.MustCompile(`\b([sr]k_(?:live|test))_[A-Za-z0-9]{10,}`), "${1}_" + Mask, has("k_live_", "k_test_")},
+	{regexp.MustCompile(`\bwhsec_[A-Za-z0-9+/=]{16,}`), "whsec_" + Mask, has("whsec_")},
+	// AWS secret access keys: 40 base64 characters after a label naming them (alone, 40
+	// characters are as likely a git SHA or a hash).
+	{regexp.MustCompile(`(?i)((?:aws)?[_\-. ]?secret[_\-. ]?(?:access)?[_\-. ]?key(?:[_\-. ]?id)?["']?\s*[:=]\s*["']?)[A-Za-z0-9/+]{40}\b`), "${1}" + Mask, hasFold("secret")},
 	{regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=\-]{8,}`), "$1 " + Mask, hasFold("bearer", "basic")},
 	{regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{16,}`), "sk-" + Mask, has("sk-")},
 	{regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9\-]{10,}`), "xox-" + Mask, has("xox")},
@@ -51,11 +61,20 @@ var secretRules = []rule{
 	{regexp.MustCompile(`\bAKIA[0-9A-Z]{16}\b`), "AKIA" + Mask, has("AKIA")},
 	{regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}\b`), "AIza" + Mask, has("AIza")},
 	{regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}`), "jwt:" + Mask, has("eyJ")},
-	{regexp.MustCompile(`(?i)\b((?:[a-z0-9]+[_-])*(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|client[_-]?secret)["']?\s*[:=]\s*["']?)[^\s"',;]{3,}`), "${1}" + Mask,
+	// A quoted value after a label is masked whole, spaces included ("password": "two words").
+	{regexp.MustCompile(`(?i)\b((?:[a-z0-9]+[_-])*(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|client[_-]?secret)["']?\s*[:=]\s*)(?:"(?:[^"\\\n]|\\.)+"|'[^'\n]+')`), "${1}\"" + Mask + "\"",
+		func(s, lower string) bool {
+			return strings.ContainsAny(s, ":=") && strings.ContainsAny(s, `"'`) && hasFold("pass", "pwd", "secret", "token", "key")(s, lower)
+		}},
+	{regexp.MustCompile(`(?i)\b((?:[a-z0-9]+[_-])*(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|client[_-]?secret)["']?\s*[:=]\s*["']?)[^\s"',;]{3,}`), "${1}" + Mask,
 		func(s, lower string) bool {
 			return strings.ContainsAny(s, ":=") && hasFold("pass", "pwd", "secret", "token", "key")(s, lower)
 		}},
 	{regexp.MustCompile(`(?i)(://[^:/\s@]+:)[^@/\s]+@`), "${1}" + Mask + "@", has("://")},
+	// Japanese labels: パスワード, 暗証番号, 秘密鍵 (and パスフレーズ, パスコード) followed by a colon
+	// or equals sign, half or full width. Without one ("パスワードを忘れた") nothing is masked.
+	{regexp.MustCompile(`(パスワード|パスフレーズ|パスコード|暗証番号|秘密鍵)(\s*[:：=＝]\s*)(?:「[^」\n]*」|『[^』\n]*』|"[^"\n]*"|[^\s、。，,;；」』)）]+)`), "${1}${2}" + Mask,
+		has("パス", "暗証番号", "秘密鍵")},
 }
 
 // foldsToASCII are the non-ASCII runes that (?i) matches as ASCII letters (ſ as s, the Kelvin
@@ -99,7 +118,7 @@ func ForCloud(s string) string {
 	return s
 }
 
-var secretKeyWords = []string{"password", "passwd", "secret", "token", "apikey", "api_key", "api-key", "authorization", "credential", "private_key", "dsn"}
+var secretKeyWords = []string{"password", "passwd", "passphrase", "secret", "token", "apikey", "api_key", "api-key", "authorization", "credential", "private_key", "dsn"}
 
 // IsSecretKey reports whether a field or attribute name suggests its value is a secret.
 func IsSecretKey(key string) bool {

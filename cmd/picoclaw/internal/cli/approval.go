@@ -364,6 +364,7 @@ func runAutoApprove(ctx context.Context, g *globals, args []string) error {
 		tasks := fs.String("tasks", "", "allowed task types (design,codegen,review,refactor,ops,docs)")
 		routes := fs.String("routes", "", "allowed routes (e.g. CODE1)")
 		denied := fs.String("deny-ops", "", "operations never auto-approved (e.g. shell_command)")
+		ops := fs.String("ops", "", "operations the grant opts in to: shell (needs --paths too)")
 		reason := fs.String("reason", "", "why (stored in the audit log)")
 		pos, err := parseInterspersed(fs, args[1:])
 		if err != nil {
@@ -374,7 +375,8 @@ func runAutoApprove(ctx context.Context, g *globals, args []string) error {
 		}
 		body := map[string]any{
 			"task_types": splitList(*tasks), "routes": splitList(*routes),
-			"path_prefixes": splitList(*paths), "denied_operations": splitList(*denied), "reason": *reason,
+			"path_prefixes": splitList(*paths), "denied_operations": splitList(*denied),
+			"allowed_operations": splitList(*ops), "reason": *reason,
 		}
 		if *ttl > 0 {
 			body["ttl"] = ttl.String()

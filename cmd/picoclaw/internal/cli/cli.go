@@ -78,7 +78,7 @@ func commands() map[string]command {
 		"job":          {"show a job and its audit trail", "job <job_id>", runJob},
 		"approve":      {"approve a pending job", "approve <job_id>", runApprove},
 		"deny":         {"deny a pending job", "deny <job_id> [--reason TEXT]", runDeny},
-		"auto-approve": {"turn Auto-Approve on or off, or show it", "auto-approve on [--ttl 30m] [--paths docs/,README.md] [--tasks docs,review] [--routes CODE1] [--reason TEXT] | off | status", runAutoApprove},
+		"auto-approve": {"turn Auto-Approve on or off, or show it", "auto-approve on [--ttl 30m] [--paths docs/,README.md] [--tasks docs,review] [--routes CODE1] [--ops shell] [--reason TEXT] | off | status", runAutoApprove},
 		"status":       {"show the heartbeat report of every service and agent", "status", runStatus},
 		"keys":         {"make a fresh set of service keys (env lines for compose or Kubernetes secrets)", "keys", runKeys},
 	}

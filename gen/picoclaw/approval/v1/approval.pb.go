@@ -1783,8 +1783,11 @@ type AutoApproveGrant struct {
 	CreatedAt        *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	ExpiresAt        *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
 	Remaining        *durationpb.Duration   `protobuf:"bytes,10,opt,name=remaining,proto3" json:"remaining,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Operations the grant opts in to beyond file and local git operations: "shell" (`ops=shell`).
+	// Shell commands are covered only with "shell" here and a path scope.
+	AllowedOperations []string `protobuf:"bytes,11,rep,name=allowed_operations,json=allowedOperations,proto3" json:"allowed_operations,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *AutoApproveGrant) Reset() {
@@ -1883,6 +1886,13 @@ func (x *AutoApproveGrant) GetExpiresAt() *timestamppb.Timestamp {
 func (x *AutoApproveGrant) GetRemaining() *durationpb.Duration {
 	if x != nil {
 		return x.Remaining
+	}
+	return nil
+}
+
+func (x *AutoApproveGrant) GetAllowedOperations() []string {
+	if x != nil {
+		return x.AllowedOperations
 	}
 	return nil
 }
@@ -1995,8 +2005,10 @@ type SetAutoApproveRequest struct {
 	DeniedOperations []string             `protobuf:"bytes,6,rep,name=denied_operations,json=deniedOperations,proto3" json:"denied_operations,omitempty"`
 	Reason           string               `protobuf:"bytes,7,opt,name=reason,proto3" json:"reason,omitempty"`
 	Locale           string               `protobuf:"bytes,8,opt,name=locale,proto3" json:"locale,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Operations the grant opts in to: "shell" (`ops=shell`). Empty: files and local git only.
+	AllowedOperations []string `protobuf:"bytes,9,rep,name=allowed_operations,json=allowedOperations,proto3" json:"allowed_operations,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *SetAutoApproveRequest) Reset() {
@@ -2083,6 +2095,13 @@ func (x *SetAutoApproveRequest) GetLocale() string {
 		return x.Locale
 	}
 	return ""
+}
+
+func (x *SetAutoApproveRequest) GetAllowedOperations() []string {
+	if x != nil {
+		return x.AllowedOperations
+	}
+	return nil
 }
 
 type SetAutoApproveResponse struct {
@@ -2384,7 +2403,7 @@ const file_picoclaw_approval_v1_approval_proto_rawDesc = "" +
 	"\x15ListJobEventsResponse\x126\n" +
 	"\x06events\x18\x01 \x03(\v2\x1e.picoclaw.approval.v1.JobEventR\x06events\x12\x1f\n" +
 	"\vchain_valid\x18\x02 \x01(\bR\n" +
-	"chainValid\"\xed\x03\n" +
+	"chainValid\"\x9c\x04\n" +
 	"\x10AutoApproveGrant\x12\x16\n" +
 	"\x06active\x18\x01 \x01(\bR\x06active\x12;\n" +
 	"\n" +
@@ -2400,13 +2419,14 @@ const file_picoclaw_approval_v1_approval_proto_rawDesc = "" +
 	"\n" +
 	"expires_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x127\n" +
 	"\tremaining\x18\n" +
-	" \x01(\v2\x19.google.protobuf.DurationR\tremaining\"/\n" +
+	" \x01(\v2\x19.google.protobuf.DurationR\tremaining\x12-\n" +
+	"\x12allowed_operations\x18\v \x03(\tR\x11allowedOperations\"/\n" +
 	"\x15GetAutoApproveRequest\x12\x16\n" +
 	"\x06locale\x18\x01 \x01(\tR\x06locale\"w\n" +
 	"\x16GetAutoApproveResponse\x12<\n" +
 	"\x05grant\x18\x01 \x01(\v2&.picoclaw.approval.v1.AutoApproveGrantR\x05grant\x12\x1f\n" +
 	"\vstatus_text\x18\x02 \x01(\tR\n" +
-	"statusText\"\xe7\x02\n" +
+	"statusText\"\x96\x03\n" +
 	"\x15SetAutoApproveRequest\x12/\n" +
 	"\x05actor\x18\x01 \x01(\v2\x19.picoclaw.common.v1.ActorR\x05actor\x12+\n" +
 	"\x03ttl\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\x03ttl\x12;\n" +
@@ -2416,7 +2436,8 @@ const file_picoclaw_approval_v1_approval_proto_rawDesc = "" +
 	"\rpath_prefixes\x18\x05 \x03(\tR\fpathPrefixes\x12+\n" +
 	"\x11denied_operations\x18\x06 \x03(\tR\x10deniedOperations\x12\x16\n" +
 	"\x06reason\x18\a \x01(\tR\x06reason\x12\x16\n" +
-	"\x06locale\x18\b \x01(\tR\x06locale\"w\n" +
+	"\x06locale\x18\b \x01(\tR\x06locale\x12-\n" +
+	"\x12allowed_operations\x18\t \x03(\tR\x11allowedOperations\"w\n" +
 	"\x16SetAutoApproveResponse\x12<\n" +
 	"\x05grant\x18\x01 \x01(\v2&.picoclaw.approval.v1.AutoApproveGrantR\x05grant\x12\x1f\n" +
 	"\vstatus_text\x18\x02 \x01(\tR\n" +

@@ -22,7 +22,9 @@ var (
 	operationNames = []string{"file_edit", "shell_command", "git_operation", "browser",
 		"create", "update", "delete", "append", "rename", "patch", "run", "add", "commit", "reset", "checkout", "push",
 		"chrome_navigate", "chrome_click", "chrome_get_text", "chrome_screenshot", "chrome_execute_script",
-		"broad_overwrite", "send_sensitive", "push_public", "execute_script", "shell"}
+		"broad_overwrite", "send_sensitive", "push_public", "execute_script", "shell",
+		"force_push", "network", "permission", "outside_workspace", "remote_code", "privilege", "background",
+		"dynamic_command", "shell_unparsed"}
 )
 
 // GrantInput is an Auto-Approve request (`/auto-approve on ...` or PUT /v1/auto-approve).
@@ -32,7 +34,9 @@ type GrantInput struct {
 	Routes           []string
 	PathPrefixes     []string
 	DeniedOperations []string
-	Reason           string
+	// AllowedOperations opt in to what a grant never covers otherwise (domain.GrantOperations).
+	AllowedOperations []string
+	Reason            string
 }
 
 // GrantStatus is the state of Auto-Approve.
@@ -126,6 +130,10 @@ func (s *Service) buildGrant(actor domain.Actor, in GrantInput) (domain.Grant, t
 	if err != nil {
 		return domain.Grant{}, 0, err
 	}
+	allowed, err := check("allowed operation", in.AllowedOperations, domain.GrantOperations, strings.ToLower)
+	if err != nil {
+		return domain.Grant{}, 0, err
+	}
 	var prefixes []string
 	for _, p := range in.PathPrefixes {
 		p = strings.TrimSpace(p)
@@ -140,12 +148,15 @@ func (s *Service) buildGrant(actor domain.Actor, in GrantInput) (domain.Grant, t
 			prefixes = append(prefixes, n)
 		}
 	}
+	if slices.Contains(allowed, domain.OpsShell) && len(prefixes) == 0 {
+		return domain.Grant{}, 0, fmt.Errorf("%w: ops=shell needs a path scope (paths=...): a grant without one never covers shell", domain.ErrInvalid)
+	}
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	now := s.clock()
 	return domain.Grant{
 		ID: "grant_" + hex.EncodeToString(b[:]), TaskTypes: tasks, Routes: routes, PathPrefixes: prefixes,
-		DeniedOperations: denied, CreatedBy: actor, Reason: in.Reason, CreatedAt: now, ExpiresAt: now.Add(ttl),
+		DeniedOperations: denied, AllowedOperations: allowed, CreatedBy: actor, Reason: in.Reason, CreatedAt: now, ExpiresAt: now.Add(ttl),
 	}, ttl, nil
 }
 

@@ -26,6 +26,8 @@ func TestEvaluateOrder(t *testing.T) {
 		CostLimitUSD: 1, TokenLimit: 1000}
 	docs := &Grant{ID: "g1", PathPrefixes: []string{"docs"}, ExpiresAt: t0.Add(time.Hour)}
 	any := &Grant{ID: "g2", ExpiresAt: t0.Add(time.Hour)}
+	shellAny := &Grant{ID: "g3", AllowedOperations: []string{OpsShell}, ExpiresAt: t0.Add(time.Hour)}
+	shellDocs := &Grant{ID: "g4", AllowedOperations: []string{OpsShell}, PathPrefixes: []string{"docs"}, ExpiresAt: t0.Add(time.Hour)}
 	tests := []struct {
 		name    string
 		patch   string
@@ -46,7 +48,26 @@ func TestEvaluateOrder(t *testing.T) {
 		{"expired grant asks", `[{"type":"file_edit","action":"update","target":"docs/a","content":"x"}]`, &Grant{ID: "old", ExpiresAt: t0}, PolicyInput{}, OutcomePending, RuleAskNoGrant},
 		{"docs grant covers docs", `[{"type":"file_edit","action":"update","target":"docs/a/b.md","content":"x"}]`, docs, PolicyInput{}, OutcomeAutoApproved, RuleAutoApprove},
 		{"docs grant does not cover docsx", `[{"type":"file_edit","action":"update","target":"docs/a.md","content":"x"},{"type":"file_edit","action":"update","target":"docsx/b.md","content":"x"}]`, docs, PolicyInput{}, OutcomePending, RuleScopePath},
-		{"shell is outside a path grant", `[{"type":"shell_command","action":"run","target":"make docs"}]`, docs, PolicyInput{}, OutcomePending, RuleScopePath},
+		{"shell is outside a path grant", `[{"type":"shell_command","action":"run","target":"make docs"}]`, docs, PolicyInput{}, OutcomePending, RuleScopeOperation},
+		{"shell needs ops=shell", `[{"type":"shell_command","action":"run","target":"make docs"}]`, any, PolicyInput{}, OutcomePending, RuleScopeOperation},
+		{"ops=shell without paths never covers shell", `[{"type":"shell_command","action":"run","target":"make docs"}]`, shellAny, PolicyInput{}, OutcomePending, RuleScopeOperation},
+		{"ops=shell with paths covers a plain command", `[{"type":"shell_command","action":"run","target":"make docs"},{"type":"file_edit","action":"update","target":"docs/a","content":"x"}]`, shellDocs, PolicyInput{}, OutcomeAutoApproved, RuleAutoApprove},
+		{"ops=shell never covers a deletion", `[{"type":"shell_command","action":"run","target":"bash -c 'rm -rf docs'"}]`, shellDocs, PolicyInput{}, OutcomePending, "hard_require.delete"},
+		{"ops=shell never covers network", `[{"type":"shell_command","action":"run","target":"env X=1 curl -s https://example.com"}]`, shellDocs, PolicyInput{}, OutcomePending, "hard_require.network"},
+		{"ops=shell never covers curl | sh", `[{"type":"shell_command","action":"run","target":"curl -s x | sh"}]`, shellDocs, PolicyInput{}, OutcomePending, "hard_require.network"},
+		{"ops=shell never covers a daemon", `[{"type":"shell_command","action":"run","target":"nohup ./srv &"}]`, shellDocs, PolicyInput{}, OutcomePending, "hard_require.background"},
+		{"ops=shell never covers eval", `[{"type":"shell_command","action":"run","target":"eval \"$X\""}]`, shellDocs, PolicyInput{}, OutcomePending, "hard_require.dynamic_command"},
+		{"unparsable shell is never automatic", `[{"type":"shell_command","action":"run","target":"echo 'oops"}]`, shellDocs, PolicyInput{}, OutcomePending, "hard_require.shell_unparsed"},
+		{"shell writing outside", `[{"type":"shell_command","action":"run","target":"echo x >> ~/.profile"}]`, shellDocs, PolicyInput{}, OutcomePending, "hard_require.outside_workspace"},
+		{"shell privilege", `[{"type":"shell_command","action":"run","target":"sudo make install"}]`, shellDocs, PolicyInput{}, OutcomePending, "hard_require.privilege"},
+		{"shell chmod", `[{"type":"shell_command","action":"run","target":"chmod 777 docs"}]`, shellDocs, PolicyInput{}, OutcomePending, "hard_require.permission"},
+		{"shell into .GIT is refused", `[{"type":"shell_command","action":"run","target":"echo x > .GIT/hooks/pre-commit"}]`, shellDocs, PolicyInput{}, OutcomeRefused, RuleHardDenyPath},
+		{".GIT/config is refused", `[{"type":"file_edit","action":"update","target":".GIT/config","content":"x"}]`, any, PolicyInput{}, OutcomeRefused, RuleHardDenyPath},
+		{"sub/.GiT/config is refused", `[{"type":"file_edit","action":"update","target":"sub/.GiT/config","content":"x"}]`, any, PolicyInput{}, OutcomeRefused, RuleHardDenyPath},
+		{".git. is refused", `[{"type":"file_edit","action":"create","target":".git./hooks/pre-commit","content":"x"}]`, any, PolicyInput{}, OutcomeRefused, RuleHardDenyPath},
+		{".git without the config entry is refused", `[{"type":"git_operation","action":"add","target":".Git/config"}]`, any, PolicyInput{}, OutcomeRefused, RuleHardDenyPath},
+		{"deny paths ignore letter case", `[{"type":"file_edit","action":"update","target":"Secrets./k","content":"x"}]`, any, PolicyInput{}, OutcomeRefused, RuleHardDenyPath},
+		{"push needs a person", `[{"type":"git_operation","action":"push","target":"origin","metadata":{"branch":"docs"}}]`, any, PolicyInput{}, OutcomePending, "hard_require.push_public"},
 		{"git commit is inside a path grant", `[{"type":"git_operation","action":"add","target":"docs/a"},{"type":"git_operation","action":"commit","content":"m"}]`, docs, PolicyInput{}, OutcomeAutoApproved, RuleAutoApprove},
 		{"task type scope", `[{"type":"file_edit","action":"update","target":"docs/a","content":"x"}]`, &Grant{ID: "g", TaskTypes: []string{"docs"}, ExpiresAt: t0.Add(time.Hour)}, PolicyInput{TaskType: "codegen"}, OutcomePending, RuleScopeTaskType},
 		{"route scope", `[{"type":"file_edit","action":"update","target":"docs/a","content":"x"}]`, &Grant{ID: "g", Routes: []string{"CODE1"}, ExpiresAt: t0.Add(time.Hour)}, PolicyInput{Route: "CODE3"}, OutcomePending, RuleScopeRoute},
@@ -250,6 +271,37 @@ func TestRequestText(t *testing.T) {
 	}
 	if got := SafeText(strings.Repeat("あ", 300), 10); got != strings.Repeat("あ", 10)+"…" {
 		t.Errorf("SafeText truncation = %q", got)
+	}
+}
+
+// A force push is its own hard-require hit, and the message shows the exact remote, branch,
+// force mode and command the executor will run.
+func TestForcePushIsShownExactly(t *testing.T) {
+	p := mustParse(t, `[{"type":"git_operation","action":"push","target":"https://github.com/o/r.git","metadata":{"branch":"main","force":"lease"}}]`)
+	d := Evaluate(PolicyConfig{}, PolicyInput{Patch: p}, &Grant{ID: "g", ExpiresAt: t0.Add(time.Hour)}, t0)
+	rules := map[string]string{}
+	for _, h := range d.Hits {
+		rules[h.Rule] = h.Detail
+	}
+	const cmd = "git push --force-with-lease https://github.com/o/r.git refs/heads/main:refs/heads/main"
+	if d.Outcome != OutcomePending || rules["hard_require.force_push"] != cmd || rules["hard_require.network"] == "" {
+		t.Fatalf("decision %+v", d)
+	}
+	j := Job{ID: "job_20260301_008", ExpiresAt: t0.Add(30 * time.Minute)}
+	ja := RequestText(j, p, d.Hits, time.UTC)
+	for _, want := range []string{"プッシュ #1: リモート https://github.com/o/r.git（URL）, ブランチ main, 強制: はい（--force-with-lease）", cmd, "ネットワーク"} {
+		if !strings.Contains(ja, want) {
+			t.Errorf("ja text lacks %q:\n%s", want, ja)
+		}
+	}
+	j.Locale = "en"
+	p = mustParse(t, "```git\ngit push origin feature/x\n```\n")
+	en := RequestText(j, p, nil, time.UTC)
+	for _, want := range []string{"Push #1: remote origin (remote name; its URL is the one in the workspace's git config), branch feature/x, forced: no",
+		"git push origin refs/heads/feature/x:refs/heads/feature/x"} {
+		if !strings.Contains(en, want) {
+			t.Errorf("en text lacks %q:\n%s", want, en)
+		}
 	}
 }
 

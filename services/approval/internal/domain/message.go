@@ -25,6 +25,7 @@ type texts struct {
 	none                                                                                                   string
 	statusLine                                                                                             string
 	diffStats                                                                                              string
+	push, pushURL, pushName, forced, notForced, network                                                    string
 }
 
 var ja = texts{
@@ -34,6 +35,9 @@ var ja = texts{
 	buttons: "（下のボタンでも回答できます）", yes: "可能", no: "不可", browser: BrowserWarningJA, none: "なし",
 	riskLevel:  map[string]string{"high": "高", "medium": "中", "low": "低"},
 	statusLine: "コーダーの評価: %s", diffStats: "%s: %d ファイル, +%d -%d\n",
+	push:    "プッシュ #%d: リモート %s（%s）, ブランチ %s, 強制: %s\n  実行されるコマンド: %s\n",
+	pushURL: "URL", pushName: "リモート名。URL はワークスペースの git 設定のもの", forced: "はい（%s）", notForced: "いいえ",
+	network: "⚠️ ネットワークを使います（サンドボックスでは executor.sandbox.network: allow のときだけ通信できます）",
 }
 
 var en = texts{
@@ -43,6 +47,9 @@ var en = texts{
 	buttons: "(or use the buttons below)", yes: "possible", no: "not possible", browser: BrowserWarningEN, none: "none",
 	riskLevel:  map[string]string{"high": "high", "medium": "medium", "low": "low"},
 	statusLine: "coder's assessment: %s", diffStats: "%s: %d files, +%d -%d\n",
+	push:    "Push #%d: remote %s (%s), branch %s, forced: %s\n  command that runs: %s\n",
+	pushURL: "URL", pushName: "remote name; its URL is the one in the workspace's git config", forced: "yes (%s)", notForced: "no",
+	network: "⚠️ Uses the network (the sandbox allows it only with executor.sandbox.network: allow)",
 }
 
 func textsFor(locale string) texts {
@@ -83,13 +90,12 @@ func Environments(ops []patch.Operation) []string {
 		switch op.Type {
 		case patch.TypeShell:
 			add("shell")
+			if op.HasFlag(patch.FlagNetwork) {
+				add("network")
+			}
 		case patch.TypeGit:
-			if op.Action == patch.ActionGitPush {
-				remote := op.Target
-				if remote == "" {
-					remote = "origin"
-				}
-				add("git push " + remote)
+			if push, err := patch.PushOf(op); err == nil {
+				add(push.Command())
 			} else {
 				add("git")
 			}
@@ -169,6 +175,27 @@ func RequestText(j Job, p *patch.Patch, hits []Hit, loc *time.Location) string {
 		fmt.Fprintf(&b, "%s: %s\n", t.envs, SafeText(strings.Join(envs, ", "), 200))
 	}
 	fmt.Fprintf(&b, t.diffStats, t.stats, p.Stats.Files, p.Stats.Additions, p.Stats.Deletions)
+	for _, op := range p.Operations {
+		push, err := patch.PushOf(op)
+		if err != nil {
+			continue
+		}
+		kind := t.pushName
+		if push.RemoteIsURL {
+			kind = t.pushURL
+		}
+		forced := t.notForced
+		switch push.Force {
+		case patch.ForceOverwrite:
+			forced = fmt.Sprintf(t.forced, "--force")
+		case patch.ForceWithLease:
+			forced = fmt.Sprintf(t.forced, "--force-with-lease")
+		}
+		fmt.Fprintf(&b, t.push, op.Index+1, SafeText(push.Remote, 200), kind, SafeText(push.Branch, 100), forced, SafeText(push.Command(), 400))
+	}
+	if p.HasFlag(patch.FlagNetwork) {
+		b.WriteString(t.network + "\n")
+	}
 	if len(hits) > 0 {
 		fmt.Fprintf(&b, "%s:\n", t.attention)
 		for i, h := range hits {
@@ -229,9 +256,9 @@ func GrantStatusText(g *Grant, now time.Time, locale string, unavailable bool) s
 	}
 	remaining := g.ExpiresAt.Sub(now).Round(time.Second)
 	if enl {
-		return fmt.Sprintf("Auto-Approve: ON (%s left, until %s)\npaths: %s\ntasks: %s\nroutes: %s\ndenied operations: %s\nhard-require operations (delete, rename, secrets, push/publish, browser, cost over limit) always need approval.\nTurn off: /auto-approve off",
-			remaining, g.ExpiresAt.UTC().Format(time.RFC3339), list(g.PathPrefixes, "any"), list(g.TaskTypes, "any"), list(g.Routes, "any"), list(g.DeniedOperations, "none"))
+		return fmt.Sprintf("Auto-Approve: ON (%s left, until %s)\npaths: %s\ntasks: %s\nroutes: %s\nallowed operations: %s\ndenied operations: %s\nhard-require operations (delete, rename, secrets, push/publish, force push, network, browser, risky shell commands, cost over limit) always need approval; shell commands only run automatically with ops=shell and a path scope.\nTurn off: /auto-approve off",
+			remaining, g.ExpiresAt.UTC().Format(time.RFC3339), list(g.PathPrefixes, "any"), list(g.TaskTypes, "any"), list(g.Routes, "any"), list(g.AllowedOperations, "files and git only"), list(g.DeniedOperations, "none"))
 	}
-	return fmt.Sprintf("Auto-Approve: ON（残り %s、%s まで）\nパス: %s\nタスク種別: %s\nルート: %s\n禁止操作: %s\n削除・リネーム・機密・push/公開・ブラウザ・コスト超過は常に承認が必要です。\n停止: /auto-approve off",
-		remaining, g.ExpiresAt.UTC().Format(time.RFC3339), list(g.PathPrefixes, "すべて"), list(g.TaskTypes, "すべて"), list(g.Routes, "すべて"), list(g.DeniedOperations, "なし"))
+	return fmt.Sprintf("Auto-Approve: ON（残り %s、%s まで）\nパス: %s\nタスク種別: %s\nルート: %s\n許可する操作: %s\n禁止操作: %s\n削除・リネーム・機密・push/公開・強制 push・ネットワーク・ブラウザ・危険なシェルコマンド・コスト超過は常に承認が必要です。シェルコマンドは ops=shell とパス指定があるときだけ自動承認されます。\n停止: /auto-approve off",
+		remaining, g.ExpiresAt.UTC().Format(time.RFC3339), list(g.PathPrefixes, "すべて"), list(g.TaskTypes, "すべて"), list(g.Routes, "すべて"), list(g.AllowedOperations, "ファイルと git のみ"), list(g.DeniedOperations, "なし"))
 }

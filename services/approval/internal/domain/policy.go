@@ -32,17 +32,33 @@ const (
 	RuleScopeRoute           = "auto_approve.scope.route"
 	RuleScopePath            = "auto_approve.scope.path"
 	RuleScopeDeniedOperation = "auto_approve.scope.denied_operation"
+	RuleScopeOperation       = "auto_approve.scope.operation"
 	RuleAskNoGrant           = "ask.no_grant"
 )
 
-// hardRequireFlags are the flags that always need a person (SPEC §6), in reporting order.
+// OpsShell is the Auto-Approve scope value (`ops=shell`) that lets a grant cover shell
+// commands; without it, or without a path scope, shell commands always wait for a person.
+const OpsShell = "shell"
+
+// GrantOperations are the values AllowedOperations may hold.
+var GrantOperations = []string{OpsShell}
+
+// hardRequireFlags are the flags that always need a person (SPEC §6), in reporting order. No
+// grant and no rule makes them automatic.
 var hardRequireFlags = []patch.Flag{patch.FlagDelete, patch.FlagRename, patch.FlagSendSensitive,
-	patch.FlagPushPublic, patch.FlagExecuteScript, patch.FlagBrowser}
+	patch.FlagPushPublic, patch.FlagForcePush, patch.FlagNetwork, patch.FlagExecuteScript, patch.FlagBrowser,
+	patch.FlagRemoteCode, patch.FlagPrivilege, patch.FlagPermission, patch.FlagOutsideWorkspace,
+	patch.FlagBackground, patch.FlagDynamicCommand, patch.FlagShellUnparsed}
+
+// HardRequireFlags returns the flags that always need a person.
+func HardRequireFlags() []patch.Flag { return slices.Clone(hardRequireFlags) }
 
 // PolicyConfig is the static part of the policy.
 type PolicyConfig struct {
 	// HardDenyPaths refuse any operation touching a path under one of them at any depth
-	// (".git/" refuses ".git/config" and "sub/.git/hooks/x").
+	// (".git/" refuses ".git/config" and "sub/.git/hooks/x"). Names are compared ignoring
+	// letter case and trailing dots and spaces. A .git directory in any spelling is refused
+	// whatever this list says.
 	HardDenyPaths []string
 	// HardDenyCommands are regular expressions refusing shell commands that match.
 	HardDenyCommands []*regexp.Regexp
@@ -84,7 +100,15 @@ func Evaluate(cfg PolicyConfig, in PolicyInput, grant *Grant, now time.Time) Dec
 	ops := in.Patch.Operations
 	// 1. hard deny
 	for _, op := range ops {
+		if op.HasFlag(patch.FlagGitInternals) {
+			return Decision{Outcome: OutcomeRefused, Rule: RuleHardDenyPath,
+				Reason: fmt.Sprintf("operation %d (%s %s) writes inside a .git directory, which is never allowed", op.Index+1, op.Type, op.Action)}
+		}
 		for _, p := range patch.OperationPaths(op) {
+			if patch.TouchesGitDir(p) {
+				return Decision{Outcome: OutcomeRefused, Rule: RuleHardDenyPath,
+					Reason: fmt.Sprintf("operation %d (%s %s) touches %s, inside a .git directory, which is never allowed", op.Index+1, op.Type, op.Action, p)}
+			}
 			for _, deny := range cfg.HardDenyPaths {
 				if pathUnderAnyDepth(p, deny) {
 					return Decision{Outcome: OutcomeRefused, Rule: RuleHardDenyPath,
@@ -106,8 +130,7 @@ func Evaluate(cfg PolicyConfig, in PolicyInput, grant *Grant, now time.Time) Dec
 	for _, op := range ops {
 		for _, f := range hardRequireFlags {
 			if op.HasFlag(f) {
-				hits = append(hits, Hit{Rule: RuleHardRequire + string(f), Op: op.Index,
-					Detail: fmt.Sprintf("%s %s %s", op.Type, op.Action, op.Target)})
+				hits = append(hits, Hit{Rule: RuleHardRequire + string(f), Op: op.Index, Detail: hitDetail(op, f)})
 			}
 		}
 	}
@@ -140,36 +163,72 @@ func Evaluate(cfg PolicyConfig, in PolicyInput, grant *Grant, now time.Time) Dec
 		Reason: fmt.Sprintf("within the Auto-Approve grant %s until %s", grant.ID, grant.ExpiresAt.UTC().Format(time.RFC3339))}
 }
 
+// hitDetail says what in the operation raised f: the exact push command, the shell command
+// the analyzer pointed at, or the operation itself.
+func hitDetail(op patch.Operation, f patch.Flag) string {
+	switch op.Type {
+	case patch.TypeGit:
+		if push, err := patch.PushOf(op); err == nil {
+			return push.Command()
+		}
+	case patch.TypeShell:
+		if d := patch.AnalyzeShell(patch.ShellScript(op)).Detail(f); d != "" {
+			return d
+		}
+	}
+	return fmt.Sprintf("%s %s %s", op.Type, op.Action, op.Target)
+}
+
 // pathUnderAnyDepth reports whether p has deny as a component-aligned sub-path anywhere.
+// Components compare as a case-insensitive file system would see them (letter case, trailing
+// dots and spaces ignored), so "Secrets/" and "secrets./" do not slip past "secrets/".
 func pathUnderAnyDepth(p, deny string) bool {
-	deny = strings.Trim(deny, "/")
-	if deny == "" {
+	want := strings.FieldsFunc(deny, func(r rune) bool { return r == '/' })
+	if len(want) == 0 {
 		return false
 	}
-	if patch.HasPathPrefix(p, deny) {
-		return true
+	have := strings.Split(p, "/")
+	for i := 0; i+len(want) <= len(have); i++ {
+		match := true
+		for j, w := range want {
+			match = match && sameName(have[i+j], w)
+		}
+		if match {
+			return true
+		}
 	}
-	return strings.Contains("/"+p+"/", "/"+deny+"/")
+	return false
+}
+
+func sameName(a, b string) bool {
+	if patch.IsGitDirName(b) {
+		return patch.IsGitDirName(a)
+	}
+	return strings.EqualFold(strings.TrimRight(a, ". "), strings.TrimRight(b, ". "))
 }
 
 // Grant is the active Auto-Approve policy; its lifetime is the Redis key's TTL.
 type Grant struct {
-	ID               string    `json:"id"`
-	TaskTypes        []string  `json:"task_types,omitempty"`
-	Routes           []string  `json:"routes,omitempty"`
-	PathPrefixes     []string  `json:"path_prefixes,omitempty"`
-	DeniedOperations []string  `json:"denied_operations,omitempty"`
-	CreatedBy        Actor     `json:"created_by"`
-	Reason           string    `json:"reason,omitempty"`
-	CreatedAt        time.Time `json:"created_at"`
-	ExpiresAt        time.Time `json:"expires_at"`
+	ID               string   `json:"id"`
+	TaskTypes        []string `json:"task_types,omitempty"`
+	Routes           []string `json:"routes,omitempty"`
+	PathPrefixes     []string `json:"path_prefixes,omitempty"`
+	DeniedOperations []string `json:"denied_operations,omitempty"`
+	// AllowedOperations opts in to operations a grant never covers otherwise: "shell".
+	AllowedOperations []string  `json:"allowed_operations,omitempty"`
+	CreatedBy         Actor     `json:"created_by"`
+	Reason            string    `json:"reason,omitempty"`
+	CreatedAt         time.Time `json:"created_at"`
+	ExpiresAt         time.Time `json:"expires_at"`
 }
 
 // ActiveAt reports whether the grant applies at now (the Redis TTL normally removes it first).
 func (g *Grant) ActiveAt(now time.Time) bool { return g != nil && now.Before(g.ExpiresAt) }
 
 // Covers checks every operation against the scope. Empty lists do not restrict; with path
-// prefixes set, an operation whose paths cannot be known (shell, browser, push) is out of scope.
+// prefixes set, an operation whose paths cannot be known (browser, push) is out of scope.
+// Shell commands are covered only when the grant names them (ops=shell) and has a path scope;
+// the hard-require flags of risky shell constructs were already handled before.
 func (g *Grant) Covers(in PolicyInput) (rule, reason string) {
 	if len(g.TaskTypes) > 0 && !slices.Contains(g.TaskTypes, in.TaskType) {
 		return RuleScopeTaskType, fmt.Sprintf("task type %q is not in the grant (%s)", in.TaskType, strings.Join(g.TaskTypes, ", "))
@@ -182,6 +241,15 @@ func (g *Grant) Covers(in PolicyInput) (rule, reason string) {
 			if d == string(op.Type) || d == op.Action || d == string(op.Type)+"."+op.Action || op.HasFlag(patch.Flag(d)) {
 				return RuleScopeDeniedOperation, fmt.Sprintf("operation %d (%s %s) is denied by the grant (%s)", op.Index+1, op.Type, op.Action, d)
 			}
+		}
+		if op.Type == patch.TypeShell {
+			if !slices.Contains(g.AllowedOperations, OpsShell) {
+				return RuleScopeOperation, fmt.Sprintf("operation %d is a shell command; the grant does not name shell (ops=shell)", op.Index+1)
+			}
+			if len(g.PathPrefixes) == 0 {
+				return RuleScopeOperation, fmt.Sprintf("operation %d is a shell command; a grant without a path scope never covers shell", op.Index+1)
+			}
+			continue
 		}
 		if len(g.PathPrefixes) == 0 {
 			continue

@@ -232,13 +232,14 @@ func (a *API) putAutoApprove(w http.ResponseWriter, r *http.Request) {
 		Routes           []string `json:"routes"`
 		PathPrefixes     []string `json:"path_prefixes"`
 		DeniedOperations []string `json:"denied_operations"`
+		AllowedOps       []string `json:"allowed_operations"`
 		Reason           string   `json:"reason"`
 	}
 	if !decodeOptional(w, r, &body) {
 		return
 	}
 	in := app.GrantInput{TaskTypes: body.TaskTypes, Routes: body.Routes, PathPrefixes: body.PathPrefixes,
-		DeniedOperations: body.DeniedOperations, Reason: body.Reason}
+		DeniedOperations: body.DeniedOperations, AllowedOperations: body.AllowedOps, Reason: body.Reason}
 	if body.TTL != "" {
 		d, err := time.ParseDuration(body.TTL)
 		if err != nil {

@@ -136,6 +136,7 @@ type grantView struct {
 	Routes           []string     `json:"routes"`
 	PathPrefixes     []string     `json:"path_prefixes"`
 	DeniedOperations []string     `json:"denied_operations"`
+	AllowedOps       []string     `json:"allowed_operations"`
 	CreatedBy        domain.Actor `json:"created_by"`
 	Reason           string       `json:"reason"`
 	CreatedAt        time.Time    `json:"created_at"`
@@ -156,6 +157,6 @@ func viewGrant(g *domain.Grant, now time.Time) *grantView {
 		return nil
 	}
 	return &grantView{ID: g.ID, TaskTypes: nonNil(g.TaskTypes), Routes: nonNil(g.Routes), PathPrefixes: nonNil(g.PathPrefixes),
-		DeniedOperations: nonNil(g.DeniedOperations), CreatedBy: g.CreatedBy, Reason: g.Reason, CreatedAt: g.CreatedAt,
+		DeniedOperations: nonNil(g.DeniedOperations), AllowedOps: nonNil(g.AllowedOperations), CreatedBy: g.CreatedBy, Reason: g.Reason, CreatedAt: g.CreatedAt,
 		ExpiresAt: g.ExpiresAt, RemainingSeconds: int64(g.ExpiresAt.Sub(now).Seconds())}
 }

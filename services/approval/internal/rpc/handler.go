@@ -213,7 +213,8 @@ func (h *Handler) GetAutoApprove(ctx context.Context, req *approvalv1.GetAutoApp
 
 // SetAutoApprove switches Auto-Approve on with a scope and TTL.
 func (h *Handler) SetAutoApprove(ctx context.Context, req *approvalv1.SetAutoApproveRequest) (*approvalv1.SetAutoApproveResponse, error) {
-	in := app.GrantInput{PathPrefixes: req.GetPathPrefixes(), DeniedOperations: req.GetDeniedOperations(), Reason: req.GetReason()}
+	in := app.GrantInput{PathPrefixes: req.GetPathPrefixes(), DeniedOperations: req.GetDeniedOperations(),
+		AllowedOperations: req.GetAllowedOperations(), Reason: req.GetReason()}
 	if d := req.GetTtl(); d != nil {
 		in.TTL = d.AsDuration()
 	}
@@ -391,7 +392,8 @@ func grantToProto(g *domain.Grant, now time.Time) *approvalv1.AutoApproveGrant {
 		return &approvalv1.AutoApproveGrant{Active: false}
 	}
 	out := &approvalv1.AutoApproveGrant{Active: true, PathPrefixes: g.PathPrefixes, DeniedOperations: g.DeniedOperations,
-		CreatedBy: actorToProto(g.CreatedBy), Reason: g.Reason, CreatedAt: ts(g.CreatedAt), ExpiresAt: ts(g.ExpiresAt),
+		AllowedOperations: g.AllowedOperations,
+		CreatedBy:         actorToProto(g.CreatedBy), Reason: g.Reason, CreatedAt: ts(g.CreatedAt), ExpiresAt: ts(g.ExpiresAt),
 		Remaining: durationpb.New(g.ExpiresAt.Sub(now))}
 	for _, t := range g.TaskTypes {
 		out.TaskTypes = append(out.TaskTypes, taskTypeFromName(t))

@@ -160,7 +160,7 @@ func (a *App) autoApprove(ctx context.Context, t *turn, cmd domain.Command) {
 			t.say(domain.T(t.loc, domain.MsgAutoDegraded))
 			return
 		}
-		req := &approvalv1.SetAutoApproveRequest{Actor: t.actor, PathPrefixes: cmd.Auto.Paths, Locale: loc}
+		req := &approvalv1.SetAutoApproveRequest{Actor: t.actor, PathPrefixes: cmd.Auto.Paths, AllowedOperations: cmd.Auto.Ops, Locale: loc}
 		if cmd.Auto.TTL > 0 {
 			req.Ttl = durationpb.New(cmd.Auto.TTL)
 		}

@@ -46,6 +46,8 @@ type AutoApproveOptions struct {
 	Paths     []string
 	TaskTypes []string // design, codegen, review, refactor, ops, docs
 	Routes    []string // CHAT ... CODE3
+	// Ops opt in to operations a grant never covers otherwise: "shell" (needs paths= too).
+	Ops []string
 }
 
 // routerCommands are routing commands of SPEC §4 that router-shiro interprets.
@@ -59,6 +61,9 @@ var routerCommands = map[string]bool{
 
 // TaskTypes accepted by tasks=.
 var TaskTypes = []string{"design", "codegen", "review", "refactor", "ops", "docs"}
+
+// GrantOps accepted by ops=.
+var GrantOps = []string{"shell"}
 
 // Routes accepted by routes=.
 var Routes = []string{"CHAT", "PLAN", "ANALYZE", "OPS", "RESEARCH", "CODE", "CODE1", "CODE2", "CODE3"}
@@ -207,8 +212,16 @@ func parseAutoApprove(c Command, args []string) (Command, error) {
 				}
 				c.Auto.Routes = append(c.Auto.Routes, route)
 			}
+		case "ops":
+			for _, o := range splitList(val) {
+				o = strings.ToLower(o)
+				if !contains(GrantOps, o) {
+					return usage("unknown operation %q (want %s)", o, strings.Join(GrantOps, ","))
+				}
+				c.Auto.Ops = append(c.Auto.Ops, o)
+			}
 		default:
-			return usage("unknown option %q (ttl=, paths=, tasks=, routes=)", key)
+			return usage("unknown option %q (ttl=, paths=, tasks=, routes=, ops=)", key)
 		}
 	}
 	return c, nil

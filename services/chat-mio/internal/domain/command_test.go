@@ -54,6 +54,9 @@ func TestParseCommand(t *testing.T) {
 		{in: "/auto-approve on color=red", usage: "/auto-approve"},
 		{in: "/auto-approve on paths", usage: "/auto-approve"},
 		{in: "/auto-approve on ttl=1m ttl=2m", usage: "/auto-approve"},
+		{in: "/auto-approve on paths=docs/ ops=Shell",
+			want: Command{Kind: CmdAutoApproveOn, Name: "/auto-approve", Auto: AutoApproveOptions{Paths: []string{"docs/"}, Ops: []string{"shell"}}}, usage: "-"},
+		{in: "/auto-approve on ops=browser", usage: "/auto-approve"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {

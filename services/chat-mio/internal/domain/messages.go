@@ -95,7 +95,7 @@ var catalog = map[MsgKey][2]string{
 		"Mio です。使えるコマンド:\n" +
 			"/approve <job_id> — 承認して実行\n" +
 			"/deny <job_id> [理由] — 却下\n" +
-			"/auto-approve on [ttl=30m] [paths=docs/,README.md] [tasks=docs,review] [routes=CODE1] | off | status\n" +
+			"/auto-approve on [ttl=30m] [paths=docs/,README.md] [tasks=docs,review] [routes=CODE1] [ops=shell] | off | status\n" +
 			"/pick <job_id> <番号> — 合議の候補を選ぶ\n" +
 			"/status — 各サービスの状態\n" +
 			"/local — クラウドのモデルを使わない / /cloud — 使う\n" +
@@ -104,7 +104,7 @@ var catalog = map[MsgKey][2]string{
 		"I'm Mio. Commands:\n" +
 			"/approve <job_id> — approve and run\n" +
 			"/deny <job_id> [reason] — deny\n" +
-			"/auto-approve on [ttl=30m] [paths=docs/,README.md] [tasks=docs,review] [routes=CODE1] | off | status\n" +
+			"/auto-approve on [ttl=30m] [paths=docs/,README.md] [tasks=docs,review] [routes=CODE1] [ops=shell] | off | status\n" +
 			"/pick <job_id> <n> — pick a deliberation option\n" +
 			"/status — state of every service\n" +
 			"/local — no cloud models / /cloud — allow them\n" +
@@ -114,8 +114,8 @@ var catalog = map[MsgKey][2]string{
 	MsgUsageApprove: {"使い方: /approve <job_id>（例: /approve job_20260101_001）", "Usage: /approve <job_id> (e.g. /approve job_20260101_001)"},
 	MsgUsageDeny:    {"使い方: /deny <job_id> [理由]", "Usage: /deny <job_id> [reason]"},
 	MsgUsagePick:    {"使い方: /pick <job_id> <番号>（番号は 1〜9）", "Usage: /pick <job_id> <n> (n is 1-9)"},
-	MsgUsageAuto: {"使い方: /auto-approve on [ttl=30m] [paths=docs/,README.md] [tasks=docs,review] [routes=CODE1] | off | status",
-		"Usage: /auto-approve on [ttl=30m] [paths=docs/,README.md] [tasks=docs,review] [routes=CODE1] | off | status"},
+	MsgUsageAuto: {"使い方: /auto-approve on [ttl=30m] [paths=docs/,README.md] [tasks=docs,review] [routes=CODE1] [ops=shell] | off | status",
+		"Usage: /auto-approve on [ttl=30m] [paths=docs/,README.md] [tasks=docs,review] [routes=CODE1] [ops=shell] | off | status"},
 	MsgUsageNoArgs:  {"使い方: %s（引数はありません）", "Usage: %s (no arguments)"},
 	MsgEmpty:        {"メッセージが空でした。文章で送ってください（/help でコマンドを確認できます）。", "The message was empty. Please send text (/help lists the commands)."},
 	MsgUsageUnknown: {"知らないコマンドです。/help で使えるコマンドを確認できます。", "Unknown command. Send /help to see the commands."},

@@ -374,7 +374,7 @@ func (a *Approval) SetAutoApprove(ctx context.Context, req *approvalv1.SetAutoAp
 	}
 	now := time.Now()
 	a.grant = &approvalv1.AutoApproveGrant{Active: true, TaskTypes: req.GetTaskTypes(), Routes: req.GetRoutes(),
-		PathPrefixes: req.GetPathPrefixes(), CreatedBy: req.GetActor(), CreatedAt: timestamppb.New(now),
+		PathPrefixes: req.GetPathPrefixes(), AllowedOperations: req.GetAllowedOperations(), CreatedBy: req.GetActor(), CreatedAt: timestamppb.New(now),
 		ExpiresAt: timestamppb.New(now.Add(ttl)), Remaining: durationpb.New(ttl)}
 	return &approvalv1.SetAutoApproveResponse{Grant: proto.CloneOf(a.grant), StatusText: a.statusText(req.GetLocale())}, nil
 }

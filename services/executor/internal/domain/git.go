@@ -88,38 +88,13 @@ func GitArgs(op patch.Operation) ([]string, error) {
 		}
 		return append(args, c...), nil
 	case patch.ActionGitPush:
-		args := []string{"push"}
-		if op.Metadata["force"] == "true" {
-			args = append(args, "--force-with-lease")
+		// Exactly the push approval showed: the remote (name or URL) and branch of the
+		// operation, forced only when it says so. Anything else about it is refused.
+		push, err := patch.PushOf(op)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 		}
-		if op.Metadata["set_upstream"] == "true" {
-			args = append(args, "--set-upstream")
-		}
-		remote, branch := op.Metadata["remote"], op.Metadata["branch"]
-		if remote == "" && len(targets) > 0 {
-			remote = targets[0]
-		}
-		if branch == "" && len(targets) > 1 {
-			branch = targets[1]
-		}
-		if remote == "" && branch != "" {
-			remote = "origin"
-		}
-		for _, r := range []string{remote, branch} {
-			if r == "" {
-				continue
-			}
-			if err := refName(r); err != nil {
-				return nil, err
-			}
-		}
-		if remote != "" {
-			args = append(args, remote)
-			if branch != "" {
-				args = append(args, branch)
-			}
-		}
-		return args, nil
+		return push.Args(), nil
 	default:
 		return nil, fmt.Errorf("%w: unknown git_operation action %q", ErrInvalid, op.Action)
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/patch"
 )
 
 // maxComponent is the longest file name component common file systems accept.
@@ -46,7 +48,7 @@ func CleanPath(p string) (string, error) {
 		if len(c) > maxComponent {
 			return "", fmt.Errorf("%w: path component longer than %d bytes", ErrInvalid, maxComponent)
 		}
-		if strings.EqualFold(c, ".git") {
+		if patch.IsGitDirName(c) {
 			return "", fmt.Errorf("%w: path %q is inside git internals", ErrPermission, p)
 		}
 		parts = append(parts, c)

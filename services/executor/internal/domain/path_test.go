@@ -32,6 +32,10 @@ func TestCleanPath(t *testing.T) {
 		{"a\x7fb", "", ErrInvalid},
 		{".git/hooks/pre-commit", "", ErrPermission},
 		{"sub/.GIT/config", "", ErrPermission},
+		{".Git./config", "", ErrPermission},
+		{"a/.gIt ./hooks/x", "", ErrPermission},
+		{"GIT~1/config", "", ErrPermission},
+		{".gitignore", ".gitignore", nil},
 		{strings.Repeat("x", 256), "", ErrInvalid},
 	}
 	for _, tt := range tests {

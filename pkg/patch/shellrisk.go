@@ -1,0 +1,954 @@
+package patch
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// ShellFinding is one risky construct found in a shell script, with the flag it raises and a
+// short description of the command that raised it (for the approval message).
+type ShellFinding struct {
+	Flag   Flag   `json:"flag"`
+	Detail string `json:"detail"`
+}
+
+// ShellReport is what AnalyzeShell found. A script that does not parse is reported with
+// FlagShellUnparsed: what bash would run cannot be known, so it is high risk.
+type ShellReport struct {
+	Findings   []ShellFinding `json:"findings,omitempty"`
+	ParseError string         `json:"parse_error,omitempty"`
+}
+
+// Flags are the distinct flags of the findings, sorted.
+func (r ShellReport) Flags() []Flag {
+	var out []Flag
+	for _, f := range r.Findings {
+		if !slices.Contains(out, f.Flag) {
+			out = append(out, f.Flag)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Detail is the first finding's description for f, or "".
+func (r ShellReport) Detail(f Flag) string {
+	for _, x := range r.Findings {
+		if x.Flag == f {
+			return x.Detail
+		}
+	}
+	return ""
+}
+
+// HighRisk: anything found, including a script that does not parse.
+func (r ShellReport) HighRisk() bool { return len(r.Findings) > 0 }
+
+// ShellScript is the script the executor hands to `bash -c` for a shell operation: the target,
+// and the content appended as arguments when it differs (the seed's PatchCommand shape). Risk is
+// judged on exactly this text.
+func ShellScript(op Operation) string {
+	line := strings.TrimSpace(op.Target)
+	if c := strings.TrimSpace(op.Content); c != "" && c != line {
+		if line == "" {
+			return c
+		}
+		line += " " + c
+	}
+	return line
+}
+
+// maxShellDepth bounds how deep `bash -c '…'`, eval and trap strings are parsed again.
+const maxShellDepth = 8
+
+// AnalyzeShell parses script as bash and walks every simple command — in pipelines, lists,
+// subshells, command and process substitutions, functions, here-documents and strings that are
+// run again (`bash -c`, `sh -c`, eval, trap, `su -c`, `find -exec`, xargs) — through wrappers
+// (env, sudo, command, exec, nohup, setsid, timeout, nice, xargs, busybox, …). A word is only
+// read as a command when it is in command position, so `echo rm` or `grep curl file` raise
+// nothing.
+func AnalyzeShell(script string) ShellReport {
+	a := &shellAnalyzer{}
+	a.script(script, 0)
+	return ShellReport{Findings: a.findings, ParseError: a.parseErr}
+}
+
+type shellAnalyzer struct {
+	findings []ShellFinding
+	parseErr string
+	// netHits counts network findings, so a command can tell whether it (or a script it runs)
+	// reached the network.
+	netHits int
+	// file is the script being walked: where its network commands are and what waits for that
+	// answer. Each parsed string (bash -c '…') has its own, since positions are per parse.
+	file *shellFile
+}
+
+// shellFile collects, for one parse, the offsets of commands that use the network and the
+// checks that depend on them ("is the left side of this pipe a download?"). Resolving them
+// after the walk keeps the analysis linear; walking each pipe's left side again would be
+// exponential in the length of a pipeline.
+type shellFile struct {
+	netAt   []uint
+	pending []pendingNet
+}
+
+type pendingNet struct {
+	start, end uint
+	detail     string
+	// ifNot is raised when the range has no network command (a script piped into sh is
+	// dynamic; one that was downloaded is remote code).
+	ifNot Flag
+}
+
+// maxFindings bounds the list; past it a flag already reported is not repeated.
+const maxFindings = 32
+
+func (a *shellAnalyzer) add(f Flag, detail string) {
+	if f == FlagNetwork {
+		a.netHits++
+	}
+	seen := false
+	for _, x := range a.findings {
+		if x.Flag == f && (x.Detail == detail || len(a.findings) >= maxFindings) {
+			return
+		}
+		seen = seen || x.Flag == f
+	}
+	if seen && len(a.findings) >= maxFindings {
+		return
+	}
+	a.findings = append(a.findings, ShellFinding{Flag: f, Detail: clip(detail, 80)})
+}
+
+// expectNet registers a check on the source range of n in the current parse.
+func (a *shellAnalyzer) expectNet(n syntax.Node, detail string, ifNot Flag) {
+	if a.file == nil || n == nil {
+		return
+	}
+	a.file.pending = append(a.file.pending, pendingNet{start: n.Pos().Offset(), end: n.End().Offset(), detail: detail, ifNot: ifNot})
+}
+
+func (a *shellAnalyzer) resolve(f *shellFile) {
+	slices.Sort(f.netAt)
+	for _, p := range f.pending {
+		i, _ := slices.BinarySearch(f.netAt, p.start)
+		if i < len(f.netAt) && f.netAt[i] < p.end {
+			a.add(FlagRemoteCode, p.detail)
+		} else if p.ifNot != "" {
+			a.add(p.ifNot, p.detail)
+		}
+	}
+}
+
+// script parses src and analyses it; a parse error is itself a finding.
+func (a *shellAnalyzer) script(src string, depth int) {
+	if depth > maxShellDepth {
+		a.add(FlagDynamicCommand, "commands nested more than 8 levels deep")
+		return
+	}
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	if err != nil {
+		if a.parseErr == "" {
+			a.parseErr = err.Error()
+		}
+		a.add(FlagShellUnparsed, "does not parse: "+err.Error())
+		return
+	}
+	outer := a.file
+	a.file = &shellFile{}
+	a.walk(f, depth)
+	a.resolve(a.file)
+	a.file = outer
+}
+
+func (a *shellAnalyzer) walk(n syntax.Node, depth int) {
+	syntax.Walk(n, func(n syntax.Node) bool {
+		switch x := n.(type) {
+		case *syntax.Stmt:
+			if x.Background || x.Coprocess || x.Disown {
+				a.add(FlagBackground, "runs in the background: "+describeCmd(x.Cmd))
+			}
+			for _, r := range x.Redirs {
+				a.redirect(r, x.Cmd, depth)
+			}
+		case *syntax.CallExpr:
+			if len(x.Args) > 0 {
+				before := a.netHits
+				a.call(toWords(x.Args), depth)
+				if a.netHits > before && a.file != nil {
+					a.file.netAt = append(a.file.netAt, x.Pos().Offset())
+				}
+			}
+		case *syntax.BinaryCmd:
+			if x.Op == syntax.Pipe || x.Op == syntax.PipeAll {
+				a.pipe(x, depth)
+			}
+		case *syntax.CoprocClause:
+			a.add(FlagBackground, "coproc")
+		case *syntax.Lit:
+			a.devNet(x, x.Value)
+		case *syntax.SglQuoted:
+			a.devNet(x, x.Value)
+		}
+		return true
+	})
+}
+
+// devNet spots bash's /dev/tcp and /dev/udp pseudo-files, which open network connections.
+func (a *shellAnalyzer) devNet(n syntax.Node, s string) {
+	if strings.Contains(s, "/dev/tcp/") || strings.Contains(s, "/dev/udp/") {
+		a.add(FlagNetwork, "bash network pseudo-file "+clip(s, 40))
+		if a.file != nil {
+			a.file.netAt = append(a.file.netAt, n.Pos().Offset())
+		}
+	}
+}
+
+// word is a command-line word: its text when it is a plain literal (quotes and escapes
+// removed), and the node for words with expansions.
+type word struct {
+	s   string
+	lit bool
+	w   *syntax.Word
+}
+
+func toWords(ws []*syntax.Word) []word {
+	out := make([]word, len(ws))
+	for i, w := range ws {
+		s, ok := literal(w)
+		out[i] = word{s: s, lit: ok, w: w}
+	}
+	return out
+}
+
+func (w word) show() string {
+	if w.lit {
+		return w.s
+	}
+	if w.w == nil {
+		return "?"
+	}
+	var b strings.Builder
+	if err := syntax.NewPrinter().Print(&b, w.w); err != nil {
+		return "?"
+	}
+	return b.String()
+}
+
+// literal returns the value of a word made only of literal text and quotes, with quotes and
+// escapes removed as bash would ("r”m", `\rm` and "rm" are all rm).
+func literal(w *syntax.Word) (string, bool) {
+	var b strings.Builder
+	for _, p := range w.Parts {
+		switch x := p.(type) {
+		case *syntax.Lit:
+			b.WriteString(unescape(x.Value, false))
+		case *syntax.SglQuoted:
+			if x.Dollar && strings.ContainsRune(x.Value, '\\') {
+				return "", false // $'\x72m': escapes decide the text
+			}
+			b.WriteString(x.Value)
+		case *syntax.DblQuoted:
+			for _, dp := range x.Parts {
+				l, ok := dp.(*syntax.Lit)
+				if !ok {
+					return "", false
+				}
+				b.WriteString(unescape(l.Value, true))
+			}
+		default:
+			return "", false
+		}
+	}
+	return b.String(), true
+}
+
+func unescape(s string, dquoted bool) string {
+	if !strings.ContainsRune(s, '\\') {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 == len(s) {
+			b.WriteByte(c)
+			continue
+		}
+		n := s[i+1]
+		switch {
+		case n == '\n':
+			i++
+		case !dquoted || strings.IndexByte("$`\"\\", n) >= 0:
+			b.WriteByte(n)
+			i++
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// Command tables. Names are compared after taking the base name (/usr/bin/rm is rm).
+var (
+	deleteCmds     = set("rm", "rmdir", "unlink", "shred", "srm", "wipe", "truncate")
+	permissionCmds = set("chmod", "chown", "chgrp", "setfacl", "chattr", "chcon")
+	privilegeCmds  = set("sudo", "su", "doas", "pkexec", "runuser", "chroot", "nsenter", "unshare", "capsh")
+	networkCmds    = set("curl", "wget", "nc", "ncat", "netcat", "socat", "ssh", "scp", "sftp", "rsync", "telnet",
+		"ftp", "tftp", "lftp", "aria2c", "http", "https", "xh", "ping", "dig", "nslookup", "host", "whois",
+		"npx", "bunx", "websocat", "openssl", "mosh", "sshpass")
+	daemonCmds = set("setsid", "nohup", "disown", "daemonize", "at", "batch", "crontab", "systemd-run",
+		"start-stop-daemon")
+	shellCmds   = set("sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "fish", "csh", "tcsh", "rbash")
+	interpCmds  = set("python", "python2", "python3", "perl", "ruby", "node", "nodejs", "deno", "bun", "php", "lua", "tclsh", "Rscript", "pwsh", "osascript")
+	writeAllCmd = set("tee", "touch", "mkdir", "rm", "rmdir", "unlink", "shred", "truncate", "chmod", "chown",
+		"chgrp", "setfacl", "chattr", "mkfifo", "mknod")
+	writeLastCmd = set("cp", "mv", "install", "ln", "rsync", "scp")
+)
+
+func set(names ...string) map[string]bool {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
+}
+
+// call analyses one simple command given as words (the command name first).
+func (a *shellAnalyzer) call(args []word, depth int) {
+	if len(args) == 0 {
+		return
+	}
+	name := args[0]
+	if !name.lit || strings.ContainsAny(name.s, "*?[{}$`") || name.s == "" {
+		a.add(FlagDynamicCommand, "command name is computed: "+clip(name.show(), 40))
+		return
+	}
+	base := path.Base(name.s)
+	rest := args[1:]
+	show := describe(args)
+
+	if writeAllCmd[base] {
+		a.writeTargets(operands(rest), show)
+	}
+	if writeLastCmd[base] {
+		if ops := operands(rest); len(ops) > 0 {
+			a.writeTargets(ops[len(ops)-1:], show)
+		}
+	}
+	switch {
+	case deleteCmds[base]:
+		a.add(FlagDelete, show)
+	case base == "mv" || base == "rename":
+		a.add(FlagRename, show)
+	case permissionCmds[base]:
+		a.add(FlagPermission, show)
+	case networkCmds[base]:
+		a.add(FlagNetwork, show)
+	}
+	switch base {
+	case "dd":
+		for _, w := range rest {
+			if v, ok := strings.CutPrefix(w.s, "of="); ok && w.lit {
+				a.writeTargets([]word{{s: v, lit: true}}, show)
+			}
+		}
+	case "git":
+		a.git(rest, show)
+	case "npm", "yarn", "pnpm", "bun", "pip", "pip3", "pipx", "uv", "cargo", "gem", "go", "poetry", "twine",
+		"docker", "podman", "gh", "apt", "apt-get", "yum", "dnf", "apk", "brew", "bundle", "composer", "helm", "kubectl":
+		a.tool(base, rest, show)
+	case "python", "python2", "python3":
+		a.python(rest, show)
+	case "perl", "ruby", "node", "nodejs", "php", "lua", "deno":
+		for _, w := range rest {
+			if w.s == "-e" || w.s == "-E" || w.s == "-r" || w.s == "--eval" || w.s == "-p" && base != "perl" || w.s == "eval" && base == "deno" {
+				a.add(FlagDynamicCommand, "inline interpreter code: "+show)
+			}
+		}
+	case "eval":
+		a.add(FlagDynamicCommand, show)
+		a.codeWords(rest, depth)
+	case "trap":
+		if len(rest) > 0 && !strings.HasPrefix(rest[0].s, "-") {
+			a.codeWords(rest[:1], depth)
+		}
+	case "alias", "enable":
+		a.add(FlagDynamicCommand, show)
+	case "source", ".":
+		if len(rest) > 0 {
+			a.scriptSource(rest[0], show, depth)
+		}
+	case "sudo", "doas", "pkexec", "runuser":
+		a.add(FlagPrivilege, show)
+		i := skipOptions(rest, set("-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "-c", "--user", "--group", "--chdir", "--prompt", "--role", "--type", "--close-from", "--other-user", "--command-timeout"), true)
+		if base == "runuser" || base == "su" {
+			a.suCommand(rest, depth)
+		}
+		a.call(rest[i:], depth)
+	case "su":
+		a.add(FlagPrivilege, show)
+		a.suCommand(rest, depth)
+	case "chroot":
+		a.add(FlagPrivilege, show)
+		if i := skipOptions(rest, set("--userspec", "--groups"), false); i < len(rest) {
+			a.call(rest[i+1:], depth)
+		}
+	case "setsid", "nohup", "daemonize", "systemd-run", "start-stop-daemon":
+		a.add(FlagBackground, show)
+		a.call(rest[skipOptions(rest, set("-p", "--property", "-u", "--unit", "--exec", "-x", "--startas", "-a"), false):], depth)
+	case "disown", "at", "batch", "crontab":
+		a.add(FlagBackground, show)
+	case "screen", "tmux":
+		for _, w := range rest {
+			if strings.HasPrefix(w.s, "-d") || w.s == "-D" {
+				a.add(FlagBackground, show)
+			}
+		}
+	case "env":
+		a.env(rest, depth)
+	case "command":
+		for _, w := range rest {
+			if w.s == "-v" || w.s == "-V" {
+				return // a lookup, nothing runs
+			}
+		}
+		a.call(rest[skipOptions(rest, nil, false):], depth)
+	case "builtin", "exec", "nice", "ionice", "stdbuf", "time", "unbuffer", "caffeinate", "chrt", "taskset", "prlimit", "setpriv", "flock", "faketime":
+		a.call(rest[skipOptions(rest, set("-a", "-n", "-c", "-p", "-i", "-o", "-e", "--adjustment", "--class", "--classdata"), false):], depth)
+	case "timeout":
+		i := skipOptions(rest, set("-s", "--signal", "-k", "--kill-after"), false)
+		if i < len(rest) {
+			a.call(rest[i+1:], depth) // after the duration
+		}
+	case "watch":
+		i := skipOptions(rest, set("-n", "--interval", "-d", "--differences"), false)
+		a.codeWords(rest[i:], depth)
+	case "xargs", "parallel":
+		i := skipOptions(rest, set("-I", "-i", "-n", "-P", "-d", "-E", "-e", "-L", "-l", "-s", "-a", "--arg-file",
+			"--delimiter", "--max-args", "--max-procs", "--max-lines", "--replace", "--eof", "-j", "--jobs"), false)
+		a.call(rest[i:], depth)
+	case "busybox", "toybox":
+		a.call(rest, depth)
+	case "find":
+		a.find(rest, depth)
+	}
+	if shellCmds[base] {
+		a.shell(rest, show, depth)
+	}
+}
+
+// skipOptions returns the index of the first operand: options (with their argument for the
+// names in withArg), "--", and with assigns also NAME=value words are skipped. A computed word
+// stops the scan, so it is analysed as the command.
+func skipOptions(args []word, withArg map[string]bool, assigns bool) int {
+	i := 0
+	for i < len(args) {
+		w := args[i]
+		switch {
+		case !w.lit:
+			return i
+		case w.s == "--":
+			return i + 1
+		case strings.HasPrefix(w.s, "-") && len(w.s) > 1:
+			if withArg[w.s] {
+				i++
+			}
+			i++
+		case assigns && isAssign(w.s):
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+func isAssign(s string) bool {
+	name, _, ok := strings.Cut(s, "=")
+	if !ok || name == "" {
+		return false
+	}
+	for i, r := range name {
+		if r != '_' && !(r >= 'a' && r <= 'z') && !(r >= 'A' && r <= 'Z') && !(i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// operands are the words that are not options.
+func operands(args []word) []word {
+	var out []word
+	opts := true
+	for _, w := range args {
+		if opts && w.lit && w.s == "--" {
+			opts = false
+			continue
+		}
+		if opts && w.lit && strings.HasPrefix(w.s, "-") && len(w.s) > 1 {
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// writeTargets checks paths a command writes: outside the workspace or into git internals.
+func (a *shellAnalyzer) writeTargets(ws []word, show string) {
+	for _, w := range ws {
+		if !w.lit {
+			continue
+		}
+		if outsideWorkspace(w.s) {
+			a.add(FlagOutsideWorkspace, show)
+		}
+		if TouchesGitDir(w.s) {
+			a.add(FlagGitInternals, show)
+		}
+	}
+}
+
+// harmlessDevices may be written from anywhere.
+var harmlessDevices = set("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero")
+
+// outsideWorkspace: absolute paths (other than harmless devices), home-relative paths and
+// paths whose ".." components climb above the working directory.
+func outsideWorkspace(p string) bool {
+	switch {
+	case p == "":
+		return false
+	case harmlessDevices[p] || strings.HasPrefix(p, "/dev/fd/"):
+		return false
+	case strings.HasPrefix(p, "/dev/tcp/") || strings.HasPrefix(p, "/dev/udp/"):
+		return false // a connection, reported as network
+	case strings.HasPrefix(p, "/"), strings.HasPrefix(p, "~"):
+		return true
+	}
+	c := path.Clean(p)
+	return c == ".." || strings.HasPrefix(c, "../")
+}
+
+func (a *shellAnalyzer) redirect(r *syntax.Redirect, cmd syntax.Command, depth int) {
+	write := false
+	switch r.Op {
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll, syntax.RdrInOut,
+		syntax.RdrAllClob, syntax.AppAllClob:
+		write = true
+	case syntax.DplOut:
+		// >&2 and >&- duplicate descriptors; >&file writes a file.
+		if s, ok := literal(r.Word); !ok || !isFD(s) {
+			write = true
+		}
+	}
+	if !write || r.Word == nil {
+		return
+	}
+	target, ok := literal(r.Word)
+	if !ok {
+		a.add(FlagOutsideWorkspace, "writes to a computed path: "+clip(word{w: r.Word}.show(), 40))
+		return
+	}
+	show := "> " + target
+	if outsideWorkspace(target) {
+		a.add(FlagOutsideWorkspace, show)
+	}
+	if TouchesGitDir(target) {
+		a.add(FlagGitInternals, show)
+	}
+	// "> file", ": > file" and "true > file" only empty the file.
+	if (r.Op == syntax.RdrOut || r.Op == syntax.RdrClob || r.Op == syntax.RdrAll) && !harmlessDevices[target] && truncatingCmd(cmd) {
+		a.add(FlagDelete, "truncates "+target)
+	}
+}
+
+func isFD(s string) bool {
+	if s == "-" {
+		return true
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func truncatingCmd(cmd syntax.Command) bool {
+	if cmd == nil {
+		return true
+	}
+	c, ok := cmd.(*syntax.CallExpr)
+	if !ok || len(c.Args) == 0 {
+		return ok
+	}
+	name, lit := literal(c.Args[0])
+	if !lit {
+		return false
+	}
+	switch name {
+	case ":", "true", "false":
+		return len(c.Args) == 1
+	case "cat":
+		return len(c.Args) == 2 && wordIs(c.Args[1], "/dev/null")
+	}
+	return false
+}
+
+func wordIs(w *syntax.Word, s string) bool {
+	v, ok := literal(w)
+	return ok && v == s
+}
+
+// codeWords analyses words that are run again as a script (eval, trap, watch): joined with
+// spaces when literal; a computed one is dynamic, and remote code when it fetches from the
+// network.
+func (a *shellAnalyzer) codeWords(ws []word, depth int) {
+	parts := make([]string, 0, len(ws))
+	for _, w := range ws {
+		if !w.lit {
+			a.computedCode(w, "code built at run time: "+clip(w.show(), 40))
+			return
+		}
+		parts = append(parts, w.s)
+	}
+	if len(parts) > 0 {
+		a.script(strings.Join(parts, " "), depth+1)
+	}
+}
+
+// computedCode: code whose text is only known at run time.
+func (a *shellAnalyzer) computedCode(w word, detail string) {
+	a.add(FlagDynamicCommand, detail)
+	if w.w != nil {
+		a.expectNet(w.w, detail, "")
+	}
+}
+
+// scriptSource: `source x`, `bash x`: a process substitution that downloads is remote code.
+func (a *shellAnalyzer) scriptSource(w word, show string, depth int) {
+	if w.lit || w.w == nil {
+		return
+	}
+	for _, p := range w.w.Parts {
+		if _, ok := p.(*syntax.ProcSubst); ok {
+			a.computedCode(w, "runs a process substitution: "+show)
+			return
+		}
+	}
+}
+
+// shell handles sh/bash/...: `-c script` is parsed again; a script file is not ours to read.
+func (a *shellAnalyzer) shell(args []word, show string, depth int) {
+	cmdMode := false
+	i := 0
+	for i < len(args) {
+		w := args[i]
+		if !w.lit {
+			break
+		}
+		if w.s == "--" {
+			i++
+			break
+		}
+		if !strings.HasPrefix(w.s, "-") && !strings.HasPrefix(w.s, "+") || w.s == "-" {
+			break
+		}
+		switch {
+		case w.s == "-o" || w.s == "+o" || w.s == "-O" || w.s == "+O" || w.s == "--rcfile" || w.s == "--init-file":
+			i++
+		case !strings.HasPrefix(w.s, "--") && strings.ContainsRune(w.s, 'c'):
+			cmdMode = true
+		}
+		i++
+	}
+	if cmdMode {
+		if i >= len(args) {
+			return
+		}
+		if args[i].lit {
+			a.script(args[i].s, depth+1)
+		} else {
+			a.computedCode(args[i], "runs code built at run time: "+show)
+		}
+		return
+	}
+	if i < len(args) {
+		a.scriptSource(args[i], show, depth)
+	}
+}
+
+func (a *shellAnalyzer) suCommand(args []word, depth int) {
+	for i, w := range args {
+		if (w.s == "-c" || w.s == "--command" || w.s == "--session-command") && i+1 < len(args) {
+			a.codeWords(args[i+1:i+2], depth)
+		}
+	}
+}
+
+func (a *shellAnalyzer) env(args []word, depth int) {
+	i := 0
+	for i < len(args) {
+		w := args[i]
+		switch {
+		case !w.lit:
+			a.call(args[i:], depth)
+			return
+		case w.s == "-S" || w.s == "--split-string":
+			if i+1 < len(args) {
+				a.codeWords(args[i+1:], depth)
+			}
+			return
+		case strings.HasPrefix(w.s, "-S") || strings.HasPrefix(w.s, "--split-string="):
+			v := strings.TrimPrefix(strings.TrimPrefix(w.s, "--split-string="), "-S")
+			a.codeWords(append([]word{{s: v, lit: true}}, args[i+1:]...), depth)
+			return
+		case w.s == "-u" || w.s == "--unset" || w.s == "-C" || w.s == "--chdir":
+			i += 2
+		case w.s == "--":
+			i++
+		case strings.HasPrefix(w.s, "-") && len(w.s) > 1, isAssign(w.s):
+			i++
+		default:
+			a.call(args[i:], depth)
+			return
+		}
+	}
+}
+
+// git: global options, then the subcommand.
+func (a *shellAnalyzer) git(args []word, show string) {
+	i := 0
+	for i < len(args) {
+		w := args[i]
+		if !w.lit {
+			a.add(FlagDynamicCommand, "git subcommand is computed: "+show)
+			return
+		}
+		switch {
+		case w.s == "-c" || strings.HasPrefix(w.s, "--config-env"):
+			// Configuration on the command line can name programs to run (core.fsmonitor,
+			// core.sshCommand, aliases with "!").
+			a.add(FlagDynamicCommand, "git with command-line configuration: "+show)
+			i += 2
+		case w.s == "-C" || w.s == "--git-dir" || w.s == "--work-tree" || w.s == "--namespace" || w.s == "--super-prefix":
+			if w.s != "-C" && i+1 < len(args) {
+				a.writeTargets(args[i+1:i+2], show)
+			}
+			i += 2
+		case strings.HasPrefix(w.s, "--exec-path="), strings.HasPrefix(w.s, "--git-dir="), strings.HasPrefix(w.s, "--work-tree="):
+			a.writeTargets([]word{{s: w.s[strings.IndexByte(w.s, '=')+1:], lit: true}}, show)
+			i++
+		case strings.HasPrefix(w.s, "-"):
+			i++
+		default:
+			a.gitSub(w.s, args[i+1:], show)
+			return
+		}
+	}
+}
+
+func (a *shellAnalyzer) gitSub(sub string, rest []word, show string) {
+	switch sub {
+	case "push", "send-email", "request-pull":
+		a.add(FlagNetwork, show)
+		a.add(FlagPushPublic, show)
+	case "fetch", "pull", "clone", "ls-remote", "fetch-pack", "send-pack", "archive", "svn", "p4":
+		if sub != "archive" || slices.ContainsFunc(rest, func(w word) bool { return strings.HasPrefix(w.s, "--remote") }) {
+			a.add(FlagNetwork, show)
+		}
+	case "remote", "submodule":
+		if ops := operands(rest); len(ops) > 0 && (ops[0].s == "update" || ops[0].s == "prune" || ops[0].s == "show" && len(ops) > 1 || ops[0].s == "add" && sub == "submodule" || ops[0].s == "sync") {
+			a.add(FlagNetwork, show)
+		}
+	case "rm", "clean":
+		a.add(FlagDelete, show)
+	case "mv":
+		a.add(FlagRename, show)
+	}
+}
+
+// tool: package managers, container and cloud clients: downloads are network, uploads publish.
+func (a *shellAnalyzer) tool(base string, rest []word, show string) {
+	ops := operands(rest)
+	sub := ""
+	if len(ops) > 0 {
+		sub = ops[0].s
+	}
+	second := ""
+	if len(ops) > 1 {
+		second = ops[1].s
+	}
+	network, publish := false, false
+	switch base {
+	case "npm", "yarn", "pnpm", "bun":
+		switch sub {
+		case "", "install", "i", "add", "ci", "update", "upgrade", "up", "dlx", "exec", "x", "create", "init", "outdated", "audit", "view", "info":
+			network = !(sub == "" && base == "npm")
+		case "publish", "unpublish", "deprecate", "dist-tag", "owner":
+			network, publish = true, true
+		}
+	case "pip", "pip3", "pipx", "uv":
+		network = sub == "install" || sub == "download" || sub == "sync" || sub == "add" || sub == "lock" || sub == "run" && base == "pipx"
+		publish = sub == "publish"
+		network = network || publish
+	case "cargo":
+		network = sub == "install" || sub == "fetch" || sub == "search" || sub == "update" || sub == "add"
+		publish = sub == "publish" || sub == "yank" || sub == "owner"
+		network = network || publish
+	case "gem":
+		network = sub == "install" || sub == "fetch" || sub == "update" || sub == "search"
+		publish = sub == "push" || sub == "yank" || sub == "owner"
+		network = network || publish
+	case "go":
+		network = sub == "get" || sub == "mod" && second == "download" || sub == "install" && slices.ContainsFunc(ops, func(w word) bool { return strings.Contains(w.s, "@") })
+	case "poetry":
+		network = sub == "install" || sub == "add" || sub == "update" || sub == "lock"
+		publish = sub == "publish"
+		network = network || publish
+	case "twine":
+		publish, network = sub == "upload", true
+	case "docker", "podman":
+		// The container daemon's socket is root-equivalent.
+		a.add(FlagPrivilege, show)
+		network = sub == "pull" || sub == "push" || sub == "login" || sub == "run" || sub == "build"
+		publish = sub == "push"
+	case "gh", "helm", "kubectl":
+		network = true
+		publish = base == "gh" && (sub == "release" || sub == "gist" || sub == "repo" || sub == "pr" || sub == "issue") ||
+			base == "helm" && sub == "push"
+	case "apt", "apt-get", "yum", "dnf", "apk", "brew":
+		network = sub == "install" || sub == "update" || sub == "upgrade" || sub == "add" || sub == "fetch" || sub == "download"
+	case "bundle", "composer":
+		network = sub == "" || sub == "install" || sub == "update" || sub == "require"
+	}
+	if network {
+		a.add(FlagNetwork, show)
+	}
+	if publish {
+		a.add(FlagPushPublic, show)
+	}
+}
+
+func (a *shellAnalyzer) python(rest []word, show string) {
+	for i, w := range rest {
+		switch {
+		case w.s == "-c":
+			a.add(FlagDynamicCommand, "inline interpreter code: "+show)
+			return
+		case w.s == "-m" && i+1 < len(rest):
+			switch rest[i+1].s {
+			case "http.server", "SimpleHTTPServer", "smtpd", "ftplib", "xmlrpc.server", "aiosmtpd":
+				a.add(FlagNetwork, show)
+			case "pip":
+				a.tool("pip", rest[i+2:], show)
+			}
+			return
+		case !strings.HasPrefix(w.s, "-"):
+			return // a script file
+		}
+	}
+}
+
+// find: -delete deletes, -exec/-ok run a command per file.
+func (a *shellAnalyzer) find(args []word, depth int) {
+	for i := 0; i < len(args); i++ {
+		switch args[i].s {
+		case "-delete":
+			a.add(FlagDelete, "find -delete")
+		case "-exec", "-execdir", "-ok", "-okdir":
+			j := i + 1
+			for j < len(args) && args[j].s != ";" && args[j].s != "+" {
+				j++
+			}
+			a.call(args[i+1:j], depth)
+			i = j
+		case "-fprint", "-fprint0", "-fprintf", "-fls":
+			if i+1 < len(args) {
+				a.writeTargets(args[i+1:i+2], "find "+args[i].s)
+			}
+		}
+	}
+}
+
+// pipe: a downloader piped into an interpreter that reads its program from stdin is remote
+// code; any script piped into an interpreter is code unknown until run time.
+func (a *shellAnalyzer) pipe(b *syntax.BinaryCmd, depth int) {
+	c, ok := b.Y.Cmd.(*syntax.CallExpr)
+	if !ok || len(c.Args) == 0 {
+		return
+	}
+	args := unwrapForPipe(toWords(c.Args))
+	if len(args) == 0 || !args[0].lit {
+		return
+	}
+	base := path.Base(args[0].s)
+	if !shellCmds[base] && !interpCmds[base] {
+		return
+	}
+	for _, w := range args[1:] {
+		if !w.lit {
+			return
+		}
+		if w.s == "-" || w.s == "/dev/stdin" || w.s == "-s" {
+			break
+		}
+		if w.s == "-c" || w.s == "-e" || w.s == "-m" || !strings.HasPrefix(w.s, "-") {
+			return // the program comes from an argument, stdin is data
+		}
+	}
+	a.expectNet(b.X, "pipes into "+base, FlagDynamicCommand)
+}
+
+func unwrapForPipe(ws []word) []word {
+	for len(ws) > 0 && ws[0].lit {
+		switch path.Base(ws[0].s) {
+		case "sudo", "doas", "env", "command", "exec", "nice", "nohup", "time", "stdbuf":
+			ws = ws[1:]
+			ws = ws[skipOptions(ws, set("-u", "-g", "-n"), true):]
+		default:
+			return ws
+		}
+	}
+	return ws
+}
+
+func describe(args []word) string {
+	parts := make([]string, 0, 4)
+	for i, w := range args {
+		if i == 4 {
+			parts = append(parts, "…")
+			break
+		}
+		parts = append(parts, w.show())
+	}
+	return strings.Join(parts, " ")
+}
+
+// describeCmd names a command cheaply: the first words of a simple command, else its kind.
+func describeCmd(c syntax.Command) string {
+	switch x := c.(type) {
+	case *syntax.CallExpr:
+		return describe(toWords(x.Args))
+	case nil:
+		return "?"
+	case *syntax.Subshell:
+		return "( … )"
+	case *syntax.Block:
+		return "{ … }"
+	default:
+		return strings.TrimPrefix(fmt.Sprintf("%T", c), "*syntax.")
+	}
+}
+
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len([]rune(s)) > n {
+		return string([]rune(s)[:n]) + "…"
+	}
+	return s
+}
