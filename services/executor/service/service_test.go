@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"net"
 	"os"
 	"os/exec"
@@ -61,6 +63,7 @@ func start(t *testing.T, mutate func(*Config)) *suite {
 		t.Fatal(err)
 	}
 	cfg := DefaultConfig()
+	cfg.Auth = testinfra.Auth(Name)
 	cfg.Listener = ln
 	cfg.Services.Approval.URL = peer.URL()
 	cfg.Executor.Workspace = filepath.Join(t.TempDir(), "ws")
@@ -92,8 +95,8 @@ func start(t *testing.T, mutate func(*Config)) *suite {
 	return &suite{
 		peer:   peer,
 		ws:     cfg.Executor.Workspace,
-		client: executorv1connect.NewExecutorServiceClient(hc, url),
-		grpc:   executorv1connect.NewExecutorServiceClient(hc, url, connect.WithGRPC()),
+		client: executorv1connect.NewExecutorServiceClient(hc, url, testinfra.AsSuite(t, svcauth.Executor)),
+		grpc:   executorv1connect.NewExecutorServiceClient(hc, url, connect.WithGRPC(), testinfra.AsSuite(t, svcauth.Executor)),
 		logs:   logs,
 	}
 }
