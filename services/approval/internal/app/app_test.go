@@ -143,7 +143,7 @@ func newApp(t *testing.T, grants *memGrants) (*app.Service, *memStore, *time.Tim
 	now := t0
 	st := newMemStore()
 	svc := app.New(st, grants, approvers, app.Config{PendingTTL: 30 * time.Minute, AutoApproveAllowed: true,
-		DefaultGrantTTL: time.Hour, MaxGrantTTL: 2 * time.Hour, Policy: domain.PolicyConfig{HardDenyPaths: []string{".git"}}}, nil, app.WithClock(func() time.Time { return now }))
+		DefaultGrantTTL: time.Hour, MaxGrantTTL: 2 * time.Hour, Policy: domain.PolicyConfig{HardDenyPaths: []string{".git"}}}, nil, app.WithClock(func() time.Time { return now }), app.WithKeyring(testKeys))
 	return svc, st, &now
 }
 
