@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
 	"os"
@@ -40,6 +41,13 @@ func runAudit(ctx context.Context, g *globals, args []string) error {
 	if len(pos) > 0 {
 		return usagef("unexpected argument %q", pos[0])
 	}
+	if *sqlitePath == "" {
+		flags.Visit(func(f *flag.Flag) {
+			if f.Name == "data" {
+				*sqlitePath = filepath.Join(*dataDir, "audit.db")
+			}
+		})
+	}
 	cfg, err := auditConfig(g, *dataDir, *sqlitePath)
 	if err != nil {
 		return err
@@ -72,7 +80,7 @@ func runAudit(ctx context.Context, g *globals, args []string) error {
 	return nil
 }
 
-// auditConfig finds the audit store and key: --sqlite, else approval.store sqlite from the
+// auditConfig finds the audit store and key: --sqlite (or --data), else approval.store sqlite from the
 // config, else Postgres when PICOCLAW_POSTGRES_DSN is set, else the embedded suite's
 // <data>/audit.db. The key comes from PICOCLAW_AUDIT_KEY, or for SQLite from the generated
 // credentials/audit.key beside the database.
