@@ -225,6 +225,14 @@ func TestValidateNamesKeys(t *testing.T) {
 		t.Errorf("missing DSN: %v", err)
 	}
 	cfg.Approval.Store = service.StoreSQLite
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "approval.audit.key") || !strings.Contains(err.Error(), "PICOCLAW_AUDIT_KEY") {
+		t.Errorf("missing audit key: %v", err)
+	}
+	cfg.Approval.Audit.Key = "too-short"
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "approval.audit.key") {
+		t.Errorf("short audit key: %v", err)
+	}
+	cfg.Approval.Audit.Key = testAuditKey
 	if err := cfg.Validate(); err != nil {
 		t.Errorf("sqlite defaults: %v", err)
 	}
