@@ -66,13 +66,20 @@ func envKey(service string) string {
 	return strings.ToUpper(strings.ReplaceAll(service, "-", "_"))
 }
 
+// auditKey seals the suite's audit log in these tests.
+const auditKey = "e2e-audit-key-0123456789abcdef0123456789"
+
 // suiteEnv points every service at free ports and at this test's isolated databases.
 func suiteEnv(t *testing.T, workspace string) (map[string]string, []string) {
 	pg := testinfra.Postgres(t)
+	_, runtimeDSN := testinfra.PostgresRole(t, pg)
 	rd := testinfra.Redis(t)
 	addrs := map[string]string{}
 	env := append(os.Environ(),
-		"PICOCLAW_POSTGRES_DSN="+pg.DSN,
+		// approval migrates as the owner and runs as a role that cannot change the audit log.
+		"PICOCLAW_POSTGRES_MIGRATE_DSN="+pg.DSN,
+		"PICOCLAW_POSTGRES_DSN="+runtimeDSN,
+		"PICOCLAW_AUDIT_KEY="+auditKey,
 		"PICOCLAW_REDIS_ADDR="+rd.Addr,
 		"PICOCLAW_REDIS_KEY_PREFIX="+rd.Prefix,
 		"PICOCLAW_EXECUTOR_WORKSPACE="+workspace,

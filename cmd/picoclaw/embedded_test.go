@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"database/sql"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -10,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	_ "modernc.org/sqlite"
 )
 
 // session drives `picoclaw run` through its terminal: lines in, output lines out.
@@ -139,5 +143,41 @@ func TestEmbeddedSessionApprovesAJob(t *testing.T) {
 	s2.quit()
 	if !decidedRE.MatchString(s2.seen.String()) {
 		t.Fatalf("after a restart, approving %s again does not say it was decided:\n%s", job, s2.seen.String())
+	}
+	auditVerifyEmbedded(t, bin, data, job)
+}
+
+// auditVerifyEmbedded: the suite generated its audit key on first start (owner-only) and kept
+// it across the restart; `picoclaw audit verify --data` checks the SQLite log with it, and
+// reports a job row edited behind the suite's back with exit code 7.
+func auditVerifyEmbedded(t *testing.T, bin, data, job string) {
+	t.Helper()
+	st, err := os.Stat(filepath.Join(data, "credentials", "audit.key"))
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("generated audit key: %v, mode %v", err, st.Mode().Perm())
+	}
+	verify := func() (int, string) {
+		cmd := exec.Command(bin, "--locale", "en", "audit", "verify", "--data", data)
+		cmd.Env = append(os.Environ(), "PICOCLAW_AUDIT_KEY=", "PICOCLAW_POSTGRES_DSN=")
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatalf("audit verify: %v", err)
+		}
+		return cmd.ProcessState.ExitCode(), string(out)
+	}
+	if code, out := verify(); code != 0 || !strings.Contains(out, "0 findings") {
+		t.Fatalf("audit verify of an untouched embedded log: exit %d\n%s", code, out)
+	}
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(data, "audit.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`UPDATE approval_jobs SET approver = 'Umallory' WHERE job_id = ?`, job); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := verify(); code != 7 || !strings.Contains(out, job) || !strings.Contains(out, "read_model_mismatch") {
+		t.Fatalf("audit verify after editing %s: exit %d, want 7\n%s", job, code, out)
 	}
 }

@@ -83,6 +83,9 @@ type Redis struct {
 // Postgres is the connection to the audit database.
 type Postgres struct {
 	DSN Secret `yaml:"-" env:"PICOCLAW_POSTGRES_DSN"`
+	// MigrateDSN connects as the owner of the tables for migrations; the service then runs over
+	// DSN as a role that cannot change the audit log. Empty: DSN migrates too.
+	MigrateDSN Secret `yaml:"-" env:"PICOCLAW_POSTGRES_MIGRATE_DSN"`
 }
 
 // Heartbeat configures the sender every service runs.

@@ -255,3 +255,60 @@ func envForImage(image string) string {
 	}
 	return EnvRedisAddr
 }
+
+// PostgresRole creates a login role with a unique name and a random password and returns it with
+// db's DSN rewritten to connect as it. The role's privileges are revoked and the role dropped
+// when the test ends.
+func PostgresRole(t TB, db PostgresDB) (role, dsn string) {
+	t.Helper()
+	base, err := postgresBase()
+	if err != nil {
+		unavailable(t, "postgres", err)
+		return "", ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		unavailable(t, "postgres", err)
+		return "", ""
+	}
+	defer conn.Close(ctx)
+	role = "r" + strings.TrimPrefix(uniqueName(t), "t")
+	var pw [16]byte
+	_, _ = rand.Read(pw[:])
+	password := hex.EncodeToString(pw[:])
+	if _, err := conn.Exec(ctx, "CREATE ROLE "+pgx.Identifier{role}.Sanitize()+" LOGIN PASSWORD '"+password+"'"); err != nil {
+		t.Fatalf("testinfra: create role %s: %v", role, err)
+		return "", ""
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		c, err := pgx.Connect(ctx, base)
+		if err != nil {
+			t.Logf("testinfra: drop role %s: %v", role, err)
+			return
+		}
+		defer c.Close(ctx)
+		id := pgx.Identifier{role}.Sanitize()
+		if _, err := c.Exec(ctx, "DROP OWNED BY "+id); err != nil {
+			t.Logf("testinfra: drop role %s: %v", role, err)
+		}
+		if _, err := c.Exec(ctx, "DROP ROLE "+id); err != nil {
+			t.Logf("testinfra: drop role %s: %v", role, err)
+		}
+	})
+	return role, withUser(db.DSN, role, password)
+}
+
+// withUser returns dsn (URL or key=value form) connecting as user with password.
+func withUser(dsn, user, password string) string {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		if u, err := url.Parse(dsn); err == nil {
+			u.User = url.UserPassword(user, password)
+			return u.String()
+		}
+	}
+	return strings.TrimSpace(dsn) + " user=" + user + " password=" + password
+}

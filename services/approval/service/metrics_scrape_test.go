@@ -34,6 +34,7 @@ func runInProcess(t *testing.T, extraEnv map[string]string) (internal, public st
 		"PICOCLAW_APPROVAL_TOKENS": "alice:" + scrapeToken, "PICOCLAW_APPROVAL_APPROVERS_LINE": "Uowner",
 		"PICOCLAW_APPROVAL_STORE": "sqlite", "PICOCLAW_APPROVAL_SQLITE_PATH": filepath.Join(t.TempDir(), "audit.db"),
 		"PICOCLAW_REDIS_ADDR": rdb.Addr, "PICOCLAW_REDIS_KEY_PREFIX": rdb.Prefix, "PICOCLAW_LOG_LEVEL": "warn",
+		"PICOCLAW_AUDIT_KEY": testAuditKey,
 	}
 	for k, v := range extraEnv {
 		env[k] = v

@@ -66,6 +66,7 @@ type Approval struct {
 	AutoApprove AutoApprove `yaml:"auto_approve"`
 	Store       string      `yaml:"store"`
 	SQLitePath  string      `yaml:"sqlite_path"`
+	Audit       Audit       `yaml:"audit"`
 }
 
 // Approvers is the allowlist. Empty means nobody may approve.
@@ -105,6 +106,7 @@ func DefaultConfig() Config {
 			AutoApprove: AutoApprove{Enabled: false, DefaultTTL: 60 * time.Minute, MaxTTL: 24 * time.Hour},
 			Store:       StorePostgres,
 			SQLitePath:  "data/audit.db",
+			Audit:       Audit{VerifyInterval: 10 * time.Minute},
 		},
 	}
 }
@@ -163,6 +165,7 @@ func (c *Config) Validate() error {
 	default:
 		errs.Addf("approval.store", "must be postgres or sqlite, got %q", a.Store)
 	}
+	c.Approval.Audit.validate(&errs)
 	return errs.Err()
 }
 
@@ -173,25 +176,36 @@ func (c *Config) approverConfig() domain.ApproverConfig {
 
 type openedStore struct {
 	app.Store
-	ping  func(context.Context) error
-	close func()
+	audit     app.AuditReader
+	keys      *domain.Keyring
+	alterable bool
+	ping      func(context.Context) error
+	close     func()
 }
 
 // openStore connects to the configured store; opening applies pending migrations.
-func openStore(ctx context.Context, c *Config, opts ...store.PostgresOption) (openedStore, error) {
+func openStore(ctx context.Context, c *Config, opts ...store.Option) (openedStore, error) {
+	keys, err := c.Approval.Audit.keyring()
+	if err != nil {
+		return openedStore{}, err
+	}
+	opts = append(opts, store.WithKeyring(keys))
 	switch c.Approval.Store {
 	case StoreSQLite:
-		s, err := store.OpenSQLite(ctx, c.Approval.SQLitePath)
+		s, err := store.OpenSQLite(ctx, c.Approval.SQLitePath, opts...)
 		if err != nil {
 			return openedStore{}, err
 		}
-		return openedStore{Store: s, ping: s.Ping, close: func() { _ = s.Close() }}, nil
+		return openedStore{Store: s, audit: s, keys: keys, ping: s.Ping, close: func() { _ = s.Close() }}, nil
 	default:
+		if c.Postgres.MigrateDSN.Set() {
+			opts = append(opts, store.WithMigrateDSN(c.Postgres.MigrateDSN.Value()), store.WithRuntimeRole(c.Approval.Audit.RuntimeRole))
+		}
 		s, err := store.OpenPostgres(ctx, c.Postgres.DSN.Value(), opts...)
 		if err != nil {
 			return openedStore{}, err
 		}
-		return openedStore{Store: s, ping: s.Ping, close: s.Close}, nil
+		return openedStore{Store: s, audit: s, keys: keys, alterable: s.LogAlterable(), ping: s.Ping, close: s.Close}, nil
 	}
 }
 
@@ -275,7 +289,7 @@ func Run(ctx context.Context, cfg Config) error {
 		BroadOverwriteFiles: cfg.Approval.BroadOverwriteFiles, PendingTTL: cfg.Approval.PendingTTL,
 		AutoApproveAllowed: cfg.Approval.AutoApprove.Enabled, DefaultGrantTTL: cfg.Approval.AutoApprove.DefaultTTL,
 		MaxGrantTTL: cfg.Approval.AutoApprove.MaxTTL, Location: loc, DefaultLocale: cfg.Locale,
-	}, log, app.WithMetrics(m))
+	}, log, app.WithMetrics(m), app.WithKeyring(st.keys))
 	srv.Mount(approvalv1connect.NewApprovalServiceHandler(rpc.NewHandler(svc, log), srv.HandlerOptions()...))
 	httpapi.New(svc, approvers, log).Register(srv.HandlePublic)
 	// After the REST API, so the full console (assets, diff view, Auto-Approve) owns /ui/.
@@ -283,9 +297,20 @@ func Run(ctx context.Context, cfg Config) error {
 	srv.PublicRouter().NotFound(httpapi.NotFound)
 	srv.PublicRouter().MethodNotAllowed(httpapi.MethodNotAllowed)
 	srv.AddReadiness("store", st.ping)
+	audit, err := newAuditWatch(srv.Registry(), st, log)
+	if err != nil {
+		return abort(err)
+	}
 
-	sweepCtx, stopSweep := context.WithCancel(ctx)
 	var wg sync.WaitGroup
+	sweepCtx, stopSweep := context.WithCancel(ctx)
+	if every := cfg.Approval.Audit.VerifyInterval; every > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			audit.run(sweepCtx, every)
+		}()
+	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()

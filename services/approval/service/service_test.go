@@ -27,6 +27,8 @@ import (
 
 const childEnv = "PICOCLAW_APPROVAL_TEST_CHILD"
 
+const testAuditKey = "approval-test-audit-key-0123456789abcdef"
+
 // TestMain lets the test binary act as the approval binary in a child process, so restarts are
 // real process restarts.
 func TestMain(m *testing.M) {
@@ -113,8 +115,10 @@ func (c *child) client(t *testing.T) approvalv1connect.ApprovalServiceClient {
 
 func TestRestartKeepsPendingJobs(t *testing.T) {
 	pg := testinfra.Postgres(t)
+	_, runtimeDSN := testinfra.PostgresRole(t, pg)
 	rdb := testinfra.Redis(t)
-	env := []string{"PICOCLAW_POSTGRES_DSN=" + pg.DSN, "PICOCLAW_REDIS_ADDR=" + rdb.Addr, "PICOCLAW_REDIS_KEY_PREFIX=" + rdb.Prefix,
+	// Migrations run as the owner; the service runs as a role that cannot change the log.
+	env := []string{"PICOCLAW_POSTGRES_MIGRATE_DSN=" + pg.DSN, "PICOCLAW_POSTGRES_DSN=" + runtimeDSN, "PICOCLAW_AUDIT_KEY=" + testAuditKey, "PICOCLAW_REDIS_ADDR=" + rdb.Addr, "PICOCLAW_REDIS_KEY_PREFIX=" + rdb.Prefix,
 		"PICOCLAW_APPROVAL_APPROVERS_LINE=Uowner", "PICOCLAW_LOG_LEVEL=warn", "PICOCLAW_APPROVAL_STORE=postgres"}
 
 	// migrate applies the schema and exits.
@@ -227,6 +231,14 @@ func TestValidateNamesKeys(t *testing.T) {
 		t.Errorf("missing DSN: %v", err)
 	}
 	cfg.Approval.Store = service.StoreSQLite
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "approval.audit.key") || !strings.Contains(err.Error(), "PICOCLAW_AUDIT_KEY") {
+		t.Errorf("missing audit key: %v", err)
+	}
+	cfg.Approval.Audit.Key = "too-short"
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "approval.audit.key") {
+		t.Errorf("short audit key: %v", err)
+	}
+	cfg.Approval.Audit.Key = testAuditKey
 	if err := cfg.Validate(); err != nil {
 		t.Errorf("sqlite defaults: %v", err)
 	}
@@ -245,7 +257,7 @@ func TestValidateNamesKeys(t *testing.T) {
 // runs on the embedded SQLite store.
 func TestSweeperExpiresPendingJobs(t *testing.T) {
 	rdb := testinfra.Redis(t)
-	env := []string{"PICOCLAW_APPROVAL_STORE=sqlite", "PICOCLAW_APPROVAL_SQLITE_PATH=" + t.TempDir() + "/audit.db",
+	env := []string{"PICOCLAW_APPROVAL_STORE=sqlite", "PICOCLAW_APPROVAL_SQLITE_PATH=" + t.TempDir() + "/audit.db", "PICOCLAW_AUDIT_KEY=" + testAuditKey,
 		"PICOCLAW_REDIS_ADDR=" + rdb.Addr, "PICOCLAW_REDIS_KEY_PREFIX=" + rdb.Prefix, "PICOCLAW_LOG_LEVEL=warn",
 		"PICOCLAW_APPROVAL_PENDING_TTL=1s", "PICOCLAW_APPROVAL_SWEEP_INTERVAL=100ms"}
 	c := start(t, env).client(t)

@@ -83,6 +83,7 @@ func peers(dir string) []peer {
 				return err
 			}
 			cfg.Approval.Store, cfg.Approval.SQLitePath = approval.StoreSQLite, filepath.Join(dir, "audit.db")
+			cfg.Approval.Audit.Key = config.Secret("heartbeat-test-audit-key-0123456789abcdef")
 			return approval.Run(ctx, cfg)
 		}},
 		{executor.Name, func(ctx context.Context, c config.Common, ln net.Listener) (err error) {

@@ -121,7 +121,11 @@ func rest(ctx context.Context, g *globals, method, path string, query url.Values
 		if e.Message == "" {
 			e.Message = strings.TrimSpace(string(data))
 		}
-		return &apiError{code: codeForStatus(res.StatusCode), msg: fmt.Sprintf("%s (%s, HTTP %d)", e.Message, e.Code, res.StatusCode)}
+		code := codeForStatus(res.StatusCode)
+		if e.Code == "audit_tampered" {
+			code = ExitTampered
+		}
+		return &apiError{code: code, msg: fmt.Sprintf("%s (%s, HTTP %d)", e.Message, e.Code, res.StatusCode)}
 	}
 	if out == nil {
 		return nil

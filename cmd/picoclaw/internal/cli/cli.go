@@ -28,6 +28,8 @@ const (
 	ExitConflict     = 4
 	ExitUnauthorized = 5
 	ExitUnavailable  = 6
+	// ExitTampered: `audit verify` found the audit log or its read model changed.
+	ExitTampered = 7
 )
 
 // IO is where a command reads and writes, and its environment.
@@ -81,6 +83,7 @@ func commands() map[string]command {
 		"auto-approve": {"turn Auto-Approve on or off, or show it", "auto-approve on [--ttl 30m] [--paths docs/,README.md] [--tasks docs,review] [--routes CODE1] [--ops shell] [--reason TEXT] | off | status", runAutoApprove},
 		"status":       {"show the heartbeat report of every service and agent", "status", runStatus},
 		"keys":         {"make a fresh set of service keys (env lines for compose or Kubernetes secrets)", "keys", runKeys},
+		"audit":        {"verify the audit log: chains, anchors and job rows (reads the database with the audit key)", "audit verify [--job ID] [--data DIR | --sqlite FILE] [--json]", runAudit},
 	}
 }
 
@@ -179,8 +182,8 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintln(w, "\n`picoclaw help <command>` or `picoclaw <command> --help` shows a command's options.")
 	fmt.Fprintln(w, "Approval commands send the token in PICOCLAW_TOKEN.")
-	fmt.Fprintf(w, "\nexit codes: %d ok, %d error, %d usage, %d not found, %d conflict (already decided), %d unauthorized/forbidden, %d service unavailable\n",
-		ExitOK, ExitError, ExitUsage, ExitNotFound, ExitConflict, ExitUnauthorized, ExitUnavailable)
+	fmt.Fprintf(w, "\nexit codes: %d ok, %d error, %d usage, %d not found, %d conflict (already decided), %d unauthorized/forbidden, %d service unavailable, %d audit log tampered\n",
+		ExitOK, ExitError, ExitUsage, ExitNotFound, ExitConflict, ExitUnauthorized, ExitUnavailable, ExitTampered)
 }
 
 // usageError is a mistake in the command line.

@@ -38,6 +38,7 @@ func startApproval(t *testing.T) string {
 	cfg.Listener, cfg.LogWriter = ln, io.Discard
 	cfg.Approval.Store, cfg.Approval.SQLitePath = approval.StoreSQLite, filepath.Join(t.TempDir(), "audit.db")
 	cfg.Approval.Approvers.Tokens = config.Secret("ops:" + token)
+	cfg.Approval.Audit.Key = config.Secret("cli-test-audit-key-0123456789abcdef0123")
 	cfg.Approval.AutoApprove.Enabled = true
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -226,6 +226,13 @@ func (s *suite) configure(ctx context.Context) error {
 
 	ap.Approval.Store = approval.StoreSQLite
 	ap.Approval.SQLitePath = filepath.Join(s.dataDir, "audit.db")
+	if !ap.Approval.Audit.Key.Set() {
+		key, err := loadOrCreateSecret(filepath.Join(s.dataDir, filepath.Dir(auditKeyFile)), filepath.Base(auditKeyFile))
+		if err != nil {
+			return err
+		}
+		ap.Approval.Audit.Key = config.Secret(key)
+	}
 	ap.Approval.Approvers.CLI = appendUnique(ap.Approval.Approvers.CLI, s.user)
 	// The terminal user owns this suite: they may switch Auto-Approve on (it stays off until they do).
 	ap.Approval.AutoApprove.Enabled = true

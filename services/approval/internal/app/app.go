@@ -87,10 +87,14 @@ type Service struct {
 	cfg       Config
 	now       func() time.Time
 	log       *slog.Logger
+	keys      *domain.Keyring
 }
 
 // Option customises a Service.
 type Option func(*Service)
+
+// WithKeyring gives the service the audit keys, to verify the chains it shows.
+func WithKeyring(k *domain.Keyring) Option { return func(s *Service) { s.keys = k } }
 
 // WithClock replaces time.Now (tests).
 func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = now } }
@@ -174,7 +178,7 @@ func (s *Service) Events(ctx context.Context, id string) ([]domain.Event, bool, 
 	if len(evs) == 0 {
 		return nil, false, fmt.Errorf("events of %s: %w", id, domain.ErrNotFound)
 	}
-	chainErr := domain.VerifyChain(evs)
+	chainErr := s.keys.VerifyChain(evs)
 	if chainErr != nil {
 		s.log.ErrorContext(jobid.WithJobID(ctx, id), "approval.chain_invalid", slog.String("error", chainErr.Error()))
 	}

@@ -14,6 +14,14 @@ import (
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
 )
 
+var testKeys = func() *domain.Keyring {
+	k, err := domain.NewKeyring([]byte("app-test-audit-key-0123456789abcdef"))
+	if err != nil {
+		panic(err)
+	}
+	return k
+}()
+
 // memStore is an in-memory event store: enough to test the use cases without I/O.
 type memStore struct {
 	mu     sync.Mutex
@@ -29,7 +37,7 @@ func (m *memStore) seal(stream string, drafts []domain.Draft) error {
 		seq, prev = evs[n-1].Seq, evs[n-1].Hash
 	}
 	for _, d := range drafts {
-		e, err := domain.Seal(stream, seq, prev, d)
+		e, err := testKeys.Seal(stream, seq, prev, d)
 		if err != nil {
 			return err
 		}
@@ -135,7 +143,7 @@ func newApp(t *testing.T, grants *memGrants) (*app.Service, *memStore, *time.Tim
 	now := t0
 	st := newMemStore()
 	svc := app.New(st, grants, approvers, app.Config{PendingTTL: 30 * time.Minute, AutoApproveAllowed: true,
-		DefaultGrantTTL: time.Hour, MaxGrantTTL: 2 * time.Hour, Policy: domain.PolicyConfig{HardDenyPaths: []string{".git"}}}, nil, app.WithClock(func() time.Time { return now }))
+		DefaultGrantTTL: time.Hour, MaxGrantTTL: 2 * time.Hour, Policy: domain.PolicyConfig{HardDenyPaths: []string{".git"}}}, nil, app.WithClock(func() time.Time { return now }), app.WithKeyring(testKeys))
 	return svc, st, &now
 }
 

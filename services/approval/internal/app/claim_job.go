@@ -12,8 +12,10 @@ import (
 )
 
 // ClaimJob hands an approved job to the executor once: one compare-and-set on the job's
-// version. The stored patch is re-parsed and must still hash to the approved value, and an
-// auto-approved job needs its grant to still be the active one.
+// version. The store first verifies the job's event log (keyed chain, anchor, row) and hands the
+// decision the job rebuilt from its events, so the approval claimed is the one the log records
+// (ErrTampered otherwise). The stored patch is re-parsed and must still hash to the approved
+// value, and an auto-approved job needs its grant to still be the active one.
 func (s *Service) ClaimJob(ctx context.Context, id, executorID string) (domain.Job, error) {
 	id, err := normalizeID(id)
 	if err != nil {

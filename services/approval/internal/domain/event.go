@@ -1,8 +1,6 @@
 package domain
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -61,7 +59,13 @@ type Event struct {
 	PolicyRule string          `json:"policy_rule,omitempty"`
 	PrevHash   string          `json:"prev_hash"`
 	Hash       string          `json:"hash"`
-	At         time.Time       `json:"created_at"`
+	// KeyID names the audit key whose HMAC Hash is; empty on events written before the chain
+	// was keyed.
+	KeyID string    `json:"key_id,omitempty"`
+	At    time.Time `json:"created_at"`
+	// Legacy is set by the store on events written before the chain was keyed (they may carry
+	// the old unkeyed sha256; any later event must be keyed).
+	Legacy bool `json:"-"`
 }
 
 // Normalize brings a time to what both databases store exactly (UTC, microseconds), so a
@@ -71,53 +75,6 @@ func Normalize(t time.Time) time.Time {
 		return time.Time{}
 	}
 	return t.UTC().Truncate(time.Microsecond)
-}
-
-// Seal numbers and chains a draft after the stream's last event (seq prevSeq, hash prevHash).
-func Seal(stream string, prevSeq int64, prevHash string, d Draft) (Event, error) {
-	payload := d.Payload
-	if payload == nil {
-		payload = struct{}{}
-	}
-	b, err := json.Marshal(payload)
-	if err != nil {
-		return Event{}, fmt.Errorf("encode %s payload: %w", d.Type, err)
-	}
-	e := Event{
-		JobID: stream, Seq: prevSeq + 1, Type: d.Type, Actor: d.Actor, Channel: d.Channel,
-		Payload: b, PolicyRule: d.PolicyRule, PrevHash: prevHash, At: Normalize(d.At),
-	}
-	e.Hash = e.ComputeHash()
-	return e, nil
-}
-
-// ComputeHash is sha256 over the event's fields and the previous hash, encoded as a JSON array
-// so no two different events share an encoding.
-func (e Event) ComputeHash() string {
-	fields := []any{e.JobID, e.Seq, string(e.Type), e.Actor.ID, e.Actor.Channel, e.Actor.DisplayName,
-		e.Channel, string(e.Payload), e.PolicyRule, e.At.UTC().Format(time.RFC3339Nano), e.PrevHash}
-	b, _ := json.Marshal(fields)
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
-}
-
-// VerifyChain checks that events are numbered 1..n, each hash is right, and each prev_hash is
-// the hash before it. It returns the first problem found.
-func VerifyChain(events []Event) error {
-	prev := ""
-	for i, e := range events {
-		if e.Seq != int64(i+1) {
-			return fmt.Errorf("event %d of %s has seq %d", i+1, e.JobID, e.Seq)
-		}
-		if e.PrevHash != prev {
-			return fmt.Errorf("event %d of %s: prev_hash does not match the previous event", e.Seq, e.JobID)
-		}
-		if e.ComputeHash() != e.Hash {
-			return fmt.Errorf("event %d of %s: hash does not match its content", e.Seq, e.JobID)
-		}
-		prev = e.Hash
-	}
-	return nil
 }
 
 // Payloads of the events that carry more than the actor.

@@ -286,6 +286,10 @@ func decodeOptional(w http.ResponseWriter, r *http.Request, dst any) bool {
 func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 	status, code := http.StatusInternalServerError, "internal"
 	switch {
+	case errors.Is(err, domain.ErrTampered):
+		// The job's audit log or row was changed outside the service: nothing is decided on it.
+		a.log.ErrorContext(r.Context(), "approval.audit_tampered", slog.String("error", err.Error()))
+		status, code = http.StatusConflict, "audit_tampered"
 	case errors.Is(err, domain.ErrNotFound):
 		status, code = http.StatusNotFound, "not_found"
 	case errors.Is(err, domain.ErrInvalid):

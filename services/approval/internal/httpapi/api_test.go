@@ -38,7 +38,7 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.OpenSQLite(ctx, filepath.Join(t.TempDir(), "audit.db"))
+	st, err := store.OpenSQLite(ctx, filepath.Join(t.TempDir(), "audit.db"), store.WithKeyring(testKeys))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	svc := app.New(st, store.NewRedisGrants(rdb.Client, rdb.Prefix), approvers, app.Config{PendingTTL: time.Hour,
-		AutoApproveAllowed: true, DefaultGrantTTL: time.Hour, MaxGrantTTL: 24 * time.Hour}, nil)
+		AutoApproveAllowed: true, DefaultGrantTTL: time.Hour, MaxGrantTTL: 24 * time.Hour}, nil, app.WithKeyring(testKeys))
 	api := httpapi.New(svc, approvers, nil)
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)
@@ -236,3 +236,11 @@ func TestREST(t *testing.T) {
 		t.Errorf("disable: %d %v", code, body)
 	}
 }
+
+var testKeys = func() *domain.Keyring {
+	k, err := domain.NewKeyring([]byte("test-audit-key-0123456789abcdef0123"))
+	if err != nil {
+		panic(err)
+	}
+	return k
+}()

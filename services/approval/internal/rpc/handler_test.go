@@ -30,7 +30,7 @@ var owner = &commonv1.Actor{Id: "Uowner", Channel: "line"}
 // clients returns a Connect and a gRPC client for the real handler behind an HTTP/2 server.
 func clients(t *testing.T) map[string]approvalv1connect.ApprovalServiceClient {
 	t.Helper()
-	st, err := store.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "audit.db"))
+	st, err := store.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "audit.db"), store.WithKeyring(testKeys))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func clients(t *testing.T) map[string]approvalv1connect.ApprovalServiceClient {
 		t.Fatal(err)
 	}
 	svc := app.New(st, store.NewRedisGrants(rdb.Client, rdb.Prefix), approvers, app.Config{PendingTTL: time.Hour,
-		AutoApproveAllowed: true, DefaultGrantTTL: time.Hour, MaxGrantTTL: 24 * time.Hour}, nil)
+		AutoApproveAllowed: true, DefaultGrantTTL: time.Hour, MaxGrantTTL: 24 * time.Hour}, nil, app.WithKeyring(testKeys))
 	mux := http.NewServeMux()
 	mux.Handle(approvalv1connect.NewApprovalServiceHandler(rpc.NewHandler(svc, nil),
 		connect.WithInterceptors(svcauth.NewAuthorizer(testinfra.Credentials(t, svcauth.Approval), nil))))
@@ -166,3 +166,11 @@ func TestAutoApproveOverConnect(t *testing.T) {
 		t.Errorf("bad patch error does not name the operation: %v", err)
 	}
 }
+
+var testKeys = func() *domain.Keyring {
+	k, err := domain.NewKeyring([]byte("test-audit-key-0123456789abcdef0123"))
+	if err != nil {
+		panic(err)
+	}
+	return k
+}()

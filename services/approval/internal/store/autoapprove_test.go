@@ -198,7 +198,7 @@ func TestAutoApproveTTLAndDisable(t *testing.T) {
 	if countType(evs, domain.EventAutoApproveEnabled) != 2 || countType(evs, domain.EventAutoApproveDisabled) != 1 {
 		t.Errorf("grant audit: %d enabled, %d disabled", countType(evs, domain.EventAutoApproveEnabled), countType(evs, domain.EventAutoApproveDisabled))
 	}
-	if err := domain.VerifyChain(evs); err != nil {
+	if err := testKeys.VerifyChain(evs); err != nil {
 		t.Error(err)
 	}
 }

@@ -19,7 +19,7 @@ import (
 func BenchmarkApproveAuditClaimPostgres(b *testing.B) {
 	ctx := context.Background()
 	db := testinfra.Postgres(b)
-	s, err := store.OpenPostgres(ctx, db.DSN)
+	s, err := store.OpenPostgres(ctx, db.DSN, store.WithKeyring(testKeys))
 	if err != nil {
 		b.Fatal(err)
 	}

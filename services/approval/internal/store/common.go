@@ -13,11 +13,53 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
 )
 
-//go:embed migrations
+//go:embed migrations roles
 var migrationFS embed.FS
+
+// options are what OpenPostgres and OpenSQLite accept.
+type options struct {
+	keys       *domain.Keyring
+	tracer     trace.TracerProvider
+	migrateDSN string
+	role       string
+	readOnly   bool
+}
+
+// Option customises OpenPostgres and OpenSQLite.
+type Option func(*options)
+
+// PostgresOption is the former name of Option.
+type PostgresOption = Option
+
+// WithKeyring gives the store the audit keys: the current one seals new events, every one
+// verifies. A store without keys cannot write.
+func WithKeyring(k *domain.Keyring) Option { return func(o *options) { o.keys = k } }
+
+// WithTracing gives every SQL statement a span from tp (Postgres).
+func WithTracing(tp trace.TracerProvider) Option { return func(o *options) { o.tracer = tp } }
+
+// WithMigrateDSN migrates (and grants the runtime role its privileges) over dsn, the owner's
+// connection, instead of the runtime connection (Postgres).
+func WithMigrateDSN(dsn string) Option { return func(o *options) { o.migrateDSN = dsn } }
+
+// WithRuntimeRole names the role the privileges are granted to; default: the runtime DSN's user.
+func WithRuntimeRole(role string) Option { return func(o *options) { o.role = role } }
+
+// ReadOnly opens an existing audit store without migrating (verification).
+func ReadOnly() Option { return func(o *options) { o.readOnly = true } }
+
+func collect(opts []Option) options {
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
+	return o
+}
 
 type migration struct {
 	version int
@@ -49,10 +91,10 @@ func migrations(dialect string) ([]migration, error) {
 }
 
 // sealAll numbers, chains and applies drafts after the job's (or stream's) last event.
-func sealAll(stream string, job domain.Job, drafts []domain.Draft) (domain.Job, []domain.Event, error) {
+func sealAll(keys *domain.Keyring, stream string, job domain.Job, drafts []domain.Draft) (domain.Job, []domain.Event, error) {
 	events := make([]domain.Event, 0, len(drafts))
 	for _, d := range drafts {
-		e, err := domain.Seal(stream, job.Version, job.LastHash, d)
+		e, err := keys.Seal(stream, job.Version, job.LastHash, d)
 		if err != nil {
 			return job, nil, err
 		}
@@ -132,4 +174,16 @@ func retryOnVersionConflict(update func() (domain.Job, error)) (domain.Job, erro
 		}
 		return job, err
 	}
+}
+
+// checked verifies a job's log against its row inside the writing transaction, so nothing is
+// decided on, or appended to, a log that was changed behind the service's back. fn decides on the
+// job rebuilt from the events; the patch is the row's copy, which the claim re-hashes itself.
+func checked(keys *domain.Keyring, id string, rm domain.ReadModel, events []domain.Event) (domain.Job, error) {
+	rebuilt, err := keys.VerifyJob(id, &rm, events)
+	if err != nil {
+		return domain.Job{}, fmt.Errorf("job %s: %w", id, err)
+	}
+	rebuilt.Patch = rm.Job.Patch
+	return rebuilt, nil
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
@@ -22,17 +24,37 @@ type backend struct {
 	store app.Store
 	// reopen closes the store and opens a new one on the same database (a restart).
 	reopen func(t *testing.T) app.Store
-	// exec runs raw SQL under the store, as someone with database access could.
+	// exec runs raw SQL under the store, with the store's own database role.
 	exec func(t *testing.T, sql string, args ...any) error
+	// tamper runs raw SQL as the database's owner would, past the append-only triggers.
+	tamper func(t *testing.T, sql string, args ...any)
+	// audit reads what verification reads.
+	audit app.AuditReader
 }
 
+var testKeys = func() *domain.Keyring {
+	k, err := domain.NewKeyring([]byte("store-test-audit-key-0123456789abcdef"))
+	if err != nil {
+		panic(err)
+	}
+	return k
+}()
+
+// openPostgres migrates as the owner and runs the store as a role of its own, as deployed.
 func openPostgres(t *testing.T) backend {
 	t.Helper()
 	db := testinfra.Postgres(t)
+	_, runtimeDSN := testinfra.PostgresRole(t, db)
 	ctx := context.Background()
-	s, err := store.OpenPostgres(ctx, db.DSN)
+	open := func() (*store.Postgres, error) {
+		return store.OpenPostgres(ctx, runtimeDSN, store.WithKeyring(testKeys), store.WithMigrateDSN(db.DSN))
+	}
+	s, err := open()
 	if err != nil {
 		t.Fatal(err)
+	}
+	if s.LogAlterable() {
+		t.Fatal("the runtime role can alter the log")
 	}
 	cur := s
 	t.Cleanup(func() { cur.Close() })
@@ -40,7 +62,7 @@ func openPostgres(t *testing.T) backend {
 		store: s,
 		reopen: func(t *testing.T) app.Store {
 			cur.Close()
-			n, err := store.OpenPostgres(ctx, db.DSN)
+			n, err := open()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -51,14 +73,44 @@ func openPostgres(t *testing.T) backend {
 			_, err := cur.Pool().Exec(ctx, sql, args...)
 			return err
 		},
+		tamper: func(t *testing.T, sql string, args ...any) { pgOwnerExec(t, db.DSN, sql, args...) },
+		audit:  auditOf(func() app.AuditReader { return cur }),
 	}
+}
+
+// pgOwnerExec runs sql as the superuser of the test server with triggers off.
+func pgOwnerExec(t *testing.T, dsn, sql string, args ...any) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SET LOCAL session_replication_role = replica`); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, sql, args...)
+		return err
+	}); err != nil {
+		t.Fatalf("tamper %q: %v", sql, err)
+	}
+}
+
+// auditOf follows the backend's current store across reopen.
+type auditOf func() app.AuditReader
+
+func (a auditOf) StreamIDs(ctx context.Context) ([]string, error) { return a().StreamIDs(ctx) }
+func (a auditOf) AuditRead(ctx context.Context, id string) (*domain.ReadModel, []domain.Event, error) {
+	return a().AuditRead(ctx, id)
 }
 
 func openSQLite(t *testing.T) backend {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "audit.db")
 	ctx := context.Background()
-	s, err := store.OpenSQLite(ctx, path)
+	s, err := store.OpenSQLite(ctx, path, store.WithKeyring(testKeys))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +120,7 @@ func openSQLite(t *testing.T) backend {
 		store: s,
 		reopen: func(t *testing.T) app.Store {
 			_ = cur.Close()
-			n, err := store.OpenSQLite(ctx, path)
+			n, err := store.OpenSQLite(ctx, path, store.WithKeyring(testKeys))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -79,6 +131,16 @@ func openSQLite(t *testing.T) backend {
 			_, err := cur.DB().ExecContext(ctx, sqliteParams(sql), args...)
 			return err
 		},
+		// SQLite has no roles: whoever can write the file can drop the triggers.
+		tamper: func(t *testing.T, sql string, args ...any) {
+			t.Helper()
+			for _, q := range []string{`DROP TRIGGER IF EXISTS approval_events_no_update`, `DROP TRIGGER IF EXISTS approval_events_no_delete`, sqliteParams(sql)} {
+				if _, err := cur.DB().ExecContext(ctx, q, args...); err != nil && q == sqliteParams(sql) {
+					t.Fatalf("tamper %q: %v", sql, err)
+				}
+			}
+		},
+		audit: auditOf(func() app.AuditReader { return cur }),
 	}
 }
 
@@ -130,7 +192,7 @@ func newService(t *testing.T, s app.Store, c *clock) *app.Service {
 	}
 	cfg := app.Config{PendingTTL: 30 * time.Minute, AutoApproveAllowed: true, DefaultGrantTTL: time.Hour, MaxGrantTTL: 24 * time.Hour,
 		Policy: domain.PolicyConfig{HardDenyPaths: []string{".git"}, CostLimitUSD: 1, TokenLimit: 100000}}
-	return app.New(s, store.NewRedisGrants(rdb.Client, rdb.Prefix), approvers, cfg, nil, app.WithClock(c.now))
+	return app.New(s, store.NewRedisGrants(rdb.Client, rdb.Prefix), approvers, cfg, nil, app.WithClock(c.now), app.WithKeyring(testKeys))
 }
 
 func request(t *testing.T, svc *app.Service, id, patchText string) app.RequestResult {
@@ -169,7 +231,7 @@ func countType(evs []domain.Event, typ domain.EventType) int {
 func assertConsistent(t *testing.T, s app.Store, id string) {
 	t.Helper()
 	evs := events(t, s, id)
-	if err := domain.VerifyChain(evs); err != nil {
+	if err := testKeys.VerifyChain(evs); err != nil {
 		t.Fatalf("chain of %s: %v", id, err)
 	}
 	rebuilt, err := domain.Rebuild(evs)

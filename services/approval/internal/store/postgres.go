@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
@@ -17,40 +18,105 @@ import (
 
 // Postgres is the event store on Postgres.
 type Postgres struct {
-	pool *pgxpool.Pool
+	pool   *pgxpool.Pool
+	keys   *domain.Keyring
+	legacy int64
+	// alterable: the role the service runs as could change or remove events.
+	alterable bool
 }
 
 var _ app.Store = (*Postgres)(nil)
 
-// PostgresOption customises OpenPostgres.
-type PostgresOption func(*pgxpool.Config)
-
-// WithTracing gives every SQL statement a span from tp.
-func WithTracing(tp trace.TracerProvider) PostgresOption {
-	return func(c *pgxpool.Config) { c.ConnConfig.Tracer = pgTracer{tr: tp.Tracer(instrumentation)} }
-}
-
-// OpenPostgres connects, applies pending migrations and returns the store.
-func OpenPostgres(ctx context.Context, dsn string, opts ...PostgresOption) (*Postgres, error) {
+// OpenPostgres connects, applies pending migrations and returns the store. With WithMigrateDSN
+// the migrations (and the runtime role's privileges) go over that owner connection and the store
+// then runs over dsn; otherwise dsn migrates too, and LogAlterable reports that its role owns the
+// log.
+func OpenPostgres(ctx context.Context, dsn string, opts ...Option) (*Postgres, error) {
+	o := collect(opts)
+	if o.keys == nil && !o.readOnly {
+		return nil, errors.New("postgres: no audit key")
+	}
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		// The error text can contain the DSN and its password.
 		return nil, errors.New("postgres: cannot parse the DSN (PICOCLAW_POSTGRES_DSN)")
 	}
-	for _, o := range opts {
-		o(cfg)
+	if o.tracer != nil {
+		cfg.ConnConfig.Tracer = pgTracer{tr: o.tracer.Tracer(instrumentation)}
+	}
+	if o.migrateDSN != "" && !o.readOnly {
+		role := o.role
+		if role == "" {
+			role = cfg.ConnConfig.User
+		}
+		if err := migrateAsOwner(ctx, o.migrateDSN, role); err != nil {
+			return nil, err
+		}
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: connect: %w", err)
 	}
-	s := &Postgres{pool: pool}
-	if err := s.Migrate(ctx); err != nil {
+	s := &Postgres{pool: pool, keys: o.keys}
+	if o.migrateDSN == "" && !o.readOnly {
+		err = migratePostgres(ctx, pool, "")
+	}
+	if err == nil {
+		err = s.inspect(ctx)
+	}
+	if err != nil {
 		pool.Close()
 		return nil, err
 	}
 	return s, nil
 }
+
+// migrateAsOwner migrates over the owner's connection and grants role its privileges.
+func migrateAsOwner(ctx context.Context, dsn, role string) error {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return errors.New("postgres: cannot parse the migration DSN (PICOCLAW_POSTGRES_MIGRATE_DSN)")
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("postgres: connect for migrations: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if role == cfg.User {
+		role = "" // one role for both: nothing to grant
+	}
+	return migratePostgres(ctx, conn, role)
+}
+
+// inspect checks the schema is migrated, reads the pre-key boundary and whether this
+// connection's role could alter the log.
+func (s *Postgres) inspect(ctx context.Context) error {
+	ms, err := migrations("postgres")
+	if err != nil {
+		return err
+	}
+	var have int
+	if err := s.pool.QueryRow(ctx, `SELECT COALESCE(max(version), 0) FROM approval_schema_migrations`).Scan(&have); err != nil {
+		return fmt.Errorf("postgres: audit schema: %w (run the migrations)", err)
+	}
+	if want := ms[len(ms)-1].version; have < want {
+		return fmt.Errorf("postgres: audit schema is at migration %d, this build needs %d (run the migrations)", have, want)
+	}
+	if err := s.pool.QueryRow(ctx, `SELECT COALESCE(max(max_event_id), 0) FROM approval_audit_legacy`).Scan(&s.legacy); err != nil {
+		return fmt.Errorf("postgres: audit schema: %w", err)
+	}
+	err = s.pool.QueryRow(ctx, `SELECT has_table_privilege('approval_events', 'UPDATE')
+		OR has_table_privilege('approval_events', 'DELETE') OR has_table_privilege('approval_events', 'TRUNCATE')
+		OR pg_has_role((SELECT relowner FROM pg_class WHERE oid = 'approval_events'::regclass), 'USAGE')`).Scan(&s.alterable)
+	if err != nil {
+		return fmt.Errorf("postgres: audit privileges: %w", err)
+	}
+	return nil
+}
+
+// LogAlterable reports whether the store's own role could change or remove events (it owns the
+// tables, is a superuser, or was granted UPDATE, DELETE or TRUNCATE).
+func (s *Postgres) LogAlterable() bool { return s.alterable }
 
 // Close releases the pool.
 func (s *Postgres) Close() { s.pool.Close() }
@@ -61,14 +127,22 @@ func (s *Postgres) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
 // Pool exposes the pool to tests that need to reach under the store.
 func (s *Postgres) Pool() *pgxpool.Pool { return s.pool }
 
-// Migrate applies pending migrations in one transaction under an advisory lock, so several
-// instances starting at once apply each migration exactly once.
-func (s *Postgres) Migrate(ctx context.Context) error {
+// Migrate applies pending migrations over the store's own connection.
+func (s *Postgres) Migrate(ctx context.Context) error { return migratePostgres(ctx, s.pool, "") }
+
+type beginner interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
+// migratePostgres applies pending migrations in one transaction under an advisory lock, so
+// several instances starting at once apply each migration exactly once; with a role, the same
+// transaction grants it the runtime privileges.
+func migratePostgres(ctx context.Context, db beginner, role string) error {
 	ms, err := migrations("postgres")
 	if err != nil {
 		return err
 	}
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	return pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('picoclaw.approval.migrate.' || current_schema(), 0))`); err != nil {
 			return fmt.Errorf("migrate: lock: %w", err)
 		}
@@ -91,8 +165,39 @@ func (s *Postgres) Migrate(ctx context.Context) error {
 				return fmt.Errorf("migrate %s: %w", m.name, err)
 			}
 		}
-		return nil
+		if role == "" {
+			return nil
+		}
+		return grantRuntime(ctx, tx, role)
 	})
+}
+
+// RuntimeGrants is the privilege set-up for role in schema, as the owner applies it.
+func RuntimeGrants(schema, role string) (string, error) {
+	b, err := fs.ReadFile(migrationFS, "roles/postgres_runtime.sql")
+	if err != nil {
+		return "", err
+	}
+	return strings.NewReplacer("{{schema}}", pgx.Identifier{schema}.Sanitize(), "{{role}}", pgx.Identifier{role}.Sanitize()).Replace(string(b)), nil
+}
+
+func grantRuntime(ctx context.Context, tx pgx.Tx, role string) error {
+	var schema string
+	if err := tx.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		return fmt.Errorf("grant %s: %w", role, err)
+	}
+	sql, err := RuntimeGrants(schema, role)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, sql); err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "42704" {
+			return fmt.Errorf("grant the audit role %q its privileges: the role does not exist; create it first (CREATE ROLE ... LOGIN): %w", role, err)
+		}
+		return fmt.Errorf("grant the audit role %q its privileges: %w", role, err)
+	}
+	return nil
 }
 
 const pgJobColumns = `data, status, patch, content_hash, version, last_hash`
@@ -112,9 +217,29 @@ func scanPGJob(r pgx.Row) (domain.Job, error) {
 	return fromRow(data, status, patch, hash, version, lastHash)
 }
 
+const pgReadModelColumns = pgJobColumns + `, approver, auto_approved`
+
+func scanPGReadModel(r pgx.Row) (domain.ReadModel, error) {
+	var (
+		data                          []byte
+		status, patch, hash, lastHash string
+		version                       int64
+		rm                            domain.ReadModel
+	)
+	if err := r.Scan(&data, &status, &patch, &hash, &version, &lastHash, &rm.Approver, &rm.AutoApproved); err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			return rm, domain.ErrNotFound
+		}
+		return rm, err
+	}
+	j, err := fromRow(data, status, patch, hash, version, lastHash)
+	rm.Job = j
+	return rm, err
+}
+
 // Create inserts the job and its first events.
 func (s *Postgres) Create(ctx context.Context, id string, drafts []domain.Draft) (domain.Job, error) {
-	job, events, err := sealAll(id, domain.Job{}, drafts)
+	job, events, err := sealAll(s.keys, id, domain.Job{}, drafts)
 	if err != nil {
 		return domain.Job{}, err
 	}
@@ -161,18 +286,26 @@ func (s *Postgres) update(ctx context.Context, id string, fn func(domain.Job) ([
 		return domain.Job{}, err
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
-	job, err := scanPGJob(tx.QueryRow(ctx, `SELECT `+pgJobColumns+` FROM approval_jobs WHERE job_id = $1 FOR UPDATE`, id))
+	rm, err := scanPGReadModel(tx.QueryRow(ctx, `SELECT `+pgReadModelColumns+` FROM approval_jobs WHERE job_id = $1 FOR UPDATE`, id))
 	if err != nil {
 		if errors.Is(err, domain.ErrNotFound) {
 			return domain.Job{}, fmt.Errorf("job %s: %w", id, domain.ErrNotFound)
 		}
 		return domain.Job{}, err
 	}
+	logged, err := s.events(ctx, tx, id)
+	if err != nil {
+		return domain.Job{}, err
+	}
+	job, err := checked(s.keys, id, rm, logged)
+	if err != nil {
+		return rm.Job, err
+	}
 	drafts, ferr := fn(job)
 	if len(drafts) == 0 {
 		return job, ferr
 	}
-	next, events, err := sealAll(id, job, drafts)
+	next, events, err := sealAll(s.keys, id, job, drafts)
 	if err != nil {
 		return job, err
 	}
@@ -209,9 +342,9 @@ func (s *Postgres) update(ctx context.Context, id string, fn func(domain.Job) ([
 func insertPGEvents(ctx context.Context, tx pgx.Tx, events []domain.Event) error {
 	for _, e := range events {
 		if _, err := tx.Exec(ctx, `INSERT INTO approval_events (job_id, seq, type, actor_id, actor_channel, actor_name, channel,
-			payload, policy_rule, prev_hash, hash, created_at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)`,
+			payload, policy_rule, prev_hash, hash, key_id, created_at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13)`,
 			e.JobID, e.Seq, string(e.Type), e.Actor.ID, e.Actor.Channel, e.Actor.DisplayName, e.Channel, string(e.Payload),
-			e.PolicyRule, e.PrevHash, e.Hash, e.At); err != nil {
+			e.PolicyRule, e.PrevHash, e.Hash, e.KeyID, e.At); err != nil {
 			return err
 		}
 	}
@@ -230,7 +363,7 @@ func (s *Postgres) Append(ctx context.Context, stream string, drafts []domain.Dr
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return err
 		}
-		_, events, err := sealAll(stream, last, drafts)
+		_, events, err := sealAll(s.keys, stream, last, drafts)
 		if err != nil {
 			return err
 		}
@@ -278,8 +411,17 @@ func (s *Postgres) List(ctx context.Context, f app.ListFilter) ([]domain.Job, er
 
 // Events returns a stream's events in order.
 func (s *Postgres) Events(ctx context.Context, id string) ([]domain.Event, error) {
-	rows, err := s.pool.Query(ctx, `SELECT job_id, seq, type, actor_id, actor_channel, actor_name, channel, payload::text,
-		policy_rule, prev_hash, hash, created_at FROM approval_events WHERE job_id = $1 ORDER BY seq`, id)
+	return s.events(ctx, s.pool, id)
+}
+
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+func (s *Postgres) events(ctx context.Context, q querier, id string) ([]domain.Event, error) {
+	rows, err := q.Query(ctx, `SELECT id, job_id, seq, type, actor_id, actor_channel, actor_name, channel, payload::text,
+		policy_rule, prev_hash, hash, key_id, created_at FROM approval_events WHERE job_id = $1 ORDER BY seq`, id)
 	if err != nil {
 		return nil, err
 	}
@@ -288,17 +430,48 @@ func (s *Postgres) Events(ctx context.Context, id string) ([]domain.Event, error
 	for rows.Next() {
 		var (
 			e       domain.Event
+			rowID   int64
 			typ     string
 			payload string
 		)
-		if err := rows.Scan(&e.JobID, &e.Seq, &typ, &e.Actor.ID, &e.Actor.Channel, &e.Actor.DisplayName, &e.Channel, &payload,
-			&e.PolicyRule, &e.PrevHash, &e.Hash, &e.At); err != nil {
+		if err := rows.Scan(&rowID, &e.JobID, &e.Seq, &typ, &e.Actor.ID, &e.Actor.Channel, &e.Actor.DisplayName, &e.Channel, &payload,
+			&e.PolicyRule, &e.PrevHash, &e.Hash, &e.KeyID, &e.At); err != nil {
 			return nil, err
 		}
 		e.Type, e.Payload, e.At = domain.EventType(typ), []byte(payload), e.At.UTC()
+		e.Legacy = e.KeyID == "" && rowID <= s.legacy
 		out = append(out, e)
 	}
 	return out, rows.Err()
+}
+
+// StreamIDs lists every id with events or a job row, sorted.
+func (s *Postgres) StreamIDs(ctx context.Context) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT job_id FROM approval_jobs UNION SELECT DISTINCT job_id FROM approval_events ORDER BY 1`)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// AuditRead returns a stream's row (nil when there is none) and its events from one snapshot.
+func (s *Postgres) AuditRead(ctx context.Context, id string) (*domain.ReadModel, []domain.Event, error) {
+	var (
+		rm  *domain.ReadModel
+		evs []domain.Event
+	)
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		r, err := scanPGReadModel(tx.QueryRow(ctx, `SELECT `+pgReadModelColumns+` FROM approval_jobs WHERE job_id = $1`, id))
+		switch {
+		case err == nil:
+			rm = &r
+		case !errors.Is(err, domain.ErrNotFound):
+			return err
+		}
+		evs, err = s.events(ctx, tx, id)
+		return err
+	})
+	return rm, evs, err
 }
 
 func nullJSON(b []byte) any {

@@ -21,13 +21,24 @@ import (
 // SQLite is the event store on an SQLite file, for the single-machine embedded default.
 // One connection serialises writers, which is what SQLite does anyway.
 type SQLite struct {
-	db *sql.DB
+	db     *sql.DB
+	keys   *domain.Keyring
+	legacy int64
 }
 
 var _ app.Store = (*SQLite)(nil)
 
 // OpenSQLite opens (creating when needed) the database file and applies migrations.
-func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
+func OpenSQLite(ctx context.Context, path string, opts ...Option) (*SQLite, error) {
+	o := collect(opts)
+	if o.keys == nil && !o.readOnly {
+		return nil, errors.New("sqlite: no audit key")
+	}
+	if o.readOnly {
+		if _, err := os.Stat(path); err != nil {
+			return nil, fmt.Errorf("sqlite: %w", err)
+		}
+	}
 	if dir := filepath.Dir(path); dir != "." && path != ":memory:" {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("sqlite: create %s: %w", dir, err)
@@ -44,8 +55,14 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(1)
-	s := &SQLite{db: db}
-	if err := s.Migrate(ctx); err != nil {
+	s := &SQLite{db: db, keys: o.keys}
+	if !o.readOnly {
+		err = s.Migrate(ctx)
+	}
+	if err == nil {
+		err = db.QueryRowContext(ctx, `SELECT COALESCE(max(max_event_id), 0) FROM approval_audit_legacy`).Scan(&s.legacy)
+	}
+	if err != nil {
 		_ = db.Close()
 		return nil, err
 	}
@@ -130,9 +147,29 @@ func micros(t *time.Time) any {
 	return t.UnixMicro()
 }
 
+const sqliteReadModelColumns = sqliteJobColumns + `, approver, auto_approved`
+
+func scanSQLiteReadModel(r scanner) (domain.ReadModel, error) {
+	var (
+		data                          string
+		status, patch, hash, lastHash string
+		version                       int64
+		rm                            domain.ReadModel
+	)
+	if err := r.Scan(&data, &status, &patch, &hash, &version, &lastHash, &rm.Approver, &rm.AutoApproved); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return rm, domain.ErrNotFound
+		}
+		return rm, err
+	}
+	j, err := fromRow([]byte(data), status, patch, hash, version, lastHash)
+	rm.Job = j
+	return rm, err
+}
+
 // Create inserts the job and its first events.
 func (s *SQLite) Create(ctx context.Context, id string, drafts []domain.Draft) (domain.Job, error) {
-	job, events, err := sealAll(id, domain.Job{}, drafts)
+	job, events, err := sealAll(s.keys, id, domain.Job{}, drafts)
 	if err != nil {
 		return domain.Job{}, err
 	}
@@ -178,18 +215,26 @@ func (s *SQLite) update(ctx context.Context, id string, fn func(domain.Job) ([]d
 		return domain.Job{}, err
 	}
 	defer func() { _ = tx.Rollback() }()
-	job, err := scanSQLiteJob(tx.QueryRowContext(ctx, `SELECT `+sqliteJobColumns+` FROM approval_jobs WHERE job_id = ?`, id))
+	rm, err := scanSQLiteReadModel(tx.QueryRowContext(ctx, `SELECT `+sqliteReadModelColumns+` FROM approval_jobs WHERE job_id = ?`, id))
 	if err != nil {
 		if errors.Is(err, domain.ErrNotFound) {
 			return domain.Job{}, fmt.Errorf("job %s: %w", id, domain.ErrNotFound)
 		}
 		return domain.Job{}, err
 	}
+	logged, err := s.events(ctx, tx, id)
+	if err != nil {
+		return domain.Job{}, err
+	}
+	job, err := checked(s.keys, id, rm, logged)
+	if err != nil {
+		return rm.Job, err
+	}
 	drafts, ferr := fn(job)
 	if len(drafts) == 0 {
 		return job, ferr
 	}
-	next, events, err := sealAll(id, job, drafts)
+	next, events, err := sealAll(s.keys, id, job, drafts)
 	if err != nil {
 		return job, err
 	}
@@ -224,9 +269,9 @@ func (s *SQLite) update(ctx context.Context, id string, fn func(domain.Job) ([]d
 func insertSQLiteEvents(ctx context.Context, tx *sql.Tx, events []domain.Event) error {
 	for _, e := range events {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO approval_events (job_id, seq, type, actor_id, actor_channel, actor_name,
-			channel, payload, policy_rule, prev_hash, hash, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
+			channel, payload, policy_rule, prev_hash, hash, key_id, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 			e.JobID, e.Seq, string(e.Type), e.Actor.ID, e.Actor.Channel, e.Actor.DisplayName, e.Channel, string(e.Payload),
-			e.PolicyRule, e.PrevHash, e.Hash, e.At.UnixMicro()); err != nil {
+			e.PolicyRule, e.PrevHash, e.Hash, e.KeyID, e.At.UnixMicro()); err != nil {
 			return err
 		}
 	}
@@ -242,7 +287,7 @@ func (s *SQLite) Append(ctx context.Context, stream string, drafts []domain.Draf
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		_, events, err := sealAll(stream, last, drafts)
+		_, events, err := sealAll(s.keys, stream, last, drafts)
 		if err != nil {
 			return err
 		}
@@ -304,8 +349,16 @@ func (s *SQLite) List(ctx context.Context, f app.ListFilter) ([]domain.Job, erro
 
 // Events returns a stream's events in order.
 func (s *SQLite) Events(ctx context.Context, id string) ([]domain.Event, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT job_id, seq, type, actor_id, actor_channel, actor_name, channel, payload,
-		policy_rule, prev_hash, hash, created_at FROM approval_events WHERE job_id = ? ORDER BY seq`, id)
+	return s.events(ctx, s.db, id)
+}
+
+type sqliteQuerier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+func (s *SQLite) events(ctx context.Context, q sqliteQuerier, id string) ([]domain.Event, error) {
+	rows, err := q.QueryContext(ctx, `SELECT id, job_id, seq, type, actor_id, actor_channel, actor_name, channel, payload,
+		policy_rule, prev_hash, hash, key_id, created_at FROM approval_events WHERE job_id = ? ORDER BY seq`, id)
 	if err != nil {
 		return nil, err
 	}
@@ -313,19 +366,57 @@ func (s *SQLite) Events(ctx context.Context, id string) ([]domain.Event, error) 
 	var out []domain.Event
 	for rows.Next() {
 		var (
-			e       domain.Event
-			typ     string
-			payload string
-			at      int64
+			e         domain.Event
+			typ       string
+			payload   string
+			rowID, at int64
 		)
-		if err := rows.Scan(&e.JobID, &e.Seq, &typ, &e.Actor.ID, &e.Actor.Channel, &e.Actor.DisplayName, &e.Channel, &payload,
-			&e.PolicyRule, &e.PrevHash, &e.Hash, &at); err != nil {
+		if err := rows.Scan(&rowID, &e.JobID, &e.Seq, &typ, &e.Actor.ID, &e.Actor.Channel, &e.Actor.DisplayName, &e.Channel, &payload,
+			&e.PolicyRule, &e.PrevHash, &e.Hash, &e.KeyID, &at); err != nil {
 			return nil, err
 		}
 		e.Type, e.Payload, e.At = domain.EventType(typ), []byte(payload), time.UnixMicro(at).UTC()
+		e.Legacy = e.KeyID == "" && rowID <= s.legacy
 		out = append(out, e)
 	}
 	return out, rows.Err()
+}
+
+// StreamIDs lists every id with events or a job row, sorted.
+func (s *SQLite) StreamIDs(ctx context.Context) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT job_id FROM approval_jobs UNION SELECT job_id FROM approval_events ORDER BY 1`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+// AuditRead returns a stream's row (nil when there is none) and its events from one snapshot.
+func (s *SQLite) AuditRead(ctx context.Context, id string) (*domain.ReadModel, []domain.Event, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() { _ = tx.Rollback() }()
+	var rm *domain.ReadModel
+	r, err := scanSQLiteReadModel(tx.QueryRowContext(ctx, `SELECT `+sqliteReadModelColumns+` FROM approval_jobs WHERE job_id = ?`, id))
+	switch {
+	case err == nil:
+		rm = &r
+	case !errors.Is(err, domain.ErrNotFound):
+		return nil, nil, err
+	}
+	evs, err := s.events(ctx, tx, id)
+	return rm, evs, err
 }
 
 func isSQLiteConstraint(err error) bool {

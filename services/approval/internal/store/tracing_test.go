@@ -25,7 +25,7 @@ func TestSpansForSQLAndRedis(t *testing.T) {
 	t.Cleanup(func() { _ = tel.Shutdown(ctx) })
 
 	pg := testinfra.Postgres(t)
-	s, err := store.OpenPostgres(ctx, pg.DSN, store.WithTracing(tel.TracerProvider))
+	s, err := store.OpenPostgres(ctx, pg.DSN, store.WithTracing(tel.TracerProvider), store.WithKeyring(testKeys))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,6 +44,7 @@ func startApproval(t *testing.T, extraEnv map[string]string) *suite {
 		"PICOCLAW_REDIS_ADDR":           rdb.Addr,
 		"PICOCLAW_REDIS_KEY_PREFIX":     rdb.Prefix,
 		"PICOCLAW_LOG_LEVEL":            "warn",
+		"PICOCLAW_AUDIT_KEY":            "ui-test-audit-key-0123456789abcdef0123",
 	}
 	for k, v := range extraEnv {
 		env[k] = v
