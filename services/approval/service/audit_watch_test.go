@@ -3,6 +3,8 @@ package service_test
 import (
 	"context"
 	"database/sql"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"net/http"
 	"path/filepath"
 	"testing"
@@ -19,8 +21,8 @@ import (
 // exports what it found; an approver's row edited in the database shows up without anyone asking.
 func TestPeriodicAuditCheckReportsTampering(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.db")
-	base := runInProcess(t, map[string]string{"PICOCLAW_APPROVAL_SQLITE_PATH": path, "PICOCLAW_APPROVAL_AUDIT_VERIFY_INTERVAL": "50ms"})
-	c := approvalv1connect.NewApprovalServiceClient(http.DefaultClient, base)
+	base, _ := runInProcess(t, map[string]string{"PICOCLAW_APPROVAL_SQLITE_PATH": path, "PICOCLAW_APPROVAL_AUDIT_VERIFY_INTERVAL": "50ms"})
+	c := approvalv1connect.NewApprovalServiceClient(http.DefaultClient, base, testinfra.AsSuite(t, svcauth.Approval))
 	ctx := context.Background()
 	if _, err := c.RequestApproval(ctx, &approvalv1.RequestApprovalRequest{Proposal: &commonv1.Proposal{JobId: "job_20260301_001",
 		Patch: `[{"type":"file_edit","action":"update","target":"docs/a.md","content":"x"}]`}}); err != nil {

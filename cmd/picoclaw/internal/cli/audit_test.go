@@ -22,6 +22,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1/approvalv1connect"
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	approval "github.com/picoclaw-suite/picoclaw/services/approval/service"
 )
@@ -47,9 +48,15 @@ func startAuditSuite(t *testing.T) auditSuite {
 	}
 	cfg := approval.DefaultConfig()
 	cfg.Redis.Addr, cfg.Redis.KeyPrefix = rd.Addr, rd.Prefix
-	cfg.Services.Approval = config.Endpoint{Listen: ln.Addr().String(), URL: "http://" + ln.Addr().String()}
+	pub, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Services.Approval = config.Endpoint{Listen: ln.Addr().String(), URL: "http://" + ln.Addr().String(),
+		PublicListen: pub.Addr().String(), PublicURL: "http://" + pub.Addr().String()}
 	cfg.HeartbeatSender.Enabled = false
-	cfg.Listener, cfg.LogWriter = ln, io.Discard
+	cfg.Listener, cfg.PublicListener, cfg.LogWriter = ln, pub, io.Discard
+	cfg.Auth = testinfra.Auth(approval.Name)
 	cfg.Postgres.DSN, cfg.Postgres.MigrateDSN = config.Secret(runtimeDSN), config.Secret(pg.DSN)
 	cfg.Approval.Audit.Key = auditTestKey
 	cfg.Approval.Audit.VerifyInterval = 0
@@ -76,7 +83,7 @@ func startAuditSuite(t *testing.T) auditSuite {
 		}
 	}
 	// The CLI reads the database with the service's own (read-only enough) role and the key.
-	return auditSuite{client: approvalv1connect.NewApprovalServiceClient(http.DefaultClient, base), ownerDSN: pg.DSN,
+	return auditSuite{client: approvalv1connect.NewApprovalServiceClient(http.DefaultClient, base, testinfra.AsSuite(t, svcauth.Approval)), ownerDSN: pg.DSN,
 		env: map[string]string{"PICOCLAW_POSTGRES_DSN": runtimeDSN, "PICOCLAW_AUDIT_KEY": auditTestKey}}
 }
 

@@ -16,26 +16,33 @@ import (
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	approval "github.com/picoclaw-suite/picoclaw/services/approval/service"
 )
 
-const token = "cli-test-token-0123456789"
+const token = "cli-test-token-0123456789-abcdefghijkl"
 
 // startApproval runs the real approval service (SQLite audit store, real Redis) and returns
 // its URL.
-func startApproval(t *testing.T) string {
+func startApproval(t *testing.T) (internal, public string) {
 	t.Helper()
 	rd := testinfra.Redis(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	pub, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
 	cfg := approval.DefaultConfig()
 	cfg.Redis.Addr, cfg.Redis.KeyPrefix = rd.Addr, rd.Prefix
-	cfg.Services.Approval = config.Endpoint{Listen: ln.Addr().String(), URL: "http://" + ln.Addr().String()}
+	cfg.Services.Approval = config.Endpoint{Listen: ln.Addr().String(), URL: "http://" + ln.Addr().String(),
+		PublicListen: pub.Addr().String(), PublicURL: "http://" + pub.Addr().String()}
 	cfg.HeartbeatSender.Enabled = false
-	cfg.Listener, cfg.LogWriter = ln, io.Discard
+	cfg.Listener, cfg.PublicListener, cfg.LogWriter = ln, pub, io.Discard
+	cfg.Auth = testinfra.Auth(approval.Name)
 	cfg.Approval.Store, cfg.Approval.SQLitePath = approval.StoreSQLite, filepath.Join(t.TempDir(), "audit.db")
 	cfg.Approval.Approvers.Tokens = config.Secret("ops:" + token)
 	cfg.Approval.Audit.Key = config.Secret("cli-test-audit-key-0123456789abcdef0123")
@@ -54,7 +61,7 @@ func startApproval(t *testing.T) string {
 		if res, err := http.Get(url + "/readyz"); err == nil {
 			res.Body.Close()
 			if res.StatusCode == http.StatusOK {
-				return url
+				return url, cfg.Services.Approval.PublicURL
 			}
 		}
 		if time.Now().After(deadline) {
@@ -66,7 +73,7 @@ func startApproval(t *testing.T) string {
 
 func requestApproval(t *testing.T, url, id, target string) {
 	t.Helper()
-	c := approvalv1connect.NewApprovalServiceClient(rpcserver.NewHTTPClient(), url)
+	c := approvalv1connect.NewApprovalServiceClient(rpcserver.NewHTTPClient(), url, testinfra.AsSuite(t, svcauth.Approval))
 	_, err := c.RequestApproval(context.Background(), &approvalv1.RequestApprovalRequest{
 		SessionId: "cli:tester", Channel: "cli",
 		Proposal: &commonv1.Proposal{JobId: id, Plan: "write " + target, TaskType: commonv1.TaskType_TASK_TYPE_DOCS,
@@ -80,15 +87,15 @@ func requestApproval(t *testing.T, url, id, target string) {
 func run(t *testing.T, url, tok string, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	env := map[string]string{"PICOCLAW_TOKEN": tok, "PICOCLAW_SERVICES_APPROVAL_URL": url}
+	env := map[string]string{"PICOCLAW_TOKEN": tok, "PICOCLAW_SERVICES_APPROVAL_PUBLIC_URL": url}
 	code := Main(args, IO{In: strings.NewReader(""), Out: &out, Err: &errOut, Getenv: func(k string) string { return env[k] }})
 	return code, out.String(), errOut.String()
 }
 
 func TestApprovalCommandsAgainstTheRealService(t *testing.T) {
-	url := startApproval(t)
-	requestApproval(t, url, "job_20261121_001", "docs/a.md")
-	requestApproval(t, url, "job_20261121_002", "docs/b.md")
+	internal, url := startApproval(t)
+	requestApproval(t, internal, "job_20261121_001", "docs/a.md")
+	requestApproval(t, internal, "job_20261121_002", "docs/b.md")
 
 	code, out, errOut := run(t, url, token, "jobs", "--status", "pending")
 	if code != ExitOK || !strings.Contains(out, "job_20261121_001") || !strings.Contains(out, "job_20261121_002") {
@@ -164,6 +171,10 @@ func TestHelpForEveryCommand(t *testing.T) {
 func TestStatusWhenHeartbeatIsDown(t *testing.T) {
 	var out, errOut bytes.Buffer
 	env := map[string]string{"PICOCLAW_SERVICES_HEARTBEAT_URL": "http://127.0.0.1:1"}
+	for _, kv := range testinfra.AuthEnv(svcauth.CLI) {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
 	code := Main([]string{"status"}, IO{In: strings.NewReader(""), Out: &out, Err: &errOut, Getenv: func(k string) string { return env[k] }})
 	if code != ExitUnavailable {
 		t.Fatalf("status with heartbeat down: exit %d (%s)", code, errOut.String())
