@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,7 +21,6 @@ import (
 )
 
 // internalToken is the suite's service credential in these tests.
-const internalToken = "e2e-internal-token-0123456789"
 
 var services = []string{
 	"gateway-line", "gateway-slack", "chat-mio", "router-shiro",
@@ -85,22 +85,27 @@ func suiteEnv(t *testing.T, workspace string) (map[string]string, []string) {
 		"PICOCLAW_EXECUTOR_WORKSPACE="+workspace,
 		"PICOCLAW_HEARTBEAT_INTERVAL_SEC=1",
 		"PICOCLAW_HEARTBEAT_TIMEOUT_SEC=3",
-		// Every internal Connect call carries the suite's service credential.
-		"PICOCLAW_INTERNAL_TOKEN="+internalToken,
-		"LINE_CHANNEL_SECRET=e2e-line-secret",
-		"LINE_CHANNEL_ACCESS_TOKEN=e2e-line-token",
-		"SLACK_SIGNING_SECRET=e2e-slack-secret",
-		"SLACK_BOT_TOKEN=xoxb-e2e",
+		"LINE_CHANNEL_SECRET="+lineSecret,
+		"LINE_CHANNEL_ACCESS_TOKEN="+lineToken,
+		"SLACK_SIGNING_SECRET="+slackSecret,
+		"SLACK_BOT_TOKEN="+slackToken,
 		// No model server here: the chat and worker agents use the offline provider.
 		"PICOCLAW_AGENTS_CHAT_PROVIDER=offline",
 		"PICOCLAW_AGENTS_WORKER_PROVIDER=offline",
 	)
-	free, err := testinfra.FreeAddrs(len(services))
+	free, err := testinfra.FreeAddrs(len(services) + len(publicServices))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, s := range services {
 		addrs[s] = free[i]
+	}
+	// The gateways' webhooks and approval's REST API and console listen apart from their RPC.
+	for i, s := range publicServices {
+		addrs[s+"-public"] = free[len(services)+i]
+		env = append(env,
+			fmt.Sprintf("PICOCLAW_SERVICES_%s_PUBLIC_LISTEN=%s", envKey(s), addrs[s+"-public"]),
+			fmt.Sprintf("PICOCLAW_SERVICES_%s_PUBLIC_URL=http://%s", envKey(s), addrs[s+"-public"]))
 	}
 	for _, s := range services {
 		env = append(env,
@@ -108,6 +113,14 @@ func suiteEnv(t *testing.T, workspace string) (map[string]string, []string) {
 			fmt.Sprintf("PICOCLAW_SERVICES_%s_URL=http://%s", envKey(s), addrs[s]))
 	}
 	return addrs, env
+}
+
+// publicServices have a public listener besides the internal one.
+var publicServices = []string{"gateway-line", "gateway-slack", "approval"}
+
+// identityEnv gives one service process its own key (and every public key).
+func identityEnv(env []string, service string) []string {
+	return append(slices.Clip(env), testinfra.AuthEnv(service)...)
 }
 
 func waitHealthy(ctx context.Context, addr string) error {
@@ -139,6 +152,7 @@ func TestEveryBinaryStartsAnswersHealthAndStopsOnSIGTERM(t *testing.T) {
 	for _, name := range services {
 		t.Run(name, func(t *testing.T) {
 			cmd := exec.Command(filepath.Join(bin, name))
+			env := identityEnv(env, name)
 			cmd.Dir = ".." // config/persona and config/rules.yaml are found from the repository root
 			cmd.Env = env
 			logs := &strings.Builder{}

@@ -20,13 +20,13 @@ import (
 
 // Credentials the suite is started with; the fakes accept only these.
 const (
-	lineSecret    = "e2e-line-secret"
-	lineToken     = "e2e-line-token"
-	slackSecret   = "e2e-slack-secret"
-	slackToken    = "xoxb-e2e"
+	lineSecret    = "e2e-line-secret-0123456789abcdefghij"
+	lineToken     = "e2e-line-token-0123456789abcdefghijklmnop"
+	slackSecret   = "e2e-slack-secret-0123456789abcdefghij"
+	slackToken    = "xoxb-e2e-0123456789-abcdefghijklmnopqrstuv"
 	slackBotUser  = "UE2EBOT"
 	openAIKey     = "sk-e2e-0123456789abcdefghij"
-	approvalToken = "e2e-approval-token"
+	approvalToken = "e2e-approval-token-0123456789abcdefghij"
 )
 
 // outMessage is one message a chat platform accepted: its texts and its buttons.

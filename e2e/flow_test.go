@@ -10,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 )
 
 // flowTimeout bounds each wait for a message; the models answer at once, so this only absorbs
@@ -50,7 +51,7 @@ func (s *suite) lineWebhook(t *testing.T, events ...map[string]any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	post(t, s.url("gateway-line", "/line/webhook"), "application/json", body,
+	post(t, s.publicURL("gateway-line", "/line/webhook"), "application/json", body,
 		map[string]string{"X-Line-Signature": lineSignature(body)})
 }
 
@@ -114,7 +115,7 @@ func (s *suite) slackEvent(t *testing.T, id string, event map[string]any) {
 
 func (s *suite) slackPost(t *testing.T, path, contentType string, body []byte) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, s.url("gateway-slack", path), strings.NewReader(string(body)))
+	req, err := http.NewRequest(http.MethodPost, s.publicURL("gateway-slack", path), strings.NewReader(string(body)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,8 +198,18 @@ func TestCLIAutoApproveFlow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// As the terminal does: its service token for chat-mio and its word for who is typing.
+	term := testinfra.Credentials(t, svcauth.CLI)
+	tok, err := term.ServiceToken(svcauth.ChatMio, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertion, err := term.Vouch("cli", cliUser, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
 	out := post(t, s.url("chat-mio", "/picoclaw.chat.v1.ChatService/HandleMessage"), "application/json", req,
-		map[string]string{rpcserver.InternalTokenHeader: internalToken})
+		map[string]string{svcauth.ServiceTokenHeader: tok, svcauth.PrincipalHeader: assertion})
 	var res struct {
 		JobID    string `json:"jobId"`
 		Messages []struct {

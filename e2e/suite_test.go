@@ -112,7 +112,7 @@ func startSuite(t *testing.T, bin string) *suite {
 	for _, name := range services {
 		p := &process{name: name, logs: &syncBuffer{}, done: make(chan struct{})}
 		p.cmd = exec.Command(filepath.Join(bin, name))
-		p.cmd.Env = env
+		p.cmd.Env = identityEnv(env, name)
 		// The config names the persona and rules files relative to the repository.
 		p.cmd.Dir = root
 		p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
@@ -187,6 +187,11 @@ func (s *suite) dumpLogs(t *testing.T) {
 
 func (s *suite) url(service, path string) string { return "http://" + s.addrs[service] + path }
 
+// publicURL is a path on a service's public listener (webhooks, REST, console).
+func (s *suite) publicURL(service, path string) string {
+	return "http://" + s.addrs[service+"-public"] + path
+}
+
 // post sends body to url with the given headers and expects 200.
 func post(t *testing.T, url, contentType string, body []byte, headers map[string]string) []byte {
 	t.Helper()
@@ -228,7 +233,7 @@ func (s *suite) approvalAPI(t *testing.T, method, path string, body any, out any
 		}
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequest(method, s.url("approval", path), rd)
+	req, err := http.NewRequest(method, s.publicURL("approval", path), rd)
 	if err != nil {
 		t.Fatal(err)
 	}
