@@ -1,0 +1,154 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// initArg0 is the argv[0] that makes a binary act as the sandbox init (see MaybeRunInit).
+const initArg0 = "picoclaw-sandbox-init"
+
+// spec is what the executor hands to the sandbox init over a pipe (fd 3).
+type spec struct {
+	Argv           []string `json:"argv"`
+	Dir            string   `json:"dir"`
+	Env            []string `json:"env"`
+	Workspace      string   `json:"workspace"`
+	GitDirWritable bool     `json:"git_dir_writable"`
+	Network        string   `json:"network"`
+	Ports          []uint16 `json:"ports,omitempty"`
+	Limits         Limits   `json:"limits"`
+}
+
+// Process is a sandboxed command prepared by Command: start Cmd (after setting its output),
+// call Started, wait for Cmd, then read Status.
+type Process struct {
+	Cmd    *exec.Cmd
+	spec   []byte
+	specR  *os.File
+	specW  *os.File
+	statR  *os.File
+	statW  *os.File
+	cgroup *pidsCgroup
+}
+
+// Command prepares req to run in the sandbox. The caller sets Cmd.Stdout/Stderr; killing
+// Cmd.Process (the sandbox init) ends every process of the command.
+func (c Config) Command(req Request) (*Process, error) {
+	if c.Mode == ModeNone {
+		return nil, fmt.Errorf("%w: executor.sandbox.mode is none", ErrUnavailable)
+	}
+	if len(req.Argv) == 0 {
+		return nil, errors.New("empty command")
+	}
+	ws, err := filepath.Abs(req.Workspace)
+	if err != nil || req.Workspace == "" {
+		return nil, fmt.Errorf("workspace %q: not an absolute path", req.Workspace)
+	}
+	dir := req.Dir
+	if dir == "" {
+		dir = ws
+	}
+	if rel, err := filepath.Rel(ws, dir); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return nil, fmt.Errorf("working directory %s is outside the workspace", dir)
+	}
+	data, err := json.Marshal(spec{Argv: req.Argv, Dir: dir, Env: req.Env, Workspace: ws,
+		GitDirWritable: req.GitDirWritable, Network: c.Network, Ports: c.AllowedTCPPorts, Limits: c.Limits})
+	if err != nil {
+		return nil, err
+	}
+	p := &Process{spec: data}
+	if p.specR, p.specW, err = os.Pipe(); err != nil {
+		return nil, fmt.Errorf("pipe: %w", err)
+	}
+	if p.statR, p.statW, err = os.Pipe(); err != nil {
+		p.Close()
+		return nil, fmt.Errorf("pipe: %w", err)
+	}
+	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS |
+		syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS)
+	if c.Network != NetworkAllow {
+		flags |= syscall.CLONE_NEWNET
+	}
+	uid, gid := os.Getuid(), os.Getgid()
+	p.Cmd = &exec.Cmd{
+		Path: "/proc/self/exe",
+		Args: []string{initArg0},
+		// The init's own environment is empty: /proc/1/environ inside the sandbox shows nothing.
+		Env:        []string{},
+		Dir:        "/",
+		ExtraFiles: []*os.File{p.specR, p.statW},
+		SysProcAttr: &syscall.SysProcAttr{
+			Cloneflags: flags,
+			// The command keeps the executor's ids, so files it creates belong to the same
+			// user; it holds no capability once the init has dropped them.
+			UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+			GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+			GidMappingsEnableSetgroups: false,
+			Pdeathsig:                  syscall.SIGKILL,
+		},
+	}
+	p.cgroup = newPidsCgroup(c.Limits.Processes)
+	return p, nil
+}
+
+// Started hands the command to the sandbox init; call it right after Cmd.Start succeeded.
+func (p *Process) Started() error {
+	_ = p.specR.Close()
+	_ = p.statW.Close()
+	p.specR, p.statW = nil, nil
+	// The init waits for the spec, so it is in the process cgroup before the command exists.
+	p.cgroup.add(p.Cmd.Process.Pid)
+	_, err := p.specW.Write(p.spec)
+	if cerr := p.specW.Close(); err == nil {
+		err = cerr
+	}
+	p.specW = nil
+	if err != nil {
+		return fmt.Errorf("hand command to sandbox init: %w", err)
+	}
+	return nil
+}
+
+// Status reads how the command ended; call it after Cmd.Wait returned. waitErr is Wait's error.
+func (p *Process) Status(waitErr error) Status {
+	var st Status
+	if p.statW != nil {
+		_ = p.statW.Close()
+		p.statW = nil
+	}
+	data, _ := io.ReadAll(io.LimitReader(p.statR, 64<<10))
+	if len(data) > 0 && json.Unmarshal(data, &st) == nil {
+		return st
+	}
+	// No status: the init died before reporting (killed at the deadline, or it crashed).
+	st = Status{Started: true, ExitCode: -1}
+	var ee *exec.ExitError
+	if errors.As(waitErr, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			st.Signal = int(ws.Signal())
+		} else {
+			st.Error = fmt.Sprintf("sandbox init ended with status %d without a report", ee.ExitCode())
+		}
+	} else if waitErr != nil {
+		st.Error = waitErr.Error()
+	}
+	return st
+}
+
+// Close releases the pipes and the process cgroup.
+func (p *Process) Close() {
+	for _, f := range []*os.File{p.specR, p.specW, p.statR, p.statW} {
+		if f != nil {
+			_ = f.Close()
+		}
+	}
+	p.cgroup.remove()
+}
