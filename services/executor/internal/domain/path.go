@@ -46,7 +46,7 @@ func CleanPath(p string) (string, error) {
 		if len(c) > maxComponent {
 			return "", fmt.Errorf("%w: path component longer than %d bytes", ErrInvalid, maxComponent)
 		}
-		if strings.EqualFold(c, ".git") {
+		if IsGitDirName(c) {
 			return "", fmt.Errorf("%w: path %q is inside git internals", ErrPermission, p)
 		}
 		parts = append(parts, c)
@@ -58,3 +58,10 @@ func CleanPath(p string) (string, error) {
 }
 
 func isASCIILetter(b byte) bool { return (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') }
+
+// IsGitDirName reports whether a path component names git's internals on some file system:
+// ".git" in any case, also with trailing dots or spaces (which Windows and some network file
+// systems drop).
+func IsGitDirName(c string) bool {
+	return strings.EqualFold(strings.TrimRight(c, ". "), ".git")
+}

@@ -31,6 +31,13 @@ func TestCleanPath(t *testing.T) {
 		{"a\nb", "", ErrInvalid},
 		{"a\x7fb", "", ErrInvalid},
 		{".git/hooks/pre-commit", "", ErrPermission},
+		{".GIT/config", "", ErrPermission},
+		{"sub/.Git/config", "", ErrPermission},
+		{".git./config", "", ErrPermission},
+		{".git /config", "", ErrPermission},
+		{".git. . /hooks/x", "", ErrPermission},
+		{".gitignore", ".gitignore", nil},
+		{"a/.github/x", "a/.github/x", nil},
 		{"sub/.GIT/config", "", ErrPermission},
 		{strings.Repeat("x", 256), "", ErrInvalid},
 	}

@@ -45,6 +45,7 @@ func (c Config) Command(req Request) (*Process, error) {
 	if c.Mode == ModeNone {
 		return nil, fmt.Errorf("%w: executor.sandbox.mode is none", ErrUnavailable)
 	}
+	c = c.withDefaults()
 	if len(req.Argv) == 0 {
 		return nil, errors.New("empty command")
 	}

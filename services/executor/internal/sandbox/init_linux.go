@@ -199,17 +199,20 @@ func within(path, dir string) bool {
 // sandboxHome is the command's private HOME, inside the private /tmp.
 const sandboxHome = "/tmp/home"
 
-// sandboxEnv fixes HOME and TMPDIR to the private /tmp whatever the executor passed.
+// sandboxEnv points HOME (always) and TMPDIR (when passed) at the private /tmp.
 func sandboxEnv(in []string) []string {
-	out := make([]string, 0, len(in)+2)
+	out := make([]string, 0, len(in)+1)
 	for _, kv := range in {
 		name, _, _ := strings.Cut(kv, "=")
-		if name == "HOME" || name == "TMPDIR" {
+		switch name {
+		case "HOME":
 			continue
+		case "TMPDIR":
+			kv = "TMPDIR=/tmp"
 		}
 		out = append(out, kv)
 	}
-	return append(out, "HOME="+sandboxHome, "TMPDIR=/tmp")
+	return append(out, "HOME="+sandboxHome)
 }
 
 func lookPath(name string, env []string) (string, error) {

@@ -74,6 +74,30 @@ func DefaultConfig() Config {
 	}
 }
 
+// withDefaults fills unset fields (a zero Config is the default sandbox).
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.Mode == "" {
+		c.Mode = d.Mode
+	}
+	if c.Network == "" {
+		c.Network = d.Network
+	}
+	if c.AllowedTCPPorts == nil {
+		c.AllowedTCPPorts = d.AllowedTCPPorts
+	}
+	for _, f := range []struct{ v, d *uint64 }{
+		{&c.Limits.CPUSeconds, &d.Limits.CPUSeconds}, {&c.Limits.MemoryBytes, &d.Limits.MemoryBytes},
+		{&c.Limits.Processes, &d.Limits.Processes}, {&c.Limits.OpenFiles, &d.Limits.OpenFiles},
+		{&c.Limits.FileBytes, &d.Limits.FileBytes}, {&c.Limits.TmpBytes, &d.Limits.TmpBytes},
+	} {
+		if *f.v == 0 {
+			*f.v = *f.d
+		}
+	}
+	return c
+}
+
 // Problem is one invalid key of the section, relative to executor.sandbox.
 type Problem struct {
 	Key, Msg string
@@ -116,7 +140,7 @@ const minMemory = 256 << 20
 
 // Label names how commands run, for results, logs and status.
 func (c Config) Label() string {
-	if c.Mode == ModeNone {
+	if c.withDefaults().Mode == ModeNone {
 		return "none"
 	}
 	return "namespaces+landlock"
