@@ -88,10 +88,12 @@ func (c Config) Command(req Request) (*Process, error) {
 		ExtraFiles: []*os.File{p.specR, p.statW},
 		SysProcAttr: &syscall.SysProcAttr{
 			Cloneflags: flags,
-			// The command keeps the executor's ids, so files it creates belong to the same
-			// user; it holds no capability once the init has dropped them.
-			UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
-			GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+			// The executor's own ids become 0 inside: the init keeps its capabilities in the
+			// namespace across execve (a non-zero uid would lose them) and can set up the
+			// mounts; the command then runs as that same user, without any capability (the
+			// init drops them all), and files it creates belong to the executor's user.
+			UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: uid, Size: 1}},
+			GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: gid, Size: 1}},
 			GidMappingsEnableSetgroups: false,
 			Pdeathsig:                  syscall.SIGKILL,
 		},
