@@ -68,6 +68,7 @@ func commands() map[string]command {
 		"deny":         {"deny a pending job", "deny <job_id> [--reason TEXT]", runDeny},
 		"auto-approve": {"turn Auto-Approve on or off, or show it", "auto-approve on [--ttl 30m] [--paths docs/,README.md] [--tasks docs,review] [--routes CODE1] [--reason TEXT] | off | status", runAutoApprove},
 		"status":       {"show the heartbeat report of every service and agent", "status", runStatus},
+		"doctor":       {"check that this machine can run the executor's sandbox", "doctor", runDoctor},
 	}
 }
 
