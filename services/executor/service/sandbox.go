@@ -52,8 +52,9 @@ func checkSandbox(ctx context.Context, cfg sandbox.Config, workspace string, log
 
 // reportSandbox puts the sandbox line into the executor's heartbeat, so /status shows it.
 func reportSandbox(srv *rpcserver.Server, st sandboxState) {
-	_ = srv
-	_ = st
+	if hb := srv.Heartbeat(); hb != nil && hb.Service() != nil {
+		hb.Service().SetNote(st.Text())
+	}
 }
 
 // SandboxDoctor checks whether the executor's sandbox works on this machine with cfg's
