@@ -67,8 +67,10 @@ func start(t *testing.T, mutate func(*Config)) *suite {
 	if err := os.Mkdir(cfg.Executor.Workspace, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cfg.Executor.CommandTimeout = time.Second
-	cfg.Executor.GitTimeout = time.Second
+	// Generous: every command starts a sandbox, which a loaded machine or the race detector
+	// makes slow to start; no test here waits for these to expire.
+	cfg.Executor.CommandTimeout = 20 * time.Second
+	cfg.Executor.GitTimeout = 20 * time.Second
 	cfg.Executor.MCP.Timeout = time.Second
 	cfg.HeartbeatSender.Enabled = false
 	logs := &lockedBuffer{}

@@ -80,8 +80,10 @@ func newFixture(t *testing.T, mutate func(*RunnerConfig)) *fixture {
 	cfg := RunnerConfig{
 		Workspace:      w,
 		Env:            proc.Env([]string{"PATH", "HOME", "LANG"}, os.LookupEnv),
-		CommandTimeout: time.Second,
-		GitTimeout:     5 * time.Second,
+		// Generous: every command starts a sandbox, which a loaded machine or the race
+		// detector makes slow to start. Cases that want a timeout set their own.
+		CommandTimeout: 20 * time.Second,
+		GitTimeout:     20 * time.Second,
 		OutputLimit:    64 << 10,
 		GitAuthorName:  "PicoClaw Executor",
 		GitAuthorEmail: "executor@picoclaw.invalid",
