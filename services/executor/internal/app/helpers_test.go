@@ -78,8 +78,8 @@ func newFixture(t *testing.T, mutate func(*RunnerConfig)) *fixture {
 	t.Cleanup(func() { _ = w.Close() })
 	logs := &syncBuffer{}
 	cfg := RunnerConfig{
-		Workspace:      w,
-		Env:            proc.Env([]string{"PATH", "HOME", "LANG"}, os.LookupEnv),
+		Workspace: w,
+		Env:       proc.Env([]string{"PATH", "HOME", "LANG"}, os.LookupEnv),
 		// Generous: every command starts a sandbox, which a loaded machine or the race
 		// detector makes slow to start. Cases that want a timeout set their own.
 		CommandTimeout: 20 * time.Second,
