@@ -90,6 +90,7 @@ func Run(ctx context.Context, spec Spec) (Output, error) {
 	}
 	label := "none"
 	var sp *sandbox.Process
+	waited := false
 	var cmd *exec.Cmd
 	if spec.Sandbox != nil && spec.Sandbox.Mode != sandbox.ModeNone {
 		label = spec.Sandbox.Label()
@@ -100,7 +101,12 @@ func Run(ctx context.Context, spec Spec) (Output, error) {
 			return Output{Sandbox: label, ExitCode: -1, ExitReason: ExitNoSandbox},
 				sandboxErr(err)
 		}
-		defer sp.Close()
+		// Wait releases the sandbox; only a command that never got that far is released here.
+		defer func() {
+			if !waited {
+				sp.Close()
+			}
+		}()
 		cmd = sp.Cmd
 	} else {
 		cmd = exec.CommandContext(ctx, spec.Argv[0], spec.Argv[1:]...)
@@ -159,8 +165,13 @@ func Run(ctx context.Context, spec Spec) (Output, error) {
 		defer wg.Done()
 		_, _ = io.Copy(capw, pr)
 	}()
-	waitErr := cmd.Wait()
-	if sp == nil {
+	var waitErr error
+	var st sandbox.Status
+	if sp != nil {
+		st = sp.Wait()
+		waited = true
+	} else {
+		waitErr = cmd.Wait()
 		_ = killGroup(cmd.Process.Pid)
 	}
 	drained := make(chan struct{})
@@ -197,7 +208,7 @@ func Run(ctx context.Context, spec Spec) (Output, error) {
 		return out, sandboxErr(startErr)
 	}
 	if sp != nil {
-		return sandboxOutcome(out, sp.Status(waitErr))
+		return sandboxOutcome(out, st)
 	}
 	var exitErr *exec.ExitError
 	if errors.As(waitErr, &exitErr) {

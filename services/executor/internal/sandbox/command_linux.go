@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -37,6 +38,8 @@ type Process struct {
 	statR  *os.File
 	statW  *os.File
 	cgroup *pidsCgroup
+
+	closeOnce sync.Once
 }
 
 // Command prepares req to run in the sandbox. The caller sets Cmd.Stdout/Stderr; killing
@@ -120,19 +123,48 @@ func (p *Process) Started() error {
 	return nil
 }
 
-// Status reads how the command ended; call it after Cmd.Wait returned. waitErr is Wait's error.
-func (p *Process) Status(waitErr error) Status {
-	var st Status
+// Wait waits for the command and returns how it ended, then releases everything. It returns
+// as soon as the init has reported, which it does after every process of the command is gone;
+// the init's own exit (the kernel tearing down the namespaces) is reaped in the background.
+func (p *Process) Wait() Status {
 	if p.statW != nil {
 		_ = p.statW.Close()
 		p.statW = nil
 	}
 	data, _ := io.ReadAll(io.LimitReader(p.statR, 64<<10))
+	var st Status
 	if len(data) > 0 && json.Unmarshal(data, &st) == nil {
+		if !directOutput(p.Cmd) {
+			// exec copies into a non-file writer until Wait: wait for that copy.
+			_ = p.Cmd.Wait()
+			p.Close()
+			return st
+		}
+		go func() {
+			_ = p.Cmd.Wait()
+			p.Close()
+		}()
 		return st
 	}
-	// No status: the init died before reporting (killed at the deadline, or it crashed).
-	st = Status{Started: true, ExitCode: -1}
+	st = p.status(p.Cmd.Wait())
+	p.Close()
+	return st
+}
+
+// directOutput reports whether the command writes straight into files (no copying goroutine).
+func directOutput(c *exec.Cmd) bool {
+	for _, w := range []io.Writer{c.Stdout, c.Stderr} {
+		if _, ok := w.(*os.File); !ok && w != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// status is how the command ended when the init died without a report.
+func (p *Process) status(waitErr error) Status {
+	// No report: the init died before it (killed at the deadline, or it crashed).
+	st := Status{Started: true, ExitCode: -1}
 	var ee *exec.ExitError
 	if errors.As(waitErr, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
@@ -146,8 +178,13 @@ func (p *Process) Status(waitErr error) Status {
 	return st
 }
 
-// Close releases the pipes and the process cgroup.
+// Close releases the pipes and the process cgroup; Wait calls it. Call it directly only when
+// the command was never started.
 func (p *Process) Close() {
+	p.closeOnce.Do(p.close)
+}
+
+func (p *Process) close() {
 	for _, f := range []*os.File{p.specR, p.specW, p.statR, p.statW} {
 		if f != nil {
 			_ = f.Close()

@@ -33,7 +33,14 @@ func runInit() int {
 	runtime.LockOSThread() // never unlocked: the thread ends with the process
 	status := os.NewFile(4, "status")
 	st := initMain(os.NewFile(3, "spec"))
+	// The executor takes the report as the end of the command: by now every process of the
+	// namespace is gone, and closing the output lets it stop reading at once, without waiting
+	// for the kernel to tear the namespaces down.
+	for fd := 0; fd <= 2; fd++ {
+		_ = syscall.Close(fd)
+	}
 	_ = json.NewEncoder(status).Encode(st)
+	_ = status.Close()
 	if !st.Started {
 		return 125
 	}
@@ -108,10 +115,26 @@ func initMain(specFile *os.File) Status {
 		if got != pid {
 			continue
 		}
+		killAll()
 		if ws.Signaled() {
 			return Status{Started: true, ExitCode: -1, Signal: int(ws.Signal())}
 		}
 		return Status{Started: true, ExitCode: ws.ExitStatus()}
+	}
+}
+
+// killAll kills every other process of the namespace (kill(-1) from PID 1 spares only PID 1)
+// and reaps them, so nothing of the command is left when the init reports.
+func killAll() {
+	_ = syscall.Kill(-1, syscall.SIGKILL)
+	for {
+		_, err := syscall.Wait4(-1, nil, 0, nil)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err != nil {
+			return
+		}
 	}
 }
 

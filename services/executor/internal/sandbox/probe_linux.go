@@ -115,10 +115,10 @@ func runProbe(ctx context.Context, cfg Config, workspace string) error {
 	if err != nil {
 		return err
 	}
-	defer p.Close()
 	var out bytes.Buffer
 	p.Cmd.Stdout, p.Cmd.Stderr = &out, &out
 	if err := p.Cmd.Start(); err != nil {
+		p.Close()
 		return fmt.Errorf("start the sandbox (user namespaces): %w", err)
 	}
 	stop := context.AfterFunc(ctx, func() { _ = p.Cmd.Process.Kill() })
@@ -126,7 +126,7 @@ func runProbe(ctx context.Context, cfg Config, workspace string) error {
 	if err := p.Started(); err != nil {
 		_ = p.Cmd.Process.Kill()
 	}
-	st := p.Status(p.Cmd.Wait())
+	st := p.Wait()
 	switch {
 	case st.Error != "":
 		return fmt.Errorf("%s", st.Error)

@@ -20,7 +20,6 @@ func run(t *testing.T, cfg Config, ws string, script string) (string, Status) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close()
 	var out bytes.Buffer
 	p.Cmd.Stdout, p.Cmd.Stderr = &out, &out
 	if err := p.Cmd.Start(); err != nil {
@@ -29,8 +28,8 @@ func run(t *testing.T, cfg Config, ws string, script string) (string, Status) {
 	if err := p.Started(); err != nil {
 		t.Fatal(err)
 	}
-	werr := p.Cmd.Wait()
-	return out.String(), p.Status(werr)
+	st := p.Wait()
+	return out.String(), st
 }
 
 func TestSandboxBasics(t *testing.T) {
