@@ -187,6 +187,7 @@ func (s *Sender) Heartbeats() []*heartbeatv1.Heartbeat {
 			ErrorMessage:       snap.LastError,
 			Service:            s.cfg.Service,
 			Kind:               string(a.Kind),
+			Note:               a.Note(),
 		}
 		if len(snap.JobIDs) > 0 {
 			hb.CurrentJobId = snap.JobIDs[0]

@@ -38,6 +38,21 @@ type Tracker struct {
 	lastErrAt    time.Time
 	lastFailed   bool
 	lastEndAt    time.Time
+	note         string
+}
+
+// SetNote sets the standing note every heartbeat of this tracker carries.
+func (t *Tracker) SetNote(note string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.note = note
+}
+
+// Note is the standing note.
+func (t *Tracker) Note() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.note
 }
 
 type inflightTask struct {

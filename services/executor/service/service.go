@@ -24,6 +24,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/approvalclient"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/proc"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/rpc"
+	"github.com/picoclaw-suite/picoclaw/services/executor/internal/sandbox"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/workspace"
 )
 
@@ -72,7 +73,21 @@ type Executor struct {
 	// ApprovalTimeout bounds each call to the approval service.
 	ApprovalTimeout time.Duration `yaml:"approval_timeout"`
 	MCP             MCP           `yaml:"mcp"`
+	// Sandbox confines every shell command and git invocation (SPEC §8).
+	Sandbox Sandbox `yaml:"sandbox"`
 }
+
+// Sandbox is the executor.sandbox section: mode namespaces (default) or none, network none
+// (default) or allow, the TCP ports allowed with network allow, and resource limits.
+type Sandbox = sandbox.Config
+
+// SandboxLimits are the resource limits of executor.sandbox.limits.
+type SandboxLimits = sandbox.Limits
+
+// MaybeRunSandboxInit makes this process the sandbox init when the executor started it as
+// one (it then never returns). Every binary that runs the executor calls it first in main,
+// before anything else; tests that run the executor in-process call it from TestMain.
+func MaybeRunSandboxInit() { sandbox.MaybeRunInit() }
 
 // MCP is the browser bridge.
 type MCP struct {
@@ -102,6 +117,7 @@ func DefaultConfig() Config {
 			GitAuthorEmail:      "executor@picoclaw.invalid",
 			ApprovalTimeout:     10 * time.Second,
 			MCP:                 MCP{Timeout: 30 * time.Second},
+			Sandbox:             sandbox.DefaultConfig(),
 		},
 	}
 }
@@ -135,6 +151,9 @@ func (c *Config) Validate() error {
 	}
 	if e.GitAuthorName == "" || e.GitAuthorEmail == "" {
 		errs.Addf("executor.git_author_name", "git_author_name and git_author_email must be set")
+	}
+	for _, p := range e.Sandbox.Check() {
+		errs.Addf("executor.sandbox."+p.Key, "%s", p.Msg)
 	}
 	if c.Approval.BroadOverwriteFiles <= 0 {
 		errs.Addf("approval.broad_overwrite_files", "must be positive, got %d", c.Approval.BroadOverwriteFiles)
@@ -171,10 +190,12 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	sandboxState := checkSandbox(ctx, cfg.Executor.Sandbox, ws.Dir(), srv.Logger())
 	svc, err := newApp(cfg, creds, ws, srv.Telemetry())
 	if err != nil {
 		return err
 	}
+	reportSandbox(srv, sandboxState)
 	srv.AddReadiness("workspace", func(context.Context) error {
 		_, err := os.Stat(ws.Dir())
 		return err
@@ -195,6 +216,7 @@ func newApp(cfg Config, creds *svcauth.Credentials, ws *workspace.Workspace, tel
 	runner := app.NewRunner(app.RunnerConfig{
 		Workspace:      ws,
 		Env:            proc.Env(e.EnvAllowlist, os.LookupEnv),
+		Sandbox:        e.Sandbox,
 		CommandTimeout: e.CommandTimeout,
 		GitTimeout:     e.GitTimeout,
 		OutputLimit:    e.OutputLimitBytes,

@@ -70,8 +70,10 @@ func start(t *testing.T, mutate func(*Config)) *suite {
 	if err := os.Mkdir(cfg.Executor.Workspace, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cfg.Executor.CommandTimeout = time.Second
-	cfg.Executor.GitTimeout = time.Second
+	// Generous: every command starts a sandbox, which a loaded machine or the race detector
+	// makes slow to start; no test here waits for these to expire.
+	cfg.Executor.CommandTimeout = 20 * time.Second
+	cfg.Executor.GitTimeout = 20 * time.Second
 	cfg.Executor.MCP.Timeout = time.Second
 	cfg.HeartbeatSender.Enabled = false
 	logs := &lockedBuffer{}
@@ -576,5 +578,37 @@ func TestApprovalUnreachable(t *testing.T) {
 	_, err = s.client.Execute(context.Background(), &executorv1.ExecuteRequest{JobId: "job_20260101_071"})
 	if codeOf(err) != connect.CodeUnavailable || !strings.Contains(err.Error(), "approval service") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// The sandbox's mode is logged at start and named in every shell result; mode none is a
+// warning.
+func TestSandboxModeIsLoggedAndReported(t *testing.T) {
+	for _, tc := range []struct {
+		mode, event, label string
+	}{
+		{"namespaces", "executor.sandbox_ready", "namespaces+landlock"},
+		{"none", "executor.sandbox_disabled", "none"},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			s := start(t, func(c *Config) { c.Executor.Sandbox.Mode = tc.mode })
+			text := "```bash\necho hi\n```\n"
+			s.addJob(t, "job_20260101_077", text, approvalv1.JobStatus_JOB_STATUS_GRANTED)
+			res, err := s.client.Execute(context.Background(), &executorv1.ExecuteRequest{JobId: "job_20260101_077"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := res.GetResult().GetCommands()[0]
+			if c.GetSandbox() != tc.label || c.GetExitReason() != "exit" || c.GetExitCode() != 0 {
+				t.Fatalf("command result = %v", c)
+			}
+			logs := s.logs.String()
+			if !strings.Contains(logs, tc.event) || !strings.Contains(logs, `"sandbox":"`+tc.label+`"`) {
+				t.Fatalf("logs lack %s / sandbox %s:\n%s", tc.event, tc.label, logs)
+			}
+			if tc.mode == "none" && !strings.Contains(logs, `"level":"WARN","msg":"executor.sandbox_disabled"`) {
+				t.Fatalf("mode none is not a warning:\n%s", logs)
+			}
+		})
 	}
 }

@@ -84,6 +84,7 @@ func commands() map[string]command {
 		"status":       {"show the heartbeat report of every service and agent", "status", runStatus},
 		"keys":         {"make a fresh set of service keys (env lines for compose or Kubernetes secrets)", "keys", runKeys},
 		"audit":        {"verify the audit log: chains, anchors and job rows (reads the database with the audit key)", "audit verify [--job ID] [--data DIR | --sqlite FILE] [--json]", runAudit},
+		"doctor":       {"check that this machine can run the executor's sandbox", "doctor", runDoctor},
 	}
 }
 

@@ -1126,8 +1126,18 @@ type CommandResult struct {
 	Error           string                 `protobuf:"bytes,8,opt,name=error,proto3" json:"error,omitempty"`
 	DurationMs      int64                  `protobuf:"varint,9,opt,name=duration_ms,json=durationMs,proto3" json:"duration_ms,omitempty"`
 	OutputTruncated bool                   `protobuf:"varint,10,opt,name=output_truncated,json=outputTruncated,proto3" json:"output_truncated,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// How a shell or git command ran: "namespaces+landlock" or "none" (sandbox switched off);
+	// empty for operations that start no process.
+	Sandbox string `protobuf:"bytes,11,opt,name=sandbox,proto3" json:"sandbox,omitempty"`
+	// Why it ended: exit, timeout, signal, limit (a resource limit killed it), cancelled,
+	// sandbox_unavailable or not_started.
+	ExitReason string `protobuf:"bytes,12,opt,name=exit_reason,json=exitReason,proto3" json:"exit_reason,omitempty"`
+	// The exit status; -1 when the command has none (killed, not started).
+	ExitCode int32 `protobuf:"varint,13,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
+	// The signal that ended it (SIGKILL, SIGXCPU, ...), when one did.
+	Signal        string `protobuf:"bytes,14,opt,name=signal,proto3" json:"signal,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CommandResult) Reset() {
@@ -1228,6 +1238,34 @@ func (x *CommandResult) GetOutputTruncated() bool {
 		return x.OutputTruncated
 	}
 	return false
+}
+
+func (x *CommandResult) GetSandbox() string {
+	if x != nil {
+		return x.Sandbox
+	}
+	return ""
+}
+
+func (x *CommandResult) GetExitReason() string {
+	if x != nil {
+		return x.ExitReason
+	}
+	return ""
+}
+
+func (x *CommandResult) GetExitCode() int32 {
+	if x != nil {
+		return x.ExitCode
+	}
+	return 0
+}
+
+func (x *CommandResult) GetSignal() string {
+	if x != nil {
+		return x.Signal
+	}
+	return ""
 }
 
 // ExecutionResult is what the executor reports for a job (SPEC §8).
@@ -1439,7 +1477,7 @@ const file_picoclaw_common_v1_common_proto_rawDesc = "" +
 	"\fReplyMessage\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x124\n" +
 	"\aactions\x18\x02 \x03(\v2\x1a.picoclaw.common.v1.ActionR\aactions\x12\x15\n" +
-	"\x06job_id\x18\x03 \x01(\tR\x05jobId\"\x97\x02\n" +
+	"\x06job_id\x18\x03 \x01(\tR\x05jobId\"\x87\x03\n" +
 	"\rCommandResult\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x16\n" +
@@ -1452,7 +1490,12 @@ const file_picoclaw_common_v1_common_proto_rawDesc = "" +
 	"\vduration_ms\x18\t \x01(\x03R\n" +
 	"durationMs\x12)\n" +
 	"\x10output_truncated\x18\n" +
-	" \x01(\bR\x0foutputTruncated\"\xd0\x03\n" +
+	" \x01(\bR\x0foutputTruncated\x12\x18\n" +
+	"\asandbox\x18\v \x01(\tR\asandbox\x12\x1f\n" +
+	"\vexit_reason\x18\f \x01(\tR\n" +
+	"exitReason\x12\x1b\n" +
+	"\texit_code\x18\r \x01(\x05R\bexitCode\x12\x16\n" +
+	"\x06signal\x18\x0e \x01(\tR\x06signal\"\xd0\x03\n" +
 	"\x0fExecutionResult\x12\x18\n" +
 	"\asuccess\x18\x01 \x01(\bR\asuccess\x12\x1a\n" +
 	"\bexecuted\x18\x02 \x01(\x05R\bexecuted\x12\x1c\n" +

@@ -98,7 +98,10 @@ type Heartbeat struct {
 	// The service that hosts the agent.
 	Service string `protobuf:"bytes,10,opt,name=service,proto3" json:"service,omitempty"`
 	// agent or service
-	Kind          string `protobuf:"bytes,11,opt,name=kind,proto3" json:"kind,omitempty"`
+	Kind string `protobuf:"bytes,11,opt,name=kind,proto3" json:"kind,omitempty"`
+	// A standing note about how the sender runs that an operator must see, e.g. the executor's
+	// "sandbox: none (...)". Shown in the report whatever the state.
+	Note          string `protobuf:"bytes,12,opt,name=note,proto3" json:"note,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -206,6 +209,13 @@ func (x *Heartbeat) GetService() string {
 func (x *Heartbeat) GetKind() string {
 	if x != nil {
 		return x.Kind
+	}
+	return ""
+}
+
+func (x *Heartbeat) GetNote() string {
+	if x != nil {
+		return x.Note
 	}
 	return ""
 }
@@ -565,7 +575,7 @@ var File_picoclaw_heartbeat_v1_heartbeat_proto protoreflect.FileDescriptor
 
 const file_picoclaw_heartbeat_v1_heartbeat_proto_rawDesc = "" +
 	"\n" +
-	"%picoclaw/heartbeat/v1/heartbeat.proto\x12\x15picoclaw.heartbeat.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xad\x03\n" +
+	"%picoclaw/heartbeat/v1/heartbeat.proto\x12\x15picoclaw.heartbeat.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc1\x03\n" +
 	"\tHeartbeat\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x14\n" +
 	"\x05alias\x18\x02 \x01(\tR\x05alias\x128\n" +
@@ -578,7 +588,8 @@ const file_picoclaw_heartbeat_v1_heartbeat_proto_rawDesc = "" +
 	"\rerror_message\x18\t \x01(\tR\ferrorMessage\x12\x18\n" +
 	"\aservice\x18\n" +
 	" \x01(\tR\aservice\x12\x12\n" +
-	"\x04kind\x18\v \x01(\tR\x04kind\"\xf2\x01\n" +
+	"\x04kind\x18\v \x01(\tR\x04kind\x12\x12\n" +
+	"\x04note\x18\f \x01(\tR\x04note\"\xf2\x01\n" +
 	"\vAgentStatus\x124\n" +
 	"\x04last\x18\x01 \x01(\v2 .picoclaw.heartbeat.v1.HeartbeatR\x04last\x127\n" +
 	"\x05state\x18\x02 \x01(\x0e2!.picoclaw.heartbeat.v1.AgentStateR\x05state\x127\n" +

@@ -11,6 +11,8 @@ import (
 )
 
 func main() {
+	// Shell and git commands run in a sandbox whose first process is this binary again.
+	service.MaybeRunSandboxInit()
 	os.Exit(runner.Main("executor", os.Args[1:], os.Stderr, func(ctx context.Context, configPath string, _ []string) error {
 		cfg := service.DefaultConfig()
 		if err := config.Load(configPath, &cfg); err != nil {

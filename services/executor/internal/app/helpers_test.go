@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/picoclaw-suite/picoclaw/pkg/patch"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/proc"
-	"github.com/picoclaw-suite/picoclaw/services/executor/internal/testpeer"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/workspace"
 )
 
@@ -80,10 +78,12 @@ func newFixture(t *testing.T, mutate func(*RunnerConfig)) *fixture {
 	t.Cleanup(func() { _ = w.Close() })
 	logs := &syncBuffer{}
 	cfg := RunnerConfig{
-		Workspace:      w,
-		Env:            proc.Env([]string{"PATH", "HOME", "LANG"}, os.LookupEnv),
-		CommandTimeout: time.Second,
-		GitTimeout:     5 * time.Second,
+		Workspace: w,
+		Env:       proc.Env([]string{"PATH", "HOME", "LANG"}, os.LookupEnv),
+		// Generous: every command starts a sandbox, which a loaded machine or the race
+		// detector makes slow to start. Cases that want a timeout set their own.
+		CommandTimeout: 20 * time.Second,
+		GitTimeout:     20 * time.Second,
 		OutputLimit:    64 << 10,
 		GitAuthorName:  "PicoClaw Executor",
 		GitAuthorEmail: "executor@picoclaw.invalid",
@@ -153,36 +153,6 @@ func tree(t *testing.T, dir, skip string) map[string]string {
 }
 
 // pids reads every *.pid file under dir.
-func pids(t *testing.T, dir string) []int {
-	t.Helper()
-	var out []int
-	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && strings.HasSuffix(p, ".pid") {
-			if b, err := os.ReadFile(p); err == nil {
-				if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-					out = append(out, n)
-				}
-			}
-		}
-		return nil
-	})
-	return out
-}
-
-func assertNoneAlive(t *testing.T, ps []int) {
-	t.Helper()
-	deadline := time.Now().Add(time.Second)
-	for _, pid := range ps {
-		for testpeer.Alive(pid) {
-			if time.Now().After(deadline) {
-				t.Errorf("process %d is still running", pid)
-				break
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
-}
-
 // ops numbers operations in author order.
 func ops(list ...patch.Operation) []patch.Operation {
 	for i := range list {

@@ -17,6 +17,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/browser"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/proc"
+	"github.com/picoclaw-suite/picoclaw/services/executor/internal/sandbox"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/workspace"
 )
 
@@ -31,8 +32,10 @@ type Modes struct {
 
 // RunnerConfig configures a Runner.
 type RunnerConfig struct {
-	Workspace      *workspace.Workspace
-	Env            []string
+	Workspace *workspace.Workspace
+	Env       []string
+	// Sandbox is how shell commands and git run (sandbox.ModeNone runs them directly).
+	Sandbox        sandbox.Config
 	CommandTimeout time.Duration
 	GitTimeout     time.Duration
 	OutputLimit    int
@@ -116,14 +119,22 @@ func (r *Runner) Run(ctx context.Context, jobID string, ops []patch.Operation, m
 			continue
 		}
 		start := r.cfg.Now()
-		out, truncated, err := j.exec(ctx, op)
+		out, err := j.exec(ctx, op)
 		cr := domain.CommandResult{
 			Index: op.Index, Type: string(op.Type), Action: op.Action, Target: op.Target,
-			Success: err == nil, Output: out, OutputTruncated: truncated, Duration: r.cfg.Now().Sub(start),
+			Success: err == nil, Output: out.text, OutputTruncated: out.truncated, Duration: r.cfg.Now().Sub(start),
+			Sandbox: out.proc.Sandbox, ExitReason: out.proc.ExitReason, ExitCode: out.proc.ExitCode, Signal: out.proc.Signal,
 		}
 		attrs := []any{slog.Int("command_index", i), slog.String("type", string(op.Type)),
 			slog.String("action", op.Action), slog.String("target", op.Target),
 			slog.Int64("duration_ms", cr.Duration.Milliseconds())}
+		if cr.Sandbox != "" {
+			attrs = append(attrs, slog.String("sandbox", cr.Sandbox), slog.String("exit_reason", cr.ExitReason),
+				slog.Int("exit_code", cr.ExitCode))
+			if cr.Signal != "" {
+				attrs = append(attrs, slog.String("signal", cr.Signal))
+			}
+		}
 		if err != nil {
 			cr.Error = err.Error()
 			log.ErrorContext(ctx, "worker.command_failed", append(attrs, slog.String("error", cr.Error))...)
@@ -169,59 +180,69 @@ func skipped(op patch.Operation) domain.CommandResult {
 	return domain.CommandResult{Index: op.Index, Type: string(op.Type), Action: op.Action, Target: op.Target, Skipped: true}
 }
 
+// opOutput is what one operation produced; proc is set for shell and git.
+type opOutput struct {
+	text      string
+	truncated bool
+	proc      proc.Output
+}
+
+func fromProc(o proc.Output) opOutput { return opOutput{text: o.Text, truncated: o.Truncated, proc: o} }
+
 // exec runs (or, in a dry run, checks and describes) one operation.
-func (j *job) exec(ctx context.Context, op patch.Operation) (string, bool, error) {
+func (j *job) exec(ctx context.Context, op patch.Operation) (opOutput, error) {
 	switch op.Type {
 	case patch.TypeFileEdit:
 		out, err := workspace.Apply(j.store, op)
 		if j.dry && err == nil {
 			out = "would have " + out
 		}
-		return out, false, err
+		return opOutput{text: out}, err
 	case patch.TypeShell:
 		if strings.TrimSpace(op.Target) == "" && strings.TrimSpace(op.Content) == "" {
-			return "", false, fmt.Errorf("%w: empty shell command", domain.ErrInvalid)
+			return opOutput{}, fmt.Errorf("%w: empty shell command", domain.ErrInvalid)
 		}
 		line := shellLine(op)
 		if strings.IndexByte(line, 0) >= 0 {
-			return "", false, fmt.Errorf("%w: NUL byte in shell command", domain.ErrInvalid)
+			return opOutput{}, fmt.Errorf("%w: NUL byte in shell command", domain.ErrInvalid)
 		}
 		if j.dry {
-			return "would run: bash -c " + line, false, nil
+			return opOutput{text: "would run: bash -c " + line}, nil
 		}
 		out, err := proc.Run(ctx, proc.Spec{
 			Argv: []string{"bash", "-c", line}, Dir: j.r.cfg.Workspace.Dir(), Env: j.r.cfg.Env,
 			Timeout: j.r.cfg.CommandTimeout, Limit: j.r.cfg.OutputLimit,
+			Sandbox: &j.r.cfg.Sandbox, Workspace: j.r.cfg.Workspace.Dir(),
 		})
-		return out.Text, out.Truncated, err
+		return fromProc(out), err
 	case patch.TypeGit:
 		args, err := domain.GitArgs(op)
 		if err != nil {
-			return "", false, err
+			return opOutput{}, err
 		}
 		if j.dry {
-			return "would run: git " + strings.Join(args, " "), false, nil
+			return opOutput{text: "would run: git " + strings.Join(args, " ")}, nil
 		}
 		out, err := j.r.git(ctx, args...)
-		return out.Text, out.Truncated, err
+		return fromProc(out), err
 	case patch.TypeBrowser:
 		if _, err := browser.Args(op); err != nil {
-			return "", false, err
+			return opOutput{}, err
 		}
 		if j.dry {
 			if j.r.cfg.BridgeURL == "" {
-				return "", false, fmt.Errorf("%w: no MCP Chrome bridge configured (executor.mcp.chrome_bridge_url)", domain.ErrUnavailable)
+				return opOutput{}, fmt.Errorf("%w: no MCP Chrome bridge configured (executor.mcp.chrome_bridge_url)", domain.ErrUnavailable)
 			}
-			return "would call " + op.Action + " on the MCP Chrome bridge", false, nil
+			return opOutput{text: "would call " + op.Action + " on the MCP Chrome bridge"}, nil
 		}
 		out, err := j.browser.Call(ctx, op)
 		if err != nil {
-			return "", false, err
+			return opOutput{}, err
 		}
 		text, cut := capText(out, j.r.cfg.OutputLimit)
-		return text, cut, nil
+		return opOutput{text: text, truncated: cut}, nil
 	default:
-		return "", false, fmt.Errorf("%w: unknown operation type %q", domain.ErrInvalid, op.Type)
+		return opOutput{}, fmt.Errorf("%w: unknown operation type %q", domain.ErrInvalid, op.Type)
 	}
 }
 
@@ -245,18 +266,44 @@ func shellLine(op patch.Operation) string {
 	return line
 }
 
-// git runs git in the workspace with the git timeout. The ceiling keeps git from finding a
-// repository above the workspace; the identity makes commits independent of the host.
+// gitConfigLimit bounds the repository configuration the guard reads; a bigger one is refused
+// rather than read in part.
+const gitConfigLimit = 1 << 20
+
+// git runs git in the workspace with the git timeout, in the sandbox and without side doors:
+// the repository's configuration is checked first (GitConfigGuard) and every program it could
+// name is switched off (GitEnv). The ceiling keeps git from finding a repository above the
+// workspace; the identity makes commits independent of the host.
 func (r *Runner) git(ctx context.Context, args ...string) (proc.Output, error) {
-	env := append(append([]string(nil), r.cfg.Env...),
-		"GIT_TERMINAL_PROMPT=0",
+	list, err := r.runGit(ctx, false, nil, gitConfigLimit, "config", "-z", "--list")
+	if err != nil {
+		if list.ExitReason == proc.ExitNoSandbox || list.ExitReason == proc.ExitTimeout || list.ExitReason == proc.ExitCancelled {
+			return list, err
+		}
+		return list, fmt.Errorf("%w: the repository configuration cannot be read: %v: %s", domain.ErrPermission, err, strings.TrimSpace(list.Text))
+	}
+	if list.Truncated {
+		return proc.Output{Sandbox: list.Sandbox, ExitCode: -1, ExitReason: proc.ExitStart},
+			fmt.Errorf("%w: the repository configuration is larger than %d bytes", domain.ErrPermission, gitConfigLimit)
+	}
+	extra, err := domain.GitConfigGuard(list.Text)
+	if err != nil {
+		return proc.Output{Sandbox: list.Sandbox, ExitCode: -1, ExitReason: proc.ExitStart}, err
+	}
+	return r.runGit(ctx, true, extra, r.cfg.OutputLimit, args...)
+}
+
+func (r *Runner) runGit(ctx context.Context, writable bool, extra []domain.GitConfig, limit int, args ...string) (proc.Output, error) {
+	env := append(append([]string(nil), r.cfg.Env...), domain.GitEnv(extra)...)
+	env = append(env,
 		"GIT_CEILING_DIRECTORIES="+filepath.Dir(r.cfg.Workspace.Dir()),
 		"GIT_AUTHOR_NAME="+r.cfg.GitAuthorName, "GIT_AUTHOR_EMAIL="+r.cfg.GitAuthorEmail,
 		"GIT_COMMITTER_NAME="+r.cfg.GitAuthorName, "GIT_COMMITTER_EMAIL="+r.cfg.GitAuthorEmail,
 	)
 	return proc.Run(ctx, proc.Spec{
 		Argv: append([]string{"git"}, args...), Dir: r.cfg.Workspace.Dir(), Env: env,
-		Timeout: r.cfg.GitTimeout, Limit: r.cfg.OutputLimit,
+		Timeout: r.cfg.GitTimeout, Limit: limit,
+		Sandbox: &r.cfg.Sandbox, Workspace: r.cfg.Workspace.Dir(), GitDirWritable: writable,
 	})
 }
 

@@ -48,7 +48,7 @@ func CleanPath(p string) (string, error) {
 		if len(c) > maxComponent {
 			return "", fmt.Errorf("%w: path component longer than %d bytes", ErrInvalid, maxComponent)
 		}
-		if patch.IsGitDirName(c) {
+		if IsGitDirName(c) {
 			return "", fmt.Errorf("%w: path %q is inside git internals", ErrPermission, p)
 		}
 		parts = append(parts, c)
@@ -60,3 +60,7 @@ func CleanPath(p string) (string, error) {
 }
 
 func isASCIILetter(b byte) bool { return (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') }
+
+// IsGitDirName reports whether a path component names git's internals (the one rule in
+// pkg/patch, shared with approval's hard-deny).
+func IsGitDirName(c string) bool { return patch.IsGitDirName(c) }

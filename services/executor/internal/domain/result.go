@@ -18,6 +18,15 @@ type CommandResult struct {
 	Error           string
 	Duration        time.Duration
 	OutputTruncated bool
+	// Sandbox says how a shell or git command ran: "namespaces+landlock" or "none"; empty for
+	// operations that start no process.
+	Sandbox string
+	// ExitReason is exit, timeout, signal, limit, cancelled, sandbox_unavailable or
+	// not_started; ExitCode is the command's status (-1 when it has none) and Signal the
+	// signal that ended it.
+	ExitReason string
+	ExitCode   int
+	Signal     string
 }
 
 // Result is the outcome of a job (SPEC §8).

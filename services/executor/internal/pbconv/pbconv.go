@@ -26,6 +26,7 @@ func Result(r *domain.Result) *commonv1.ExecutionResult {
 			Index: int32(c.Index), Type: c.Type, Action: c.Action, Target: c.Target,
 			Success: c.Success, Skipped: c.Skipped, Output: c.Output, Error: c.Error,
 			DurationMs: c.Duration.Milliseconds(), OutputTruncated: c.OutputTruncated,
+			Sandbox: c.Sandbox, ExitReason: c.ExitReason, ExitCode: int32(c.ExitCode), Signal: c.Signal,
 		})
 	}
 	return out

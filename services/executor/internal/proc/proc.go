@@ -1,5 +1,6 @@
-// Package proc runs shell commands and git in the workspace: scrubbed environment, a timeout
-// that kills the whole process group, and output captured up to a cap while the rest is
+// Package proc runs shell commands and git in the workspace: inside the sandbox (or, with the
+// sandbox switched off, in their own process group), with a scrubbed environment, a timeout that
+// kills every process of the command, and output captured up to a cap while the rest is
 // streamed away unbuffered.
 package proc
 
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/domain"
+	"github.com/picoclaw-suite/picoclaw/services/executor/internal/sandbox"
 )
 
 // Spec describes one process to run.
@@ -26,7 +28,24 @@ type Spec struct {
 	Timeout time.Duration
 	// Limit caps the captured output (stdout and stderr interleaved) in bytes.
 	Limit int
+	// Sandbox runs the command in the sandbox unless its mode is none; nil runs it directly.
+	Sandbox *sandbox.Config
+	// Workspace is the directory the sandboxed command may change.
+	Workspace string
+	// GitDirWritable leaves the workspace's .git writable inside the sandbox (git operations).
+	GitDirWritable bool
 }
+
+// Exit reasons of Output.ExitReason.
+const (
+	ExitNormal    = "exit"
+	ExitTimeout   = "timeout"
+	ExitSignal    = "signal"
+	ExitLimit     = "limit"
+	ExitCancelled = "cancelled"
+	ExitNoSandbox = "sandbox_unavailable"
+	ExitStart     = "not_started"
+)
 
 // Output is what a process produced.
 type Output struct {
@@ -35,6 +54,11 @@ type Output struct {
 	Truncated bool
 	ExitCode  int
 	TimedOut  bool
+	// Sandbox says how the command ran: "namespaces+landlock" or "none".
+	Sandbox string
+	// ExitReason is one of the Exit* constants; Signal names the signal that ended it.
+	ExitReason string
+	Signal     string
 }
 
 // ErrTimeout marks a process killed at its deadline.
@@ -44,8 +68,17 @@ var ErrTimeout = errors.New("timed out")
 // process that left the group keeps the pipe open.
 const drainGrace = 200 * time.Millisecond
 
-// Run starts spec.Argv, waits for it (or its timeout), then kills whatever is left of its
-// process group, so background children never outlive the command.
+// ErrSandbox marks a command that was not run because the sandbox could not be set up.
+var ErrSandbox = errors.New("sandbox unavailable")
+
+// sandboxErr names the missing facility and the explicit way out.
+func sandboxErr(detail any) error {
+	return fmt.Errorf("%w: %v — shell and git commands run only in the sandbox (check the machine with `picoclaw doctor`; executor.sandbox.mode: none runs them unconfined)", ErrSandbox, detail)
+}
+
+// Run starts spec.Argv, waits for it (or its timeout), then makes sure nothing of it is left:
+// in the sandbox the end of its PID namespace kills every descendant; without the sandbox its
+// process group is killed.
 func Run(ctx context.Context, spec Spec) (Output, error) {
 	if len(spec.Argv) == 0 {
 		return Output{}, fmt.Errorf("%w: empty command", domain.ErrInvalid)
@@ -55,28 +88,76 @@ func Run(ctx context.Context, spec Spec) (Output, error) {
 		ctx, cancel = context.WithTimeout(ctx, spec.Timeout)
 		defer cancel()
 	}
+	label := "none"
+	var sp *sandbox.Process
+	waited := false
+	var cmd *exec.Cmd
+	if spec.Sandbox != nil && spec.Sandbox.Mode != sandbox.ModeNone {
+		label = spec.Sandbox.Label()
+		var err error
+		sp, err = spec.Sandbox.Command(sandbox.Request{Argv: spec.Argv, Dir: spec.Dir, Env: spec.Env,
+			Workspace: spec.Workspace, GitDirWritable: spec.GitDirWritable})
+		if err != nil {
+			return Output{Sandbox: label, ExitCode: -1, ExitReason: ExitNoSandbox},
+				sandboxErr(err)
+		}
+		// Wait releases the sandbox; only a command that never got that far is released here.
+		defer func() {
+			if !waited {
+				sp.Close()
+			}
+		}()
+		cmd = sp.Cmd
+	} else {
+		cmd = exec.CommandContext(ctx, spec.Argv[0], spec.Argv[1:]...)
+		cmd.Dir = spec.Dir
+		cmd.Env = spec.Env
+		if cmd.Env == nil {
+			cmd.Env = []string{}
+		}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
+	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		return Output{}, fmt.Errorf("pipe: %w", err)
+		return Output{Sandbox: label}, fmt.Errorf("pipe: %w", err)
 	}
 	defer pr.Close()
-	cmd := exec.CommandContext(ctx, spec.Argv[0], spec.Argv[1:]...)
-	cmd.Dir = spec.Dir
-	cmd.Env = spec.Env
-	if cmd.Env == nil {
-		cmd.Env = []string{}
-	}
 	// An *os.File is handed to the child directly: Wait returns when the process exits, not
 	// when every descendant has closed the pipe.
 	cmd.Stdout = pw
 	cmd.Stderr = pw
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
-	if err := cmd.Start(); err != nil {
+	if sp != nil {
+		if err = ctx.Err(); err == nil {
+			err = cmd.Start()
+		}
+		if err == nil {
+			// Killing the sandbox init ends its PID namespace and with it every process.
+			stop := context.AfterFunc(ctx, func() { _ = cmd.Process.Kill() })
+			defer stop()
+		}
+	} else {
+		err = cmd.Start()
+	}
+	if err != nil {
 		_ = pw.Close()
-		return Output{}, fmt.Errorf("start %s: %w", spec.Argv[0], err)
+		reason := ExitStart
+		if sp != nil {
+			reason = ExitNoSandbox
+			err = sandboxErr(fmt.Sprintf("start (user namespaces): %v", err))
+		}
+		if sp != nil {
+			return Output{Sandbox: label, ExitCode: -1, ExitReason: reason}, err
+		}
+		return Output{Sandbox: label, ExitCode: -1, ExitReason: reason}, fmt.Errorf("start %s: %w", spec.Argv[0], err)
 	}
 	_ = pw.Close()
+	var startErr error
+	if sp != nil {
+		if startErr = sp.Started(); startErr != nil {
+			_ = cmd.Process.Kill()
+		}
+	}
 	capw := newCapWriter(spec.Limit)
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -84,8 +165,15 @@ func Run(ctx context.Context, spec Spec) (Output, error) {
 		defer wg.Done()
 		_, _ = io.Copy(capw, pr)
 	}()
-	waitErr := cmd.Wait()
-	_ = killGroup(cmd.Process.Pid)
+	var waitErr error
+	var st sandbox.Status
+	if sp != nil {
+		st = sp.Wait()
+		waited = true
+	} else {
+		waitErr = cmd.Wait()
+		_ = killGroup(cmd.Process.Pid)
+	}
 	drained := make(chan struct{})
 	go func() { wg.Wait(); close(drained) }()
 	select {
@@ -95,27 +183,78 @@ func Run(ctx context.Context, spec Spec) (Output, error) {
 		_ = pr.Close()
 		<-drained
 	}
-	out := Output{Text: capw.String(), Total: capw.total, Truncated: capw.total > int64(len(capw.buf))}
+	out := Output{Text: capw.String(), Total: capw.total, Truncated: capw.total > int64(len(capw.buf)), Sandbox: label}
 	if out.Truncated {
 		out.Text += fmt.Sprintf("\n[... output cut: %d of %d bytes kept]", len(capw.buf), capw.total)
 	}
 	if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) && spec.Timeout > 0 {
 		out.TimedOut = true
 		out.ExitCode = -1
-		return out, fmt.Errorf("%w after %s (process group killed)", ErrTimeout, spec.Timeout)
+		out.ExitReason = ExitTimeout
+		what := "process group killed"
+		if sp != nil {
+			what = "every process of the sandbox killed"
+		}
+		return out, fmt.Errorf("%w after %s (%s)", ErrTimeout, spec.Timeout, what)
 	}
 	if ctx.Err() != nil {
+		out.ExitCode = -1
+		out.ExitReason = ExitCancelled
 		return out, fmt.Errorf("cancelled: %w", ctx.Err())
+	}
+	if startErr != nil {
+		out.ExitCode = -1
+		out.ExitReason = ExitNoSandbox
+		return out, sandboxErr(startErr)
+	}
+	if sp != nil {
+		return sandboxOutcome(out, st)
 	}
 	var exitErr *exec.ExitError
 	if errors.As(waitErr, &exitErr) {
 		out.ExitCode = exitErr.ExitCode()
+		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return signalled(out, int(ws.Signal()))
+		}
+		out.ExitReason = ExitNormal
 		return out, fmt.Errorf("exit status %d", out.ExitCode)
 	}
 	if waitErr != nil {
 		return out, waitErr
 	}
+	out.ExitReason = ExitNormal
 	return out, nil
+}
+
+// sandboxOutcome turns the sandbox init's report into the output and error.
+func sandboxOutcome(out Output, st sandbox.Status) (Output, error) {
+	out.ExitCode = st.ExitCode
+	switch {
+	case st.Signal != 0:
+		return signalled(out, st.Signal)
+	case !st.Started && st.Error != "" && st.ExitCode == -1:
+		out.ExitReason = ExitNoSandbox
+		return out, sandboxErr(st.Error)
+	case st.Error != "":
+		out.ExitReason = ExitStart
+		return out, errors.New(st.Error)
+	case st.ExitCode != 0:
+		out.ExitReason = ExitNormal
+		return out, fmt.Errorf("exit status %d", st.ExitCode)
+	}
+	out.ExitReason = ExitNormal
+	return out, nil
+}
+
+func signalled(out Output, sig int) (Output, error) {
+	out.ExitCode = -1
+	out.Signal = sandbox.Status{Signal: sig}.SignalName()
+	if limit := sandbox.LimitFor(sig); limit != "" {
+		out.ExitReason = ExitLimit
+		return out, fmt.Errorf("killed by %s (%s)", out.Signal, limit)
+	}
+	out.ExitReason = ExitSignal
+	return out, fmt.Errorf("killed by %s", out.Signal)
 }
 
 func killGroup(pid int) error {

@@ -27,3 +27,28 @@ func Alive(pid int) bool {
 	st := s[i+2]
 	return st != 'Z' && st != 'X'
 }
+
+// InDir lists the running processes whose working directory is dir or below it: every
+// process a command in the workspace started, whatever PID namespace it lives in (a PID
+// written by a sandboxed process is a number of its own namespace and means nothing here).
+func InDir(dir string) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cwd, err := os.Readlink("/proc/" + e.Name() + "/cwd")
+		if err != nil {
+			continue
+		}
+		if (cwd == dir || strings.HasPrefix(cwd, dir+"/")) && Alive(pid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}

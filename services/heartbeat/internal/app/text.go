@@ -148,6 +148,9 @@ func reportLine(l Locale, a domain.Agent, now time.Time) string {
 		if a.State == domain.StateError && a.Last.ErrorMessage != "" {
 			line += " | error: " + a.Last.ErrorMessage
 		}
+		if a.Last.Note != "" {
+			line += " | " + a.Last.Note
+		}
 		return line
 	}
 	if job == "" || a.State == domain.StateTimeout {
@@ -157,6 +160,9 @@ func reportLine(l Locale, a domain.Agent, now time.Time) string {
 		label(a), stateText(l, a.State), ago(l, now.Sub(a.LastSeen)), job, a.Last.MemoryMB)
 	if a.State == domain.StateError && a.Last.ErrorMessage != "" {
 		line += " | エラー: " + a.Last.ErrorMessage
+	}
+	if a.Last.Note != "" {
+		line += " | " + a.Last.Note
 	}
 	return line
 }

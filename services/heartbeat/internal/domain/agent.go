@@ -41,6 +41,8 @@ type Beat struct {
 	MemoryMB           float64
 	LastTaskDurationMs int64
 	ErrorMessage       string
+	// Note is the sender's standing note (e.g. how the executor's sandbox runs).
+	Note string
 }
 
 // CurrentJobID is the oldest job in flight, or "".

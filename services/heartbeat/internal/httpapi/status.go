@@ -28,6 +28,7 @@ type AgentJSON struct {
 	MemoryUsageMB      float64   `json:"memory_usage_mb"`
 	LastTaskDurationMs int64     `json:"last_task_duration_ms"`
 	ErrorMessage       string    `json:"error_message"`
+	Note               string    `json:"note,omitempty"`
 }
 
 // StatusJSON is the JSON report.
@@ -63,6 +64,7 @@ func toJSON(a domain.Agent) AgentJSON {
 		AgentID: a.Last.AgentID, Alias: a.Last.Alias, Kind: a.Last.Kind, Service: a.Last.Service,
 		Status: string(a.State), LastSeen: a.LastSeen, StateSince: a.StateSince, CurrentJobID: a.Last.CurrentJobID(), CurrentJobIDs: jobs,
 		MemoryUsageMB: a.Last.MemoryMB, LastTaskDurationMs: a.Last.LastTaskDurationMs, ErrorMessage: a.Last.ErrorMessage,
+		Note: a.Last.Note,
 	}
 }
 

@@ -118,6 +118,7 @@ func BeatFromProto(hb *heartbeatv1.Heartbeat) domain.Beat {
 		MemoryMB:           hb.GetMemoryUsageMb(),
 		LastTaskDurationMs: hb.GetLastTaskDurationMs(),
 		ErrorMessage:       hb.GetErrorMessage(),
+		Note:               hb.GetNote(),
 	}
 	if hb.GetTimestamp() != nil {
 		b.SentAt = hb.GetTimestamp().AsTime()
@@ -139,6 +140,7 @@ func AgentToProto(a domain.Agent) *heartbeatv1.AgentStatus {
 		ErrorMessage:       b.ErrorMessage,
 		Service:            b.Service,
 		Kind:               b.Kind,
+		Note:               b.Note,
 	}
 	if !b.SentAt.IsZero() {
 		hb.Timestamp = timestamppb.New(b.SentAt)

@@ -133,6 +133,7 @@ type record struct {
 	MemoryMB           float64   `json:"memory_usage_mb"`
 	LastTaskDurationMs int64     `json:"last_task_duration_ms"`
 	ErrorMessage       string    `json:"error_message,omitempty"`
+	Note               string    `json:"note,omitempty"`
 	State              string    `json:"state"`
 	LastSeen           time.Time `json:"last_seen"`
 	StateSince         time.Time `json:"state_since"`
@@ -143,7 +144,7 @@ func encode(a domain.Agent) ([]byte, error) {
 	return json.Marshal(record{
 		AgentID: a.Last.AgentID, Alias: a.Last.Alias, Service: a.Last.Service, Kind: a.Last.Kind,
 		SentAt: a.Last.SentAt, Status: string(a.Last.Status), JobIDs: a.Last.JobIDs, MemoryMB: a.Last.MemoryMB,
-		LastTaskDurationMs: a.Last.LastTaskDurationMs, ErrorMessage: a.Last.ErrorMessage,
+		LastTaskDurationMs: a.Last.LastTaskDurationMs, ErrorMessage: a.Last.ErrorMessage, Note: a.Last.Note,
 		State: string(a.State), LastSeen: a.LastSeen, StateSince: a.StateSince, IncidentSince: a.IncidentSince,
 	})
 }
@@ -157,7 +158,7 @@ func decode(data []byte) (domain.Agent, error) {
 		Last: domain.Beat{
 			AgentID: r.AgentID, Alias: r.Alias, Service: r.Service, Kind: r.Kind, SentAt: r.SentAt,
 			Status: domain.State(r.Status), JobIDs: r.JobIDs, MemoryMB: r.MemoryMB,
-			LastTaskDurationMs: r.LastTaskDurationMs, ErrorMessage: r.ErrorMessage,
+			LastTaskDurationMs: r.LastTaskDurationMs, ErrorMessage: r.ErrorMessage, Note: r.Note,
 		},
 		State: domain.State(r.State), LastSeen: r.LastSeen, StateSince: r.StateSince, IncidentSince: r.IncidentSince,
 	}, nil
