@@ -10,7 +10,7 @@ const MinSecretBytes = 32
 
 // placeholders are values from example files and documentation that must never run.
 var placeholders = []string{"change-me", "changeme", "replace-with", "replace-me", "replace_me", "your-", "example",
-	"placeholder", "secret-here", "xxxxxxxx", "todo", "dummy", "password"}
+	"placeholder", "secret-here", "xxxxxxxx", "dummy", "password"}
 
 // CheckSecret refuses a placeholder or a value shorter than minLen bytes; the error names the
 // environment variable the value came from.

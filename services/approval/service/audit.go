@@ -32,6 +32,8 @@ type Audit struct {
 func (a Audit) validate(errs *config.Errors) {
 	if !a.Key.Set() {
 		errs.Addf("approval.audit.key", "must be set (env PICOCLAW_AUDIT_KEY, at least %d bytes, e.g. `openssl rand -hex 32`)", domain.MinAuditKeyBytes)
+	} else if err := config.CheckSecret("PICOCLAW_AUDIT_KEY", a.Key.Value(), domain.MinAuditKeyBytes); err != nil {
+		errs.Addf("approval.audit.key", "%v", err)
 	} else if _, err := a.keyring(); err != nil {
 		errs.Addf("approval.audit.key", "env PICOCLAW_AUDIT_KEY / PICOCLAW_AUDIT_OLD_KEYS: %v", err)
 	}
