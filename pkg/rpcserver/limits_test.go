@@ -1,0 +1,131 @@
+package rpcserver_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
+	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
+)
+
+// A client that sends its body a byte a second is cut off at the body limit while another
+// client is served; a slow handler that has read its body is not cut off by that limit.
+func TestSlowBodyIsCutOffWhileOthersAreServed(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tel, err := telemetry.New(ctx, telemetry.Config{ServiceName: "t", LogWriter: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	pub, _ := net.Listen("tcp", "127.0.0.1:0")
+	srv, err := rpcserver.New(rpcserver.Config{Name: "t", Listener: ln, PublicListener: pub,
+		Credentials: testinfra.Credentials(t, svcauth.GatewayLine),
+		Limits:      rpcserver.Limits{BodyTimeout: 1 * time.Second, ReadHeaderTimeout: time.Second}}, tel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.HandlePublic(http.MethodPost, "/hook", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, "body: "+err.Error(), http.StatusRequestTimeout)
+			return
+		}
+		if string(b) == "slow-handler" {
+			time.Sleep(1500 * time.Millisecond) // longer than the body limit, after the body
+		}
+		fmt.Fprintf(w, "got %d bytes", len(b))
+	}))
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	<-srv.Ready()
+	base := "http://" + pub.Addr().String()
+
+	// The trickling client: a raw connection that sends one body byte per second.
+	conn, err := net.Dial("tcp", pub.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /hook HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n")
+	cut := make(chan time.Duration, 1)
+	start := time.Now()
+	go func() {
+		for i := 0; i < 100; i++ {
+			if _, err := conn.Write([]byte("a")); err != nil {
+				break
+			}
+			time.Sleep(time.Second)
+		}
+	}()
+	go func() {
+		buf := make([]byte, 512)
+		for {
+			if _, err := conn.Read(buf); err != nil {
+				cut <- time.Since(start)
+				return
+			}
+		}
+	}()
+
+	// Meanwhile another client is served, and a handler slower than the body limit completes.
+	for _, body := range []string{"fast", "slow-handler"} {
+		res, err := http.Post(base+"/hook", "text/plain", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %d %s", body, res.StatusCode, b)
+		}
+	}
+	select {
+	case d := <-cut:
+		t.Logf("trickling client cut off after %v", d.Round(100*time.Millisecond))
+	case <-time.After(30 * time.Second):
+		t.Fatal("the trickling client was never cut off")
+	}
+	cancel()
+	<-done
+}
+
+// The public listener serves only what was registered on it: no Connect API, no metrics.
+func TestPublicListenerServesOnlyItsRoutes(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tel, err := telemetry.New(ctx, telemetry.Config{ServiceName: "t", LogWriter: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	pub, _ := net.Listen("tcp", "127.0.0.1:0")
+	srv, err := rpcserver.New(rpcserver.Config{Name: "t", Listener: ln, PublicListener: pub,
+		Credentials: testinfra.Credentials(t, svcauth.GatewayLine)}, tel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	<-srv.Ready()
+	for path, want := range map[string]int{"/healthz": 200, "/metrics": 404, "/debug/pprof/": 404, "/grpc.health.v1.Health/Check": 404} {
+		res, err := http.Get("http://" + pub.Addr().String() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != want {
+			t.Errorf("public %s: %d, want %d", path, res.StatusCode, want)
+		}
+	}
+	cancel()
+	<-done
+}
