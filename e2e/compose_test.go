@@ -8,7 +8,23 @@ import (
 	"testing"
 
 	"github.com/compose-spec/compose-go/v2/cli"
+	"github.com/compose-spec/compose-go/v2/types"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 )
+
+func loadCompose(root, envFile string) (*types.Project, error) {
+	opts, err := cli.NewProjectOptions([]string{filepath.Join(root, "docker-compose.yaml")},
+		cli.WithWorkingDirectory(root),
+		cli.WithEnvFiles(envFile),
+		cli.WithDotEnv,
+		cli.WithName("picoclaw"),
+	)
+	if err != nil {
+		return nil, err
+	}
+	return opts.LoadProject(context.Background())
+}
 
 // TestComposeFileValidates loads docker-compose.yaml with compose-go, the loader behind
 // `docker compose config`, with .env.example as the environment.
@@ -27,16 +43,22 @@ func TestComposeFileValidates(t *testing.T) {
 	if err := os.WriteFile(envFile, example, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	opts, err := cli.NewProjectOptions([]string{filepath.Join(root, "docker-compose.yaml")},
-		cli.WithWorkingDirectory(root),
-		cli.WithEnvFiles(envFile),
-		cli.WithDotEnv,
-		cli.WithName("picoclaw"),
-	)
+	// Without the keys `picoclaw keys` makes, the stack refuses to load and says what is missing.
+	if _, err := loadCompose(root, envFile); err == nil || !strings.Contains(err.Error(), "PICOCLAW_SERVICE_KEY_") {
+		t.Fatalf("docker-compose.yaml loads without service keys: %v", err)
+	}
+	keys, err := svcauth.GenerateSuite()
 	if err != nil {
 		t.Fatal(err)
 	}
-	project, err := opts.LoadProject(context.Background())
+	lines := "\nPICOCLAW_AUTH_PUBLIC_KEYS=" + strings.Join(svcauth.PublicEntries(keys), ",") + "\n"
+	for _, id := range svcauth.Identities() {
+		lines += "PICOCLAW_SERVICE_KEY_" + strings.ToUpper(strings.ReplaceAll(id, "-", "_")) + "=" + keys[id].Private + "\n"
+	}
+	if err := os.WriteFile(envFile, append(example, lines...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	project, err := loadCompose(root, envFile)
 	if err != nil {
 		t.Fatalf("docker-compose.yaml does not validate: %v", err)
 	}
