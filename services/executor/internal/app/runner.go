@@ -253,18 +253,8 @@ func capText(s string, limit int) (string, bool) {
 	return s, false
 }
 
-// shellLine is the command line of a shell operation; content, when present, is appended as
-// arguments (the seed's PatchCommand shape).
-func shellLine(op patch.Operation) string {
-	line := strings.TrimSpace(op.Target)
-	if c := strings.TrimSpace(op.Content); c != "" && c != line {
-		if line == "" {
-			return c
-		}
-		line += " " + c
-	}
-	return line
-}
+// shellLine is the command line of a shell operation: exactly the script approval judged.
+func shellLine(op patch.Operation) string { return patch.ShellScript(op) }
 
 // gitConfigLimit bounds the repository configuration the guard reads; a bigger one is refused
 // rather than read in part.
