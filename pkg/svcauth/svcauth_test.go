@@ -194,4 +194,3 @@ func replace(entries []string, id, with string) []string {
 	}
 	return out
 }
-

@@ -1,12 +1,12 @@
 package service
 
 import (
-	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
-	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"io"
 	"net"
 	"net/http"
