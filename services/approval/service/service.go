@@ -278,7 +278,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return abort(err)
 	}
-	grants := store.NewRedisGrants(rdb, cfg.Redis.KeyPrefix)
+	grants := store.NewRedisGrants(rdb, cfg.Redis.KeyPrefix, store.GrantSealKey([]byte(strings.TrimSpace(cfg.Approval.Audit.Key.Value()))), log)
 	stats, err := promstats.New(srv.Registry(), grants, time.Now)
 	if err != nil {
 		return abort(err)

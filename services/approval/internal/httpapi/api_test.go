@@ -48,7 +48,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := app.New(st, store.NewRedisGrants(rdb.Client, rdb.Prefix), approvers, app.Config{PendingTTL: time.Hour,
+	svc := app.New(st, store.NewRedisGrants(rdb.Client, rdb.Prefix, []byte("test-grant-seal-key"), nil), approvers, app.Config{PendingTTL: time.Hour,
 		AutoApproveAllowed: true, DefaultGrantTTL: time.Hour, MaxGrantTTL: 24 * time.Hour}, nil, app.WithKeyring(testKeys))
 	api := httpapi.New(svc, approvers, nil)
 	srv := httptest.NewServer(api.Handler())

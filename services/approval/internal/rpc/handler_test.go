@@ -40,7 +40,7 @@ func clients(t *testing.T) map[string]approvalv1connect.ApprovalServiceClient {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := app.New(st, store.NewRedisGrants(rdb.Client, rdb.Prefix), approvers, app.Config{PendingTTL: time.Hour,
+	svc := app.New(st, store.NewRedisGrants(rdb.Client, rdb.Prefix, []byte("test-grant-seal-key"), nil), approvers, app.Config{PendingTTL: time.Hour,
 		AutoApproveAllowed: true, DefaultGrantTTL: time.Hour, MaxGrantTTL: 24 * time.Hour}, nil, app.WithKeyring(testKeys))
 	mux := http.NewServeMux()
 	mux.Handle(approvalv1connect.NewApprovalServiceHandler(rpc.NewHandler(svc, nil),

@@ -35,7 +35,7 @@ func TestSpansForSQLAndRedis(t *testing.T) {
 
 	jctx := jobid.WithJobID(ctx, "job_20260301_001")
 	_, _ = s.Get(jctx, "job_20260301_001")
-	_, _ = store.NewRedisGrants(rdb.Client, rdb.Prefix).Get(jctx)
+	_, _ = store.NewRedisGrants(rdb.Client, rdb.Prefix, []byte("test-grant-seal-key"), nil).Get(jctx)
 
 	seen := map[string]bool{}
 	for _, sp := range rec.Ended() {
