@@ -7,6 +7,10 @@ package inbox
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -42,6 +46,36 @@ type Config struct {
 	MaxLen int64
 	// Metrics, when set, counts stored and duplicate events and consumer outcomes.
 	Metrics *Metrics
+	// Seal is the key every stored entry is signed with (HMAC-SHA256, at least 16 bytes; derive
+	// it from a secret only the gateway holds). The consumer refuses entries without a valid
+	// seal, so whoever else can write to Redis cannot inject an event — and with it a user the
+	// gateway would vouch for.
+	Seal []byte
+}
+
+// minSeal is the shortest seal key accepted.
+const minSeal = 16
+
+func (c Config) validate() error {
+	if c.Stream == "" {
+		return errors.New("inbox: stream key is required")
+	}
+	if len(c.Seal) < minSeal {
+		return errors.New("inbox: a seal key of at least 16 bytes is required")
+	}
+	return nil
+}
+
+// mac signs one entry: stream, id, key, payload and meta, length-prefixed.
+func (c Config) mac(id, key string, payload, meta []byte) string {
+	m := hmac.New(sha256.New, c.Seal)
+	for _, part := range [][]byte{[]byte(c.Stream), []byte(id), []byte(key), payload, meta} {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(part)))
+		m.Write(n[:])
+		m.Write(part)
+	}
+	return base64.RawStdEncoding.EncodeToString(m.Sum(nil))
 }
 
 func (c *Config) defaults() {
@@ -67,8 +101,8 @@ type Store struct {
 
 // NewStore returns a store for cfg.Stream.
 func NewStore(rdb redis.UniversalClient, cfg Config) (*Store, error) {
-	if cfg.Stream == "" {
-		return nil, errors.New("inbox: stream key is required")
+	if err := cfg.validate(); err != nil {
+		return nil, err
 	}
 	cfg.defaults()
 	return &Store{rdb: rdb, cfg: cfg}, nil
@@ -78,7 +112,7 @@ func NewStore(rdb redis.UniversalClient, cfg Config) (*Store, error) {
 // both remembered and stored or neither (a failed append can be redelivered and stored later).
 var appendScript = redis.NewScript(`
 if redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[1]) then
-  return redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*', 'id', ARGV[3], 'key', ARGV[4], 'payload', ARGV[5], 'meta', ARGV[6])
+  return redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*', 'id', ARGV[3], 'key', ARGV[4], 'payload', ARGV[5], 'meta', ARGV[6], 'mac', ARGV[7])
 end
 return false
 `)
@@ -147,7 +181,7 @@ func (s *Store) appendOnce(ctx context.Context, events []Event, metas [][]byte) 
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, ev := range events {
 			cmds[i] = appendScript.EvalSha(ctx, p, []string{s.cfg.dedupeKey(ev.ID), s.cfg.Stream},
-				ttl, s.cfg.MaxLen, ev.ID, ev.Key, ev.Payload, metas[i])
+				ttl, s.cfg.MaxLen, ev.ID, ev.Key, ev.Payload, metas[i], s.cfg.mac(ev.ID, ev.Key, ev.Payload, metas[i]))
 		}
 		return nil
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/redis/go-redis/v9"
 	"sync"
 	"testing"
 	"time"
@@ -17,7 +18,7 @@ import (
 func newStore(t *testing.T) (testinfra.RedisDB, inbox.Config, *inbox.Store) {
 	t.Helper()
 	r := testinfra.Redis(t)
-	cfg := inbox.Config{Stream: r.Prefix + "inbox:test", Group: "g"}
+	cfg := inbox.Config{Stream: r.Prefix + "inbox:test", Group: "g", Seal: testSeal}
 	s, err := inbox.NewStore(r.Client, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -350,7 +351,7 @@ func TestMarks(t *testing.T) {
 
 func BenchmarkAppend(b *testing.B) {
 	r := testinfra.Redis(b)
-	s, err := inbox.NewStore(r.Client, inbox.Config{Stream: r.Prefix + "inbox:bench"})
+	s, err := inbox.NewStore(r.Client, inbox.Config{Stream: r.Prefix + "inbox:bench", Seal: testSeal})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -373,7 +374,7 @@ func TestMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := inbox.Config{Stream: r.Prefix + "inbox:metrics", Group: "g", Metrics: m}
+	cfg := inbox.Config{Stream: r.Prefix + "inbox:metrics", Group: "g", Metrics: m, Seal: testSeal}
 	s, err := inbox.NewStore(r.Client, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -422,7 +423,7 @@ func TestStreamLagAndWaitMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := inbox.Config{Stream: r.Prefix + "inbox:lag", Group: "g", Metrics: m}
+	cfg := inbox.Config{Stream: r.Prefix + "inbox:lag", Group: "g", Metrics: m, Seal: testSeal}
 	s, err := inbox.NewStore(r.Client, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -480,4 +481,74 @@ func gauge(t *testing.T, reg *prometheus.Registry, name string) float64 {
 		}
 	}
 	return -1
+}
+
+var testSeal = []byte("inbox-test-seal-key-0123456789")
+
+// An entry written into the stream by anyone but the gateway (no seal, a wrong seal, an edited
+// payload) is never handled: it goes to the dead letters.
+func TestForgedEntriesAreNeverHandled(t *testing.T) {
+	r := testinfra.Redis(t)
+	cfg := inbox.Config{Stream: r.Prefix + "inbox:forged", Group: "g", Seal: testSeal}
+	store, err := inbox.NewStore(r.Client, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := store.Append(ctx, inbox.Event{ID: "ok-1", Key: "chat", Payload: []byte(`{"user":"U1"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	// Forgeries: no mac, a mac from another key, and a copy of the good entry with its payload changed.
+	good, err := r.Client.XRange(ctx, cfg.Stream, "-", "+").Result()
+	if err != nil || len(good) != 1 {
+		t.Fatalf("stream: %v %v", good, err)
+	}
+	for _, vals := range []map[string]any{
+		{"id": "f-1", "key": "chat", "payload": `{"user":"Uapprover"}`, "meta": "null"},
+		{"id": "f-2", "key": "chat", "payload": `{"user":"Uapprover"}`, "meta": "null", "mac": "AAAA"},
+		{"id": "ok-1", "key": "chat", "payload": `{"user":"Uapprover"}`, "meta": good[0].Values["meta"], "mac": good[0].Values["mac"]},
+	} {
+		if err := r.Client.XAdd(ctx, &redis.XAddArgs{Stream: cfg.Stream, Values: vals}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	var handled []string
+	c, err := inbox.NewConsumer(r.Client, cfg, inbox.ConsumerConfig{Name: "c1", Block: 50 * time.Millisecond},
+		func(_ context.Context, d inbox.Delivery) error {
+			mu.Lock()
+			defer mu.Unlock()
+			handled = append(handled, string(d.Payload))
+			return nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.EnsureGroup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- c.Run(cctx) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		dead, _ := store.Dead(ctx)
+		if dead == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("dead letters: %d, want 3", dead)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	if len(handled) != 1 || handled[0] != `{"user":"U1"}` {
+		t.Fatalf("handled %q, want only the sealed entry", handled)
+	}
+	if _, err := inbox.NewStore(r.Client, inbox.Config{Stream: "s"}); err == nil {
+		t.Fatal("a store without a seal key was made")
+	}
 }

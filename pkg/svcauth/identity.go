@@ -6,7 +6,9 @@ package svcauth
 
 import (
 	"crypto/ed25519"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -104,6 +106,15 @@ func NewCredentials(self, privateKey string, publicKeys []string) (*Credentials,
 		return nil, fmt.Errorf("the private key is not %s's: it does not match %s's public key", self, self)
 	}
 	return c, nil
+}
+
+// DeriveKey derives a symmetric key for one purpose from this identity's private key: a secret
+// only this service holds, without another variable to provision (e.g. the seal of the
+// gateways' inbound queue in Redis).
+func (c *Credentials) DeriveKey(purpose string) []byte {
+	m := hmac.New(sha256.New, c.key.Seed())
+	m.Write([]byte("picoclaw derived key: " + purpose))
+	return m.Sum(nil)
 }
 
 // PublicKey returns the public key of an identity the credentials trust.

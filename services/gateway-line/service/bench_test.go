@@ -3,6 +3,7 @@ package service_test
 import (
 	"bytes"
 	"fmt"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -78,7 +79,7 @@ func BenchmarkWebhookAtRate(b *testing.B) {
 // parse, dedupe and persist to Redis.
 func BenchmarkWebhookHandler(b *testing.B) {
 	r := testinfra.Redis(b)
-	store, err := inbox.NewStore(r.Client, inbox.Config{Stream: r.Prefix + "inbox:line"})
+	store, err := inbox.NewStore(r.Client, inbox.Config{Stream: r.Prefix + "inbox:line", Seal: testinfra.Credentials(b, svcauth.GatewayLine).DeriveKey("inbox")})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -155,7 +155,8 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	inboxCfg := inbox.Config{Stream: cfg.Redis.KeyPrefix + "inbox:line", Group: Name, DedupeTTL: cfg.Line.Inbox.DedupeTTL, Metrics: metrics}
+	inboxCfg := inbox.Config{Stream: cfg.Redis.KeyPrefix + "inbox:line", Group: Name, DedupeTTL: cfg.Line.Inbox.DedupeTTL, Metrics: metrics,
+		Seal: creds.DeriveKey("inbox")}
 	store, err := inbox.NewStore(rdb, inboxCfg)
 	if err != nil {
 		return err
