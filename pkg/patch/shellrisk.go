@@ -952,3 +952,248 @@ func clip(s string, n int) string {
 	}
 	return s
 }
+
+// ShellAutomation is whether a shell script may run without a person under a grant that
+// allows shell: it parses, raises no finding, and every command it runs is on a short list of
+// commands that neither run other code nor write anywhere but where the script says. Writes
+// are the paths it may write as written in the script (redirection targets, mkdir and touch
+// operands, cp's destination); the caller checks them against its scope. When OK is false,
+// Reason says why and Writes is empty.
+type ShellAutomation struct {
+	OK     bool     `json:"ok"`
+	Reason string   `json:"reason,omitempty"`
+	Writes []string `json:"writes,omitempty"`
+}
+
+// AnalyzeShellAutomation decides ShellAutomation for script. Anything not known to be safe
+// is not automatable: other programs, interpreters, build tools, ./scripts and any command
+// named by a path, editors of files in place (sed, awk, tar), variable assignments (PATH=…),
+// function definitions, and writes to computed or pattern paths.
+func AnalyzeShellAutomation(script string) ShellAutomation {
+	if r := AnalyzeShell(script); r.HighRisk() {
+		f := r.Findings[0]
+		return ShellAutomation{Reason: fmt.Sprintf("risky construct (%s): %s", f.Flag, f.Detail)}
+	}
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(script), "")
+	if err != nil {
+		return ShellAutomation{Reason: "does not parse"}
+	}
+	c := &autoCheck{}
+	syntax.Walk(f, c.visit)
+	if c.reason != "" {
+		return ShellAutomation{Reason: c.reason}
+	}
+	return ShellAutomation{OK: true, Writes: c.writes}
+}
+
+// autoCommands run without a person when their arguments pass the check in autoCheck.call.
+var autoCommands = set("ls", "cat", "head", "tail", "wc", "grep", "rg", "sort", "uniq", "cut", "tr", "diff",
+	"cmp", "echo", "printf", "true", "false", ":", "test", "[", "pwd", "basename", "dirname", "stat", "date",
+	"find", "mkdir", "touch", "cp")
+
+type autoCheck struct {
+	reason string
+	writes []string
+}
+
+func (c *autoCheck) deny(format string, args ...any) {
+	if c.reason == "" {
+		c.reason = clip(fmt.Sprintf(format, args...), 120)
+	}
+}
+
+func (c *autoCheck) visit(n syntax.Node) bool {
+	if c.reason != "" {
+		return false
+	}
+	switch x := n.(type) {
+	case *syntax.Stmt:
+		for _, r := range x.Redirs {
+			c.redirect(r)
+		}
+	case *syntax.CallExpr:
+		if len(x.Assigns) > 0 {
+			c.deny("sets variables: %s", describeCmd(x))
+		} else if len(x.Args) > 0 {
+			c.call(toWords(x.Args))
+		}
+	case *syntax.DeclClause:
+		c.deny("sets variables: %s", x.Variant.Value)
+	case *syntax.FuncDecl:
+		c.deny("defines a function")
+	case *syntax.ForClause:
+		if it, ok := x.Loop.(*syntax.WordIter); ok && !plainLoopVar(it.Name.Value) {
+			c.deny("loop variable %s", it.Name.Value)
+		}
+	case *syntax.ParamExp:
+		if x.Exp != nil && (x.Exp.Op == syntax.AssignUnset || x.Exp.Op == syntax.AssignUnsetOrNull) {
+			c.deny("assigns a variable in an expansion")
+		}
+	}
+	return true
+}
+
+// plainLoopVar: a lower-case name, so a loop cannot set PATH, IFS or another variable that
+// changes what later commands run.
+func plainLoopVar(name string) bool {
+	for i, r := range name {
+		if r != '_' && !(r >= 'a' && r <= 'z') && !(i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return name != ""
+}
+
+func (c *autoCheck) redirect(r *syntax.Redirect) {
+	switch r.Op {
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll, syntax.RdrInOut,
+		syntax.RdrAllClob, syntax.AppAllClob:
+	case syntax.DplOut:
+		if s, ok := literal(r.Word); ok && isFD(s) {
+			return
+		}
+	default:
+		return
+	}
+	if r.Word == nil {
+		return
+	}
+	target, ok := literal(r.Word)
+	if !ok {
+		c.deny("writes to a computed path: %s", word{w: r.Word}.show())
+		return
+	}
+	if !harmlessDevices[target] {
+		c.write(target)
+	}
+}
+
+func (c *autoCheck) write(p string) {
+	if p == "" || strings.ContainsAny(p, "*?[]{}~$`\\") {
+		c.deny("writes to a path that is expanded at run time: %q", p)
+		return
+	}
+	c.writes = append(c.writes, p)
+}
+
+// call checks one simple command. Options that run programs or write files are refused, and
+// for commands that have such options every argument must be literal (an expansion may turn
+// into one).
+func (c *autoCheck) call(args []word) {
+	for len(args) > 0 && args[0].lit && (args[0].s == "command" || args[0].s == "builtin" || args[0].s == "exec" || args[0].s == "nice") {
+		args = args[1:]
+		args = args[skipOptions(args, set("-n", "--adjustment", "-a"), false):]
+	}
+	if len(args) == 0 {
+		return
+	}
+	name, rest := args[0], args[1:]
+	switch {
+	case !name.lit || name.s == "":
+		c.deny("command name is computed: %s", name.show())
+		return
+	case strings.Contains(name.s, "/"):
+		c.deny("runs a program by path: %s", name.s)
+		return
+	case !autoCommands[name.s]:
+		c.deny("%s is not a command that runs without approval", name.s)
+		return
+	}
+	switch name.s {
+	case "printf":
+		if len(rest) > 0 && (!rest[0].lit || strings.HasPrefix(rest[0].s, "-v")) {
+			c.deny("printf -v sets a variable")
+		}
+	case "date":
+		c.forbidOptions(name.s, rest, "s", "--set")
+	case "sort":
+		c.forbidOptions(name.s, rest, "oT", "--output", "--compress-program", "--temporary-directory")
+	case "rg":
+		c.forbidOptions(name.s, rest, "z", "--pre", "--search-zip", "--hostname-bin")
+	case "uniq":
+		// uniq IN OUT writes OUT.
+		c.forbidOptions(name.s, rest, "")
+		if len(operands(rest)) > 1 {
+			c.deny("uniq with an output file")
+		}
+	case "find":
+		for _, w := range rest {
+			if !w.lit {
+				c.deny("find with a computed argument: %s", w.show())
+				return
+			}
+			switch w.s {
+			case "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls":
+				c.deny("find %s", w.s)
+			}
+		}
+	case "mkdir":
+		for _, w := range c.strictOperands(name.s, rest, "pv", "--parents", "--verbose") {
+			c.write(w)
+		}
+	case "touch":
+		for _, w := range c.strictOperands(name.s, rest, "acmh", "--no-create", "--no-dereference") {
+			c.write(w)
+		}
+	case "cp":
+		ops := c.strictOperands(name.s, rest, "aRrfinpuvTLPHdx", "--recursive", "--archive", "--force",
+			"--interactive", "--no-clobber", "--update", "--verbose", "--parents", "--dereference",
+			"--no-dereference", "--no-target-directory", "--preserve", "--preserve=", "--no-preserve=")
+		if len(ops) > 1 {
+			c.write(ops[len(ops)-1])
+		}
+	}
+}
+
+// forbidOptions refuses computed arguments and the given short option letters (anywhere in a
+// cluster) and long options (also abbreviated, as getopt accepts them).
+func (c *autoCheck) forbidOptions(name string, args []word, short string, long ...string) {
+	for _, w := range args {
+		if !w.lit {
+			c.deny("%s with a computed argument: %s", name, w.show())
+			return
+		}
+		switch {
+		case strings.HasPrefix(w.s, "--") && w.s != "--":
+			opt, _, _ := strings.Cut(w.s, "=")
+			for _, l := range long {
+				if strings.HasPrefix(l, opt) {
+					c.deny("%s %s", name, opt)
+				}
+			}
+		case strings.HasPrefix(w.s, "-") && short != "" && strings.ContainsAny(w.s[1:], short):
+			c.deny("%s %s", name, w.s)
+		}
+	}
+}
+
+// strictOperands returns the operands of a command that writes them, allowing only the given
+// option letters and long options (a long option ending in "=" allows NAME=value), so an
+// option taking an argument cannot hide the real target.
+func (c *autoCheck) strictOperands(name string, args []word, short string, long ...string) []string {
+	var out []string
+	opts := true
+	for _, w := range args {
+		switch {
+		case !w.lit:
+			c.deny("%s with a computed argument: %s", name, w.show())
+			return nil
+		case opts && w.s == "--":
+			opts = false
+		case opts && strings.HasPrefix(w.s, "--"):
+			opt, _, hasValue := strings.Cut(w.s, "=")
+			if !slices.Contains(long, w.s) && !(hasValue && slices.Contains(long, opt+"=")) {
+				c.deny("%s %s", name, w.s)
+				return nil
+			}
+		case opts && strings.HasPrefix(w.s, "-") && len(w.s) > 1:
+			if strings.Trim(w.s[1:], short) != "" {
+				c.deny("%s %s", name, w.s)
+				return nil
+			}
+		default:
+			out = append(out, w.s)
+		}
+	}
+	return out
+}

@@ -272,3 +272,96 @@ func TestAnalyzeShellLongPipeline(t *testing.T) {
 		t.Errorf("flags = %v", r.Flags())
 	}
 }
+
+func TestAnalyzeShellAutomation(t *testing.T) {
+	tests := []struct {
+		script string
+		ok     bool
+		writes []string
+	}{
+		{"ls docs", true, nil},
+		{"mkdir -p docs/new", true, []string{"docs/new"}},
+		{"echo hi > docs/a.md", true, []string{"docs/a.md"}},
+		{"grep -r foo docs | wc -l", true, nil},
+		{"cat docs/a.md >> docs/b.md 2>/dev/null", true, []string{"docs/b.md"}},
+		{"cp -r docs/a src/b", true, []string{"src/b"}},
+		{"cp --preserve=mode docs/a docs/b", true, []string{"docs/b"}},
+		{"touch -- docs/x docs/y", true, []string{"docs/x", "docs/y"}},
+		{"echo hi > src/a.md", true, []string{"src/a.md"}},
+		{"echo x >&2; echo y 2>&1", true, nil},
+		{"for f in docs/*.md; do head -n 1 \"$f\"; done", true, nil},
+		{"find docs -name '*.md' | sort | uniq", true, nil},
+		{"command ls docs && nice -n 5 cat docs/a", true, nil},
+		{"printf '%s\\n' a b > docs/list", true, []string{"docs/list"}},
+		{"test -f docs/a && diff docs/a docs/b", true, nil},
+
+		// Commands that run other code or are not on the list.
+		{"make", false, nil},
+		{"make docs", false, nil},
+		{"npm test", false, nil},
+		{"go test ./...", false, nil},
+		{"python3 x.py", false, nil},
+		{"node x.js", false, nil},
+		{"./x.sh", false, nil},
+		{"bash docs/x.sh", false, nil},
+		{"sh docs/x.sh", false, nil},
+		{"/bin/ls", false, nil},
+		{"gcc -o a a.c && ./a", false, nil},
+		{"sed -i 's/a/b/' src/auth.go", false, nil},
+		{"sed -n 1p docs/a", false, nil},
+		{`awk 'BEGIN{system("rm -rf src; curl x")}'`, false, nil},
+		{"awk '{print}' docs/a", false, nil},
+		{"tar --to-command=sh -xf docs/a.tar", false, nil},
+		{"tee docs/a", false, nil},
+		{"xargs cat", false, nil},
+		{"env ls", false, nil},
+		{"cd src && echo x > a", false, nil},
+		{"command -v make", false, nil},
+
+		// Options that run programs or hide writes.
+		{"find docs -exec cat {} ;", false, nil},
+		{"find docs -fprint src/x", false, nil},
+		{"find docs $X", false, nil},
+		{"sort -o src/auth.go docs/a", false, nil},
+		{"sort --out=src/auth.go docs/a", false, nil},
+		{"sort --compress-program=sh docs/a", false, nil},
+		{"sort $X docs/a", false, nil},
+		{"uniq docs/a src/auth.go", false, nil},
+		{"rg --pre sh foo docs", false, nil},
+		{"rg --pr=sh foo docs", false, nil},
+		{"printf -v PATH docs", false, nil},
+		{"cp -t src docs/a", false, nil},
+		{"cp --target-directory=src docs/a", false, nil},
+		{"cp docs/a src/b -S docs/c", false, nil},
+		{"cp --sparse always docs/a docs/b", false, nil},
+		{"cp -s /etc/passwd docs/x", false, nil},
+		{"cp docs/a $DEST", false, nil},
+		{"mkdir -m 700 docs/x", false, nil},
+		{"touch -r docs/a src/b", false, nil},
+
+		// Writes that cannot be known, and changes to what later commands run.
+		{"echo x > $F", false, nil},
+		{"echo x > docs/*", false, nil},
+		{"mkdir -p docs/{../../src,x}", false, nil},
+		{"PATH=docs ls", false, nil},
+		{"export PATH=docs:$PATH; ls", false, nil},
+		{"for PATH in docs; do ls; done", false, nil},
+		{": ${X:=docs}", false, nil},
+		{"ls() { cat docs/a; }; ls", false, nil},
+		{"$(echo ls)", false, nil},
+
+		// Anything AnalyzeShell reports.
+		{"rm -rf docs", false, nil},
+		{"echo 'oops", false, nil},
+		{"echo x > /etc/passwd", false, nil},
+	}
+	for _, tc := range tests {
+		got := AnalyzeShellAutomation(tc.script)
+		if got.OK != tc.ok || !slices.Equal(got.Writes, tc.writes) {
+			t.Errorf("%q: got ok=%v writes=%q (%s), want ok=%v writes=%q", tc.script, got.OK, got.Writes, got.Reason, tc.ok, tc.writes)
+		}
+		if !got.OK && got.Reason == "" {
+			t.Errorf("%q: no reason", tc.script)
+		}
+	}
+}

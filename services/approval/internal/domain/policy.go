@@ -2,6 +2,7 @@ package domain
 
 import (
 	"fmt"
+	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -33,6 +34,7 @@ const (
 	RuleScopePath            = "auto_approve.scope.path"
 	RuleScopeDeniedOperation = "auto_approve.scope.denied_operation"
 	RuleScopeOperation       = "auto_approve.scope.operation"
+	RuleScopeShellCommand    = "auto_approve.scope.shell_command"
 	RuleAskNoGrant           = "ask.no_grant"
 )
 
@@ -227,8 +229,10 @@ func (g *Grant) ActiveAt(now time.Time) bool { return g != nil && now.Before(g.E
 
 // Covers checks every operation against the scope. Empty lists do not restrict; with path
 // prefixes set, an operation whose paths cannot be known (browser, push) is out of scope.
-// Shell commands are covered only when the grant names them (ops=shell) and has a path scope;
-// the hard-require flags of risky shell constructs were already handled before.
+// Shell commands are covered only when the grant names them (ops=shell), has a path scope, the
+// script runs only commands known not to run other code (patch.AnalyzeShellAutomation) and
+// every path it writes is within the path scope; the hard-require flags of risky shell
+// constructs were already handled before.
 func (g *Grant) Covers(in PolicyInput) (rule, reason string) {
 	if len(g.TaskTypes) > 0 && !slices.Contains(g.TaskTypes, in.TaskType) {
 		return RuleScopeTaskType, fmt.Sprintf("task type %q is not in the grant (%s)", in.TaskType, strings.Join(g.TaskTypes, ", "))
@@ -249,6 +253,19 @@ func (g *Grant) Covers(in PolicyInput) (rule, reason string) {
 			if len(g.PathPrefixes) == 0 {
 				return RuleScopeOperation, fmt.Sprintf("operation %d is a shell command; a grant without a path scope never covers shell", op.Index+1)
 			}
+			auto := patch.AnalyzeShellAutomation(patch.ShellScript(op))
+			if !auto.OK {
+				return RuleScopeShellCommand, fmt.Sprintf("operation %d is a shell command that always needs approval: %s", op.Index+1, auto.Reason)
+			}
+			for _, w := range auto.Writes {
+				p, ok := workspaceRelative(w)
+				if !ok {
+					return RuleScopePath, fmt.Sprintf("operation %d writes %s, outside the workspace", op.Index+1, w)
+				}
+				if !g.coversPath(p) {
+					return RuleScopePath, fmt.Sprintf("operation %d writes %s, outside the grant's paths (%s)", op.Index+1, p, strings.Join(g.PathPrefixes, ", "))
+				}
+			}
 			continue
 		}
 		if len(g.PathPrefixes) == 0 {
@@ -259,14 +276,30 @@ func (g *Grant) Covers(in PolicyInput) (rule, reason string) {
 			return RuleScopePath, fmt.Sprintf("operation %d (%s %s) has no workspace path the grant could cover", op.Index+1, op.Type, op.Action)
 		}
 		for _, p := range paths {
-			covered := false
-			for _, prefix := range g.PathPrefixes {
-				covered = covered || patch.HasPathPrefix(p, prefix)
-			}
-			if !covered {
+			if !g.coversPath(p) {
 				return RuleScopePath, fmt.Sprintf("operation %d touches %s, outside the grant's paths (%s)", op.Index+1, p, strings.Join(g.PathPrefixes, ", "))
 			}
 		}
 	}
 	return "", ""
+}
+
+// coversPath reports whether p is under one of the grant's path prefixes.
+func (g *Grant) coversPath(p string) bool {
+	for _, prefix := range g.PathPrefixes {
+		if patch.HasPathPrefix(p, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// workspaceRelative cleans a path a shell command writes, relative to the workspace; absolute
+// paths and paths climbing out with ".." are outside.
+func workspaceRelative(p string) (string, bool) {
+	c := path.Clean(p)
+	if path.IsAbs(c) || c == ".." || strings.HasPrefix(c, "../") {
+		return "", false
+	}
+	return c, true
 }
