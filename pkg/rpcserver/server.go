@@ -150,7 +150,7 @@ func New(cfg Config, tel *telemetry.Telemetry) (*Server, error) {
 		s.public = chi.NewRouter()
 		s.public.Use(s.limitBody, s.limitTime, s.countHTTP)
 		s.public.Get("/healthz", s.serveHealth)
-		s.public.Get("/readyz", s.serveReady)
+		s.public.Get("/readyz", s.servePublicReady)
 	}
 	s.router.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	if cfg.Pprof {
@@ -384,6 +384,16 @@ func (s *Server) limitBody(next http.Handler) http.Handler {
 		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
 		next.ServeHTTP(w, r)
 	})
+}
+
+// servePublicReady says only whether the service is ready: dependency errors (hosts, users)
+// stay on the internal listener.
+func (s *Server) servePublicReady(w http.ResponseWriter, r *http.Request) {
+	if failures := s.readiness(r.Context()); len(failures) > 0 {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "service": s.cfg.Name})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready", "service": s.cfg.Name})
 }
 
 type checker struct{ s *Server }

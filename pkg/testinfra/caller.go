@@ -21,11 +21,24 @@ import (
 // svcauth.Client instead.
 func AsSuite(t testing.TB, target string) connect.ClientOption {
 	t.Helper()
+	opt, err := SuiteCaller(target)
+	if err != nil {
+		t.Fatalf("suite caller: %v", err)
+	}
+	return opt
+}
+
+// SuiteCaller is AsSuite for tools outside tests (the load tool), with the test keys.
+func SuiteCaller(target string) (connect.ClientOption, error) {
 	creds := map[string]*svcauth.Credentials{}
 	for _, id := range svcauth.Identities() {
-		creds[id] = Credentials(t, id)
+		c, err := svcauth.Load(id, Auth(id))
+		if err != nil {
+			return nil, err
+		}
+		creds[id] = c
 	}
-	return connect.WithInterceptors(&suiteCaller{creds: creds, policy: svcauth.NewPolicy(svcauth.Matrix()), target: target})
+	return connect.WithInterceptors(&suiteCaller{creds: creds, policy: svcauth.NewPolicy(svcauth.Matrix()), target: target}), nil
 }
 
 type suiteCaller struct {

@@ -11,6 +11,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -170,7 +172,7 @@ func run(ctx context.Context, o options) (err error) {
 	}
 
 	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024, IdleConnTimeout: time.Minute}}
-	hook := suite.Webhook{URL: s.Procs["gateway-line"].URL() + "/line/webhook", Client: client}
+	hook := suite.Webhook{URL: s.Procs["gateway-line"].PublicURL() + "/line/webhook", Client: client}
 	b := &bench{line: line, hook: hook, users: users}
 
 	sampler := newRSSSampler(s)
@@ -427,7 +429,11 @@ func (b *bench) drain(ctx context.Context, limit time.Duration) {
 
 // approvals requests n jobs (pending), then approves and claims each one at a time.
 func approvals(ctx context.Context, url string, n int) (report.Approval, error) {
-	c := approvalv1connect.NewApprovalServiceClient(&http.Client{}, url)
+	as, err := testinfra.SuiteCaller(svcauth.Approval)
+	if err != nil {
+		return report.Approval{}, err
+	}
+	c := approvalv1connect.NewApprovalServiceClient(&http.Client{}, url, as)
 	actor := &commonv1.Actor{Id: suite.Approver, Channel: "cli"}
 	ids := make([]string, n)
 	for i := range ids {

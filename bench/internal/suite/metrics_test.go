@@ -3,6 +3,7 @@ package suite_test
 import (
 	"context"
 	"fmt"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"net/http"
 	"os"
 	"testing"
@@ -61,7 +62,7 @@ func TestMetricsAfterTraffic(t *testing.T) {
 	}()
 
 	// LINE → gateway-line → chat-mio → router-shiro (classifier) → chat model → reply.
-	hook := suite.Webhook{URL: s.Procs["gateway-line"].URL() + "/line/webhook", Client: http.DefaultClient}
+	hook := suite.Webhook{URL: s.Procs["gateway-line"].PublicURL() + "/line/webhook", Client: http.DefaultClient}
 	const messages = 6
 	for i := range messages {
 		tok := fmt.Sprintf("reply-token-%d", i)
@@ -81,7 +82,7 @@ func TestMetricsAfterTraffic(t *testing.T) {
 	}
 
 	// Approvals: pending → approve → claim, a hard-denied one, and one under Auto-Approve.
-	ap := approvalv1connect.NewApprovalServiceClient(http.DefaultClient, s.Procs["approval"].URL())
+	ap := approvalv1connect.NewApprovalServiceClient(http.DefaultClient, s.Procs["approval"].URL(), testinfra.AsSuite(t, svcauth.Approval))
 	actor := &commonv1.Actor{Id: suite.Approver, Channel: "cli"}
 	request := func(id, patch string) approvalv1.Outcome {
 		t.Helper()

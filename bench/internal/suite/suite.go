@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -32,8 +33,8 @@ var Services = []string{
 
 // Secrets and identities the fakes and the services share.
 const (
-	LineSecret = "bench-line-channel-secret"
-	LineToken  = "bench-line-access-token"
+	LineSecret = "bench-line-channel-secret-0123456789abcdef"
+	LineToken  = "bench-line-access-token-0123456789abcdefgh"
 	Approver   = "bench-approver"
 )
 
@@ -146,6 +147,8 @@ type Options struct {
 // Proc is one running service.
 type Proc struct {
 	Name, Addr string
+	// PublicAddr is the public listener (webhooks, REST), "" for services without one.
+	PublicAddr string
 	// Ready is the time from process start to the first /readyz 200.
 	Ready time.Duration
 	cmd   *exec.Cmd
@@ -165,13 +168,19 @@ func envKey(service string) string {
 
 // Start launches the services one after another, each once the previous one is ready.
 func Start(ctx context.Context, o Options) (*Suite, error) {
-	free, err := testinfra.FreeAddrs(len(Services))
+	public := []string{"gateway-line", "gateway-slack", "approval"}
+	free, err := testinfra.FreeAddrs(len(Services) + len(public))
 	if err != nil {
 		return nil, err
 	}
 	addrs := map[string]string{}
 	for i, s := range Services {
 		addrs[s] = free[i]
+	}
+	// The webhooks and the REST API listen apart from the RPC ports.
+	pubAddrs := map[string]string{}
+	for i, s := range public {
+		pubAddrs[s] = free[len(Services)+i]
 	}
 	workspace := filepath.Join(o.LogDir, "workspace")
 	if err := os.MkdirAll(workspace, 0o755); err != nil {
@@ -190,8 +199,9 @@ func Start(ctx context.Context, o Options) (*Suite, error) {
 		"PICOCLAW_APPROVAL_APPROVERS_CLI="+Approver,
 		"LINE_CHANNEL_SECRET="+LineSecret,
 		"LINE_CHANNEL_ACCESS_TOKEN="+LineToken,
-		"SLACK_SIGNING_SECRET=bench-slack-signing-secret",
-		"SLACK_BOT_TOKEN=xoxb-bench",
+		"SLACK_SIGNING_SECRET=bench-slack-signing-secret-0123456789abcdef",
+		"SLACK_BOT_TOKEN=xoxb-bench-0123456789-abcdefghijklmnopqrstuv",
+		"PICOCLAW_AUDIT_KEY=bench-audit-key-0123456789abcdef0123456789",
 		"DEEPSEEK_API_KEY=bench-key", "OPENAI_API_KEY=bench-key", "ANTHROPIC_API_KEY=bench-key",
 		"OTEL_EXPORTER_OTLP_ENDPOINT=", "OTEL_TRACES_EXPORTER=none",
 	)
@@ -200,14 +210,21 @@ func Start(ctx context.Context, o Options) (*Suite, error) {
 			fmt.Sprintf("PICOCLAW_SERVICES_%s_LISTEN=%s", envKey(s), addrs[s]),
 			fmt.Sprintf("PICOCLAW_SERVICES_%s_URL=http://%s", envKey(s), addrs[s]))
 	}
+	for s, a := range pubAddrs {
+		env = append(env,
+			fmt.Sprintf("PICOCLAW_SERVICES_%s_PUBLIC_LISTEN=%s", envKey(s), a),
+			fmt.Sprintf("PICOCLAW_SERVICES_%s_PUBLIC_URL=http://%s", envKey(s), a))
+	}
 	env = append(env, o.Env...)
 	st := &Suite{Procs: map[string]*Proc{}}
 	for _, name := range Services {
-		p, err := startOne(ctx, o, name, addrs[name], env)
+		// Each process holds only its own key (the test fixtures' keys).
+		p, err := startOne(ctx, o, name, addrs[name], append(slices.Clip(env), testinfra.AuthEnv(name)...))
 		if err != nil {
 			st.Stop()
 			return nil, err
 		}
+		p.PublicAddr = pubAddrs[name]
 		st.Procs[name] = p
 		st.order = append(st.order, name)
 	}
@@ -262,6 +279,9 @@ func (p *Proc) Pid() int { return p.cmd.Process.Pid }
 
 // URL is the service's base URL.
 func (p *Proc) URL() string { return "http://" + p.Addr }
+
+// PublicURL is the base URL of the public listener.
+func (p *Proc) PublicURL() string { return "http://" + p.PublicAddr }
 
 // Memory is a process's resident memory from /proc/<pid>/status, in bytes.
 type Memory struct {

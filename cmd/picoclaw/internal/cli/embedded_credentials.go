@@ -21,7 +21,14 @@ func loadOrCreateSuiteKeys(dir string) (map[string]svcauth.KeyPair, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("credentials directory: %w", err)
 	}
+	// An existing directory keeps its mode through MkdirAll: tighten it.
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("credentials directory: %w", err)
+	}
 	path := filepath.Join(dir, suiteKeysFile)
+	if st, err := os.Stat(path); err == nil && st.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("credentials: %s can be read by others (mode %v); chmod 600 it", path, st.Mode().Perm())
+	}
 	data, err := os.ReadFile(path)
 	switch {
 	case err == nil:

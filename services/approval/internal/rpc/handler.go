@@ -288,7 +288,7 @@ func verifiedActor(ctx context.Context, claimed *commonv1.Actor) (domain.Actor, 
 	if c := actorFromProto(claimed); (c.ID != "" || c.Channel != "") && (c.ID != p.User || c.Channel != p.Channel) {
 		return domain.Actor{}, connect.NewError(connect.CodePermissionDenied, errors.New("the actor in the request is not the verified user"))
 	}
-	return domain.Actor{ID: p.User, Channel: p.Channel, DisplayName: claimed.GetDisplayName()}, nil
+	return domain.Actor{ID: p.User, Channel: p.Channel}, nil
 }
 
 func actorFromProto(a *commonv1.Actor) domain.Actor {

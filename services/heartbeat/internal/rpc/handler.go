@@ -4,6 +4,8 @@ package rpc
 import (
 	"context"
 	"errors"
+	"fmt"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"log/slog"
 
 	"connectrpc.com/connect"
@@ -27,6 +29,10 @@ var _ heartbeatv1connect.HeartbeatServiceHandler = (*Handler)(nil)
 func (h *Handler) Beat(ctx context.Context, req *heartbeatv1.BeatRequest) (*heartbeatv1.BeatResponse, error) {
 	if req.GetHeartbeat() == nil {
 		return nil, connect.NewError(connect.CodeInvalidArgument, errors.New("heartbeat is required"))
+	}
+	// A service reports for itself only: no one can pass as the executor and hide it.
+	if caller := svcauth.CallerFrom(ctx); caller != "" && req.GetHeartbeat().GetService() != caller {
+		return nil, connect.NewError(connect.CodePermissionDenied, fmt.Errorf("%s may not beat for %q", caller, req.GetHeartbeat().GetService()))
 	}
 	if err := h.App.Beat(ctx, BeatFromProto(req.GetHeartbeat())); err != nil {
 		return nil, h.toConnect(ctx, err)
