@@ -67,9 +67,31 @@ func (s *suiteCaller) set(procedure string, msg any, h http.Header) {
 			caller = v
 		}
 	}
+	// A heartbeat is sent by the service it is about.
+	if svc := beatService(msg); svc != "" && slices.Contains(rule.Callers, svc) {
+		caller = svc
+	}
 	if tok, err := s.creds[caller].ServiceToken(s.target, now); err == nil {
 		h.Set(svcauth.ServiceTokenHeader, tok)
 	}
+}
+
+// beatService is the service a BeatRequest reports for ("" for other messages).
+func beatService(msg any) string {
+	m, ok := msg.(interface{ ProtoReflect() protoreflect.Message })
+	if !ok {
+		return ""
+	}
+	r := m.ProtoReflect()
+	f := r.Descriptor().Fields().ByName("heartbeat")
+	if f == nil || f.Message() == nil || !r.Has(f) {
+		return ""
+	}
+	hb := r.Get(f).Message()
+	if sf := hb.Descriptor().Fields().ByName("service"); sf != nil {
+		return hb.Get(sf).String()
+	}
+	return ""
 }
 
 // actorOf finds the person a request names: its actor or requested_by field, or, for
