@@ -335,6 +335,9 @@ func applyLandlock(sp spec) error {
 	if err != nil || abi < 1 {
 		return fmt.Errorf("Landlock is not available in this kernel (%v)", err)
 	}
+	if err := networkNeedsABI(sp.Network, abi); err != nil {
+		return err
+	}
 	cfg := landlock.V7
 	if sp.Network != NetworkAllow {
 		// The empty network namespace already isolates the network; local servers the

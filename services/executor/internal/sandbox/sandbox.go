@@ -211,3 +211,12 @@ func LimitFor(sig int) string {
 	}
 	return ""
 }
+
+// networkNeedsABI refuses the host network where Landlock cannot limit TCP to the allowed ports
+// (ABI 4): commands would reach every local service. Fail closed rather than run unlimited.
+func networkNeedsABI(network string, abi int) error {
+	if network == NetworkAllow && abi < 4 {
+		return fmt.Errorf("executor.sandbox.network: allow needs Landlock ABI 4 or later to limit TCP ports; this kernel has ABI %d", abi)
+	}
+	return nil
+}
