@@ -1,8 +1,11 @@
 package rpcserver_test
 
 import (
+	"connectrpc.com/connect"
 	"context"
 	"fmt"
+	routerv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/router/v1"
+	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/router/v1/routerv1connect"
 	"io"
 	"net"
 	"net/http"
@@ -128,4 +131,49 @@ func TestPublicListenerServesOnlyItsRoutes(t *testing.T) {
 	}
 	cancel()
 	<-done
+}
+
+// A call without a valid token is refused before its body is read, in every protocol.
+func TestUnauthenticatedCallRefusedBeforeItsBody(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tel, err := telemetry.New(ctx, telemetry.Config{ServiceName: "t", LogWriter: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	srv, err := rpcserver.New(rpcserver.Config{Name: "t", Listener: ln, Credentials: testinfra.Credentials(t, svcauth.RouterShiro)}, tel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Mount(routerv1connect.NewRouterServiceHandler(routerv1connect.UnimplementedRouterServiceHandler{}, srv.HandlerOptions()...))
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	<-srv.Ready()
+	defer func() { cancel(); <-done }()
+
+	// Headers announce a megabyte; only a few bytes follow. The answer comes anyway.
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{\"a\":", routerv1connect.RouterServiceDecideProcedure)
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	status := make([]byte, 12)
+	if _, err := io.ReadFull(conn, status); err != nil || string(status) != "HTTP/1.1 401" {
+		t.Fatalf("status %q, %v", status, err)
+	}
+	for _, proto := range []connect.ClientOption{connect.WithGRPC(), connect.WithGRPCWeb(), connect.WithProtoJSON()} {
+		c := routerv1connect.NewRouterServiceClient(rpcserver.NewHTTPClient(), "http://"+ln.Addr().String(), proto)
+		if _, err := c.Decide(ctx, &routerv1.DecideRequest{}); connect.CodeOf(err) != connect.CodeUnauthenticated {
+			t.Errorf("no token: %v", err)
+		}
+		// A valid identity the matrix does not allow for Decide.
+		c = routerv1connect.NewRouterServiceClient(rpcserver.NewHTTPClient(), "http://"+ln.Addr().String(), proto,
+			svcauth.Client(testinfra.Credentials(t, svcauth.Executor), svcauth.RouterShiro))
+		if _, err := c.Decide(ctx, &routerv1.DecideRequest{}); connect.CodeOf(err) != connect.CodePermissionDenied {
+			t.Errorf("executor calling Decide: %v", err)
+		}
+	}
 }

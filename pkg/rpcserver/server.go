@@ -206,7 +206,7 @@ func (s *Server) Mount(path string, h http.Handler) {
 	s.mu.Lock()
 	s.services = append(s.services, strings.Trim(path, "/"))
 	s.mu.Unlock()
-	s.router.Mount(path, h)
+	s.router.Mount(path, s.auth.Middleware(h))
 }
 
 // HandleHTTP registers a plain HTTP handler on the internal listener, traced with otelhttp

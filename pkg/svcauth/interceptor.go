@@ -2,6 +2,7 @@ package svcauth
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -84,6 +85,33 @@ func (a *Authorizer) refuse(ctx context.Context, caller, procedure string, reaso
 	}
 	a.log.WarnContext(ctx, "auth.refused", slog.String("caller", caller), slog.String("method", procedure),
 		slog.String("reason", reason.Error()))
+}
+
+// Middleware refuses a call before its body is read when the caller's token is missing or
+// invalid, or the matrix does not allow it: an unauthenticated client cannot make a service
+// buffer request bodies. The interceptor then does the full check (principal included). The
+// refusal is a Connect error (JSON) with the HTTP status gRPC clients map to the same code.
+func (a *Authorizer) Middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		caller, err := a.creds.VerifyService(r.Header.Get(ServiceTokenHeader), a.now())
+		if err != nil {
+			a.refuse(r.Context(), "", r.URL.Path, err)
+			writeRefusal(w, http.StatusUnauthorized, "unauthenticated", "a valid service credential is required")
+			return
+		}
+		if _, ok := a.policy.Allowed(caller, r.URL.Path); !ok {
+			a.refuse(r.Context(), caller, r.URL.Path, errors.New("not in the authorization matrix"))
+			writeRefusal(w, http.StatusForbidden, "permission_denied", caller+" may not call "+r.URL.Path)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func writeRefusal(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]string{"code": code, "message": msg})
 }
 
 // WrapUnary implements connect.Interceptor.
