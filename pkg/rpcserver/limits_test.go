@@ -22,38 +22,13 @@ import (
 // A client that sends its body a byte a second is cut off at the body limit while another
 // client is served; a slow handler that has read its body is not cut off by that limit.
 func TestSlowBodyIsCutOffWhileOthersAreServed(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	tel, err := telemetry.New(ctx, telemetry.Config{ServiceName: "t", LogWriter: io.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	pub, _ := net.Listen("tcp", "127.0.0.1:0")
-	srv, err := rpcserver.New(rpcserver.Config{Name: "t", Listener: ln, PublicListener: pub,
-		Credentials: testinfra.Credentials(t, svcauth.GatewayLine),
-		Limits:      rpcserver.Limits{BodyTimeout: 1 * time.Second, ReadHeaderTimeout: time.Second}}, tel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.HandlePublic(http.MethodPost, "/hook", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, err := io.ReadAll(r.Body)
-		if err != nil {
-			http.Error(w, "body: "+err.Error(), http.StatusRequestTimeout)
-			return
-		}
-		if string(b) == "slow-handler" {
-			time.Sleep(1500 * time.Millisecond) // longer than the body limit, after the body
-		}
-		fmt.Fprintf(w, "got %d bytes", len(b))
-	}))
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx) }()
-	<-srv.Ready()
-	base := "http://" + pub.Addr().String()
+	_, pub := serve(t, rpcserver.Limits{BodyTimeout: 1 * time.Second, ReadHeaderTimeout: time.Second}, true, func(srv *rpcserver.Server) {
+		srv.HandlePublic(http.MethodPost, "/hook", http.HandlerFunc(hook))
+	})
+	base := "http://" + pub.String()
 
 	// The trickling client: a raw connection that sends one body byte per second.
-	conn, err := net.Dial("tcp", pub.Addr().String())
+	conn, err := net.Dial("tcp", pub.String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,30 +72,52 @@ func TestSlowBodyIsCutOffWhileOthersAreServed(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the trickling client was never cut off")
 	}
-	cancel()
-	<-done
 }
 
-// The public listener serves only what was registered on it: no Connect API, no metrics.
-func TestPublicListenerServesOnlyItsRoutes(t *testing.T) {
+// hook reads its body; "slow-handler" then takes longer than the body limit.
+func hook(w http.ResponseWriter, r *http.Request) {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, "body: "+err.Error(), http.StatusRequestTimeout)
+		return
+	}
+	if string(b) == "slow-handler" {
+		time.Sleep(1500 * time.Millisecond) // longer than the body limit, after the body
+	}
+	fmt.Fprintf(w, "got %d bytes", len(b))
+}
+
+// serve runs a test server as router-shiro's identity (public listener when public) until the
+// test ends; mount adds its routes before it starts.
+func serve(t *testing.T, limits rpcserver.Limits, public bool, mount func(*rpcserver.Server)) (internal, pub net.Addr) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	tel, err := telemetry.New(ctx, telemetry.Config{ServiceName: "t", LogWriter: io.Discard})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	pub, _ := net.Listen("tcp", "127.0.0.1:0")
-	srv, err := rpcserver.New(rpcserver.Config{Name: "t", Listener: ln, PublicListener: pub,
-		Credentials: testinfra.Credentials(t, svcauth.GatewayLine)}, tel)
+	cfg := rpcserver.Config{Name: "t", Listener: ln, Credentials: testinfra.Credentials(t, svcauth.RouterShiro), Limits: limits}
+	if public {
+		cfg.PublicListener, _ = net.Listen("tcp", "127.0.0.1:0")
+	}
+	srv, err := rpcserver.New(cfg, tel)
 	if err != nil {
 		t.Fatal(err)
 	}
+	mount(srv)
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(ctx) }()
 	<-srv.Ready()
+	t.Cleanup(func() { cancel(); <-done })
+	return srv.Addr(), srv.PublicAddr()
+}
+
+// The public listener serves only what was registered on it: no Connect API, no metrics.
+func TestPublicListenerServesOnlyItsRoutes(t *testing.T) {
+	_, pub := serve(t, rpcserver.Limits{}, true, func(*rpcserver.Server) {})
 	for path, want := range map[string]int{"/healthz": 200, "/metrics": 404, "/debug/pprof/": 404, "/grpc.health.v1.Health/Check": 404} {
-		res, err := http.Get("http://" + pub.Addr().String() + path)
+		res, err := http.Get("http://" + pub.String() + path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,31 +126,17 @@ func TestPublicListenerServesOnlyItsRoutes(t *testing.T) {
 			t.Errorf("public %s: %d, want %d", path, res.StatusCode, want)
 		}
 	}
-	cancel()
-	<-done
 }
 
 // A call without a valid token is refused before its body is read, in every protocol.
 func TestUnauthenticatedCallRefusedBeforeItsBody(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	tel, err := telemetry.New(ctx, telemetry.Config{ServiceName: "t", LogWriter: io.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	srv, err := rpcserver.New(rpcserver.Config{Name: "t", Listener: ln, Credentials: testinfra.Credentials(t, svcauth.RouterShiro)}, tel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Mount(routerv1connect.NewRouterServiceHandler(routerv1connect.UnimplementedRouterServiceHandler{}, srv.HandlerOptions()...))
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx) }()
-	<-srv.Ready()
-	defer func() { cancel(); <-done }()
+	ctx := context.Background()
+	ln, _ := serve(t, rpcserver.Limits{}, false, func(srv *rpcserver.Server) {
+		srv.Mount(routerv1connect.NewRouterServiceHandler(routerv1connect.UnimplementedRouterServiceHandler{}, srv.HandlerOptions()...))
+	})
 
 	// Headers announce a megabyte; only a few bytes follow. The answer comes anyway.
-	conn, err := net.Dial("tcp", ln.Addr().String())
+	conn, err := net.Dial("tcp", ln.String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,12 +148,12 @@ func TestUnauthenticatedCallRefusedBeforeItsBody(t *testing.T) {
 		t.Fatalf("status %q, %v", status, err)
 	}
 	for _, proto := range []connect.ClientOption{connect.WithGRPC(), connect.WithGRPCWeb(), connect.WithProtoJSON()} {
-		c := routerv1connect.NewRouterServiceClient(rpcserver.NewHTTPClient(), "http://"+ln.Addr().String(), proto)
+		c := routerv1connect.NewRouterServiceClient(rpcserver.NewHTTPClient(), "http://"+ln.String(), proto)
 		if _, err := c.Decide(ctx, &routerv1.DecideRequest{}); connect.CodeOf(err) != connect.CodeUnauthenticated {
 			t.Errorf("no token: %v", err)
 		}
 		// A valid identity the matrix does not allow for Decide.
-		c = routerv1connect.NewRouterServiceClient(rpcserver.NewHTTPClient(), "http://"+ln.Addr().String(), proto,
+		c = routerv1connect.NewRouterServiceClient(rpcserver.NewHTTPClient(), "http://"+ln.String(), proto,
 			svcauth.Client(testinfra.Credentials(t, svcauth.Executor), svcauth.RouterShiro))
 		if _, err := c.Decide(ctx, &routerv1.DecideRequest{}); connect.CodeOf(err) != connect.CodePermissionDenied {
 			t.Errorf("executor calling Decide: %v", err)
