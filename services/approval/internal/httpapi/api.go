@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -33,7 +34,40 @@ type API struct {
 	approvers *domain.Approvers
 	log       *slog.Logger
 	now       func() time.Time
+	refusals  refusalBudget
 }
+
+// refusalBudget bounds how many refused attempts per minute become audit events: the public
+// REST port must not let anyone fill the tamper-evident log (and its disk) with refusals.
+// Attempts beyond the budget are still refused, logged and counted, just not each recorded.
+type refusalBudget struct {
+	mu      sync.Mutex
+	window  time.Time
+	n       int
+	dropped int
+}
+
+const refusalsPerMinute = 30
+
+// take reports whether another refusal may be recorded now, and how many were dropped since
+// the last one that was.
+func (b *refusalBudget) take(now time.Time) (ok bool, dropped int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if now.Sub(b.window) >= time.Minute {
+		b.window, b.n = now, 0
+	}
+	if b.n >= refusalsPerMinute {
+		b.dropped++
+		return false, 0
+	}
+	b.n++
+	dropped, b.dropped = b.dropped, 0
+	return true, dropped
+}
+
+// maxAttemptLen clips what a refused request's path adds to the audit log.
+const maxAttemptLen = 128
 
 // New builds the API.
 func New(svc *app.Service, approvers *domain.Approvers, log *slog.Logger) *API {
@@ -111,7 +145,18 @@ func (a *API) authenticate(next http.Handler) http.Handler {
 		}
 		actor, ok := a.approvers.Authenticate(token)
 		if !ok {
-			a.svc.RefuseAccess(r.Context(), r.Method+" "+r.URL.Path, domain.Actor{ID: domain.TokenFingerprint(token), Channel: "rest"})
+			attempt := r.Method + " " + r.URL.Path
+			if len(attempt) > maxAttemptLen {
+				attempt = strings.ToValidUTF8(attempt[:maxAttemptLen], "") + "…"
+			}
+			if ok, dropped := a.refusals.take(a.now()); ok {
+				if dropped > 0 {
+					attempt += fmt.Sprintf(" (+%d refusals not recorded one by one)", dropped)
+				}
+				a.svc.RefuseAccess(r.Context(), attempt, domain.Actor{ID: domain.TokenFingerprint(token), Channel: "rest"})
+			} else {
+				a.log.WarnContext(r.Context(), "approval.access_refused_unrecorded", slog.String("token", domain.TokenFingerprint(token)))
+			}
 			writeError(w, http.StatusForbidden, "unknown_approver", "the token does not belong to an approver")
 			return
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -244,3 +245,34 @@ var testKeys = func() *domain.Keyring {
 	}
 	return k
 }()
+
+// A flood of unknown tokens is refused every time but cannot fill the audit log.
+func TestRefusalsCannotFloodTheAuditLog(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	long := "/v1/jobs/" + strings.Repeat("x", 4000) + "/approve"
+	for i := 0; i < 100; i++ {
+		req, _ := http.NewRequest(http.MethodPost, f.srv.URL+long, nil)
+		req.Header.Set("Authorization", fmt.Sprintf("Bearer flood-token-%03d-0123456789abcdefghij", i))
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusForbidden {
+			t.Fatalf("attempt %d: %d", i, res.StatusCode)
+		}
+	}
+	access, err := f.store.Events(ctx, domain.StreamAccess)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(access) == 0 || len(access) > 30 {
+		t.Fatalf("%d refusal events recorded, want 1..30", len(access))
+	}
+	for _, e := range access {
+		if len(e.Payload) > 1024 {
+			t.Fatalf("a refusal event of %d bytes", len(e.Payload))
+		}
+	}
+}
