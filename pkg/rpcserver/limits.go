@@ -100,6 +100,57 @@ func (s *Server) limitListener(ln net.Listener) net.Listener {
 	return netutil.LimitListener(ln, s.cfg.Limits.MaxConns)
 }
 
+// perClientConns caps the connections one client address holds open on the public listener,
+// so one host cannot take every slot of max_conns (slowloris); more are closed at once.
+const perClientConns = 64
+
+type perClientListener struct {
+	net.Listener
+	max    int
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+func limitPerClient(ln net.Listener, max int) net.Listener {
+	return &perClientListener{Listener: ln, max: max, counts: map[string]int{}}
+}
+
+func (l *perClientListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		host, _, _ := net.SplitHostPort(c.RemoteAddr().String())
+		l.mu.Lock()
+		if l.counts[host] >= l.max {
+			l.mu.Unlock()
+			_ = c.Close()
+			continue
+		}
+		l.counts[host]++
+		l.mu.Unlock()
+		return &countedConn{Conn: c, release: func() {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			if l.counts[host]--; l.counts[host] <= 0 {
+				delete(l.counts, host)
+			}
+		}}, nil
+	}
+}
+
+type countedConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *countedConn) Close() error {
+	c.once.Do(c.release)
+	return c.Conn.Close()
+}
+
 // LongLived marks paths (server streams such as Watch) whose responses may outlast WriteTimeout.
 func (s *Server) LongLived(paths ...string) {
 	s.mu.Lock()

@@ -160,3 +160,48 @@ func TestUnauthenticatedCallRefusedBeforeItsBody(t *testing.T) {
 		}
 	}
 }
+
+// One client cannot hold every connection of the public listener: beyond its share, its new
+// connections are closed, and another client is still served.
+func TestOneClientCannotTakeEveryPublicConnection(t *testing.T) {
+	_, pub := serve(t, rpcserver.Limits{}, true, func(*rpcserver.Server) {})
+	var held []net.Conn
+	defer func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	for i := 0; i < 80; i++ {
+		c, err := net.Dial("tcp", pub.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+	}
+	// Connections are accepted in order: the ones over the share are closed without a word.
+	closed := 0
+	for _, c := range held[64:] {
+		_ = c.SetReadDeadline(time.Now().Add(3 * time.Second))
+		if _, err := c.Read(make([]byte, 1)); err == io.EOF {
+			closed++
+		}
+	}
+	if closed != 80-64 {
+		t.Fatalf("%d of the 16 connections over the share closed", closed)
+	}
+	// The client's share frees up as soon as it lets go (the reads above stay well within the
+	// header timeout, which would otherwise close the idle ones).
+	for _, c := range held {
+		c.Close()
+	}
+	held = nil
+	time.Sleep(100 * time.Millisecond)
+	res, err := http.Get("http://" + pub.String() + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("healthz after the flood: %d", res.StatusCode)
+	}
+}

@@ -291,7 +291,7 @@ func (s *Server) Run(ctx context.Context) error {
 	if pub != nil {
 		// The public side speaks HTTP/1.1 and HTTP/2 over TLS from a proxy; no h2c.
 		servers = append(servers, s.httpServer(ctx, s.public, false))
-		listeners = append(listeners, s.limitListener(pub))
+		listeners = append(listeners, limitPerClient(s.limitListener(pub), perClientConns))
 	}
 	errc := make(chan error, len(servers))
 	for i, hs := range servers {
