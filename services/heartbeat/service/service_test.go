@@ -378,3 +378,24 @@ func TestExampleConfig(t *testing.T) {
 		t.Fatalf("example decoded as %+v", cfg)
 	}
 }
+
+// A service beats for itself only: the executor cannot report as coder-order (or hide behind
+// another service's state).
+func TestBeatOnlyForItself(t *testing.T) {
+	cfg := service.DefaultConfig()
+	cfg.Common = testCommon(t, 30, 60)
+	cfg.HeartbeatSender.Enabled = false
+	cfg.LogWriter = io.Discard
+	hb := startHeartbeat(t, cfg, listen(t))
+	as := func(id string) heartbeatv1connect.HeartbeatServiceClient {
+		return heartbeatv1connect.NewHeartbeatServiceClient(rpcserver.NewHTTPClient(), hb.URL,
+			svcauth.Client(testinfra.Credentials(t, id), svcauth.Heartbeat))
+	}
+	beat := manualBeat("order1", "Aka", "agent", heartbeatv1.AgentState_AGENT_STATE_IDLE) // service coder-order
+	if _, err := as(svcauth.Executor).Beat(context.Background(), beat); connect.CodeOf(err) != connect.CodePermissionDenied {
+		t.Fatalf("executor beating as coder-order: %v", err)
+	}
+	if _, err := as(svcauth.CoderOrder).Beat(context.Background(), beat); err != nil {
+		t.Fatalf("coder-order beating for itself: %v", err)
+	}
+}
