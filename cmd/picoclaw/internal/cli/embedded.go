@@ -389,6 +389,7 @@ func (s *suite) banner(took time.Duration) {
 	w := s.g.io.Out
 	fmt.Fprintf(w, "PicoClaw Suite — %s (%d services, %s)\n", msg(s.g.locale, "組み込みモード", "embedded mode"), len(s.components), took.Round(time.Millisecond))
 	fmt.Fprintf(w, "  data: %s   log: %s\n", s.dataDir, filepath.Join(s.dataDir, "suite.log"))
+	fmt.Fprintf(w, "  %s: %s/ui/   REST: %s/v1/\n", msg(s.g.locale, "承認コンソール", "approval console"), s.services.Approval.PublicURL, s.services.Approval.PublicURL)
 	if s.offline {
 		fmt.Fprintln(w, msg(s.g.locale,
 			"  ⚠ Ollama に接続できないため、オフラインプロバイダで動いています。これはモデルではありません：答えは入力から機械的に作られます。",
