@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -88,30 +87,13 @@ type stack struct {
 	executor  executorv1connect.ExecutorServiceClient
 	addrs     map[string]string
 	execPid   int
-	execLogs  *syncBuffer
+	execLogs  *testinfra.SyncBuffer
 	httpAddr  string
 	httpHits  *atomic.Int64
 	redisAddr string
 	pgAddr    string
 	seq       atomic.Int64
 	day       string
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // mkdir makes dir with mode and hands it to the executor's user.
@@ -242,13 +224,13 @@ func pgHostPort(dsn string) string {
 }
 
 // startProcess starts a binary and waits for /healthz.
-func (s *stack) startProcess(name string, env []string, cred *syscall.Credential) *syncBuffer {
+func (s *stack) startProcess(name string, env []string, cred *syscall.Credential) *testinfra.SyncBuffer {
 	t := s.t
 	t.Helper()
 	cmd := exec.Command(filepath.Join(binDir, name))
 	cmd.Env = env
 	cmd.Dir = s.base
-	logs := &syncBuffer{}
+	logs := &testinfra.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if cred != nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
