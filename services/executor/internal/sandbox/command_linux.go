@@ -82,8 +82,12 @@ func (c Config) Command(req Request) (*Process, error) {
 		flags |= syscall.CLONE_NEWNET
 	}
 	uid, gid := os.Getuid(), os.Getgid()
+	self := "/proc/self/exe"
+	if c.InitBinary != "" {
+		self = c.InitBinary
+	}
 	p.Cmd = &exec.Cmd{
-		Path: "/proc/self/exe",
+		Path: self,
 		Args: []string{initArg0},
 		// The init's own environment is empty: /proc/1/environ inside the sandbox shows nothing.
 		Env:        []string{},

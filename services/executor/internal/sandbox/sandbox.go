@@ -55,6 +55,9 @@ type Config struct {
 	// AllowedTCPPorts are the only TCP ports commands may connect to when network is allow.
 	AllowedTCPPorts []uint16 `yaml:"allowed_tcp_ports"`
 	Limits          Limits   `yaml:"limits"`
+	// InitBinary is the program started as the sandbox init; empty (always, in the service) is
+	// this very binary. Benchmarks set it to measure another build of the suite.
+	InitBinary string `yaml:"-"`
 }
 
 // DefaultConfig is the sandbox every executor gets unless configured otherwise.
