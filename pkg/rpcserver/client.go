@@ -26,7 +26,8 @@ func NewHTTPClient() *http.Client {
 }
 
 // ClientOptions are the options every Connect client of the suite uses: tracing with baggage
-// propagation (so the JobID travels) and a default deadline for calls made without one. Extra
+// propagation (so the JobID travels; a request's job_id field is put in the baggage) and a
+// default deadline for calls made without one. Extra
 // options (e.g. WithInternalToken) are appended.
 func ClientOptions(tel *telemetry.Telemetry, defaultTimeout time.Duration, extra ...connect.ClientOption) ([]connect.ClientOption, error) {
 	oi, err := otelconnect.NewInterceptor(
@@ -37,7 +38,7 @@ func ClientOptions(tel *telemetry.Telemetry, defaultTimeout time.Duration, extra
 	if err != nil {
 		return nil, err
 	}
-	return append([]connect.ClientOption{connect.WithInterceptors(deadline(defaultTimeout), oi)}, extra...), nil
+	return append([]connect.ClientOption{connect.WithInterceptors(deadline(defaultTimeout), jobIDClient(), oi)}, extra...), nil
 }
 
 func deadline(d time.Duration) connect.Interceptor {

@@ -186,7 +186,7 @@ func (s *Server) serveHealth(w http.ResponseWriter, _ *http.Request) {
 
 // HandlerOptions are the options every Connect handler of the suite uses.
 func (s *Server) HandlerOptions(extra ...connect.HandlerOption) []connect.HandlerOption {
-	interceptors := []connect.Interceptor{s.otel, s.metrics.interceptor(), logInterceptor(s.tel.Logger), s.auth}
+	interceptors := []connect.Interceptor{s.otel, jobIDServer(), s.metrics.interceptor(), logInterceptor(s.tel.Logger), s.auth}
 	opts := []connect.HandlerOption{
 		connect.WithInterceptors(append(interceptors, s.trackInterceptor())...),
 		connect.WithReadMaxBytes(int(s.cfg.MaxBodyBytes)),

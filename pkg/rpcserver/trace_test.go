@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"connectrpc.com/otelconnect"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
@@ -198,5 +199,76 @@ func TestJobIDAndTraceCrossTwoServices(t *testing.T) {
 	}
 	if rec.Msg != "router.decision" || rec.JobID != id || !traces[rec.TraceID] {
 		t.Fatalf("B's log record lacks job_id/trace_id: %+v\n%s", rec, b.logs.String())
+	}
+}
+
+// TestJobIDFieldAndBaggageAgree: the request's job_id field and the baggage are one value by
+// the time a handler runs, whichever of them the caller set; a call that carries two
+// different ones is refused unless it went through the suite's client (where the field wins).
+func TestJobIDFieldAndBaggageAgree(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	seen := make(chan string, 1)
+	b := start(t, ctx, "svc-b", svcauth.RouterShiro, func(s *rpcserver.Server) {
+		h := &routerB{seen: seen, log: func(context.Context) {}}
+		s.Mount(routerv1connect.NewRouterServiceHandler(h, s.HandlerOptions()...))
+	})
+	edge, err := telemetry.New(ctx, telemetry.Config{ServiceName: "edge", LogWriter: &syncBuffer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth := svcauth.Client(testinfra.Credentials(t, svcauth.ChatMio), svcauth.RouterShiro)
+	suiteOpts, err := rpcserver.ClientOptions(edge, 5*time.Second, auth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	suite := routerv1connect.NewRouterServiceClient(rpcserver.NewHTTPClient(), b.url, suiteOpts...)
+	// A client that propagates baggage but does not reconcile (another implementation).
+	oi, err := otelconnect.NewInterceptor(otelconnect.WithTracerProvider(edge.TracerProvider),
+		otelconnect.WithPropagator(edge.Propagator), otelconnect.WithoutMetrics())
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := routerv1connect.NewRouterServiceClient(rpcserver.NewHTTPClient(), b.url, connect.WithInterceptors(oi), auth)
+
+	const a, other = "job_20261127_001", "job_20261127_002"
+	for _, tc := range []struct {
+		name       string
+		client     routerv1connect.RouterServiceClient
+		bag, field string
+		want       string
+		code       connect.Code
+	}{
+		{"field only", raw, "", a, a, 0},
+		{"baggage only", raw, a, "", a, 0},
+		{"both agree", raw, a, a, a, 0},
+		{"both differ", raw, a, other, "", connect.CodeInvalidArgument},
+		{"suite client: the field wins", suite, a, other, other, 0},
+		{"suite client: field only", suite, "", a, a, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cctx := ctx
+			if tc.bag != "" {
+				cctx = jobid.WithJobID(ctx, tc.bag)
+			}
+			_, err := tc.client.Decide(cctx, &routerv1.DecideRequest{Text: "hi", JobId: tc.field})
+			if tc.code != 0 {
+				if connect.CodeOf(err) != tc.code {
+					t.Fatalf("err = %v, want %v", err, tc.code)
+				}
+				select {
+				case got := <-seen:
+					t.Fatalf("handler ran with %q", got)
+				default:
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := <-seen; got != tc.want {
+				t.Fatalf("handler saw job id %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

@@ -9,11 +9,13 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/fault"
 )
 
 // ErrTampered: the audit log or its read model was changed behind the service's back (an event
 // edited, re-hashed, reordered or deleted, or a job row that disagrees with its events).
-var ErrTampered = errors.New("audit log tampered")
+var ErrTampered = fault.WithReason(fault.DataLoss, "AUDIT_TAMPERED", "audit log tampered")
 
 // MinAuditKeyBytes is the shortest audit key accepted.
 const MinAuditKeyBytes = 32

@@ -2,20 +2,20 @@
 // Auto-Approve grant and the policy that decides between refuse, ask and auto-approve.
 package domain
 
-import "errors"
+import "github.com/picoclaw-suite/picoclaw/pkg/fault"
 
-// Sentinel errors; the rpc and httpapi packages map them to codes in one place each.
+// Sentinel errors, classified by pkg/fault; the rpc and httpapi packages map them by kind.
 var (
-	ErrNotFound   = errors.New("not found")
-	ErrConflict   = errors.New("conflict")
-	ErrInvalid    = errors.New("invalid argument")
-	ErrPermission = errors.New("permission denied")
-	ErrExpired    = errors.New("expired")
+	ErrNotFound   = fault.New(fault.NotFound, "not found")
+	ErrConflict   = fault.New(fault.Conflict, "conflict")
+	ErrInvalid    = fault.New(fault.Invalid, "invalid argument")
+	ErrPermission = fault.New(fault.Permission, "permission denied")
+	ErrExpired    = fault.WithReason(fault.Precondition, "EXPIRED", "expired")
 	// ErrHashMismatch: the stored or executed content does not hash to the approved value.
-	ErrHashMismatch = errors.New("hash mismatch")
+	ErrHashMismatch = fault.WithReason(fault.DataLoss, "HASH_MISMATCH", "hash mismatch")
 	// ErrVersionConflict is an optimistic-concurrency miss inside a store; callers retry.
-	ErrVersionConflict = errors.New("version conflict")
+	ErrVersionConflict = fault.New(fault.Conflict, "version conflict")
 )
 
 // ErrUnavailable: a dependency (Redis for Auto-Approve changes) cannot be reached.
-var ErrUnavailable = errors.New("unavailable")
+var ErrUnavailable = fault.New(fault.Unavailable, "unavailable")

@@ -18,6 +18,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/fault"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
 )
@@ -327,33 +328,16 @@ func decodeOptional(w http.ResponseWriter, r *http.Request, dst any) bool {
 	return true
 }
 
-// fail is the one place REST maps domain errors to HTTP statuses and stable codes.
+// fail answers a failed request: the status, stable code and message come from the error's
+// fault kind (pkg/fault.Public); a tampered audit log and internal errors are logged.
 func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
-	status, code := http.StatusInternalServerError, "internal"
+	status, code, msg := fault.Public(err)
 	switch {
 	case errors.Is(err, domain.ErrTampered):
 		// The job's audit log or row was changed outside the service: nothing is decided on it.
 		a.log.ErrorContext(r.Context(), "approval.audit_tampered", slog.String("error", err.Error()))
-		status, code = http.StatusConflict, "audit_tampered"
-	case errors.Is(err, domain.ErrNotFound):
-		status, code = http.StatusNotFound, "not_found"
-	case errors.Is(err, domain.ErrInvalid):
-		status, code = http.StatusBadRequest, "invalid_argument"
-	case errors.Is(err, domain.ErrPermission):
-		status, code = http.StatusForbidden, "forbidden"
-	case errors.Is(err, domain.ErrHashMismatch):
-		status, code = http.StatusConflict, "hash_mismatch"
-	case errors.Is(err, domain.ErrExpired):
-		status, code = http.StatusConflict, "expired"
-	case errors.Is(err, domain.ErrConflict), errors.Is(err, domain.ErrVersionConflict):
-		status, code = http.StatusConflict, "conflict"
-	case errors.Is(err, domain.ErrUnavailable):
-		status, code = http.StatusServiceUnavailable, "unavailable"
-	}
-	msg := err.Error()
-	if status == http.StatusInternalServerError {
-		a.log.ErrorContext(r.Context(), "approval.internal_error", slog.String("error", err.Error()))
-		msg = "internal error"
+	case status >= http.StatusInternalServerError:
+		a.log.ErrorContext(r.Context(), "approval.request_failed", slog.String("code", code), slog.String("error", err.Error()))
 	}
 	writeError(w, status, code, msg)
 }

@@ -6,25 +6,26 @@ import (
 	"context"
 	"errors"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/fault"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 )
 
 // Sentinel errors of coder-order.
 var (
 	// ErrUnknownOrder: the order name is not order1..3 (or coder1..3).
-	ErrUnknownOrder = errors.New("unknown order")
+	ErrUnknownOrder = fault.New(fault.Invalid, "unknown order")
 	// ErrOrderDisabled: the order is switched off in config.
-	ErrOrderDisabled = errors.New("order disabled")
+	ErrOrderDisabled = fault.New(fault.Precondition, "order disabled")
 	// ErrOrderUnavailable: the order's client could not be built (e.g. its API key is not set).
-	ErrOrderUnavailable = errors.New("order unavailable")
+	ErrOrderUnavailable = fault.New(fault.Precondition, "order unavailable")
 	// ErrInvalidTask: the task text is empty.
-	ErrInvalidTask = errors.New("invalid task")
+	ErrInvalidTask = fault.New(fault.Invalid, "invalid task")
 	// ErrCostOverLimit: the prompt alone is estimated above the cost or token limit; the job
 	// needs approval to continue instead of a call.
-	ErrCostOverLimit = errors.New("cost over limit")
+	ErrCostOverLimit = fault.New(fault.Exhausted, "cost over limit")
 	// ErrInvalidProposal: the answer did not satisfy the proposal contract even after one
 	// repair attempt.
-	ErrInvalidProposal = errors.New("invalid proposal")
+	ErrInvalidProposal = fault.New(fault.Conflict, "invalid proposal")
 	// ErrLocalOnly: a cloud order was asked while the session is local_only.
 	ErrLocalOnly = llm.ErrLocalOnly
 )

@@ -12,8 +12,9 @@ import (
 	coderv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/coder/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/coder/v1/coderv1connect"
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
-	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
+	"github.com/picoclaw-suite/picoclaw/pkg/fault"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
+	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/services/coder-order/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/coder-order/internal/domain"
 )
@@ -34,7 +35,6 @@ func NewHandler(p *app.Proposer, locale string, log *slog.Logger) *Handler {
 
 // Propose implements CoderService.Propose.
 func (h *Handler) Propose(ctx context.Context, req *coderv1.ProposeRequest) (*coderv1.ProposeResponse, error) {
-	ctx = withJobID(ctx, req.GetJobId())
 	order := req.GetOrder()
 	if order == "" {
 		order = routeOrder(req.GetRoute())
@@ -52,7 +52,6 @@ func (h *Handler) Propose(ctx context.Context, req *coderv1.ProposeRequest) (*co
 // ProposeMany implements CoderService.ProposeMany. Per-order failures are results, not an
 // RPC error.
 func (h *Handler) ProposeMany(ctx context.Context, req *coderv1.ProposeManyRequest) (*coderv1.ProposeManyResponse, error) {
-	ctx = withJobID(ctx, req.GetJobId())
 	locale := h.localeOf(req.GetLocale())
 	if strings.TrimSpace(req.GetTask()) == "" {
 		return nil, connect.NewError(connect.CodeInvalidArgument, errors.New(domain.UserMessage(locale, "deliberation", domain.ErrInvalidTask)))
@@ -82,13 +81,6 @@ func (h *Handler) localeOf(l string) string {
 	return h.locale
 }
 
-func withJobID(ctx context.Context, id string) context.Context {
-	if jobid.FromContext(ctx) == "" && id != "" {
-		return jobid.WithJobID(ctx, id)
-	}
-	return ctx
-}
-
 // routeOrder maps ROUTE_CODE1..3 to the order name; other routes mean the default order.
 func routeOrder(r commonv1.Route) string {
 	switch r {
@@ -105,28 +97,12 @@ func routeOrder(r commonv1.Route) string {
 // toConnect is the one place coder-order maps errors to Connect codes. The message is the
 // user-facing text; a ProposalResult detail carries the stable error code.
 func (h *Handler) toConnect(ctx context.Context, order, locale string, err error) error {
-	var code connect.Code
-	switch {
-	case errors.Is(err, domain.ErrUnknownOrder), errors.Is(err, domain.ErrInvalidTask):
-		code = connect.CodeInvalidArgument
-	case errors.Is(err, domain.ErrOrderDisabled), errors.Is(err, domain.ErrOrderUnavailable), errors.Is(err, domain.ErrLocalOnly):
-		code = connect.CodeFailedPrecondition
-	case errors.Is(err, domain.ErrCostOverLimit):
-		code = connect.CodeResourceExhausted
-	case errors.Is(err, domain.ErrInvalidProposal), errors.Is(err, llm.ErrBadResponse), errors.Is(err, llm.ErrRejected):
-		code = connect.CodeAborted
-	case errors.Is(err, llm.ErrUnauthenticated):
-		code = connect.CodeUnauthenticated
-	case errors.Is(err, llm.ErrRateLimited), errors.Is(err, llm.ErrUnavailable):
-		code = connect.CodeUnavailable
-	case errors.Is(err, llm.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
-		code = connect.CodeDeadlineExceeded
-	case errors.Is(err, context.Canceled):
-		code = connect.CodeCanceled
-	default:
+	k := kindOf(err)
+	if k == fault.Internal {
 		h.log.ErrorContext(ctx, "coder.internal_error", slog.String("order", order), slog.String("error", err.Error()))
 		return connect.NewError(connect.CodeInternal, errors.New("internal error"))
 	}
+	code := rpcserver.CodeOf(k)
 	h.log.WarnContext(ctx, "coder.order_failed", slog.String("order", order), slog.String("error_code", domain.Code(err)), slog.String("error", err.Error()))
 	cerr := connect.NewError(code, errors.New(domain.UserMessage(locale, orderLabel(order), err)))
 	if d, derr := connect.NewErrorDetail(&commonv1.ProposalResult{Order: order, ErrorCode: domain.Code(err), ErrorMessage: domain.UserMessage(locale, orderLabel(order), err)}); derr == nil {
@@ -168,4 +144,24 @@ func toProto(p *domain.Proposal) *commonv1.Proposal {
 		Usage:        &commonv1.TokenUsage{InputTokens: p.Usage.InputTokens, OutputTokens: p.Usage.OutputTokens},
 		LatencyMs:    p.LatencyMS,
 	}
+}
+
+// kindOf classifies coder-order's errors (pkg/fault sentinels) and the model client's.
+func kindOf(err error) fault.Kind {
+	if k := fault.KindOf(err); k != fault.Internal {
+		return k
+	}
+	switch {
+	case errors.Is(err, domain.ErrLocalOnly):
+		return fault.Precondition
+	case errors.Is(err, llm.ErrBadResponse), errors.Is(err, llm.ErrRejected):
+		return fault.Conflict
+	case errors.Is(err, llm.ErrUnauthenticated):
+		return fault.Unauthenticated
+	case errors.Is(err, llm.ErrRateLimited), errors.Is(err, llm.ErrUnavailable):
+		return fault.Unavailable
+	case errors.Is(err, llm.ErrTimeout):
+		return fault.Deadline
+	}
+	return fault.Internal
 }

@@ -11,6 +11,8 @@ import (
 
 	approvalv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1/approvalv1connect"
+	"github.com/picoclaw-suite/picoclaw/pkg/fault"
+	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/pbconv"
@@ -95,26 +97,28 @@ func Status(s approvalv1.JobStatus) string {
 	return strings.ToLower(strings.TrimPrefix(s.String(), "JOB_STATUS_"))
 }
 
-// mapErr turns approval's refusals into domain errors; the message stays for the user.
+// mapErr turns approval's refusals into the executor's errors by their fault kind (and the
+// EXPIRED reason); the peer's message stays for the user.
 func mapErr(err error) error {
+	e := rpcserver.FromConnect(err)
+	msg := err.Error()
 	var ce *connect.Error
-	if !errors.As(err, &ce) {
-		return fmt.Errorf("%w: approval service: %v", domain.ErrUnavailable, err)
+	if errors.As(err, &ce) {
+		msg = ce.Message()
 	}
-	msg := ce.Message()
-	switch ce.Code() {
-	case connect.CodeNotFound:
+	switch fault.KindOf(e) {
+	case fault.NotFound:
 		return fmt.Errorf("%w: %s", domain.ErrNotFound, msg)
-	case connect.CodeFailedPrecondition, connect.CodeAlreadyExists, connect.CodeAborted:
-		if strings.Contains(strings.ToLower(msg), "expired") {
+	case fault.Precondition, fault.Conflict:
+		if fault.ReasonOf(e) == "EXPIRED" {
 			return fmt.Errorf("%w: %s", domain.ErrExpired, msg)
 		}
 		return fmt.Errorf("%w: %s", domain.ErrConflict, msg)
-	case connect.CodePermissionDenied, connect.CodeUnauthenticated:
+	case fault.Permission, fault.Unauthenticated:
 		return fmt.Errorf("%w: %s", domain.ErrPermission, msg)
-	case connect.CodeInvalidArgument:
+	case fault.Invalid:
 		return fmt.Errorf("%w: %s", domain.ErrInvalid, msg)
-	case connect.CodeUnavailable, connect.CodeDeadlineExceeded, connect.CodeCanceled:
+	case fault.Unavailable, fault.Deadline, fault.Canceled:
 		return fmt.Errorf("%w: approval service: %s", domain.ErrUnavailable, msg)
 	default:
 		return fmt.Errorf("approval: %w", err)

@@ -1,11 +1,15 @@
 package approvalclient
 
 import (
+	"context"
 	"errors"
+	"log/slog"
 	"testing"
 
 	"connectrpc.com/connect"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/fault"
+	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/domain"
 )
 
@@ -16,7 +20,9 @@ func TestMapErr(t *testing.T) {
 	}{
 		{connect.NewError(connect.CodeNotFound, errors.New("job x not found")), domain.ErrNotFound},
 		{connect.NewError(connect.CodeFailedPrecondition, errors.New("job x is DENIED")), domain.ErrConflict},
-		{connect.NewError(connect.CodeFailedPrecondition, errors.New("job x expired")), domain.ErrExpired},
+		{rpcserver.ToConnect(context.Background(), slog.New(slog.DiscardHandler), "approval",
+			fault.WithReason(fault.Precondition, "EXPIRED", "job x expired")), domain.ErrExpired},
+		{connect.NewError(connect.CodeFailedPrecondition, errors.New("job x expired")), domain.ErrConflict},
 		{connect.NewError(connect.CodeAborted, errors.New("claimed concurrently")), domain.ErrConflict},
 		{connect.NewError(connect.CodePermissionDenied, errors.New("no")), domain.ErrPermission},
 		{connect.NewError(connect.CodeInvalidArgument, errors.New("bad id")), domain.ErrInvalid},

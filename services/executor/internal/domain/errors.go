@@ -1,15 +1,16 @@
 // Package domain holds the executor's types, invariants and sentinel errors. It does no I/O.
 package domain
 
-import "errors"
+import "github.com/picoclaw-suite/picoclaw/pkg/fault"
 
-// Sentinel errors; internal/rpc maps them to Connect codes in one place.
+// Sentinel errors, classified by pkg/fault; internal/rpc maps them by kind.
 var (
-	ErrInvalid      = errors.New("invalid")
-	ErrNotFound     = errors.New("not found")
-	ErrConflict     = errors.New("conflict")
-	ErrExpired      = errors.New("expired")
-	ErrPermission   = errors.New("permission denied")
-	ErrHashMismatch = errors.New("content hash mismatch")
-	ErrUnavailable  = errors.New("unavailable")
+	ErrInvalid  = fault.New(fault.Invalid, "invalid")
+	ErrNotFound = fault.New(fault.NotFound, "not found")
+	// ErrConflict: the job is not in a state that allows this (claimed elsewhere, decided).
+	ErrConflict     = fault.New(fault.Precondition, "conflict")
+	ErrExpired      = fault.WithReason(fault.Precondition, "EXPIRED", "expired")
+	ErrPermission   = fault.New(fault.Permission, "permission denied")
+	ErrHashMismatch = fault.WithReason(fault.DataLoss, "HASH_MISMATCH", "content hash mismatch")
+	ErrUnavailable  = fault.New(fault.Unavailable, "unavailable")
 )

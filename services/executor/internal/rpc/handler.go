@@ -3,15 +3,12 @@ package rpc
 
 import (
 	"context"
-	"errors"
 	"log/slog"
-
-	"connectrpc.com/connect"
 
 	executorv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/executor/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/executor/v1/executorv1connect"
+	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/app"
-	"github.com/picoclaw-suite/picoclaw/services/executor/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/pbconv"
 )
 
@@ -46,26 +43,7 @@ func (h *Handler) DryRun(ctx context.Context, req *executorv1.DryRunRequest) (*e
 	return &executorv1.DryRunResponse{Result: pbconv.Result(out.Result), ResultText: out.Text}, nil
 }
 
-// toConnect is the one place where domain errors become Connect codes.
+// toConnect maps the executor's errors by their fault kind (pkg/rpcserver.ToConnect).
 func (h *Handler) toConnect(ctx context.Context, err error) error {
-	code := connect.CodeInternal
-	switch {
-	case errors.Is(err, domain.ErrInvalid):
-		code = connect.CodeInvalidArgument
-	case errors.Is(err, domain.ErrNotFound):
-		code = connect.CodeNotFound
-	case errors.Is(err, domain.ErrHashMismatch):
-		code = connect.CodeDataLoss
-	case errors.Is(err, domain.ErrPermission):
-		code = connect.CodePermissionDenied
-	case errors.Is(err, domain.ErrConflict), errors.Is(err, domain.ErrExpired):
-		code = connect.CodeFailedPrecondition
-	case errors.Is(err, domain.ErrUnavailable):
-		code = connect.CodeUnavailable
-	}
-	if code == connect.CodeInternal {
-		h.log.ErrorContext(ctx, "executor.internal_error", slog.String("error", err.Error()))
-		return connect.NewError(code, errors.New("internal error"))
-	}
-	return connect.NewError(code, err)
+	return rpcserver.ToConnect(ctx, h.log, "executor", err)
 }

@@ -3,15 +3,16 @@
 package domain
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/fault"
 )
 
 // ErrInvalid marks a beat that breaks the heartbeat contract.
-var ErrInvalid = errors.New("invalid heartbeat")
+var ErrInvalid = fault.New(fault.Invalid, "invalid heartbeat")
 
 // State of an agent as the heartbeat service sees it.
 type State string

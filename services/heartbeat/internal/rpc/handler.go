@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"log/slog"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -88,19 +90,9 @@ func (h *Handler) Watch(ctx context.Context, req *heartbeatv1.WatchRequest, stre
 	}
 }
 
-// toConnect is the one place that maps errors to codes.
+// toConnect maps heartbeat's errors by their fault kind (pkg/rpcserver.ToConnect).
 func (h *Handler) toConnect(ctx context.Context, err error) error {
-	if errors.Is(err, domain.ErrInvalid) {
-		return connect.NewError(connect.CodeInvalidArgument, err)
-	}
-	if errors.Is(err, context.Canceled) {
-		return connect.NewError(connect.CodeCanceled, errors.New("request cancelled"))
-	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		return connect.NewError(connect.CodeDeadlineExceeded, errors.New("deadline exceeded"))
-	}
-	h.Log.ErrorContext(ctx, "heartbeat.internal_error", slog.String("error", err.Error()))
-	return connect.NewError(connect.CodeInternal, errors.New("internal error"))
+	return rpcserver.ToConnect(ctx, h.Log, "heartbeat", err)
 }
 
 // BeatFromProto converts the wire form; the single current_job_id of older senders counts as

@@ -1,13 +1,13 @@
 package domain
 
-import "errors"
+import "github.com/picoclaw-suite/picoclaw/pkg/fault"
 
-// Sentinel errors; internal/rpc maps them to Connect codes.
+// Sentinel errors, classified by pkg/fault; internal/rpc maps them by kind.
 var (
 	// ErrInvalid: the input or a model answer does not meet its contract.
-	ErrInvalid = errors.New("invalid")
+	ErrInvalid = fault.New(fault.Invalid, "invalid")
 	// ErrPermission: the session's policy forbids what was asked (CODE under local_only).
-	ErrPermission = errors.New("permission denied")
+	ErrPermission = fault.New(fault.Permission, "permission denied")
 	// ErrUnavailable: a peer (worker model, coder-order) could not be reached.
-	ErrUnavailable = errors.New("unavailable")
+	ErrUnavailable = fault.New(fault.Unavailable, "unavailable")
 )

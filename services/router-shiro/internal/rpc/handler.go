@@ -8,12 +8,11 @@ import (
 	"log/slog"
 	"strings"
 
-	"connectrpc.com/connect"
-
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
 	routerv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/router/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/router/v1/routerv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
+	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/services/router-shiro/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/router-shiro/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/router-shiro/internal/protoconv"
@@ -82,20 +81,19 @@ func (h *Handler) ProcessTask(ctx context.Context, req *routerv1.ProcessTaskRequ
 	return out, nil
 }
 
-// input validates a request and makes sure the JobID rides in ctx's baggage, so every log line
-// and every outgoing call of this request carries it.
+// input validates a request. The JobID already rides in ctx's baggage (the rpcserver
+// interceptor reconciles it with the request field), so every log line and outgoing call of
+// this request carries it.
 func input(ctx context.Context, job, session, channel, text string, localOnly bool, prev commonv1.Route, turns []app.Turn, locale string) (app.Input, context.Context, error) {
+	if job == "" {
+		job = jobid.FromContext(ctx)
+	}
 	if job != "" {
 		id, err := jobid.Normalize(job)
 		if err != nil {
 			return app.Input{}, ctx, fmt.Errorf("job_id: %w", errors.Join(domain.ErrInvalid, err))
 		}
 		job = id
-		if jobid.FromContext(ctx) == "" {
-			ctx = jobid.WithJobID(ctx, job)
-		}
-	} else {
-		job = jobid.FromContext(ctx)
 	}
 	channel = strings.ToLower(strings.TrimSpace(channel))
 	if !validChannel(channel) {
@@ -158,21 +156,7 @@ func comparison(c domain.Comparison) *routerv1.Comparison {
 	return out
 }
 
-// toConnect is the one place where errors become Connect codes. Unexpected errors get a
-// generic message; the detail goes to the log.
+// toConnect maps the router's errors by their fault kind (pkg/rpcserver.ToConnect).
 func (h *Handler) toConnect(ctx context.Context, err error) error {
-	switch {
-	case errors.Is(err, context.Canceled):
-		return connect.NewError(connect.CodeCanceled, errors.New("request cancelled"))
-	case errors.Is(err, context.DeadlineExceeded):
-		return connect.NewError(connect.CodeDeadlineExceeded, errors.New("deadline exceeded"))
-	case errors.Is(err, domain.ErrInvalid):
-		return connect.NewError(connect.CodeInvalidArgument, err)
-	case errors.Is(err, domain.ErrPermission):
-		return connect.NewError(connect.CodePermissionDenied, err)
-	case errors.Is(err, domain.ErrUnavailable):
-		return connect.NewError(connect.CodeUnavailable, errors.New("a dependency is unavailable"))
-	}
-	h.Log.ErrorContext(ctx, "router.internal_error", slog.String("error", err.Error()))
-	return connect.NewError(connect.CodeInternal, errors.New("internal error"))
+	return rpcserver.ToConnect(ctx, h.Log, "router", err)
 }
