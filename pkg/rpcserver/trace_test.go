@@ -1,12 +1,10 @@
 package rpcserver_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,24 +24,6 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 )
-
-// syncBuffer is a log sink shared by the server goroutines and the test.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 type routerB struct {
 	routerv1connect.UnimplementedRouterServiceHandler
@@ -73,7 +53,7 @@ func (c *chatA) HandleMessage(ctx context.Context, req *chatv1.HandleMessageRequ
 type service struct {
 	srv  *rpcserver.Server
 	rec  *tracetest.SpanRecorder
-	logs *syncBuffer
+	logs *testinfra.SyncBuffer
 	url  string
 	done chan error
 }
@@ -81,7 +61,7 @@ type service struct {
 func start(t *testing.T, ctx context.Context, name, identity string, mount func(*rpcserver.Server)) *service {
 	t.Helper()
 	rec := tracetest.NewSpanRecorder()
-	logs := &syncBuffer{}
+	logs := &testinfra.SyncBuffer{}
 	tel, err := telemetry.New(ctx, telemetry.Config{ServiceName: name, LogWriter: logs, LogLevel: "debug",
 		SpanProcessors: []sdktrace.SpanProcessor{rec}})
 	if err != nil {
@@ -122,7 +102,7 @@ func TestJobIDAndTraceCrossTwoServices(t *testing.T) {
 
 	// The edge (a gateway) starts the trace and puts the JobID in baggage.
 	edgeRec := tracetest.NewSpanRecorder()
-	edge, err := telemetry.New(ctx, telemetry.Config{ServiceName: "edge", LogWriter: &syncBuffer{},
+	edge, err := telemetry.New(ctx, telemetry.Config{ServiceName: "edge", LogWriter: &testinfra.SyncBuffer{},
 		SpanProcessors: []sdktrace.SpanProcessor{edgeRec}})
 	if err != nil {
 		t.Fatal(err)
@@ -213,7 +193,7 @@ func TestJobIDFieldAndBaggageAgree(t *testing.T) {
 		h := &routerB{seen: seen, log: func(context.Context) {}}
 		s.Mount(routerv1connect.NewRouterServiceHandler(h, s.HandlerOptions()...))
 	})
-	edge, err := telemetry.New(ctx, telemetry.Config{ServiceName: "edge", LogWriter: &syncBuffer{}})
+	edge, err := telemetry.New(ctx, telemetry.Config{ServiceName: "edge", LogWriter: &testinfra.SyncBuffer{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,22 +1,21 @@
 package service
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
-	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
-	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakellm"
 
 	"connectrpc.com/connect"
 
@@ -117,36 +116,17 @@ func serve(t *testing.T, cfg Config) string {
 	return url
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 const openAIKey = "sk-proj-SvcT3stK3yAbCdEfGhIjKlMnOpQrSt"
 
 func TestServiceOverConnectAndGRPC(t *testing.T) {
 	// order1: offline (deterministic, local); order2: an OpenAI-compatible server that rejects
 	// the key; order3: disabled.
-	openai := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusUnauthorized)
-		_, _ = io.WriteString(w, `{"error":{"message":"Incorrect API key provided: `+openAIKey+`","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`)
-	}))
-	t.Cleanup(openai.Close)
-	var logs syncBuffer
+	openai := fakellm.Start(t, fakellm.OpenAI, func(fakellm.Request) fakellm.Answer {
+		// The provider rejects the key and echoes it: it must not reach logs or replies.
+		return fakellm.Answer{Status: http.StatusUnauthorized, ErrorType: "invalid_request_error",
+			ErrorCode: "invalid_api_key", ErrorMessage: "Incorrect API key provided: " + openAIKey}
+	})
+	var logs testinfra.SyncBuffer
 	cfg := DefaultConfig()
 	cfg.Auth = testinfra.Auth(Name)
 	cfg.LogWriter = &logs

@@ -1,16 +1,15 @@
 package service_test
 
 import (
-	"bytes"
 	"context"
-	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 
 	gatewayv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1/gatewayv1connect"
@@ -55,24 +54,6 @@ func startFakeGateway(t *testing.T) *fakeGateway {
 	t.Cleanup(srv.Close)
 	g.URL = srv.URL
 	return g
-}
-
-// syncBuffer collects a service's JSON log.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) Count(event string) int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return strings.Count(b.buf.String(), `"msg":"`+event+`"`)
 }
 
 func listen(t *testing.T) net.Listener {
@@ -143,16 +124,4 @@ func waitReady(t *testing.T, url string) {
 
 func hbClient(t testing.TB, url string) heartbeatv1connect.HeartbeatServiceClient {
 	return heartbeatv1connect.NewHeartbeatServiceClient(rpcserver.NewHTTPClient(), url, testinfra.AsSuite(t, svcauth.Heartbeat))
-}
-
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }

@@ -4,14 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
-	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"io"
 	"net/http"
 	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -161,7 +162,7 @@ func TestRestartKeepsState(t *testing.T) {
 	if _, err := c.Beat(ctx, beats[0]); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "executor timeout", func() bool {
+	testinfra.Eventually(t, 10*time.Second, "executor timeout", func() bool {
 		rep, err := c.Report(ctx, &heartbeatv1.ReportRequest{})
 		if err != nil {
 			return false
@@ -250,7 +251,7 @@ func TestServiceProcessingJobIsBusy(t *testing.T) {
 		}
 		return nil
 	}
-	eventually(t, 10*time.Second, "gateway-line busy with job_20260101_077", func() bool {
+	testinfra.Eventually(t, 10*time.Second, "gateway-line busy with job_20260101_077", func() bool {
 		a := state("gateway-line")
 		return a != nil && a.GetState() == heartbeatv1.AgentState_AGENT_STATE_BUSY && a.GetLast().GetCurrentJobId() == "job_20260101_077"
 	})
@@ -258,7 +259,7 @@ func TestServiceProcessingJobIsBusy(t *testing.T) {
 	if err := <-callDone; err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "gateway-line idle again", func() bool {
+	testinfra.Eventually(t, 10*time.Second, "gateway-line idle again", func() bool {
 		a := state("gateway-line")
 		return a != nil && a.GetState() == heartbeatv1.AgentState_AGENT_STATE_IDLE && a.GetLast().GetLastTaskDurationMs() > 0
 	})
@@ -308,7 +309,7 @@ func TestErrorAlertsOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, 10*time.Second, "two pushes", func() bool { return len(gw.Pushes()) >= 2 })
+	testinfra.Eventually(t, 10*time.Second, "two pushes", func() bool { return len(gw.Pushes()) >= 2 })
 	// Give a wrongly repeated alert the chance to arrive before counting.
 	time.Sleep(300 * time.Millisecond)
 	pushes := gw.Pushes()

@@ -2,7 +2,6 @@ package service_test
 
 import (
 	"context"
-	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"io"
 	"net"
 	"path/filepath"
@@ -10,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 
 	heartbeatv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/heartbeat/v1"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
@@ -152,7 +153,7 @@ func TestSuiteAtOneSecondInterval(t *testing.T) {
 	hbCfg.Services.GatewayLine.URL = gw.URL
 	hbCfg.ReportToChat = true
 	hbCfg.AdminSession = "line:Uadmin0000"
-	logs := &syncBuffer{}
+	logs := &testinfra.SyncBuffer{}
 	hbCfg.LogWriter = logs
 	hb := startHeartbeat(t, hbCfg, hbLn)
 
@@ -182,7 +183,7 @@ func TestSuiteAtOneSecondInterval(t *testing.T) {
 		}
 		return true
 	}
-	eventually(t, 15*time.Second, "every service and all five agents idle", allIdle)
+	testinfra.Eventually(t, 15*time.Second, "every service and all five agents idle", allIdle)
 	rep, err := hbClient(t, hbURL).Report(context.Background(), &heartbeatv1.ReportRequest{Locale: "en"})
 	if err != nil {
 		t.Fatal(err)
@@ -203,7 +204,7 @@ func TestSuiteAtOneSecondInterval(t *testing.T) {
 	running["executor"].stop()
 	stoppedAt := time.Now()
 	var timedOut *heartbeatv1.AgentStatus
-	eventually(t, timeout+interval+5*time.Second, "executor timeout", func() bool {
+	testinfra.Eventually(t, timeout+interval+5*time.Second, "executor timeout", func() bool {
 		a := report(t, hbURL)["executor"]
 		if a != nil && a.GetState() == heartbeatv1.AgentState_AGENT_STATE_TIMEOUT {
 			timedOut = a
@@ -217,7 +218,7 @@ func TestSuiteAtOneSecondInterval(t *testing.T) {
 	if silent < timeout || sinceStop > timeout+interval {
 		t.Errorf("timeout marked %s after the last beat and %s after the stop; want ≥ %s and ≤ %s", silent, sinceStop, timeout, timeout+interval)
 	}
-	eventually(t, 10*time.Second, "the alert push", func() bool { return len(gw.Pushes()) >= 1 })
+	testinfra.Eventually(t, 10*time.Second, "the alert push", func() bool { return len(gw.Pushes()) >= 1 })
 	time.Sleep(2 * interval) // more sweeps and beats must not repeat the alert
 	pushes := gw.Pushes()
 	if len(pushes) != 1 {
@@ -229,11 +230,11 @@ func TestSuiteAtOneSecondInterval(t *testing.T) {
 
 	// Restart executor: exactly one recovery push.
 	running["executor"] = startPeer(t, byName["executor"], common)
-	eventually(t, 10*time.Second, "executor idle again", func() bool {
+	testinfra.Eventually(t, 10*time.Second, "executor idle again", func() bool {
 		a := report(t, hbURL)["executor"]
 		return a != nil && a.GetState() == heartbeatv1.AgentState_AGENT_STATE_IDLE
 	})
-	eventually(t, 10*time.Second, "the recovery push", func() bool { return len(gw.Pushes()) >= 2 })
+	testinfra.Eventually(t, 10*time.Second, "the recovery push", func() bool { return len(gw.Pushes()) >= 2 })
 	time.Sleep(2 * interval)
 	pushes = gw.Pushes()
 	if len(pushes) != 2 {
@@ -265,7 +266,7 @@ func TestSuiteAtOneSecondInterval(t *testing.T) {
 			t.Errorf("%s: before %v, after %v", id, b, a)
 		}
 	}
-	eventually(t, 10*time.Second, "all idle after the heartbeat restart", allIdle)
+	testinfra.Eventually(t, 10*time.Second, "all idle after the heartbeat restart", allIdle)
 	time.Sleep(timeout + interval) // the restart must not make anybody time out or alert
 	for id, a := range report(t, hbURL) {
 		if st := a.GetState(); st != heartbeatv1.AgentState_AGENT_STATE_IDLE && st != heartbeatv1.AgentState_AGENT_STATE_BUSY {

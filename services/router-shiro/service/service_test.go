@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
-	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +14,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakellm"
 
 	"connectrpc.com/connect"
 
@@ -33,82 +35,23 @@ var rulesPath = filepath.Join("..", "..", "..", "config", "rules.yaml")
 
 // ---------------------------------------------------------------- a local Ollama
 
-// ollamaRequest is what Ollama's /api/chat receives.
-type ollamaRequest struct {
-	Model     string `json:"model"`
-	Stream    *bool  `json:"stream"`
-	Format    string `json:"format"`
-	KeepAlive any    `json:"keep_alive"`
-	Messages  []struct {
-		Role    string `json:"role"`
-		Content string `json:"content"`
-	} `json:"messages"`
-	Options map[string]any `json:"options"`
+func isClassifier(r fakellm.Request) bool {
+	return strings.Contains(r.System, "Classify the user's message")
 }
 
-func (r ollamaRequest) system() string {
-	if len(r.Messages) > 0 && r.Messages[0].Role == "system" {
-		return r.Messages[0].Content
-	}
-	return ""
-}
-
-func (r ollamaRequest) isClassifier() bool {
-	return strings.Contains(r.system(), "Classify the user's message")
-}
-
-// ollamaServer speaks Ollama's /api/chat (non-streaming) and answers with answer(req).
-type ollamaServer struct {
-	*httptest.Server
-	mu       sync.Mutex
-	requests []ollamaRequest
-}
-
-func newOllama(t *testing.T, answer func(ollamaRequest) (string, time.Duration)) *ollamaServer {
+// newOllama is the shared Ollama fake answering with answer(req).
+func newOllama(t *testing.T, answer func(fakellm.Request) (string, time.Duration)) *fakellm.Server {
 	t.Helper()
-	o := &ollamaServer{}
-	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.URL.Path != "/api/chat" {
-			http.Error(w, `{"error":"not found"}`, http.StatusNotFound)
-			return
-		}
-		var req ollamaRequest
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			http.Error(w, `{"error":"bad json"}`, http.StatusBadRequest)
-			return
-		}
-		o.mu.Lock()
-		o.requests = append(o.requests, req)
-		o.mu.Unlock()
-		content, delay := answer(req)
-		if delay > 0 {
-			select {
-			case <-time.After(delay):
-			case <-r.Context().Done():
-				return
-			}
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{
-			"model": req.Model, "created_at": "2026-03-01T00:00:00Z",
-			"message": map[string]string{"role": "assistant", "content": content},
-			"done":    true, "done_reason": "stop", "total_duration": 1000, "prompt_eval_count": 12, "eval_count": 34,
-		})
-	}))
-	t.Cleanup(o.Close)
-	return o
+	return fakellm.Start(t, fakellm.Ollama, func(r fakellm.Request) fakellm.Answer {
+		content, delay := answer(r)
+		return fakellm.Answer{Content: content, Delay: delay, PromptTokens: 12, CompletionTokens: 34}
+	})
 }
 
-func (o *ollamaServer) seen() []ollamaRequest {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return append([]ollamaRequest(nil), o.requests...)
-}
-
-func (o *ollamaServer) classifierCalls() int {
+func classifierCalls(o *fakellm.Server) int {
 	n := 0
-	for _, r := range o.seen() {
-		if r.isClassifier() {
+	for _, r := range o.Requests() {
+		if isClassifier(r) {
 			n++
 		}
 	}
@@ -188,49 +131,18 @@ func newCoderServer(t *testing.T, fake *coderFake) *httptest.Server {
 
 // ---------------------------------------------------------------- the service
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) lines(t *testing.T, msg string) []map[string]any {
-	t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []map[string]any
-	for _, line := range strings.Split(s.b.String(), "\n") {
-		if strings.TrimSpace(line) == "" {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatalf("log line is not JSON: %s", line)
-		}
-		if msg == "" || m["msg"] == msg {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
 type stack struct {
 	base   string
 	router routerv1connect.RouterServiceClient
 	grpc   routerv1connect.RouterServiceClient
-	ollama *ollamaServer
+	ollama *fakellm.Server
 	coder  *coderFake
-	logs   *syncBuffer
+	logs   *testinfra.SyncBuffer
 }
 
-func startStack(t *testing.T, answer func(ollamaRequest) (string, time.Duration), tweak func(*Config)) *stack {
+func startStack(t *testing.T, answer func(fakellm.Request) (string, time.Duration), tweak func(*Config)) *stack {
 	t.Helper()
-	st := &stack{ollama: newOllama(t, answer), coder: &coderFake{}, logs: &syncBuffer{}}
+	st := &stack{ollama: newOllama(t, answer), coder: &coderFake{}, logs: &testinfra.SyncBuffer{}}
 	coderSrv := newCoderServer(t, st.coder)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -323,7 +235,7 @@ func TestRun_StartupErrors(t *testing.T) {
 			}
 			defer ln.Close()
 			cfg.Listener = ln
-			cfg.LogWriter = &syncBuffer{}
+			cfg.LogWriter = &testinfra.SyncBuffer{}
 			tt.tweak(&cfg)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
@@ -358,8 +270,8 @@ func TestExampleConfig(t *testing.T) {
 }
 
 func TestProcessTask_RuleRouteRunsWorkerOnOllama(t *testing.T) {
-	st := startStack(t, func(r ollamaRequest) (string, time.Duration) {
-		if r.isClassifier() {
+	st := startStack(t, func(r fakellm.Request) (string, time.Duration) {
+		if isClassifier(r) {
 			return classifierAnswer("CHAT", 0.9), 0
 		}
 		if len(r.Messages) < 4 {
@@ -369,7 +281,7 @@ func TestProcessTask_RuleRouteRunsWorkerOnOllama(t *testing.T) {
 	}, nil)
 	for name, client := range map[string]routerv1connect.RouterServiceClient{"connect": st.router, "grpc": st.grpc} {
 		t.Run(name, func(t *testing.T) {
-			before := len(st.ollama.seen())
+			before := len(st.ollama.Requests())
 			res, err := client.ProcessTask(context.Background(), &routerv1.ProcessTaskRequest{
 				JobId: "job_20260301_011", SessionId: "line:U1", Channel: "line", Text: "このログを集計して傾向を教えて",
 			})
@@ -384,20 +296,20 @@ func TestProcessTask_RuleRouteRunsWorkerOnOllama(t *testing.T) {
 				res.GetFinalRoute() != commonv1.Route_ROUTE_ANALYZE || res.GetWorkerOutputs()[1].GetResult() == "" {
 				t.Fatalf("response %v", res)
 			}
-			seen := st.ollama.seen()[before:]
-			if len(seen) != 2 || st.ollama.classifierCalls() != 0 {
-				t.Fatalf("ollama saw %d calls, %d classifier calls", len(seen), st.ollama.classifierCalls())
+			seen := st.ollama.Requests()[before:]
+			if len(seen) != 2 || classifierCalls(st.ollama) != 0 {
+				t.Fatalf("ollama saw %d calls, %d classifier calls", len(seen), classifierCalls(st.ollama))
 			}
 			for _, r := range seen {
-				if r.Model != "worker-v1:latest" || r.Stream == nil || *r.Stream || r.Format != "json" || r.Options["num_ctx"] != float64(8192) ||
-					r.KeepAlive != float64(-1) || !strings.Contains(r.system(), "needs_next_loop") {
+				if r.Model != "worker-v1:latest" || r.Stream || !r.JSON || r.Options["num_ctx"] != float64(8192) ||
+					r.KeepAlive != float64(-1) || !strings.Contains(r.System, "needs_next_loop") {
 					t.Fatalf("ollama request %+v", r)
 				}
 			}
 		})
 	}
 	for _, ev := range []string{"router.decision", "worker.success", "loop.stop", "final.route"} {
-		lines := st.logs.lines(t, ev)
+		lines := st.logs.Events(ev)
 		if len(lines) == 0 {
 			t.Errorf("%s not logged", ev)
 		}
@@ -428,7 +340,7 @@ func TestProcessTask_ClassifierOnOllama(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st := startStack(t, func(ollamaRequest) (string, time.Duration) { return tt.answer, 0 }, nil)
+			st := startStack(t, func(fakellm.Request) (string, time.Duration) { return tt.answer, 0 }, nil)
 			res, err := st.router.Decide(context.Background(), &routerv1.DecideRequest{JobId: "job_20260301_012", Channel: "slack", Text: "やあ、元気?"})
 			if err != nil {
 				t.Fatal(err)
@@ -436,10 +348,10 @@ func TestProcessTask_ClassifierOnOllama(t *testing.T) {
 			if res.GetDecision().GetRoute() != tt.wantRoute || res.GetDecision().GetSource() != tt.wantSource {
 				t.Fatalf("decision %v", res.GetDecision())
 			}
-			if st.ollama.classifierCalls() != 1 {
-				t.Fatalf("classifier calls %d", st.ollama.classifierCalls())
+			if classifierCalls(st.ollama) != 1 {
+				t.Fatalf("classifier calls %d", classifierCalls(st.ollama))
 			}
-			errs := st.logs.lines(t, "classifier.error")
+			errs := st.logs.Events("classifier.error")
 			if tt.wantReason == "" && len(errs) != 0 || tt.wantReason != "" && (len(errs) != 1 || errs[0]["reason"] != tt.wantReason || errs[0]["job_id"] != "job_20260301_012") {
 				t.Fatalf("classifier.error %v", errs)
 			}
@@ -460,7 +372,7 @@ func TestProcessTask_ClassifierOnOllama(t *testing.T) {
 }
 
 func TestProcessTask_CodeRoutesThroughCoderOrder(t *testing.T) {
-	st := startStack(t, func(ollamaRequest) (string, time.Duration) { return classifierAnswer("CHAT", 0.9), 0 }, nil)
+	st := startStack(t, func(fakellm.Request) (string, time.Duration) { return classifierAnswer("CHAT", 0.9), 0 }, nil)
 	ctx := context.Background()
 
 	// local_only: refused at decision time, coder-order receives nothing.
@@ -516,7 +428,7 @@ func TestProcessTask_CodeRoutesThroughCoderOrder(t *testing.T) {
 		t.Fatalf("comparison %v", c)
 	}
 	for _, ev := range []string{"deliberation.started", "deliberation.proposal_received", "deliberation.comparison"} {
-		lines := st.logs.lines(t, ev)
+		lines := st.logs.Events(ev)
 		if len(lines) == 0 || lines[0]["job_id"] != "job_20260301_024" {
 			t.Errorf("%s: %v", ev, lines)
 		}
@@ -526,18 +438,18 @@ func TestProcessTask_CodeRoutesThroughCoderOrder(t *testing.T) {
 func TestProcessTask_LoopStopsOnOllama(t *testing.T) {
 	tests := []struct {
 		name   string
-		answer func(ollamaRequest) (string, time.Duration)
+		answer func(fakellm.Request) (string, time.Duration)
 		tweak  func(*Config)
 		stop   routerv1.StopReason
 		calls  int32
 	}{
-		{"max millis spent inside a slow call", func(ollamaRequest) (string, time.Duration) { return workerJSON(true, "low"), 5 * time.Second },
+		{"max millis spent inside a slow call", func(fakellm.Request) (string, time.Duration) { return workerJSON(true, "low"), 5 * time.Second },
 			func(c *Config) { c.Loop.MaxMillis = 300 }, routerv1.StopReason_STOP_REASON_MAX_MILLIS, 1},
-		{"max loops", func(ollamaRequest) (string, time.Duration) { return workerJSON(true, "low"), 0 },
+		{"max loops", func(fakellm.Request) (string, time.Duration) { return workerJSON(true, "low"), 0 },
 			nil, routerv1.StopReason_STOP_REASON_MAX_LOOPS, 3},
-		{"invalid JSON", func(ollamaRequest) (string, time.Duration) { return "はい、再起動します。", 0 },
+		{"invalid JSON", func(fakellm.Request) (string, time.Duration) { return "はい、再起動します。", 0 },
 			nil, routerv1.StopReason_STOP_REASON_WORKER_FAILURE, 1},
-		{"risk high with questions", func(ollamaRequest) (string, time.Duration) { return workerJSON(true, "high", "本番ですか?"), 0 },
+		{"risk high with questions", func(fakellm.Request) (string, time.Duration) { return workerJSON(true, "high", "本番ですか?"), 0 },
 			nil, routerv1.StopReason_STOP_REASON_NEED_USER_CONFIRMATION, 1},
 	}
 	for _, tt := range tests {
@@ -547,7 +459,7 @@ func TestProcessTask_LoopStopsOnOllama(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.GetDecision().GetRoute() != commonv1.Route_ROUTE_OPS || st.ollama.classifierCalls() != 0 {
+			if res.GetDecision().GetRoute() != commonv1.Route_ROUTE_OPS || classifierCalls(st.ollama) != 0 {
 				t.Fatalf("decision %v", res.GetDecision())
 			}
 			if res.GetStopReason() != tt.stop || res.GetWorkerCalls() != tt.calls {
@@ -556,7 +468,7 @@ func TestProcessTask_LoopStopsOnOllama(t *testing.T) {
 			if tt.stop == routerv1.StopReason_STOP_REASON_NEED_USER_CONFIRMATION && len(res.GetQuestionsForUser()) != 1 {
 				t.Fatalf("questions %v", res.GetQuestionsForUser())
 			}
-			if tt.stop == routerv1.StopReason_STOP_REASON_WORKER_FAILURE && len(st.logs.lines(t, "worker.fail")) != 1 {
+			if tt.stop == routerv1.StopReason_STOP_REASON_WORKER_FAILURE && len(st.logs.Events("worker.fail")) != 1 {
 				t.Fatal("worker.fail not logged")
 			}
 		})
@@ -564,7 +476,7 @@ func TestProcessTask_LoopStopsOnOllama(t *testing.T) {
 }
 
 func TestProcessTask_InvalidRequests(t *testing.T) {
-	st := startStack(t, func(ollamaRequest) (string, time.Duration) { return classifierAnswer("CHAT", 0.9), 0 }, nil)
+	st := startStack(t, func(fakellm.Request) (string, time.Duration) { return classifierAnswer("CHAT", 0.9), 0 }, nil)
 	for name, req := range map[string]*routerv1.ProcessTaskRequest{
 		"empty text": {JobId: "job_20260301_040", Text: "  "},
 		"bad job id": {JobId: "job-1", Text: "hi"},
@@ -580,10 +492,10 @@ func TestProcessTask_InvalidRequests(t *testing.T) {
 // The worker on Ollama says the task fits badly and names a better route every time: the
 // router moves once, never twice, and the second route's prompt is used from then on.
 func TestProcessTask_RerouteOnceOnOllama(t *testing.T) {
-	st := startStack(t, func(r ollamaRequest) (string, time.Duration) {
+	st := startStack(t, func(r fakellm.Request) (string, time.Duration) {
 		b, _ := json.Marshal(map[string]any{
 			"result": "r", "needs_next_loop": true, "why": "w", "next_actions": []string{}, "questions_for_user": []string{},
-			"confidence": 0.9, "risk": "low", "fit": 0.1, "suggested_route": map[bool]string{true: "ANALYZE", false: "RESEARCH"}[strings.Contains(r.system(), "planning worker")],
+			"confidence": 0.9, "risk": "low", "fit": 0.1, "suggested_route": map[bool]string{true: "ANALYZE", false: "RESEARCH"}[strings.Contains(r.System, "planning worker")],
 		})
 		return string(b), 0
 	}, nil)
@@ -595,14 +507,14 @@ func TestProcessTask_RerouteOnceOnOllama(t *testing.T) {
 		res.GetStopReason() != routerv1.StopReason_STOP_REASON_MAX_LOOPS || res.GetWorkerCalls() != 3 {
 		t.Fatalf("response %v", res)
 	}
-	seen := st.ollama.seen()
-	if !strings.Contains(seen[0].system(), "planning worker") || !strings.Contains(seen[1].system(), "analysis worker") || !strings.Contains(seen[2].system(), "analysis worker") {
+	seen := st.ollama.Requests()
+	if !strings.Contains(seen[0].System, "planning worker") || !strings.Contains(seen[1].System, "analysis worker") || !strings.Contains(seen[2].System, "analysis worker") {
 		t.Fatal("prompts do not follow the reroute")
 	}
-	if o := st.logs.lines(t, "route.override"); len(o) != 1 || o[0]["from_route"] != "PLAN" || o[0]["to_route"] != "ANALYZE" || o[0]["job_id"] != "job_20260301_050" {
+	if o := st.logs.Events("route.override"); len(o) != 1 || o[0]["from_route"] != "PLAN" || o[0]["to_route"] != "ANALYZE" || o[0]["job_id"] != "job_20260301_050" {
 		t.Fatalf("route.override %v", o)
 	}
-	if f := st.logs.lines(t, "final.route"); len(f) != 1 || f[0]["initial_route"] != "PLAN" || f[0]["final_route"] != "ANALYZE" || f[0]["reroute_used"] != true ||
+	if f := st.logs.Events("final.route"); len(f) != 1 || f[0]["initial_route"] != "PLAN" || f[0]["final_route"] != "ANALYZE" || f[0]["reroute_used"] != true ||
 		f[0]["stop_reason"] != "max_loops" || f[0]["worker_calls"] != float64(3) {
 		t.Fatalf("final.route %v", f)
 	}

@@ -341,9 +341,7 @@ func TestProposeManyLimitsParallelism(t *testing.T) {
 			t.Errorf("%s: %v", r.Order, r.Err)
 		}
 	}
-	good.mu.Lock()
-	defer good.mu.Unlock()
-	if good.maxInflight != 1 {
-		t.Errorf("max in flight = %d, want 1", good.maxInflight)
+	if n := good.srv.MaxInFlight(); n != 1 {
+		t.Errorf("max in flight = %d, want 1", n)
 	}
 }

@@ -103,7 +103,7 @@ func TestDecide_Order(t *testing.T) {
 			if got := h.model.calls(); got != tt.wantCalls {
 				t.Errorf("classifier calls = %d, want %d", got, tt.wantCalls)
 			}
-			errs := h.logs.find(t, "classifier.error")
+			errs := h.logs.Events("classifier.error")
 			if tt.wantClassifierError == "" && len(errs) > 0 {
 				t.Errorf("unexpected classifier.error %v", errs)
 			}
@@ -124,7 +124,7 @@ func TestDecide_Order(t *testing.T) {
 			if tt.wantTask != "" && out.TaskText != tt.wantTask {
 				t.Errorf("task text %q, want %q", out.TaskText, tt.wantTask)
 			}
-			decisions := h.logs.find(t, "router.decision")
+			decisions := h.logs.Events("router.decision")
 			if len(decisions) != 1 || decisions[0]["route"] != string(tt.wantRoute) || decisions[0]["source"] != string(tt.wantSource) ||
 				decisions[0]["job_id"] != "job_20260301_001" {
 				t.Errorf("router.decision log = %v", decisions)

@@ -1,10 +1,7 @@
 package app
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"os"
@@ -14,6 +11,7 @@ import (
 	"time"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"github.com/picoclaw-suite/picoclaw/services/router-shiro/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/router-shiro/internal/rules"
 )
@@ -120,45 +118,6 @@ func (c *fakeCoder) calls() int {
 	return len(c.propose) + len(c.many)
 }
 
-// logBuffer captures JSON log lines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) events(t *testing.T) []map[string]any {
-	t.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var out []map[string]any
-	sc := bufio.NewScanner(bytes.NewReader(b.buf.Bytes()))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var m map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			t.Fatalf("log line is not JSON: %s", sc.Text())
-		}
-		out = append(out, m)
-	}
-	return out
-}
-
-func (b *logBuffer) find(t *testing.T, msg string) []map[string]any {
-	var out []map[string]any
-	for _, e := range b.events(t) {
-		if e["msg"] == msg {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
 func defaultDictionary(t testing.TB) *rules.Dictionary {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "config", "rules.yaml"))
@@ -190,7 +149,7 @@ type harness struct {
 	router *Router
 	model  *fakeModel
 	coder  *fakeCoder
-	logs   *logBuffer
+	logs   *testinfra.SyncBuffer
 	clock  *fakeClock
 }
 
@@ -199,7 +158,7 @@ func newHarness(t *testing.T, cfg Config, answers ...fakeAnswer) *harness {
 	h := &harness{
 		model: &fakeModel{answers: answers},
 		coder: &fakeCoder{proposal: domain.Proposal{Plan: "plan", Patch: "```go:main.go\npackage main\n```", Risk: domain.ProposalRisk{Level: domain.RiskLow}}},
-		logs:  &logBuffer{},
+		logs:  &testinfra.SyncBuffer{},
 		clock: &fakeClock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)},
 	}
 	h.model.clock = h.clock

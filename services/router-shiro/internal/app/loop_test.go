@@ -137,7 +137,7 @@ func TestLoop(t *testing.T) {
 			if res.FinalRoute != tt.wantFinal || res.RerouteUsed != tt.wantReroute {
 				t.Errorf("final %s reroute %v, want %s %v", res.FinalRoute, res.RerouteUsed, tt.wantFinal, tt.wantReroute)
 			}
-			if got := len(h.logs.find(t, "route.override")); got != tt.wantOverrides {
+			if got := len(h.logs.Events("route.override")); got != tt.wantOverrides {
 				t.Errorf("route.override logged %d times, want %d", got, tt.wantOverrides)
 			}
 			if len(res.Questions) != tt.wantQuestions {
@@ -149,16 +149,16 @@ func TestLoop(t *testing.T) {
 			if !strings.Contains(res.ErrorReason, tt.wantError) || (tt.wantError == "") != (res.ErrorReason == "") {
 				t.Errorf("error reason %q, want it to contain %q", res.ErrorReason, tt.wantError)
 			}
-			stops := h.logs.find(t, "loop.stop")
+			stops := h.logs.Events("loop.stop")
 			if len(stops) != 1 || stops[0]["stop_reason"] != string(tt.wantStop) || stops[0]["job_id"] != "job_20260301_007" {
 				t.Errorf("loop.stop = %v", stops)
 			}
-			finals := h.logs.find(t, "final.route")
+			finals := h.logs.Events("final.route")
 			if len(finals) != 1 || finals[0]["final_route"] != string(tt.wantFinal) || finals[0]["reroute_used"] != tt.wantReroute ||
 				finals[0]["worker_calls"] != float64(tt.wantCalls) {
 				t.Errorf("final.route = %v", finals)
 			}
-			if tt.wantStop == domain.StopWorkerFailure && len(h.logs.find(t, "worker.fail")) != 1 {
+			if tt.wantStop == domain.StopWorkerFailure && len(h.logs.Events("worker.fail")) != 1 {
 				t.Errorf("worker.fail not logged once")
 			}
 		})

@@ -98,11 +98,11 @@ func TestProcessTask_Deliberate(t *testing.T) {
 		t.Fatalf("entries %+v summary %q", c.Entries, c.Summary)
 	}
 	for _, ev := range []string{"deliberation.started", "deliberation.comparison"} {
-		if got := h.logs.find(t, ev); len(got) != 1 || got[0]["job_id"] != "job_20260301_003" {
+		if got := h.logs.Events(ev); len(got) != 1 || got[0]["job_id"] != "job_20260301_003" {
 			t.Errorf("%s logged %v", ev, got)
 		}
 	}
-	if got := h.logs.find(t, "deliberation.proposal_received"); len(got) != 3 {
+	if got := h.logs.Events("deliberation.proposal_received"); len(got) != 3 {
 		t.Errorf("proposal_received logged %d times", len(got))
 	}
 }
@@ -172,7 +172,7 @@ func TestProcessTask_AutoDeliberationOnHighRisk(t *testing.T) {
 				c.Recommended != 2 || strings.Join(c.OverlappingPaths, ",") != "main.go" {
 				t.Fatalf("comparison %+v", c)
 			}
-			if s := h.logs.find(t, "deliberation.started"); len(s) != 1 || s[0]["trigger"] != "auto_high_risk" {
+			if s := h.logs.Events("deliberation.started"); len(s) != 1 || s[0]["trigger"] != "auto_high_risk" {
 				t.Fatalf("deliberation.started %v", s)
 			}
 		})

@@ -1,0 +1,260 @@
+// Package fakellm is the suite's one set of local model servers for tests and the load tool,
+// each speaking its provider's wire protocol as the published types define it: Ollama's
+// /api/chat, /api/tags, /api/show and /api/version (github.com/ollama/ollama/api), OpenAI's
+// Chat Completions (/v1/chat/completions, also DeepSeek's) and Anthropic's Messages
+// (/v1/messages). A test scripts the answers with an Answerer and reads back every request.
+package fakellm
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Provider names.
+const (
+	Ollama    = "ollama"
+	OpenAI    = "openai"
+	Anthropic = "anthropic"
+)
+
+// Message is one chat message of a request.
+type Message struct {
+	Role    string
+	Content string
+	// Images are the base64 images of an Ollama message (vision models).
+	Images []string
+}
+
+// Request is one model call as the server received it, provider-neutral.
+type Request struct {
+	Provider string
+	Model    string
+	// System is the system prompt (Anthropic's system field, or the leading system message).
+	System   string
+	Messages []Message
+	// JSON is a call for a JSON answer (Ollama format, OpenAI response_format).
+	JSON   bool
+	Stream bool
+	// Options are Ollama's options (num_ctx, temperature, ...); KeepAlive its keep_alive.
+	Options   map[string]any
+	KeepAlive any
+	Header  http.Header
+	Raw     []byte
+}
+
+// Text is all message contents joined, for matching on what the prompt says.
+func (r Request) Text() string {
+	var b strings.Builder
+	b.WriteString(r.System)
+	for _, m := range r.Messages {
+		b.WriteString("\n")
+		b.WriteString(m.Content)
+	}
+	return b.String()
+}
+
+// Answer is what the server does with one request: answer Content after Delay, or fail
+// with Status (and ErrorType/ErrorMessage in the provider's error body), or Hang until the
+// client gives up.
+type Answer struct {
+	Content          string
+	Delay            time.Duration
+	Status           int
+	ErrorType        string
+	ErrorCode        string
+	ErrorMessage     string
+	Hang             bool
+	PromptTokens     int
+	CompletionTokens int
+}
+
+// Answerer decides the answer to a request.
+type Answerer func(Request) Answer
+
+// Reply answers every request with content.
+func Reply(content string) Answerer { return func(Request) Answer { return Answer{Content: content} } }
+
+// Script answers the requests in order; the last answer repeats.
+func Script(answers ...Answer) Answerer {
+	var mu sync.Mutex
+	n := 0
+	return func(Request) Answer {
+		mu.Lock()
+		defer mu.Unlock()
+		a := answers[min(n, len(answers)-1)]
+		n++
+		return a
+	}
+}
+
+// Server is one fake provider.
+type Server struct {
+	*httptest.Server
+	provider string
+	apiKey   string
+	answer   Answerer
+	models   []string
+	ctxLen   int
+
+	mu                    sync.Mutex
+	requests              []Request
+	problems              []string
+	inflight, maxInflight int
+}
+
+// Option configures a server.
+type Option func(*Server)
+
+// WithAPIKey makes the server refuse calls without this key (Authorization: Bearer for
+// OpenAI, x-api-key for Anthropic) the way the provider does.
+func WithAPIKey(key string) Option { return func(s *Server) { s.apiKey = key } }
+
+// WithModels are the models Ollama's /api/tags lists (default: every name is present).
+func WithModels(names ...string) Option { return func(s *Server) { s.models = names } }
+
+// WithContextLength is the context length /api/show reports (default 32768).
+func WithContextLength(n int) Option { return func(s *Server) { s.ctxLen = n } }
+
+// New starts a fake of provider (Ollama, OpenAI or Anthropic). Close it when done (Start
+// does that for a test).
+func New(provider string, answer Answerer, opts ...Option) *Server {
+	s := &Server{provider: provider, answer: answer, ctxLen: 32768}
+	for _, o := range opts {
+		o(s)
+	}
+	mux := http.NewServeMux()
+	switch provider {
+	case Ollama:
+		mux.HandleFunc("POST /api/chat", s.ollamaChat)
+		mux.HandleFunc("GET /api/tags", s.ollamaTags)
+		mux.HandleFunc("POST /api/show", s.ollamaShow)
+		mux.HandleFunc("GET /api/version", func(w http.ResponseWriter, _ *http.Request) {
+			writeJSON(w, http.StatusOK, map[string]any{"version": "0.12.0"})
+		})
+	case OpenAI:
+		mux.HandleFunc("POST /v1/chat/completions", s.openAIChat)
+		mux.HandleFunc("POST /chat/completions", s.openAIChat) // base URLs without /v1 (DeepSeek)
+	case Anthropic:
+		mux.HandleFunc("POST /v1/messages", s.anthropicMessages)
+	default:
+		panic("fakellm: unknown provider " + provider)
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.problem("unexpected %s call %s %s", provider, r.Method, r.URL.Path)
+		writeJSON(w, http.StatusNotFound, map[string]any{"error": "not found"})
+	})
+	s.Server = httptest.NewServer(mux)
+	return s
+}
+
+// TB is the part of testing.TB Start needs.
+type TB interface {
+	Helper()
+	Cleanup(func())
+	Errorf(format string, args ...any)
+}
+
+// Start is New for a test: the server closes at cleanup, and a call the fake could not
+// understand (a malformed request, an unknown path) fails the test.
+func Start(t TB, provider string, answer Answerer, opts ...Option) *Server {
+	t.Helper()
+	s := New(provider, answer, opts...)
+	t.Cleanup(func() {
+		s.Close()
+		for _, p := range s.Problems() {
+			t.Errorf("fake %s: %s", provider, p)
+		}
+	})
+	return s
+}
+
+// Requests are the requests received so far.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+// Calls is the number of model calls received.
+func (s *Server) Calls() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.requests)
+}
+
+// MaxInFlight is the most calls served at the same time.
+func (s *Server) MaxInFlight() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.maxInflight
+}
+
+// Problems are the calls the fake could not understand.
+func (s *Server) Problems() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.problems...)
+}
+
+func (s *Server) problem(format string, args ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.problems = append(s.problems, fmt.Sprintf(format, args...))
+}
+
+// serve records req, asks the answerer and waits as it says. ok is false when the answer
+// is a hang or the client went away (nothing more is written).
+func (s *Server) serve(r *http.Request, req Request) (Answer, bool) {
+	s.mu.Lock()
+	s.requests = append(s.requests, req)
+	s.inflight++
+	s.maxInflight = max(s.maxInflight, s.inflight)
+	s.mu.Unlock()
+	defer func() { s.mu.Lock(); s.inflight--; s.mu.Unlock() }()
+	a := s.answer(req)
+	wait := a.Delay
+	if a.Hang {
+		wait = 10 * time.Minute
+	}
+	if wait > 0 {
+		select {
+		case <-time.After(wait):
+		case <-r.Context().Done():
+			return a, false
+		}
+	}
+	return a, !a.Hang
+}
+
+func readBody(w http.ResponseWriter, r *http.Request, s *Server, dst any) ([]byte, bool) {
+	raw, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	if err == nil {
+		err = json.Unmarshal(raw, dst)
+	}
+	if err != nil {
+		s.problem("%s %s: malformed body: %v", r.Method, r.URL.Path, err)
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid request body"})
+		return nil, false
+	}
+	return raw, true
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// tokens estimates a token count (4 bytes a token) when the answer gives none.
+func tokens(given int, text string) int {
+	if given > 0 {
+		return given
+	}
+	return max(1, len(text)/4)
+}

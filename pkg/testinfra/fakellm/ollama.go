@@ -1,0 +1,140 @@
+package fakellm
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+)
+
+// ollamaChatRequest is api.ChatRequest as Ollama defines it (the fields a client sends).
+type ollamaChatRequest struct {
+	Model    string `json:"model"`
+	Messages []struct {
+		Role    string   `json:"role"`
+		Content string   `json:"content"`
+		Images  []string `json:"images,omitempty"`
+	} `json:"messages"`
+	Stream    *bool           `json:"stream,omitempty"`
+	Format    json.RawMessage `json:"format,omitempty"`
+	KeepAlive any             `json:"keep_alive,omitempty"`
+	Options   map[string]any  `json:"options,omitempty"`
+	Think     any             `json:"think,omitempty"`
+}
+
+func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
+	var in ollamaChatRequest
+	raw, ok := readBody(w, r, s, &in)
+	if !ok {
+		return
+	}
+	if in.Model == "" {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "model is required"})
+		return
+	}
+	if s.models != nil && !s.hasModel(in.Model) {
+		writeJSON(w, http.StatusNotFound, map[string]any{"error": "model '" + in.Model + "' not found"})
+		return
+	}
+	req := Request{Provider: Ollama, Model: in.Model, Options: in.Options, KeepAlive: in.KeepAlive, Header: r.Header.Clone(), Raw: raw,
+		Stream: in.Stream == nil || *in.Stream,
+		JSON:   len(in.Format) > 0 && string(in.Format) != "null" && string(in.Format) != `""`}
+	for i, m := range in.Messages {
+		if i == 0 && m.Role == "system" {
+			req.System = m.Content
+		}
+		req.Messages = append(req.Messages, Message{Role: m.Role, Content: m.Content, Images: m.Images})
+	}
+	a, ok := s.serve(r, req)
+	if !ok {
+		return
+	}
+	if a.Status != 0 && a.Status != http.StatusOK {
+		writeJSON(w, a.Status, map[string]any{"error": firstNonEmpty(a.ErrorMessage, http.StatusText(a.Status))})
+		return
+	}
+	final := map[string]any{
+		"model": in.Model, "created_at": time.Now().UTC().Format(time.RFC3339Nano),
+		"message": map[string]any{"role": "assistant", "content": a.Content},
+		"done":    true, "done_reason": "stop", "total_duration": 1_000_000, "load_duration": 1000,
+		"prompt_eval_count": tokens(a.PromptTokens, req.Text()), "prompt_eval_duration": 1000,
+		"eval_count": tokens(a.CompletionTokens, a.Content), "eval_duration": 1000,
+	}
+	if !req.Stream {
+		writeJSON(w, http.StatusOK, final)
+		return
+	}
+	// Streaming (Ollama's default): NDJSON chunks, then the final chunk without content.
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.WriteHeader(http.StatusOK)
+	enc := json.NewEncoder(w)
+	for _, part := range chunks(a.Content) {
+		_ = enc.Encode(map[string]any{"model": in.Model, "created_at": time.Now().UTC().Format(time.RFC3339Nano),
+			"message": map[string]any{"role": "assistant", "content": part}, "done": false})
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+	}
+	final["message"] = map[string]any{"role": "assistant", "content": ""}
+	_ = enc.Encode(final)
+}
+
+func (s *Server) hasModel(name string) bool {
+	return slices.ContainsFunc(s.models, func(m string) bool {
+		return m == name || m == name+":latest" || strings.TrimSuffix(m, ":latest") == name
+	})
+}
+
+func (s *Server) ollamaTags(w http.ResponseWriter, _ *http.Request) {
+	models := []map[string]any{}
+	for _, m := range s.models {
+		if !strings.Contains(m, ":") {
+			m += ":latest"
+		}
+		models = append(models, map[string]any{"name": m, "model": m, "modified_at": "2026-01-01T00:00:00Z",
+			"size": 1 << 30, "digest": "sha256:0", "details": map[string]any{"format": "gguf", "family": "llama"}})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"models": models})
+}
+
+func (s *Server) ollamaShow(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Model string `json:"model"`
+		Name  string `json:"name"`
+	}
+	if _, ok := readBody(w, r, s, &in); !ok {
+		return
+	}
+	name := firstNonEmpty(in.Model, in.Name)
+	if s.models != nil && !s.hasModel(name) {
+		writeJSON(w, http.StatusNotFound, map[string]any{"error": "model '" + name + "' not found"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"modelfile": "FROM " + name, "parameters": "",
+		"details":    map[string]any{"format": "gguf", "family": "llama"},
+		"model_info": map[string]any{"general.architecture": "llama", "llama.context_length": s.ctxLen}})
+}
+
+// chunks splits an answer into a few stream chunks.
+func chunks(s string) []string {
+	if s == "" {
+		return nil
+	}
+	r := []rune(s)
+	n := max(1, len(r)/3)
+	var out []string
+	for i := 0; i < len(r); i += n {
+		out = append(out, string(r[i:min(i+n, len(r))]))
+	}
+	return out
+}
+
+func firstNonEmpty(a ...string) string {
+	for _, s := range a {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
