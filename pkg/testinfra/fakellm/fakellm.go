@@ -44,8 +44,8 @@ type Request struct {
 	// Options are Ollama's options (num_ctx, temperature, ...); KeepAlive its keep_alive.
 	Options   map[string]any
 	KeepAlive any
-	Header  http.Header
-	Raw     []byte
+	Header    http.Header
+	Raw       []byte
 }
 
 // Text is all message contents joined, for matching on what the prompt says.
