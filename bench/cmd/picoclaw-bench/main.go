@@ -274,7 +274,7 @@ func run(ctx context.Context, o options) (err error) {
 	rep.Host.LoadAvgAfter = loadAvg()
 	rep.DurationSec = time.Since(rep.StartedAt).Round(time.Second).Seconds()
 	rep.Notes = append(rep.Notes,
-		fmt.Sprintf("Fake Ollama answered %d model calls (router classifier + chat model per message).", ollama.Calls.Load()),
+		fmt.Sprintf("Fake Ollama answered %d model calls (router classifier + chat model per message).", ollama.Calls()),
 		"Every service logs JSON at level info to a file, as in production; traces are not exported.",
 		"The load generator, the fakes, Postgres and Redis share the same CPUs with the services.")
 	rep.Evaluate()

@@ -6,14 +6,14 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakellm"
 )
 
 // Reply is a reply the fake LINE API accepted.
@@ -106,60 +106,19 @@ func writeJSON(w http.ResponseWriter, status int, body string) {
 	_, _ = io.WriteString(w, body)
 }
 
-// Ollama is a fake Ollama server with zero model latency: JSON-mode calls (the router's
-// classifier) get a confident CHAT classification, other calls a short chat answer.
-type Ollama struct {
-	*httptest.Server
-	// Calls counts /api/chat requests.
-	Calls atomic.Int64
-}
+// Ollama is the shared Ollama fake (pkg/testinfra/fakellm) with zero model latency: JSON-mode
+// calls (the router's classifier) get a confident CHAT classification, other calls a short
+// chat answer. It counts calls and keeps no request.
+type Ollama = fakellm.Server
 
 // NewOllama starts the fake; models are the names /api/tags lists.
 func NewOllama(models ...string) *Ollama {
-	o := &Ollama{}
-	var tags []string
-	for _, m := range models {
-		tags = append(tags, fmt.Sprintf(`{"name":%q,"model":%q}`, m, m))
-	}
-	tagsBody := `{"models":[` + strings.Join(tags, ",") + `]}`
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /api/tags", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, tagsBody) })
-	mux.HandleFunc("POST /api/show", func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		writeJSON(w, http.StatusOK, `{"parameters":"","model_info":{"llama.context_length":32768}}`)
-	})
-	mux.HandleFunc("POST /api/chat", o.chat)
-	o.Server = httptest.NewServer(mux)
-	return o
-}
-
-func (o *Ollama) chat(w http.ResponseWriter, r *http.Request) {
-	o.Calls.Add(1)
-	var req struct {
-		Model    string `json:"model"`
-		Format   string `json:"format"`
-		Messages []struct {
-			Content string `json:"content"`
-		} `json:"messages"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Messages) == 0 {
-		writeJSON(w, http.StatusBadRequest, `{"error":"invalid request"}`)
-		return
-	}
-	content := "了解です。ほかに何かあれば気軽にどうぞ。"
-	if req.Format == "json" {
-		content = `{"route":"CHAT","confidence":0.95,"reason":"small talk","evidence":[]}`
-	}
-	in := 0
-	for _, m := range req.Messages {
-		in += len(m.Content) / 4
-	}
-	body, _ := json.Marshal(map[string]any{
-		"model": req.Model, "created_at": time.Now().UTC().Format(time.RFC3339Nano),
-		"message": map[string]string{"role": "assistant", "content": content},
-		"done":    true, "done_reason": "stop", "prompt_eval_count": max(in, 1), "eval_count": len(content) / 4,
-	})
-	writeJSON(w, http.StatusOK, string(body))
+	return fakellm.New(fakellm.Ollama, func(r fakellm.Request) fakellm.Answer {
+		if r.JSON {
+			return fakellm.Answer{Content: `{"route":"CHAT","confidence":0.95,"reason":"small talk","evidence":[]}`}
+		}
+		return fakellm.Answer{Content: "了解です。ほかに何かあれば気軽にどうぞ。"}
+	}, fakellm.WithModels(models...), fakellm.CountOnly())
 }
 
 // Webhook posts signed LINE webhook requests to gateway-line.

@@ -96,14 +96,16 @@ func Script(answers ...Answer) Answerer {
 // Server is one fake provider.
 type Server struct {
 	*httptest.Server
-	provider string
-	apiKey   string
-	answer   Answerer
-	models   []string
-	ctxLen   int
+	provider  string
+	apiKey    string
+	answer    Answerer
+	models    []string
+	ctxLen    int
+	countOnly bool
 
 	mu                    sync.Mutex
 	requests              []Request
+	calls                 int
 	problems              []string
 	inflight, maxInflight int
 }
@@ -120,6 +122,10 @@ func WithModels(names ...string) Option { return func(s *Server) { s.models = na
 
 // WithContextLength is the context length /api/show reports (default 32768).
 func WithContextLength(n int) Option { return func(s *Server) { s.ctxLen = n } }
+
+// CountOnly keeps no request, only their number: for load tests, where recording would
+// grow without bound and cost the machine being measured.
+func CountOnly() Option { return func(s *Server) { s.countOnly = true } }
 
 // New starts a fake of provider (Ollama, OpenAI or Anthropic). Close it when done (Start
 // does that for a test).
@@ -185,7 +191,7 @@ func (s *Server) Requests() []Request {
 func (s *Server) Calls() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.requests)
+	return s.calls
 }
 
 // MaxInFlight is the most calls served at the same time.
@@ -212,7 +218,10 @@ func (s *Server) problem(format string, args ...any) {
 // is a hang or the client went away (nothing more is written).
 func (s *Server) serve(r *http.Request, req Request) (Answer, bool) {
 	s.mu.Lock()
-	s.requests = append(s.requests, req)
+	s.calls++
+	if !s.countOnly {
+		s.requests = append(s.requests, req)
+	}
 	s.inflight++
 	s.maxInflight = max(s.maxInflight, s.inflight)
 	s.mu.Unlock()
