@@ -3,13 +3,9 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net/http"
+	"maps"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -18,14 +14,12 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/launch"
 )
 
 // internalToken is the suite's service credential in these tests.
 
-var services = []string{
-	"gateway-line", "gateway-slack", "chat-mio", "router-shiro",
-	"coder-order", "approval", "executor", "heartbeat",
-}
+var services = launch.Services
 
 // binDir holds the binaries TestMain built; it is set once before any test runs.
 var binDir string
@@ -47,24 +41,13 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// buildBinaries compiles every service once into dir.
+// buildBinaries compiles every service once into dir. Without symbol tables and DWARF the
+// eight binaries link in about half the time.
 func buildBinaries(dir string) error {
-	// Without symbol tables and DWARF the eight binaries link in about half the time.
-	args := []string{"build", "-ldflags=-s -w", "-o", dir + "/"}
-	for _, s := range services {
-		args = append(args, "./services/"+s+"/cmd/"+s)
-	}
-	cmd := exec.Command("go", args...)
-	cmd.Dir = ".."
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build: %w\n%s", err, out)
-	}
-	return nil
+	return launch.Build(context.Background(), "..", dir, "-ldflags=-s -w")
 }
 
-func envKey(service string) string {
-	return strings.ToUpper(strings.ReplaceAll(service, "-", "_"))
-}
+var envKey = launch.EnvKey
 
 // auditKey seals the suite's audit log in these tests.
 const auditKey = "e2e-audit-key-0123456789abcdef0123456789"
@@ -93,55 +76,21 @@ func suiteEnv(t *testing.T, workspace string) (map[string]string, []string) {
 		"PICOCLAW_AGENTS_CHAT_PROVIDER=offline",
 		"PICOCLAW_AGENTS_WORKER_PROVIDER=offline",
 	)
-	free, err := testinfra.FreeAddrs(len(services) + len(publicServices))
+	layout, err := launch.NewLayout()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, s := range services {
-		addrs[s] = free[i]
-	}
+	maps.Copy(addrs, layout.Addrs)
 	// The gateways' webhooks and approval's REST API and console listen apart from their RPC.
-	for i, s := range publicServices {
-		addrs[s+"-public"] = free[len(services)+i]
-		env = append(env,
-			fmt.Sprintf("PICOCLAW_SERVICES_%s_PUBLIC_LISTEN=%s", envKey(s), addrs[s+"-public"]),
-			fmt.Sprintf("PICOCLAW_SERVICES_%s_PUBLIC_URL=http://%s", envKey(s), addrs[s+"-public"]))
+	for s, a := range layout.Public {
+		addrs[s+"-public"] = a
 	}
-	for _, s := range services {
-		env = append(env,
-			fmt.Sprintf("PICOCLAW_SERVICES_%s_LISTEN=%s", envKey(s), addrs[s]),
-			fmt.Sprintf("PICOCLAW_SERVICES_%s_URL=http://%s", envKey(s), addrs[s]))
-	}
-	return addrs, env
+	return addrs, append(env, layout.Env()...)
 }
-
-// publicServices have a public listener besides the internal one.
-var publicServices = []string{"gateway-line", "gateway-slack", "approval"}
 
 // identityEnv gives one service process its own key (and every public key).
 func identityEnv(env []string, service string) []string {
 	return append(slices.Clip(env), testinfra.AuthEnv(service)...)
-}
-
-func waitHealthy(ctx context.Context, addr string) error {
-	for {
-		var res *http.Response
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/healthz", nil)
-		if err == nil {
-			res, err = http.DefaultClient.Do(req)
-		}
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("not healthy: %v", err)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
 }
 
 // TestEveryBinaryStartsAnswersHealthAndStopsOnSIGTERM runs each of the eight binaries as a
@@ -151,28 +100,16 @@ func TestEveryBinaryStartsAnswersHealthAndStopsOnSIGTERM(t *testing.T) {
 	addrs, env := suiteEnv(t, t.TempDir())
 	for _, name := range services {
 		t.Run(name, func(t *testing.T) {
-			cmd := exec.Command(filepath.Join(bin, name))
-			env := identityEnv(env, name)
-			cmd.Dir = ".." // config/persona and config/rules.yaml are found from the repository root
-			cmd.Env = env
-			logs := &strings.Builder{}
-			cmd.Stdout, cmd.Stderr = logs, logs
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
+			logs := &testinfra.SyncBuffer{}
+			// config/persona and config/rules.yaml are found from the repository root.
+			p, err := launch.Start(context.Background(), launch.Spec{Name: name, BinDir: bin, Dir: "..", Env: env,
+				Addr: addrs[name], ReadyPath: "/healthz", Output: logs})
+			if err != nil {
+				t.Fatalf("%v\n%s", err, logs)
 			}
-			exited := make(chan error, 1)
-			go func() { exited <- cmd.Wait() }()
-			defer func() {
-				if cmd.ProcessState == nil {
-					_ = cmd.Process.Kill()
-				}
-			}()
-
+			defer p.Stop(time.Second)
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			if err := waitHealthy(ctx, addrs[name]); err != nil {
-				t.Fatalf("%s: %v\n%s", name, err, logs)
-			}
 
 			conn, err := grpc.NewClient(addrs[name], grpc.WithTransportCredentials(insecure.NewCredentials()))
 			if err != nil {
@@ -188,18 +125,10 @@ func TestEveryBinaryStartsAnswersHealthAndStopsOnSIGTERM(t *testing.T) {
 			}
 
 			start := time.Now()
-			if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-				t.Fatal(err)
+			if err := p.Stop(2 * time.Second); err != nil {
+				t.Fatalf("after SIGTERM: %v\n%s", err, logs)
 			}
-			select {
-			case err := <-exited:
-				if err != nil {
-					t.Fatalf("exit after SIGTERM: %v\n%s", err, logs)
-				}
-				t.Logf("%s stopped %v after SIGTERM", name, time.Since(start).Round(time.Millisecond))
-			case <-time.After(2 * time.Second):
-				t.Fatalf("%s still running 2s after SIGTERM\n%s", name, logs)
-			}
+			t.Logf("%s stopped %v after SIGTERM", name, time.Since(start).Round(time.Millisecond))
 		})
 	}
 }

@@ -8,13 +8,15 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/launch"
 )
 
 // The suite's users: allowed to talk and listed as approvers on their channel.
@@ -24,30 +26,10 @@ const (
 	cliUser   = "e2e"
 )
 
-// syncBuffer collects a process's output.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type process struct {
+	*launch.Proc
 	name string
-	cmd  *exec.Cmd
-	logs *syncBuffer
-	done chan struct{} // closed when the process has ended; err is set before
-	err  error
+	logs *testinfra.SyncBuffer
 }
 
 // suite is the whole product running as separate processes against fakes of the outside world.
@@ -109,22 +91,6 @@ func startSuite(t *testing.T, bin string) *suite {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range services {
-		p := &process{name: name, logs: &syncBuffer{}, done: make(chan struct{})}
-		p.cmd = exec.Command(filepath.Join(bin, name))
-		p.cmd.Env = identityEnv(env, name)
-		// The config names the persona and rules files relative to the repository.
-		p.cmd.Dir = root
-		p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
-		if err := p.cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		go func() {
-			p.err = p.cmd.Wait()
-			close(p.done)
-		}()
-		s.procs = append(s.procs, p)
-	}
 	t.Cleanup(func() {
 		s.stop(t)
 		if t.Failed() {
@@ -133,21 +99,16 @@ func startSuite(t *testing.T, bin string) *suite {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	for _, p := range s.procs {
-		// A process that exits (a bad config) fails at once instead of at the deadline.
-		hctx, hcancel := context.WithCancel(ctx)
-		go func() {
-			select {
-			case <-p.done:
-				hcancel()
-			case <-hctx.Done():
-			}
-		}()
-		err := waitHealthy(hctx, addrs[p.name])
-		hcancel()
+	for _, name := range services {
+		p := &process{name: name, logs: &testinfra.SyncBuffer{}}
+		// The config names the persona and rules files relative to the repository.
+		lp, err := launch.Start(ctx, launch.Spec{Name: name, BinDir: bin, Dir: root, Env: env,
+			Addr: addrs[name], ReadyPath: "/healthz", Output: p.logs})
 		if err != nil {
-			t.Fatalf("%s: %v", p.name, err)
+			t.Fatalf("%v\n%s", err, p.logs)
 		}
+		p.Proc = lp
+		s.procs = append(s.procs, p)
 	}
 	return s
 }
@@ -157,18 +118,11 @@ func (s *suite) stop(t *testing.T) {
 	t.Helper()
 	s.stopOnce.Do(func() {
 		for _, p := range s.procs {
-			_ = p.cmd.Process.Signal(syscall.SIGTERM)
+			_ = p.Signal(syscall.SIGTERM)
 		}
 		for _, p := range s.procs {
-			select {
-			case <-p.done:
-				if p.err != nil {
-					t.Errorf("%s exited with %v after SIGTERM", p.name, p.err)
-				}
-			case <-time.After(15 * time.Second):
-				t.Errorf("%s still running 15s after SIGTERM", p.name)
-				_ = p.cmd.Process.Kill()
-				<-p.done
+			if err := p.Stop(15 * time.Second); err != nil {
+				t.Errorf("%s after SIGTERM: %v", p.name, err)
 			}
 		}
 	})

@@ -9,27 +9,21 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/launch"
 )
 
-// Services are the suite's eight binaries in start order: dependencies first, so each service
-// is measured starting alone.
-var Services = []string{
-	"heartbeat", "approval", "executor", "coder-order", "router-shiro", "chat-mio", "gateway-line", "gateway-slack",
-}
+// Services are the suite's services in start order.
+var Services = launch.Services
 
 // Secrets and identities the fakes and the services share.
 const (
@@ -39,30 +33,10 @@ const (
 )
 
 // Build compiles every service of the repository at root into dir.
-func Build(ctx context.Context, root, dir string) error {
-	args := []string{"build", "-o", dir + string(filepath.Separator)}
-	for _, s := range Services {
-		args = append(args, "./services/"+s+"/cmd/"+s)
-	}
-	cmd := exec.CommandContext(ctx, "go", args...)
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build: %w\n%s", err, out)
-	}
-	return nil
-}
+func Build(ctx context.Context, root, dir string) error { return launch.Build(ctx, root, dir) }
 
 // Root finds the repository root (the directory holding go.work) from dir upwards.
-func Root(dir string) (string, error) {
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.work")); err == nil {
-			return d, nil
-		}
-		if filepath.Dir(d) == d {
-			return "", errors.New("go.work not found above " + dir)
-		}
-	}
-}
+func Root(dir string) (string, error) { return launch.Root(dir) }
 
 // Isolation is a Postgres schema and a Redis key prefix owned by one run.
 type Isolation struct {
@@ -146,14 +120,10 @@ type Options struct {
 
 // Proc is one running service.
 type Proc struct {
-	Name, Addr string
+	*launch.Proc
 	// PublicAddr is the public listener (webhooks, REST), "" for services without one.
 	PublicAddr string
-	// Ready is the time from process start to the first /readyz 200.
-	Ready time.Duration
-	cmd   *exec.Cmd
-	done  chan error
-	log   *os.File
+	log        *os.File
 }
 
 // Suite is the running services.
@@ -162,25 +132,11 @@ type Suite struct {
 	order []string
 }
 
-func envKey(service string) string {
-	return strings.ToUpper(strings.ReplaceAll(service, "-", "_"))
-}
-
 // Start launches the services one after another, each once the previous one is ready.
 func Start(ctx context.Context, o Options) (*Suite, error) {
-	public := []string{"gateway-line", "gateway-slack", "approval"}
-	free, err := testinfra.FreeAddrs(len(Services) + len(public))
+	layout, err := launch.NewLayout()
 	if err != nil {
 		return nil, err
-	}
-	addrs := map[string]string{}
-	for i, s := range Services {
-		addrs[s] = free[i]
-	}
-	// The webhooks and the REST API listen apart from the RPC ports.
-	pubAddrs := map[string]string{}
-	for i, s := range public {
-		pubAddrs[s] = free[len(Services)+i]
 	}
 	workspace := filepath.Join(o.LogDir, "workspace")
 	if err := os.MkdirAll(workspace, 0o755); err != nil {
@@ -205,80 +161,27 @@ func Start(ctx context.Context, o Options) (*Suite, error) {
 		"DEEPSEEK_API_KEY=bench-key", "OPENAI_API_KEY=bench-key", "ANTHROPIC_API_KEY=bench-key",
 		"OTEL_EXPORTER_OTLP_ENDPOINT=", "OTEL_TRACES_EXPORTER=none",
 	)
-	for _, s := range Services {
-		env = append(env,
-			fmt.Sprintf("PICOCLAW_SERVICES_%s_LISTEN=%s", envKey(s), addrs[s]),
-			fmt.Sprintf("PICOCLAW_SERVICES_%s_URL=http://%s", envKey(s), addrs[s]))
-	}
-	for s, a := range pubAddrs {
-		env = append(env,
-			fmt.Sprintf("PICOCLAW_SERVICES_%s_PUBLIC_LISTEN=%s", envKey(s), a),
-			fmt.Sprintf("PICOCLAW_SERVICES_%s_PUBLIC_URL=http://%s", envKey(s), a))
-	}
-	env = append(env, o.Env...)
+	env = append(append(env, layout.Env()...), o.Env...)
 	st := &Suite{Procs: map[string]*Proc{}}
 	for _, name := range Services {
-		// Each process holds only its own key (the test fixtures' keys).
-		p, err := startOne(ctx, o, name, addrs[name], append(slices.Clip(env), testinfra.AuthEnv(name)...))
+		logf, err := os.Create(filepath.Join(o.LogDir, name+".log"))
 		if err != nil {
 			st.Stop()
 			return nil, err
 		}
-		p.PublicAddr = pubAddrs[name]
-		st.Procs[name] = p
+		// relative paths of the default config (rules, persona) resolve in Root
+		lp, err := launch.Start(ctx, launch.Spec{Name: name, BinDir: o.BinDir, Dir: o.Root, Env: env,
+			Addr: layout.Addrs[name], Output: logf})
+		if err != nil {
+			logf.Close()
+			st.Stop()
+			return nil, fmt.Errorf("%w (log %s)", err, logf.Name())
+		}
+		st.Procs[name] = &Proc{Proc: lp, PublicAddr: layout.Public[name], log: logf}
 		st.order = append(st.order, name)
 	}
 	return st, nil
 }
-
-func startOne(ctx context.Context, o Options, name, addr string, env []string) (*Proc, error) {
-	logf, err := os.Create(filepath.Join(o.LogDir, name+".log"))
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(filepath.Join(o.BinDir, name))
-	cmd.Dir = o.Root // relative paths of the default config (rules, persona) resolve here
-	cmd.Env = env
-	cmd.Stdout, cmd.Stderr = logf, logf
-	p := &Proc{Name: name, Addr: addr, cmd: cmd, done: make(chan error, 1), log: logf}
-	client := &http.Client{Timeout: time.Second}
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return nil, err
-	}
-	go func() { p.done <- cmd.Wait() }()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		res, err := client.Get("http://" + addr + "/readyz")
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				p.Ready = time.Since(start)
-				return p, nil
-			}
-		}
-		select {
-		case err := <-p.done:
-			p.done <- err
-			return nil, fmt.Errorf("%s exited before ready: %v (log %s)", name, err, logf.Name())
-		case <-ctx.Done():
-			p.stop()
-			return nil, ctx.Err()
-		case <-time.After(time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			p.stop()
-			return nil, fmt.Errorf("%s not ready after 20s (log %s)", name, logf.Name())
-		}
-	}
-}
-
-// Pid is the process id.
-func (p *Proc) Pid() int { return p.cmd.Process.Pid }
-
-// URL is the service's base URL.
-func (p *Proc) URL() string { return "http://" + p.Addr }
 
 // PublicURL is the base URL of the public listener.
 func (p *Proc) PublicURL() string { return "http://" + p.PublicAddr }
@@ -356,15 +259,7 @@ func parseStatCPU(pid int, b []byte) (time.Duration, error) {
 
 func (p *Proc) stop() error {
 	defer p.log.Close()
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-p.done:
-		return err
-	case <-time.After(5 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-		return fmt.Errorf("%s: killed 5s after SIGTERM", p.Name)
-	}
+	return p.Stop(5 * time.Second)
 }
 
 // Stop ends the services in reverse start order.
