@@ -226,10 +226,10 @@ func Run(ctx context.Context, cfg Config) error {
 		ExecuteTimeout: cfg.Chat.ExecuteTimeout, ChatTimeout: cfg.Chat.ChatTimeout, OptionsTTL: cfg.Chat.OptionsTTL,
 		Tracer: srv.Telemetry().Tracer("chat-mio"),
 	}, sessions, jobs, app.Peers{
-		Router:    routerv1connect.NewRouterServiceClient(hc, cfg.Services.RouterShiro.URL, copts(svcauth.RouterShiro)...),
-		Approval:  approvalv1connect.NewApprovalServiceClient(hc, cfg.Services.Approval.URL, copts(svcauth.Approval)...),
-		Executor:  executorv1connect.NewExecutorServiceClient(hc, cfg.Services.Executor.URL, copts(svcauth.Executor)...),
-		Heartbeat: heartbeatv1connect.NewHeartbeatServiceClient(hc, cfg.Services.Heartbeat.URL, copts(svcauth.Heartbeat)...),
+		Router:    peers.Router{Client: routerv1connect.NewRouterServiceClient(hc, cfg.Services.RouterShiro.URL, copts(svcauth.RouterShiro)...)},
+		Approvals: peers.Approvals{Client: approvalv1connect.NewApprovalServiceClient(hc, cfg.Services.Approval.URL, copts(svcauth.Approval)...)},
+		Executor:  peers.Executor{Client: executorv1connect.NewExecutorServiceClient(hc, cfg.Services.Executor.URL, copts(svcauth.Executor)...)},
+		Heartbeat: peers.Heartbeat{Client: heartbeatv1connect.NewHeartbeatServiceClient(hc, cfg.Services.Heartbeat.URL, copts(svcauth.Heartbeat)...)},
 	}, model, gw, log)
 	if err != nil {
 		return err

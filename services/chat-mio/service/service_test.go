@@ -83,7 +83,7 @@ func start(t *testing.T, spans ...sdktrace.SpanProcessor) *running {
 	cfg.Redis.Addr, cfg.Redis.KeyPrefix = r.Addr, r.Prefix
 	cfg.LogLevel = "debug"
 	cfg.Services.RouterShiro.URL = peers.RouterSrv.URL
-	cfg.Services.Approval.URL = peers.ApprovalSrv.URL
+	cfg.Services.Approval.URL = peers.Approval.URL
 	cfg.Services.Executor.URL = peers.ExecutorSrv.URL
 	cfg.Services.Heartbeat.URL = peers.HeartbeatSrv.URL
 	cfg.Services.GatewayLine.URL = peers.GatewaySrv.URL
@@ -232,7 +232,7 @@ func TestApprovalConversationEndToEnd(t *testing.T) {
 	if got := replyText(r.send(t, "Uowner", "/deny "+id2+" 不要になった")); !strings.Contains(got, "理由: 不要になった") {
 		t.Fatalf("deny: %s", got)
 	}
-	if j := r.peers.Approval.Job(id2); j.GetDenyReason() != "不要になった" {
+	if j := r.peers.Job(t, id2); j.GetDenyReason() != "不要になった" {
 		t.Fatalf("stored reason %q", j.GetDenyReason())
 	}
 
@@ -267,10 +267,8 @@ func TestApprovalConversationEndToEnd(t *testing.T) {
 	if !found {
 		t.Error("executor log has no line with the job id")
 	}
-	for _, ev := range r.peers.Approval.Events(id) {
-		if ev.GetJobId() != id {
-			t.Fatalf("audit event with job id %q", ev.GetJobId())
-		}
+	if got := strings.Join(r.peers.Events(t, id), ","); got != "requested,decision_rejected,granted,claimed,execution_completed" {
+		t.Fatalf("audit events of %s: %s", id, got)
 	}
 }
 

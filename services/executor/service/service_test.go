@@ -1,9 +1,20 @@
 package service
 
 import (
+	"bytes"
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strconv"
+
+	"google.golang.org/protobuf/proto"
+
 	"encoding/json"
 	"errors"
+	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"net"
@@ -23,13 +34,14 @@ import (
 	executorv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/executor/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/executor/v1/executorv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
-	"github.com/picoclaw-suite/picoclaw/pkg/patch"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/services/approval/approvaltest"
+	approval "github.com/picoclaw-suite/picoclaw/services/approval/service"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/testpeer"
 )
 
 type suite struct {
-	peer   *testpeer.Peer
+	appr   *approvaltest.Server
 	ws     string
 	client executorv1connect.ExecutorServiceClient
 	grpc   executorv1connect.ExecutorServiceClient
@@ -53,11 +65,17 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// start runs the executor service against an in-test approval peer.
-func start(t *testing.T, mutate func(*Config)) *suite {
+// start runs the executor service against the real approval service; the owner may approve.
+func start(t *testing.T, mutate func(*Config), approval ...approvaltest.Option) *suite {
 	t.Helper()
-	peer := testpeer.Start()
-	t.Cleanup(peer.Close)
+	return startTampered(t, mutate, nil, approval...)
+}
+
+// startTampered is start with tamper changing every claim's answer on its way from approval to
+// the executor (what a compromised store or network could do).
+func startTampered(t *testing.T, mutate func(*Config), tamper func(*approvalv1.ClaimJobResponse), approval ...approvaltest.Option) *suite {
+	t.Helper()
+	appr := approvaltest.Start(t, append([]approvaltest.Option{approvaltest.WithApprovers("line", owner.GetId()), approvaltest.WithAutoApprove()}, approval...)...)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +83,10 @@ func start(t *testing.T, mutate func(*Config)) *suite {
 	cfg := DefaultConfig()
 	cfg.Auth = testinfra.Auth(Name)
 	cfg.Listener = ln
-	cfg.Services.Approval.URL = peer.URL()
+	cfg.Services.Approval.URL = appr.URL
+	if tamper != nil {
+		cfg.Services.Approval.URL = tamperingProxy(t, appr.URL, tamper)
+	}
 	cfg.Executor.Workspace = filepath.Join(t.TempDir(), "ws")
 	if err := os.Mkdir(cfg.Executor.Workspace, 0o755); err != nil {
 		t.Fatal(err)
@@ -95,7 +116,7 @@ func start(t *testing.T, mutate func(*Config)) *suite {
 	// Runs before the server stops, so shutdown does not wait for idle client connections.
 	t.Cleanup(hc.CloseIdleConnections)
 	return &suite{
-		peer:   peer,
+		appr:   appr,
 		ws:     cfg.Executor.Workspace,
 		client: executorv1connect.NewExecutorServiceClient(hc, url, testinfra.AsSuite(t, svcauth.Executor)),
 		grpc:   executorv1connect.NewExecutorServiceClient(hc, url, connect.WithGRPC(), testinfra.AsSuite(t, svcauth.Executor)),
@@ -103,15 +124,130 @@ func start(t *testing.T, mutate func(*Config)) *suite {
 	}
 }
 
-// addJob stores a job whose content hash is what pkg/patch computes for text.
-func (s *suite) addJob(t *testing.T, id, text string, status approvalv1.JobStatus) {
+// tamperingProxy forwards to approval and rewrites successful ClaimJob answers.
+func tamperingProxy(t *testing.T, target string, tamper func(*approvalv1.ClaimJobResponse)) string {
 	t.Helper()
-	p, err := patch.Parse(text, patch.Options{BroadOverwriteFiles: 10})
+	u, err := url.Parse(target)
 	if err != nil {
 		t.Fatal(err)
 	}
-	uses := slices.Contains(p.Flags, patch.FlagBrowser)
-	s.peer.Add(testpeer.Job{ID: id, Status: status, Patch: text, Hash: p.Hash, UsesBrowser: uses})
+	rp := httputil.NewSingleHostReverseProxy(u)
+	direct := rp.Director
+	rp.Director = func(r *http.Request) {
+		direct(r)
+		// Uncompressed answers, so they can be rewritten.
+		r.Header.Del("Accept-Encoding")
+		r.Header.Del("Connect-Accept-Encoding")
+	}
+	rp.ModifyResponse = func(res *http.Response) error {
+		if !strings.HasSuffix(res.Request.URL.Path, "/ClaimJob") || res.StatusCode != http.StatusOK {
+			return nil
+		}
+		body, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		if err != nil {
+			return err
+		}
+		var claim approvalv1.ClaimJobResponse
+		if err := proto.Unmarshal(body, &claim); err != nil {
+			return err
+		}
+		tamper(&claim)
+		if body, err = proto.Marshal(&claim); err != nil {
+			return err
+		}
+		res.Body = io.NopCloser(bytes.NewReader(body))
+		res.ContentLength = int64(len(body))
+		res.Header.Set("Content-Length", strconv.Itoa(len(body)))
+		return nil
+	}
+	srv := httptest.NewUnstartedServer(rp)
+	// The executor's client speaks h2c.
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	protocols.SetUnencryptedHTTP2(true)
+	srv.Config.Protocols = &protocols
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+var owner = &commonv1.Actor{Id: "Uowner", Channel: "line"}
+
+// addJob brings a job with patch text into status through approval's own API.
+func (s *suite) addJob(t *testing.T, id, text string, status approvalv1.JobStatus) {
+	t.Helper()
+	ctx, c := context.Background(), s.appr.Client
+	res, err := c.RequestApproval(ctx, &approvalv1.RequestApprovalRequest{Proposal: &commonv1.Proposal{JobId: id, Plan: "test " + id, Patch: text},
+		SessionId: "line:Uowner", Channel: "line", RequestedBy: owner, Route: commonv1.Route_ROUTE_CODE})
+	if err != nil {
+		t.Fatalf("request %s: %v", id, err)
+	}
+	switch status {
+	case approvalv1.JobStatus_JOB_STATUS_PENDING, approvalv1.JobStatus_JOB_STATUS_REFUSED:
+	case approvalv1.JobStatus_JOB_STATUS_DENIED:
+		_, err = c.Deny(ctx, &approvalv1.DenyRequest{JobId: id, Actor: owner})
+	case approvalv1.JobStatus_JOB_STATUS_CANCELLED:
+		_, err = c.Cancel(ctx, &approvalv1.CancelRequest{JobId: id, Actor: owner})
+	case approvalv1.JobStatus_JOB_STATUS_GRANTED:
+		_, err = c.Approve(ctx, &approvalv1.ApproveRequest{JobId: id, Actor: owner})
+	case approvalv1.JobStatus_JOB_STATUS_COMPLETED:
+		if _, err = c.Approve(ctx, &approvalv1.ApproveRequest{JobId: id, Actor: owner}); err == nil {
+			if _, err = c.ClaimJob(ctx, &approvalv1.ClaimJobRequest{JobId: id, ExecutorId: "executor"}); err == nil {
+				_, err = c.ReportExecution(ctx, &approvalv1.ReportExecutionRequest{JobId: id, ExecutorId: "executor",
+					Event: approvalv1.ExecutionEvent_EXECUTION_EVENT_COMPLETED, Result: &commonv1.ExecutionResult{Success: true}})
+			}
+		}
+	case approvalv1.JobStatus_JOB_STATUS_EXPIRED:
+		// approval expires it on its own (the suite's pending TTL is short).
+		deadline := time.Now().Add(10 * time.Second)
+		for s.job(t, id).GetStatus() != status && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+	default:
+		t.Fatalf("addJob: status %v", status)
+	}
+	if err != nil {
+		t.Fatalf("job %s to %v: %v", id, status, err)
+	}
+	if got := s.job(t, id).GetStatus(); got != status {
+		t.Fatalf("job %s is %v, want %v (outcome %v)", id, got, status, res.GetOutcome())
+	}
+}
+
+func (s *suite) job(t *testing.T, id string) *approvalv1.Job {
+	t.Helper()
+	res, err := s.appr.Client.GetJob(context.Background(), &approvalv1.GetJobRequest{JobId: id})
+	if err != nil {
+		t.Fatalf("get %s: %v", id, err)
+	}
+	return res.GetJob()
+}
+
+// events are a job's audit events; approval must find the chain intact.
+func (s *suite) events(t *testing.T, id string) []*approvalv1.JobEvent {
+	t.Helper()
+	res, err := s.appr.Client.ListJobEvents(context.Background(), &approvalv1.ListJobEventsRequest{JobId: id})
+	if err != nil {
+		t.Fatalf("events %s: %v", id, err)
+	}
+	if !res.GetChainValid() {
+		t.Fatalf("audit chain of %s does not verify", id)
+	}
+	return res.GetEvents()
+}
+
+// executorEvents are the types of the events from the claim on.
+func (s *suite) executorEvents(t *testing.T, id string) []string {
+	t.Helper()
+	var out []string
+	for _, e := range s.events(t, id) {
+		if e.GetActor().GetChannel() == "executor" || strings.HasPrefix(e.GetType(), "execution_") || e.GetType() == "claimed" ||
+			e.GetType() == "claim_rejected" || e.GetType() == "hash_mismatch" {
+			out = append(out, e.GetType())
+		}
+	}
+	return out
 }
 
 func jsonPatch(t *testing.T, cmds ...map[string]any) string {
@@ -127,10 +263,10 @@ func cmd(typ, action, target, content string) map[string]any {
 	return map[string]any{"type": typ, "action": action, "target": target, "content": content}
 }
 
-func eventTypes(evs []testpeer.Event) []string {
+func eventTypes(evs []*approvalv1.JobEvent) []string {
 	var out []string
 	for _, e := range evs {
-		out = append(out, e.Type)
+		out = append(out, e.GetType())
 	}
 	return out
 }
@@ -181,8 +317,8 @@ func TestExecuteRunsAnApprovedJobExactlyOnce(t *testing.T) {
 			t.Errorf("refusal code = %v (%v)", codeOf(err), err)
 		}
 	}
-	if succeeded != 1 || s.peer.SuccessfulClaims() != 1 {
-		t.Fatalf("succeeded %d, claims %d", succeeded, s.peer.SuccessfulClaims())
+	if claims := countOf(eventTypes(s.events(t, "job_20260101_001")), "claimed"); succeeded != 1 || claims != 1 {
+		t.Fatalf("succeeded %d, claims %d", succeeded, claims)
 	}
 	if got := readFile(t, filepath.Join(s.ws, "runs.log")); got != "run\n" {
 		t.Fatalf("runs.log = %q", got)
@@ -197,21 +333,16 @@ func TestExecuteRunsAnApprovedJobExactlyOnce(t *testing.T) {
 	if !strings.Contains(ok.GetResultText(), "実行: 2 件, 成功: 2 件, 失敗: 0 件") || !strings.Contains(ok.GetResultText(), "✓ [1] shell_command run") {
 		t.Fatalf("text = %s", ok.GetResultText())
 	}
-	evs := s.peer.Events("job_20260101_001")
-	types := eventTypes(evs)
-	if types[0] != "claimed" || types[1] != "execution_started" || !slices.Contains(types, "execution_completed") {
+	types := s.executorEvents(t, "job_20260101_001")
+	if !slices.Contains(types, "claimed") || !slices.Contains(types, "execution_completed") {
 		t.Fatalf("events = %v", types)
 	}
-	if countOf(types, "claim_rejected") != callers-1 || countOf(types, "execution_refused") != callers-1 {
+	if countOf(types, "claim_rejected") != callers-1 {
 		t.Fatalf("refusals not audited: %v", types)
 	}
-	for _, e := range evs {
-		if e.Type == "execution_completed" && (!e.Result || !e.Report.GetResult().GetSuccess() || e.Report.GetExecutorId() != "executor") {
-			t.Fatalf("completed report = %v", e.Report)
-		}
-	}
-	if st := s.peer.Job("job_20260101_001").Status; st != approvalv1.JobStatus_JOB_STATUS_COMPLETED {
-		t.Fatalf("status = %v", st)
+	if j := s.job(t, "job_20260101_001"); j.GetStatus() != approvalv1.JobStatus_JOB_STATUS_COMPLETED || !j.GetResult().GetSuccess() ||
+		j.GetResult().GetExecuted() != 2 {
+		t.Fatalf("job = %v %v", j.GetStatus(), j.GetResult())
 	}
 }
 
@@ -243,16 +374,28 @@ func TestRefusedJobsAreAuditedAndNothingRuns(t *testing.T) {
 		code   connect.Code
 		reason string
 	}{
-		{"job_20260101_011", approvalv1.JobStatus_JOB_STATUS_PENDING, connect.CodeFailedPrecondition, "PENDING"},
-		{"job_20260101_012", approvalv1.JobStatus_JOB_STATUS_DENIED, connect.CodeFailedPrecondition, "DENIED"},
+		{"job_20260101_011", approvalv1.JobStatus_JOB_STATUS_PENDING, connect.CodeFailedPrecondition, "pending"},
+		{"job_20260101_012", approvalv1.JobStatus_JOB_STATUS_DENIED, connect.CodeFailedPrecondition, "denied"},
 		{"job_20260101_013", approvalv1.JobStatus_JOB_STATUS_EXPIRED, connect.CodeFailedPrecondition, "expired"},
 		{"job_20260101_014", approvalv1.JobStatus_JOB_STATUS_COMPLETED, connect.CodeFailedPrecondition, "already claimed"},
-		{"job_20260101_015", approvalv1.JobStatus_JOB_STATUS_CANCELLED, connect.CodeFailedPrecondition, "CANCELLED"},
-		{"job_20260101_016", approvalv1.JobStatus_JOB_STATUS_REFUSED, connect.CodeFailedPrecondition, "REFUSED"},
+		{"job_20260101_015", approvalv1.JobStatus_JOB_STATUS_CANCELLED, connect.CodeFailedPrecondition, "cancelled"},
+		{"job_20260101_016", approvalv1.JobStatus_JOB_STATUS_REFUSED, connect.CodeFailedPrecondition, "refused"},
 		{"job_20260101_017", 0, connect.CodeNotFound, "not found"},
 	}
+	// Expiry needs approval's pending TTL short, so that job lives in an approval of its own.
+	expiring := start(t, nil, approvaltest.WithConfig(func(c *approval.Config) {
+		c.Approval.PendingTTL, c.Approval.SweepInterval = 50*time.Millisecond, 20*time.Millisecond
+	}))
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {
+			s := s
+			text := text
+			switch tt.status {
+			case approvalv1.JobStatus_JOB_STATUS_EXPIRED:
+				s = expiring
+			case approvalv1.JobStatus_JOB_STATUS_REFUSED:
+				text = "```bash\ntouch ran.txt; rm -rf /\n```\n"
+			}
 			if tt.status != 0 {
 				s.addJob(t, tt.id, text, tt.status)
 			}
@@ -260,8 +403,10 @@ func TestRefusedJobsAreAuditedAndNothingRuns(t *testing.T) {
 			if codeOf(err) != tt.code || !strings.Contains(err.Error(), tt.reason) {
 				t.Fatalf("err = %v, want %v mentioning %q", err, tt.code, tt.reason)
 			}
-			types := eventTypes(s.peer.Events(tt.id))
-			if !slices.Equal(types, []string{"claim_rejected", "execution_refused"}) {
+			if tt.status == 0 {
+				return // approval keeps no log of a job it never had
+			}
+			if types := s.executorEvents(t, tt.id); !slices.Contains(types, "claim_rejected") {
 				t.Fatalf("events = %v", types)
 			}
 		})
@@ -275,14 +420,11 @@ func TestRefusedJobsAreAuditedAndNothingRuns(t *testing.T) {
 }
 
 func TestHashMismatchIsRefusedAndReported(t *testing.T) {
-	s := start(t, nil)
 	approved := "```bash\necho approved > out.txt\n```\n"
 	tampered := "```bash\necho tampered > out.txt\n```\n"
-	p, err := patch.Parse(approved, patch.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.peer.Add(testpeer.Job{ID: "job_20260101_021", Status: approvalv1.JobStatus_JOB_STATUS_GRANTED, Patch: tampered, Hash: p.Hash})
+	s := startTampered(t, nil, func(c *approvalv1.ClaimJobResponse) { c.Patch = tampered })
+	var err error
+	s.addJob(t, "job_20260101_021", approved, approvalv1.JobStatus_JOB_STATUS_GRANTED)
 	_, err = s.client.Execute(context.Background(), &executorv1.ExecuteRequest{JobId: "job_20260101_021"})
 	if codeOf(err) != connect.CodeDataLoss || !strings.Contains(err.Error(), "hash mismatch") {
 		t.Fatalf("err = %v", err)
@@ -290,11 +432,11 @@ func TestHashMismatchIsRefusedAndReported(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(s.ws, "out.txt")); err == nil {
 		t.Fatal("tampered content ran")
 	}
-	types := eventTypes(s.peer.Events("job_20260101_021"))
+	types := s.executorEvents(t, "job_20260101_021")
 	if !slices.Equal(types, []string{"claimed", "hash_mismatch"}) {
 		t.Fatalf("events = %v", types)
 	}
-	if st := s.peer.Job("job_20260101_021").Status; st != approvalv1.JobStatus_JOB_STATUS_FAILED {
+	if st := s.job(t, "job_20260101_021").GetStatus(); st != approvalv1.JobStatus_JOB_STATUS_FAILED {
 		t.Fatalf("status = %v", st)
 	}
 }
@@ -358,14 +500,15 @@ func TestBrowserToolErrorFailsTheCommand(t *testing.T) {
 func TestBrowserJobUnderAutoApproveIsRefused(t *testing.T) {
 	bridge := testpeer.StartBridge(map[string]map[string]string{"https://example.test/": {}})
 	t.Cleanup(bridge.Close)
-	s := start(t, func(c *Config) { c.Executor.MCP.ChromeBridgeURL = bridge.URL() })
+	// Approval never auto-approves a browser job; the claim says so anyway and hides that the job
+	// uses the browser: the executor finds out itself.
+	s := startTampered(t, func(c *Config) { c.Executor.MCP.ChromeBridgeURL = bridge.URL() }, func(c *approvalv1.ClaimJobResponse) {
+		c.AutoApproved = true
+		c.Job.UsesBrowser = false
+	})
 	text := jsonPatch(t, cmd("browser", "chrome_navigate", "https://example.test/", ""))
-	p, err := patch.Parse(text, patch.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The stored job does not even say it uses the browser: the executor finds out itself.
-	s.peer.Add(testpeer.Job{ID: "job_20260101_033", Status: approvalv1.JobStatus_JOB_STATUS_AUTO_APPROVED, Patch: text, Hash: p.Hash})
+	var err error
+	s.addJob(t, "job_20260101_033", text, approvalv1.JobStatus_JOB_STATUS_GRANTED)
 	_, err = s.client.Execute(context.Background(), &executorv1.ExecuteRequest{JobId: "job_20260101_033"})
 	if codeOf(err) != connect.CodePermissionDenied || !strings.Contains(err.Error(), "auto-approved") {
 		t.Fatalf("err = %v", err)
@@ -373,7 +516,7 @@ func TestBrowserJobUnderAutoApproveIsRefused(t *testing.T) {
 	if calls := bridge.Calls(); len(calls) != 0 {
 		t.Fatalf("bridge was called: %v", calls)
 	}
-	if types := eventTypes(s.peer.Events("job_20260101_033")); !slices.Equal(types, []string{"claimed", "execution_refused"}) {
+	if types := s.executorEvents(t, "job_20260101_033"); !slices.Equal(types, []string{"claimed", "execution_refused"}) {
 		t.Fatalf("events = %v", types)
 	}
 }
@@ -398,7 +541,7 @@ func TestUnreachableBridgeFailsClearly(t *testing.T) {
 	if !strings.Contains(res.GetResultText(), "✗ [1] browser chrome_get_text h1") {
 		t.Fatalf("text = %s", res.GetResultText())
 	}
-	if types := eventTypes(s.peer.Events("job_20260101_034")); !slices.Contains(types, "execution_failed") {
+	if types := s.executorEvents(t, "job_20260101_034"); !slices.Contains(types, "execution_failed") {
 		t.Fatalf("events = %v", types)
 	}
 }
@@ -430,7 +573,7 @@ func TestDryRun(t *testing.T) {
 	if err != nil || !ex.GetResult().GetDryRun() {
 		t.Fatalf("dry execute: %v %v", ex, err)
 	}
-	if st := s.peer.Job("job_20260101_041").Status; st != approvalv1.JobStatus_JOB_STATUS_GRANTED || s.peer.SuccessfulClaims() != 0 {
+	if st := s.job(t, "job_20260101_041").GetStatus(); st != approvalv1.JobStatus_JOB_STATUS_GRANTED || slices.Contains(eventTypes(s.events(t, "job_20260101_041")), "claimed") {
 		t.Fatalf("dry run claimed the job: %v", st)
 	}
 	if entries, _ := os.ReadDir(s.ws); len(entries) != 0 {
@@ -460,10 +603,9 @@ func TestFailedJobIsRolledBackAndReported(t *testing.T) {
 	if got := readFile(t, filepath.Join(s.ws, "a.txt")); got != "original\n" {
 		t.Fatalf("a.txt = %q", got)
 	}
-	evs := s.peer.Events("job_20260101_051")
-	last := evs[len(evs)-1]
-	if last.Type != "execution_failed" || !last.Report.GetResult().GetRolledBack() {
-		t.Fatalf("last event = %+v", last)
+	evs := s.events(t, "job_20260101_051")
+	if last := evs[len(evs)-1]; last.GetType() != "execution_failed" || !s.job(t, "job_20260101_051").GetResult().GetRolledBack() {
+		t.Fatalf("last event = %v, job = %v", last, s.job(t, "job_20260101_051"))
 	}
 	logs := s.logs.String()
 	for _, ev := range []string{"worker.patch_execution_start", "worker.command_executed", "worker.command_failed", "worker.patch_execution_complete", "executor.rollback"} {

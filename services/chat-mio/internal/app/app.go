@@ -105,7 +105,7 @@ type App struct {
 
 // New builds the App.
 func New(cfg Config, store SessionStore, jobs JobIDs, peers Peers, model llm.Client, notifier Notifier, log *slog.Logger) (*App, error) {
-	if store == nil || jobs == nil || peers.Router == nil || peers.Approval == nil || peers.Executor == nil ||
+	if store == nil || jobs == nil || peers.Router == nil || peers.Approvals == nil || peers.Executor == nil ||
 		peers.Heartbeat == nil || model == nil || notifier == nil || log == nil {
 		return nil, errors.New("chat-mio app: every dependency is required")
 	}
@@ -133,7 +133,7 @@ type turn struct {
 	loc    domain.Locale
 	jobID  string
 	sess   domain.Session
-	actor  *commonv1.Actor
+	actor  Actor
 	now    time.Time
 	day    string
 	result *chatv1.HandleMessageResponse
@@ -180,13 +180,13 @@ func (a *App) HandleMessage(ctx context.Context, req *chatv1.HandleMessageReques
 		req:    req,
 		loc:    domain.ParseLocale(req.GetLocale(), a.cfg.Locale),
 		jobID:  id,
-		actor:  &commonv1.Actor{Id: req.GetUserId(), Channel: domain.Channel(req.GetSessionId())},
+		actor:  Actor{ID: req.GetUserId(), Channel: domain.Channel(req.GetSessionId())},
 		now:    now,
 		day:    domain.MemoryDay(now, a.cfg.Location),
 		result: &chatv1.HandleMessageResponse{JobId: id},
 	}
 	a.log.InfoContext(ctx, "message.received", slog.String("session_id", req.GetSessionId()),
-		slog.String("channel", t.actor.GetChannel()), slog.String("event_id", req.GetEventId()),
+		slog.String("channel", t.actor.Channel), slog.String("event_id", req.GetEventId()),
 		slog.Bool("action", req.GetAction() != nil))
 
 	sess, err := a.store.Load(ctx, req.GetSessionId(), t.day, a.cfg.MemoryTurns)

@@ -6,12 +6,6 @@ import (
 	"log/slog"
 	"strings"
 
-	"connectrpc.com/connect"
-	"google.golang.org/protobuf/types/known/durationpb"
-
-	approvalv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1"
-	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
-	heartbeatv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/heartbeat/v1"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/domain"
 )
@@ -46,7 +40,7 @@ func forJob(ctx context.Context, t *turn, id string) context.Context {
 func (a *App) approve(ctx context.Context, t *turn, id string) {
 	ctx = forJob(ctx, t, id)
 	actx, cancel := context.WithTimeout(ctx, a.cfg.ApprovalTimeout)
-	res, err := a.peers.Approval.Approve(actx, &approvalv1.ApproveRequest{JobId: id, Actor: t.actor})
+	job, err := a.peers.Approvals.Approve(actx, id, t.actor)
 	cancel()
 	if err != nil {
 		// Granted earlier but never run (the answer was lost, or the executor was down): the
@@ -61,11 +55,10 @@ func (a *App) approve(ctx context.Context, t *turn, id string) {
 		return
 	}
 	a.forgetPending(ctx, t, id)
-	a.log.InfoContext(ctx, "approval.granted", slog.String("approver", t.actor.GetId()))
-	status := res.GetJob().GetStatus()
-	if status != approvalv1.JobStatus_JOB_STATUS_GRANTED && status != approvalv1.JobStatus_JOB_STATUS_AUTO_APPROVED {
+	a.log.InfoContext(ctx, "approval.granted", slog.String("approver", t.actor.ID))
+	if !job.Status.Executable() {
 		// Approval answered without a grant: never execute on anything but a recorded grant.
-		t.say(domain.T(t.loc, domain.MsgJobConflict, id, statusName(status)))
+		t.say(domain.T(t.loc, domain.MsgJobConflict, id, string(job.Status)))
 		return
 	}
 	text, async := a.execute(ctx, t, id)
@@ -76,18 +69,18 @@ func (a *App) approve(ctx context.Context, t *turn, id string) {
 func (a *App) deny(ctx context.Context, t *turn, id, reason string) {
 	ctx = forJob(ctx, t, id)
 	actx, cancel := context.WithTimeout(ctx, a.cfg.ApprovalTimeout)
-	res, err := a.peers.Approval.Deny(actx, &approvalv1.DenyRequest{JobId: id, Actor: t.actor, Reason: reason})
+	job, err := a.peers.Approvals.Deny(actx, id, t.actor, reason)
 	cancel()
 	if err != nil {
 		t.say(a.decisionError(ctx, t, "approval.deny", id, err))
 		return
 	}
 	a.forgetPending(ctx, t, id)
-	stored := res.GetJob().GetDenyReason()
+	stored := job.DenyReason
 	if stored == "" {
 		stored = reason
 	}
-	a.log.InfoContext(ctx, "approval.denied", slog.String("approver", t.actor.GetId()), slog.String("reason", stored))
+	a.log.InfoContext(ctx, "approval.denied", slog.String("approver", t.actor.ID), slog.String("reason", stored))
 	if stored == "" {
 		t.say(domain.T(t.loc, domain.MsgDenied, id))
 		return
@@ -97,46 +90,57 @@ func (a *App) deny(ctx context.Context, t *turn, id, reason string) {
 
 // decisionError turns a failed approve/deny into a user message and logs the detail.
 func (a *App) decisionError(ctx context.Context, t *turn, op, id string, err error) string {
-	code := connect.CodeOf(err)
-	a.log.WarnContext(ctx, op+".failed", slog.String("code", code.String()), slog.Any("error", err))
-	switch code {
-	case connect.CodePermissionDenied, connect.CodeUnauthenticated:
+	a.log.WarnContext(ctx, op+".failed", slog.String("kind", errKind(err)), slog.Any("error", err))
+	cmd, usage := "/approve", domain.MsgUsageApprove
+	if op == "approval.deny" {
+		cmd, usage = "/deny", domain.MsgUsageDeny
+	}
+	switch {
+	case errors.Is(err, domain.ErrUnavailable):
+		return domain.T(t.loc, domain.MsgDecisionDown, id, cmd)
+	case errors.Is(err, domain.ErrForbidden):
 		return domain.T(t.loc, domain.MsgNotApprover, id)
-	case connect.CodeNotFound:
+	case errors.Is(err, domain.ErrNotFound):
 		a.forgetPending(ctx, t, id)
 		return domain.T(t.loc, domain.MsgJobNotFound, id)
-	case connect.CodeFailedPrecondition, connect.CodeAlreadyExists, connect.CodeAborted:
+	case errors.Is(err, domain.ErrConflict):
 		return domain.T(t.loc, domain.MsgJobConflict, id, a.jobStatus(ctx, id, err))
-	case connect.CodeInvalidArgument:
-		if op == "approval.deny" {
-			return domain.T(t.loc, domain.MsgUsageDeny)
+	case errors.Is(err, domain.ErrInvalid):
+		return withDetail(domain.T(t.loc, usage), domain.PeerMessage(err))
+	}
+	return domain.T(t.loc, domain.MsgDecisionFailed, id, cmd)
+}
+
+// withDetail appends a peer's explanation on a line of its own, when there is one.
+func withDetail(text, detail string) string {
+	if detail = strings.TrimSpace(detail); detail != "" {
+		return text + "\n" + domain.ClipTurn(detail, 200)
+	}
+	return text
+}
+
+// errKind names the domain kind of a peer error, for logs.
+func errKind(err error) string {
+	for _, k := range []error{domain.ErrUnavailable, domain.ErrNotFound, domain.ErrConflict, domain.ErrForbidden, domain.ErrInvalid} {
+		if errors.Is(err, k) {
+			return k.Error()
 		}
-		return domain.T(t.loc, domain.MsgUsageApprove)
 	}
-	cmd := "/approve"
-	if op == "approval.deny" {
-		cmd = "/deny"
-	}
-	return domain.T(t.loc, domain.MsgDecisionDown, id, cmd)
+	return "unexpected"
 }
 
 // jobStatus names the job's current state for a conflict message.
 func (a *App) jobStatus(ctx context.Context, id string, cause error) string {
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.ApprovalTimeout)
 	defer cancel()
-	res, err := a.peers.Approval.GetJob(ctx, &approvalv1.GetJobRequest{JobId: id})
+	job, err := a.peers.Approvals.Job(ctx, id)
 	if err != nil {
-		var ce *connect.Error
-		if errors.As(cause, &ce) {
-			return ce.Message()
+		if msg := domain.PeerMessage(cause); msg != "" {
+			return msg
 		}
 		return cause.Error()
 	}
-	return statusName(res.GetJob().GetStatus())
-}
-
-func statusName(s approvalv1.JobStatus) string {
-	return strings.ToLower(strings.TrimPrefix(s.String(), "JOB_STATUS_"))
+	return string(job.Status)
 }
 
 func (a *App) forgetPending(ctx context.Context, t *turn, id string) {
@@ -151,7 +155,6 @@ func (a *App) forgetPending(ctx context.Context, t *turn, id string) {
 func (a *App) autoApprove(ctx context.Context, t *turn, cmd domain.Command) {
 	actx, cancel := context.WithTimeout(ctx, a.cfg.ApprovalTimeout)
 	defer cancel()
-	loc := string(t.loc)
 	var text, fallback string
 	var err error
 	switch cmd.Kind {
@@ -160,39 +163,31 @@ func (a *App) autoApprove(ctx context.Context, t *turn, cmd domain.Command) {
 			t.say(domain.T(t.loc, domain.MsgAutoDegraded))
 			return
 		}
-		req := &approvalv1.SetAutoApproveRequest{Actor: t.actor, PathPrefixes: cmd.Auto.Paths, AllowedOperations: cmd.Auto.Ops, Locale: loc}
-		if cmd.Auto.TTL > 0 {
-			req.Ttl = durationpb.New(cmd.Auto.TTL)
-		}
-		for _, tt := range cmd.Auto.TaskTypes {
-			req.TaskTypes = append(req.TaskTypes, commonv1.TaskType(commonv1.TaskType_value["TASK_TYPE_"+strings.ToUpper(tt)]))
-		}
-		for _, r := range cmd.Auto.Routes {
-			req.Routes = append(req.Routes, RouteEnum(r))
-		}
-		var res *approvalv1.SetAutoApproveResponse
-		res, err = a.peers.Approval.SetAutoApprove(actx, req)
-		text, fallback = res.GetStatusText(), domain.T(t.loc, domain.MsgAutoOn)
+		text, err = a.peers.Approvals.SetAutoApprove(actx, AutoApproveInput{By: t.actor, TTL: cmd.Auto.TTL, Paths: cmd.Auto.Paths,
+			Ops: cmd.Auto.Ops, TaskTypes: cmd.Auto.TaskTypes, Routes: cmd.Auto.Routes, Locale: t.loc})
+		fallback = domain.T(t.loc, domain.MsgAutoOn)
 	case domain.CmdAutoApproveOff:
-		var res *approvalv1.DisableAutoApproveResponse
-		res, err = a.peers.Approval.DisableAutoApprove(actx, &approvalv1.DisableAutoApproveRequest{Actor: t.actor, Locale: loc})
-		text, fallback = res.GetStatusText(), domain.T(t.loc, domain.MsgAutoOff)
+		text, err = a.peers.Approvals.DisableAutoApprove(actx, t.actor, t.loc)
+		fallback = domain.T(t.loc, domain.MsgAutoOff)
 	default:
-		var res *approvalv1.GetAutoApproveResponse
-		res, err = a.peers.Approval.GetAutoApprove(actx, &approvalv1.GetAutoApproveRequest{Locale: loc})
-		text, fallback = res.GetStatusText(), domain.T(t.loc, domain.MsgAutoStatusOff)
-		if res.GetGrant().GetActive() {
+		var st AutoApproveStatus
+		st, err = a.peers.Approvals.AutoApproveStatus(actx, t.loc)
+		text, fallback = st.Text, domain.T(t.loc, domain.MsgAutoStatusOff)
+		if st.Active {
 			fallback = domain.T(t.loc, domain.MsgAutoOn)
 		}
 	}
 	if err != nil {
-		code := connect.CodeOf(err)
-		a.log.WarnContext(ctx, "approval.auto_approve.failed", slog.String("code", code.String()), slog.Any("error", err))
-		switch code {
-		case connect.CodePermissionDenied, connect.CodeUnauthenticated:
+		a.log.WarnContext(ctx, "approval.auto_approve.failed", slog.String("kind", errKind(err)), slog.Any("error", err))
+		switch {
+		case errors.Is(err, domain.ErrUnavailable):
+			t.say(domain.T(t.loc, domain.MsgAutoDown))
+		case errors.Is(err, domain.ErrForbidden):
 			t.say(domain.T(t.loc, domain.MsgNotApproverAuto))
-		case connect.CodeInvalidArgument:
-			t.say(domain.T(t.loc, domain.MsgUsageAuto) + "\n" + connectMessage(err))
+		case errors.Is(err, domain.ErrInvalid):
+			t.say(withDetail(domain.T(t.loc, domain.MsgUsageAuto), domain.PeerMessage(err)))
+		case errors.Is(err, domain.ErrConflict), errors.Is(err, domain.ErrNotFound):
+			t.say(domain.T(t.loc, domain.MsgAutoRefused, domain.ClipTurn(domain.PeerMessage(err), 200)))
 		default:
 			t.say(domain.T(t.loc, domain.MsgPeerFailed, "approval"))
 		}
@@ -205,24 +200,16 @@ func (a *App) autoApprove(ctx context.Context, t *turn, cmd domain.Command) {
 	t.say(text)
 }
 
-func connectMessage(err error) string {
-	var ce *connect.Error
-	if errors.As(err, &ce) {
-		return ce.Message()
-	}
-	return ""
-}
-
 func (a *App) status(ctx context.Context, t *turn) {
 	hctx, cancel := context.WithTimeout(ctx, a.cfg.ApprovalTimeout)
-	res, err := a.peers.Heartbeat.Report(hctx, &heartbeatv1.ReportRequest{Locale: string(t.loc)})
+	report, err := a.peers.Heartbeat.Report(hctx, t.loc)
 	cancel()
 	var parts []string
 	if err != nil {
 		a.log.WarnContext(ctx, "heartbeat.report_failed", slog.Any("error", err))
 		parts = append(parts, domain.T(t.loc, domain.MsgHeartbeatDown))
 	} else {
-		parts = append(parts, res.GetText())
+		parts = append(parts, report)
 	}
 	local := domain.T(t.loc, domain.MsgNo)
 	if t.sess.LocalOnly {
@@ -242,11 +229,10 @@ func (a *App) stillPending(ctx context.Context, t *turn) []string {
 	var out []string
 	for _, id := range t.sess.Pending {
 		actx, cancel := context.WithTimeout(ctx, a.cfg.ApprovalTimeout)
-		res, err := a.peers.Approval.GetJob(actx, &approvalv1.GetJobRequest{JobId: id})
+		job, err := a.peers.Approvals.Job(actx, id)
 		cancel()
 		switch {
-		case err == nil && res.GetJob().GetStatus() != approvalv1.JobStatus_JOB_STATUS_PENDING,
-			connect.CodeOf(err) == connect.CodeNotFound:
+		case err == nil && job.Status != StatusPending, errors.Is(err, domain.ErrNotFound):
 			a.forgetPending(ctx, t, id)
 		default:
 			out = append(out, id)
@@ -273,21 +259,15 @@ func (a *App) setLocal(ctx context.Context, t *turn, on bool) {
 // grantedButNotRun reports whether a refused /approve met a job that is already granted and not
 // yet claimed.
 func (a *App) grantedButNotRun(ctx context.Context, id string, err error) bool {
-	switch connect.CodeOf(err) {
-	case connect.CodeAborted, connect.CodeFailedPrecondition, connect.CodeAlreadyExists:
-	default:
+	if !errors.Is(err, domain.ErrConflict) {
 		return false
 	}
 	gctx, cancel := context.WithTimeout(ctx, a.cfg.ApprovalTimeout)
 	defer cancel()
-	res, gerr := a.peers.Approval.GetJob(gctx, &approvalv1.GetJobRequest{JobId: id})
-	if gerr != nil {
+	job, gerr := a.peers.Approvals.Job(gctx, id)
+	if gerr != nil || !job.Status.Executable() {
 		return false
 	}
-	switch res.GetJob().GetStatus() {
-	case approvalv1.JobStatus_JOB_STATUS_GRANTED, approvalv1.JobStatus_JOB_STATUS_AUTO_APPROVED:
-		a.log.InfoContext(ctx, "approval.resume_execution", slog.String("status", res.GetJob().GetStatus().String()))
-		return true
-	}
-	return false
+	a.log.InfoContext(ctx, "approval.resume_execution", slog.String("status", string(job.Status)))
+	return true
 }

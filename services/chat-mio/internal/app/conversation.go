@@ -2,99 +2,74 @@ package app
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 
-	"connectrpc.com/connect"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
-	"google.golang.org/protobuf/proto"
 
-	approvalv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1"
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
-	routerv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/router/v1"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/domain"
 )
 
-// RouteName is the SPEC name of a route enum ("" when unspecified).
-func RouteName(r commonv1.Route) string {
-	if r == commonv1.Route_ROUTE_UNSPECIFIED {
-		return ""
-	}
-	return strings.TrimPrefix(r.String(), "ROUTE_")
-}
-
-// RouteEnum is the enum of a SPEC route name (unspecified when unknown).
-func RouteEnum(name string) commonv1.Route {
-	return commonv1.Route(commonv1.Route_value["ROUTE_"+strings.ToUpper(name)])
-}
-
 // converse runs an ordinary message (or a routing command) through router-shiro.
 func (a *App) converse(ctx context.Context, t *turn, text string) {
-	history := make([]*routerv1.Turn, 0, len(t.sess.Memory))
-	for _, m := range t.sess.Memory {
-		history = append(history, &routerv1.Turn{Role: m.Role, Text: m.Text})
-	}
 	rctx, cancel := context.WithTimeout(ctx, a.cfg.RouterTimeout)
-	res, err := a.peers.Router.ProcessTask(rctx, &routerv1.ProcessTaskRequest{
-		JobId:            t.jobID,
-		SessionId:        t.sess.ID,
-		Channel:          t.actor.GetChannel(),
-		Text:             text,
-		LocalOnly:        t.sess.LocalOnly,
-		PrevPrimaryRoute: RouteEnum(t.sess.PrevPrimaryRoute),
-		History:          history,
-		Locale:           string(t.loc),
+	res, err := a.peers.Router.Route(rctx, RouteRequest{
+		JobID: t.jobID, SessionID: t.sess.ID, Channel: t.actor.Channel, Text: text, LocalOnly: t.sess.LocalOnly,
+		PrevRoute: t.sess.PrevPrimaryRoute, History: t.sess.Memory, Locale: t.loc,
 	})
 	cancel()
 	if err != nil {
-		a.log.ErrorContext(ctx, "router.failed", slog.String("code", connect.CodeOf(err).String()), slog.Any("error", err))
+		a.log.ErrorContext(ctx, "router.failed", slog.String("kind", errKind(err)), slog.Any("error", err))
 		t.say(domain.T(t.loc, domain.MsgRouterDown))
 		return
 	}
-	t.result.Decision = res.GetDecision()
-	route := RouteName(res.GetFinalRoute())
+	t.result.Decision = decisionProto(res.Decision)
+	route := res.FinalRoute
 	if route == "" {
-		route = RouteName(res.GetDecision().GetRoute())
+		route = res.Decision.Route
 	}
 	if route == "" {
 		route = "CHAT"
 	}
 	a.log.InfoContext(ctx, "chat.route", slog.String("route", route), slog.String("prev_route", t.sess.PrevPrimaryRoute),
-		slog.String("source", res.GetDecision().GetSource().String()), slog.Bool("deliberation", res.GetDeliberation()),
-		slog.Int("proposals", len(res.GetProposals())))
+		slog.String("source", res.Decision.Source), slog.Bool("deliberation", res.Deliberation),
+		slog.Int("proposals", len(res.Proposals)))
 
-	if res.GetRefusal() != "" {
+	if res.Refusal != "" {
 		if t.sess.LocalOnly {
 			t.say(domain.T(t.loc, domain.MsgLocalRefusal))
 		} else {
-			t.say(res.GetRefusal())
+			t.say(res.Refusal)
 		}
 		a.remember(ctx, t, text)
 		return
 	}
 
 	order := ""
-	if ps := res.GetProposals(); len(ps) == 1 {
-		order = ps[0].GetOrder()
+	if ps := res.Proposals; len(ps) == 1 {
+		order = ps[0].Order
 	}
-	deliberation := res.GetDeliberation() || len(res.GetProposals()) > 1
+	deliberation := res.Deliberation || len(res.Proposals) > 1
 	decl := domain.Declaration(t.loc, route, t.sess.PrevPrimaryRoute, order, deliberation)
 	start := len(t.result.Messages)
 	switch {
 	case deliberation:
 		a.presentOptions(ctx, t, res)
-	case strings.HasPrefix(route, "CODE") || len(res.GetProposals()) == 1:
-		a.proposal(ctx, t, res.GetProposals(), route)
+	case strings.HasPrefix(route, "CODE") || len(res.Proposals) == 1:
+		a.proposal(ctx, t, res.Proposals, route)
 	case route == "CHAT":
 		a.chatReply(ctx, t, text, "", nil, route)
 	case route == "PLAN":
-		a.chatReply(ctx, t, text, workerText(res), res.GetQuestionsForUser(), route)
+		a.chatReply(ctx, t, text, workerText(res.Workers), res.Questions, route)
 	default:
-		t.say(workerPlain(t.loc, res))
+		t.say(workerPlain(t.loc, workerText(res.Workers), res.Questions))
 	}
 	if decl != "" && len(t.result.Messages) > start {
 		m := t.result.Messages[start]
@@ -106,6 +81,18 @@ func (a *App) converse(ctx context.Context, t *turn, text string) {
 		}
 	}
 	a.remember(ctx, t, text)
+}
+
+// decisionProto is the route decision in chat-mio's API.
+func decisionProto(d Decision) *commonv1.RouteDecision {
+	if d.Route == "" && d.Source == "" && d.Confidence == 0 && d.Reason == "" && len(d.Evidence) == 0 && d.Matched == "" {
+		return nil
+	}
+	return &commonv1.RouteDecision{
+		Route:      commonv1.Route(commonv1.Route_value["ROUTE_"+strings.ToUpper(d.Route)]),
+		Source:     commonv1.DecisionSource(commonv1.DecisionSource_value["DECISION_SOURCE_"+strings.ToUpper(d.Source)]),
+		Confidence: d.Confidence, Reason: d.Reason, Evidence: d.Evidence, Matched: d.Matched,
+	}
 }
 
 // remember appends the exchange to today's short memory.
@@ -126,24 +113,23 @@ func (a *App) remember(ctx context.Context, t *turn, text string) {
 }
 
 // workerText is the worker's final result with its next actions, for the chat prompt.
-func workerText(res *routerv1.ProcessTaskResponse) string {
-	outs := res.GetWorkerOutputs()
+func workerText(outs []WorkerOutput) string {
 	if len(outs) == 0 {
 		return ""
 	}
 	last := outs[len(outs)-1]
-	s := last.GetResult()
-	if na := last.GetNextActions(); len(na) > 0 {
-		s += "\n- " + strings.Join(na, "\n- ")
+	s := last.Result
+	if len(last.NextActions) > 0 {
+		s += "\n- " + strings.Join(last.NextActions, "\n- ")
 	}
 	return s
 }
 
 // workerPlain shows a worker route's result as it is, with the questions for the user.
-func workerPlain(l domain.Locale, res *routerv1.ProcessTaskResponse) string {
-	s := workerText(res)
-	if qs := res.GetQuestionsForUser(); len(qs) > 0 {
-		s = strings.TrimSpace(s + "\n\n" + domain.T(l, domain.MsgQuestions) + "\n- " + strings.Join(qs, "\n- "))
+func workerPlain(l domain.Locale, worker string, questions []string) string {
+	s := worker
+	if len(questions) > 0 {
+		s = strings.TrimSpace(s + "\n\n" + domain.T(l, domain.MsgQuestions) + "\n- " + strings.Join(questions, "\n- "))
 	}
 	return s
 }
@@ -185,8 +171,7 @@ func (a *App) chatReply(ctx context.Context, t *turn, text, worker string, quest
 		a.log.ErrorContext(ctx, "chat.model_failed", slog.String("provider", a.model.Provider()),
 			slog.String("model", a.model.Model()), slog.Any("error", err))
 		if worker != "" {
-			t.say(domain.T(t.loc, domain.MsgWorkerResultPlain) + "\n" + workerPlain(t.loc, &routerv1.ProcessTaskResponse{
-				WorkerOutputs: []*commonv1.WorkerOutput{{Result: worker}}, QuestionsForUser: questions}))
+			t.say(domain.T(t.loc, domain.MsgWorkerResultPlain) + "\n" + workerPlain(t.loc, worker, questions))
 			return
 		}
 		t.say(domain.T(t.loc, domain.MsgChatModelDown, a.model.Provider()+"/"+a.model.Model()))
@@ -199,20 +184,20 @@ func (a *App) chatReply(ctx context.Context, t *turn, text, worker string, quest
 }
 
 // proposal sends a coder's proposal to approval.
-func (a *App) proposal(ctx context.Context, t *turn, results []*commonv1.ProposalResult, route string) {
-	if len(results) == 0 || results[0].GetProposal() == nil {
+func (a *App) proposal(ctx context.Context, t *turn, results []ProposalOption, route string) {
+	if len(results) == 0 || results[0].Proposal == nil {
 		reason := "no proposal"
 		if len(results) > 0 {
-			reason = strings.TrimSpace(results[0].GetErrorCode() + " " + results[0].GetErrorMessage())
+			reason = strings.TrimSpace(results[0].ErrorCode + " " + results[0].ErrorMessage)
 		}
 		a.log.WarnContext(ctx, "chat.no_proposal", slog.String("reason", reason))
 		t.say(domain.T(t.loc, domain.MsgNoProposal, reason))
 		return
 	}
-	p := results[0].GetProposal()
+	p := *results[0].Proposal
 	if route == "CODE" {
 		// The default order answered; record the concrete route so Auto-Approve routes= scopes match it.
-		if r := orderRoute(p.GetOrder()); r != "" {
+		if r := orderRoute(p.Order); r != "" {
 			route = r
 		}
 	}
@@ -225,67 +210,76 @@ func orderRoute(order string) string {
 
 // requestApproval asks approval to decide a proposal and acts on the outcome. It fails closed:
 // only an auto_approved answer from approval leads to execution.
-func (a *App) requestApproval(ctx context.Context, t *turn, p *commonv1.Proposal, route string) {
-	p = proto.CloneOf(p)
-	p.JobId = t.result.GetJobId()
+func (a *App) requestApproval(ctx context.Context, t *turn, p Proposal, route string) {
+	id := t.result.GetJobId()
 	actx, cancel := context.WithTimeout(ctx, a.cfg.ApprovalTimeout)
-	res, err := a.peers.Approval.RequestApproval(actx, &approvalv1.RequestApprovalRequest{
-		Proposal: p, SessionId: t.sess.ID, Channel: t.actor.GetChannel(), RequestedBy: t.actor,
-		Route: RouteEnum(route), Locale: string(t.loc),
-	})
+	res, err := a.peers.Approvals.Request(actx, ProposalInput{JobID: id, SessionID: t.sess.ID, Channel: t.actor.Channel,
+		By: t.actor, Route: route, Locale: t.loc, Proposal: p})
 	cancel()
-	id := p.GetJobId()
 	if err != nil {
-		a.log.ErrorContext(ctx, "approval.request_failed", slog.String("code", connect.CodeOf(err).String()), slog.Any("error", err))
-		t.say(domain.T(t.loc, domain.MsgApprovalDown, id))
+		a.log.ErrorContext(ctx, "approval.request_failed", slog.String("kind", errKind(err)), slog.Any("error", err))
+		switch {
+		case errors.Is(err, domain.ErrUnavailable):
+			t.say(domain.T(t.loc, domain.MsgApprovalDown, id))
+		case errors.Is(err, domain.ErrInvalid), errors.Is(err, domain.ErrConflict), errors.Is(err, domain.ErrForbidden),
+			errors.Is(err, domain.ErrNotFound):
+			t.say(domain.T(t.loc, domain.MsgApprovalRejected, id, domain.ClipTurn(domain.PeerMessage(err), 200)))
+		default:
+			t.say(domain.T(t.loc, domain.MsgApprovalFailed, id))
+		}
 		return
 	}
-	a.log.InfoContext(ctx, "approval.requested", slog.String("outcome", res.GetOutcome().String()),
-		slog.String("policy_rule", res.GetPolicyRule()))
-	switch res.GetOutcome() {
-	case approvalv1.Outcome_OUTCOME_PENDING:
+	a.log.InfoContext(ctx, "approval.requested", slog.String("outcome", string(res.Outcome)),
+		slog.String("policy_rule", res.PolicyRule))
+	switch res.Outcome {
+	case OutcomePending:
 		if !t.sess.Degraded {
 			if err := a.store.AddPending(ctx, t.sess.ID, id); err != nil {
 				a.log.WarnContext(ctx, "session.pending_add_failed", slog.Any("error", err))
 			}
 		}
-		text := res.GetRequestText()
+		text := res.Text
 		if text == "" {
-			text = domain.T(t.loc, domain.MsgApprovalRequest, id, res.GetJob().GetSummary(), id, id)
+			text = domain.T(t.loc, domain.MsgApprovalRequest, id, res.Job.Summary, id, id)
 		}
 		t.say(text,
 			&commonv1.Action{Kind: commonv1.ActionKind_ACTION_KIND_APPROVE, JobId: id, Label: domain.T(t.loc, domain.MsgButtonApprove)},
 			&commonv1.Action{Kind: commonv1.ActionKind_ACTION_KIND_DENY, JobId: id, Label: domain.T(t.loc, domain.MsgButtonDeny)})
-	case approvalv1.Outcome_OUTCOME_AUTO_APPROVED:
+	case OutcomeAutoApproved:
 		text, async := a.execute(ctx, t, id)
 		t.say(domain.T(t.loc, domain.MsgAutoApproved, id) + "\n" + text)
 		t.result.AsyncPending = t.result.AsyncPending || async
-	case approvalv1.Outcome_OUTCOME_REFUSED:
-		reason := res.GetReason()
+	case OutcomeRefused:
+		reason := res.Reason
 		if reason == "" {
-			reason = res.GetPolicyRule()
+			reason = res.PolicyRule
 		}
 		t.say(domain.T(t.loc, domain.MsgApprovalRefused, id, reason))
 	default:
-		a.log.ErrorContext(ctx, "approval.unknown_outcome", slog.String("outcome", res.GetOutcome().String()))
+		a.log.ErrorContext(ctx, "approval.unknown_outcome", slog.String("outcome", string(res.Outcome)))
 		t.say(domain.T(t.loc, domain.MsgPeerFailed, "approval"))
 	}
 }
 
+// options are a deliberation's proposals, kept for /pick.
+type options struct {
+	Proposals []ProposalOption `json:"proposals"`
+}
+
 // presentOptions shows deliberation proposals with pick buttons and keeps them for /pick.
-func (a *App) presentOptions(ctx context.Context, t *turn, res *routerv1.ProcessTaskResponse) {
-	opts := &routerv1.ProcessTaskResponse{FinalRoute: res.GetFinalRoute(), Comparison: res.GetComparison()}
+func (a *App) presentOptions(ctx context.Context, t *turn, res RouteResult) {
+	var opts options
 	var lines []string
 	var actions []*commonv1.Action
 	n := 0
-	for _, pr := range res.GetProposals() {
-		if pr.GetProposal() == nil {
-			lines = append(lines, domain.T(t.loc, domain.MsgProposalFailed, pr.GetOrder(), strings.TrimSpace(pr.GetErrorCode()+" "+pr.GetErrorMessage())))
+	for _, pr := range res.Proposals {
+		if pr.Proposal == nil {
+			lines = append(lines, domain.T(t.loc, domain.MsgProposalFailed, pr.Order, strings.TrimSpace(pr.ErrorCode+" "+pr.ErrorMessage)))
 			continue
 		}
 		n++
 		opts.Proposals = append(opts.Proposals, pr)
-		lines = append(lines, fmt.Sprintf("%d. %s: %s", n, pr.GetOrder(), domain.ClipTurn(firstLine(pr.GetProposal().GetPlan()), 200)))
+		lines = append(lines, fmt.Sprintf("%d. %s: %s", n, pr.Order, domain.ClipTurn(firstLine(pr.Proposal.Plan), 200)))
 		actions = append(actions, &commonv1.Action{Kind: commonv1.ActionKind_ACTION_KIND_PICK, JobId: t.jobID,
 			Label: domain.T(t.loc, domain.MsgButtonPick, n), Value: fmt.Sprint(n)})
 	}
@@ -293,15 +287,15 @@ func (a *App) presentOptions(ctx context.Context, t *turn, res *routerv1.Process
 		t.say(domain.T(t.loc, domain.MsgNoProposal, strings.Join(lines, "; ")))
 		return
 	}
-	data, err := proto.Marshal(opts)
+	data, err := json.Marshal(opts)
 	if err == nil && !t.sess.Degraded {
 		err = a.store.SaveOptions(ctx, t.jobID, data, a.cfg.OptionsTTL)
 	}
 	if err != nil || t.sess.Degraded {
 		a.log.WarnContext(ctx, "chat.options_not_saved", slog.Any("error", err))
 	}
-	if c := res.GetComparison(); c.GetSummary() != "" {
-		lines = append(lines, "", domain.ClipTurn(c.GetSummary(), 500))
+	if c := res.Comparison; c != "" {
+		lines = append(lines, "", domain.ClipTurn(c, 500))
 	}
 	text := domain.T(t.loc, domain.MsgDeliberation, t.jobID, t.jobID) + "\n" + strings.Join(lines, "\n")
 	t.say(text, actions...)
@@ -319,20 +313,20 @@ func firstLine(s string) string {
 func (a *App) pick(ctx context.Context, t *turn, id string, n int) {
 	ctx = forJob(ctx, t, id)
 	data, err := a.store.LoadOptions(ctx, id)
-	opts := &routerv1.ProcessTaskResponse{}
+	var opts options
 	if err == nil {
-		err = proto.Unmarshal(data, opts)
+		err = json.Unmarshal(data, &opts)
 	}
-	if err != nil || n > len(opts.GetProposals()) {
+	if err != nil || n > len(opts.Proposals) || opts.Proposals[n-1].Proposal == nil {
 		a.log.InfoContext(ctx, "chat.pick_not_found", slog.Int("pick", n), slog.Any("error", err))
 		t.say(domain.T(t.loc, domain.MsgPickNotFound, id, n))
 		return
 	}
-	chosen := opts.GetProposals()[n-1]
-	route := orderRoute(chosen.GetOrder())
+	chosen := opts.Proposals[n-1]
+	route := orderRoute(chosen.Order)
 	if route == "" {
 		route = "CODE"
 	}
-	a.log.InfoContext(ctx, "deliberation.decision", slog.Int("pick", n), slog.String("order", chosen.GetOrder()))
-	a.requestApproval(ctx, t, chosen.GetProposal(), route)
+	a.log.InfoContext(ctx, "deliberation.decision", slog.Int("pick", n), slog.String("order", chosen.Order))
+	a.requestApproval(ctx, t, *chosen.Proposal, route)
 }

@@ -160,7 +160,7 @@ func TestStatus(t *testing.T) {
 	mustContain(t, text(e.send(t, approver, "/status")), "状態監視（heartbeat）に接続できませんでした", "承認待ち "+id)
 
 	// A job decided elsewhere (web console) leaves the session's pending set.
-	if _, err := e.peers.Approval.Deny(t.Context(), &approvalv1.DenyRequest{JobId: id, Actor: &commonv1.Actor{Id: approver, Channel: "rest"}}); err != nil {
+	if _, err := e.peers.Approval.Client.Deny(t.Context(), &approvalv1.DenyRequest{JobId: id, Actor: &commonv1.Actor{Id: approver, Channel: "line"}}); err != nil {
 		t.Fatal(err)
 	}
 	mustContain(t, text(e.send(t, approver, "/status")), "承認待ち なし")
@@ -176,8 +176,7 @@ func TestPeerFailuresAreToldAndFailClosed(t *testing.T) {
 		mustContain(t, text(e.send(t, approver, "hello")), "router-shiro）に接続できませんでした")
 	})
 	t.Run("approval down", func(t *testing.T) {
-		e := newEnv(t)
-		e.peers.Approval.SetDown(true)
+		e := newEnv(t, withApprovalDown())
 		res := e.send(t, approver, codeMsg)
 		mustContain(t, text(res), "承認サービスに接続できないため", res.GetJobId(), "実行していません")
 		if len(actions(res)) != 0 || e.peers.Executor.Calls() != 0 {

@@ -2,21 +2,17 @@ package app
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
 
-	"connectrpc.com/connect"
-
-	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
-	executorv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/executor/v1"
-	gatewayv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/domain"
 )
 
 type execOutcome struct {
-	res *executorv1.ExecuteResponse
+	res Execution
 	err error
 }
 
@@ -40,7 +36,7 @@ func (a *App) execute(ctx context.Context, t *turn, id string) (text string, asy
 		defer a.wg.Done()
 		defer cancel()
 		defer stopOnClose()
-		res, err := a.peers.Executor.Execute(ectx, &executorv1.ExecuteRequest{JobId: id, Locale: string(loc)})
+		res, err := a.peers.Executor.Execute(ectx, id, loc)
 		if !degraded {
 			if rerr := a.store.RemovePending(ectx, sessionID, id); rerr != nil {
 				a.log.WarnContext(ectx, "session.pending_remove_failed", slog.Any("error", rerr))
@@ -58,10 +54,7 @@ func (a *App) execute(ctx context.Context, t *turn, id string) (text string, asy
 		msg := a.resultText(ectx, loc, id, out)
 		pctx, pcancel := context.WithTimeout(context.WithoutCancel(ectx), a.cfg.ApprovalTimeout)
 		defer pcancel()
-		perr := a.notifier.Push(pctx, &gatewayv1.PushRequest{
-			SessionId: sessionID, JobId: id, RetryKey: id + ":result",
-			Messages: []*commonv1.ReplyMessage{{Text: msg, JobId: id}},
-		})
+		perr := a.notifier.Push(pctx, Notification{SessionID: sessionID, JobID: id, RetryKey: id + ":result", Text: msg})
 		if perr != nil {
 			a.log.ErrorContext(pctx, "notify.push_failed", slog.String("session_id", sessionID), slog.Any("error", perr))
 			return
@@ -90,23 +83,22 @@ func (a *App) execute(ctx context.Context, t *turn, id string) (text string, asy
 
 // resultText turns an execution outcome into the user message; failures are logged in detail.
 func (a *App) resultText(ctx context.Context, loc domain.Locale, id string, out execOutcome) string {
-	if out.err != nil {
-		code := connect.CodeOf(out.err)
-		a.log.ErrorContext(ctx, "execution.failed", slog.String("code", code.String()), slog.Any("error", out.err))
-		switch code {
-		case connect.CodeUnavailable, connect.CodeDeadlineExceeded, connect.CodeCanceled:
+	if err := out.err; err != nil {
+		a.log.ErrorContext(ctx, "execution.failed", slog.String("kind", errKind(err)), slog.Any("error", err))
+		switch {
+		case errors.Is(err, domain.ErrUnavailable):
 			return domain.T(loc, domain.MsgExecutorDown, id)
-		case connect.CodeFailedPrecondition, connect.CodePermissionDenied, connect.CodeNotFound, connect.CodeAborted:
-			return domain.T(loc, domain.MsgExecFailed, id, domain.ClipTurn(connectMessage(out.err), 200))
+		case errors.Is(err, domain.ErrConflict), errors.Is(err, domain.ErrForbidden), errors.Is(err, domain.ErrNotFound):
+			return domain.T(loc, domain.MsgExecFailed, id, domain.ClipTurn(domain.PeerMessage(err), 200))
 		}
 		return domain.T(loc, domain.MsgExecFailed, id, domain.T(loc, domain.MsgInternal, id))
 	}
-	r := out.res.GetResult()
-	a.log.InfoContext(ctx, "execution.finished", slog.Bool("success", r.GetSuccess()),
-		slog.Int("executed", int(r.GetExecuted())), slog.Int("failed", int(r.GetFailed())))
-	text := out.res.GetResultText()
+	r := out.res
+	a.log.InfoContext(ctx, "execution.finished", slog.Bool("success", r.Success),
+		slog.Int("executed", r.Executed), slog.Int("failed", r.Failed))
+	text := r.Text
 	if text == "" {
-		text = r.GetSummary()
+		text = r.Summary
 	}
 	return domain.T(loc, domain.MsgExecuted, id, text)
 }

@@ -22,14 +22,6 @@ import (
 
 const codeMsg = "/code docs/guide.md を作って"
 
-func eventTypes(evs []*approvalv1.JobEvent) []string {
-	var out []string
-	for _, e := range evs {
-		out = append(out, e.GetType())
-	}
-	return out
-}
-
 func pendingOf(t *testing.T, e *env) []string {
 	t.Helper()
 	s, err := e.store.Load(context.Background(), session, domain.MemoryDay(time.Now(), time.UTC), 10)
@@ -52,7 +44,7 @@ func TestCodeMessageGivesPendingJobWithButtons(t *testing.T) {
 		acts[0].GetJobId() != id || acts[1].GetJobId() != id {
 		t.Fatalf("actions = %v", acts)
 	}
-	if j := e.peers.Approval.Job(id); j.GetStatus() != approvalv1.JobStatus_JOB_STATUS_PENDING {
+	if j := e.peers.Job(t, id); j.GetStatus() != approvalv1.JobStatus_JOB_STATUS_PENDING {
 		t.Fatalf("job status %v", j.GetStatus())
 	}
 	if got := pendingOf(t, e); len(got) != 1 || got[0] != id {
@@ -84,8 +76,8 @@ func TestApproveByApproverExecutesAndReplies(t *testing.T) {
 			if b, err := os.ReadFile(filepath.Join(e.peers.Workspace, "docs/guide.md")); err != nil || string(b) != "# Guide\n" {
 				t.Fatalf("workspace file: %q %v", b, err)
 			}
-			want := []string{"requested", "granted", "execution_started", "execution_completed"}
-			if got := eventTypes(e.peers.Approval.Events(id)); strings.Join(got, ",") != strings.Join(want, ",") {
+			want := []string{"requested", "granted", "claimed", "execution_completed"}
+			if got := e.peers.Events(t, id); strings.Join(got, ",") != strings.Join(want, ",") {
 				t.Fatalf("events = %v, want %v", got, want)
 			}
 			if got := pendingOf(t, e); len(got) != 0 {
@@ -103,10 +95,10 @@ func TestApproveByNonApproverIsRefused(t *testing.T) {
 	if e.peers.Executor.Calls() != 0 {
 		t.Fatal("executor called for a refused approval")
 	}
-	if j := e.peers.Approval.Job(id); j.GetStatus() != approvalv1.JobStatus_JOB_STATUS_PENDING {
+	if j := e.peers.Job(t, id); j.GetStatus() != approvalv1.JobStatus_JOB_STATUS_PENDING {
 		t.Fatalf("status %v", j.GetStatus())
 	}
-	if got := eventTypes(e.peers.Approval.Events(id)); got[len(got)-1] != "decision_rejected" {
+	if got := e.peers.Events(t, id); got[len(got)-1] != "decision_rejected" {
 		t.Fatalf("events = %v", got)
 	}
 	if got := pendingOf(t, e); len(got) != 1 {
@@ -119,7 +111,7 @@ func TestDenyRecordsReason(t *testing.T) {
 	id := e.send(t, approver, codeMsg).GetJobId()
 	res := e.send(t, approver, "/deny "+id+"  ファイル名が違う  ので")
 	mustContain(t, text(res), "却下しました", "理由: ファイル名が違う  ので")
-	j := e.peers.Approval.Job(id)
+	j := e.peers.Job(t, id)
 	if j.GetStatus() != approvalv1.JobStatus_JOB_STATUS_DENIED || j.GetDenyReason() != "ファイル名が違う  ので" {
 		t.Fatalf("job = %v %q", j.GetStatus(), j.GetDenyReason())
 	}
@@ -139,7 +131,7 @@ func TestDenyButtonCarriesReason(t *testing.T) {
 	id := e.send(t, approver, codeMsg).GetJobId()
 	e.sendReq(t, &chatv1.HandleMessageRequest{SessionId: session, Channel: "line", UserId: approver,
 		Action: &commonv1.Action{Kind: commonv1.ActionKind_ACTION_KIND_DENY, JobId: id, Value: "not now"}})
-	if j := e.peers.Approval.Job(id); j.GetDenyReason() != "not now" {
+	if j := e.peers.Job(t, id); j.GetDenyReason() != "not now" {
 		t.Fatalf("deny reason %q", j.GetDenyReason())
 	}
 }
@@ -147,7 +139,7 @@ func TestDenyButtonCarriesReason(t *testing.T) {
 func TestAutoApproveScope(t *testing.T) {
 	e := newEnv(t)
 	res := e.send(t, approver, "/auto-approve on paths=docs/ ttl=1m")
-	mustContain(t, text(res), "Auto-Approve: on paths=docs/")
+	mustContain(t, text(res), "Auto-Approve: ON", "パス: docs\n")
 
 	// A docs-only proposal runs without asking.
 	res = e.send(t, approver, codeMsg)
@@ -156,7 +148,7 @@ func TestAutoApproveScope(t *testing.T) {
 	if len(actions(res)) != 0 {
 		t.Fatalf("auto-approved reply has buttons: %v", actions(res))
 	}
-	if j := e.peers.Approval.Job(id); j.GetStatus() != approvalv1.JobStatus_JOB_STATUS_COMPLETED {
+	if j := e.peers.Job(t, id); j.GetStatus() != approvalv1.JobStatus_JOB_STATUS_COMPLETED {
 		t.Fatalf("status %v", j.GetStatus())
 	}
 
@@ -181,9 +173,9 @@ func TestAutoApproveScope(t *testing.T) {
 	}
 
 	res = e.send(t, approver, "/auto-approve status")
-	mustContain(t, text(res), "Auto-Approve: on")
+	mustContain(t, text(res), "Auto-Approve: ON")
 	res = e.send(t, approver, "/auto-approve off")
-	mustContain(t, text(res), "Auto-Approve: 無効")
+	mustContain(t, text(res), "Auto-Approve: OFF")
 	e.peers.Router.SetPropose(peertest.DocsPatch)
 	if res = e.send(t, approver, codeMsg); len(actions(res)) != 2 {
 		t.Fatalf("after off, proposal did not ask: %s", text(res))
@@ -194,7 +186,7 @@ func TestAutoApproveOptionsReachApproval(t *testing.T) {
 	e := newEnv(t)
 	e.send(t, approver, "/auto-approve on ttl=30m paths=docs/,README.md tasks=docs,review routes=CODE1,order2")
 	res := e.send(t, approver, "/auto-approve status")
-	mustContain(t, text(res), "paths=docs/,README.md")
+	mustContain(t, text(res), "パス: docs, README.md", "タスク種別: docs, review", "ルート: CODE1, CODE2")
 	// order2 route is within scope; docs task type too.
 	res = e.send(t, approver, codeMsg)
 	mustContain(t, text(res), "確認なしで実行しました")
@@ -216,7 +208,6 @@ func TestSameJobIDInReplyLogsAndAudit(t *testing.T) {
 
 	for name, seen := range map[string][]string{
 		"router":   e.peers.Router.SeenBaggage(),
-		"approval": e.peers.Approval.SeenBaggage(),
 		"executor": e.peers.Executor.SeenBaggage(),
 	} {
 		if len(seen) == 0 {
@@ -228,10 +219,10 @@ func TestSameJobIDInReplyLogsAndAudit(t *testing.T) {
 			}
 		}
 	}
-	for name, logs := range map[string]*peertest.LogBuffer{
-		"chat-mio": e.logs, "router-shiro": e.peers.RouterSrv.Logs, "approval": e.peers.ApprovalSrv.Logs, "executor": e.peers.ExecutorSrv.Logs,
+	for name, lines := range map[string][]map[string]any{
+		"chat-mio": e.logs.Lines(), "router-shiro": e.peers.RouterSrv.Logs.Lines(), "approval": peertest.JSONLines(e.peers.Approval.Logs.String()),
+		"executor": e.peers.ExecutorSrv.Logs.Lines(),
 	} {
-		lines := logs.Lines()
 		n := 0
 		for _, l := range lines {
 			if l["msg"] == "server.started" || l["msg"] == "server.stopped" {
@@ -253,11 +244,7 @@ func TestSameJobIDInReplyLogsAndAudit(t *testing.T) {
 			t.Errorf("approval.requested logged with %v", l["job_id"])
 		}
 	}
-	for _, ev := range e.peers.Approval.Events(id) {
-		if ev.GetJobId() != id {
-			t.Fatalf("audit event %s has job id %q", ev.GetType(), ev.GetJobId())
-		}
-	}
+	e.peers.Events(t, id) // every audit event names the job
 }
 
 func TestConcurrentMessagesKeepEveryPendingJob(t *testing.T) {
@@ -337,7 +324,7 @@ func TestDeliberationAndPick(t *testing.T) {
 	}
 	res = e.sendReq(t, &chatv1.HandleMessageRequest{SessionId: session, Channel: "line", UserId: approver, Action: acts[1]})
 	mustContain(t, text(res), "/approve "+id)
-	j := e.peers.Approval.Job(id)
+	j := e.peers.Job(t, id)
 	if j.GetOrder() != "order2" || j.GetRoute() != commonv1.Route_ROUTE_CODE2 {
 		t.Fatalf("picked job = %s %v", j.GetOrder(), j.GetRoute())
 	}
@@ -370,7 +357,7 @@ func TestJobIDFromBaggage(t *testing.T) {
 			if !jobid.Valid(id) || (id == tc.baggage) != tc.reuse {
 				t.Fatalf("job id %q with baggage %q, reuse=%v", id, tc.baggage, tc.reuse)
 			}
-			if j := e.peers.Approval.Job(id); j.GetStatus() != approvalv1.JobStatus_JOB_STATUS_PENDING {
+			if j := e.peers.Job(t, id); j.GetStatus() != approvalv1.JobStatus_JOB_STATUS_PENDING {
 				t.Fatalf("approval has no pending job %s: %v", id, j)
 			}
 			for _, got := range e.peers.Router.SeenBaggage() {

@@ -11,12 +11,14 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1/approvalv1connect"
 	chatv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1"
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
 	gatewayv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1/gatewayv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
+	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/app"
@@ -71,10 +73,11 @@ type env struct {
 
 type envOpt func(*app.Config, *envSetup)
 
-type envSetup struct{ redisDown bool }
+type envSetup struct{ redisDown, approvalDown bool }
 
 func withConfig(f func(*app.Config)) envOpt { return func(c *app.Config, _ *envSetup) { f(c) } }
 func withRedisDown() envOpt                 { return func(_ *app.Config, s *envSetup) { s.redisDown = true } }
+func withApprovalDown() envOpt              { return func(_ *app.Config, s *envSetup) { s.approvalDown = true } }
 
 func newEnv(t *testing.T, opts ...envOpt) *env {
 	t.Helper()
@@ -112,10 +115,21 @@ func newEnvB(t testing.TB, opts ...envOpt) *env {
 		t.Fatal(err)
 	}
 	cl := suite.Clients(t, tel)
+	if setup.approvalDown {
+		// Nothing listens there any more: every approval call is refused at connect.
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dead := "http://" + ln.Addr().String()
+		ln.Close()
+		cl.Approval = approvalv1connect.NewApprovalServiceClient(rpcserver.NewHTTPClient(), dead)
+	}
 	st := store.NewRedis(rdb, r.Prefix, time.Hour)
 	model := &fakeModel{reply: "はい、Mio です。"}
 	a, err := app.New(cfg, st, jobid.NewAllocator(rdb, tokyo, r.Prefix, jobid.WithLogger(tel.Logger)),
-		app.Peers{Router: cl.Router, Approval: cl.Approval, Executor: cl.Executor, Heartbeat: cl.Heartbeat},
+		app.Peers{Router: peers.Router{Client: cl.Router}, Approvals: peers.Approvals{Client: cl.Approval},
+			Executor: peers.Executor{Client: cl.Executor}, Heartbeat: peers.Heartbeat{Client: cl.Heartbeat}},
 		model, peers.Gateways{ByChannel: map[string]gatewayv1connect.NotificationServiceClient{"line": cl.Gateway}}, tel.Logger)
 	if err != nil {
 		t.Fatal(err)

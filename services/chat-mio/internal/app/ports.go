@@ -1,20 +1,16 @@
 // Package app holds chat-mio's use cases: handling one inbound message (command or
 // conversation), the approval conversation and delivering results.
 //
-// chat-mio is an orchestrator whose inputs and outputs are the peers' API contracts, so the
-// peer ports are the generated Connect client interfaces and the messages travel as the
-// generated types; the rules that are chat-mio's own live in domain.
+// The peers chat-mio orchestrates are ports in chat-mio's own terms (Router, Approvals,
+// Executor, Heartbeat, Notifier); the adapters in internal/peers speak their Connect APIs and
+// classify their failures as domain errors, once. The rules that are chat-mio's own live in
+// domain.
 package app
 
 import (
 	"context"
 	"time"
 
-	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1/approvalv1connect"
-	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/executor/v1/executorv1connect"
-	gatewayv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1"
-	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/heartbeat/v1/heartbeatv1connect"
-	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/router/v1/routerv1connect"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/domain"
 )
 
@@ -46,15 +42,206 @@ type JobIDs interface {
 	Next(ctx context.Context) (string, error)
 }
 
-// Notifier pushes messages to a session outside of a reply (gateway NotificationService).
-type Notifier interface {
-	Push(ctx context.Context, req *gatewayv1.PushRequest) error
+// Every port below returns errors classified as domain sentinels (domain.ErrUnavailable for
+// anything transient, domain.ErrNotFound, domain.ErrConflict, domain.ErrForbidden,
+// domain.ErrInvalid) wrapped in a *domain.PeerError that keeps the peer's message; an
+// unexpected failure wraps none of them.
+
+// Router decides the route of a message and runs the workers or coders (router-shiro).
+type Router interface {
+	Route(ctx context.Context, req RouteRequest) (RouteResult, error)
 }
 
-// Peers are the Connect clients of the services chat-mio orchestrates.
+// Approvals is the approval service: proposals become jobs that a person (or the Auto-Approve
+// grant) decides.
+type Approvals interface {
+	// Request asks approval to decide a proposal.
+	Request(ctx context.Context, in ProposalInput) (ApprovalRequest, error)
+	// Approve grants a pending job for by.
+	Approve(ctx context.Context, jobID string, by Actor) (ApprovalJob, error)
+	// Deny refuses a pending job for by, with an optional reason.
+	Deny(ctx context.Context, jobID string, by Actor, reason string) (ApprovalJob, error)
+	// Job reads a job's state.
+	Job(ctx context.Context, jobID string) (ApprovalJob, error)
+	// SetAutoApprove switches the Auto-Approve grant on; the answer is the status text.
+	SetAutoApprove(ctx context.Context, in AutoApproveInput) (string, error)
+	// DisableAutoApprove switches it off; the answer is the status text.
+	DisableAutoApprove(ctx context.Context, by Actor, loc domain.Locale) (string, error)
+	// AutoApproveStatus reads it.
+	AutoApproveStatus(ctx context.Context, loc domain.Locale) (AutoApproveStatus, error)
+}
+
+// Executor runs approved jobs (it claims the approved content from approval itself).
+type Executor interface {
+	Execute(ctx context.Context, jobID string, loc domain.Locale) (Execution, error)
+}
+
+// Heartbeat reports the state of every service and agent.
+type Heartbeat interface {
+	Report(ctx context.Context, loc domain.Locale) (string, error)
+}
+
+// Notifier pushes a message to a session outside of a reply (the gateway of its channel).
+type Notifier interface {
+	Push(ctx context.Context, n Notification) error
+}
+
+// Peers are the services chat-mio orchestrates.
 type Peers struct {
-	Router    routerv1connect.RouterServiceClient
-	Approval  approvalv1connect.ApprovalServiceClient
-	Executor  executorv1connect.ExecutorServiceClient
-	Heartbeat heartbeatv1connect.HeartbeatServiceClient
+	Router    Router
+	Approvals Approvals
+	Executor  Executor
+	Heartbeat Heartbeat
+}
+
+// Actor is a person on a channel.
+type Actor struct {
+	ID      string
+	Channel string
+}
+
+// RouteRequest is one message for the router.
+type RouteRequest struct {
+	JobID, SessionID, Channel, Text string
+	LocalOnly                       bool
+	// PrevRoute is the SPEC name of the previous primary route ("" when none).
+	PrevRoute string
+	History   []domain.Turn
+	Locale    domain.Locale
+}
+
+// Decision is how the router chose the route (shown to the channel with the reply).
+type Decision struct {
+	// Route and Source are SPEC names ("CODE", "COMMAND"); "" when unspecified.
+	Route, Source string
+	Confidence    float64
+	Reason        string
+	Evidence      []string
+	Matched       string
+}
+
+// RouteResult is the router's answer.
+type RouteResult struct {
+	Decision Decision
+	// FinalRoute is the SPEC name of the route that answered ("" when unspecified).
+	FinalRoute string
+	// Refusal, when set, is why the route was refused (e.g. CODE under local-only).
+	Refusal      string
+	Deliberation bool
+	Proposals    []ProposalOption
+	// Comparison summarises a deliberation's proposals.
+	Comparison string
+	Workers    []WorkerOutput
+	Questions  []string
+}
+
+// WorkerOutput is one worker step's result.
+type WorkerOutput struct {
+	Result      string
+	NextActions []string
+}
+
+// ProposalOption is one coder's answer: a proposal or an error.
+type ProposalOption struct {
+	Order                   string
+	Proposal                *Proposal
+	ErrorCode, ErrorMessage string
+}
+
+// Proposal is a coder's proposal. chat-mio reads its order and plan; the rest travels from the
+// router to approval unchanged.
+type Proposal struct {
+	Order string
+	Plan  string
+	// Content is the proposal in the peers' wire form, opaque to chat-mio.
+	Content []byte
+}
+
+// ProposalInput asks approval to decide a proposal for a job.
+type ProposalInput struct {
+	JobID     string
+	SessionID string
+	Channel   string
+	By        Actor
+	// Route is the SPEC name of the route that made the proposal.
+	Route    string
+	Locale   domain.Locale
+	Proposal Proposal
+}
+
+// Outcome is approval's answer to a proposal.
+type Outcome string
+
+// Outcomes.
+const (
+	OutcomePending      Outcome = "pending"
+	OutcomeAutoApproved Outcome = "auto_approved"
+	OutcomeRefused      Outcome = "refused"
+)
+
+// ApprovalRequest is approval's answer to a proposal.
+type ApprovalRequest struct {
+	Outcome Outcome
+	Job     ApprovalJob
+	// PolicyRule is the rule that decided; Reason explains a refusal.
+	PolicyRule, Reason string
+	// Text is approval's request message for the channel ("" when it gave none).
+	Text string
+}
+
+// JobStatus is a job's state in approval, named as approval names it ("pending", "granted" ...).
+type JobStatus string
+
+// Job states chat-mio acts on.
+const (
+	StatusPending      JobStatus = "pending"
+	StatusGranted      JobStatus = "granted"
+	StatusAutoApproved JobStatus = "auto_approved"
+)
+
+// Executable reports whether the state is a recorded grant.
+func (s JobStatus) Executable() bool { return s == StatusGranted || s == StatusAutoApproved }
+
+// ApprovalJob is what chat-mio reads of a job.
+type ApprovalJob struct {
+	ID         string
+	Status     JobStatus
+	Summary    string
+	DenyReason string
+}
+
+// AutoApproveInput switches the Auto-Approve grant on with a scope.
+type AutoApproveInput struct {
+	By Actor
+	// TTL 0 means approval's default.
+	TTL   time.Duration
+	Paths []string
+	Ops   []string
+	// TaskTypes ("docs") and Routes ("CODE1") as typed.
+	TaskTypes []string
+	Routes    []string
+	Locale    domain.Locale
+}
+
+// AutoApproveStatus is the grant's state.
+type AutoApproveStatus struct {
+	Active bool
+	// Text is approval's status text ("" when it gave none).
+	Text string
+}
+
+// Execution is the executor's result of a job.
+type Execution struct {
+	Success          bool
+	Executed, Failed int
+	// Text is the executor's result message ("" when it gave none); Summary the short form.
+	Text, Summary string
+}
+
+// Notification is a message pushed to a session.
+type Notification struct {
+	SessionID, JobID string
+	// RetryKey makes a retried push deliver once.
+	RetryKey string
+	Text     string
 }

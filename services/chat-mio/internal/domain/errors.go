@@ -2,16 +2,71 @@
 // order and the user-facing texts. It does no I/O.
 package domain
 
-import "errors"
+import (
+	"errors"
+	"strings"
+)
 
-// Sentinel errors of chat-mio.
+// Sentinel errors of chat-mio. The peer adapters classify every peer failure as one of them
+// (or as none, for an unexpected failure) so the use cases never look at transport codes.
 var (
-	// ErrInvalid: the request itself is malformed (e.g. an unknown session id form).
+	// ErrInvalid: the request itself is malformed (e.g. an unknown session id form), or a peer
+	// rejected what it was sent as malformed.
 	ErrInvalid = errors.New("invalid")
 	// ErrUsage: a command was recognised but its arguments are wrong.
 	ErrUsage = errors.New("usage")
-	// ErrNotFound: the thing referred to does not exist (e.g. no deliberation for a job).
+	// ErrNotFound: the thing referred to does not exist (e.g. no deliberation for a job, a job
+	// approval does not know).
 	ErrNotFound = errors.New("not found")
-	// ErrUnavailable: a store or peer could not be reached.
+	// ErrUnavailable: a store or peer could not be reached, or did not answer in time; trying
+	// again later may work.
 	ErrUnavailable = errors.New("unavailable")
+	// ErrConflict: the thing is not in a state that allows the request (e.g. a job already
+	// decided, expired or claimed; a job id that already exists).
+	ErrConflict = errors.New("conflict")
+	// ErrForbidden: the caller or the person it acts for may not do this (e.g. not an approver).
+	ErrForbidden = errors.New("forbidden")
 )
+
+// PeerError is a peer's failure as chat-mio sees it: which peer, which kind (one of the
+// sentinels above, or nil for an unexpected failure) and the peer's own explanation.
+type PeerError struct {
+	Peer string
+	// Kind is ErrUnavailable, ErrNotFound, ErrConflict, ErrForbidden, ErrInvalid or nil.
+	Kind error
+	// Message is the peer's explanation, safe to show (it is what the peer chose to tell its caller).
+	Message string
+	// Cause is the transport error, for logs.
+	Cause error
+}
+
+func (e *PeerError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Peer)
+	if e.Kind != nil {
+		b.WriteString(": " + e.Kind.Error())
+	}
+	if e.Message != "" {
+		b.WriteString(": " + e.Message)
+	}
+	return b.String()
+}
+
+// Unwrap exposes the kind (for errors.Is) and the cause.
+func (e *PeerError) Unwrap() []error {
+	var out []error
+	for _, err := range []error{e.Kind, e.Cause} {
+		if err != nil {
+			out = append(out, err)
+		}
+	}
+	return out
+}
+
+// PeerMessage is the peer's explanation carried by err ("" when there is none).
+func PeerMessage(err error) string {
+	if pe, ok := errors.AsType[*PeerError](err); ok {
+		return pe.Message
+	}
+	return ""
+}

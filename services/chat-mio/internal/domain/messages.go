@@ -52,6 +52,11 @@ const (
 	MsgApprovalDown        MsgKey = "approval_down"
 	MsgApprovalRefused     MsgKey = "approval_refused"
 	MsgDecisionDown        MsgKey = "decision_down"
+	MsgDecisionFailed      MsgKey = "decision_failed"
+	MsgApprovalRejected    MsgKey = "approval_rejected"
+	MsgApprovalFailed      MsgKey = "approval_failed"
+	MsgAutoDown            MsgKey = "auto_down"
+	MsgAutoRefused         MsgKey = "auto_refused"
 	MsgApprovalRequest     MsgKey = "approval_request"
 	MsgAutoApproved        MsgKey = "auto_approved"
 	MsgExecuted            MsgKey = "executed"
@@ -138,6 +143,15 @@ var catalog = map[MsgKey][2]string{
 		"The approval service is unreachable, so the proposal of job %s was not executed. Please ask again once it is back."},
 	MsgDecisionDown: {"承認サービスに接続できないため、ジョブ %[1]s は決定も実行もされていません。少し待ってから %[2]s %[1]s をもう一度送ってください。",
 		"The approval service is unreachable, so job %[1]s was neither decided nor run. Please send %[2]s %[1]s again shortly."},
+	MsgDecisionFailed: {"承認サービスでエラーが起きたため、ジョブ %[1]s は決定も実行もされていません。少し待ってから %[2]s %[1]s をもう一度送ってください。",
+		"The approval service reported an error, so job %[1]s was neither decided nor run. Please send %[2]s %[1]s again shortly."},
+	MsgApprovalRejected: {"承認サービスがジョブ %s の提案を受け付けなかったため、実行していません: %s",
+		"The approval service did not accept the proposal of job %s, so it was not executed: %s"},
+	MsgApprovalFailed: {"承認サービスでエラーが起きたため、ジョブ %s の提案は実行していません。少し待ってから、もう一度依頼してください。",
+		"The approval service reported an error, so the proposal of job %s was not executed. Please ask again shortly."},
+	MsgAutoDown: {"承認サービスに接続できないため、Auto-Approve の状態を確認・変更できませんでした。少し待ってからもう一度送ってください。",
+		"The approval service is unreachable, so Auto-Approve could not be read or changed. Please try again shortly."},
+	MsgAutoRefused:     {"Auto-Approve は変更できませんでした: %s", "Auto-Approve could not be changed: %s"},
 	MsgApprovalRefused: {"ジョブ %s はポリシーにより拒否されました（実行しません）: %s", "Job %s was refused by policy (it will not run): %s"},
 	MsgApprovalRequest: {"ジョブ %s は承認待ちです。\n%s\n\n/approve %s で承認、/deny %s [理由] で却下できます。",
 		"Job %s is waiting for approval.\n%s\n\nSend /approve %s to approve or /deny %s [reason] to deny."},

@@ -1,12 +1,13 @@
-// Package peers adapts the gateways' notification API to chat-mio's Notifier port.
 package peers
 
 import (
 	"context"
 	"fmt"
 
+	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
 	gatewayv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1/gatewayv1connect"
+	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/domain"
 )
 
@@ -15,15 +16,19 @@ type Gateways struct {
 	ByChannel map[string]gatewayv1connect.NotificationServiceClient
 }
 
+var _ app.Notifier = Gateways{}
+
 // Push implements app.Notifier.
-func (g Gateways) Push(ctx context.Context, req *gatewayv1.PushRequest) error {
-	ch := domain.Channel(req.GetSessionId())
+func (g Gateways) Push(ctx context.Context, n app.Notification) error {
+	ch := domain.Channel(n.SessionID)
 	c, ok := g.ByChannel[ch]
 	if !ok || c == nil {
-		return fmt.Errorf("push to %s: %w: no gateway configured for channel %q", req.GetSessionId(), domain.ErrUnavailable, ch)
+		return fmt.Errorf("push to %s: %w: no gateway configured for channel %q", n.SessionID, domain.ErrUnavailable, ch)
 	}
-	if _, err := c.Push(ctx, req); err != nil {
-		return fmt.Errorf("push to %s: %w", req.GetSessionId(), err)
+	_, err := c.Push(ctx, &gatewayv1.PushRequest{SessionId: n.SessionID, JobId: n.JobID, RetryKey: n.RetryKey,
+		Messages: []*commonv1.ReplyMessage{{Text: n.Text, JobId: n.JobID}}})
+	if err != nil {
+		return fmt.Errorf("push to %s: %w", n.SessionID, classify("gateway-"+ch, err))
 	}
 	return nil
 }

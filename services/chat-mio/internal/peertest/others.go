@@ -29,6 +29,20 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 )
 
+// PatchCommand is one command of the JSON patch format (SPEC §6).
+type PatchCommand struct {
+	Type    string `json:"type"`
+	Action  string `json:"action"`
+	Target  string `json:"target"`
+	Content string `json:"content,omitempty"`
+}
+
+// Patch encodes commands in the JSON patch format.
+func Patch(cmds ...PatchCommand) string {
+	b, _ := json.Marshal(cmds)
+	return string(b)
+}
+
 // Executor takes only a job id, claims the approved content from approval over Connect, applies
 // the file operations inside Workspace through os.Root and reports the result back.
 type Executor struct {

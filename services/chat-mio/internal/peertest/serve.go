@@ -35,8 +35,13 @@ func (b *LogBuffer) Write(p []byte) (int, error) {
 func (b *LogBuffer) Lines() []map[string]any {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	return JSONLines(b.buf.String())
+}
+
+// JSONLines decodes a JSON log.
+func JSONLines(log string) []map[string]any {
 	var out []map[string]any
-	for _, l := range strings.Split(b.buf.String(), "\n") {
+	for _, l := range strings.Split(log, "\n") {
 		var m map[string]any
 		if json.Unmarshal([]byte(l), &m) == nil {
 			out = append(out, m)

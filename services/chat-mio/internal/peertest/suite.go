@@ -1,6 +1,8 @@
 package peertest
 
 import (
+	"context"
+
 	"connectrpc.com/connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
@@ -8,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	approvalv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1/approvalv1connect"
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/executor/v1/executorv1connect"
@@ -16,18 +19,50 @@ import (
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/router/v1/routerv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
+	"github.com/picoclaw-suite/picoclaw/services/approval/approvaltest"
 )
 
-// Suite is every peer of chat-mio, running.
+// Job reads a job from approval.
+func (s *Suite) Job(t testing.TB, id string) *approvalv1.Job {
+	t.Helper()
+	res, err := s.Approval.Client.GetJob(context.Background(), &approvalv1.GetJobRequest{JobId: id})
+	if err != nil {
+		t.Fatalf("approval GetJob %s: %v", id, err)
+	}
+	return res.GetJob()
+}
+
+// Events lists the types of a job's audit events; approval must find the chain intact.
+func (s *Suite) Events(t testing.TB, id string) []string {
+	t.Helper()
+	res, err := s.Approval.Client.ListJobEvents(context.Background(), &approvalv1.ListJobEventsRequest{JobId: id})
+	if err != nil {
+		t.Fatalf("approval ListJobEvents %s: %v", id, err)
+	}
+	if !res.GetChainValid() {
+		t.Fatalf("audit chain of %s does not verify", id)
+	}
+	var out []string
+	for _, e := range res.GetEvents() {
+		if e.GetJobId() != id {
+			t.Fatalf("event %s of %s names job %q", e.GetType(), id, e.GetJobId())
+		}
+		out = append(out, e.GetType())
+	}
+	return out
+}
+
+// Suite is every peer of chat-mio, running: the real approval service and small fakes of the
+// others.
 type Suite struct {
-	Approval  *Approval
+	Approval  *approvaltest.Server
 	Executor  *Executor
 	Router    *Router
 	Heartbeat *Heartbeat
 	Gateway   *Gateway
 
-	ApprovalSrv, ExecutorSrv, RouterSrv, HeartbeatSrv, GatewaySrv *Server
-	Workspace                                                     string
+	ExecutorSrv, RouterSrv, HeartbeatSrv, GatewaySrv *Server
+	Workspace                                        string
 }
 
 // DocsPatch is the proposal every CODE message gets unless a test sets Router.Propose.
@@ -36,14 +71,11 @@ func DocsPatch(string) (string, commonv1.TaskType) {
 		commonv1.TaskType_TASK_TYPE_DOCS
 }
 
-// Start runs the peers; approvers may approve.
+// Start runs the peers; approvers (LINE user ids) may approve and switch Auto-Approve on.
 func Start(t testing.TB, approvers ...string) *Suite {
 	t.Helper()
-	s := &Suite{Approval: NewApproval(approvers...), Router: &Router{Propose: DocsPatch}, Heartbeat: &Heartbeat{}, Gateway: NewGateway(),
-		Workspace: t.TempDir()}
-	s.ApprovalSrv = Serve(t, "approval", func(srv *rpcserver.Server) {
-		srv.Mount(approvalv1connect.NewApprovalServiceHandler(s.Approval, srv.HandlerOptions()...))
-	})
+	s := &Suite{Approval: approvaltest.Start(t, approvaltest.WithApprovers("line", approvers...), approvaltest.WithAutoApprove()),
+		Router: &Router{Propose: DocsPatch}, Heartbeat: &Heartbeat{}, Gateway: NewGateway(), Workspace: t.TempDir()}
 	s.ExecutorSrv = Serve(t, "executor", func(srv *rpcserver.Server) {
 		opts, err := rpcserver.ClientOptions(srv.Telemetry(), 10*time.Second,
 			svcauth.Client(testinfra.Credentials(t, svcauth.Executor), svcauth.Approval))
@@ -54,7 +86,7 @@ func Start(t testing.TB, approvers ...string) *Suite {
 		// Idle h2c connections would hold the approval server's graceful shutdown open.
 		t.Cleanup(hc.CloseIdleConnections)
 		s.Executor = &Executor{Workspace: s.Workspace,
-			Approval: approvalv1connect.NewApprovalServiceClient(hc, s.ApprovalSrv.URL, opts...)}
+			Approval: approvalv1connect.NewApprovalServiceClient(hc, s.Approval.URL, opts...)}
 		srv.Mount(executorv1connect.NewExecutorServiceHandler(s.Executor, srv.HandlerOptions()...))
 	})
 	s.RouterSrv = Serve(t, "router-shiro", func(srv *rpcserver.Server) {
@@ -93,7 +125,7 @@ func (s *Suite) Clients(t testing.TB, tel *telemetry.Telemetry) Clients {
 	t.Cleanup(hc.CloseIdleConnections)
 	return Clients{
 		Router:    routerv1connect.NewRouterServiceClient(hc, s.RouterSrv.URL, opts(svcauth.RouterShiro)...),
-		Approval:  approvalv1connect.NewApprovalServiceClient(hc, s.ApprovalSrv.URL, opts(svcauth.Approval)...),
+		Approval:  approvalv1connect.NewApprovalServiceClient(hc, s.Approval.URL, opts(svcauth.Approval)...),
 		Executor:  executorv1connect.NewExecutorServiceClient(hc, s.ExecutorSrv.URL, opts(svcauth.Executor)...),
 		Heartbeat: heartbeatv1connect.NewHeartbeatServiceClient(hc, s.HeartbeatSrv.URL, opts(svcauth.Heartbeat)...),
 		Gateway:   gatewayv1connect.NewNotificationServiceClient(hc, s.GatewaySrv.URL, opts(svcauth.GatewayLine)...),

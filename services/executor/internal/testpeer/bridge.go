@@ -1,3 +1,6 @@
+// Package testpeer holds test helpers of the executor that stand for things outside it: a local
+// MCP Chrome bridge speaking the real protocol, and process inspection through /proc. Approval
+// is never faked here: tests run the real service (services/approval/approvaltest).
 package testpeer
 
 import (
