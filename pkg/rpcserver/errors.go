@@ -48,9 +48,14 @@ func ToConnect(ctx context.Context, log *slog.Logger, service string, err error)
 		return ce // already a Connect error (e.g. from the auth interceptor)
 	}
 	k := fault.KindOf(err)
-	if k == fault.Internal {
+	switch k {
+	case fault.Internal:
 		log.ErrorContext(ctx, service+".internal_error", slog.String("error", err.Error()))
 		return connect.NewError(connect.CodeInternal, errors.New("internal error"))
+	case fault.Unavailable:
+		// The detail names a dependency's address or its driver's words: for the log only.
+		log.WarnContext(ctx, service+".dependency_unavailable", slog.String("error", err.Error()))
+		err = fault.WrapReason(k, fault.ReasonOf(err), errors.New(service+": a dependency is unavailable; retry later"))
 	}
 	out := connect.NewError(CodeOf(k), err)
 	if r := fault.ReasonOf(err); r != "" {
@@ -71,18 +76,17 @@ var codeKinds = func() map[connect.Code]fault.Kind {
 }()
 
 // FromConnect is the inverse for clients: a Connect error (or a transport failure) becomes a
-// classified error of the same kind, keeping the peer's message and reason. Transport errors
-// without a code (connection refused, reset) are Unavailable.
+// classified error of the same kind, keeping the peer's message and reason. A failure without
+// a code (a proxy's 502) is Unavailable.
 func FromConnect(err error) error {
 	if err == nil {
 		return nil
 	}
 	var ce *connect.Error
 	if !errors.As(err, &ce) {
-		if k := fault.KindOf(err); k == fault.Canceled || k == fault.Deadline {
-			return fault.Wrap(k, err)
-		}
-		return fault.Wrap(fault.Unavailable, err)
+		// Connect reports every transport failure as a *connect.Error (unreachable:
+		// Unavailable); anything else is the caller's own error, classified as it is.
+		return fault.Wrap(fault.KindOf(err), err)
 	}
 	k, ok := codeKinds[ce.Code()]
 	if !ok {

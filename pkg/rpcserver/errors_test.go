@@ -30,7 +30,7 @@ func TestToConnect(t *testing.T) {
 	}{
 		{fmt.Errorf("text: %w: empty", errInvalid), connect.CodeInvalidArgument, "text: invalid: empty", ""},
 		{fmt.Errorf("job x: %w", errGone), connect.CodeNotFound, "job x: not found", ""},
-		{fmt.Errorf("approval service: %w", errDown), connect.CodeUnavailable, "approval service: unavailable", ""},
+		{fmt.Errorf("redis 10.0.0.7:6379: %w", errDown), connect.CodeUnavailable, "svc: a dependency is unavailable; retry later", "svc.dependency_unavailable"},
 		{fmt.Errorf("loop: %w", context.Canceled), connect.CodeCanceled, "loop: context canceled", ""},
 		{fmt.Errorf("loop: %w", context.DeadlineExceeded), connect.CodeDeadlineExceeded, "loop: context deadline exceeded", ""},
 		{errors.New("disk on fire at /var/secret"), connect.CodeInternal, "internal error", "svc.internal_error"},
@@ -56,8 +56,11 @@ func TestToConnect(t *testing.T) {
 }
 
 func TestFromConnectTransportErrors(t *testing.T) {
-	if k := fault.KindOf(FromConnect(errors.New("dial tcp 127.0.0.1:9: connection refused"))); k != fault.Unavailable {
+	if k := fault.KindOf(FromConnect(connect.NewError(connect.CodeUnavailable, errors.New("dial tcp 127.0.0.1:9: connection refused")))); k != fault.Unavailable {
 		t.Errorf("connection refused: %v", k)
+	}
+	if k := fault.KindOf(FromConnect(errors.New("a bug of our own"))); k != fault.Internal {
+		t.Errorf("a plain error: %v", k)
 	}
 	if k := fault.KindOf(FromConnect(connect.NewError(connect.CodeUnknown, errors.New("502 bad gateway")))); k != fault.Unavailable {
 		t.Errorf("unknown code: %v", k)

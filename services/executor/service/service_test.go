@@ -718,7 +718,7 @@ func TestApprovalUnreachable(t *testing.T) {
 	_ = ln.Close()
 	s := start(t, func(c *Config) { c.Services.Approval.URL = dead })
 	_, err = s.client.Execute(context.Background(), &executorv1.ExecuteRequest{JobId: "job_20260101_071"})
-	if codeOf(err) != connect.CodeUnavailable || !strings.Contains(err.Error(), "approval service") {
+	if codeOf(err) != connect.CodeUnavailable || !strings.Contains(err.Error(), "unavailable") {
 		t.Fatalf("err = %v", err)
 	}
 }

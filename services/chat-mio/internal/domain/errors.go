@@ -5,6 +5,8 @@ package domain
 import (
 	"errors"
 	"strings"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/fault"
 )
 
 // Sentinel errors of chat-mio. The peer adapters classify every peer failure as one of them
@@ -12,20 +14,20 @@ import (
 var (
 	// ErrInvalid: the request itself is malformed (e.g. an unknown session id form), or a peer
 	// rejected what it was sent as malformed.
-	ErrInvalid = errors.New("invalid")
+	ErrInvalid = fault.New(fault.Invalid, "invalid")
 	// ErrUsage: a command was recognised but its arguments are wrong.
-	ErrUsage = errors.New("usage")
+	ErrUsage = fault.New(fault.Invalid, "usage")
 	// ErrNotFound: the thing referred to does not exist (e.g. no deliberation for a job, a job
 	// approval does not know).
-	ErrNotFound = errors.New("not found")
+	ErrNotFound = fault.New(fault.NotFound, "not found")
 	// ErrUnavailable: a store or peer could not be reached, or did not answer in time; trying
 	// again later may work.
-	ErrUnavailable = errors.New("unavailable")
+	ErrUnavailable = fault.New(fault.Unavailable, "unavailable")
 	// ErrConflict: the thing is not in a state that allows the request (e.g. a job already
 	// decided, expired or claimed; a job id that already exists).
-	ErrConflict = errors.New("conflict")
+	ErrConflict = fault.New(fault.Precondition, "conflict")
 	// ErrForbidden: the caller or the person it acts for may not do this (e.g. not an approver).
-	ErrForbidden = errors.New("forbidden")
+	ErrForbidden = fault.New(fault.Permission, "forbidden")
 )
 
 // PeerError is a peer's failure as chat-mio sees it: which peer, which kind (one of the

@@ -3,15 +3,26 @@
 package peers
 
 import (
-	"context"
 	"errors"
 
 	"connectrpc.com/connect"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/fault"
+	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/domain"
 )
 
-// classify is the one place where a peer's Connect failure becomes a chat-mio error: transient
+// kindSentinels are chat-mio's errors by fault kind.
+var kindSentinels = map[fault.Kind]error{
+	fault.Unavailable: domain.ErrUnavailable, fault.Deadline: domain.ErrUnavailable, fault.Canceled: domain.ErrUnavailable,
+	fault.NotFound:     domain.ErrNotFound,
+	fault.Precondition: domain.ErrConflict, fault.Conflict: domain.ErrConflict,
+	fault.Permission: domain.ErrForbidden, fault.Unauthenticated: domain.ErrForbidden,
+	fault.Invalid: domain.ErrInvalid,
+}
+
+// classify is the one place where a peer's Connect failure becomes a chat-mio error, by the
+// fault kind the suite's one mapping reads from it (pkg/rpcserver.FromConnect): transient
 // failures (the peer unreachable, too slow, the call cancelled) are domain.ErrUnavailable; a
 // refusal keeps its kind and the peer's message; anything else is unexpected and wraps no
 // sentinel.
@@ -24,21 +35,6 @@ func classify(peer string, err error) error {
 	if errors.As(err, &ce) {
 		pe.Message = ce.Message()
 	}
-	code := connect.CodeOf(err)
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		code = connect.CodeDeadlineExceeded
-	}
-	switch code {
-	case connect.CodeUnavailable, connect.CodeDeadlineExceeded, connect.CodeCanceled:
-		pe.Kind = domain.ErrUnavailable
-	case connect.CodeNotFound:
-		pe.Kind = domain.ErrNotFound
-	case connect.CodeFailedPrecondition, connect.CodeAlreadyExists, connect.CodeAborted:
-		pe.Kind = domain.ErrConflict
-	case connect.CodePermissionDenied, connect.CodeUnauthenticated:
-		pe.Kind = domain.ErrForbidden
-	case connect.CodeInvalidArgument, connect.CodeOutOfRange:
-		pe.Kind = domain.ErrInvalid
-	}
+	pe.Kind = kindSentinels[fault.KindOf(rpcserver.FromConnect(err))]
 	return pe
 }

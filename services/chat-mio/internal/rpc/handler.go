@@ -10,8 +10,8 @@ import (
 
 	chatv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1/chatv1connect"
+	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
-	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/domain"
 )
 
 // MessageHandler is the use case behind HandleMessage.
@@ -44,19 +44,5 @@ func (h *Handler) HandleMessage(ctx context.Context, req *chatv1.HandleMessageRe
 
 // toConnect is the one place chat-mio's errors become Connect codes.
 func (h *Handler) toConnect(ctx context.Context, err error) error {
-	switch {
-	case errors.Is(err, domain.ErrInvalid), errors.Is(err, domain.ErrUsage):
-		return connect.NewError(connect.CodeInvalidArgument, err)
-	case errors.Is(err, domain.ErrNotFound):
-		return connect.NewError(connect.CodeNotFound, err)
-	case errors.Is(err, domain.ErrUnavailable):
-		h.Log.ErrorContext(ctx, "chat.unavailable", slog.Any("error", err))
-		return connect.NewError(connect.CodeUnavailable, errors.New("a dependency of chat-mio is unavailable"))
-	case errors.Is(err, context.Canceled):
-		return connect.NewError(connect.CodeCanceled, err)
-	case errors.Is(err, context.DeadlineExceeded):
-		return connect.NewError(connect.CodeDeadlineExceeded, err)
-	}
-	h.Log.ErrorContext(ctx, "chat.internal", slog.Any("error", err))
-	return connect.NewError(connect.CodeInternal, errors.New("internal error"))
+	return rpcserver.ToConnect(ctx, h.Log, "chat", err)
 }

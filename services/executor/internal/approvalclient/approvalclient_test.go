@@ -27,7 +27,7 @@ func TestMapErr(t *testing.T) {
 		{connect.NewError(connect.CodePermissionDenied, errors.New("no")), domain.ErrPermission},
 		{connect.NewError(connect.CodeInvalidArgument, errors.New("bad id")), domain.ErrInvalid},
 		{connect.NewError(connect.CodeUnavailable, errors.New("down")), domain.ErrUnavailable},
-		{errors.New("dial tcp: refused"), domain.ErrUnavailable},
+		{connect.NewError(connect.CodeUnavailable, errors.New("dial tcp: refused")), domain.ErrUnavailable},
 	}
 	for _, tt := range tests {
 		if got := mapErr(tt.in); !errors.Is(got, tt.want) {
