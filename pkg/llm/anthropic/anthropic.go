@@ -1,54 +1,72 @@
-package llm
+// Package anthropic is the client for the Anthropic Messages API through the official SDK.
+// Only composition roots that may call a cloud model import it.
+package anthropic
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 )
 
 // anthropicClient speaks the Anthropic Messages API through the official SDK, built from our
 // options only (no ANTHROPIC_* environment defaults, no SDK retries).
 type anthropicClient struct {
-	cfg  Config
+	cfg  llm.Config
 	svc  anthropic.MessageService
-	call *caller
+	call *llm.Runner
 }
 
-func newAnthropic(cfg Config, key string, o options) *anthropicClient {
+// New builds the client for cfg (provider anthropic) after filling defaults and validating;
+// the key comes from the environment variable named by api_key_env.
+func New(cfg llm.Config, opts ...llm.Option) (llm.Client, error) {
+	r, err := llm.NewRunner(cfg, opts...)
+	if err != nil {
+		return nil, err
+	}
+	cfg = r.Config()
+	if cfg.Provider != llm.ProviderAnthropic {
+		return nil, fmt.Errorf("llm: provider %q is not anthropic", cfg.Provider)
+	}
+	key, err := r.APIKey()
+	if err != nil {
+		return nil, err
+	}
 	svc := anthropic.NewMessageService(
-		option.WithHTTPClient(o.httpClient),
+		option.WithHTTPClient(r.HTTPClient()),
 		option.WithBaseURL(cfg.BaseURL),
 		option.WithAPIKey(key),
 		option.WithMaxRetries(0),
 	)
-	return &anthropicClient{cfg: cfg, svc: svc, call: &caller{provider: ProviderAnthropic, model: cfg.Model, cfg: cfg, opts: o, cloud: true}}
+	return &anthropicClient{cfg: cfg, svc: svc, call: r}, nil
 }
 
-func (c *anthropicClient) Provider() string { return ProviderAnthropic }
+func (c *anthropicClient) Provider() string { return llm.ProviderAnthropic }
 func (c *anthropicClient) Model() string    { return c.cfg.Model }
 func (c *anthropicClient) Cloud() bool      { return true }
 
-func (c *anthropicClient) Chat(ctx context.Context, req Request) (*Response, error) {
-	return c.call.run(ctx, req, c.attempt)
+func (c *anthropicClient) Chat(ctx context.Context, req llm.Request) (*llm.Response, error) {
+	return c.call.Run(ctx, req, c.attempt)
 }
 
 // jsonInstruction is appended to the system prompt when JSON is wanted, since the Messages
 // API has no JSON mode.
 const jsonInstruction = "Answer with a single JSON object only, no prose and no code fences."
 
-func (c *anthropicClient) attempt(ctx context.Context, req Request) (string, Usage, error) {
+func (c *anthropicClient) attempt(ctx context.Context, req llm.Request) (string, llm.Usage, error) {
 	params := anthropic.MessageNewParams{Model: anthropic.Model(c.cfg.Model), MaxTokens: int64(req.MaxTokens)}
 	var system []string
 	for _, m := range req.Messages {
 		switch m.Role {
-		case RoleSystem:
+		case llm.RoleSystem:
 			system = append(system, m.Content)
-		case RoleAssistant:
+		case llm.RoleAssistant:
 			params.Messages = append(params.Messages, anthropic.NewAssistantMessage(anthropic.NewTextBlock(m.Content)))
 		default:
 			params.Messages = append(params.Messages, anthropic.NewUserMessage(anthropic.NewTextBlock(m.Content)))
@@ -63,7 +81,7 @@ func (c *anthropicClient) attempt(ctx context.Context, req Request) (string, Usa
 	var st anthropicStatus
 	res, err := c.svc.New(ctx, params, option.WithMiddleware(st.middleware))
 	if err != nil {
-		return "", Usage{}, st.wrap(err)
+		return "", llm.Usage{}, st.wrap(err)
 	}
 	var b strings.Builder
 	for _, blk := range res.Content {
@@ -72,13 +90,13 @@ func (c *anthropicClient) attempt(ctx context.Context, req Request) (string, Usa
 		}
 	}
 	if res.Type != "message" {
-		return "", Usage{}, badResponse("anthropic: answer type %q is not a message", res.Type)
+		return "", llm.Usage{}, llm.BadResponse("anthropic: answer type %q is not a message", res.Type)
 	}
 	text := b.String()
 	if req.JSON {
 		text = stripFence(text)
 	}
-	return text, Usage{InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens}, nil
+	return text, llm.Usage{InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens}, nil
 }
 
 type anthropicStatus struct {
@@ -96,18 +114,12 @@ func (s *anthropicStatus) middleware(req *http.Request, next option.MiddlewareNe
 }
 
 func (s *anthropicStatus) wrap(err error) error {
+	msg := ""
 	var ae *anthropic.Error
-	switch {
-	case s.status >= 300 || s.status != 0 && s.status < 200:
-		msg := ""
-		if errors.As(err, &ae) {
-			msg = ae.Error()
-		}
-		return &statusError{status: s.status, retryAfter: parseRetryAfter(s.header, time.Now()), msg: msg}
-	case s.status >= 200 && s.status < 300 && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled):
-		return badResponse("%v", err)
+	if errors.As(err, &ae) {
+		msg = ae.Error()
 	}
-	return err
+	return llm.WrapSDKError(s.status, s.header, msg, err)
 }
 
 // stripFence removes a Markdown code fence around a JSON answer.

@@ -1,4 +1,6 @@
-package llm
+// Package ollama is the client for a local Ollama server (/api/chat, /api/tags, /api/show),
+// with the health check and restart the chat and worker agents run at start-up.
+package ollama
 
 import (
 	"bytes"
@@ -12,29 +14,58 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 )
 
-// Ollama is the client for a local Ollama server (/api/chat, /api/tags, /api/show).
-type Ollama struct {
-	cfg  Config
-	opts options
-	call *caller
+// Client is the client for a local Ollama server.
+type Client struct {
+	cfg  llm.Config
+	call *llm.Runner
 }
 
-var _ Client = (*Ollama)(nil)
+var _ llm.Client = (*Client)(nil)
 
-func newOllama(cfg Config, o options) *Ollama {
-	return &Ollama{cfg: cfg, opts: o, call: &caller{provider: ProviderOllama, model: cfg.Model, cfg: cfg, opts: o}}
+// New builds an Ollama client (cfg.Provider is set to ollama) after filling defaults and
+// validating.
+func New(cfg llm.Config, opts ...llm.Option) (*Client, error) {
+	cfg.Provider = llm.ProviderOllama
+	r, err := llm.NewRunner(cfg, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{cfg: r.Config(), call: r}, nil
 }
 
-// Provider implements Client.
-func (c *Ollama) Provider() string { return ProviderOllama }
+// NewLocal builds the client for a local provider: Ollama, or the offline provider. Services
+// whose model must stay on the machine (the chat agent) use it instead of the provider factory,
+// so no cloud SDK is linked into them.
+func NewLocal(cfg llm.Config, opts ...llm.Option) (llm.Client, error) {
+	if strings.EqualFold(strings.TrimSpace(cfg.Provider), llm.ProviderOllama) {
+		c, err := New(cfg, opts...)
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+	r, err := llm.NewRunner(cfg, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if p := r.Config().Provider; p != llm.ProviderOffline {
+		return nil, fmt.Errorf("llm: provider %q is not local (ollama or offline)", p)
+	}
+	return llm.NewOffline(), nil
+}
 
-// Model implements Client.
-func (c *Ollama) Model() string { return c.cfg.Model }
+// Provider implements llm.Client.
+func (c *Client) Provider() string { return llm.ProviderOllama }
 
-// Cloud implements Client: Ollama runs on this machine.
-func (c *Ollama) Cloud() bool { return false }
+// Model implements llm.Client.
+func (c *Client) Model() string { return c.cfg.Model }
+
+// Cloud implements llm.Client: Ollama runs on this machine.
+func (c *Client) Cloud() bool { return false }
 
 type ollamaMessage struct {
 	Role    string `json:"role"`
@@ -59,16 +90,16 @@ type ollamaChatResponse struct {
 	Error           string         `json:"error"`
 }
 
-// Chat implements Client with one non-streaming /api/chat call per attempt.
-func (c *Ollama) Chat(ctx context.Context, req Request) (*Response, error) {
-	return c.call.run(ctx, req, c.attempt)
+// Chat implements llm.Client with one non-streaming /api/chat call per attempt.
+func (c *Client) Chat(ctx context.Context, req llm.Request) (*llm.Response, error) {
+	return c.call.Run(ctx, req, c.attempt)
 }
 
-func (c *Ollama) attempt(ctx context.Context, req Request) (string, Usage, error) {
+func (c *Client) attempt(ctx context.Context, req llm.Request) (string, llm.Usage, error) {
 	body := ollamaChatRequest{
 		Model:     c.cfg.Model,
 		Stream:    false,
-		KeepAlive: keepAliveValue(c.cfg.KeepAlive),
+		KeepAlive: c.cfg.OllamaKeepAlive(),
 		Options:   map[string]any{"num_ctx": c.cfg.NumCtx},
 	}
 	if req.MaxTokens > 0 {
@@ -82,19 +113,19 @@ func (c *Ollama) attempt(ctx context.Context, req Request) (string, Usage, error
 	}
 	var out ollamaChatResponse
 	if err := c.post(ctx, "/api/chat", body, &out); err != nil {
-		return "", Usage{}, err
+		return "", llm.Usage{}, err
 	}
 	if out.Message == nil || !out.Done {
-		return "", Usage{}, badResponse("ollama /api/chat: no message or not done")
+		return "", llm.Usage{}, llm.BadResponse("ollama /api/chat: no message or not done")
 	}
-	u := Usage{InputTokens: out.PromptEvalCount, OutputTokens: out.EvalCount}
+	u := llm.Usage{InputTokens: out.PromptEvalCount, OutputTokens: out.EvalCount}
 	if u.InputTokens == 0 && u.OutputTokens == 0 {
-		u = Usage{InputTokens: EstimateTokens(req.Messages), OutputTokens: estimateTokens(out.Message.Content)}
+		u = llm.Usage{InputTokens: llm.EstimateTokens(req.Messages), OutputTokens: llm.EstimateText(out.Message.Content)}
 	}
 	return out.Message.Content, u, nil
 }
 
-func (c *Ollama) post(ctx context.Context, path string, in, out any) error {
+func (c *Client) post(ctx context.Context, path string, in, out any) error {
 	data, err := json.Marshal(in)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", path, err)
@@ -107,9 +138,9 @@ func (c *Ollama) post(ctx context.Context, path string, in, out any) error {
 	return c.do(hreq, path, out)
 }
 
-func (c *Ollama) do(hreq *http.Request, path string, out any) error {
+func (c *Client) do(hreq *http.Request, path string, out any) error {
 	hreq.Header.Set("Accept", "application/json")
-	res, err := c.opts.httpClient.Do(hreq)
+	res, err := c.call.HTTPClient().Do(hreq)
 	if err != nil {
 		return err
 	}
@@ -123,10 +154,10 @@ func (c *Ollama) do(hreq *http.Request, path string, out any) error {
 			Error string `json:"error"`
 		}
 		_ = json.Unmarshal(raw, &e)
-		return &statusError{status: res.StatusCode, retryAfter: parseRetryAfter(res.Header, time.Now()), msg: e.Error}
+		return llm.HTTPStatusError(res.StatusCode, res.Header, e.Error)
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
-		return badResponse("ollama %s: %v", path, err)
+		return llm.BadResponse("ollama %s: %v", path, err)
 	}
 	return nil
 }
@@ -147,7 +178,7 @@ type Health struct {
 // fit: the num_ctx sent and any num_ctx set in the model file are within max_context, and the
 // num_ctx sent does not exceed what the model was trained for. A failed check wraps
 // ErrModelUnavailable (or the transport error class).
-func (c *Ollama) Health(ctx context.Context) (Health, error) {
+func (c *Client) Health(ctx context.Context) (Health, error) {
 	h := Health{NumCtx: c.cfg.NumCtx}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
@@ -165,7 +196,7 @@ func (c *Ollama) Health(ctx context.Context) (Health, error) {
 		} `json:"models"`
 	}
 	if err := c.do(hreq, "/api/tags", &tags); err != nil {
-		return h, fmt.Errorf("ollama health: %w: %w", ErrUnavailable, err)
+		return h, fmt.Errorf("ollama health: %w: %w", llm.ErrUnavailable, err)
 	}
 	for _, m := range tags.Models {
 		if sameModel(m.Name, c.cfg.Model) || sameModel(m.Model, c.cfg.Model) {
@@ -173,14 +204,14 @@ func (c *Ollama) Health(ctx context.Context) (Health, error) {
 		}
 	}
 	if !h.ModelPresent {
-		return h, fmt.Errorf("ollama health: %w: model %q is not installed (ollama pull / ollama create)", ErrModelUnavailable, c.cfg.Model)
+		return h, fmt.Errorf("ollama health: %w: model %q is not installed (ollama pull / ollama create)", llm.ErrModelUnavailable, c.cfg.Model)
 	}
 	var show struct {
 		Parameters string         `json:"parameters"`
 		ModelInfo  map[string]any `json:"model_info"`
 	}
 	if err := c.post(ctx, "/api/show", map[string]string{"model": c.cfg.Model}, &show); err != nil {
-		return h, fmt.Errorf("ollama health: /api/show: %w: %w", ErrUnavailable, err)
+		return h, fmt.Errorf("ollama health: /api/show: %w: %w", llm.ErrUnavailable, err)
 	}
 	for k, v := range show.ModelInfo {
 		if strings.HasSuffix(k, ".context_length") {
@@ -197,11 +228,11 @@ func (c *Ollama) Health(ctx context.Context) (Health, error) {
 	}
 	switch {
 	case c.cfg.MaxContext > 0 && c.cfg.NumCtx > c.cfg.MaxContext:
-		return h, fmt.Errorf("ollama health: %w: num_ctx %d exceeds max_context %d", ErrModelUnavailable, c.cfg.NumCtx, c.cfg.MaxContext)
+		return h, fmt.Errorf("ollama health: %w: num_ctx %d exceeds max_context %d", llm.ErrModelUnavailable, c.cfg.NumCtx, c.cfg.MaxContext)
 	case c.cfg.MaxContext > 0 && h.ModelNumCtx > c.cfg.MaxContext:
-		return h, fmt.Errorf("ollama health: %w: model %q sets num_ctx %d, above max_context %d", ErrModelUnavailable, c.cfg.Model, h.ModelNumCtx, c.cfg.MaxContext)
+		return h, fmt.Errorf("ollama health: %w: model %q sets num_ctx %d, above max_context %d", llm.ErrModelUnavailable, c.cfg.Model, h.ModelNumCtx, c.cfg.MaxContext)
 	case h.ContextLength > 0 && c.cfg.NumCtx > h.ContextLength:
-		return h, fmt.Errorf("ollama health: %w: num_ctx %d exceeds the context length %d of model %q", ErrModelUnavailable, c.cfg.NumCtx, h.ContextLength, c.cfg.Model)
+		return h, fmt.Errorf("ollama health: %w: num_ctx %d exceeds the context length %d of model %q", llm.ErrModelUnavailable, c.cfg.NumCtx, h.ContextLength, c.cfg.Model)
 	}
 	return h, nil
 }
@@ -222,7 +253,7 @@ var ErrNoRestartCommand = errors.New("llm: ollama restart_command not configured
 
 // Restart runs restart_command as an argument vector (never through a shell) and returns its
 // combined output on failure.
-func (c *Ollama) Restart(ctx context.Context) error {
+func (c *Client) Restart(ctx context.Context) error {
 	if len(c.cfg.RestartCommand) == 0 {
 		return ErrNoRestartCommand
 	}
@@ -240,16 +271,16 @@ func (c *Ollama) Restart(ctx context.Context) error {
 
 // EnsureHealthy runs Health and, when it fails and a restart command is configured, restarts
 // Ollama once and checks again after settle.
-func (c *Ollama) EnsureHealthy(ctx context.Context, settle time.Duration) (Health, error) {
+func (c *Client) EnsureHealthy(ctx context.Context, settle time.Duration) (Health, error) {
 	h, err := c.Health(ctx)
 	if err == nil || len(c.cfg.RestartCommand) == 0 {
 		return h, err
 	}
-	c.opts.logger.WarnContext(ctx, "llm.ollama_restart", "reason", err.Error())
+	c.call.Logger().WarnContext(ctx, "llm.ollama_restart", "reason", err.Error())
 	if rerr := c.Restart(ctx); rerr != nil {
 		return h, errors.Join(err, rerr)
 	}
-	if err := c.opts.sleep(ctx, settle); err != nil {
+	if err := c.call.Sleep(ctx, settle); err != nil {
 		return h, err
 	}
 	return c.Health(ctx)

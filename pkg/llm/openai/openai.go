@@ -1,14 +1,18 @@
-package llm
+// Package openai is the client for OpenAI-compatible chat completions (OpenAI, DeepSeek)
+// through the official SDK. Only composition roots that may call a cloud model import it.
+package openai
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 )
 
 // openAIClient speaks OpenAI-compatible chat completions (OpenAI, DeepSeek) through the
@@ -16,36 +20,50 @@ import (
 // project headers) and its own retries are bypassed: the service is built from our options
 // only, and the retry policy is ours.
 type openAIClient struct {
-	cfg  Config
+	cfg  llm.Config
 	svc  openai.ChatCompletionService
-	call *caller
+	call *llm.Runner
 }
 
-func newOpenAI(cfg Config, key string, o options) *openAIClient {
+// New builds the client for cfg (provider openai or deepseek) after filling defaults and
+// validating; the key comes from the environment variable named by api_key_env.
+func New(cfg llm.Config, opts ...llm.Option) (llm.Client, error) {
+	r, err := llm.NewRunner(cfg, opts...)
+	if err != nil {
+		return nil, err
+	}
+	cfg = r.Config()
+	if cfg.Provider != llm.ProviderOpenAI && cfg.Provider != llm.ProviderDeepSeek {
+		return nil, fmt.Errorf("llm: provider %q is not OpenAI-compatible", cfg.Provider)
+	}
+	key, err := r.APIKey()
+	if err != nil {
+		return nil, err
+	}
 	svc := openai.NewChatCompletionService(
-		option.WithHTTPClient(o.httpClient),
+		option.WithHTTPClient(r.HTTPClient()),
 		option.WithBaseURL(cfg.BaseURL),
 		option.WithAPIKey(key),
 		option.WithMaxRetries(0),
 	)
-	return &openAIClient{cfg: cfg, svc: svc, call: &caller{provider: cfg.Provider, model: cfg.Model, cfg: cfg, opts: o, cloud: true}}
+	return &openAIClient{cfg: cfg, svc: svc, call: r}, nil
 }
 
 func (c *openAIClient) Provider() string { return c.cfg.Provider }
 func (c *openAIClient) Model() string    { return c.cfg.Model }
 func (c *openAIClient) Cloud() bool      { return true }
 
-func (c *openAIClient) Chat(ctx context.Context, req Request) (*Response, error) {
-	return c.call.run(ctx, req, c.attempt)
+func (c *openAIClient) Chat(ctx context.Context, req llm.Request) (*llm.Response, error) {
+	return c.call.Run(ctx, req, c.attempt)
 }
 
-func (c *openAIClient) attempt(ctx context.Context, req Request) (string, Usage, error) {
+func (c *openAIClient) attempt(ctx context.Context, req llm.Request) (string, llm.Usage, error) {
 	params := openai.ChatCompletionNewParams{Model: shared.ChatModel(c.cfg.Model)}
 	for _, m := range req.Messages {
 		switch m.Role {
-		case RoleSystem:
+		case llm.RoleSystem:
 			params.Messages = append(params.Messages, openai.SystemMessage(m.Content))
-		case RoleAssistant:
+		case llm.RoleAssistant:
 			params.Messages = append(params.Messages, openai.AssistantMessage(m.Content))
 		default:
 			params.Messages = append(params.Messages, openai.UserMessage(m.Content))
@@ -60,15 +78,15 @@ func (c *openAIClient) attempt(ctx context.Context, req Request) (string, Usage,
 	var st httpStatus
 	res, err := c.svc.New(ctx, params, option.WithMiddleware(st.middleware))
 	if err != nil {
-		return "", Usage{}, st.wrap(err)
+		return "", llm.Usage{}, st.wrap(err)
 	}
 	if len(res.Choices) == 0 {
-		return "", Usage{}, badResponse("%s: no choices in the answer", c.cfg.Provider)
+		return "", llm.Usage{}, llm.BadResponse("%s: no choices in the answer", c.cfg.Provider)
 	}
-	u := Usage{InputTokens: res.Usage.PromptTokens, OutputTokens: res.Usage.CompletionTokens}
+	u := llm.Usage{InputTokens: res.Usage.PromptTokens, OutputTokens: res.Usage.CompletionTokens}
 	text := res.Choices[0].Message.Content
 	if u.InputTokens == 0 && u.OutputTokens == 0 {
-		u = Usage{InputTokens: EstimateTokens(req.Messages), OutputTokens: estimateTokens(text)}
+		u = llm.Usage{InputTokens: llm.EstimateTokens(req.Messages), OutputTokens: llm.EstimateText(text)}
 	}
 	return text, u, nil
 }
@@ -89,19 +107,12 @@ func (s *httpStatus) middleware(req *http.Request, next option.MiddlewareNext) (
 	return res, err
 }
 
-// wrap turns an SDK error into our classes: a non-2xx status becomes statusError, an error
-// after a 2xx answer is a malformed body, anything else is passed on (transport, context).
+// wrap turns an SDK error into our classes (see llm.WrapSDKError).
 func (s *httpStatus) wrap(err error) error {
+	msg := ""
 	var oe *openai.Error
-	switch {
-	case s.status >= 300 || s.status != 0 && s.status < 200:
-		msg := ""
-		if errors.As(err, &oe) {
-			msg = oe.Message
-		}
-		return &statusError{status: s.status, retryAfter: parseRetryAfter(s.header, time.Now()), msg: msg}
-	case s.status >= 200 && s.status < 300 && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled):
-		return badResponse("%v", err)
+	if errors.As(err, &oe) {
+		msg = oe.Message
 	}
-	return err
+	return llm.WrapSDKError(s.status, s.header, msg, err)
 }
