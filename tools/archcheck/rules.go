@@ -122,7 +122,11 @@ func checkImports(pkgs map[string]*Package, rules []Rule) []string {
 			}
 			for _, imp := range imports {
 				if bad, why := r.forbids(path, imp); bad {
-					msg := fmt.Sprintf("import rule %q: %s imports %s%s", r.Name, short(path), short(imp), why)
+					verb := "imports"
+					if r.Transitive {
+						verb = "links"
+					}
+					msg := fmt.Sprintf("import rule %q: %s %s %s%s", r.Name, short(path), verb, short(imp), why)
 					if r.Transitive {
 						if chain := importChain(pkgs, path, imp); len(chain) > 2 {
 							msg += " (via " + strings.Join(shortAll(chain[1:len(chain)-1]), " -> ") + ")"
