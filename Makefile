@@ -43,7 +43,7 @@ lint: tools ## gofmt, go vet, buf lint, and the import rules and module versions
 	go vet $(PKGS)
 	$(TOOLS_BIN)/buf lint
 	go test -count=1 ./tools/archcheck
-	go run ./tools/archcheck
+	go run ./tools/archcheck/cmd/archcheck
 
 .PHONY: test
 test: ## Run every module's tests with -race

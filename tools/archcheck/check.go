@@ -1,4 +1,8 @@
-package main
+// Package archcheck enforces the import rules of ARCHITECTURE.md and keeps the module graph
+// from drifting: it lists every package of the workspace's modules with `go list -deps -json`
+// and checks each against the rule table (rules.go), and it fails when two go.mod files of the
+// workspace require different versions of one module.
+package archcheck
 
 import (
 	"bytes"

@@ -1,20 +1,19 @@
-// Command archcheck enforces the import rules of ARCHITECTURE.md and keeps the module graph
-// from drifting: it lists every package of the workspace's modules with `go list -deps -json`
-// and checks each against the rule table (rules.go), and it fails when two go.mod files of the
-// workspace require different versions of one module. `make lint` runs it from the repository
-// root.
+// Command archcheck runs the checks of tools/archcheck on the workspace (`make lint` runs it
+// from the repository root) and exits 1 when it finds a problem.
 package main
 
 import (
 	"flag"
 	"fmt"
 	"os"
+
+	"github.com/picoclaw-suite/picoclaw/tools/archcheck"
 )
 
 func main() {
 	root := flag.String("root", ".", "directory holding go.work")
 	flag.Parse()
-	problems, err := Check(*root)
+	problems, err := archcheck.Check(*root)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "archcheck:", err)
 		os.Exit(2)
