@@ -8,7 +8,7 @@ PROTOC_GEN_GO_VERSION := v1.36.12
 PROTOC_GEN_CONNECT_GO_VERSION := v1.21.1
 
 # Every module of the workspace (see go.work).
-MODULES := gen pkg $(wildcard services/*) $(wildcard e2e) $(wildcard cmd/picoclaw) $(wildcard bench)
+MODULES := gen pkg $(wildcard services/*) $(wildcard e2e) $(wildcard cmd/picoclaw) $(wildcard bench) tools
 PKGS := $(addsuffix /...,$(addprefix ./,$(MODULES)))
 SERVICES := $(notdir $(wildcard services/*))
 
@@ -38,10 +38,12 @@ checkgenerate: generate ## Fail when gen/ is not what proto/ generates
 		echo "gen/ is stale: run 'make generate' and commit the result"; git status --porcelain -- gen; exit 1; fi
 
 .PHONY: lint
-lint: tools ## gofmt, go vet and buf lint
+lint: tools ## gofmt, go vet, buf lint, and the import rules and module versions of ARCHITECTURE.md
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^gen/')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
 	go vet $(PKGS)
 	$(TOOLS_BIN)/buf lint
+	go test -count=1 ./tools/archcheck
+	go run ./tools/archcheck/cmd/archcheck
 
 .PHONY: test
 test: ## Run every module's tests with -race

@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -130,5 +133,44 @@ func TestEveryBinaryStartsAnswersHealthAndStopsOnSIGTERM(t *testing.T) {
 			}
 			t.Logf("%s stopped %v after SIGTERM", name, time.Since(start).Round(time.Millisecond))
 		})
+	}
+}
+
+// TestOnlyCloudCompositionRootsLinkProviderSDKs reads the module list of every built binary
+// (go version -m): the OpenAI and Anthropic SDKs are linked into coder-order, router-shiro and
+// the picoclaw CLI (its embedded suite runs both), and into nothing else.
+func TestOnlyCloudCompositionRootsLinkProviderSDKs(t *testing.T) {
+	sdks := []string{"github.com/openai/openai-go/", "github.com/anthropics/anthropic-sdk-go"}
+	mustLink := map[string]bool{"coder-order": true, "router-shiro": true, "picoclaw": true}
+	cli := filepath.Join(t.TempDir(), "picoclaw")
+	build := exec.Command("go", "build", "-ldflags=-s -w", "-o", cli, "./cmd/picoclaw")
+	build.Dir = ".."
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/picoclaw: %v\n%s", err, out)
+	}
+	bins := map[string]string{"picoclaw": cli}
+	for _, s := range services {
+		bins[s] = filepath.Join(binDir, s)
+	}
+	for name, path := range bins {
+		out, err := exec.Command("go", "version", "-m", path).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go version -m %s: %v\n%s", name, err, out)
+		}
+		var deps []string
+		for _, line := range strings.Split(string(out), "\n") {
+			if f := strings.Fields(line); len(f) >= 2 && (f[0] == "dep" || f[0] == "=>") {
+				deps = append(deps, f[1])
+			}
+		}
+		if !slices.Contains(deps, "github.com/picoclaw-suite/picoclaw/pkg") {
+			t.Fatalf("%s: go version -m lists no module of ours; cannot judge its dependencies:\n%s", name, out)
+		}
+		for _, sdk := range sdks {
+			linked := slices.ContainsFunc(deps, func(d string) bool { return strings.HasPrefix(d, sdk) })
+			if linked != mustLink[name] {
+				t.Errorf("%s links %s: %v, want %v", name, sdk, linked, mustLink[name])
+			}
+		}
 	}
 }

@@ -74,14 +74,35 @@ func TestComposeFileValidates(t *testing.T) {
 	}
 	for _, name := range services {
 		svc := project.Services[name]
-		if svc.Build == nil || !strings.HasPrefix(svc.Build.Dockerfile, "deploy/"+name+"/") {
-			t.Errorf("%s is not built from deploy/%s/Dockerfile", name, name)
+		if svc.Build == nil || svc.Build.Dockerfile != "deploy/Dockerfile" || svc.Build.Args["SERVICE"] == nil || *svc.Build.Args["SERVICE"] != name {
+			t.Errorf("%s is not built from deploy/Dockerfile with SERVICE=%s", name, name)
 		}
 		if cond, ok := svc.DependsOn["postgres"]; !ok || cond.Condition != "service_healthy" {
 			t.Errorf("%s does not wait for a healthy postgres", name)
 		}
-		if _, err := os.Stat(filepath.Join(root, "deploy", name, "Dockerfile")); err != nil {
-			t.Errorf("%s: %v", name, err)
+		if _, err := os.Stat(filepath.Join(root, "services", name, "cmd", name)); err != nil {
+			t.Errorf("%s: the Dockerfile builds ./services/%s/cmd/%s: %v", name, name, name, err)
+		}
+	}
+	// The build resolves the workspace before the sources are copied: every module go.work
+	// uses must have its go.mod copied first, or the image build fails.
+	dockerfile, err := os.ReadFile(filepath.Join(root, "deploy", "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	work, err := os.ReadFile(filepath.Join(root, "go.work"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	download := strings.Index(string(dockerfile), "go mod download")
+	for _, line := range strings.Split(string(work), "\n") {
+		mod, ok := strings.CutPrefix(strings.TrimSpace(line), "./")
+		if !ok {
+			continue
+		}
+		i := strings.Index(string(dockerfile), "COPY "+mod+"/go.mod ")
+		if i < 0 || download < 0 || i > download {
+			t.Errorf("deploy/Dockerfile does not copy %s/go.mod before go mod download", mod)
 		}
 	}
 	j := project.Services["jaeger"]

@@ -4,26 +4,16 @@ import (
 	"context"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
-	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 )
 
-// TrackLLM makes every call of c a task of agent a: the agent is busy with the call's JobID
-// while the model works, and a provider error becomes the agent's last error.
-func TrackLLM(a *Agent, c llm.Client) llm.Client {
-	if a == nil || c == nil {
-		return c
+// Track makes one model call a task of the agent (it implements llm.Tracker, so
+// llm.Tracked(client, agent) wraps a client without this package importing pkg/llm): the agent
+// is busy with the call's JobID while the model works, and the call's error becomes the agent's
+// last error. A nil agent tracks nothing.
+func (a *Agent) Track(ctx context.Context) func(err error) {
+	if a == nil {
+		return func(error) {}
 	}
-	return &trackedClient{Client: c, agent: a}
-}
-
-type trackedClient struct {
-	llm.Client
-	agent *Agent
-}
-
-func (t *trackedClient) Chat(ctx context.Context, req llm.Request) (*llm.Response, error) {
-	task := t.agent.Begin(jobid.FromContext(ctx))
-	res, err := t.Client.Chat(ctx, req)
-	task.End(err)
-	return res, err
+	task := a.Begin(jobid.FromContext(ctx))
+	return task.End
 }

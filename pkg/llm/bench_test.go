@@ -1,7 +1,6 @@
 package llm
 
 import (
-	"context"
 	"strings"
 	"testing"
 )
@@ -13,21 +12,5 @@ func BenchmarkMaskRequest(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = maskRequest(req)
-	}
-}
-
-// BenchmarkOllamaChat measures one round trip through the adapter against a local server.
-func BenchmarkOllamaChat(b *testing.B) {
-	f := newFake(b, step{status: 200, body: ollamaOK})
-	c, err := NewOllama(Config{Provider: ProviderOllama, Model: "worker-v1:latest", BaseURL: f.srv.URL})
-	if err != nil {
-		b.Fatal(err)
-	}
-	req := Request{Messages: []Message{{Role: RoleUser, Content: "hi"}}, JSON: true}
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := c.Chat(context.Background(), req); err != nil {
-			b.Fatal(err)
-		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/redact"
@@ -36,7 +38,8 @@ type Observer func(ctx context.Context, c Call)
 // SleepFunc waits d or until ctx is done.
 type SleepFunc func(ctx context.Context, d time.Duration) error
 
-// Option tunes a client built by New.
+// Option tunes a client built by a provider package (pkg/llm/ollama, pkg/llm/openai,
+// pkg/llm/anthropic, or the pkg/llm/providers factory).
 type Option func(*options)
 
 type options struct {
@@ -107,8 +110,29 @@ func (e *statusError) Error() string {
 	return fmt.Sprintf("HTTP %d: %s", e.status, e.msg)
 }
 
-// badResponse marks an answer that is not the provider's protocol.
-func badResponse(format string, args ...any) error {
+// HTTPStatusError is a non-2xx answer of one attempt, as a provider adapter reports it: the
+// Runner classifies it (401/403, 429/529, 408, 5xx, other 4xx) and honours the Retry-After
+// (or retry-after-ms) header.
+func HTTPStatusError(status int, header http.Header, msg string) error {
+	return &statusError{status: status, retryAfter: parseRetryAfter(header, time.Now()), msg: msg}
+}
+
+// WrapSDKError turns the error of an SDK call into our classes, given the last HTTP status and
+// headers the call saw (0 when none): a non-2xx status becomes an HTTPStatusError, an error
+// after a 2xx answer is a malformed body, anything else (transport, context) is passed on. It
+// keeps classification independent of how the SDK shapes its errors.
+func WrapSDKError(status int, header http.Header, msg string, err error) error {
+	switch {
+	case status >= 300 || status != 0 && status < 200:
+		return HTTPStatusError(status, header, msg)
+	case status >= 200 && status < 300 && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled):
+		return BadResponse("%v", err)
+	}
+	return err
+}
+
+// BadResponse marks an answer that is not the provider's protocol (ErrBadResponse).
+func BadResponse(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrBadResponse, fmt.Sprintf(format, args...))
 }
 
@@ -138,8 +162,10 @@ func parseRetryAfter(h http.Header, now time.Time) time.Duration {
 	return 0
 }
 
-// caller runs the retry policy shared by every HTTP adapter.
-type caller struct {
+// Runner is what a provider adapter gets from the core: the settled config, the resolved
+// options and the one call policy (span, masking for cloud providers, local_only, per-attempt
+// timeout, retries, logging, observer) every adapter runs its HTTP exchanges under.
+type Runner struct {
 	provider string
 	model    string
 	cfg      Config
@@ -147,15 +173,63 @@ type caller struct {
 	cloud    bool
 }
 
-// attempt performs one HTTP exchange with the (already masked) request.
-type attempt func(ctx context.Context, req Request) (text string, usage Usage, err error)
+// NewRunner fills cfg's defaults, validates it and resolves opts. The provider is
+// cfg.Provider; cloud providers get masking and the local_only refusal.
+func NewRunner(cfg Config, opts ...Option) (*Runner, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("llm config: %w", err)
+	}
+	o := options{lookupEnv: os.LookupEnv, sleep: sleepCtx, maxWait: 60 * time.Second}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.httpClient == nil {
+		o.httpClient = &http.Client{}
+	}
+	if o.tracer == nil {
+		o.tracer = noop.NewTracerProvider().Tracer("")
+	}
+	if o.logger == nil {
+		o.logger = slog.New(slog.DiscardHandler)
+	}
+	return &Runner{provider: cfg.Provider, model: cfg.Model, cfg: cfg, opts: o, cloud: IsCloud(cfg.Provider)}, nil
+}
+
+// Config is the settled config (defaults filled).
+func (c *Runner) Config() Config { return c.cfg }
+
+// HTTPClient is the client adapters send with.
+func (c *Runner) HTTPClient() *http.Client { return c.opts.httpClient }
+
+// Logger is the logger of llm.* lines.
+func (c *Runner) Logger() *slog.Logger { return c.opts.logger }
+
+// Sleep waits d or until ctx is done (replaced in tests through WithSleep).
+func (c *Runner) Sleep(ctx context.Context, d time.Duration) error { return c.opts.sleep(ctx, d) }
+
+// APIKey reads the key from the environment variable named by api_key_env; an empty one is
+// ErrNoAPIKey.
+func (c *Runner) APIKey() (string, error) {
+	key, _ := c.opts.lookupEnv(c.cfg.APIKeyEnv)
+	key = strings.TrimSpace(key)
+	if key == "" {
+		return "", fmt.Errorf("%s: %w: environment variable %s is empty", c.cfg.Provider, ErrNoAPIKey, c.cfg.APIKeyEnv)
+	}
+	return key, nil
+}
+
+// Attempt performs one HTTP exchange with the (already masked) request.
+type Attempt func(ctx context.Context, req Request) (text string, usage Usage, err error)
 
 const (
 	baseBackoff = 500 * time.Millisecond
 	maxBackoff  = 8 * time.Second
 )
 
-func (c *caller) run(ctx context.Context, req Request, do attempt) (resp *Response, err error) {
+// Run makes one call: do is tried under the call policy until it succeeds, fails for good, or
+// the retries or the context run out.
+func (c *Runner) Run(ctx context.Context, req Request, do Attempt) (resp *Response, err error) {
 	ctx, span := c.opts.tracer.Start(ctx, "llm.chat", trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
 		attribute.String("llm.provider", c.provider), attribute.String("llm.model", c.model),
 		attribute.String(jobid.BaggageKey, jobid.FromContext(ctx)), attribute.Bool("llm.json", req.JSON)))
@@ -173,7 +247,7 @@ func (c *caller) run(ctx context.Context, req Request, do attempt) (resp *Respon
 	return c.runRetries(ctx, req, do)
 }
 
-func (c *caller) runRetries(ctx context.Context, req Request, do attempt) (*Response, error) {
+func (c *Runner) runRetries(ctx context.Context, req Request, do Attempt) (*Response, error) {
 	if c.cloud && req.LocalOnly {
 		return nil, fmt.Errorf("%s: %w", c.provider, ErrLocalOnly)
 	}
@@ -256,7 +330,7 @@ func Attempts(err error) int {
 	return 0
 }
 
-func (c *caller) classify(ctx context.Context, err error, attemptTimedOut bool) (error, time.Duration) {
+func (c *Runner) classify(ctx context.Context, err error, attemptTimedOut bool) (error, time.Duration) {
 	var se *statusError
 	switch {
 	case errors.As(err, &se):
@@ -286,7 +360,7 @@ func (c *caller) classify(ctx context.Context, err error, attemptTimedOut bool) 
 	return ErrUnavailable, 0
 }
 
-func (c *caller) finish(ctx context.Context, u Usage, lat time.Duration, attempts int, err error) {
+func (c *Runner) finish(ctx context.Context, u Usage, lat time.Duration, attempts int, err error) {
 	attrs := []slog.Attr{
 		slog.String("provider", c.provider), slog.String("model", c.model),
 		slog.Int64("input_tokens", u.InputTokens), slog.Int64("output_tokens", u.OutputTokens),
@@ -313,9 +387,9 @@ func maskRequest(req Request) Request {
 	return req
 }
 
-// estimateTokens is a rough count for providers that report none: about four bytes a token
-// for Latin text, and one token per CJK rune.
-func estimateTokens(s string) int64 {
+// EstimateText is a rough token count for providers that report none: about four bytes a
+// token for Latin text, and one token per CJK rune.
+func EstimateText(s string) int64 {
 	var ascii, other int64
 	for _, r := range s {
 		if r < 0x80 {
@@ -331,7 +405,7 @@ func estimateTokens(s string) int64 {
 func EstimateTokens(msgs []Message) int64 {
 	var n int64
 	for _, m := range msgs {
-		n += estimateTokens(m.Content) + 4
+		n += EstimateText(m.Content) + 4
 	}
 	return n
 }

@@ -188,6 +188,9 @@ func (c Config) Price() (Price, bool) {
 	return p, ok
 }
 
+// OllamaKeepAlive is the keep_alive value sent to Ollama (see keepAliveValue).
+func (c Config) OllamaKeepAlive() any { return keepAliveValue(c.KeepAlive) }
+
 // keepAliveValue is what goes into the JSON keep_alive field: a number for integer seconds,
 // otherwise a duration string. It is nil for text Ollama would reject.
 func keepAliveValue(s string) any {

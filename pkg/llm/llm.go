@@ -1,9 +1,11 @@
-// Package llm is the model layer shared by chat-mio, router-shiro and coder-order: one
-// interface over Ollama, OpenAI-compatible (OpenAI, DeepSeek), Anthropic and the offline
-// provider.
+// Package llm is the provider-neutral core of the model layer shared by chat-mio, router-shiro
+// and coder-order: one interface over Ollama, OpenAI-compatible (OpenAI, DeepSeek), Anthropic
+// and the offline provider, with the config, the call policy, metrics and the error classes.
+// It links no provider SDK: the clients live in pkg/llm/ollama, pkg/llm/openai and
+// pkg/llm/anthropic, and pkg/llm/providers picks one from a config (composition roots only).
 //
-// Build a client with New(cfg) (cfg from agents.<id>, orders.<id>, merged with the ollama
-// section through Config.WithOllama). Every call goes through one retry policy: 401/403 fail at
+// Build a client with providers.New(cfg) or a provider package's New (cfg from agents.<id>,
+// orders.<id>, merged with the ollama section through Config.WithOllama). Every call goes through one retry policy: 401/403 fail at
 // once with ErrUnauthenticated; 429 and 529 wait for Retry-After (or back off) and 5xx and
 // timeouts back off, up to retry_max retries; the context's deadline always wins. Text bound
 // for a cloud provider is masked with redact.ForCloud first, and Request.LocalOnly refuses

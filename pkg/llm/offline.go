@@ -86,7 +86,7 @@ func (o Offline) Chat(ctx context.Context, req Request) (*Response, error) {
 	}
 	return &Response{
 		Text:     text,
-		Usage:    Usage{InputTokens: EstimateTokens(req.Messages), OutputTokens: estimateTokens(text)},
+		Usage:    Usage{InputTokens: EstimateTokens(req.Messages), OutputTokens: EstimateText(text)},
 		Latency:  time.Since(start),
 		Provider: ProviderOffline,
 		Model:    "offline",

@@ -47,6 +47,11 @@ func WithAutoApprove() Option {
 	return func(c *service.Config) { c.Approval.AutoApprove.Enabled = true }
 }
 
+// WithPendingTTL makes pending jobs expire after ttl, swept every sweep.
+func WithPendingTTL(ttl, sweep time.Duration) Option {
+	return func(c *service.Config) { c.Approval.PendingTTL, c.Approval.SweepInterval = ttl, sweep }
+}
+
 // WithConfig changes anything else.
 func WithConfig(f func(*service.Config)) Option { return Option(f) }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
+	"github.com/picoclaw-suite/picoclaw/pkg/llm/ollama"
 )
 
 // Agents is the part of the agents: section chat-mio reads.
@@ -30,7 +31,7 @@ func (c *Config) validateModel() error {
 }
 
 func buildModel(cfg Config, log *slog.Logger, observer llm.Observer) (llm.Client, error) {
-	m, err := llm.New(cfg.chatModelConfig(), llm.WithLogger(log), llm.WithObserver(observer))
+	m, err := ollama.NewLocal(cfg.chatModelConfig(), llm.WithLogger(log), llm.WithObserver(observer))
 	if err != nil {
 		return nil, fmt.Errorf("agents.chat: %w", err)
 	}

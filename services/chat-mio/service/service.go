@@ -23,8 +23,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/heartbeat/v1/heartbeatv1connect"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/router/v1/routerv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
-	"github.com/picoclaw-suite/picoclaw/pkg/heartbeat"
-	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid/redisalloc"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
@@ -189,7 +188,7 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 	}
 	// Mio beats as the chat agent, busy while the chat model writes a reply.
-	model = heartbeat.TrackLLM(srv.Agent("chat", "Mio"), model)
+	model = llm.Tracked(model, srv.Agent("chat", "Mio"))
 	rdb := redis.NewClient(&redis.Options{Addr: cfg.Redis.Addr, DB: cfg.Redis.DB, Password: cfg.Redis.Password.Value(),
 		DialTimeout: 2 * time.Second, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second, MaxRetries: 1,
 		// A reply must not wait long on a Redis that is down: the session is then treated as new.
@@ -201,7 +200,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("redis tracing: %w", err)
 	}
 	sessions := store.NewRedis(rdb, cfg.Redis.KeyPrefix, cfg.Chat.SessionTTL)
-	jobs := jobid.NewAllocator(rdb, loc, cfg.Redis.KeyPrefix, jobid.WithLogger(log))
+	jobs := redisalloc.New(rdb, loc, cfg.Redis.KeyPrefix, redisalloc.WithLogger(log))
 
 	base, err := rpcserver.ClientOptions(srv.Telemetry(), cfg.Chat.ApprovalTimeout)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/heartbeat"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
+	"github.com/picoclaw-suite/picoclaw/pkg/llm/providers"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
@@ -119,14 +120,14 @@ func newProposer(cfg Config, log *slog.Logger, tracer trace.TracerProvider, obse
 			if cfg.LookupEnv != nil {
 				opts = append(opts, llm.WithLookupEnv(cfg.LookupEnv))
 			}
-			client, err := llm.New(lc, opts...)
+			client, err := providers.New(lc, opts...)
 			if err != nil {
 				ao.Unavailable = err
 				log.Warn("coder.order_unavailable", slog.String("order", id), slog.String("provider", lc.Provider), slog.String("error", err.Error()))
 			}
 			ao.Client = client
 			if client != nil && agent != nil {
-				ao.Client = heartbeat.TrackLLM(agent(id, o.Alias), client)
+				ao.Client = llm.Tracked(client, agent(id, o.Alias))
 			}
 		}
 		orders = append(orders, ao)

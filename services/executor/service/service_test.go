@@ -14,9 +14,6 @@ import (
 
 	"encoding/json"
 	"errors"
-	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
-	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
-	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"net"
 	"os"
 	"os/exec"
@@ -28,6 +25,10 @@ import (
 	"testing"
 	"time"
 
+	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
+
 	"connectrpc.com/connect"
 
 	approvalv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1"
@@ -36,7 +37,6 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/services/approval/approvaltest"
-	approval "github.com/picoclaw-suite/picoclaw/services/approval/service"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/testpeer"
 )
 
@@ -383,9 +383,7 @@ func TestRefusedJobsAreAuditedAndNothingRuns(t *testing.T) {
 		{"job_20260101_017", 0, connect.CodeNotFound, "not found"},
 	}
 	// Expiry needs approval's pending TTL short, so that job lives in an approval of its own.
-	expiring := start(t, nil, approvaltest.WithConfig(func(c *approval.Config) {
-		c.Approval.PendingTTL, c.Approval.SweepInterval = 50*time.Millisecond, 20*time.Millisecond
-	}))
+	expiring := start(t, nil, approvaltest.WithPendingTTL(50*time.Millisecond, 20*time.Millisecond))
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {
 			s := s

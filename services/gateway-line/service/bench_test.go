@@ -15,7 +15,7 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
-	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid/redisalloc"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/httpapi"
@@ -83,7 +83,7 @@ func BenchmarkWebhookHandler(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	jobs := jobid.NewAllocator(r.Client, time.UTC, r.Prefix)
+	jobs := redisalloc.New(r.Client, time.UTC, r.Prefix)
 	handler := httpapi.NewWebhook(testSecret, store, jobs, slog.New(slog.DiscardHandler), tracenoop.NewTracerProvider(), telemetry.Propagator())
 	bodies := make([][]byte, b.N)
 	for i := range bodies {

@@ -20,7 +20,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/chatlink"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
-	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid/redisalloc"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
@@ -166,7 +166,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	// Same counter and key prefix as chat-mio, so ids stay unique whoever allocates them.
-	jobs := jobid.NewAllocator(rdb, loc, cfg.Redis.KeyPrefix, jobid.WithLogger(log))
+	jobs := redisalloc.New(rdb, loc, cfg.Redis.KeyPrefix, redisalloc.WithLogger(log))
 	line, err := lineapi.New(lineapi.Config{BaseURL: cfg.Line.APIBaseURL, Token: cfg.Line.ChannelAccessToken.Value()})
 	if err != nil {
 		return err

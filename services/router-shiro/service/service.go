@@ -13,8 +13,9 @@ import (
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/coder/v1/coderv1connect"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/router/v1/routerv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
-	"github.com/picoclaw-suite/picoclaw/pkg/heartbeat"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
+	"github.com/picoclaw-suite/picoclaw/pkg/llm/ollama"
+	"github.com/picoclaw-suite/picoclaw/pkg/llm/providers"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
@@ -123,14 +124,14 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	worker := cfg.Worker
 	if worker == nil {
-		worker, err = llm.New(cfg.Agents.Worker.Config.WithOllama(cfg.Ollama), llm.WithLogger(log), llm.WithObserver(met.llm.Observe))
+		worker, err = providers.New(cfg.Agents.Worker.Config.WithOllama(cfg.Ollama), llm.WithLogger(log), llm.WithObserver(met.llm.Observe))
 		if err != nil {
 			return fail(fmt.Errorf("agents.worker: %w", err))
 		}
 	}
-	ollama, _ := worker.(*llm.Ollama)
+	local, _ := worker.(*ollama.Client)
 	// Shiro beats as the worker agent, busy while the worker model runs.
-	worker = heartbeat.TrackLLM(srv.Agent("worker", "Shiro"), worker)
+	worker = llm.Tracked(worker, srv.Agent("worker", "Shiro"))
 	opts, err := rpcserver.ClientOptions(srv.Telemetry(), 2*time.Minute, svcauth.Client(creds, svcauth.CoderOrder))
 	if err != nil {
 		return fail(err)
@@ -159,9 +160,9 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fail(fmt.Errorf("agents.worker: %w", err))
 	}
-	if ollama != nil {
+	if local != nil {
 		srv.AddReadiness("worker-model", func(ctx context.Context) error {
-			_, err := ollama.Health(ctx)
+			_, err := local.Health(ctx)
 			return err
 		})
 	}

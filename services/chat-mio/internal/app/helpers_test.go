@@ -16,7 +16,7 @@ import (
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
 	gatewayv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1/gatewayv1connect"
-	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid/redisalloc"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
@@ -127,7 +127,7 @@ func newEnvB(t testing.TB, opts ...envOpt) *env {
 	}
 	st := store.NewRedis(rdb, r.Prefix, time.Hour)
 	model := &fakeModel{reply: "はい、Mio です。"}
-	a, err := app.New(cfg, st, jobid.NewAllocator(rdb, tokyo, r.Prefix, jobid.WithLogger(tel.Logger)),
+	a, err := app.New(cfg, st, redisalloc.New(rdb, tokyo, r.Prefix, redisalloc.WithLogger(tel.Logger)),
 		app.Peers{Router: peers.Router{Client: cl.Router}, Approvals: peers.Approvals{Client: cl.Approval},
 			Executor: peers.Executor{Client: cl.Executor}, Heartbeat: peers.Heartbeat{Client: cl.Heartbeat}},
 		model, peers.Gateways{ByChannel: map[string]gatewayv1connect.NotificationServiceClient{"line": cl.Gateway}}, tel.Logger)

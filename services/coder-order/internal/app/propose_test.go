@@ -11,6 +11,7 @@ import (
 
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
+	"github.com/picoclaw-suite/picoclaw/pkg/llm/providers"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/services/coder-order/internal/domain"
 )
@@ -57,7 +58,7 @@ func newTestProposer(t *testing.T, log *bytes.Buffer, limits Limits, timeout tim
 	for _, s := range specs {
 		cfg := llm.Config{Provider: s.provider, Model: map[string]string{"deepseek": "deepseek-chat", "openai": "gpt-4o", "anthropic": "claude-sonnet-4-5", "offline": "offline"}[s.provider],
 			BaseURL: s.url, RetryMax: s.retryMax, TimeoutSec: 30, MaxTokens: 2000}
-		c, err := llm.New(cfg, llm.WithLookupEnv(keys), llm.WithLogger(logger), llm.WithSleep(func(ctx context.Context, _ time.Duration) error { return ctx.Err() }))
+		c, err := providers.New(cfg, llm.WithLookupEnv(keys), llm.WithLogger(logger), llm.WithSleep(func(ctx context.Context, _ time.Duration) error { return ctx.Err() }))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,153 @@
+// Package llmtest is the fake provider server the provider packages' tests share: it serves
+// scripted answers in the vendors' wire format and records every request.
+package llmtest
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Step is one scripted answer of a fake provider.
+type Step struct {
+	Status int
+	Header map[string]string
+	Body   string
+	// delay holds the answer back (until the client gives up, if longer than its timeout).
+	Delay time.Duration
+}
+
+// Recorded is one request the fake received.
+type Recorded struct {
+	Method string
+	Path   string
+	Header http.Header
+	Body   map[string]any
+	Raw    string
+}
+
+// Fake serves the scripted steps in order (the last one repeats) and records every
+// request it receives.
+type Fake struct {
+	t     testing.TB
+	mu    sync.Mutex
+	steps []Step
+	reqs  []Recorded
+	Srv   *httptest.Server
+}
+
+// NewFake starts a fake provider serving steps; it stops with the test.
+func NewFake(t testing.TB, steps ...Step) *Fake {
+	t.Helper()
+	f := &Fake{t: t, steps: steps}
+	f.Srv = httptest.NewServer(f)
+	t.Cleanup(f.Srv.Close)
+	return f
+}
+
+// ServeHTTP answers with the next step.
+func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	raw, _ := io.ReadAll(r.Body)
+	rec := Recorded{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Raw: string(raw)}
+	if len(raw) > 0 {
+		_ = json.Unmarshal(raw, &rec.Body)
+	}
+	f.mu.Lock()
+	n := len(f.reqs)
+	f.reqs = append(f.reqs, rec)
+	st := f.steps[min(n, len(f.steps)-1)]
+	f.mu.Unlock()
+	if st.Delay > 0 {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-time.After(st.Delay):
+		}
+	}
+	for k, v := range st.Header {
+		w.Header().Set(k, v)
+	}
+	if w.Header().Get("Content-Type") == "" {
+		w.Header().Set("Content-Type", "application/json")
+	}
+	w.WriteHeader(st.Status)
+	_, _ = io.WriteString(w, st.Body)
+}
+
+// Requests returns what the fake received so far.
+func (f *Fake) Requests() []Recorded {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Recorded(nil), f.reqs...)
+}
+
+// Sleeps records the waits between attempts instead of sleeping.
+type Sleeps struct {
+	mu sync.Mutex
+	d  []time.Duration
+}
+
+// Sleep records d (an llm.SleepFunc).
+func (s *Sleeps) Sleep(ctx context.Context, d time.Duration) error {
+	s.mu.Lock()
+	s.d = append(s.d, d)
+	s.mu.Unlock()
+	return ctx.Err()
+}
+
+// Waits returns the recorded waits.
+func (s *Sleeps) Waits() []time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Duration(nil), s.d...)
+}
+
+// Env is a lookupEnv over the key/value pairs kv.
+func Env(kv ...string) func(string) (string, bool) {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+// RouteByPath sends each request to the fake registered for its path.
+func RouteByPath(m map[string]*Fake) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f, ok := m[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		f.ServeHTTP(w, r)
+	})
+}
+
+// EqualDurations compares two lists of waits.
+func EqualDurations(a, b []time.Duration) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Answers in the vendors' wire formats, and test keys that look real on purpose: the log tests
+// prove they never appear unmasked.
+const (
+	OllamaOK            = `{"model":"worker-v1:latest","created_at":"2026-11-21T00:00:00Z","message":{"role":"assistant","content":"{\"ok\":true}"},"done":true,"done_reason":"stop","total_duration":1000,"prompt_eval_count":21,"eval_count":7}`
+	OpenAIOK            = `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":"{\"plan\":\"x\"}","refusal":null},"finish_reason":"stop","logprobs":null}],"usage":{"prompt_tokens":30,"completion_tokens":12,"total_tokens":42}}`
+	AnthropicOK         = `{"id":"msg_01","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"{\"plan\":\"y\"}"}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":40,"output_tokens":9}}`
+	AnthropicOverloaded = `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`
+	TestOpenAIKey       = "sk-proj-T3stK3yAbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
+	TestAnthropicKey    = "sk-ant-api03-T3stK3yAbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
+)

@@ -1,0 +1,287 @@
+// Package ollama is the client for a local Ollama server (/api/chat, /api/tags, /api/show),
+// with the health check and restart the chat and worker agents run at start-up.
+package ollama
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/llm"
+)
+
+// Client is the client for a local Ollama server.
+type Client struct {
+	cfg  llm.Config
+	call *llm.Runner
+}
+
+var _ llm.Client = (*Client)(nil)
+
+// New builds an Ollama client (cfg.Provider is set to ollama) after filling defaults and
+// validating.
+func New(cfg llm.Config, opts ...llm.Option) (*Client, error) {
+	cfg.Provider = llm.ProviderOllama
+	r, err := llm.NewRunner(cfg, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{cfg: r.Config(), call: r}, nil
+}
+
+// NewLocal builds the client for a local provider: Ollama, or the offline provider. Services
+// whose model must stay on the machine (the chat agent) use it instead of the provider factory,
+// so no cloud SDK is linked into them.
+func NewLocal(cfg llm.Config, opts ...llm.Option) (llm.Client, error) {
+	if strings.EqualFold(strings.TrimSpace(cfg.Provider), llm.ProviderOllama) {
+		c, err := New(cfg, opts...)
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+	r, err := llm.NewRunner(cfg, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if p := r.Config().Provider; p != llm.ProviderOffline {
+		return nil, fmt.Errorf("llm: provider %q is not local (ollama or offline)", p)
+	}
+	return llm.NewOffline(), nil
+}
+
+// Provider implements llm.Client.
+func (c *Client) Provider() string { return llm.ProviderOllama }
+
+// Model implements llm.Client.
+func (c *Client) Model() string { return c.cfg.Model }
+
+// Cloud implements llm.Client: Ollama runs on this machine.
+func (c *Client) Cloud() bool { return false }
+
+type ollamaMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+type ollamaChatRequest struct {
+	Model     string          `json:"model"`
+	Messages  []ollamaMessage `json:"messages"`
+	Stream    bool            `json:"stream"`
+	KeepAlive any             `json:"keep_alive"`
+	Format    string          `json:"format,omitempty"`
+	Options   map[string]any  `json:"options"`
+}
+
+type ollamaChatResponse struct {
+	Model           string         `json:"model"`
+	Message         *ollamaMessage `json:"message"`
+	Done            bool           `json:"done"`
+	PromptEvalCount int64          `json:"prompt_eval_count"`
+	EvalCount       int64          `json:"eval_count"`
+	Error           string         `json:"error"`
+}
+
+// Chat implements llm.Client with one non-streaming /api/chat call per attempt.
+func (c *Client) Chat(ctx context.Context, req llm.Request) (*llm.Response, error) {
+	return c.call.Run(ctx, req, c.attempt)
+}
+
+func (c *Client) attempt(ctx context.Context, req llm.Request) (string, llm.Usage, error) {
+	body := ollamaChatRequest{
+		Model:     c.cfg.Model,
+		Stream:    false,
+		KeepAlive: c.cfg.OllamaKeepAlive(),
+		Options:   map[string]any{"num_ctx": c.cfg.NumCtx},
+	}
+	if req.MaxTokens > 0 {
+		body.Options["num_predict"] = req.MaxTokens
+	}
+	if req.JSON {
+		body.Format = "json"
+	}
+	for _, m := range req.Messages {
+		body.Messages = append(body.Messages, ollamaMessage{Role: string(m.Role), Content: m.Content})
+	}
+	var out ollamaChatResponse
+	if err := c.post(ctx, "/api/chat", body, &out); err != nil {
+		return "", llm.Usage{}, err
+	}
+	if out.Message == nil || !out.Done {
+		return "", llm.Usage{}, llm.BadResponse("ollama /api/chat: no message or not done")
+	}
+	u := llm.Usage{InputTokens: out.PromptEvalCount, OutputTokens: out.EvalCount}
+	if u.InputTokens == 0 && u.OutputTokens == 0 {
+		u = llm.Usage{InputTokens: llm.EstimateTokens(req.Messages), OutputTokens: llm.EstimateText(out.Message.Content)}
+	}
+	return out.Message.Content, u, nil
+}
+
+func (c *Client) post(ctx context.Context, path string, in, out any) error {
+	data, err := json.Marshal(in)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", path, err)
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(c.cfg.BaseURL, "/")+path, bytes.NewReader(data))
+	if err != nil {
+		return err
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	return c.do(hreq, path, out)
+}
+
+func (c *Client) do(hreq *http.Request, path string, out any) error {
+	hreq.Header.Set("Accept", "application/json")
+	res, err := c.call.HTTPClient().Do(hreq)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(res.Body, 16<<20))
+	if err != nil {
+		return err
+	}
+	if res.StatusCode < 200 || res.StatusCode > 299 {
+		var e struct {
+			Error string `json:"error"`
+		}
+		_ = json.Unmarshal(raw, &e)
+		return llm.HTTPStatusError(res.StatusCode, res.Header, e.Error)
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return llm.BadResponse("ollama %s: %v", path, err)
+	}
+	return nil
+}
+
+// Health is the result of an Ollama health check.
+type Health struct {
+	// ModelPresent: /api/tags lists the model.
+	ModelPresent bool
+	// ContextLength is the model's trained context length from /api/show model_info.
+	ContextLength int
+	// ModelNumCtx is the num_ctx the model file sets (0 when unset).
+	ModelNumCtx int
+	// NumCtx is the num_ctx this client sends.
+	NumCtx int
+}
+
+// Health checks that the server answers, the model is present, and that the context lengths
+// fit: the num_ctx sent and any num_ctx set in the model file are within max_context, and the
+// num_ctx sent does not exceed what the model was trained for. A failed check wraps
+// ErrModelUnavailable (or the transport error class).
+func (c *Client) Health(ctx context.Context) (Health, error) {
+	h := Health{NumCtx: c.cfg.NumCtx}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(c.cfg.TimeoutSec)*time.Second)
+		defer cancel()
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(c.cfg.BaseURL, "/")+"/api/tags", nil)
+	if err != nil {
+		return h, err
+	}
+	var tags struct {
+		Models []struct {
+			Name  string `json:"name"`
+			Model string `json:"model"`
+		} `json:"models"`
+	}
+	if err := c.do(hreq, "/api/tags", &tags); err != nil {
+		return h, fmt.Errorf("ollama health: %w: %w", llm.ErrUnavailable, err)
+	}
+	for _, m := range tags.Models {
+		if sameModel(m.Name, c.cfg.Model) || sameModel(m.Model, c.cfg.Model) {
+			h.ModelPresent = true
+		}
+	}
+	if !h.ModelPresent {
+		return h, fmt.Errorf("ollama health: %w: model %q is not installed (ollama pull / ollama create)", llm.ErrModelUnavailable, c.cfg.Model)
+	}
+	var show struct {
+		Parameters string         `json:"parameters"`
+		ModelInfo  map[string]any `json:"model_info"`
+	}
+	if err := c.post(ctx, "/api/show", map[string]string{"model": c.cfg.Model}, &show); err != nil {
+		return h, fmt.Errorf("ollama health: /api/show: %w: %w", llm.ErrUnavailable, err)
+	}
+	for k, v := range show.ModelInfo {
+		if strings.HasSuffix(k, ".context_length") {
+			if f, ok := v.(float64); ok {
+				h.ContextLength = int(f)
+			}
+		}
+	}
+	for _, line := range strings.Split(show.Parameters, "\n") {
+		f := strings.Fields(line)
+		if len(f) == 2 && f[0] == "num_ctx" {
+			h.ModelNumCtx, _ = strconv.Atoi(f[1])
+		}
+	}
+	switch {
+	case c.cfg.MaxContext > 0 && c.cfg.NumCtx > c.cfg.MaxContext:
+		return h, fmt.Errorf("ollama health: %w: num_ctx %d exceeds max_context %d", llm.ErrModelUnavailable, c.cfg.NumCtx, c.cfg.MaxContext)
+	case c.cfg.MaxContext > 0 && h.ModelNumCtx > c.cfg.MaxContext:
+		return h, fmt.Errorf("ollama health: %w: model %q sets num_ctx %d, above max_context %d", llm.ErrModelUnavailable, c.cfg.Model, h.ModelNumCtx, c.cfg.MaxContext)
+	case h.ContextLength > 0 && c.cfg.NumCtx > h.ContextLength:
+		return h, fmt.Errorf("ollama health: %w: num_ctx %d exceeds the context length %d of model %q", llm.ErrModelUnavailable, c.cfg.NumCtx, h.ContextLength, c.cfg.Model)
+	}
+	return h, nil
+}
+
+// sameModel compares model names, treating a missing tag as :latest.
+func sameModel(a, b string) bool {
+	norm := func(s string) string {
+		if !strings.Contains(s, ":") {
+			return s + ":latest"
+		}
+		return s
+	}
+	return a != "" && norm(a) == norm(b)
+}
+
+// ErrNoRestartCommand is returned by Restart when restart_command is empty.
+var ErrNoRestartCommand = errors.New("llm: ollama restart_command not configured")
+
+// Restart runs restart_command as an argument vector (never through a shell) and returns its
+// combined output on failure.
+func (c *Client) Restart(ctx context.Context) error {
+	if len(c.cfg.RestartCommand) == 0 {
+		return ErrNoRestartCommand
+	}
+	argv := c.cfg.RestartCommand
+	out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput()
+	if err != nil {
+		text := strings.TrimSpace(string(out))
+		if len(text) > 500 {
+			text = text[:500]
+		}
+		return fmt.Errorf("ollama restart %q: %w: %s", argv[0], err, text)
+	}
+	return nil
+}
+
+// EnsureHealthy runs Health and, when it fails and a restart command is configured, restarts
+// Ollama once and checks again after settle.
+func (c *Client) EnsureHealthy(ctx context.Context, settle time.Duration) (Health, error) {
+	h, err := c.Health(ctx)
+	if err == nil || len(c.cfg.RestartCommand) == 0 {
+		return h, err
+	}
+	c.call.Logger().WarnContext(ctx, "llm.ollama_restart", "reason", err.Error())
+	if rerr := c.Restart(ctx); rerr != nil {
+		return h, errors.Join(err, rerr)
+	}
+	if err := c.call.Sleep(ctx, settle); err != nil {
+		return h, err
+	}
+	return c.Health(ctx)
+}

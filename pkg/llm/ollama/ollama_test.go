@@ -1,0 +1,302 @@
+package ollama
+
+import (
+	"context"
+	"errors"
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
+	"github.com/picoclaw-suite/picoclaw/pkg/llm"
+	"github.com/picoclaw-suite/picoclaw/pkg/llm/internal/llmtest"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func ollamaClient(t *testing.T, f *llmtest.Fake, s *llmtest.Sleeps, mut func(*llm.Config)) *Client {
+	t.Helper()
+	cfg := llm.Config{Provider: llm.ProviderOllama, Model: "worker-v1:latest", BaseURL: f.Srv.URL, RetryMax: 2, MaxTokens: 512, NumCtx: 4096, MaxContext: 8192}
+	if mut != nil {
+		mut(&cfg)
+	}
+	c, err := New(cfg, llm.WithSleep(s.Sleep))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestOllamaChatRequestShape(t *testing.T) {
+	f := llmtest.NewFake(t, llmtest.Step{Status: 200, Body: llmtest.OllamaOK})
+	c := ollamaClient(t, f, &llmtest.Sleeps{}, nil)
+	resp, err := c.Chat(context.Background(), llm.Request{
+		Messages: []llm.Message{{Role: llm.RoleSystem, Content: "sys"}, {Role: llm.RoleUser, Content: "こんにちは"}},
+		JSON:     true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Text != `{"ok":true}` || resp.Usage.InputTokens != 21 || resp.Usage.OutputTokens != 7 || resp.Attempts != 1 || resp.Provider != "ollama" {
+		t.Fatalf("unexpected response %+v", resp)
+	}
+	reqs := f.Requests()
+	if len(reqs) != 1 || reqs[0].Method != "POST" || reqs[0].Path != "/api/chat" {
+		t.Fatalf("requests = %+v", reqs)
+	}
+	b := reqs[0].Body
+	if b["stream"] != false || b["keep_alive"] != float64(-1) || b["format"] != "json" || b["model"] != "worker-v1:latest" {
+		t.Errorf("body = %s", reqs[0].Raw)
+	}
+	opts, _ := b["options"].(map[string]any)
+	if opts["num_ctx"] != float64(4096) || opts["num_predict"] != float64(512) {
+		t.Errorf("options = %v", opts)
+	}
+	msgs, _ := b["messages"].([]any)
+	if len(msgs) != 2 || msgs[1].(map[string]any)["content"] != "こんにちは" {
+		t.Errorf("messages = %v", msgs)
+	}
+}
+
+func TestOllamaTextModeOmitsFormatButKeepsNumCtx(t *testing.T) {
+	f := llmtest.NewFake(t, llmtest.Step{Status: 200, Body: llmtest.OllamaOK})
+	c := ollamaClient(t, f, &llmtest.Sleeps{}, func(c *llm.Config) { c.NumCtx = 0; c.MaxContext = 0 })
+	if _, err := c.Chat(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}}); err != nil {
+		t.Fatal(err)
+	}
+	b := f.Requests()[0].Body
+	if _, has := b["format"]; has {
+		t.Errorf("format sent in text mode: %s", f.Requests()[0].Raw)
+	}
+	if b["options"].(map[string]any)["num_ctx"] != float64(llm.DefaultNumCtx) {
+		t.Errorf("default num_ctx not sent: %s", f.Requests()[0].Raw)
+	}
+}
+
+func TestOllamaErrorsAndRetries(t *testing.T) {
+	cases := []struct {
+		name     string
+		steps    []llmtest.Step
+		timeout  time.Duration
+		wantErr  error
+		attempts int
+		waits    []time.Duration
+	}{
+		{"500 then ok", []llmtest.Step{{Status: 500, Body: `{"error":"boom"}`}, {Status: 200, Body: llmtest.OllamaOK}}, 0, nil, 2, []time.Duration{500 * time.Millisecond}},
+		{"500 until retry_max", []llmtest.Step{{Status: 503, Body: `{"error":"loading"}`}}, 0, llm.ErrUnavailable, 3, []time.Duration{500 * time.Millisecond, time.Second}},
+		{"429 honours Retry-After", []llmtest.Step{{Status: 429, Header: map[string]string{"Retry-After": "3"}, Body: `{"error":"busy"}`}, {Status: 200, Body: llmtest.OllamaOK}}, 0, nil, 2, []time.Duration{3 * time.Second}},
+		{"401 no retry", []llmtest.Step{{Status: 401, Body: `{"error":"unauthorized"}`}}, 0, llm.ErrUnauthenticated, 1, nil},
+		{"404 model missing is rejected", []llmtest.Step{{Status: 404, Body: `{"error":"model \"x\" not found"}`}}, 0, llm.ErrRejected, 1, nil},
+		{"malformed body", []llmtest.Step{{Status: 200, Body: `{"message":`}}, 0, llm.ErrBadResponse, 1, nil},
+		{"not done", []llmtest.Step{{Status: 200, Body: `{"done":false}`}}, 0, llm.ErrBadResponse, 1, nil},
+		{"timeout retried", []llmtest.Step{{Status: 200, Body: llmtest.OllamaOK, Delay: 5 * time.Second}}, 50 * time.Millisecond, llm.ErrTimeout, 3, []time.Duration{500 * time.Millisecond, time.Second}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := llmtest.NewFake(t, tc.steps...)
+			s := &llmtest.Sleeps{}
+			c := ollamaClient(t, f, s, nil)
+			resp, err := c.Chat(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "x"}}, Timeout: tc.timeout})
+			if tc.wantErr == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if resp.Attempts != tc.attempts {
+					t.Errorf("attempts = %d, want %d", resp.Attempts, tc.attempts)
+				}
+			} else {
+				if !errors.Is(err, tc.wantErr) {
+					t.Fatalf("err = %v, want %v", err, tc.wantErr)
+				}
+				if llm.Attempts(err) != tc.attempts {
+					t.Errorf("Attempts(err) = %d, want %d", llm.Attempts(err), tc.attempts)
+				}
+			}
+			if got := len(f.Requests()); got != tc.attempts {
+				t.Errorf("server saw %d requests, want %d", got, tc.attempts)
+			}
+			if got := s.Waits(); !llmtest.EqualDurations(got, tc.waits) {
+				t.Errorf("waits = %v, want %v", got, tc.waits)
+			}
+		})
+	}
+}
+
+func TestContextDeadlineStopsRetrying(t *testing.T) {
+	f := llmtest.NewFake(t, llmtest.Step{Status: 429, Header: map[string]string{"Retry-After": "30"}, Body: `{"error":"busy"}`})
+	s := &llmtest.Sleeps{}
+	c := ollamaClient(t, f, s, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_, err := c.Chat(ctx, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "x"}}})
+	if !errors.Is(err, llm.ErrRateLimited) {
+		t.Fatalf("err = %v, want rate limited", err)
+	}
+	if len(s.Waits()) != 0 || len(f.Requests()) != 1 {
+		t.Errorf("waited %v with %d requests; a Retry-After beyond the deadline must not be waited for", s.Waits(), len(f.Requests()))
+	}
+}
+
+func TestContextDeadlineDuringAttempt(t *testing.T) {
+	f := llmtest.NewFake(t, llmtest.Step{Status: 200, Body: llmtest.OllamaOK, Delay: 5 * time.Second})
+	c := ollamaClient(t, f, &llmtest.Sleeps{}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err := c.Chat(ctx, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "x"}}})
+	if !errors.Is(err, llm.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want timeout", err)
+	}
+	if llm.Attempts(err) != 1 {
+		t.Errorf("attempts = %d, want 1 (the caller's deadline ends the call)", llm.Attempts(err))
+	}
+}
+
+const tagsBody = `{"models":[{"name":"worker-v1:latest","model":"worker-v1:latest","size":1}]}`
+
+func TestOllamaHealth(t *testing.T) {
+	cases := []struct {
+		name    string
+		tags    string
+		show    string
+		numCtx  int
+		maxCtx  int
+		wantErr bool
+		want    Health
+	}{
+		{"healthy", tagsBody, `{"parameters":"num_ctx 4096\nstop \"<|im_end|>\"","model_info":{"qwen2.context_length":32768}}`, 4096, 8192, false, Health{ModelPresent: true, ContextLength: 32768, ModelNumCtx: 4096, NumCtx: 4096}},
+		{"missing model", `{"models":[{"name":"other:latest"}]}`, `{}`, 4096, 8192, true, Health{NumCtx: 4096}},
+		{"model file num_ctx above max_context", tagsBody, `{"parameters":"num_ctx 32768","model_info":{"llama.context_length":131072}}`, 4096, 8192, true, Health{ModelPresent: true, ContextLength: 131072, ModelNumCtx: 32768, NumCtx: 4096}},
+		{"num_ctx above trained length", tagsBody, `{"model_info":{"llama.context_length":2048}}`, 4096, 8192, true, Health{ModelPresent: true, ContextLength: 2048, NumCtx: 4096}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var show *llmtest.Fake
+			tags := llmtest.NewFake(t, llmtest.Step{Status: 200, Body: tc.tags})
+			show = llmtest.NewFake(t, llmtest.Step{Status: 200, Body: tc.show})
+			// One server that routes by path, speaking both endpoints.
+			mux := llmtest.NewFake(t, llmtest.Step{Status: 200})
+			mux.Srv.Config.Handler = llmtest.RouteByPath(map[string]*llmtest.Fake{"/api/tags": tags, "/api/show": show})
+			c := ollamaClient(t, mux, &llmtest.Sleeps{}, func(c *llm.Config) { c.NumCtx = tc.numCtx; c.MaxContext = tc.maxCtx })
+			h, err := c.Health(context.Background())
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tc.wantErr)
+			}
+			if err != nil && !errors.Is(err, llm.ErrModelUnavailable) {
+				t.Errorf("err = %v, want llm.ErrModelUnavailable", err)
+			}
+			if h != tc.want {
+				t.Errorf("health = %+v, want %+v", h, tc.want)
+			}
+			if r := tags.Requests(); len(r) != 1 || r[0].Method != "GET" {
+				t.Errorf("tags requests = %+v", r)
+			}
+			if r := show.Requests(); len(r) == 1 && (r[0].Method != "POST" || r[0].Body["model"] != "worker-v1:latest") {
+				t.Errorf("show request = %+v", r[0])
+			}
+		})
+	}
+}
+
+func TestOllamaHealthUnreachable(t *testing.T) {
+	f := llmtest.NewFake(t, llmtest.Step{Status: 200})
+	f.Srv.Close()
+	c := ollamaClient(t, f, &llmtest.Sleeps{}, nil)
+	if _, err := c.Health(context.Background()); !errors.Is(err, llm.ErrUnavailable) {
+		t.Fatalf("err = %v, want unavailable", err)
+	}
+}
+
+func TestOllamaRestartRunsArgvWithoutShell(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "restarted; echo injected")
+	f := llmtest.NewFake(t, llmtest.Step{Status: 200})
+	// touch receives the whole string as one argument: a shell would split it at ';'.
+	c := ollamaClient(t, f, &llmtest.Sleeps{}, func(c *llm.Config) { c.RestartCommand = []string{"touch", marker} })
+	if err := c.Restart(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatalf("argv not passed as one argument: %v", err)
+	}
+	c2 := ollamaClient(t, f, &llmtest.Sleeps{}, func(c *llm.Config) { c.RestartCommand = []string{"false"} })
+	if err := c2.Restart(context.Background()); err == nil || !strings.Contains(err.Error(), "false") {
+		t.Fatalf("failing restart err = %v", err)
+	}
+	c3 := ollamaClient(t, f, &llmtest.Sleeps{}, nil)
+	if err := c3.Restart(context.Background()); !errors.Is(err, ErrNoRestartCommand) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestOllamaEnsureHealthyRestartsOnce(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "restarted")
+	f := llmtest.NewFake(t, llmtest.Step{Status: 200, Body: `{"models":[]}`})
+	s := &llmtest.Sleeps{}
+	c := ollamaClient(t, f, s, func(c *llm.Config) { c.RestartCommand = []string{"touch", marker} })
+	_, err := c.EnsureHealthy(context.Background(), time.Second)
+	if !errors.Is(err, llm.ErrModelUnavailable) {
+		t.Fatalf("err = %v", err)
+	}
+	if _, serr := os.Stat(marker); serr != nil {
+		t.Fatal("restart command did not run")
+	}
+	if len(f.Requests()) != 2 || len(s.Waits()) != 1 {
+		t.Errorf("requests = %d waits = %v, want one check, restart, one re-check", len(f.Requests()), s.Waits())
+	}
+}
+
+func TestOllamaIsNotMasked(t *testing.T) {
+	// Local models see the user's text unchanged; masking is for text leaving the machine.
+	f := llmtest.NewFake(t, llmtest.Step{Status: 200, Body: llmtest.OllamaOK})
+	c := ollamaClient(t, f, &llmtest.Sleeps{}, nil)
+	if _, err := c.Chat(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "mail hanako.sato@example.jp"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(f.Requests()[0].Raw, "hanako.sato@example.jp") {
+		t.Error("local text was altered")
+	}
+}
+
+func TestCallsAreSpans(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	f := llmtest.NewFake(t, llmtest.Step{Status: 429, Body: `{"error":"busy"}`}, llmtest.Step{Status: 200, Body: llmtest.OllamaOK})
+	c, err := New(llm.Config{Provider: llm.ProviderOllama, Model: "worker-v1:latest", BaseURL: f.Srv.URL, RetryMax: 1},
+		llm.WithTracerProvider(tp), llm.WithSleep((&llmtest.Sleeps{}).Sleep))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := jobid.WithJobID(context.Background(), "job_20261121_009")
+	if _, err := c.Chat(ctx, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "x"}}}); err != nil {
+		t.Fatal(err)
+	}
+	spans := rec.Ended()
+	if len(spans) != 1 || spans[0].Name() != "llm.chat" {
+		t.Fatalf("spans = %v", spans)
+	}
+	attrs := map[string]string{}
+	for _, a := range spans[0].Attributes() {
+		attrs[string(a.Key)] = a.Value.Emit()
+	}
+	if attrs["job_id"] != "job_20261121_009" || attrs["llm.provider"] != "ollama" || attrs["llm.attempts"] != "2" || attrs["llm.input_tokens"] != "21" {
+		t.Errorf("span attributes = %v", attrs)
+	}
+}
+
+// BenchmarkOllamaChat measures one round trip through the adapter against a local server.
+func BenchmarkOllamaChat(b *testing.B) {
+	f := llmtest.NewFake(b, llmtest.Step{Status: 200, Body: llmtest.OllamaOK})
+	c, err := New(llm.Config{Provider: llm.ProviderOllama, Model: "worker-v1:latest", BaseURL: f.Srv.URL})
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}, JSON: true}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Chat(context.Background(), req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,2 @@
+// Package drift is a dependency two modules require at different versions.
+package drift
