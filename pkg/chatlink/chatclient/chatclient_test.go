@@ -1,10 +1,8 @@
-package chatlink
+package chatclient
 
 import (
 	"context"
 	"errors"
-	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
-	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"net/http/httptest"
 	"testing"
 
@@ -13,6 +11,9 @@ import (
 	chatv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1/chatv1connect"
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
+	"github.com/picoclaw-suite/picoclaw/pkg/chatlink"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 )
 
 type fakeChat struct {
@@ -40,8 +41,8 @@ func TestHandleMessageOverConnect(t *testing.T) {
 	defer srv.Close()
 	c := New(chatv1connect.NewChatServiceClient(srv.Client(), srv.URL), "slack", testinfra.Credentials(t, svcauth.GatewaySlack))
 
-	res, err := c.HandleMessage(context.Background(), Request{SessionID: "slack:C1:1.2", UserID: "U1",
-		Action: &Action{Kind: ActionDeny, JobID: "job_20261121_003"}})
+	res, err := c.HandleMessage(context.Background(), chatlink.Request{SessionID: "slack:C1:1.2", UserID: "U1",
+		Action: &chatlink.Action{Kind: chatlink.ActionDeny, JobID: "job_20261121_003"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,15 +52,15 @@ func TestHandleMessageOverConnect(t *testing.T) {
 	if len(res.Replies) != 1 || len(res.Replies[0].Actions) != 1 {
 		t.Fatalf("replies = %+v (unknown button kinds must be dropped)", res.Replies)
 	}
-	if a := res.Replies[0].Actions[0]; a.Kind != ActionApprove || a.JobID != "job_20261121_004" {
+	if a := res.Replies[0].Actions[0]; a.Kind != chatlink.ActionApprove || a.JobID != "job_20261121_004" {
 		t.Fatalf("action = %+v (job id falls back to the message's)", a)
 	}
 
 	for code, perm := range map[connect.Code]bool{connect.CodeInvalidArgument: true, connect.CodeUnavailable: false, connect.CodeInternal: false} {
 		fake.fail = connect.NewError(code, errors.New("x"))
-		_, err := c.HandleMessage(context.Background(), Request{SessionID: "slack:C1:1.2", UserID: "U1"})
-		if errors.Is(err, ErrPermanent) != perm {
-			t.Errorf("%v: permanent=%v, want %v", code, errors.Is(err, ErrPermanent), perm)
+		_, err := c.HandleMessage(context.Background(), chatlink.Request{SessionID: "slack:C1:1.2", UserID: "U1"})
+		if errors.Is(err, chatlink.ErrPermanent) != perm {
+			t.Errorf("%v: permanent=%v, want %v", code, errors.Is(err, chatlink.ErrPermanent), perm)
 		}
 	}
 }
