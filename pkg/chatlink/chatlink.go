@@ -108,3 +108,19 @@ func kindFromProto(k commonv1.ActionKind) (ActionKind, bool) {
 	}
 	return "", false
 }
+
+// Command is the typed form of an action: shown with its button, so the conversation reads the
+// same with or without buttons, and what a user types instead of pressing.
+func Command(a Action) string {
+	switch a.Kind {
+	case ActionApprove:
+		return "/approve " + a.JobID
+	case ActionDeny:
+		return "/deny " + a.JobID
+	default:
+		if a.Value != "" {
+			return "/pick " + a.JobID + " " + a.Value
+		}
+		return "/pick " + a.JobID
+	}
+}

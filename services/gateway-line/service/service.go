@@ -3,32 +3,19 @@ package service
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
-	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1/chatv1connect"
-	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1/gatewayv1connect"
-	"github.com/picoclaw-suite/picoclaw/pkg/chatlink"
+	"github.com/picoclaw-suite/picoclaw/pkg/channel"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
-	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
-	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
-	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/app"
-	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/httpapi"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/lineapi"
-	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/rpc"
 )
 
 // Name is the service name used in logs, traces, metrics and health checks.
@@ -117,92 +104,24 @@ func (c *Config) Validate() error {
 	return errs.Err()
 }
 
-// Run serves gateway-line until ctx is cancelled.
+// Run serves gateway-line until ctx is cancelled: the LINE channel on the channel runtime.
 func Run(ctx context.Context, cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	tcfg := cfg.Telemetry
-	tcfg.LogLevel, tcfg.LogWriter = cfg.LogLevel, cfg.LogWriter
-	creds, err := svcauth.Load(Name, cfg.Auth)
-	if err != nil {
-		return err
-	}
-	srv, err := rpcserver.NewService(ctx, rpcserver.Config{
-		Name:        Name,
-		Listen:      cfg.Services.GatewayLine.Listen,
-		Listener:    cfg.Listener,
-		Heartbeat:   rpcserver.HeartbeatFrom(cfg.Common),
-		Credentials: creds,
-		Limits:      rpcserver.LimitsFrom(cfg.Common),
-		Pprof:       cfg.Debug.Pprof,
-		// The webhook is the only public surface; the notification API stays internal.
-		PublicListen:   cfg.Services.GatewayLine.PublicListen,
-		PublicListener: cfg.PublicListener,
-	}, tcfg)
-	if err != nil {
-		return err
-	}
-	log := srv.Logger()
-	tel := srv.Telemetry()
-	if len(cfg.Line.AllowedUsers) == 0 {
-		log.WarnContext(ctx, "line.allowlist_empty", slog.String("key", "line.allowed_users"),
-			slog.String("effect", "every sender gets a refusal until user ids are listed"))
-	}
-	rdb := redis.NewClient(&redis.Options{Addr: cfg.Redis.Addr, DB: cfg.Redis.DB, Password: cfg.Redis.Password.Value()})
-	defer rdb.Close()
-	metrics, err := inbox.NewMetrics(srv.Registry())
-	if err != nil {
-		return err
-	}
-	inboxCfg := inbox.Config{Stream: cfg.Redis.KeyPrefix + "inbox:line", Group: Name, DedupeTTL: cfg.Line.Inbox.DedupeTTL, Metrics: metrics,
-		Seal: creds.DeriveKey("inbox")}
-	store, err := inbox.NewStore(rdb, inboxCfg)
-	if err != nil {
-		return err
-	}
-	loc, err := cfg.Location()
-	if err != nil {
-		return err
-	}
-	// Same counter and key prefix as chat-mio, so ids stay unique whoever allocates them.
-	jobs := jobid.NewAllocator(rdb, loc, cfg.Redis.KeyPrefix, jobid.WithLogger(log))
-	line, err := lineapi.New(lineapi.Config{BaseURL: cfg.Line.APIBaseURL, Token: cfg.Line.ChannelAccessToken.Value()})
-	if err != nil {
-		return err
-	}
-	chatOpts, err := rpcserver.ClientOptions(tel, cfg.Line.ChatTimeout, svcauth.Client(creds, svcauth.ChatMio))
-	if err != nil {
-		return err
-	}
-	chat := chatlink.New(chatv1connect.NewChatServiceClient(rpcserver.NewHTTPClient(), cfg.Services.ChatMio.URL, chatOpts...), "line", creds)
-	proc := app.NewProcessor(app.Config{
-		ReplyTokenMargin: cfg.Line.ReplyTokenMargin, LoadingSeconds: cfg.Line.LoadingSeconds,
-		Locale: cfg.Locale, Allow: domain.NewAllowlist(cfg.Line.AllowedUsers),
-	}, chat, line, log, tel.TracerProvider, tel.Propagator)
-	consumer, err := inbox.NewConsumer(rdb, inboxCfg, cfg.Line.Inbox.ConsumerConfig(Name, proc.GiveUp, log), proc.Handle)
-	if err != nil {
-		return err
-	}
-	if err := consumer.EnsureGroup(ctx); err != nil {
-		return fmt.Errorf("%s: redis %s: %w", Name, cfg.Redis.Addr, err)
-	}
-	srv.HandlePublic(http.MethodPost, WebhookPath, httpapi.NewWebhook(cfg.Line.ChannelSecret.Value(), store, jobs, log, tel.TracerProvider, tel.Propagator))
-	srv.Mount(gatewayv1connect.NewNotificationServiceHandler(rpc.New(proc, log), srv.HandlerOptions()...))
-	srv.AddReadiness("redis", store.Ping)
-
-	cctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	var consumerErr error
-	wg.Go(func() {
-		if err := consumer.Run(cctx); err != nil {
-			consumerErr = err
-			cancel()
-		}
+	return channel.Run(ctx, channel.Spec{
+		Service: Name, Channel: "line", Display: "LINE",
+		Common: cfg.Common, Endpoint: cfg.Services.GatewayLine,
+		Listener: cfg.Listener, PublicListener: cfg.PublicListener, LogWriter: cfg.LogWriter, Telemetry: cfg.Telemetry,
+		AllowedUsers: cfg.Line.AllowedUsers, ChatTimeout: cfg.Line.ChatTimeout, Inbox: cfg.Line.Inbox,
+		Build: func(_ context.Context, env channel.Env) (channel.Channel, error) {
+			line, err := lineapi.New(lineapi.Config{BaseURL: cfg.Line.APIBaseURL, Token: cfg.Line.ChannelAccessToken.Value()})
+			if err != nil {
+				return nil, err
+			}
+			env.HandlePublic(http.MethodPost, WebhookPath, httpapi.NewWebhook(cfg.Line.ChannelSecret.Value(), env.Ingest, env.Log))
+			return app.New(app.Config{ReplyTokenMargin: cfg.Line.ReplyTokenMargin, LoadingSeconds: cfg.Line.LoadingSeconds,
+				Locale: cfg.Locale}, line, env.Log), nil
+		},
 	})
-	err = srv.Run(cctx)
-	cancel()
-	wg.Wait()
-	return errors.Join(err, consumerErr)
 }

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
-	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"io"
 	"net/http"
 	"os"
@@ -13,6 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 
 	"connectrpc.com/connect"
 
@@ -22,8 +23,8 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakeline"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/domain"
-	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/linetest"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/service"
 )
 
@@ -32,12 +33,12 @@ import (
 // acknowledged but stored and processed once.
 func TestWebhookRejectsForgedOversizedAndReplayed(t *testing.T) {
 	h := start(t, nil)
-	if got := h.post(t, testSecret, linetest.Body()); got != http.StatusOK {
+	if got := h.post(t, testSecret, fakeline.Body()); got != http.StatusOK {
 		t.Fatalf("verify request: %d", got)
 	}
-	ev := linetest.TextEvent("01EVREPLAY", allowed, "", "rt-01EVREPLAY-"+allowed, "こんにちは", nowMillis(), false)
+	ev := fakeline.TextEvent("01EVREPLAY", allowed, "", "rt-01EVREPLAY-"+allowed, "こんにちは", nowMillis(), false)
 	h.line.IssueReplyToken("rt-01EVREPLAY-" + allowed)
-	body := linetest.Body(ev)
+	body := fakeline.Body(ev)
 	for _, tc := range []struct {
 		name   string
 		secret string
@@ -59,7 +60,7 @@ func TestWebhookRejectsForgedOversizedAndReplayed(t *testing.T) {
 		t.Fatalf("%d events stored from rejected requests", n)
 	}
 	// The real event, then LINE retrying it twice (the second time flagged as a redelivery).
-	for i, b := range [][]byte{body, body, linetest.Body(linetest.TextEvent("01EVREPLAY", allowed, "", "rt-01EVREPLAY-"+allowed, "こんにちは", nowMillis(), true))} {
+	for i, b := range [][]byte{body, body, fakeline.Body(fakeline.TextEvent("01EVREPLAY", allowed, "", "rt-01EVREPLAY-"+allowed, "こんにちは", nowMillis(), true))} {
 		if got := h.post(t, testSecret, b); got != http.StatusOK {
 			t.Fatalf("delivery %d: %d", i, got)
 		}
@@ -85,9 +86,9 @@ func TestWebhookRejectsForgedOversizedAndReplayed(t *testing.T) {
 		t.Errorf("metrics lack %s", want)
 	}
 	// Ignored event types are acknowledged without being stored.
-	if got := h.post(t, testSecret, linetest.Body(
-		linetest.OtherEvent("01EVSTICKER", "message", allowed, nowMillis()),
-		linetest.OtherEvent("01EVJOIN", "join", allowed, nowMillis()),
+	if got := h.post(t, testSecret, fakeline.Body(
+		fakeline.OtherEvent("01EVSTICKER", "message", allowed, nowMillis()),
+		fakeline.OtherEvent("01EVJOIN", "join", allowed, nowMillis()),
 	)); got != http.StatusOK {
 		t.Fatalf("ignored events: %d", got)
 	}
@@ -105,7 +106,7 @@ func TestReplyTokenAndPushFallback(t *testing.T) {
 	t.Run("quick answer uses the reply token", func(t *testing.T) {
 		tok := "rt-01EVQUICK-" + allowed
 		h.line.IssueReplyToken(tok)
-		h.post(t, testSecret, linetest.Body(linetest.TextEvent("01EVQUICK", allowed, "", tok, "やあ", nowMillis(), false)))
+		h.post(t, testSecret, fakeline.Body(fakeline.TextEvent("01EVQUICK", allowed, "", tok, "やあ", nowMillis(), false)))
 		waitFor(t, "reply", func() bool { return hasSent(h.line, "reply", tok, "") })
 		if !contains(h.line.Loading(), allowed) {
 			t.Error("no loading animation in the 1:1 chat")
@@ -118,7 +119,7 @@ func TestReplyTokenAndPushFallback(t *testing.T) {
 	t.Run("redelivered event is pushed", func(t *testing.T) {
 		tok := "rt-01EVREDELIVERED-" + allowed
 		h.line.IssueReplyToken(tok)
-		h.post(t, testSecret, linetest.Body(linetest.TextEvent("01EVREDELIVERED", allowed, "", tok, "再送", nowMillis(), true)))
+		h.post(t, testSecret, fakeline.Body(fakeline.TextEvent("01EVREDELIVERED", allowed, "", tok, "再送", nowMillis(), true)))
 		waitFor(t, "push", func() bool { return hasSent(h.line, "push", "", domain.RetryKey("event:01EVREDELIVERED")) })
 		if hasSent(h.line, "reply", tok, "") {
 			t.Error("reply token used for a redelivered event")
@@ -128,7 +129,7 @@ func TestReplyTokenAndPushFallback(t *testing.T) {
 		// The first push is accepted but its answer is a 500; the retry then gets 409.
 		h.line.FailPushes(2, http.StatusInternalServerError, true)
 		old := time.Now().Add(-5 * time.Second).UnixMilli()
-		h.post(t, testSecret, linetest.Body(linetest.TextEvent("01EV5XX", allowed, "", "", "古い", old, false)))
+		h.post(t, testSecret, fakeline.Body(fakeline.TextEvent("01EV5XX", allowed, "", "", "古い", old, false)))
 		key := domain.RetryKey("event:01EV5XX")
 		waitFor(t, "acknowledged", func() bool { return h.chat.CountEvent("01EV5XX") == 1 && h.pending(t) == 0 })
 		var attempts int
@@ -155,7 +156,7 @@ func TestReplyTokenAndPushFallback(t *testing.T) {
 		h := start(t, func(c *service.Config) { c.Line.ReplyTokenMargin = time.Second })
 		tok := "rt-01EVLATE-" + allowed2
 		h.line.IssueReplyToken(tok)
-		h.post(t, testSecret, linetest.Body(linetest.TextEvent("01EVLATE", allowed2, "", tok, "slow:1300", nowMillis(), false)))
+		h.post(t, testSecret, fakeline.Body(fakeline.TextEvent("01EVLATE", allowed2, "", tok, "slow:1300", nowMillis(), false)))
 		key := domain.RetryKey("event:01EVLATE")
 		waitFor(t, "push", func() bool { return hasSent(h.line, "push", "", key) })
 		if hasSent(h.line, "reply", tok, "") {
@@ -172,7 +173,7 @@ func TestApprovalButtonsAndPostback(t *testing.T) {
 	h := start(t, nil)
 	tok := "rt-01EVAPPROVE-" + allowed
 	h.line.IssueReplyToken(tok)
-	h.post(t, testSecret, linetest.Body(linetest.TextEvent("01EVAPPROVE", allowed, "", tok, "approve", nowMillis(), false)))
+	h.post(t, testSecret, fakeline.Body(fakeline.TextEvent("01EVAPPROVE", allowed, "", tok, "approve", nowMillis(), false)))
 	waitFor(t, "approval request", func() bool { return hasSent(h.line, "reply", tok, "") })
 	msgs := h.line.Sent()[0].Messages
 	if len(msgs) != 2 || msgs[0].Type != "text" || msgs[1].Type != "template" {
@@ -191,7 +192,7 @@ func TestApprovalButtonsAndPostback(t *testing.T) {
 	// The user presses "approve": LINE posts the button's data back.
 	tok2 := "rt-01EVPOSTBACK-" + allowed
 	h.line.IssueReplyToken(tok2)
-	h.post(t, testSecret, linetest.Body(linetest.PostbackEvent("01EVPOSTBACK", allowed, tok2, acts[0].Data, nowMillis())))
+	h.post(t, testSecret, fakeline.Body(fakeline.PostbackEvent("01EVPOSTBACK", allowed, tok2, acts[0].Data, nowMillis())))
 	waitFor(t, "postback answer", func() bool { return hasSent(h.line, "reply", tok2, "") })
 	var got *commonv1.Action
 	for _, r := range h.chat.Requests() {
@@ -220,13 +221,13 @@ func TestApprovalButtonsAndPostback(t *testing.T) {
 func TestAllowlistGroupsAndFollow(t *testing.T) {
 	h := start(t, nil)
 	stranger := "Ustranger0000000000000000000000x"
-	h.post(t, testSecret, linetest.Body(
-		linetest.TextEvent("01EVSTRANGER", stranger, "", "", "こんにちは", nowMillis(), false),
-		linetest.TextEvent("01EVGROUP", allowed, "Cgroup0001", "", "グループから", nowMillis(), false),
-		linetest.Event{"type": "follow", "mode": "active", "timestamp": nowMillis(), "webhookEventId": "01EVFOLLOW",
+	h.post(t, testSecret, fakeline.Body(
+		fakeline.TextEvent("01EVSTRANGER", stranger, "", "", "こんにちは", nowMillis(), false),
+		fakeline.TextEvent("01EVGROUP", allowed, "Cgroup0001", "", "グループから", nowMillis(), false),
+		fakeline.Event{"type": "follow", "mode": "active", "timestamp": nowMillis(), "webhookEventId": "01EVFOLLOW",
 			"deliveryContext": map[string]any{"isRedelivery": false}, "source": map[string]any{"type": "user", "userId": allowed2},
 			"follow": map[string]any{"isUnblocked": false}},
-		linetest.Event{"type": "unfollow", "mode": "active", "timestamp": nowMillis(), "webhookEventId": "01EVUNFOLLOW",
+		fakeline.Event{"type": "unfollow", "mode": "active", "timestamp": nowMillis(), "webhookEventId": "01EVUNFOLLOW",
 			"deliveryContext": map[string]any{"isRedelivery": false}, "source": map[string]any{"type": "user", "userId": "Ugone"}},
 	))
 	waitFor(t, "all processed", func() bool { return h.streamLen(t) == 4 && h.pending(t) == 0 })
@@ -267,11 +268,11 @@ func TestAllowlistGroupsAndFollow(t *testing.T) {
 func TestChatOrderingAndFailures(t *testing.T) {
 	h := start(t, nil)
 	old := time.Now().Add(-10 * time.Second).UnixMilli() // push path, so order is visible in one list
-	h.post(t, testSecret, linetest.Body(
-		linetest.TextEvent("01EVORD1", allowed, "", "", "slow:400", old, false),
-		linetest.TextEvent("01EVORD2", allowed, "", "", "second", old, false),
-		linetest.TextEvent("01EVFLAKY", allowed2, "", "", "fail:1", old, false),
-		linetest.TextEvent("01EVBAD", allowed2, "", "", "invalid", old, false),
+	h.post(t, testSecret, fakeline.Body(
+		fakeline.TextEvent("01EVORD1", allowed, "", "", "slow:400", old, false),
+		fakeline.TextEvent("01EVORD2", allowed, "", "", "second", old, false),
+		fakeline.TextEvent("01EVFLAKY", allowed2, "", "", "fail:1", old, false),
+		fakeline.TextEvent("01EVBAD", allowed2, "", "", "invalid", old, false),
 	))
 	waitFor(t, "all processed", func() bool { return h.pending(t) == 0 && len(h.sentTo(allowed)) == 2 && len(h.sentTo(allowed2)) == 2 })
 	first := h.sentTo(allowed)
@@ -359,7 +360,7 @@ func TestConfigValidate(t *testing.T) {
 	}
 }
 
-func hasSent(s *linetest.Server, kind, replyToken, retryKey string) bool {
+func hasSent(s *fakeline.Server, kind, replyToken, retryKey string) bool {
 	for _, x := range s.Sent() {
 		if x.Kind == kind && (replyToken == "" || x.ReplyToken == replyToken) && (retryKey == "" || x.RetryKey == retryKey) {
 			return true
@@ -429,7 +430,7 @@ func TestEmptyAllowlistMeansNobody(t *testing.T) {
 	if !strings.Contains(h.logs.String(), "line.allowlist_empty") {
 		t.Fatal("no start-up warning for the empty allowlist")
 	}
-	h.post(t, testSecret, linetest.Body(linetest.TextEvent("01EVNOBODY", allowed, "", "", "やあ", nowMillis(), false)))
+	h.post(t, testSecret, fakeline.Body(fakeline.TextEvent("01EVNOBODY", allowed, "", "", "やあ", nowMillis(), false)))
 	waitFor(t, "refusal", func() bool { return len(h.sentTo(allowed)) == 1 })
 	if !strings.Contains(h.sentTo(allowed)[0].Messages[0].Text, "登録されたユーザー") || len(h.chat.Requests()) != 0 {
 		t.Fatalf("sent %+v, chat calls %d", h.sentTo(allowed), len(h.chat.Requests()))

@@ -1,8 +1,8 @@
-// Package linetest is a local LINE platform for tests: a Messaging API server (reply with
+// Package fakeline is a local LINE platform for tests: a Messaging API server (reply with
 // single-use reply tokens, push with X-Line-Retry-Key semantics, loading animation) that checks
 // the requests against LINE's limits, and a webhook client that signs its bodies with the
 // channel secret exactly as LINE does.
-package linetest
+package fakeline
 
 import (
 	"bytes"

@@ -1,7 +1,7 @@
-// Package slacktest is a local Slack for tests: a Web API server (auth.test, chat.postMessage,
+// Package fakeslack is a local Slack for tests: a Web API server (auth.test, chat.postMessage,
 // chat.update) that checks requests against Slack's limits, and clients for the Events API and
 // interactivity that sign their bodies with the signing secret exactly as Slack does.
-package slacktest
+package fakeslack
 
 import (
 	"bytes"

@@ -1,0 +1,235 @@
+// Package channeltest is the test kit of the gateways built on the channel runtime: a running
+// gateway with a fake chat-mio and its own Redis key prefix, the real binary started and killed,
+// polling, and the open-loop rate benchmark.
+package channeltest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/chatlink/chatlinktest"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
+)
+
+// Gateway is a gateway running in the test's process.
+type Gateway struct {
+	// URL is the public listener (webhooks); Internal the internal one (notification API, metrics).
+	URL, Internal string
+	Chat          *chatlinktest.FakeChat
+	// ChatURL is the fake chat-mio's address.
+	ChatURL string
+	Redis   testinfra.RedisDB
+	Logs    *chatlinktest.SyncBuffer
+	// Listener and PublicListener are handed to the service's Config.
+	Listener, PublicListener net.Listener
+	// Stream is the inbox stream, Group its consumer group (the service name).
+	Stream, Group string
+}
+
+// Start runs a gateway: run gets the prepared parts (listeners, Redis, fake chat-mio, log
+// buffer) and calls the service's Run with a config made of them. The gateway is stopped at the
+// end of the test, and must stop cleanly.
+func Start(t testing.TB, channel, service string, run func(ctx context.Context, g *Gateway) error) *Gateway {
+	t.Helper()
+	r := testinfra.Redis(t)
+	chat := chatlinktest.NewFakeChat()
+	chatSrv := chatlinktest.Start(t, chat)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &Gateway{URL: "http://" + pub.Addr().String(), Internal: "http://" + ln.Addr().String(), Chat: chat, ChatURL: chatSrv.URL,
+		Redis: r, Logs: &chatlinktest.SyncBuffer{}, Listener: ln, PublicListener: pub,
+		Stream: r.Prefix + "inbox:" + channel, Group: service}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, g) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("service.Run: %v", err)
+			}
+		case <-time.After(15 * time.Second):
+			t.Error("gateway did not stop")
+		}
+		close(chat.Release)
+	})
+	WaitReady(t, g.URL)
+	return g
+}
+
+// StreamLen is the number of entries in the inbox stream.
+func (g *Gateway) StreamLen() int64 {
+	return g.Redis.Client.XLen(context.Background(), g.Stream).Val()
+}
+
+// Pending is the number of delivered, unacknowledged inbox entries.
+func (g *Gateway) Pending() int64 {
+	return g.Redis.Client.XPending(context.Background(), g.Stream, g.Group).Val().Count
+}
+
+// WaitFor polls cond for up to 15 s.
+func WaitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// WaitReady waits until base/readyz answers 200.
+func WaitReady(t testing.TB, base string) {
+	t.Helper()
+	WaitFor(t, base+" ready", func() bool {
+		res, err := http.Get(base + "/readyz")
+		if err != nil {
+			return false
+		}
+		res.Body.Close()
+		return res.StatusCode == http.StatusOK
+	})
+}
+
+// BuildBinary builds the command ./cmd/<name> of the module in moduleDir.
+func BuildBinary(t testing.TB, moduleDir, name string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), name)
+	build := exec.Command("go", "build", "-o", bin, "./cmd/"+name)
+	build.Dir = moduleDir
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// StartBinary starts bin with env and waits until its public listener addr is ready. It is
+// stopped with SIGTERM at the end of the test unless the test killed it; its log is shown when
+// the test failed.
+func StartBinary(t testing.TB, bin string, env []string, addr string) *exec.Cmd {
+	t.Helper()
+	logs := &chatlinktest.SyncBuffer{}
+	cmd := exec.Command(bin)
+	cmd.Env = env
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			done := make(chan struct{})
+			go func() { _ = cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				_ = cmd.Process.Kill()
+				<-done
+			}
+		}
+		if t.Failed() {
+			t.Logf("gateway log:\n%s", logs.String())
+		}
+	})
+	WaitReady(t, "http://"+addr)
+	return cmd
+}
+
+// Kill ends cmd with SIGKILL, as a crash would.
+func Kill(t testing.TB, cmd *exec.Cmd) {
+	t.Helper()
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+}
+
+// AtRate calls send(i) for i in 0..b.N at rate calls per second, open loop (a call is not held
+// back by the previous one), and reports the latency percentiles p50_ms, p99_ms and max_ms.
+// A failed call fails the benchmark.
+func AtRate(b *testing.B, rate int, send func(i int) error) {
+	lat := make([]time.Duration, b.N)
+	var failed sync.Map
+	var wg sync.WaitGroup
+	tick := time.NewTicker(time.Second / time.Duration(rate))
+	defer tick.Stop()
+	b.ResetTimer()
+	for i := range b.N {
+		<-tick.C
+		wg.Go(func() {
+			t0 := time.Now()
+			err := send(i)
+			lat[i] = time.Since(t0)
+			if err != nil {
+				failed.Store(i, err.Error())
+			}
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	failed.Range(func(k, v any) bool {
+		b.Fatalf("request %v: %v", k, v)
+		return false
+	})
+	slices.Sort(lat)
+	pct := func(p float64) float64 {
+		return float64(lat[min(len(lat)-1, int(float64(len(lat))*p))].Microseconds()) / 1000
+	}
+	b.ReportMetric(pct(0.50), "p50_ms")
+	b.ReportMetric(pct(0.99), "p99_ms")
+	b.ReportMetric(float64(lat[len(lat)-1].Microseconds())/1000, "max_ms")
+}
+
+// Status turns a non-200 answer into an error (for AtRate).
+func Status(code int, err error) error {
+	if err != nil {
+		return err
+	}
+	if code != http.StatusOK {
+		return fmt.Errorf("status %d", code)
+	}
+	return nil
+}
+
+// BinaryEnv is the environment of a gateway binary under test: the suite's credentials for
+// service, the fake chat-mio and the test's Redis key prefix, then extra.
+func BinaryEnv(service, chatURL string, r testinfra.RedisDB, extra ...string) []string {
+	env := append(append(os.Environ(), testinfra.AuthEnv(service)...),
+		"PICOCLAW_SERVICES_CHAT_MIO_URL="+chatURL,
+		"PICOCLAW_REDIS_ADDR="+r.Addr,
+		"PICOCLAW_REDIS_KEY_PREFIX="+r.Prefix,
+	)
+	return append(env, extra...)
+}
+
+// WaitStarted waits until chat-mio has received n distinct events.
+func WaitStarted(t testing.TB, chat *chatlinktest.FakeChat, n int) {
+	t.Helper()
+	seen := map[string]bool{}
+	for len(seen) < n {
+		select {
+		case id := <-chat.Started:
+			seen[id] = true
+		case <-time.After(15 * time.Second):
+			t.Fatalf("processing did not start: %v", seen)
+		}
+	}
+}
