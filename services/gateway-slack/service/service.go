@@ -3,31 +3,19 @@ package service
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
-	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1/chatv1connect"
-	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1/gatewayv1connect"
-	"github.com/picoclaw-suite/picoclaw/pkg/chatlink"
+	"github.com/picoclaw-suite/picoclaw/pkg/channel"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
-	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
-	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
-	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/app"
-	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/httpapi"
-	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/rpc"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/slackapi"
 )
 
@@ -109,105 +97,37 @@ func (c *Config) Validate() error {
 	return errs.Err()
 }
 
-// Run serves gateway-slack until ctx is cancelled.
+// Run serves gateway-slack until ctx is cancelled: the Slack channel on the channel runtime.
 func Run(ctx context.Context, cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	tcfg := cfg.Telemetry
-	tcfg.LogLevel, tcfg.LogWriter = cfg.LogLevel, cfg.LogWriter
-	creds, err := svcauth.Load(Name, cfg.Auth)
-	if err != nil {
-		return err
-	}
-	srv, err := rpcserver.NewService(ctx, rpcserver.Config{
-		Name:        Name,
-		Listen:      cfg.Services.GatewaySlack.Listen,
-		Listener:    cfg.Listener,
-		Heartbeat:   rpcserver.HeartbeatFrom(cfg.Common),
-		Credentials: creds,
-		Limits:      rpcserver.LimitsFrom(cfg.Common),
-		Pprof:       cfg.Debug.Pprof,
-		// The webhook is the only public surface; the notification API stays internal.
-		PublicListen:   cfg.Services.GatewaySlack.PublicListen,
-		PublicListener: cfg.PublicListener,
-	}, tcfg)
-	if err != nil {
-		return err
-	}
-	log := srv.Logger()
-	tel := srv.Telemetry()
-	if len(cfg.Slack.AllowedUsers) == 0 {
-		log.WarnContext(ctx, "slack.allowlist_empty", slog.String("key", "slack.allowed_users"),
-			slog.String("effect", "every sender gets a refusal until user ids are listed"))
-	}
-	rdb := redis.NewClient(&redis.Options{Addr: cfg.Redis.Addr, DB: cfg.Redis.DB, Password: cfg.Redis.Password.Value()})
-	defer rdb.Close()
-	metrics, err := inbox.NewMetrics(srv.Registry())
-	if err != nil {
-		return err
-	}
-	inboxCfg := inbox.Config{Stream: cfg.Redis.KeyPrefix + "inbox:slack", Group: Name, DedupeTTL: cfg.Slack.Inbox.DedupeTTL, Metrics: metrics,
-		Seal: creds.DeriveKey("inbox")}
-	store, err := inbox.NewStore(rdb, inboxCfg)
-	if err != nil {
-		return err
-	}
-	api, err := slackapi.New(slackapi.Config{BaseURL: cfg.Slack.APIBaseURL, Token: cfg.Slack.BotToken.Value(), Locale: cfg.Locale})
-	if err != nil {
-		return err
-	}
-	botUser := cfg.Slack.BotUserID
-	if botUser == "" {
-		actx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		id, err := api.BotUserID(actx)
-		cancel()
-		if err != nil {
-			// Bot messages carry bot_id and are ignored anyway; the id only strips our mention.
-			log.WarnContext(ctx, "slack.auth_test_failed", slog.Any("error", err))
-		} else {
-			botUser = id
-		}
-	}
-	chatOpts, err := rpcserver.ClientOptions(tel, cfg.Slack.ChatTimeout, svcauth.Client(creds, svcauth.ChatMio))
-	if err != nil {
-		return err
-	}
-	chat := chatlink.New(chatv1connect.NewChatServiceClient(rpcserver.NewHTTPClient(), cfg.Services.ChatMio.URL, chatOpts...), "slack", creds)
-	marks := inbox.NewMarks(rdb, cfg.Redis.KeyPrefix+"slack:sent:", cfg.Slack.Inbox.DedupeTTL)
-	proc := app.NewProcessor(app.Config{Locale: cfg.Locale, Allow: domain.NewAllowlist(cfg.Slack.AllowedUsers)},
-		chat, api, marks, log, tel.TracerProvider, tel.Propagator)
-	consumer, err := inbox.NewConsumer(rdb, inboxCfg, cfg.Slack.Inbox.ConsumerConfig(Name, proc.GiveUp, log), proc.Handle)
-	if err != nil {
-		return err
-	}
-	if err := consumer.EnsureGroup(ctx); err != nil {
-		return fmt.Errorf("%s: redis %s: %w", Name, cfg.Redis.Addr, err)
-	}
-	loc, err := cfg.Location()
-	if err != nil {
-		return err
-	}
-	// Same counter and key prefix as chat-mio, so ids stay unique whoever allocates them.
-	jobs := jobid.NewAllocator(rdb, loc, cfg.Redis.KeyPrefix, jobid.WithLogger(log))
-	h := httpapi.New(cfg.Slack.SigningSecret.Value(), store, jobs, func() string { return botUser }, log, tel.TracerProvider, tel.Propagator)
-	srv.HandlePublic(http.MethodPost, EventsPath, http.HandlerFunc(h.Events))
-	srv.HandlePublic(http.MethodPost, InteractivePath, http.HandlerFunc(h.Interactive))
-	srv.Mount(gatewayv1connect.NewNotificationServiceHandler(rpc.New(proc, log), srv.HandlerOptions()...))
-	srv.AddReadiness("redis", store.Ping)
-
-	cctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	var consumerErr error
-	wg.Go(func() {
-		if err := consumer.Run(cctx); err != nil {
-			consumerErr = err
-			cancel()
-		}
+	return channel.Run(ctx, channel.Spec{
+		Service: Name, Channel: "slack", Display: "Slack",
+		Common: cfg.Common, Endpoint: cfg.Services.GatewaySlack,
+		Listener: cfg.Listener, PublicListener: cfg.PublicListener, LogWriter: cfg.LogWriter, Telemetry: cfg.Telemetry,
+		AllowedUsers: cfg.Slack.AllowedUsers, ChatTimeout: cfg.Slack.ChatTimeout, Inbox: cfg.Slack.Inbox,
+		Build: func(ctx context.Context, env channel.Env) (channel.Channel, error) {
+			api, err := slackapi.New(slackapi.Config{BaseURL: cfg.Slack.APIBaseURL, Token: cfg.Slack.BotToken.Value(), Locale: cfg.Locale})
+			if err != nil {
+				return nil, err
+			}
+			botUser := cfg.Slack.BotUserID
+			if botUser == "" {
+				actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				id, err := api.BotUserID(actx)
+				cancel()
+				if err != nil {
+					// Bot messages carry bot_id and are ignored anyway; the id only strips our mention.
+					env.Log.WarnContext(ctx, "slack.auth_test_failed", slog.Any("error", err))
+				} else {
+					botUser = id
+				}
+			}
+			h := httpapi.New(cfg.Slack.SigningSecret.Value(), env.Ingest, func() string { return botUser }, env.Log)
+			env.HandlePublic(http.MethodPost, EventsPath, http.HandlerFunc(h.Events))
+			env.HandlePublic(http.MethodPost, InteractivePath, http.HandlerFunc(h.Interactive))
+			return app.New(cfg.Locale, api, env.Once, env.Log), nil
+		},
 	})
-	err = srv.Run(cctx)
-	cancel()
-	wg.Wait()
-	return errors.Join(err, consumerErr)
 }

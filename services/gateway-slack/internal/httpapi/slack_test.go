@@ -17,12 +17,13 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/channel"
 	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakeslack"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/httpapi"
-	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/slacktest"
 )
 
 const (
@@ -52,12 +53,12 @@ func signed(ctx context.Context, path, contentType string, body []byte) *http.Re
 	now := time.Now().Unix()
 	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("X-Slack-Request-Timestamp", strconv.FormatInt(now, 10))
-	req.Header.Set("X-Slack-Signature", slacktest.Sign(secret, now, body))
+	req.Header.Set("X-Slack-Signature", fakeslack.Sign(secret, now, body))
 	return req
 }
 
 func press(value string) []byte {
-	return slacktest.BlockAction(user, "C1", "1700000000.000200", "1700000000.000100", "承認", "trig-"+value[len(value)-4:], "approve", value)
+	return fakeslack.BlockAction(user, "C1", "1700000000.000200", "1700000000.000100", "承認", "trig-"+value[len(value)-4:], "approve", value)
 }
 
 // TestEventTraceAndJobID: a message gets its JobID at the webhook and a trace of its own, linked
@@ -70,7 +71,7 @@ func TestEventTraceAndJobID(t *testing.T) {
 		wantJob, wantTrace      string // wantTrace "" = a new trace
 	}{
 		{"mention starts a job", "/slack/events", "application/json",
-			slacktest.EventBody("EvT1", slacktest.Mention(user, "C1", "1700000000.000100", "", "やあ")), allocated, ""},
+			fakeslack.EventBody("EvT1", fakeslack.Mention(user, "C1", "1700000000.000100", "", "やあ")), allocated, ""},
 		{"press continues the button's trace", "/slack/interactive", "application/x-www-form-urlencoded",
 			press(domain.ButtonValue(domain.Action{Kind: domain.ActionApprove, JobID: pressed, Trace: buttonTP})), pressed, buttonTID},
 		{"press without a trace starts one", "/slack/interactive", "application/x-www-form-urlencoded",
@@ -81,8 +82,8 @@ func TestEventTraceAndJobID(t *testing.T) {
 			rec := tracetest.NewSpanRecorder()
 			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 			store := &memStore{}
-			h := httpapi.New(secret, store, fixedJobs{id: allocated}, func() string { return slacktest.BotUserID },
-				slog.New(slog.DiscardHandler), tp, telemetry.Propagator())
+			h := httpapi.New(secret, channel.NewIngester("slack", store, fixedJobs{id: allocated}, slog.New(slog.DiscardHandler), tp, "gateway-slack",
+				telemetry.Propagator()), func() string { return fakeslack.BotUserID }, slog.New(slog.DiscardHandler))
 			ctx, reqSpan := tp.Tracer("test").Start(context.Background(), "request")
 			w := httptest.NewRecorder()
 			if tc.path == "/slack/events" {
@@ -116,11 +117,11 @@ func TestEventTraceAndJobID(t *testing.T) {
 
 func TestJobIDFailureIsRetried(t *testing.T) {
 	store := &memStore{}
-	h := httpapi.New(secret, store, fixedJobs{err: errors.New("no randomness")}, func() string { return slacktest.BotUserID },
-		slog.New(slog.DiscardHandler), sdktrace.NewTracerProvider(), telemetry.Propagator())
+	h := httpapi.New(secret, channel.NewIngester("slack", store, fixedJobs{err: errors.New("no randomness")}, slog.New(slog.DiscardHandler), sdktrace.NewTracerProvider(), "gateway-slack",
+		telemetry.Propagator()), func() string { return fakeslack.BotUserID }, slog.New(slog.DiscardHandler))
 	w := httptest.NewRecorder()
 	h.Events(w, signed(context.Background(), "/slack/events", "application/json",
-		slacktest.EventBody("EvT2", slacktest.Mention(user, "C1", "1700000000.000300", "", "やあ"))))
+		fakeslack.EventBody("EvT2", fakeslack.Mention(user, "C1", "1700000000.000300", "", "やあ"))))
 	if w.Code != http.StatusInternalServerError || len(store.events) != 0 {
 		t.Fatalf("status %d, %d events stored", w.Code, len(store.events))
 	}
