@@ -358,3 +358,37 @@ func Post(client *http.Client, url, secret string, body []byte) (*http.Response,
 	}
 	return client.Do(req)
 }
+
+// Texts are the texts of a message as a user sees them: the text, a template's alt text and text.
+func (m Message) Texts() []string {
+	var out []string
+	for _, s := range []string{m.Text, m.AltText} {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	if m.Template != nil && m.Template.Text != "" {
+		out = append(out, m.Template.Text)
+	}
+	return out
+}
+
+// Postbacks are the postback actions of a message: its template's and its quick replies'.
+func (m Message) Postbacks() []Action {
+	var out []Action
+	if m.Template != nil {
+		for _, a := range m.Template.Actions {
+			if a.Type == "postback" {
+				out = append(out, a)
+			}
+		}
+	}
+	if m.QuickReply != nil {
+		for _, it := range m.QuickReply.Items {
+			if it.Action.Type == "postback" {
+				out = append(out, it.Action)
+			}
+		}
+	}
+	return out
+}
