@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"sync"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -34,15 +31,8 @@ type Spec struct {
 	Common  config.Common
 	// Endpoint is the service's listen addresses.
 	Endpoint config.Endpoint
-	// PublicListener and Listener, when set, replace the endpoint's addresses (tests, embedded).
-	PublicListener, Listener net.Listener
-	LogWriter                io.Writer
-	Telemetry                telemetry.Config
-	// AllowedUsers are the user ids that may use the assistant; empty means nobody.
-	AllowedUsers []string
-	// ChatTimeout bounds one call to chat-mio.
-	ChatTimeout time.Duration
-	Inbox       inbox.Settings
+	Wiring   Wiring
+	Settings Settings
 	// Build makes the channel once the runtime's parts exist; it mounts its webhooks with
 	// env.HandlePublic and stores what they receive with env.Ingest.
 	Build func(ctx context.Context, env Env) (Channel, error)
@@ -64,8 +54,8 @@ type Env struct {
 // metrics), the public one (the channel's webhooks) and the inbox consumer.
 func Run(ctx context.Context, spec Spec) error {
 	cfg := spec.Common
-	tcfg := spec.Telemetry
-	tcfg.LogLevel, tcfg.LogWriter = cfg.LogLevel, spec.LogWriter
+	tcfg := spec.Wiring.Telemetry
+	tcfg.LogLevel, tcfg.LogWriter = cfg.LogLevel, spec.Wiring.LogWriter
 	creds, err := svcauth.Load(spec.Service, cfg.Auth)
 	if err != nil {
 		return err
@@ -73,21 +63,21 @@ func Run(ctx context.Context, spec Spec) error {
 	srv, err := rpcserver.NewService(ctx, rpcserver.Config{
 		Name:        spec.Service,
 		Listen:      spec.Endpoint.Listen,
-		Listener:    spec.Listener,
+		Listener:    spec.Wiring.Listener,
 		Heartbeat:   rpcserver.HeartbeatFrom(cfg),
 		Credentials: creds,
 		Limits:      rpcserver.LimitsFrom(cfg),
 		Pprof:       cfg.Debug.Pprof,
 		// The webhooks are the only public surface; the notification API stays internal.
 		PublicListen:   spec.Endpoint.PublicListen,
-		PublicListener: spec.PublicListener,
+		PublicListener: spec.Wiring.PublicListener,
 	}, tcfg)
 	if err != nil {
 		return err
 	}
 	log := srv.Logger()
 	tel := srv.Telemetry()
-	if len(spec.AllowedUsers) == 0 {
+	if len(spec.Settings.AllowedUsers) == 0 {
 		log.WarnContext(ctx, spec.Channel+".allowlist_empty", slog.String("key", spec.Channel+".allowed_users"),
 			slog.String("effect", "every sender gets a refusal until user ids are listed"))
 	}
@@ -97,7 +87,7 @@ func Run(ctx context.Context, spec Spec) error {
 	if err != nil {
 		return err
 	}
-	inboxCfg := inbox.Config{Stream: cfg.Redis.KeyPrefix + "inbox:" + spec.Channel, Group: spec.Service, DedupeTTL: spec.Inbox.DedupeTTL,
+	inboxCfg := inbox.Config{Stream: cfg.Redis.KeyPrefix + "inbox:" + spec.Channel, Group: spec.Service, DedupeTTL: spec.Settings.Inbox.DedupeTTL,
 		Metrics: metrics, Seal: creds.DeriveKey("inbox")}
 	store, err := inbox.NewStore(rdb, inboxCfg)
 	if err != nil {
@@ -112,21 +102,21 @@ func Run(ctx context.Context, spec Spec) error {
 	env := Env{
 		Log: log, Telemetry: tel,
 		Ingest:       NewIngester(spec.Channel, store, jobs, log, tel.TracerProvider, spec.Service, tel.Propagator),
-		Once:         NewOnce(inbox.NewMarks(rdb, cfg.Redis.KeyPrefix+spec.Channel+":sent:", spec.Inbox.DedupeTTL), spec.Channel, log),
+		Once:         NewOnce(inbox.NewMarks(rdb, cfg.Redis.KeyPrefix+spec.Channel+":sent:", spec.Settings.Inbox.DedupeTTL), spec.Channel, log),
 		HandlePublic: srv.HandlePublic,
 	}
 	ch, err := spec.Build(ctx, env)
 	if err != nil {
 		return err
 	}
-	chatOpts, err := rpcserver.ClientOptions(tel, spec.ChatTimeout, svcauth.Client(creds, svcauth.ChatMio))
+	chatOpts, err := rpcserver.ClientOptions(tel, spec.Settings.ChatTimeout, svcauth.Client(creds, svcauth.ChatMio))
 	if err != nil {
 		return err
 	}
 	chat := chatclient.New(chatv1connect.NewChatServiceClient(rpcserver.NewHTTPClient(), cfg.Services.ChatMio.URL, chatOpts...), spec.Channel, creds)
-	rt := NewRuntime(ch, RuntimeConfig{Locale: cfg.Locale, Allow: NewAllowlist(spec.AllowedUsers), Tracer: spec.Service},
+	rt := NewRuntime(ch, RuntimeConfig{Locale: cfg.Locale, Allow: NewAllowlist(spec.Settings.AllowedUsers), Tracer: spec.Service},
 		chat, log, tel.TracerProvider, tel.Propagator)
-	consumer, err := inbox.NewConsumer(rdb, inboxCfg, spec.Inbox.ConsumerConfig(spec.Service, rt.GiveUp, log), rt.Handle)
+	consumer, err := inbox.NewConsumer(rdb, inboxCfg, spec.Settings.Inbox.ConsumerConfig(spec.Service, rt.GiveUp, log), rt.Handle)
 	if err != nil {
 		return err
 	}

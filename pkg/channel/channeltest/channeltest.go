@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -231,5 +232,44 @@ func WaitStarted(t testing.TB, chat *chatlinktest.FakeChat, n int) {
 		case <-time.After(15 * time.Second):
 			t.Fatalf("processing did not start: %v", seen)
 		}
+	}
+}
+
+// AssertClean fails when the fake API of the channel (named api) saw requests breaking its
+// rules, or when one of secrets reached the log.
+func AssertClean(t testing.TB, api string, problems []string, logs string, secrets ...string) {
+	t.Helper()
+	if len(problems) > 0 {
+		t.Errorf("%s API rule violations: %v", api, problems)
+	}
+	for _, s := range secrets {
+		if strings.Contains(logs, s) {
+			t.Error("a secret appeared in the log")
+		}
+	}
+}
+
+// ConfigCase is a configuration that Validate must refuse, naming Key.
+type ConfigCase[C any] struct {
+	Name   string
+	Mutate func(*C)
+	Key    string
+}
+
+// CheckValidate runs cases: valid() must pass validate, and each case's change must fail it
+// with an error naming the case's key.
+func CheckValidate[C any](t *testing.T, valid func() C, validate func(*C) error, cases []ConfigCase[C]) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.Name, func(t *testing.T) {
+			cfg := valid()
+			if err := validate(&cfg); err != nil {
+				t.Fatalf("valid configuration: %v", err)
+			}
+			tc.Mutate(&cfg)
+			if err := validate(&cfg); err == nil || !strings.Contains(err.Error(), tc.Key) {
+				t.Fatalf("error %v does not name %s", err, tc.Key)
+			}
+		})
 	}
 }

@@ -3,16 +3,12 @@ package service
 
 import (
 	"context"
-	"io"
-	"net"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/channel"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
-	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/httpapi"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/lineapi"
@@ -24,20 +20,15 @@ const Name = "gateway-line"
 // WebhookPath is where LINE posts events.
 const WebhookPath = "/line/webhook"
 
-// LineConfig is the `line:` section.
+// LineConfig is the `line:` section: the keys of every channel (api_base_url, allowed_users —
+// LINE user ids —, chat_timeout, inbox) and LINE's own.
 type LineConfig struct {
-	// APIBaseURL is the Messaging API endpoint.
-	APIBaseURL string `yaml:"api_base_url"`
+	channel.Settings `yaml:",inline"`
 	// ReplyTokenMargin: the reply token is used only while the event is younger than this
 	// (the token lives one minute).
 	ReplyTokenMargin time.Duration `yaml:"reply_token_margin"`
 	// LoadingSeconds is the loading animation's duration in 1:1 chats (5..60, multiple of 5).
 	LoadingSeconds int `yaml:"loading_seconds"`
-	// AllowedUsers are the LINE user ids that may use the assistant; empty means nobody.
-	AllowedUsers []string `yaml:"allowed_users"`
-	// ChatTimeout bounds one call to chat-mio.
-	ChatTimeout time.Duration `yaml:"chat_timeout"`
-	Inbox       InboxConfig   `yaml:"inbox"`
 
 	ChannelSecret      config.Secret `yaml:"-" env:"LINE_CHANNEL_SECRET"`
 	ChannelAccessToken config.Secret `yaml:"-" env:"LINE_CHANNEL_ACCESS_TOKEN"`
@@ -50,25 +41,16 @@ type InboxConfig = inbox.Settings
 type Config struct {
 	config.Common `yaml:",inline"`
 	Line          LineConfig `yaml:"line"`
-
-	// PublicListener, when set, replaces services.gateway-line.public_listen (tests, embedded suite).
-	PublicListener net.Listener `yaml:"-"`
-	// Listener, when set, replaces services.gateway-line.listen (tests, embedded suite).
-	Listener net.Listener `yaml:"-"`
-	// LogWriter receives the JSON log (default stdout).
-	LogWriter io.Writer `yaml:"-"`
-	// Telemetry, when set, adds span processors (tests).
-	Telemetry telemetry.Config `yaml:"-"`
+	// Wiring: listeners, log writer and telemetry handed over by tests and the embedded suite.
+	channel.Wiring `yaml:"-"`
 }
 
 // DefaultConfig returns the defaults of the spec.
 func DefaultConfig() Config {
 	return Config{Common: config.DefaultCommon(), Line: LineConfig{
-		APIBaseURL:       "https://api.line.me",
+		Settings:         channel.DefaultSettings("https://api.line.me"),
 		ReplyTokenMargin: 50 * time.Second,
 		LoadingSeconds:   20,
-		ChatTimeout:      120 * time.Second,
-		Inbox:            inbox.DefaultSettings(),
 	}}
 }
 
@@ -78,29 +60,15 @@ func (c *Config) Validate() error {
 	errs.Add(c.Common.Validate())
 	errs.Add(c.Services.GatewayLine.ValidatePublic(Name))
 	l := c.Line
-	if u, err := url.Parse(l.APIBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		errs.Addf("line.api_base_url", "must be an http(s) URL, got %q", l.APIBaseURL)
-	}
+	errs.Add(l.Settings.Validate("line"))
 	if l.ReplyTokenMargin <= 0 || l.ReplyTokenMargin >= time.Minute {
 		errs.Addf("line.reply_token_margin", "must be between 0 and 1m (the reply token lives one minute), got %s", l.ReplyTokenMargin)
 	}
 	if l.LoadingSeconds < 5 || l.LoadingSeconds > 60 {
 		errs.Addf("line.loading_seconds", "must be 5..60, got %d", l.LoadingSeconds)
 	}
-	if l.ChatTimeout <= 0 {
-		errs.Addf("line.chat_timeout", "must be positive, got %s", l.ChatTimeout)
-	}
-	errs.Add(config.Prefix("line.inbox", l.Inbox.Validate()))
-	if !l.ChannelSecret.Set() {
-		errs.Addf("line.channel_secret", "must be set in the environment variable LINE_CHANNEL_SECRET")
-	} else if err := config.CheckSecret("LINE_CHANNEL_SECRET", l.ChannelSecret.Value(), config.MinSecretBytes); err != nil {
-		errs.Addf("line.channel_secret", "%v", err)
-	}
-	if !l.ChannelAccessToken.Set() {
-		errs.Addf("line.channel_access_token", "must be set in the environment variable LINE_CHANNEL_ACCESS_TOKEN")
-	} else if err := config.CheckSecret("LINE_CHANNEL_ACCESS_TOKEN", l.ChannelAccessToken.Value(), config.MinSecretBytes); err != nil {
-		errs.Addf("line.channel_access_token", "%v", err)
-	}
+	errs.Add(channel.ValidateSecret("line.channel_secret", "LINE_CHANNEL_SECRET", l.ChannelSecret))
+	errs.Add(channel.ValidateSecret("line.channel_access_token", "LINE_CHANNEL_ACCESS_TOKEN", l.ChannelAccessToken))
 	return errs.Err()
 }
 
@@ -112,8 +80,7 @@ func Run(ctx context.Context, cfg Config) error {
 	return channel.Run(ctx, channel.Spec{
 		Service: Name, Channel: "line", Display: "LINE",
 		Common: cfg.Common, Endpoint: cfg.Services.GatewayLine,
-		Listener: cfg.Listener, PublicListener: cfg.PublicListener, LogWriter: cfg.LogWriter, Telemetry: cfg.Telemetry,
-		AllowedUsers: cfg.Line.AllowedUsers, ChatTimeout: cfg.Line.ChatTimeout, Inbox: cfg.Line.Inbox,
+		Wiring: cfg.Wiring, Settings: cfg.Line.Settings,
 		Build: func(_ context.Context, env channel.Env) (channel.Channel, error) {
 			line, err := lineapi.New(lineapi.Config{BaseURL: cfg.Line.APIBaseURL, Token: cfg.Line.ChannelAccessToken.Value()})
 			if err != nil {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/channel/channeltest"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 
@@ -334,30 +335,18 @@ func TestNotificationPush(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		mutate func(*service.Config)
-		key    string
-	}{
-		{"missing channel secret", func(c *service.Config) { c.Line.ChannelSecret = "" }, "line.channel_secret"},
-		{"missing access token", func(c *service.Config) { c.Line.ChannelAccessToken = "" }, "line.channel_access_token"},
-		{"margin of a minute", func(c *service.Config) { c.Line.ReplyTokenMargin = time.Minute }, "line.reply_token_margin"},
-		{"bad base url", func(c *service.Config) { c.Line.APIBaseURL = "api.line.me" }, "line.api_base_url"},
-		{"loading too long", func(c *service.Config) { c.Line.LoadingSeconds = 90 }, "line.loading_seconds"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			cfg := service.DefaultConfig()
-			cfg.Line.ChannelSecret, cfg.Line.ChannelAccessToken = testSecret, testToken
-			if err := cfg.Validate(); err != nil {
-				t.Fatalf("defaults with secrets: %v", err)
-			}
-			tc.mutate(&cfg)
-			err := cfg.Validate()
-			if err == nil || !strings.Contains(err.Error(), tc.key) {
-				t.Fatalf("error %v does not name %s", err, tc.key)
-			}
-		})
-	}
+	type c = channeltest.ConfigCase[service.Config]
+	channeltest.CheckValidate(t, func() service.Config {
+		cfg := service.DefaultConfig()
+		cfg.Line.ChannelSecret, cfg.Line.ChannelAccessToken = testSecret, testToken
+		return cfg
+	}, (*service.Config).Validate, []c{
+		{Name: "missing channel secret", Mutate: func(c *service.Config) { c.Line.ChannelSecret = "" }, Key: "line.channel_secret"},
+		{Name: "missing access token", Mutate: func(c *service.Config) { c.Line.ChannelAccessToken = "" }, Key: "line.channel_access_token"},
+		{Name: "margin of a minute", Mutate: func(c *service.Config) { c.Line.ReplyTokenMargin = time.Minute }, Key: "line.reply_token_margin"},
+		{Name: "bad base url", Mutate: func(c *service.Config) { c.Line.APIBaseURL = "api.line.me" }, Key: "line.api_base_url"},
+		{Name: "loading too long", Mutate: func(c *service.Config) { c.Line.LoadingSeconds = 90 }, Key: "line.loading_seconds"},
+	})
 }
 
 func hasSent(s *fakeline.Server, kind, replyToken, retryKey string) bool {
@@ -381,13 +370,7 @@ func contains(list []string, s string) bool {
 // assertClean checks that LINE saw no request breaking its limits and no secret reached the log.
 func assertClean(t *testing.T, h *harness) {
 	t.Helper()
-	if p := h.line.Problems(); len(p) > 0 {
-		t.Errorf("LINE API rule violations: %v", p)
-	}
-	logs := h.logs.String()
-	if strings.Contains(logs, testSecret) || strings.Contains(logs, testToken) {
-		t.Error("a secret appeared in the log")
-	}
+	channeltest.AssertClean(t, "LINE", h.line.Problems(), h.logs.String(), testSecret, testToken)
 }
 
 // TestExampleConfig: the suite's example file parses into this service's config and shows the

@@ -3,17 +3,13 @@ package service
 
 import (
 	"context"
-	"io"
 	"log/slog"
-	"net"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/channel"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
-	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/httpapi"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/slackapi"
@@ -28,17 +24,12 @@ const (
 	InteractivePath = "/slack/interactive"
 )
 
-// SlackConfig is the `slack:` section.
+// SlackConfig is the `slack:` section: the keys of every channel (api_base_url, allowed_users —
+// Slack user ids —, chat_timeout, inbox) and Slack's own.
 type SlackConfig struct {
-	// APIBaseURL is the Web API endpoint.
-	APIBaseURL string `yaml:"api_base_url"`
-	// AllowedUsers are the Slack user ids that may use the assistant; empty means nobody.
-	AllowedUsers []string `yaml:"allowed_users"`
+	channel.Settings `yaml:",inline"`
 	// BotUserID is the bot's own user id; when empty it is asked from auth.test at start.
 	BotUserID string `yaml:"bot_user_id"`
-	// ChatTimeout bounds one call to chat-mio.
-	ChatTimeout time.Duration `yaml:"chat_timeout"`
-	Inbox       InboxConfig   `yaml:"inbox"`
 
 	SigningSecret config.Secret `yaml:"-" env:"SLACK_SIGNING_SECRET"`
 	BotToken      config.Secret `yaml:"-" env:"SLACK_BOT_TOKEN"`
@@ -51,24 +42,13 @@ type InboxConfig = inbox.Settings
 type Config struct {
 	config.Common `yaml:",inline"`
 	Slack         SlackConfig `yaml:"slack"`
-
-	// PublicListener, when set, replaces services.gateway-slack.public_listen (tests, embedded suite).
-	PublicListener net.Listener `yaml:"-"`
-	// Listener, when set, replaces services.gateway-slack.listen (tests, embedded suite).
-	Listener net.Listener `yaml:"-"`
-	// LogWriter receives the JSON log (default stdout).
-	LogWriter io.Writer `yaml:"-"`
-	// Telemetry, when set, adds span processors (tests).
-	Telemetry telemetry.Config `yaml:"-"`
+	// Wiring: listeners, log writer and telemetry handed over by tests and the embedded suite.
+	channel.Wiring `yaml:"-"`
 }
 
 // DefaultConfig returns the defaults of the spec.
 func DefaultConfig() Config {
-	return Config{Common: config.DefaultCommon(), Slack: SlackConfig{
-		APIBaseURL:  "https://slack.com/api",
-		ChatTimeout: 120 * time.Second,
-		Inbox:       inbox.DefaultSettings(),
-	}}
+	return Config{Common: config.DefaultCommon(), Slack: SlackConfig{Settings: channel.DefaultSettings("https://slack.com/api")}}
 }
 
 // Validate checks the configuration and names the offending key.
@@ -76,24 +56,9 @@ func (c *Config) Validate() error {
 	var errs config.Errors
 	errs.Add(c.Common.Validate())
 	errs.Add(c.Services.GatewaySlack.ValidatePublic(Name))
-	s := c.Slack
-	if u, err := url.Parse(s.APIBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		errs.Addf("slack.api_base_url", "must be an http(s) URL, got %q", s.APIBaseURL)
-	}
-	if s.ChatTimeout <= 0 {
-		errs.Addf("slack.chat_timeout", "must be positive, got %s", s.ChatTimeout)
-	}
-	errs.Add(config.Prefix("slack.inbox", s.Inbox.Validate()))
-	if !s.SigningSecret.Set() {
-		errs.Addf("slack.signing_secret", "must be set in the environment variable SLACK_SIGNING_SECRET")
-	} else if err := config.CheckSecret("SLACK_SIGNING_SECRET", s.SigningSecret.Value(), config.MinSecretBytes); err != nil {
-		errs.Addf("slack.signing_secret", "%v", err)
-	}
-	if !s.BotToken.Set() {
-		errs.Addf("slack.bot_token", "must be set in the environment variable SLACK_BOT_TOKEN")
-	} else if err := config.CheckSecret("SLACK_BOT_TOKEN", s.BotToken.Value(), config.MinSecretBytes); err != nil {
-		errs.Addf("slack.bot_token", "%v", err)
-	}
+	errs.Add(c.Slack.Settings.Validate("slack"))
+	errs.Add(channel.ValidateSecret("slack.signing_secret", "SLACK_SIGNING_SECRET", c.Slack.SigningSecret))
+	errs.Add(channel.ValidateSecret("slack.bot_token", "SLACK_BOT_TOKEN", c.Slack.BotToken))
 	return errs.Err()
 }
 
@@ -105,8 +70,7 @@ func Run(ctx context.Context, cfg Config) error {
 	return channel.Run(ctx, channel.Spec{
 		Service: Name, Channel: "slack", Display: "Slack",
 		Common: cfg.Common, Endpoint: cfg.Services.GatewaySlack,
-		Listener: cfg.Listener, PublicListener: cfg.PublicListener, LogWriter: cfg.LogWriter, Telemetry: cfg.Telemetry,
-		AllowedUsers: cfg.Slack.AllowedUsers, ChatTimeout: cfg.Slack.ChatTimeout, Inbox: cfg.Slack.Inbox,
+		Wiring: cfg.Wiring, Settings: cfg.Slack.Settings,
 		Build: func(ctx context.Context, env channel.Env) (channel.Channel, error) {
 			api, err := slackapi.New(slackapi.Config{BaseURL: cfg.Slack.APIBaseURL, Token: cfg.Slack.BotToken.Value(), Locale: cfg.Locale})
 			if err != nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/channel/channeltest"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 
@@ -238,39 +239,23 @@ func TestNotificationPush(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		mutate func(*service.Config)
-		key    string
-	}{
-		{"missing signing secret", func(c *service.Config) { c.Slack.SigningSecret = "" }, "slack.signing_secret"},
-		{"missing bot token", func(c *service.Config) { c.Slack.BotToken = "" }, "slack.bot_token"},
-		{"bad base url", func(c *service.Config) { c.Slack.APIBaseURL = "slack.com" }, "slack.api_base_url"},
-		{"short dedupe", func(c *service.Config) { c.Slack.Inbox.DedupeTTL = time.Minute }, "slack.inbox.dedupe_ttl"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			cfg := service.DefaultConfig()
-			cfg.Slack.SigningSecret, cfg.Slack.BotToken = testSecret, testToken
-			if err := cfg.Validate(); err != nil {
-				t.Fatalf("defaults with secrets: %v", err)
-			}
-			tc.mutate(&cfg)
-			if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), tc.key) {
-				t.Fatalf("error %v does not name %s", err, tc.key)
-			}
-		})
-	}
+	type c = channeltest.ConfigCase[service.Config]
+	channeltest.CheckValidate(t, func() service.Config {
+		cfg := service.DefaultConfig()
+		cfg.Slack.SigningSecret, cfg.Slack.BotToken = testSecret, testToken
+		return cfg
+	}, (*service.Config).Validate, []c{
+		{Name: "missing signing secret", Mutate: func(c *service.Config) { c.Slack.SigningSecret = "" }, Key: "slack.signing_secret"},
+		{Name: "missing bot token", Mutate: func(c *service.Config) { c.Slack.BotToken = "" }, Key: "slack.bot_token"},
+		{Name: "bad base url", Mutate: func(c *service.Config) { c.Slack.APIBaseURL = "slack.com" }, Key: "slack.api_base_url"},
+		{Name: "short dedupe", Mutate: func(c *service.Config) { c.Slack.Inbox.DedupeTTL = time.Minute }, Key: "slack.inbox.dedupe_ttl"},
+	})
 }
 
+// assertClean checks that Slack saw no request breaking its limits and no secret reached the log.
 func assertClean(t *testing.T, h *harness) {
 	t.Helper()
-	if p := h.slack.Problems(); len(p) > 0 {
-		t.Errorf("Slack API rule violations: %v", p)
-	}
-	logs := h.logs.String()
-	if strings.Contains(logs, testSecret) || strings.Contains(logs, testToken) {
-		t.Error("a secret appeared in the log")
-	}
+	channeltest.AssertClean(t, "Slack", h.slack.Problems(), h.logs.String(), testSecret, testToken)
 }
 
 // TestExampleConfig: the suite's example file parses into this service's config and shows the
