@@ -18,7 +18,7 @@ type Settings struct {
 	// AllowedUsers are the channel's user ids that may use the assistant; empty means nobody.
 	AllowedUsers []string `yaml:"allowed_users"`
 	// ChatTimeout bounds one call to chat-mio.
-	ChatTimeout time.Duration `yaml:"chat_timeout"`
+	ChatTimeout time.Duration  `yaml:"chat_timeout"`
 	Inbox       inbox.Settings `yaml:"inbox"`
 }
 
@@ -63,4 +63,3 @@ type Wiring struct {
 	// Telemetry, when set, adds span processors (tests).
 	Telemetry telemetry.Config
 }
-
