@@ -294,4 +294,3 @@ func TestOnce(t *testing.T) {
 		t.Fatalf("%d calls: a failed send is retried, a done one is not repeated", calls)
 	}
 }
-
