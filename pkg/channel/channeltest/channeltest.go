@@ -18,7 +18,13 @@ import (
 	"testing"
 	"time"
 
+	"connectrpc.com/connect"
+
+	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
+	gatewayv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1"
+	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1/gatewayv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/chatlink/chatlinktest"
+	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 )
 
@@ -269,6 +275,40 @@ func CheckValidate[C any](t *testing.T, valid func() C, validate func(*C) error,
 			tc.Mutate(&cfg)
 			if err := validate(&cfg); err == nil || !strings.Contains(err.Error(), tc.Key) {
 				t.Fatalf("error %v does not name %s", err, tc.Key)
+			}
+		})
+	}
+}
+
+// CheckPushOnce pushes a notification twice, over Connect and over gRPC, with one retry key per
+// protocol (result-connect, result-grpc) to session(protocol): each push answers delivered=1 and
+// delivered(protocol) must count one delivery. A push to foreign, another channel's session, is
+// refused as an invalid argument.
+func CheckPushOnce(t *testing.T, internalURL, service string, session func(protocol string) string, foreign string,
+	delivered func(protocol string) int) {
+	t.Helper()
+	clients := map[string]gatewayv1connect.NotificationServiceClient{
+		"connect": gatewayv1connect.NewNotificationServiceClient(rpcserver.NewHTTPClient(), internalURL, testinfra.AsSuite(t, service)),
+		"grpc": gatewayv1connect.NewNotificationServiceClient(rpcserver.NewHTTPClient(), internalURL, connect.WithGRPC(),
+			testinfra.AsSuite(t, service)),
+	}
+	for name, c := range clients {
+		t.Run(name, func(t *testing.T) {
+			req := &gatewayv1.PushRequest{SessionId: session(name), JobId: "job_20261121_009", RetryKey: "result-" + name,
+				Messages: []*commonv1.ReplyMessage{{Text: "job_20261121_009 の結果: 完了"}}}
+			for range 2 {
+				res, err := c.Push(context.Background(), req)
+				if err != nil || res.GetDelivered() != 1 {
+					t.Fatalf("push: %v, %v", res, err)
+				}
+			}
+			if n := delivered(name); n != 1 {
+				t.Fatalf("delivered %d times", n)
+			}
+			_, err := c.Push(context.Background(), &gatewayv1.PushRequest{SessionId: foreign,
+				Messages: []*commonv1.ReplyMessage{{Text: "x"}}})
+			if connect.CodeOf(err) != connect.CodeInvalidArgument {
+				t.Fatalf("foreign session: %v", err)
 			}
 		})
 	}

@@ -14,16 +14,10 @@ import (
 
 	"github.com/picoclaw-suite/picoclaw/pkg/channel/channeltest"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
-	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
-
-	"connectrpc.com/connect"
 
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
-	gatewayv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1"
-	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1/gatewayv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
-	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakeline"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/service"
@@ -300,37 +294,16 @@ func TestChatOrderingAndFailures(t *testing.T) {
 // with a retry key that stays the same, so a repeated call is delivered once.
 func TestNotificationPush(t *testing.T) {
 	h := start(t, nil)
-	clients := map[string]gatewayv1connect.NotificationServiceClient{
-		"connect": gatewayv1connect.NewNotificationServiceClient(rpcserver.NewHTTPClient(), h.internal, testinfra.AsSuite(t, svcauth.GatewayLine)),
-		"grpc":    gatewayv1connect.NewNotificationServiceClient(rpcserver.NewHTTPClient(), h.internal, connect.WithGRPC(), testinfra.AsSuite(t, svcauth.GatewayLine)),
-	}
-	for name, c := range clients {
-		t.Run(name, func(t *testing.T) {
-			req := &gatewayv1.PushRequest{SessionId: "line:" + allowed, JobId: "job_20261121_009", RetryKey: "result-" + name,
-				Messages: []*commonv1.ReplyMessage{{Text: "job_20261121_009 の結果: 完了"}}}
-			for range 2 {
-				res, err := c.Push(context.Background(), req)
-				if err != nil || res.GetDelivered() != 1 {
-					t.Fatalf("push: %v, %v", res, err)
-				}
-			}
-			key := domain.RetryKey("notify:result-" + name)
-			n := 0
+	channeltest.CheckPushOnce(t, h.internal, svcauth.GatewayLine, func(string) string { return "line:" + allowed }, "slack:C1:1.2",
+		func(protocol string) int {
+			key, n := domain.RetryKey("notify:result-"+protocol), 0
 			for _, s := range h.line.Sent() {
 				if s.RetryKey == key {
 					n++
 				}
 			}
-			if n != 1 {
-				t.Fatalf("delivered %d times", n)
-			}
-			_, err := c.Push(context.Background(), &gatewayv1.PushRequest{SessionId: "slack:C1:1.2",
-				Messages: []*commonv1.ReplyMessage{{Text: "x"}}})
-			if connect.CodeOf(err) != connect.CodeInvalidArgument {
-				t.Fatalf("foreign session: %v", err)
-			}
+			return n
 		})
-	}
 	assertClean(t, h)
 }
 

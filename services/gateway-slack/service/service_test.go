@@ -2,7 +2,6 @@ package service_test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -13,16 +12,10 @@ import (
 
 	"github.com/picoclaw-suite/picoclaw/pkg/channel/channeltest"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
-	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
-
-	"connectrpc.com/connect"
 
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
-	gatewayv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1"
-	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1/gatewayv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
-	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakeslack"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/service"
@@ -210,31 +203,11 @@ func TestAllowlistAndDelivery(t *testing.T) {
 // thread once per retry key.
 func TestNotificationPush(t *testing.T) {
 	h := start(t, nil)
-	clients := map[string]gatewayv1connect.NotificationServiceClient{
-		"connect": gatewayv1connect.NewNotificationServiceClient(rpcserver.NewHTTPClient(), h.internal, testinfra.AsSuite(t, svcauth.GatewaySlack)),
-		"grpc":    gatewayv1connect.NewNotificationServiceClient(rpcserver.NewHTTPClient(), h.internal, connect.WithGRPC(), testinfra.AsSuite(t, svcauth.GatewaySlack)),
+	thread := func(protocol string) string {
+		return "1700000400.0000" + map[string]string{"connect": "01", "grpc": "02"}[protocol]
 	}
-	for name, c := range clients {
-		t.Run(name, func(t *testing.T) {
-			thread := "1700000400.0000" + map[string]string{"connect": "01", "grpc": "02"}[name]
-			req := &gatewayv1.PushRequest{SessionId: "slack:C500:" + thread, JobId: "job_20261121_009", RetryKey: "result-" + name,
-				Messages: []*commonv1.ReplyMessage{{Text: "job_20261121_009 の結果: 完了"}}}
-			for range 2 {
-				res, err := c.Push(context.Background(), req)
-				if err != nil || res.GetDelivered() != 1 {
-					t.Fatalf("push: %v, %v", res, err)
-				}
-			}
-			if n := len(h.postsIn("C500", thread)); n != 1 {
-				t.Fatalf("posted %d times", n)
-			}
-			_, err := c.Push(context.Background(), &gatewayv1.PushRequest{SessionId: "line:U1",
-				Messages: []*commonv1.ReplyMessage{{Text: "x"}}})
-			if connect.CodeOf(err) != connect.CodeInvalidArgument {
-				t.Fatalf("foreign session: %v", err)
-			}
-		})
-	}
+	channeltest.CheckPushOnce(t, h.internal, svcauth.GatewaySlack, func(p string) string { return "slack:C500:" + thread(p) }, "line:U1",
+		func(p string) int { return len(h.postsIn("C500", thread(p))) })
 	assertClean(t, h)
 }
 
