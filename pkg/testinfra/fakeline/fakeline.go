@@ -15,6 +15,7 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"sync"
+	"time"
 	"unicode/utf16"
 )
 
@@ -51,6 +52,8 @@ type Sent struct {
 	ReplyToken string
 	RetryKey   string
 	Messages   []Message
+	// At is when the request arrived.
+	At time.Time
 }
 
 // Server is the fake Messaging API.
@@ -68,6 +71,7 @@ type Server struct {
 	failStatus  int
 	acceptFirst bool
 	problems    []string
+	onSent      func(Sent)
 }
 
 var uuidPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
@@ -91,6 +95,22 @@ func (s *Server) auth(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// OnSent calls f with every reply and push the server accepts (load tools wait on it); f runs
+// while the server holds its lock, so it must not call the server.
+func (s *Server) OnSent(f func(Sent)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onSent = f
+}
+
+// record keeps an accepted message; s.mu is held.
+func (s *Server) record(m Sent) {
+	s.sent = append(s.sent, m)
+	if s.onSent != nil {
+		s.onSent(m)
+	}
 }
 
 // IssueReplyToken registers a reply token as LINE would when it sends an event.
@@ -208,6 +228,7 @@ func (s *Server) checkAction(i int, a Action) {
 }
 
 func (s *Server) reply(w http.ResponseWriter, r *http.Request) {
+	at := time.Now()
 	b, ok := s.decode(w, r)
 	if !ok {
 		return
@@ -219,11 +240,12 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.tokens[b.ReplyToken] = false
-	s.sent = append(s.sent, Sent{Kind: "reply", ReplyToken: b.ReplyToken, Messages: b.Messages})
+	s.record(Sent{Kind: "reply", ReplyToken: b.ReplyToken, Messages: b.Messages, At: at})
 	writeJSON(w, http.StatusOK, map[string]any{"sentMessages": sentIDs(len(s.sent), len(b.Messages))})
 }
 
 func (s *Server) push(w http.ResponseWriter, r *http.Request) {
+	at := time.Now()
 	key := r.Header.Get("X-Line-Retry-Key")
 	b, ok := s.decode(w, r)
 	if !ok {
@@ -241,7 +263,7 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 		if s.acceptFirst && key != "" && !s.accepted[key] {
 			s.acceptFirst = false
 			s.accepted[key] = true
-			s.sent = append(s.sent, Sent{Kind: "push", To: b.To, RetryKey: key, Messages: b.Messages})
+			s.record(Sent{Kind: "push", To: b.To, RetryKey: key, Messages: b.Messages, At: at})
 		}
 		writeJSON(w, s.failStatus, map[string]string{"message": "An error occurred in the backend"})
 		return
@@ -254,7 +276,7 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 	if key != "" {
 		s.accepted[key] = true
 	}
-	s.sent = append(s.sent, Sent{Kind: "push", To: b.To, RetryKey: key, Messages: b.Messages})
+	s.record(Sent{Kind: "push", To: b.To, RetryKey: key, Messages: b.Messages, At: at})
 	writeJSON(w, http.StatusOK, map[string]any{"sentMessages": sentIDs(len(s.sent), len(b.Messages))})
 }
 
