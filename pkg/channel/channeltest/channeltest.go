@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -23,7 +24,9 @@ import (
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
 	gatewayv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1/gatewayv1connect"
+	"github.com/picoclaw-suite/picoclaw/pkg/channel"
 	"github.com/picoclaw-suite/picoclaw/pkg/chatlink/chatlinktest"
+	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 )
@@ -311,5 +314,57 @@ func CheckPushOnce(t *testing.T, internalURL, service string, session func(proto
 				t.Fatalf("foreign session: %v", err)
 			}
 		})
+	}
+}
+
+// ExampleConfig describes a gateway's section of the suite's example configuration file.
+type ExampleConfig[C any] struct {
+	// Path is the example file.
+	Path     string
+	Default  func() C
+	Validate func(*C) error
+	// Section is the channel's section (compared with the defaults); Settings its common part.
+	Section  func(*C) any
+	Settings func(*C) *channel.Settings
+	// Env is the environment applied after the file (the secrets among it); Applied reports
+	// whether it reached the configuration.
+	Env     map[string]string
+	Applied func(*C) bool
+	// Secrets must not show when the section is printed.
+	Secrets []string
+}
+
+// CheckExampleConfig: the example file parses into the service's config and shows the
+// defaults; secrets come from the environment only and are never printed.
+func CheckExampleConfig[C any](t *testing.T, e ExampleConfig[C]) {
+	t.Helper()
+	data, err := os.ReadFile(e.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, def := e.Default(), e.Default()
+	if err := config.Decode(data, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if s := e.Settings(&cfg); len(s.AllowedUsers) == 0 {
+		s.AllowedUsers = nil // "[]" in the file
+	}
+	if !reflect.DeepEqual(e.Section(&cfg), e.Section(&def)) {
+		t.Fatalf("example section %+v differs from the defaults %+v", e.Section(&cfg), e.Section(&def))
+	}
+	if err := config.ApplyEnv(&cfg, func(k string) (string, bool) { v, ok := e.Env[k]; return v, ok }); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Validate(&cfg); err != nil {
+		t.Fatal(err)
+	}
+	if !e.Applied(&cfg) {
+		t.Fatalf("environment not applied: %+v", e.Section(&cfg))
+	}
+	printed := fmt.Sprintf("%v %+v", e.Section(&cfg), e.Section(&cfg))
+	for _, s := range e.Secrets {
+		if strings.Contains(printed, s) {
+			t.Fatal("secret printed")
+		}
 	}
 }

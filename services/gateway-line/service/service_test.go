@@ -3,20 +3,17 @@ package service_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/channel"
 	"github.com/picoclaw-suite/picoclaw/pkg/channel/channeltest"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
-	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakeline"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/domain"
@@ -349,34 +346,18 @@ func assertClean(t *testing.T, h *harness) {
 // TestExampleConfig: the suite's example file parses into this service's config and shows the
 // defaults; secrets come from the environment only.
 func TestExampleConfig(t *testing.T) {
-	data, err := os.ReadFile("../../../config/picoclaw.example.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := service.DefaultConfig()
-	if err := config.Decode(data, &cfg); err != nil {
-		t.Fatal(err)
-	}
-	if len(cfg.Line.AllowedUsers) == 0 {
-		cfg.Line.AllowedUsers = nil // "[]" in the file
-	}
-	if !reflect.DeepEqual(cfg.Line, service.DefaultConfig().Line) {
-		t.Fatalf("example line section %+v differs from the defaults %+v", cfg.Line, service.DefaultConfig().Line)
-	}
-	env := map[string]string{"LINE_CHANNEL_SECRET": "from-env-0123456789abcdefghijklmnop", "LINE_CHANNEL_ACCESS_TOKEN": "token-from-env-0123456789abcdefghijk",
-		"PICOCLAW_LINE_ALLOWED_USERS": "U1, U2", "PICOCLAW_LINE_REPLY_TOKEN_MARGIN": "40s"}
-	if err := config.ApplyEnv(&cfg, func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
-		t.Fatal(err)
-	}
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	if cfg.Line.ChannelSecret.Value() != "from-env-0123456789abcdefghijklmnop" || len(cfg.Line.AllowedUsers) != 2 || cfg.Line.ReplyTokenMargin != 40*time.Second {
-		t.Fatalf("environment not applied: %+v", cfg.Line)
-	}
-	if s := fmt.Sprintf("%v %+v", cfg.Line, cfg.Line); strings.Contains(s, "from-env") || strings.Contains(s, "token-from-env") {
-		t.Fatal("secret printed")
-	}
+	const secret, token = "from-env-0123456789abcdefghijklmnop", "token-from-env-0123456789abcdefghijk"
+	channeltest.CheckExampleConfig(t, channeltest.ExampleConfig[service.Config]{
+		Path: "../../../config/picoclaw.example.yaml", Default: service.DefaultConfig, Validate: (*service.Config).Validate,
+		Section:  func(c *service.Config) any { return c.Line },
+		Settings: func(c *service.Config) *channel.Settings { return &c.Line.Settings },
+		Env: map[string]string{"LINE_CHANNEL_SECRET": secret, "LINE_CHANNEL_ACCESS_TOKEN": token,
+			"PICOCLAW_LINE_ALLOWED_USERS": "U1, U2", "PICOCLAW_LINE_REPLY_TOKEN_MARGIN": "40s"},
+		Applied: func(c *service.Config) bool {
+			return c.Line.ChannelSecret.Value() == secret && len(c.Line.AllowedUsers) == 2 && c.Line.ReplyTokenMargin == 40*time.Second
+		},
+		Secrets: []string{secret, token},
+	})
 }
 
 // TestEmptyAllowlistMeansNobody: without allowed users the gateway warns at start and refuses

@@ -2,19 +2,16 @@ package service_test
 
 import (
 	"bytes"
-	"fmt"
 	"net/http"
-	"os"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/channel"
 	"github.com/picoclaw-suite/picoclaw/pkg/channel/channeltest"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
-	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakeslack"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/domain"
@@ -234,33 +231,17 @@ func assertClean(t *testing.T, h *harness) {
 // TestExampleConfig: the suite's example file parses into this service's config and shows the
 // defaults; secrets come from the environment only.
 func TestExampleConfig(t *testing.T) {
-	data, err := os.ReadFile("../../../config/picoclaw.example.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := service.DefaultConfig()
-	if err := config.Decode(data, &cfg); err != nil {
-		t.Fatal(err)
-	}
-	if len(cfg.Slack.AllowedUsers) == 0 {
-		cfg.Slack.AllowedUsers = nil // "[]" in the file
-	}
-	if !reflect.DeepEqual(cfg.Slack, service.DefaultConfig().Slack) {
-		t.Fatalf("example slack section %+v differs from the defaults %+v", cfg.Slack, service.DefaultConfig().Slack)
-	}
-	env := map[string]string{"SLACK_SIGNING_SECRET": "from-env-0123456789abcdefghijklmnop", "SLACK_BOT_TOKEN": "xoxb-from-env-0123456789abcdefghijk", "PICOCLAW_SLACK_ALLOWED_USERS": "U1"}
-	if err := config.ApplyEnv(&cfg, func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
-		t.Fatal(err)
-	}
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	if cfg.Slack.SigningSecret.Value() != "from-env-0123456789abcdefghijklmnop" || len(cfg.Slack.AllowedUsers) != 1 {
-		t.Fatalf("environment not applied: %+v", cfg.Slack)
-	}
-	if s := fmt.Sprintf("%v %+v", cfg.Slack, cfg.Slack); strings.Contains(s, "from-env") {
-		t.Fatal("secret printed")
-	}
+	const secret, token = "from-env-0123456789abcdefghijklmnop", "xoxb-from-env-0123456789abcdefghijk"
+	channeltest.CheckExampleConfig(t, channeltest.ExampleConfig[service.Config]{
+		Path: "../../../config/picoclaw.example.yaml", Default: service.DefaultConfig, Validate: (*service.Config).Validate,
+		Section:  func(c *service.Config) any { return c.Slack },
+		Settings: func(c *service.Config) *channel.Settings { return &c.Slack.Settings },
+		Env:      map[string]string{"SLACK_SIGNING_SECRET": secret, "SLACK_BOT_TOKEN": token, "PICOCLAW_SLACK_ALLOWED_USERS": "U1"},
+		Applied: func(c *service.Config) bool {
+			return c.Slack.SigningSecret.Value() == secret && len(c.Slack.AllowedUsers) == 1
+		},
+		Secrets: []string{secret, token},
+	})
 }
 
 // TestEmptyAllowlistMeansNobody: without allowed users the gateway warns at start and refuses
