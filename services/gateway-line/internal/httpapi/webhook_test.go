@@ -17,8 +17,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/picoclaw-suite/picoclaw/pkg/channel"
-	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
+	"github.com/picoclaw-suite/picoclaw/pkg/channel/channeltest"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakeline"
@@ -33,20 +32,6 @@ const (
 	buttonTID = "4bf92f3577b34da6a3ce929d0e0e4736"
 	pressed   = "job_20261121_007"
 )
-
-type memStore struct{ events []inbox.Event }
-
-func (m *memStore) Append(_ context.Context, events ...inbox.Event) (inbox.Result, error) {
-	m.events = append(m.events, events...)
-	return inbox.Result{StreamIDs: make([]string, len(events)), Stored: len(events)}, nil
-}
-
-type fixedJobs struct {
-	id  string
-	err error
-}
-
-func (f fixedJobs) Next(context.Context) (string, error) { return f.id, f.err }
 
 // metaContext reads an event's stored trace context as the consumer will.
 func metaContext(meta map[string]string) (trace.SpanContext, string) {
@@ -84,8 +69,8 @@ func TestEventTraceAndJobID(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := tracetest.NewSpanRecorder()
 			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-			store := &memStore{}
-			h := httpapi.NewWebhook(secret, channel.NewIngester("line", store, fixedJobs{id: allocated}, slog.New(slog.DiscardHandler), tp, "gateway-line", telemetry.Propagator()), slog.New(slog.DiscardHandler))
+			store := &channeltest.MemStore{}
+			h := httpapi.NewWebhook(secret, channeltest.Ingester("line", store, channeltest.FixedJobs{ID: allocated}, tp), slog.New(slog.DiscardHandler))
 			body := fakeline.Body(tc.event)
 			ctx, reqSpan := tp.Tracer("test").Start(context.Background(), "request")
 			req := httptest.NewRequest(http.MethodPost, "/line/webhook", bytes.NewReader(body)).WithContext(ctx)
@@ -93,10 +78,10 @@ func TestEventTraceAndJobID(t *testing.T) {
 			w := httptest.NewRecorder()
 			h.ServeHTTP(w, req)
 			reqSpan.End()
-			if w.Code != http.StatusOK || len(store.events) != 1 {
-				t.Fatalf("status %d, %d events stored", w.Code, len(store.events))
+			if w.Code != http.StatusOK || len(store.Events) != 1 {
+				t.Fatalf("status %d, %d events stored", w.Code, len(store.Events))
 			}
-			sc, job := metaContext(store.events[0].Meta)
+			sc, job := metaContext(store.Events[0].Meta)
 			if job != tc.wantJob {
 				t.Errorf("baggage job_id %q, want %q", job, tc.wantJob)
 			}
@@ -137,14 +122,14 @@ func TestEventTraceAndJobID(t *testing.T) {
 }
 
 func TestJobIDFailureIsRedelivered(t *testing.T) {
-	store := &memStore{}
-	h := httpapi.NewWebhook(secret, channel.NewIngester("line", store, fixedJobs{err: errors.New("no randomness")}, slog.New(slog.DiscardHandler), sdktrace.NewTracerProvider(), "gateway-line", telemetry.Propagator()), slog.New(slog.DiscardHandler))
+	store := &channeltest.MemStore{}
+	h := httpapi.NewWebhook(secret, channeltest.Ingester("line", store, channeltest.FixedJobs{Err: errors.New("no randomness")}, sdktrace.NewTracerProvider()), slog.New(slog.DiscardHandler))
 	body := fakeline.Body(fakeline.TextEvent("01EVFAIL", user, "", "", "やあ", time.Now().UnixMilli(), false))
 	req := httptest.NewRequest(http.MethodPost, "/line/webhook", bytes.NewReader(body))
 	req.Header.Set("X-Line-Signature", fakeline.Sign(secret, body))
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, req)
-	if w.Code != http.StatusInternalServerError || len(store.events) != 0 || !strings.Contains(w.Body.String(), "unavailable") {
-		t.Fatalf("status %d, %d events stored", w.Code, len(store.events))
+	if w.Code != http.StatusInternalServerError || len(store.Events) != 0 || !strings.Contains(w.Body.String(), "unavailable") {
+		t.Fatalf("status %d, %d events stored", w.Code, len(store.Events))
 	}
 }

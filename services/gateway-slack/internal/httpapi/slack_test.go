@@ -17,8 +17,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/picoclaw-suite/picoclaw/pkg/channel"
-	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
+	"github.com/picoclaw-suite/picoclaw/pkg/channel/channeltest"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakeslack"
@@ -33,20 +32,6 @@ const (
 	buttonTID = "4bf92f3577b34da6a3ce929d0e0e4736"
 	pressed   = "job_20261121_007"
 )
-
-type memStore struct{ events []inbox.Event }
-
-func (m *memStore) Append(_ context.Context, events ...inbox.Event) (inbox.Result, error) {
-	m.events = append(m.events, events...)
-	return inbox.Result{StreamIDs: make([]string, len(events)), Stored: len(events)}, nil
-}
-
-type fixedJobs struct {
-	id  string
-	err error
-}
-
-func (f fixedJobs) Next(context.Context) (string, error) { return f.id, f.err }
 
 func signed(ctx context.Context, path, contentType string, body []byte) *http.Request {
 	req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body)).WithContext(ctx)
@@ -81,9 +66,8 @@ func TestEventTraceAndJobID(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := tracetest.NewSpanRecorder()
 			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-			store := &memStore{}
-			h := httpapi.New(secret, channel.NewIngester("slack", store, fixedJobs{id: allocated}, slog.New(slog.DiscardHandler), tp, "gateway-slack",
-				telemetry.Propagator()), func() string { return fakeslack.BotUserID }, slog.New(slog.DiscardHandler))
+			store := &channeltest.MemStore{}
+			h := httpapi.New(secret, channeltest.Ingester("slack", store, channeltest.FixedJobs{ID: allocated}, tp), func() string { return fakeslack.BotUserID }, slog.New(slog.DiscardHandler))
 			ctx, reqSpan := tp.Tracer("test").Start(context.Background(), "request")
 			w := httptest.NewRecorder()
 			if tc.path == "/slack/events" {
@@ -92,10 +76,10 @@ func TestEventTraceAndJobID(t *testing.T) {
 				h.Interactive(w, signed(ctx, tc.path, tc.contentType, tc.body))
 			}
 			reqSpan.End()
-			if w.Code != http.StatusOK || len(store.events) != 1 {
-				t.Fatalf("status %d %s, %d events stored", w.Code, w.Body, len(store.events))
+			if w.Code != http.StatusOK || len(store.Events) != 1 {
+				t.Fatalf("status %d %s, %d events stored", w.Code, w.Body, len(store.Events))
 			}
-			ectx := telemetry.Propagator().Extract(context.Background(), propagation.MapCarrier(store.events[0].Meta))
+			ectx := telemetry.Propagator().Extract(context.Background(), propagation.MapCarrier(store.Events[0].Meta))
 			sc := trace.SpanContextFromContext(ectx)
 			if job := baggage.FromContext(ectx).Member(jobid.BaggageKey).Value(); job != tc.wantJob {
 				t.Errorf("baggage job_id %q, want %q", job, tc.wantJob)
@@ -116,13 +100,12 @@ func TestEventTraceAndJobID(t *testing.T) {
 }
 
 func TestJobIDFailureIsRetried(t *testing.T) {
-	store := &memStore{}
-	h := httpapi.New(secret, channel.NewIngester("slack", store, fixedJobs{err: errors.New("no randomness")}, slog.New(slog.DiscardHandler), sdktrace.NewTracerProvider(), "gateway-slack",
-		telemetry.Propagator()), func() string { return fakeslack.BotUserID }, slog.New(slog.DiscardHandler))
+	store := &channeltest.MemStore{}
+	h := httpapi.New(secret, channeltest.Ingester("slack", store, channeltest.FixedJobs{Err: errors.New("no randomness")}, sdktrace.NewTracerProvider()), func() string { return fakeslack.BotUserID }, slog.New(slog.DiscardHandler))
 	w := httptest.NewRecorder()
 	h.Events(w, signed(context.Background(), "/slack/events", "application/json",
 		fakeslack.EventBody("EvT2", fakeslack.Mention(user, "C1", "1700000000.000300", "", "やあ"))))
-	if w.Code != http.StatusInternalServerError || len(store.events) != 0 {
-		t.Fatalf("status %d, %d events stored", w.Code, len(store.events))
+	if w.Code != http.StatusInternalServerError || len(store.Events) != 0 {
+		t.Fatalf("status %d, %d events stored", w.Code, len(store.Events))
 	}
 }
