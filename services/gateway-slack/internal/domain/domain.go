@@ -1,5 +1,6 @@
 // Package domain holds the Slack gateway's rules: what an inbound event is, which session and
-// ordering key it belongs to, how replies become thread messages and buttons, and who may talk.
+// ordering key it belongs to, and how replies become thread messages and buttons (who may talk
+// is the channel runtime's allowlist, pkg/channel).
 package domain
 
 import (
