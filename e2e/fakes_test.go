@@ -1,21 +1,19 @@
 package e2e
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakeline"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakeslack"
 )
 
 // Credentials the suite is started with; the fakes accept only these.
@@ -24,7 +22,7 @@ const (
 	lineToken     = "e2e-line-token-0123456789abcdefghijklmnop"
 	slackSecret   = "e2e-slack-secret-0123456789abcdefghij"
 	slackToken    = "xoxb-e2e-0123456789-abcdefghijklmnopqrstuv"
-	slackBotUser  = "UE2EBOT"
+	slackBotUser  = fakeslack.BotUserID
 	openAIKey     = "sk-e2e-0123456789abcdefghij"
 	approvalToken = "e2e-approval-token-0123456789abcdefghij"
 )
@@ -99,232 +97,69 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// fakeLINE is the LINE Messaging API: reply, push and the loading animation. A reply token is
-// valid once, and only after a webhook carried it.
-type fakeLINE struct {
-	sink
-	*httptest.Server
-	mu     sync.Mutex
-	tokens map[string]bool // issued reply token -> still unused
-}
-
-// issue makes a reply token valid, as LINE does when it sends the webhook that carries it.
-func (f *fakeLINE) issue(token string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.tokens[token] = true
-}
-
-func (f *fakeLINE) useToken(token string) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	ok := f.tokens[token]
-	f.tokens[token] = false
-	return ok
-}
-
-func startLINE(t *testing.T) *fakeLINE {
-	f := &fakeLINE{tokens: map[string]bool{}}
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v2/bot/message/reply", f.message("reply"))
-	mux.HandleFunc("POST /v2/bot/message/push", f.message("push"))
-	mux.HandleFunc("POST /v2/bot/chat/loading/start", func(w http.ResponseWriter, r *http.Request) {
-		if !f.authed(w, r) {
-			return
-		}
-		writeJSON(w, http.StatusAccepted, map[string]any{})
-	})
-	f.Server = httptest.NewServer(mux)
+// startLINE starts the shared LINE Messaging API fake for the suite's channel access token.
+func startLINE(t *testing.T) *fakeline.Server {
+	f := fakeline.NewServer(lineToken)
 	t.Cleanup(f.Close)
 	return f
 }
 
-func (f *fakeLINE) authed(w http.ResponseWriter, r *http.Request) bool {
-	if r.Header.Get("Authorization") != "Bearer "+lineToken {
-		f.problem("%s without the channel access token", r.URL.Path)
-		writeJSON(w, http.StatusUnauthorized, map[string]any{"message": "Authentication failed"})
-		return false
-	}
-	return true
-}
-
-func (f *fakeLINE) message(api string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if !f.authed(w, r) {
-			return
-		}
-		var body struct {
-			ReplyToken string            `json:"replyToken"`
-			To         string            `json:"to"`
-			Messages   []json.RawMessage `json:"messages"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&body); err != nil || len(body.Messages) == 0 || len(body.Messages) > 5 {
-			f.problem("%s: bad body (%v, %d messages)", api, err, len(body.Messages))
-			writeJSON(w, http.StatusBadRequest, map[string]any{"message": "The request body has 1 error(s)"})
-			return
-		}
-		if api == "push" && r.Header.Get("X-Line-Retry-Key") == "" {
-			f.problem("push without X-Line-Retry-Key")
-		}
-		to := body.To
-		if api == "reply" {
-			to = body.ReplyToken
-			if !f.useToken(body.ReplyToken) {
-				f.problem("reply with an unknown or used token %q", body.ReplyToken)
-				writeJSON(w, http.StatusBadRequest, map[string]any{"message": "Invalid reply token"})
-				return
-			}
-		}
-		sent := make([]map[string]string, 0, len(body.Messages))
-		for i, raw := range body.Messages {
-			var m any
-			_ = json.Unmarshal(raw, &m)
-			out := outMessage{API: api, To: to}
-			collectLINE(m, &out)
-			f.add(out)
-			sent = append(sent, map[string]string{"id": fmt.Sprintf("%d", time.Now().UnixNano()+int64(i))})
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"sentMessages": sent})
-	}
-}
-
-// collectLINE walks a LINE message object for its texts and postback actions.
-func collectLINE(v any, out *outMessage) {
-	switch x := v.(type) {
-	case map[string]any:
-		if x["type"] == "postback" {
-			data, _ := x["data"].(string)
-			out.Buttons = append(out.Buttons, button{Kind: "postback", Data: data})
-			return
-		}
-		for k, e := range x {
-			if s, ok := e.(string); ok && (k == "text" || k == "altText") {
-				out.Texts = append(out.Texts, s)
-				continue
-			}
-			collectLINE(e, out)
-		}
-	case []any:
-		for _, e := range x {
-			collectLINE(e, out)
-		}
-	}
-}
-
-// lineSignature is X-Line-Signature: base64(HMAC-SHA256(channel secret, body)).
-func lineSignature(body []byte) string {
-	m := hmac.New(sha256.New, []byte(lineSecret))
-	m.Write(body)
-	return base64.StdEncoding.EncodeToString(m.Sum(nil))
-}
-
-// fakeSlack is the Slack Web API: auth.test, chat.postMessage and chat.update.
-type fakeSlack struct {
-	sink
-	*httptest.Server
-	mu  sync.Mutex
-	seq int
-}
-
-func startSlack(t *testing.T) *fakeSlack {
-	f := &fakeSlack{}
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /api/auth.test", func(w http.ResponseWriter, r *http.Request) {
-		if _, ok := f.form(w, r); !ok {
-			return
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"ok": true, "team_id": "TE2E", "user_id": slackBotUser, "bot_id": "BE2E"})
-	})
-	mux.HandleFunc("POST /api/chat.postMessage", f.chat("chat.postMessage"))
-	mux.HandleFunc("POST /api/chat.update", f.chat("chat.update"))
-	f.Server = httptest.NewServer(mux)
+// startSlack starts the shared Slack Web API fake for the suite's bot token; its API base URL
+// is URL + "/api".
+func startSlack(t *testing.T) *fakeslack.Server {
+	f := fakeslack.NewServer(slackToken)
 	t.Cleanup(f.Close)
 	return f
 }
 
-// form reads the form arguments and checks the bot token (header or token argument).
-func (f *fakeSlack) form(w http.ResponseWriter, r *http.Request) (url.Values, bool) {
-	if err := r.ParseForm(); err != nil {
-		writeJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "invalid_form_data"})
-		return nil, false
-	}
-	if r.Header.Get("Authorization") != "Bearer "+slackToken && r.PostForm.Get("token") != slackToken {
-		f.problem("%s without the bot token", r.URL.Path)
-		writeJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "invalid_auth"})
-		return nil, false
-	}
-	return r.PostForm, true
-}
-
-func (f *fakeSlack) chat(method string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		vals, ok := f.form(w, r)
-		if !ok {
-			return
+// lineMessages are the messages the LINE fake accepted, one per LINE message.
+func (s *suite) lineMessages() []outMessage {
+	var out []outMessage
+	for _, sent := range s.line.Sent() {
+		to := sent.To
+		if sent.Kind == "reply" {
+			to = sent.ReplyToken
 		}
-		channel := vals.Get("channel")
-		if channel == "" {
-			writeJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "channel_not_found"})
-			return
-		}
-		out := outMessage{API: method, To: channel + ":" + vals.Get("thread_ts")}
-		if s := vals.Get("text"); s != "" {
-			out.Texts = append(out.Texts, s)
-		}
-		if b := vals.Get("blocks"); b != "" {
-			var blocks any
-			if err := json.Unmarshal([]byte(b), &blocks); err != nil {
-				f.problem("%s: blocks are not JSON: %v", method, err)
+		for _, m := range sent.Messages {
+			om := outMessage{API: sent.Kind, To: to, Texts: m.Texts()}
+			for _, a := range m.Postbacks() {
+				om.Buttons = append(om.Buttons, button{Kind: "postback", Data: a.Data})
 			}
-			collectSlack(blocks, &out)
+			out = append(out, om)
 		}
-		ts := vals.Get("ts")
-		if method == "chat.postMessage" {
-			f.mu.Lock()
-			f.seq++
-			ts = fmt.Sprintf("1790000001.%06d", f.seq)
-			f.mu.Unlock()
-		}
-		out.TS = ts
-		f.add(out)
-		writeJSON(w, http.StatusOK, map[string]any{"ok": true, "channel": channel, "ts": ts})
 	}
+	return out
 }
 
-// collectSlack walks Block Kit blocks for texts and buttons.
-func collectSlack(v any, out *outMessage) {
-	switch x := v.(type) {
-	case map[string]any:
-		if x["type"] == "button" {
-			id, _ := x["action_id"].(string)
-			val, _ := x["value"].(string)
-			out.Buttons = append(out.Buttons, button{Kind: id, Data: val})
-			return
+// slackMessages are the posts and updates the Slack fake accepted.
+func (s *suite) slackMessages() []outMessage {
+	var out []outMessage
+	for _, p := range s.slack.Posts() {
+		om := outMessage{API: p.Method, To: p.Channel + ":" + p.ThreadTS, TS: p.TS, Texts: p.Texts()}
+		for _, b := range p.Buttons() {
+			om.Buttons = append(om.Buttons, button{Kind: b.ActionID, Data: b.Value})
 		}
-		if x["type"] == "mrkdwn" || x["type"] == "plain_text" {
-			if s, ok := x["text"].(string); ok {
-				out.Texts = append(out.Texts, s)
+		out = append(out, om)
+	}
+	return out
+}
+
+// waitMessage polls until a message of list satisfies ok.
+func waitMessage(t *testing.T, what string, timeout time.Duration, list func() []outMessage, problems func() []string,
+	ok func(outMessage) bool) outMessage {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		for _, m := range list() {
+			if ok(m) {
+				return m
 			}
-			return
 		}
-		for _, e := range x {
-			collectSlack(e, out)
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s within %s; messages: %+v; problems: %v", what, timeout, list(), problems())
 		}
-	case []any:
-		for _, e := range x {
-			collectSlack(e, out)
-		}
+		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// slackSign sets X-Slack-Request-Timestamp and X-Slack-Signature (v0, HMAC-SHA256 over
-// "v0:<ts>:<body>" with the signing secret).
-func slackSign(req *http.Request, body []byte) {
-	ts := fmt.Sprintf("%d", time.Now().Unix())
-	m := hmac.New(sha256.New, []byte(slackSecret))
-	fmt.Fprintf(m, "v0:%s:%s", ts, body)
-	req.Header.Set("X-Slack-Request-Timestamp", ts)
-	req.Header.Set("X-Slack-Signature", "v0="+hex.EncodeToString(m.Sum(nil)))
 }
 
 var jobInPrompt = regexp.MustCompile(`job_[0-9]{8}_(?:[0-9]{3,}|[0-9a-f]{8})`)

@@ -6,12 +6,15 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakeline"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakeslack"
 )
 
 // flowTimeout bounds each wait for a message; the models answer at once, so this only absorbs
@@ -44,7 +47,7 @@ func (s *suite) lineWebhook(t *testing.T, events ...map[string]any) {
 	t.Helper()
 	for _, ev := range events {
 		if tok, ok := ev["replyToken"].(string); ok {
-			s.line.issue(tok)
+			s.line.IssueReplyToken(tok)
 		}
 	}
 	body, err := json.Marshal(map[string]any{"destination": "Ue2ebot", "events": events})
@@ -52,7 +55,7 @@ func (s *suite) lineWebhook(t *testing.T, events ...map[string]any) {
 		t.Fatal(err)
 	}
 	post(t, s.publicURL("gateway-line", "/line/webhook"), "application/json", body,
-		map[string]string{"X-Line-Signature": lineSignature(body)})
+		map[string]string{"X-Line-Signature": fakeline.Sign(lineSecret, body)})
 }
 
 func TestLINEApprovalFlow(t *testing.T) {
@@ -63,7 +66,7 @@ func TestLINEApprovalFlow(t *testing.T) {
 	s.lineWebhook(t, lineEvent("01E2ETEXT0000000000000001", map[string]any{
 		"type": "message", "message": map[string]any{"id": "1", "type": "text", "quoteToken": "q1", "text": codeRequest},
 	}))
-	ask := s.line.waitMessage(t, "approval request with buttons", flowTimeout, func(m outMessage) bool {
+	ask := waitMessage(t, "approval request with buttons", flowTimeout, s.lineMessages, s.line.Problems, func(m outMessage) bool {
 		return len(m.Buttons) == 2
 	})
 	job := jobPattern.FindString(ask.text())
@@ -86,7 +89,7 @@ func TestLINEApprovalFlow(t *testing.T) {
 	s.lineWebhook(t, lineEvent("01E2EPOSTBACK000000000001", map[string]any{
 		"type": "postback", "postback": map[string]any{"data": approve},
 	}))
-	done := s.line.waitMessage(t, "execution result", flowTimeout, func(m outMessage) bool {
+	done := waitMessage(t, "execution result", flowTimeout, s.lineMessages, s.line.Problems, func(m outMessage) bool {
 		return strings.Contains(m.text(), resultLine)
 	})
 	if !strings.Contains(done.text(), job) {
@@ -120,7 +123,9 @@ func (s *suite) slackPost(t *testing.T, path, contentType string, body []byte) {
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", contentType)
-	slackSign(req, body)
+	ts := time.Now().Unix()
+	req.Header.Set("X-Slack-Request-Timestamp", strconv.FormatInt(ts, 10))
+	req.Header.Set("X-Slack-Signature", fakeslack.Sign(slackSecret, ts, body))
 	do(t, req)
 }
 
@@ -134,7 +139,7 @@ func TestSlackApprovalFlow(t *testing.T) {
 		"type": "app_mention", "user": slackUser, "channel": channel, "ts": threadTS, "event_ts": threadTS,
 		"text": "<@" + slackBotUser + "> " + codeRequest,
 	})
-	ask := s.slack.waitMessage(t, "approval request with buttons", flowTimeout, func(m outMessage) bool {
+	ask := waitMessage(t, "approval request with buttons", flowTimeout, s.slackMessages, s.slack.Problems, func(m outMessage) bool {
 		return m.API == "chat.postMessage" && len(m.Buttons) == 2
 	})
 	if ask.To != channel+":"+threadTS {
@@ -165,7 +170,7 @@ func TestSlackApprovalFlow(t *testing.T) {
 	}
 	s.slackPost(t, "/slack/interactive", "application/x-www-form-urlencoded",
 		[]byte(url.Values{"payload": {string(payload)}}.Encode()))
-	done := s.slack.waitMessage(t, "execution result", flowTimeout, func(m outMessage) bool {
+	done := waitMessage(t, "execution result", flowTimeout, s.slackMessages, s.slack.Problems, func(m outMessage) bool {
 		return m.API == "chat.postMessage" && strings.Contains(m.text(), resultLine)
 	})
 	if done.To != channel+":"+threadTS || !strings.Contains(done.text(), job) {

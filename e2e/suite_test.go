@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakeline"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakeslack"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/launch"
 )
 
@@ -37,8 +39,8 @@ type suite struct {
 	addrs     map[string]string
 	procs     []*process
 	otlp      *otlpReceiver
-	line      *fakeLINE
-	slack     *fakeSlack
+	line      *fakeline.Server
+	slack     *fakeslack.Server
 	openai    *fakeOpenAI
 	ollama    *fakeOllama
 	workspace string
@@ -290,8 +292,9 @@ func (s *suite) assertOneTrace(t *testing.T, job string, want []string, minSpans
 // noProblems fails on protocol problems any fake saw.
 func (s *suite) noProblems(t *testing.T) {
 	t.Helper()
-	for name, f := range map[string]*sink{"LINE": &s.line.sink, "Slack": &s.slack.sink, "OpenAI": &s.openai.sink, "Ollama": &s.ollama.sink} {
-		if p := f.Problems(); len(p) > 0 {
+	for name, problems := range map[string]func() []string{"LINE": s.line.Problems, "Slack": s.slack.Problems,
+		"OpenAI": s.openai.Problems, "Ollama": s.ollama.Problems} {
+		if p := problems(); len(p) > 0 {
 			t.Errorf("%s fake saw problems: %v", name, p)
 		}
 	}

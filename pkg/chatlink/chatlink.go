@@ -1,24 +1,23 @@
-// Package chatlink is the gateways' link to chat-mio: the request, reply and button types the
-// LINE and Slack gateways share, and the ChatService client that maps them to protobuf.
+// Package chatlink holds the channel-neutral types of a conversation with chat-mio: the request,
+// reply and button types every channel shares, and their protobuf converters. The ChatService
+// client is chatlink/chatclient.
 package chatlink
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"time"
 
-	"connectrpc.com/connect"
-	"google.golang.org/protobuf/types/known/timestamppb"
-
-	chatv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1"
-	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1/chatv1connect"
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
-	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 )
 
-// ErrPermanent marks a failure that retrying will not fix.
-var ErrPermanent = errors.New("permanent failure")
+// Sentinel errors.
+var (
+	// ErrPermanent marks a failure that retrying will not fix.
+	ErrPermanent = errors.New("permanent failure")
+	// ErrInvalid marks input that can never be processed (a stored event that does not decode,
+	// a notification for a session the channel does not have).
+	ErrInvalid = errors.New("invalid")
+)
 
 // ActionKind is what a button does.
 type ActionKind string
@@ -67,62 +66,6 @@ type Response struct {
 	AsyncPending bool
 }
 
-// Client calls chat-mio's ChatService for one channel (line, slack).
-type Client struct {
-	rpc     chatv1connect.ChatServiceClient
-	channel string
-	voucher Voucher
-}
-
-// Voucher signs the assertion that a user is who the channel verified (svcauth.Credentials).
-type Voucher interface {
-	Vouch(channel, user string, now time.Time) (string, error)
-}
-
-// New wraps rpc for the channel.
-func New(rpc chatv1connect.ChatServiceClient, channel string, voucher Voucher) *Client {
-	return &Client{rpc: rpc, channel: channel, voucher: voucher}
-}
-
-// HandleMessage calls chat-mio. Codes that retrying cannot fix wrap ErrPermanent.
-func (c *Client) HandleMessage(ctx context.Context, req Request) (Response, error) {
-	pb := &chatv1.HandleMessageRequest{
-		SessionId: req.SessionID, Channel: c.channel, UserId: req.UserID, Text: req.Text,
-		EventId: req.EventID, ReceivedAt: timestamppb.New(req.ReceivedAt), Locale: req.Locale, IsGroup: req.IsGroup,
-	}
-	if req.Action != nil {
-		pb.Action = ActionToProto(*req.Action)
-	}
-	// chat-mio acts for the sender only on the gateway's signed word for who that is.
-	assertion, err := c.voucher.Vouch(c.channel, req.UserID, time.Now())
-	if err != nil {
-		return Response{}, fmt.Errorf("%w: %w", ErrPermanent, err)
-	}
-	ctx = svcauth.WithPrincipal(ctx, svcauth.Principal{Channel: c.channel, User: req.UserID, Raw: assertion})
-	res, err := c.rpc.HandleMessage(ctx, pb)
-	if err != nil {
-		if permanent(err) {
-			return Response{}, fmt.Errorf("%w: %w", ErrPermanent, err)
-		}
-		return Response{}, err
-	}
-	return Response{JobID: res.GetJobId(), Replies: RepliesFromProto(res.GetMessages()), AsyncPending: res.GetAsyncPending()}, nil
-}
-
-func permanent(err error) bool {
-	var ce *connect.Error
-	if !errors.As(err, &ce) {
-		return false
-	}
-	switch ce.Code() {
-	case connect.CodeInvalidArgument, connect.CodeNotFound, connect.CodeAlreadyExists,
-		connect.CodePermissionDenied, connect.CodeFailedPrecondition, connect.CodeOutOfRange,
-		connect.CodeUnimplemented, connect.CodeUnauthenticated:
-		return true
-	}
-	return false
-}
-
 // RepliesFromProto maps reply messages (also used by the notification API).
 func RepliesFromProto(msgs []*commonv1.ReplyMessage) []Reply {
 	out := make([]Reply, 0, len(msgs))
@@ -164,4 +107,20 @@ func kindFromProto(k commonv1.ActionKind) (ActionKind, bool) {
 		return ActionPick, true
 	}
 	return "", false
+}
+
+// Command is the typed form of an action: shown with its button, so the conversation reads the
+// same with or without buttons, and what a user types instead of pressing.
+func Command(a Action) string {
+	switch a.Kind {
+	case ActionApprove:
+		return "/approve " + a.JobID
+	case ActionDeny:
+		return "/deny " + a.JobID
+	default:
+		if a.Value != "" {
+			return "/pick " + a.JobID + " " + a.Value
+		}
+		return "/pick " + a.JobID
+	}
 }

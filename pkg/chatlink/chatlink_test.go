@@ -1,65 +1,34 @@
 package chatlink
 
 import (
-	"context"
-	"errors"
-	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
-	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
-	"net/http/httptest"
 	"testing"
 
-	"connectrpc.com/connect"
-
-	chatv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1"
-	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1/chatv1connect"
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
 )
 
-type fakeChat struct {
-	chatv1connect.UnimplementedChatServiceHandler
-	got  *chatv1.HandleMessageRequest
-	fail error
-}
-
-func (f *fakeChat) HandleMessage(_ context.Context, req *chatv1.HandleMessageRequest) (*chatv1.HandleMessageResponse, error) {
-	f.got = req
-	if f.fail != nil {
-		return nil, f.fail
-	}
-	return &chatv1.HandleMessageResponse{JobId: "job_20261121_004", Messages: []*commonv1.ReplyMessage{{
-		Text: "承認しますか", JobId: "job_20261121_004",
-		Actions: []*commonv1.Action{{Kind: commonv1.ActionKind_ACTION_KIND_APPROVE, Label: "承認"},
-			{Kind: commonv1.ActionKind_ACTION_KIND_UNSPECIFIED}},
-	}}}, nil
-}
-
-func TestHandleMessageOverConnect(t *testing.T) {
-	fake := &fakeChat{}
-	_, h := chatv1connect.NewChatServiceHandler(fake)
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	c := New(chatv1connect.NewChatServiceClient(srv.Client(), srv.URL), "slack", testinfra.Credentials(t, svcauth.GatewaySlack))
-
-	res, err := c.HandleMessage(context.Background(), Request{SessionID: "slack:C1:1.2", UserID: "U1",
-		Action: &Action{Kind: ActionDeny, JobID: "job_20261121_003"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fake.got.GetChannel() != "slack" || fake.got.GetAction().GetKind() != commonv1.ActionKind_ACTION_KIND_DENY {
-		t.Fatalf("request = %v", fake.got)
-	}
-	if len(res.Replies) != 1 || len(res.Replies[0].Actions) != 1 {
-		t.Fatalf("replies = %+v (unknown button kinds must be dropped)", res.Replies)
-	}
-	if a := res.Replies[0].Actions[0]; a.Kind != ActionApprove || a.JobID != "job_20261121_004" {
-		t.Fatalf("action = %+v (job id falls back to the message's)", a)
-	}
-
-	for code, perm := range map[connect.Code]bool{connect.CodeInvalidArgument: true, connect.CodeUnavailable: false, connect.CodeInternal: false} {
-		fake.fail = connect.NewError(code, errors.New("x"))
-		_, err := c.HandleMessage(context.Background(), Request{SessionID: "slack:C1:1.2", UserID: "U1"})
-		if errors.Is(err, ErrPermanent) != perm {
-			t.Errorf("%v: permanent=%v, want %v", code, errors.Is(err, ErrPermanent), perm)
+func TestCommand(t *testing.T) {
+	for a, want := range map[Action]string{
+		{Kind: ActionApprove, JobID: "job_1"}:          "/approve job_1",
+		{Kind: ActionDeny, JobID: "job_1"}:             "/deny job_1",
+		{Kind: ActionPick, JobID: "job_1", Value: "2"}: "/pick job_1 2",
+		{Kind: ActionPick, JobID: "job_1"}:             "/pick job_1",
+	} {
+		if got := Command(a); got != want {
+			t.Errorf("Command(%+v) = %q, want %q", a, got, want)
 		}
+	}
+}
+
+func TestProtoConverters(t *testing.T) {
+	rs := RepliesFromProto([]*commonv1.ReplyMessage{{Text: "t", JobId: "job_2", Actions: []*commonv1.Action{
+		{Kind: commonv1.ActionKind_ACTION_KIND_PICK, Label: "A", Value: "a"},
+		{Kind: commonv1.ActionKind_ACTION_KIND_UNSPECIFIED},
+	}}})
+	if len(rs) != 1 || len(rs[0].Actions) != 1 || rs[0].Actions[0] != (Action{Kind: ActionPick, JobID: "job_2", Label: "A", Value: "a"}) {
+		t.Fatalf("replies %+v", rs)
+	}
+	pb := ActionToProto(Action{Kind: ActionDeny, JobID: "job_3", Value: "v"})
+	if pb.GetKind() != commonv1.ActionKind_ACTION_KIND_DENY || pb.GetJobId() != "job_3" || pb.GetValue() != "v" {
+		t.Fatalf("proto %v", pb)
 	}
 }

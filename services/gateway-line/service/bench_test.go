@@ -3,23 +3,24 @@ package service_test
 import (
 	"bytes"
 	"fmt"
-	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"slices"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
+
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/channel"
+	"github.com/picoclaw-suite/picoclaw/pkg/channel/channeltest"
 	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid/redisalloc"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakeline"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/httpapi"
-	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/linetest"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/service"
 )
 
@@ -35,44 +36,17 @@ func BenchmarkWebhookAtRate(b *testing.B) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
 	bodies := make([][]byte, b.N)
 	for i := range bodies {
-		bodies[i] = linetest.Body(linetest.TextEvent(fmt.Sprintf("01BENCH%08d", i), allowed, "", "",
+		bodies[i] = fakeline.Body(fakeline.TextEvent(fmt.Sprintf("01BENCH%08d", i), allowed, "", "",
 			"ベンチマーク", nowMillis(), false))
 	}
-	lat := make([]time.Duration, b.N)
-	var failed sync.Map
-	var wg sync.WaitGroup
-	tick := time.NewTicker(time.Second / rate)
-	defer tick.Stop()
-	b.ResetTimer()
-	for i := range b.N {
-		<-tick.C
-		wg.Go(func() {
-			t0 := time.Now()
-			res, err := linetest.Post(client, h.url+service.WebhookPath, testSecret, bodies[i])
-			lat[i] = time.Since(t0)
-			if err != nil {
-				failed.Store(i, err.Error())
-				return
-			}
-			res.Body.Close()
-			if res.StatusCode != http.StatusOK {
-				failed.Store(i, res.Status)
-			}
-		})
-	}
-	wg.Wait()
-	b.StopTimer()
-	failed.Range(func(k, v any) bool {
-		b.Fatalf("request %v: %v", k, v)
-		return false
+	channeltest.AtRate(b, rate, func(i int) error {
+		res, err := fakeline.Post(client, h.url+service.WebhookPath, testSecret, bodies[i])
+		if err != nil {
+			return err
+		}
+		res.Body.Close()
+		return channeltest.Status(res.StatusCode, nil)
 	})
-	slices.Sort(lat)
-	pct := func(p float64) float64 {
-		return float64(lat[min(len(lat)-1, int(float64(len(lat))*p))].Microseconds()) / 1000
-	}
-	b.ReportMetric(pct(0.50), "p50_ms")
-	b.ReportMetric(pct(0.99), "p99_ms")
-	b.ReportMetric(float64(lat[len(lat)-1].Microseconds())/1000, "max_ms")
 }
 
 // BenchmarkWebhookHandler measures the webhook handler alone (no network): signature check,
@@ -84,16 +58,17 @@ func BenchmarkWebhookHandler(b *testing.B) {
 		b.Fatal(err)
 	}
 	jobs := redisalloc.New(r.Client, time.UTC, r.Prefix)
-	handler := httpapi.NewWebhook(testSecret, store, jobs, slog.New(slog.DiscardHandler), tracenoop.NewTracerProvider(), telemetry.Propagator())
+	handler := httpapi.NewWebhook(testSecret, channel.NewIngester("line", store, jobs, slog.New(slog.DiscardHandler), tracenoop.NewTracerProvider(),
+		service.Name, telemetry.Propagator()), slog.New(slog.DiscardHandler))
 	bodies := make([][]byte, b.N)
 	for i := range bodies {
-		bodies[i] = linetest.Body(linetest.TextEvent(fmt.Sprintf("01HBENCH%08d", i), allowed, "", "", "ベンチ", nowMillis(), false))
+		bodies[i] = fakeline.Body(fakeline.TextEvent(fmt.Sprintf("01HBENCH%08d", i), allowed, "", "", "ベンチ", nowMillis(), false))
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {
 		req := httptest.NewRequest(http.MethodPost, service.WebhookPath, bytes.NewReader(bodies[i]))
-		req.Header.Set("X-Line-Signature", linetest.Sign(testSecret, bodies[i]))
+		req.Header.Set("X-Line-Signature", fakeline.Sign(testSecret, bodies[i]))
 		rec := httptest.NewRecorder()
 		handler.ServeHTTP(rec, req)
 		if rec.Code != http.StatusOK {

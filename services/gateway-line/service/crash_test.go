@@ -2,19 +2,16 @@ package service_test
 
 import (
 	"context"
-	"fmt"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/channel/channeltest"
 	"github.com/picoclaw-suite/picoclaw/pkg/chatlink/chatlinktest"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakeline"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/domain"
-	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/linetest"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/service"
 )
 
@@ -24,13 +21,8 @@ import (
 // answered exactly once, in order per chat.
 func TestKilledAfterAckAnsweredExactlyOnce(t *testing.T) {
 	r := testinfra.Redis(t)
-	bin := filepath.Join(t.TempDir(), "gateway-line")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/gateway-line")
-	build.Dir = ".."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	line := linetest.NewServer(testToken)
+	bin := channeltest.BuildBinary(t, "..", "gateway-line")
+	line := fakeline.NewServer(testToken)
 	defer line.Close()
 	chat := chatlinktest.NewFakeChat()
 	chatSrv := chatlinktest.Start(t, chat)
@@ -40,12 +32,9 @@ func TestKilledAfterAckAnsweredExactlyOnce(t *testing.T) {
 	}
 	// addr is the public listener (the webhook); the internal one only serves the suite.
 	addr, internal := addrs[0], addrs[1]
-	env := append(append(os.Environ(), testinfra.AuthEnv(service.Name)...),
+	env := channeltest.BinaryEnv(service.Name, chatSrv.URL, r,
 		"PICOCLAW_SERVICES_GATEWAY_LINE_PUBLIC_LISTEN="+addr,
 		"PICOCLAW_SERVICES_GATEWAY_LINE_LISTEN="+internal,
-		"PICOCLAW_SERVICES_CHAT_MIO_URL="+chatSrv.URL,
-		"PICOCLAW_REDIS_ADDR="+r.Addr,
-		"PICOCLAW_REDIS_KEY_PREFIX="+r.Prefix,
 		"PICOCLAW_LINE_API_BASE_URL="+line.URL,
 		"PICOCLAW_LINE_ALLOWED_USERS="+allowed+","+allowed2,
 		"PICOCLAW_LINE_INBOX_BLOCK=100ms",
@@ -56,15 +45,15 @@ func TestKilledAfterAckAnsweredExactlyOnce(t *testing.T) {
 	first := startBinary(t, bin, append(env, "PICOCLAW_LINE_INBOX_CONSUMER=host-a"), addr)
 
 	now := nowMillis()
-	events := []linetest.Event{
-		linetest.TextEvent("01EVKILL1", allowed, "", "rt-kill1", "block", now, false),
-		linetest.TextEvent("01EVKILL2", allowed, "", "rt-kill2", "after the first", now, false),
-		linetest.TextEvent("01EVKILL3", allowed2, "", "rt-kill3", "block", now, false),
+	events := []fakeline.Event{
+		fakeline.TextEvent("01EVKILL1", allowed, "", "rt-kill1", "block", now, false),
+		fakeline.TextEvent("01EVKILL2", allowed, "", "rt-kill2", "after the first", now, false),
+		fakeline.TextEvent("01EVKILL3", allowed2, "", "rt-kill3", "block", now, false),
 	}
 	for _, tok := range []string{"rt-kill1", "rt-kill2", "rt-kill3"} {
 		line.IssueReplyToken(tok)
 	}
-	res, err := linetest.Post(http.DefaultClient, "http://"+addr+service.WebhookPath, testSecret, linetest.Body(events...))
+	res, err := fakeline.Post(http.DefaultClient, "http://"+addr+service.WebhookPath, testSecret, fakeline.Body(events...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,19 +62,8 @@ func TestKilledAfterAckAnsweredExactlyOnce(t *testing.T) {
 		t.Fatalf("webhook: %d", res.StatusCode)
 	}
 	// Both chats are in chat-mio's hands; nothing has been answered yet.
-	seen := map[string]bool{}
-	for len(seen) < 2 {
-		select {
-		case id := <-chat.Started:
-			seen[id] = true
-		case <-time.After(15 * time.Second):
-			t.Fatalf("processing did not start: %v", seen)
-		}
-	}
-	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = first.Wait()
+	channeltest.WaitStarted(t, chat, 2)
+	channeltest.Kill(t, first)
 	if n := len(line.Sent()); n != 0 {
 		t.Fatalf("%d answers before the crash", n)
 	}
@@ -125,36 +103,5 @@ func TestKilledAfterAckAnsweredExactlyOnce(t *testing.T) {
 
 func startBinary(t *testing.T, bin string, env []string, addr string) *exec.Cmd {
 	t.Helper()
-	logs := &chatlinktest.SyncBuffer{}
-	cmd := exec.Command(bin)
-	cmd.Env = env
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			done := make(chan struct{})
-			go func() { _ = cmd.Wait(); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(10 * time.Second):
-				_ = cmd.Process.Kill()
-				<-done
-			}
-		}
-		if t.Failed() {
-			t.Logf("gateway log:\n%s", logs.String())
-		}
-	})
-	waitFor(t, fmt.Sprintf("gateway on %s", addr), func() bool {
-		res, err := http.Get("http://" + addr + "/readyz")
-		if err != nil {
-			return false
-		}
-		res.Body.Close()
-		return res.StatusCode == http.StatusOK
-	})
-	return cmd
+	return channeltest.StartBinary(t, bin, env, addr)
 }

@@ -2,15 +2,15 @@ package service_test
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/channel/channeltest"
 	"github.com/picoclaw-suite/picoclaw/pkg/chatlink/chatlinktest"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
-	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/linetest"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakeline"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/service"
 )
 
@@ -22,15 +22,14 @@ const (
 )
 
 type harness struct {
-	cfg service.Config
-	url string
-	// internal is the internal listener (notification API, metrics); url is the public one.
-	internal string
-	line     *linetest.Server
-	chat     *chatlinktest.FakeChat
-	redis    testinfra.RedisDB
-	logs     *chatlinktest.SyncBuffer
-	stream   string
+	*channeltest.Gateway
+	// url is the public listener; internal the internal one (notification API, metrics).
+	url, internal string
+	line          *fakeline.Server
+	chat          *chatlinktest.FakeChat
+	redis         testinfra.RedisDB
+	logs          *chatlinktest.SyncBuffer
+	stream        string
 }
 
 func baseConfig(r testinfra.RedisDB, lineURL, chatURL string) service.Config {
@@ -52,57 +51,26 @@ func baseConfig(r testinfra.RedisDB, lineURL, chatURL string) service.Config {
 
 func start(t testing.TB, mutate func(*service.Config)) *harness {
 	t.Helper()
-	r := testinfra.Redis(t)
-	line := linetest.NewServer(testToken)
+	line := fakeline.NewServer(testToken)
 	t.Cleanup(line.Close)
-	chat := chatlinktest.NewFakeChat()
-	chatSrv := chatlinktest.Start(t, chat)
-	cfg := baseConfig(r, line.URL, chatSrv.URL)
-	logs := &chatlinktest.SyncBuffer{}
-	cfg.LogWriter = logs
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Listener, cfg.PublicListener = ln, pub
-	if mutate != nil {
-		mutate(&cfg)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- service.Run(ctx, cfg) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("service.Run: %v", err)
-			}
-		case <-time.After(15 * time.Second):
-			t.Error("gateway did not stop")
+	h := &harness{line: line}
+	h.Gateway = channeltest.Start(t, "line", service.Name, func(ctx context.Context, g *channeltest.Gateway) error {
+		cfg := baseConfig(g.Redis, line.URL, g.ChatURL)
+		cfg.LogWriter = g.Logs
+		cfg.Listener, cfg.PublicListener = g.Listener, g.PublicListener
+		if mutate != nil {
+			mutate(&cfg)
 		}
-		close(chat.Release)
+		return service.Run(ctx, cfg)
 	})
-	h := &harness{cfg: cfg, url: "http://" + pub.Addr().String(), internal: "http://" + ln.Addr().String(), line: line, chat: chat, redis: r, logs: logs,
-		stream: r.Prefix + "inbox:line"}
-	waitFor(t, "gateway ready", func() bool {
-		res, err := http.Get(h.url + "/readyz")
-		if err != nil {
-			return false
-		}
-		res.Body.Close()
-		return res.StatusCode == http.StatusOK
-	})
+	g := h.Gateway
+	h.url, h.internal, h.chat, h.redis, h.logs, h.stream = g.URL, g.Internal, g.Chat, g.Redis, g.Logs, g.Stream
 	return h
 }
 
 func (h *harness) post(t testing.TB, secret string, body []byte) int {
 	t.Helper()
-	res, err := linetest.Post(http.DefaultClient, h.url+service.WebhookPath, secret, body)
+	res, err := fakeline.Post(http.DefaultClient, h.url+service.WebhookPath, secret, body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,8 +78,8 @@ func (h *harness) post(t testing.TB, secret string, body []byte) int {
 	return res.StatusCode
 }
 
-func (h *harness) sentTo(chatID string) []linetest.Sent {
-	var out []linetest.Sent
+func (h *harness) sentTo(chatID string) []fakeline.Sent {
+	var out []fakeline.Sent
 	for _, s := range h.line.Sent() {
 		if s.To == chatID || (s.Kind == "reply" && strings.Contains(s.ReplyToken, chatID)) {
 			out = append(out, s)
@@ -120,25 +88,13 @@ func (h *harness) sentTo(chatID string) []linetest.Sent {
 	return out
 }
 
-func (h *harness) streamLen(t testing.TB) int64 {
-	t.Helper()
-	return h.redis.Client.XLen(context.Background(), h.stream).Val()
-}
+func (h *harness) streamLen(testing.TB) int64 { return h.StreamLen() }
 
-func (h *harness) pending(t testing.TB) int64 {
-	t.Helper()
-	return h.redis.Client.XPending(context.Background(), h.stream, service.Name).Val().Count
-}
+func (h *harness) pending(testing.TB) int64 { return h.Pending() }
 
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	channeltest.WaitFor(t, what, cond)
 }
 
 func nowMillis() int64 { return time.Now().UnixMilli() }

@@ -3,32 +3,15 @@ package service
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io"
-	"log/slog"
-	"net"
 	"net/http"
-	"net/url"
-	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1/chatv1connect"
-	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1/gatewayv1connect"
-	"github.com/picoclaw-suite/picoclaw/pkg/chatlink"
+	"github.com/picoclaw-suite/picoclaw/pkg/channel"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
-	"github.com/picoclaw-suite/picoclaw/pkg/jobid/redisalloc"
-	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
-	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
-	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/app"
-	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/httpapi"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/lineapi"
-	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/rpc"
 )
 
 // Name is the service name used in logs, traces, metrics and health checks.
@@ -37,20 +20,15 @@ const Name = "gateway-line"
 // WebhookPath is where LINE posts events.
 const WebhookPath = "/line/webhook"
 
-// LineConfig is the `line:` section.
+// LineConfig is the `line:` section: the keys of every channel (api_base_url, allowed_users —
+// LINE user ids —, chat_timeout, inbox) and LINE's own.
 type LineConfig struct {
-	// APIBaseURL is the Messaging API endpoint.
-	APIBaseURL string `yaml:"api_base_url"`
+	channel.Settings `yaml:",inline"`
 	// ReplyTokenMargin: the reply token is used only while the event is younger than this
 	// (the token lives one minute).
 	ReplyTokenMargin time.Duration `yaml:"reply_token_margin"`
 	// LoadingSeconds is the loading animation's duration in 1:1 chats (5..60, multiple of 5).
 	LoadingSeconds int `yaml:"loading_seconds"`
-	// AllowedUsers are the LINE user ids that may use the assistant; empty means nobody.
-	AllowedUsers []string `yaml:"allowed_users"`
-	// ChatTimeout bounds one call to chat-mio.
-	ChatTimeout time.Duration `yaml:"chat_timeout"`
-	Inbox       InboxConfig   `yaml:"inbox"`
 
 	ChannelSecret      config.Secret `yaml:"-" env:"LINE_CHANNEL_SECRET"`
 	ChannelAccessToken config.Secret `yaml:"-" env:"LINE_CHANNEL_ACCESS_TOKEN"`
@@ -63,25 +41,16 @@ type InboxConfig = inbox.Settings
 type Config struct {
 	config.Common `yaml:",inline"`
 	Line          LineConfig `yaml:"line"`
-
-	// PublicListener, when set, replaces services.gateway-line.public_listen (tests, embedded suite).
-	PublicListener net.Listener `yaml:"-"`
-	// Listener, when set, replaces services.gateway-line.listen (tests, embedded suite).
-	Listener net.Listener `yaml:"-"`
-	// LogWriter receives the JSON log (default stdout).
-	LogWriter io.Writer `yaml:"-"`
-	// Telemetry, when set, adds span processors (tests).
-	Telemetry telemetry.Config `yaml:"-"`
+	// Wiring: listeners, log writer and telemetry handed over by tests and the embedded suite.
+	channel.Wiring `yaml:"-"`
 }
 
 // DefaultConfig returns the defaults of the spec.
 func DefaultConfig() Config {
 	return Config{Common: config.DefaultCommon(), Line: LineConfig{
-		APIBaseURL:       "https://api.line.me",
+		Settings:         channel.DefaultSettings("https://api.line.me"),
 		ReplyTokenMargin: 50 * time.Second,
 		LoadingSeconds:   20,
-		ChatTimeout:      120 * time.Second,
-		Inbox:            inbox.DefaultSettings(),
 	}}
 }
 
@@ -91,118 +60,35 @@ func (c *Config) Validate() error {
 	errs.Add(c.Common.Validate())
 	errs.Add(c.Services.GatewayLine.ValidatePublic(Name))
 	l := c.Line
-	if u, err := url.Parse(l.APIBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		errs.Addf("line.api_base_url", "must be an http(s) URL, got %q", l.APIBaseURL)
-	}
+	errs.Add(l.Settings.Validate("line"))
 	if l.ReplyTokenMargin <= 0 || l.ReplyTokenMargin >= time.Minute {
 		errs.Addf("line.reply_token_margin", "must be between 0 and 1m (the reply token lives one minute), got %s", l.ReplyTokenMargin)
 	}
 	if l.LoadingSeconds < 5 || l.LoadingSeconds > 60 {
 		errs.Addf("line.loading_seconds", "must be 5..60, got %d", l.LoadingSeconds)
 	}
-	if l.ChatTimeout <= 0 {
-		errs.Addf("line.chat_timeout", "must be positive, got %s", l.ChatTimeout)
-	}
-	errs.Add(config.Prefix("line.inbox", l.Inbox.Validate()))
-	if !l.ChannelSecret.Set() {
-		errs.Addf("line.channel_secret", "must be set in the environment variable LINE_CHANNEL_SECRET")
-	} else if err := config.CheckSecret("LINE_CHANNEL_SECRET", l.ChannelSecret.Value(), config.MinSecretBytes); err != nil {
-		errs.Addf("line.channel_secret", "%v", err)
-	}
-	if !l.ChannelAccessToken.Set() {
-		errs.Addf("line.channel_access_token", "must be set in the environment variable LINE_CHANNEL_ACCESS_TOKEN")
-	} else if err := config.CheckSecret("LINE_CHANNEL_ACCESS_TOKEN", l.ChannelAccessToken.Value(), config.MinSecretBytes); err != nil {
-		errs.Addf("line.channel_access_token", "%v", err)
-	}
+	errs.Add(channel.ValidateSecret("line.channel_secret", "LINE_CHANNEL_SECRET", l.ChannelSecret))
+	errs.Add(channel.ValidateSecret("line.channel_access_token", "LINE_CHANNEL_ACCESS_TOKEN", l.ChannelAccessToken))
 	return errs.Err()
 }
 
-// Run serves gateway-line until ctx is cancelled.
+// Run serves gateway-line until ctx is cancelled: the LINE channel on the channel runtime.
 func Run(ctx context.Context, cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	tcfg := cfg.Telemetry
-	tcfg.LogLevel, tcfg.LogWriter = cfg.LogLevel, cfg.LogWriter
-	creds, err := svcauth.Load(Name, cfg.Auth)
-	if err != nil {
-		return err
-	}
-	srv, err := rpcserver.NewService(ctx, rpcserver.Config{
-		Name:        Name,
-		Listen:      cfg.Services.GatewayLine.Listen,
-		Listener:    cfg.Listener,
-		Heartbeat:   rpcserver.HeartbeatFrom(cfg.Common),
-		Credentials: creds,
-		Limits:      rpcserver.LimitsFrom(cfg.Common),
-		Pprof:       cfg.Debug.Pprof,
-		// The webhook is the only public surface; the notification API stays internal.
-		PublicListen:   cfg.Services.GatewayLine.PublicListen,
-		PublicListener: cfg.PublicListener,
-	}, tcfg)
-	if err != nil {
-		return err
-	}
-	log := srv.Logger()
-	tel := srv.Telemetry()
-	if len(cfg.Line.AllowedUsers) == 0 {
-		log.WarnContext(ctx, "line.allowlist_empty", slog.String("key", "line.allowed_users"),
-			slog.String("effect", "every sender gets a refusal until user ids are listed"))
-	}
-	rdb := redis.NewClient(&redis.Options{Addr: cfg.Redis.Addr, DB: cfg.Redis.DB, Password: cfg.Redis.Password.Value()})
-	defer rdb.Close()
-	metrics, err := inbox.NewMetrics(srv.Registry())
-	if err != nil {
-		return err
-	}
-	inboxCfg := inbox.Config{Stream: cfg.Redis.KeyPrefix + "inbox:line", Group: Name, DedupeTTL: cfg.Line.Inbox.DedupeTTL, Metrics: metrics,
-		Seal: creds.DeriveKey("inbox")}
-	store, err := inbox.NewStore(rdb, inboxCfg)
-	if err != nil {
-		return err
-	}
-	loc, err := cfg.Location()
-	if err != nil {
-		return err
-	}
-	// Same counter and key prefix as chat-mio, so ids stay unique whoever allocates them.
-	jobs := redisalloc.New(rdb, loc, cfg.Redis.KeyPrefix, redisalloc.WithLogger(log))
-	line, err := lineapi.New(lineapi.Config{BaseURL: cfg.Line.APIBaseURL, Token: cfg.Line.ChannelAccessToken.Value()})
-	if err != nil {
-		return err
-	}
-	chatOpts, err := rpcserver.ClientOptions(tel, cfg.Line.ChatTimeout, svcauth.Client(creds, svcauth.ChatMio))
-	if err != nil {
-		return err
-	}
-	chat := chatlink.New(chatv1connect.NewChatServiceClient(rpcserver.NewHTTPClient(), cfg.Services.ChatMio.URL, chatOpts...), "line", creds)
-	proc := app.NewProcessor(app.Config{
-		ReplyTokenMargin: cfg.Line.ReplyTokenMargin, LoadingSeconds: cfg.Line.LoadingSeconds,
-		Locale: cfg.Locale, Allow: domain.NewAllowlist(cfg.Line.AllowedUsers),
-	}, chat, line, log, tel.TracerProvider, tel.Propagator)
-	consumer, err := inbox.NewConsumer(rdb, inboxCfg, cfg.Line.Inbox.ConsumerConfig(Name, proc.GiveUp, log), proc.Handle)
-	if err != nil {
-		return err
-	}
-	if err := consumer.EnsureGroup(ctx); err != nil {
-		return fmt.Errorf("%s: redis %s: %w", Name, cfg.Redis.Addr, err)
-	}
-	srv.HandlePublic(http.MethodPost, WebhookPath, httpapi.NewWebhook(cfg.Line.ChannelSecret.Value(), store, jobs, log, tel.TracerProvider, tel.Propagator))
-	srv.Mount(gatewayv1connect.NewNotificationServiceHandler(rpc.New(proc, log), srv.HandlerOptions()...))
-	srv.AddReadiness("redis", store.Ping)
-
-	cctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	var consumerErr error
-	wg.Go(func() {
-		if err := consumer.Run(cctx); err != nil {
-			consumerErr = err
-			cancel()
-		}
+	return channel.Run(ctx, channel.Spec{
+		Service: Name, Channel: "line", Display: "LINE",
+		Common: cfg.Common, Endpoint: cfg.Services.GatewayLine,
+		Wiring: cfg.Wiring, Settings: cfg.Line.Settings,
+		Build: func(_ context.Context, env channel.Env) (channel.Channel, error) {
+			line, err := lineapi.New(lineapi.Config{BaseURL: cfg.Line.APIBaseURL, Token: cfg.Line.ChannelAccessToken.Value()})
+			if err != nil {
+				return nil, err
+			}
+			env.HandlePublic(http.MethodPost, WebhookPath, httpapi.NewWebhook(cfg.Line.ChannelSecret.Value(), env.Ingest, env.Log))
+			return app.New(app.Config{ReplyTokenMargin: cfg.Line.ReplyTokenMargin, LoadingSeconds: cfg.Line.LoadingSeconds,
+				Locale: cfg.Locale}, line, env.Log), nil
+		},
 	})
-	err = srv.Run(cctx)
-	cancel()
-	wg.Wait()
-	return errors.Join(err, consumerErr)
 }

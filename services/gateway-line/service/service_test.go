@@ -3,27 +3,20 @@ package service_test
 import (
 	"bytes"
 	"context"
-	"fmt"
-	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
-	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"io"
 	"net/http"
-	"os"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
 
-	"connectrpc.com/connect"
+	"github.com/picoclaw-suite/picoclaw/pkg/channel"
+	"github.com/picoclaw-suite/picoclaw/pkg/channel/channeltest"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
-	gatewayv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1"
-	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1/gatewayv1connect"
-	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
-	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakeline"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/domain"
-	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/linetest"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/service"
 )
 
@@ -32,12 +25,12 @@ import (
 // acknowledged but stored and processed once.
 func TestWebhookRejectsForgedOversizedAndReplayed(t *testing.T) {
 	h := start(t, nil)
-	if got := h.post(t, testSecret, linetest.Body()); got != http.StatusOK {
+	if got := h.post(t, testSecret, fakeline.Body()); got != http.StatusOK {
 		t.Fatalf("verify request: %d", got)
 	}
-	ev := linetest.TextEvent("01EVREPLAY", allowed, "", "rt-01EVREPLAY-"+allowed, "こんにちは", nowMillis(), false)
+	ev := fakeline.TextEvent("01EVREPLAY", allowed, "", "rt-01EVREPLAY-"+allowed, "こんにちは", nowMillis(), false)
 	h.line.IssueReplyToken("rt-01EVREPLAY-" + allowed)
-	body := linetest.Body(ev)
+	body := fakeline.Body(ev)
 	for _, tc := range []struct {
 		name   string
 		secret string
@@ -59,7 +52,7 @@ func TestWebhookRejectsForgedOversizedAndReplayed(t *testing.T) {
 		t.Fatalf("%d events stored from rejected requests", n)
 	}
 	// The real event, then LINE retrying it twice (the second time flagged as a redelivery).
-	for i, b := range [][]byte{body, body, linetest.Body(linetest.TextEvent("01EVREPLAY", allowed, "", "rt-01EVREPLAY-"+allowed, "こんにちは", nowMillis(), true))} {
+	for i, b := range [][]byte{body, body, fakeline.Body(fakeline.TextEvent("01EVREPLAY", allowed, "", "rt-01EVREPLAY-"+allowed, "こんにちは", nowMillis(), true))} {
 		if got := h.post(t, testSecret, b); got != http.StatusOK {
 			t.Fatalf("delivery %d: %d", i, got)
 		}
@@ -85,9 +78,9 @@ func TestWebhookRejectsForgedOversizedAndReplayed(t *testing.T) {
 		t.Errorf("metrics lack %s", want)
 	}
 	// Ignored event types are acknowledged without being stored.
-	if got := h.post(t, testSecret, linetest.Body(
-		linetest.OtherEvent("01EVSTICKER", "message", allowed, nowMillis()),
-		linetest.OtherEvent("01EVJOIN", "join", allowed, nowMillis()),
+	if got := h.post(t, testSecret, fakeline.Body(
+		fakeline.OtherEvent("01EVSTICKER", "message", allowed, nowMillis()),
+		fakeline.OtherEvent("01EVJOIN", "join", allowed, nowMillis()),
 	)); got != http.StatusOK {
 		t.Fatalf("ignored events: %d", got)
 	}
@@ -105,7 +98,7 @@ func TestReplyTokenAndPushFallback(t *testing.T) {
 	t.Run("quick answer uses the reply token", func(t *testing.T) {
 		tok := "rt-01EVQUICK-" + allowed
 		h.line.IssueReplyToken(tok)
-		h.post(t, testSecret, linetest.Body(linetest.TextEvent("01EVQUICK", allowed, "", tok, "やあ", nowMillis(), false)))
+		h.post(t, testSecret, fakeline.Body(fakeline.TextEvent("01EVQUICK", allowed, "", tok, "やあ", nowMillis(), false)))
 		waitFor(t, "reply", func() bool { return hasSent(h.line, "reply", tok, "") })
 		if !contains(h.line.Loading(), allowed) {
 			t.Error("no loading animation in the 1:1 chat")
@@ -118,7 +111,7 @@ func TestReplyTokenAndPushFallback(t *testing.T) {
 	t.Run("redelivered event is pushed", func(t *testing.T) {
 		tok := "rt-01EVREDELIVERED-" + allowed
 		h.line.IssueReplyToken(tok)
-		h.post(t, testSecret, linetest.Body(linetest.TextEvent("01EVREDELIVERED", allowed, "", tok, "再送", nowMillis(), true)))
+		h.post(t, testSecret, fakeline.Body(fakeline.TextEvent("01EVREDELIVERED", allowed, "", tok, "再送", nowMillis(), true)))
 		waitFor(t, "push", func() bool { return hasSent(h.line, "push", "", domain.RetryKey("event:01EVREDELIVERED")) })
 		if hasSent(h.line, "reply", tok, "") {
 			t.Error("reply token used for a redelivered event")
@@ -128,7 +121,7 @@ func TestReplyTokenAndPushFallback(t *testing.T) {
 		// The first push is accepted but its answer is a 500; the retry then gets 409.
 		h.line.FailPushes(2, http.StatusInternalServerError, true)
 		old := time.Now().Add(-5 * time.Second).UnixMilli()
-		h.post(t, testSecret, linetest.Body(linetest.TextEvent("01EV5XX", allowed, "", "", "古い", old, false)))
+		h.post(t, testSecret, fakeline.Body(fakeline.TextEvent("01EV5XX", allowed, "", "", "古い", old, false)))
 		key := domain.RetryKey("event:01EV5XX")
 		waitFor(t, "acknowledged", func() bool { return h.chat.CountEvent("01EV5XX") == 1 && h.pending(t) == 0 })
 		var attempts int
@@ -155,7 +148,7 @@ func TestReplyTokenAndPushFallback(t *testing.T) {
 		h := start(t, func(c *service.Config) { c.Line.ReplyTokenMargin = time.Second })
 		tok := "rt-01EVLATE-" + allowed2
 		h.line.IssueReplyToken(tok)
-		h.post(t, testSecret, linetest.Body(linetest.TextEvent("01EVLATE", allowed2, "", tok, "slow:1300", nowMillis(), false)))
+		h.post(t, testSecret, fakeline.Body(fakeline.TextEvent("01EVLATE", allowed2, "", tok, "slow:1300", nowMillis(), false)))
 		key := domain.RetryKey("event:01EVLATE")
 		waitFor(t, "push", func() bool { return hasSent(h.line, "push", "", key) })
 		if hasSent(h.line, "reply", tok, "") {
@@ -172,7 +165,7 @@ func TestApprovalButtonsAndPostback(t *testing.T) {
 	h := start(t, nil)
 	tok := "rt-01EVAPPROVE-" + allowed
 	h.line.IssueReplyToken(tok)
-	h.post(t, testSecret, linetest.Body(linetest.TextEvent("01EVAPPROVE", allowed, "", tok, "approve", nowMillis(), false)))
+	h.post(t, testSecret, fakeline.Body(fakeline.TextEvent("01EVAPPROVE", allowed, "", tok, "approve", nowMillis(), false)))
 	waitFor(t, "approval request", func() bool { return hasSent(h.line, "reply", tok, "") })
 	msgs := h.line.Sent()[0].Messages
 	if len(msgs) != 2 || msgs[0].Type != "text" || msgs[1].Type != "template" {
@@ -191,7 +184,7 @@ func TestApprovalButtonsAndPostback(t *testing.T) {
 	// The user presses "approve": LINE posts the button's data back.
 	tok2 := "rt-01EVPOSTBACK-" + allowed
 	h.line.IssueReplyToken(tok2)
-	h.post(t, testSecret, linetest.Body(linetest.PostbackEvent("01EVPOSTBACK", allowed, tok2, acts[0].Data, nowMillis())))
+	h.post(t, testSecret, fakeline.Body(fakeline.PostbackEvent("01EVPOSTBACK", allowed, tok2, acts[0].Data, nowMillis())))
 	waitFor(t, "postback answer", func() bool { return hasSent(h.line, "reply", tok2, "") })
 	var got *commonv1.Action
 	for _, r := range h.chat.Requests() {
@@ -220,13 +213,13 @@ func TestApprovalButtonsAndPostback(t *testing.T) {
 func TestAllowlistGroupsAndFollow(t *testing.T) {
 	h := start(t, nil)
 	stranger := "Ustranger0000000000000000000000x"
-	h.post(t, testSecret, linetest.Body(
-		linetest.TextEvent("01EVSTRANGER", stranger, "", "", "こんにちは", nowMillis(), false),
-		linetest.TextEvent("01EVGROUP", allowed, "Cgroup0001", "", "グループから", nowMillis(), false),
-		linetest.Event{"type": "follow", "mode": "active", "timestamp": nowMillis(), "webhookEventId": "01EVFOLLOW",
+	h.post(t, testSecret, fakeline.Body(
+		fakeline.TextEvent("01EVSTRANGER", stranger, "", "", "こんにちは", nowMillis(), false),
+		fakeline.TextEvent("01EVGROUP", allowed, "Cgroup0001", "", "グループから", nowMillis(), false),
+		fakeline.Event{"type": "follow", "mode": "active", "timestamp": nowMillis(), "webhookEventId": "01EVFOLLOW",
 			"deliveryContext": map[string]any{"isRedelivery": false}, "source": map[string]any{"type": "user", "userId": allowed2},
 			"follow": map[string]any{"isUnblocked": false}},
-		linetest.Event{"type": "unfollow", "mode": "active", "timestamp": nowMillis(), "webhookEventId": "01EVUNFOLLOW",
+		fakeline.Event{"type": "unfollow", "mode": "active", "timestamp": nowMillis(), "webhookEventId": "01EVUNFOLLOW",
 			"deliveryContext": map[string]any{"isRedelivery": false}, "source": map[string]any{"type": "user", "userId": "Ugone"}},
 	))
 	waitFor(t, "all processed", func() bool { return h.streamLen(t) == 4 && h.pending(t) == 0 })
@@ -267,11 +260,11 @@ func TestAllowlistGroupsAndFollow(t *testing.T) {
 func TestChatOrderingAndFailures(t *testing.T) {
 	h := start(t, nil)
 	old := time.Now().Add(-10 * time.Second).UnixMilli() // push path, so order is visible in one list
-	h.post(t, testSecret, linetest.Body(
-		linetest.TextEvent("01EVORD1", allowed, "", "", "slow:400", old, false),
-		linetest.TextEvent("01EVORD2", allowed, "", "", "second", old, false),
-		linetest.TextEvent("01EVFLAKY", allowed2, "", "", "fail:1", old, false),
-		linetest.TextEvent("01EVBAD", allowed2, "", "", "invalid", old, false),
+	h.post(t, testSecret, fakeline.Body(
+		fakeline.TextEvent("01EVORD1", allowed, "", "", "slow:400", old, false),
+		fakeline.TextEvent("01EVORD2", allowed, "", "", "second", old, false),
+		fakeline.TextEvent("01EVFLAKY", allowed2, "", "", "fail:1", old, false),
+		fakeline.TextEvent("01EVBAD", allowed2, "", "", "invalid", old, false),
 	))
 	waitFor(t, "all processed", func() bool { return h.pending(t) == 0 && len(h.sentTo(allowed)) == 2 && len(h.sentTo(allowed2)) == 2 })
 	first := h.sentTo(allowed)
@@ -298,68 +291,35 @@ func TestChatOrderingAndFailures(t *testing.T) {
 // with a retry key that stays the same, so a repeated call is delivered once.
 func TestNotificationPush(t *testing.T) {
 	h := start(t, nil)
-	clients := map[string]gatewayv1connect.NotificationServiceClient{
-		"connect": gatewayv1connect.NewNotificationServiceClient(rpcserver.NewHTTPClient(), h.internal, testinfra.AsSuite(t, svcauth.GatewayLine)),
-		"grpc":    gatewayv1connect.NewNotificationServiceClient(rpcserver.NewHTTPClient(), h.internal, connect.WithGRPC(), testinfra.AsSuite(t, svcauth.GatewayLine)),
-	}
-	for name, c := range clients {
-		t.Run(name, func(t *testing.T) {
-			req := &gatewayv1.PushRequest{SessionId: "line:" + allowed, JobId: "job_20261121_009", RetryKey: "result-" + name,
-				Messages: []*commonv1.ReplyMessage{{Text: "job_20261121_009 の結果: 完了"}}}
-			for range 2 {
-				res, err := c.Push(context.Background(), req)
-				if err != nil || res.GetDelivered() != 1 {
-					t.Fatalf("push: %v, %v", res, err)
-				}
-			}
-			key := domain.RetryKey("notify:result-" + name)
-			n := 0
+	channeltest.CheckPushOnce(t, h.internal, svcauth.GatewayLine, func(string) string { return "line:" + allowed }, "slack:C1:1.2",
+		func(protocol string) int {
+			key, n := domain.RetryKey("notify:result-"+protocol), 0
 			for _, s := range h.line.Sent() {
 				if s.RetryKey == key {
 					n++
 				}
 			}
-			if n != 1 {
-				t.Fatalf("delivered %d times", n)
-			}
-			_, err := c.Push(context.Background(), &gatewayv1.PushRequest{SessionId: "slack:C1:1.2",
-				Messages: []*commonv1.ReplyMessage{{Text: "x"}}})
-			if connect.CodeOf(err) != connect.CodeInvalidArgument {
-				t.Fatalf("foreign session: %v", err)
-			}
+			return n
 		})
-	}
 	assertClean(t, h)
 }
 
 func TestConfigValidate(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		mutate func(*service.Config)
-		key    string
-	}{
-		{"missing channel secret", func(c *service.Config) { c.Line.ChannelSecret = "" }, "line.channel_secret"},
-		{"missing access token", func(c *service.Config) { c.Line.ChannelAccessToken = "" }, "line.channel_access_token"},
-		{"margin of a minute", func(c *service.Config) { c.Line.ReplyTokenMargin = time.Minute }, "line.reply_token_margin"},
-		{"bad base url", func(c *service.Config) { c.Line.APIBaseURL = "api.line.me" }, "line.api_base_url"},
-		{"loading too long", func(c *service.Config) { c.Line.LoadingSeconds = 90 }, "line.loading_seconds"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			cfg := service.DefaultConfig()
-			cfg.Line.ChannelSecret, cfg.Line.ChannelAccessToken = testSecret, testToken
-			if err := cfg.Validate(); err != nil {
-				t.Fatalf("defaults with secrets: %v", err)
-			}
-			tc.mutate(&cfg)
-			err := cfg.Validate()
-			if err == nil || !strings.Contains(err.Error(), tc.key) {
-				t.Fatalf("error %v does not name %s", err, tc.key)
-			}
-		})
-	}
+	type c = channeltest.ConfigCase[service.Config]
+	channeltest.CheckValidate(t, func() service.Config {
+		cfg := service.DefaultConfig()
+		cfg.Line.ChannelSecret, cfg.Line.ChannelAccessToken = testSecret, testToken
+		return cfg
+	}, (*service.Config).Validate, []c{
+		{Name: "missing channel secret", Mutate: func(c *service.Config) { c.Line.ChannelSecret = "" }, Key: "line.channel_secret"},
+		{Name: "missing access token", Mutate: func(c *service.Config) { c.Line.ChannelAccessToken = "" }, Key: "line.channel_access_token"},
+		{Name: "margin of a minute", Mutate: func(c *service.Config) { c.Line.ReplyTokenMargin = time.Minute }, Key: "line.reply_token_margin"},
+		{Name: "bad base url", Mutate: func(c *service.Config) { c.Line.APIBaseURL = "api.line.me" }, Key: "line.api_base_url"},
+		{Name: "loading too long", Mutate: func(c *service.Config) { c.Line.LoadingSeconds = 90 }, Key: "line.loading_seconds"},
+	})
 }
 
-func hasSent(s *linetest.Server, kind, replyToken, retryKey string) bool {
+func hasSent(s *fakeline.Server, kind, replyToken, retryKey string) bool {
 	for _, x := range s.Sent() {
 		if x.Kind == kind && (replyToken == "" || x.ReplyToken == replyToken) && (retryKey == "" || x.RetryKey == retryKey) {
 			return true
@@ -380,46 +340,24 @@ func contains(list []string, s string) bool {
 // assertClean checks that LINE saw no request breaking its limits and no secret reached the log.
 func assertClean(t *testing.T, h *harness) {
 	t.Helper()
-	if p := h.line.Problems(); len(p) > 0 {
-		t.Errorf("LINE API rule violations: %v", p)
-	}
-	logs := h.logs.String()
-	if strings.Contains(logs, testSecret) || strings.Contains(logs, testToken) {
-		t.Error("a secret appeared in the log")
-	}
+	channeltest.AssertClean(t, "LINE", h.line.Problems(), h.logs.String(), testSecret, testToken)
 }
 
 // TestExampleConfig: the suite's example file parses into this service's config and shows the
 // defaults; secrets come from the environment only.
 func TestExampleConfig(t *testing.T) {
-	data, err := os.ReadFile("../../../config/picoclaw.example.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := service.DefaultConfig()
-	if err := config.Decode(data, &cfg); err != nil {
-		t.Fatal(err)
-	}
-	if len(cfg.Line.AllowedUsers) == 0 {
-		cfg.Line.AllowedUsers = nil // "[]" in the file
-	}
-	if !reflect.DeepEqual(cfg.Line, service.DefaultConfig().Line) {
-		t.Fatalf("example line section %+v differs from the defaults %+v", cfg.Line, service.DefaultConfig().Line)
-	}
-	env := map[string]string{"LINE_CHANNEL_SECRET": "from-env-0123456789abcdefghijklmnop", "LINE_CHANNEL_ACCESS_TOKEN": "token-from-env-0123456789abcdefghijk",
-		"PICOCLAW_LINE_ALLOWED_USERS": "U1, U2", "PICOCLAW_LINE_REPLY_TOKEN_MARGIN": "40s"}
-	if err := config.ApplyEnv(&cfg, func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
-		t.Fatal(err)
-	}
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	if cfg.Line.ChannelSecret.Value() != "from-env-0123456789abcdefghijklmnop" || len(cfg.Line.AllowedUsers) != 2 || cfg.Line.ReplyTokenMargin != 40*time.Second {
-		t.Fatalf("environment not applied: %+v", cfg.Line)
-	}
-	if s := fmt.Sprintf("%v %+v", cfg.Line, cfg.Line); strings.Contains(s, "from-env") || strings.Contains(s, "token-from-env") {
-		t.Fatal("secret printed")
-	}
+	const secret, token = "from-env-0123456789abcdefghijklmnop", "token-from-env-0123456789abcdefghijk"
+	channeltest.CheckExampleConfig(t, channeltest.ExampleConfig[service.Config]{
+		Path: "../../../config/picoclaw.example.yaml", Default: service.DefaultConfig, Validate: (*service.Config).Validate,
+		Section:  func(c *service.Config) any { return c.Line },
+		Settings: func(c *service.Config) *channel.Settings { return &c.Line.Settings },
+		Env: map[string]string{"LINE_CHANNEL_SECRET": secret, "LINE_CHANNEL_ACCESS_TOKEN": token,
+			"PICOCLAW_LINE_ALLOWED_USERS": "U1, U2", "PICOCLAW_LINE_REPLY_TOKEN_MARGIN": "40s"},
+		Applied: func(c *service.Config) bool {
+			return c.Line.ChannelSecret.Value() == secret && len(c.Line.AllowedUsers) == 2 && c.Line.ReplyTokenMargin == 40*time.Second
+		},
+		Secrets: []string{secret, token},
+	})
 }
 
 // TestEmptyAllowlistMeansNobody: without allowed users the gateway warns at start and refuses
@@ -429,7 +367,7 @@ func TestEmptyAllowlistMeansNobody(t *testing.T) {
 	if !strings.Contains(h.logs.String(), "line.allowlist_empty") {
 		t.Fatal("no start-up warning for the empty allowlist")
 	}
-	h.post(t, testSecret, linetest.Body(linetest.TextEvent("01EVNOBODY", allowed, "", "", "やあ", nowMillis(), false)))
+	h.post(t, testSecret, fakeline.Body(fakeline.TextEvent("01EVNOBODY", allowed, "", "", "やあ", nowMillis(), false)))
 	waitFor(t, "refusal", func() bool { return len(h.sentTo(allowed)) == 1 })
 	if !strings.Contains(h.sentTo(allowed)[0].Messages[0].Text, "登録されたユーザー") || len(h.chat.Requests()) != 0 {
 		t.Fatalf("sent %+v, chat calls %d", h.sentTo(allowed), len(h.chat.Requests()))

@@ -4,16 +4,14 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/channel/channeltest"
 	"github.com/picoclaw-suite/picoclaw/pkg/chatlink/chatlinktest"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
-	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/slacktest"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakeslack"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/service"
 )
 
@@ -22,13 +20,8 @@ import (
 // same consumer name: each event is answered exactly once.
 func TestKilledAfterAckAnsweredExactlyOnce(t *testing.T) {
 	r := testinfra.Redis(t)
-	bin := filepath.Join(t.TempDir(), "gateway-slack")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/gateway-slack")
-	build.Dir = ".."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	api := slacktest.NewServer(testToken)
+	bin := channeltest.BuildBinary(t, "..", "gateway-slack")
+	api := fakeslack.NewServer(testToken)
 	defer api.Close()
 	chat := chatlinktest.NewFakeChat()
 	chatSrv := chatlinktest.Start(t, chat)
@@ -38,12 +31,9 @@ func TestKilledAfterAckAnsweredExactlyOnce(t *testing.T) {
 	}
 	// addr is the public listener (Events API); the internal one only serves the suite.
 	addr, internal := addrs[0], addrs[1]
-	env := append(append(os.Environ(), testinfra.AuthEnv(service.Name)...),
+	env := channeltest.BinaryEnv(service.Name, chatSrv.URL, r,
 		"PICOCLAW_SERVICES_GATEWAY_SLACK_PUBLIC_LISTEN="+addr,
 		"PICOCLAW_SERVICES_GATEWAY_SLACK_LISTEN="+internal,
-		"PICOCLAW_SERVICES_CHAT_MIO_URL="+chatSrv.URL,
-		"PICOCLAW_REDIS_ADDR="+r.Addr,
-		"PICOCLAW_REDIS_KEY_PREFIX="+r.Prefix,
 		"PICOCLAW_SLACK_API_BASE_URL="+api.APIURL(),
 		"PICOCLAW_SLACK_ALLOWED_USERS="+allowed+","+allowed2,
 		"PICOCLAW_SLACK_INBOX_BLOCK=100ms",
@@ -53,26 +43,15 @@ func TestKilledAfterAckAnsweredExactlyOnce(t *testing.T) {
 	)
 	first := startBinary(t, bin, env, addr)
 	for i, user := range []string{allowed, allowed2} {
-		body := slacktest.EventBody(fmt.Sprint("EvKill", i), slacktest.Mention(user, "CKILL", fmt.Sprintf("1700002000.00000%d", i), "", "block"))
-		code, _, err := slacktest.Do(http.DefaultClient, slacktest.Request{URL: "http://" + addr + service.EventsPath,
+		body := fakeslack.EventBody(fmt.Sprint("EvKill", i), fakeslack.Mention(user, "CKILL", fmt.Sprintf("1700002000.00000%d", i), "", "block"))
+		code, _, err := fakeslack.Do(http.DefaultClient, fakeslack.Request{URL: "http://" + addr + service.EventsPath,
 			Secret: testSecret, Body: body, ContentType: "application/json"})
 		if err != nil || code != http.StatusOK {
 			t.Fatalf("event %d: %d %v", i, code, err)
 		}
 	}
-	seen := map[string]bool{}
-	for len(seen) < 2 {
-		select {
-		case id := <-chat.Started:
-			seen[id] = true
-		case <-time.After(15 * time.Second):
-			t.Fatalf("processing did not start: %v", seen)
-		}
-	}
-	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = first.Wait()
+	channeltest.WaitStarted(t, chat, 2)
+	channeltest.Kill(t, first)
 	if n := len(api.Posts()); n != 0 {
 		t.Fatalf("%d posts before the crash", n)
 	}
@@ -97,36 +76,5 @@ func TestKilledAfterAckAnsweredExactlyOnce(t *testing.T) {
 
 func startBinary(t *testing.T, bin string, env []string, addr string) *exec.Cmd {
 	t.Helper()
-	logs := &chatlinktest.SyncBuffer{}
-	cmd := exec.Command(bin)
-	cmd.Env = env
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			done := make(chan struct{})
-			go func() { _ = cmd.Wait(); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(10 * time.Second):
-				_ = cmd.Process.Kill()
-				<-done
-			}
-		}
-		if t.Failed() {
-			t.Logf("gateway log:\n%s", logs.String())
-		}
-	})
-	waitFor(t, fmt.Sprintf("gateway on %s", addr), func() bool {
-		res, err := http.Get("http://" + addr + "/readyz")
-		if err != nil {
-			return false
-		}
-		res.Body.Close()
-		return res.StatusCode == http.StatusOK
-	})
-	return cmd
+	return channeltest.StartBinary(t, bin, env, addr)
 }

@@ -2,27 +2,19 @@ package service_test
 
 import (
 	"bytes"
-	"context"
-	"fmt"
-	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
-	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"net/http"
-	"os"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
 
-	"connectrpc.com/connect"
+	"github.com/picoclaw-suite/picoclaw/pkg/channel"
+	"github.com/picoclaw-suite/picoclaw/pkg/channel/channeltest"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
-	gatewayv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1"
-	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1/gatewayv1connect"
-	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
-	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakeslack"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/domain"
-	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/slacktest"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/service"
 )
 
@@ -31,20 +23,20 @@ import (
 // same event_id is stored and answered once; bot messages, edits and channel chatter are ignored.
 func TestEventsVerificationAndDedupe(t *testing.T) {
 	h := start(t, nil)
-	if code, body := h.event(t, slacktest.URLVerification("chal-123"), nil); code != http.StatusOK || body != "chal-123" {
+	if code, body := h.event(t, fakeslack.URLVerification("chal-123"), nil); code != http.StatusOK || body != "chal-123" {
 		t.Fatalf("url_verification: %d %q", code, body)
 	}
-	ev := slacktest.EventBody("Ev001", slacktest.Mention(allowed, "C100", "1700000000.000100", "", "こんにちは"))
+	ev := fakeslack.EventBody("Ev001", fakeslack.Mention(allowed, "C100", "1700000000.000100", "", "こんにちは"))
 	for _, tc := range []struct {
 		name   string
-		mutate func(*slacktest.Request)
+		mutate func(*fakeslack.Request)
 		want   int
 	}{
-		{"forged signature", func(r *slacktest.Request) { r.Secret = "wrong-secret" }, http.StatusUnauthorized},
-		{"missing signature", func(r *slacktest.Request) { r.Secret = "" }, http.StatusUnauthorized},
-		{"stale timestamp", func(r *slacktest.Request) { r.At = time.Now().Add(-6 * time.Minute) }, http.StatusUnauthorized},
-		{"future timestamp", func(r *slacktest.Request) { r.At = time.Now().Add(6 * time.Minute) }, http.StatusUnauthorized},
-		{"oversized body", func(r *slacktest.Request) { r.Body = append(bytes.Repeat([]byte(" "), 1<<20), r.Body...) }, http.StatusRequestEntityTooLarge},
+		{"forged signature", func(r *fakeslack.Request) { r.Secret = "wrong-secret" }, http.StatusUnauthorized},
+		{"missing signature", func(r *fakeslack.Request) { r.Secret = "" }, http.StatusUnauthorized},
+		{"stale timestamp", func(r *fakeslack.Request) { r.At = time.Now().Add(-6 * time.Minute) }, http.StatusUnauthorized},
+		{"future timestamp", func(r *fakeslack.Request) { r.At = time.Now().Add(6 * time.Minute) }, http.StatusUnauthorized},
+		{"oversized body", func(r *fakeslack.Request) { r.Body = append(bytes.Repeat([]byte(" "), 1<<20), r.Body...) }, http.StatusRequestEntityTooLarge},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if code, _ := h.event(t, ev, tc.mutate); code != tc.want {
@@ -56,19 +48,19 @@ func TestEventsVerificationAndDedupe(t *testing.T) {
 		t.Fatalf("%d events stored from rejected requests", n)
 	}
 	for i := range 3 { // the event, then two Slack retries
-		if code, _ := h.event(t, ev, func(r *slacktest.Request) { r.RetryNum = i }); code != http.StatusOK {
+		if code, _ := h.event(t, ev, func(r *fakeslack.Request) { r.RetryNum = i }); code != http.StatusOK {
 			t.Fatalf("delivery %d: %d", i, code)
 		}
 	}
 	ignored := []map[string]any{
-		{"type": "app_mention", "user": "UOTHER", "bot_id": "B9", "text": "<@" + slacktest.BotUserID + "> hi", "ts": "1.1", "channel": "C100"},
-		{"type": "message", "channel_type": "im", "user": slacktest.BotUserID, "text": "my own", "ts": "1.2", "channel": "D1"},
+		{"type": "app_mention", "user": "UOTHER", "bot_id": "B9", "text": "<@" + fakeslack.BotUserID + "> hi", "ts": "1.1", "channel": "C100"},
+		{"type": "message", "channel_type": "im", "user": fakeslack.BotUserID, "text": "my own", "ts": "1.2", "channel": "D1"},
 		{"type": "message", "channel_type": "im", "subtype": "message_changed", "text": "edit", "ts": "1.3", "channel": "D1"},
 		{"type": "message", "channel_type": "channel", "user": allowed, "text": "chatter", "ts": "1.4", "channel": "C100"},
 		{"type": "reaction_added", "user": allowed, "reaction": "+1", "event_ts": "1.5"},
 	}
 	for i, inner := range ignored {
-		if code, _ := h.event(t, slacktest.EventBody("EvIgnored"+string(rune('A'+i)), inner), nil); code != http.StatusOK {
+		if code, _ := h.event(t, fakeslack.EventBody("EvIgnored"+string(rune('A'+i)), inner), nil); code != http.StatusOK {
 			t.Fatalf("ignored event %d: %d", i, code)
 		}
 	}
@@ -89,8 +81,8 @@ func TestEventsVerificationAndDedupe(t *testing.T) {
 // TestRepliesInThreadAndDM: answers go to the thread the message belongs to, DMs included.
 func TestRepliesInThreadAndDM(t *testing.T) {
 	h := start(t, nil)
-	h.event(t, slacktest.EventBody("EvThread", slacktest.Mention(allowed, "C200", "1700000100.000200", "1700000100.000001", "続き")), nil)
-	h.event(t, slacktest.EventBody("EvDM", slacktest.DM(allowed2, "D200", "1700000100.000300", "DMです")), nil)
+	h.event(t, fakeslack.EventBody("EvThread", fakeslack.Mention(allowed, "C200", "1700000100.000200", "1700000100.000001", "続き")), nil)
+	h.event(t, fakeslack.EventBody("EvDM", fakeslack.DM(allowed2, "D200", "1700000100.000300", "DMです")), nil)
 	waitFor(t, "answers", func() bool {
 		return len(h.postsIn("C200", "1700000100.000001")) == 1 && len(h.postsIn("D200", "1700000100.000300")) == 1
 	})
@@ -111,7 +103,7 @@ func TestRepliesInThreadAndDM(t *testing.T) {
 func TestApprovalButtons(t *testing.T) {
 	h := start(t, nil)
 	thread := "1700000200.000100"
-	h.event(t, slacktest.EventBody("EvApprove", slacktest.Mention(allowed, "C300", thread, "", "approve")), nil)
+	h.event(t, fakeslack.EventBody("EvApprove", fakeslack.Mention(allowed, "C300", thread, "", "approve")), nil)
 	waitFor(t, "approval request", func() bool { return len(h.postsIn("C300", thread)) == 1 })
 	p := h.postsIn("C300", thread)[0]
 	job := "job_20261121_001"
@@ -127,7 +119,7 @@ func TestApprovalButtons(t *testing.T) {
 	if err != nil || btn.ActionID != "approve" || got.JobID != job || got.Trace == "" || btn.Style != "primary" {
 		t.Fatalf("approve button %+v (%+v, %v)", btn, got, err)
 	}
-	press := slacktest.BlockAction(allowed, "C300", p.TS, thread, p.Text, "trigger-1", btn.ActionID, btn.Value)
+	press := fakeslack.BlockAction(allowed, "C300", p.TS, thread, p.Text, "trigger-1", btn.ActionID, btn.Value)
 	for range 2 {
 		if code := h.interact(t, press); code != http.StatusOK {
 			t.Fatalf("interactive: %d", code)
@@ -150,7 +142,7 @@ func TestApprovalButtons(t *testing.T) {
 	if !jobid.Valid(reqJob) || pressJob != job || pressTrace != reqTrace {
 		t.Fatalf("request trace %s job %q; press trace %s job %q (want %s)", reqTrace, reqJob, pressTrace, pressJob, job)
 	}
-	var updates []slacktest.Post
+	var updates []fakeslack.Post
 	for _, x := range h.slack.Posts() {
 		if x.Method == "chat.update" {
 			updates = append(updates, x)
@@ -165,7 +157,7 @@ func TestApprovalButtons(t *testing.T) {
 		}
 	}
 	if len(updates[0].Blocks) != 2 || updates[0].Blocks[1].Type != "context" ||
-		!strings.Contains(slacktest.ElementText(updates[0].Blocks[1].Elements[0].Text), "<@"+allowed+"> が選択しました: 承認") {
+		!strings.Contains(fakeslack.ElementText(updates[0].Blocks[1].Elements[0].Text), "<@"+allowed+"> が選択しました: 承認") {
 		t.Errorf("decision note missing: %+v", updates[0].Blocks)
 	}
 	if h.interact(t, []byte("payload=%7Bnot-json")) != http.StatusBadRequest {
@@ -178,7 +170,7 @@ func TestApprovalButtons(t *testing.T) {
 // way is resumed without repeating what was already posted.
 func TestAllowlistAndDelivery(t *testing.T) {
 	h := start(t, nil)
-	h.event(t, slacktest.EventBody("EvStranger", slacktest.Mention("USTRANGER", "C400", "1700000300.000100", "", "やあ")), nil)
+	h.event(t, fakeslack.EventBody("EvStranger", fakeslack.Mention("USTRANGER", "C400", "1700000300.000100", "", "やあ")), nil)
 	waitFor(t, "refusal", func() bool { return len(h.postsIn("C400", "1700000300.000100")) == 1 })
 	if got := h.postsIn("C400", "1700000300.000100")[0].Text; !strings.Contains(got, "登録されたユーザー") {
 		t.Fatalf("refusal %q", got)
@@ -189,7 +181,7 @@ func TestAllowlistAndDelivery(t *testing.T) {
 	// A long answer is two messages; the second post fails twice, then Slack recovers.
 	h.slack.FailPosts(1, 2, http.StatusInternalServerError)
 	long := "slow:1 " + strings.Repeat("長い答え。", 700)
-	h.event(t, slacktest.EventBody("EvLong", slacktest.Mention(allowed, "C401", "1700000300.000200", "", long)), nil)
+	h.event(t, fakeslack.EventBody("EvLong", fakeslack.Mention(allowed, "C401", "1700000300.000200", "", long)), nil)
 	waitFor(t, "answer", func() bool { return h.pending(t) == 0 && len(h.postsIn("C401", "1700000300.000200")) >= 2 })
 	posts := h.postsIn("C401", "1700000300.000200")
 	if len(posts) != 2 {
@@ -208,100 +200,48 @@ func TestAllowlistAndDelivery(t *testing.T) {
 // thread once per retry key.
 func TestNotificationPush(t *testing.T) {
 	h := start(t, nil)
-	clients := map[string]gatewayv1connect.NotificationServiceClient{
-		"connect": gatewayv1connect.NewNotificationServiceClient(rpcserver.NewHTTPClient(), h.internal, testinfra.AsSuite(t, svcauth.GatewaySlack)),
-		"grpc":    gatewayv1connect.NewNotificationServiceClient(rpcserver.NewHTTPClient(), h.internal, connect.WithGRPC(), testinfra.AsSuite(t, svcauth.GatewaySlack)),
+	thread := func(protocol string) string {
+		return "1700000400.0000" + map[string]string{"connect": "01", "grpc": "02"}[protocol]
 	}
-	for name, c := range clients {
-		t.Run(name, func(t *testing.T) {
-			thread := "1700000400.0000" + map[string]string{"connect": "01", "grpc": "02"}[name]
-			req := &gatewayv1.PushRequest{SessionId: "slack:C500:" + thread, JobId: "job_20261121_009", RetryKey: "result-" + name,
-				Messages: []*commonv1.ReplyMessage{{Text: "job_20261121_009 の結果: 完了"}}}
-			for range 2 {
-				res, err := c.Push(context.Background(), req)
-				if err != nil || res.GetDelivered() != 1 {
-					t.Fatalf("push: %v, %v", res, err)
-				}
-			}
-			if n := len(h.postsIn("C500", thread)); n != 1 {
-				t.Fatalf("posted %d times", n)
-			}
-			_, err := c.Push(context.Background(), &gatewayv1.PushRequest{SessionId: "line:U1",
-				Messages: []*commonv1.ReplyMessage{{Text: "x"}}})
-			if connect.CodeOf(err) != connect.CodeInvalidArgument {
-				t.Fatalf("foreign session: %v", err)
-			}
-		})
-	}
+	channeltest.CheckPushOnce(t, h.internal, svcauth.GatewaySlack, func(p string) string { return "slack:C500:" + thread(p) }, "line:U1",
+		func(p string) int { return len(h.postsIn("C500", thread(p))) })
 	assertClean(t, h)
 }
 
 func TestConfigValidate(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		mutate func(*service.Config)
-		key    string
-	}{
-		{"missing signing secret", func(c *service.Config) { c.Slack.SigningSecret = "" }, "slack.signing_secret"},
-		{"missing bot token", func(c *service.Config) { c.Slack.BotToken = "" }, "slack.bot_token"},
-		{"bad base url", func(c *service.Config) { c.Slack.APIBaseURL = "slack.com" }, "slack.api_base_url"},
-		{"short dedupe", func(c *service.Config) { c.Slack.Inbox.DedupeTTL = time.Minute }, "slack.inbox.dedupe_ttl"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			cfg := service.DefaultConfig()
-			cfg.Slack.SigningSecret, cfg.Slack.BotToken = testSecret, testToken
-			if err := cfg.Validate(); err != nil {
-				t.Fatalf("defaults with secrets: %v", err)
-			}
-			tc.mutate(&cfg)
-			if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), tc.key) {
-				t.Fatalf("error %v does not name %s", err, tc.key)
-			}
-		})
-	}
+	type c = channeltest.ConfigCase[service.Config]
+	channeltest.CheckValidate(t, func() service.Config {
+		cfg := service.DefaultConfig()
+		cfg.Slack.SigningSecret, cfg.Slack.BotToken = testSecret, testToken
+		return cfg
+	}, (*service.Config).Validate, []c{
+		{Name: "missing signing secret", Mutate: func(c *service.Config) { c.Slack.SigningSecret = "" }, Key: "slack.signing_secret"},
+		{Name: "missing bot token", Mutate: func(c *service.Config) { c.Slack.BotToken = "" }, Key: "slack.bot_token"},
+		{Name: "bad base url", Mutate: func(c *service.Config) { c.Slack.APIBaseURL = "slack.com" }, Key: "slack.api_base_url"},
+		{Name: "short dedupe", Mutate: func(c *service.Config) { c.Slack.Inbox.DedupeTTL = time.Minute }, Key: "slack.inbox.dedupe_ttl"},
+	})
 }
 
+// assertClean checks that Slack saw no request breaking its limits and no secret reached the log.
 func assertClean(t *testing.T, h *harness) {
 	t.Helper()
-	if p := h.slack.Problems(); len(p) > 0 {
-		t.Errorf("Slack API rule violations: %v", p)
-	}
-	logs := h.logs.String()
-	if strings.Contains(logs, testSecret) || strings.Contains(logs, testToken) {
-		t.Error("a secret appeared in the log")
-	}
+	channeltest.AssertClean(t, "Slack", h.slack.Problems(), h.logs.String(), testSecret, testToken)
 }
 
 // TestExampleConfig: the suite's example file parses into this service's config and shows the
 // defaults; secrets come from the environment only.
 func TestExampleConfig(t *testing.T) {
-	data, err := os.ReadFile("../../../config/picoclaw.example.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := service.DefaultConfig()
-	if err := config.Decode(data, &cfg); err != nil {
-		t.Fatal(err)
-	}
-	if len(cfg.Slack.AllowedUsers) == 0 {
-		cfg.Slack.AllowedUsers = nil // "[]" in the file
-	}
-	if !reflect.DeepEqual(cfg.Slack, service.DefaultConfig().Slack) {
-		t.Fatalf("example slack section %+v differs from the defaults %+v", cfg.Slack, service.DefaultConfig().Slack)
-	}
-	env := map[string]string{"SLACK_SIGNING_SECRET": "from-env-0123456789abcdefghijklmnop", "SLACK_BOT_TOKEN": "xoxb-from-env-0123456789abcdefghijk", "PICOCLAW_SLACK_ALLOWED_USERS": "U1"}
-	if err := config.ApplyEnv(&cfg, func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
-		t.Fatal(err)
-	}
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	if cfg.Slack.SigningSecret.Value() != "from-env-0123456789abcdefghijklmnop" || len(cfg.Slack.AllowedUsers) != 1 {
-		t.Fatalf("environment not applied: %+v", cfg.Slack)
-	}
-	if s := fmt.Sprintf("%v %+v", cfg.Slack, cfg.Slack); strings.Contains(s, "from-env") {
-		t.Fatal("secret printed")
-	}
+	const secret, token = "from-env-0123456789abcdefghijklmnop", "xoxb-from-env-0123456789abcdefghijk"
+	channeltest.CheckExampleConfig(t, channeltest.ExampleConfig[service.Config]{
+		Path: "../../../config/picoclaw.example.yaml", Default: service.DefaultConfig, Validate: (*service.Config).Validate,
+		Section:  func(c *service.Config) any { return c.Slack },
+		Settings: func(c *service.Config) *channel.Settings { return &c.Slack.Settings },
+		Env:      map[string]string{"SLACK_SIGNING_SECRET": secret, "SLACK_BOT_TOKEN": token, "PICOCLAW_SLACK_ALLOWED_USERS": "U1"},
+		Applied: func(c *service.Config) bool {
+			return c.Slack.SigningSecret.Value() == secret && len(c.Slack.AllowedUsers) == 1
+		},
+		Secrets: []string{secret, token},
+	})
 }
 
 // TestEmptyAllowlistMeansNobody: without allowed users the gateway warns at start and refuses
@@ -311,7 +251,7 @@ func TestEmptyAllowlistMeansNobody(t *testing.T) {
 	if !strings.Contains(h.logs.String(), "slack.allowlist_empty") {
 		t.Fatal("no start-up warning for the empty allowlist")
 	}
-	h.event(t, slacktest.EventBody("EvNobody", slacktest.DM(allowed, "D9", "1700000500.000100", "やあ")), nil)
+	h.event(t, fakeslack.EventBody("EvNobody", fakeslack.DM(allowed, "D9", "1700000500.000100", "やあ")), nil)
 	waitFor(t, "refusal", func() bool { return len(h.postsIn("D9", "1700000500.000100")) == 1 })
 	if !strings.Contains(h.postsIn("D9", "1700000500.000100")[0].Text, "登録されたユーザー") || len(h.chat.Requests()) != 0 {
 		t.Fatal("not refused")

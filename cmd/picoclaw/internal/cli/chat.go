@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,14 +13,12 @@ import (
 	"sync"
 	"time"
 
-	"connectrpc.com/connect"
-	"google.golang.org/protobuf/types/known/timestamppb"
-
-	chatv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1/chatv1connect"
-	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
-	gatewayv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1/gatewayv1connect"
+	"github.com/picoclaw-suite/picoclaw/pkg/channel"
+	"github.com/picoclaw-suite/picoclaw/pkg/chatlink"
+	"github.com/picoclaw-suite/picoclaw/pkg/chatlink/chatclient"
+	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
@@ -64,36 +63,61 @@ func (t *terminal) print(s string) {
 	fmt.Fprint(t.out, s)
 }
 
-// notifications serves gateway.v1 NotificationService for cli sessions: results that finish
-// after the reply (and alerts) are printed in the terminal.
-type notifications struct {
+// terminalChannel is the "cli" channel of the channel runtime (pkg/channel): lines typed in the
+// terminal come in, replies and the notifications chat-mio pushes for the session (results that
+// finish after the reply, alerts) are printed as text.
+type terminalChannel struct {
 	term    *terminal
 	session string
+	user    string
 }
 
-func (n *notifications) Push(_ context.Context, req *gatewayv1.PushRequest) (*gatewayv1.PushResponse, error) {
-	if req.GetSessionId() != n.session {
-		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("no terminal for session %q", req.GetSessionId()))
+var _ channel.Channel = (*terminalChannel)(nil)
+
+// line is the stored form of a typed line.
+type line struct {
+	ID   string    `json:"id"`
+	Text string    `json:"text"`
+	At   time.Time `json:"at"`
+}
+
+func (c *terminalChannel) Name() string { return "cli" }
+
+func (c *terminalChannel) Decode(payload []byte) (channel.Event, error) {
+	var l line
+	if err := json.Unmarshal(payload, &l); err != nil || l.ID == "" {
+		return channel.Event{}, fmt.Errorf("%w: terminal line %q", channel.ErrInvalid, payload)
 	}
+	return channel.Event{ID: l.ID, Kind: channel.KindMessage, SessionID: c.session, UserID: c.user, Text: l.Text, ReceivedAt: l.At}, nil
+}
+
+// Target accepts only this terminal's session.
+func (c *terminalChannel) Target(sessionID string) (channel.Target, error) {
+	if sessionID != c.session {
+		return channel.Target{}, fmt.Errorf("%w: no terminal for session %q", channel.ErrUnknownSession, sessionID)
+	}
+	return channel.Target{}, nil
+}
+
+// Send prints replies: an answer under the prompt, a notification on lines of its own; then
+// the prompt again. Every push is shown (there is nothing to deduplicate against).
+func (c *terminalChannel) Send(_ context.Context, to channel.Target, _ string, replies []chatlink.Reply) (int, error) {
 	var b strings.Builder
-	for _, m := range req.GetMessages() {
-		b.WriteString("\n" + formatMessage(m) + "\n")
+	for _, r := range replies {
+		if to.Event == nil {
+			b.WriteString("\n" + formatReply(r) + "\n")
+		} else {
+			b.WriteString(formatReply(r) + "\n")
+		}
 	}
-	n.term.print(b.String() + "> ")
-	return &gatewayv1.PushResponse{Delivered: int32(len(req.GetMessages()))}, nil
+	c.term.print(b.String() + "> ")
+	return len(replies), nil
 }
 
-func formatMessage(m *commonv1.ReplyMessage) string {
-	s := "Mio> " + strings.ReplaceAll(strings.TrimRight(m.GetText(), "\n"), "\n", "\n     ")
-	for _, a := range m.GetActions() {
-		switch a.GetKind() {
-		case commonv1.ActionKind_ACTION_KIND_APPROVE:
-			s += fmt.Sprintf("\n     [%s] /approve %s", a.GetLabel(), a.GetJobId())
-		case commonv1.ActionKind_ACTION_KIND_DENY:
-			s += fmt.Sprintf("\n     [%s] /deny %s", a.GetLabel(), a.GetJobId())
-		case commonv1.ActionKind_ACTION_KIND_PICK:
-			s += fmt.Sprintf("\n     [%s] /pick %s %s", a.GetLabel(), a.GetJobId(), a.GetValue())
-		}
+func formatReply(r chatlink.Reply) string {
+	s := "Mio> " + strings.ReplaceAll(strings.TrimRight(r.Text, "\n"), "\n", "\n     ")
+	for _, a := range r.Actions {
+		s += fmt.Sprintf("\n     [%s] %s", a.Label, chatlink.Command(a))
 	}
 	return s
 }
@@ -109,22 +133,26 @@ func chatLoop(ctx context.Context, g *globals, creds *svcauth.Credentials, name,
 	}
 	defer func() { _ = tel.Shutdown(context.WithoutCancel(ctx)) }()
 
+	opts, err := rpcserver.ClientOptions(tel, 10*time.Minute, svcauth.Client(creds, svcauth.ChatMio))
+	if err != nil {
+		return err
+	}
+	// The terminal vouches for its user as a gateway does for a channel user.
+	chat := chatclient.New(chatv1connect.NewChatServiceClient(rpcserver.NewHTTPClient(), chatURL, opts...), "cli", creds)
+	ch := &terminalChannel{term: term, session: session, user: name}
+	rt := channel.NewRuntime(ch, channel.RuntimeConfig{Locale: g.locale, Allow: channel.NewAllowlist([]string{name}), Tracer: "picoclaw-cli"},
+		chat, tel.Logger, tel.TracerProvider, tel.Propagator)
+
 	srvCtx, stopSrv := context.WithCancel(ctx)
 	defer stopSrv()
 	srv, err := rpcserver.New(rpcserver.Config{Name: "cli", Listener: ln, Credentials: creds, Limits: rpcserver.LimitsFrom(g.cfg)}, tel)
 	if err != nil {
 		return err
 	}
-	srv.Mount(gatewayv1connect.NewNotificationServiceHandler(&notifications{term: term, session: session}, srv.HandlerOptions()...))
+	srv.Mount(gatewayv1connect.NewNotificationServiceHandler(channel.NewNotificationHandler(rt, "the terminal"), srv.HandlerOptions()...))
 	srvDone := make(chan error, 1)
 	go func() { srvDone <- srv.Run(srvCtx) }()
 	defer func() { stopSrv(); <-srvDone }()
-
-	opts, err := rpcserver.ClientOptions(tel, 10*time.Minute, svcauth.Client(creds, svcauth.ChatMio))
-	if err != nil {
-		return err
-	}
-	client := chatv1connect.NewChatServiceClient(rpcserver.NewHTTPClient(), chatURL, opts...)
 
 	lines := make(chan string)
 	go func() {
@@ -141,51 +169,36 @@ func chatLoop(ctx context.Context, g *globals, creds *svcauth.Credentials, name,
 	}()
 	term.print(fmt.Sprintf("session %s — /help for commands, /quit to leave\n> ", session))
 	for {
-		var line string
+		var text string
 		var ok bool
 		select {
 		case <-ctx.Done():
 			return nil
-		case line, ok = <-lines:
+		case text, ok = <-lines:
 		}
 		if !ok {
 			term.print("\n")
 			return nil
 		}
-		line = strings.TrimSpace(line)
-		if line == "" {
+		text = strings.TrimSpace(text)
+		if text == "" {
 			term.print("> ")
 			continue
 		}
-		if line == "/quit" || line == "/exit" {
+		if text == "/quit" || text == "/exit" {
 			return nil
 		}
-		// The terminal vouches for its user as a gateway does for a channel user.
-		assertion, err := creds.Vouch("cli", name, time.Now())
+		id := fmt.Sprintf("cli-%d", time.Now().UnixNano())
+		payload, err := json.Marshal(line{ID: id, Text: text, At: time.Now()})
 		if err != nil {
 			return err
 		}
-		mctx := svcauth.WithPrincipal(ctx, svcauth.Principal{Channel: "cli", User: name, Raw: assertion})
-		res, err := client.HandleMessage(mctx, &chatv1.HandleMessageRequest{
-			SessionId:  session,
-			Channel:    "cli",
-			UserId:     name,
-			Text:       line,
-			EventId:    fmt.Sprintf("cli-%d", time.Now().UnixNano()),
-			ReceivedAt: timestamppb.Now(),
-			Locale:     g.locale,
-		})
-		if err != nil {
+		// A line is answered at once, in order: the runtime's event path without the inbox.
+		if err := rt.Handle(ctx, inbox.Delivery{Event: inbox.Event{ID: id, Key: session, Payload: payload}, Attempt: 1}); err != nil {
 			if errors.Is(err, context.Canceled) {
 				return nil
 			}
 			term.print(fmt.Sprintf("!! %v\n> ", err))
-			continue
 		}
-		var b strings.Builder
-		for _, m := range res.GetMessages() {
-			b.WriteString(formatMessage(m) + "\n")
-		}
-		term.print(b.String() + "> ")
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/channel"
+	"github.com/picoclaw-suite/picoclaw/pkg/chatlink"
 	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/domain"
 )
@@ -44,15 +46,22 @@ func (f *fakeLine) ShowLoading(_ context.Context, chatID string, _ int) error {
 
 type fakeChat struct {
 	err error
-	req ChatRequest
+	req chatlink.Request
 }
 
-func (f *fakeChat) HandleMessage(_ context.Context, req ChatRequest) (ChatResponse, error) {
+func (f *fakeChat) HandleMessage(_ context.Context, req chatlink.Request) (chatlink.Response, error) {
 	f.req = req
 	if f.err != nil {
-		return ChatResponse{}, f.err
+		return chatlink.Response{}, f.err
 	}
-	return ChatResponse{JobID: "job_20261121_001", Replies: []domain.Reply{{Text: "ok"}}}, nil
+	return chatlink.Response{JobID: "job_20261121_001", Replies: []domain.Reply{{Text: "ok"}}}, nil
+}
+
+// runtime runs the LINE channel on the channel runtime, as the service does.
+func runtime(cfg Config, allowed []string, chat channel.Chat, line Messenger) *channel.Runtime {
+	log := slog.New(slog.DiscardHandler)
+	return channel.NewRuntime(New(cfg, line, log), channel.RuntimeConfig{Locale: cfg.Locale, Allow: channel.NewAllowlist(allowed)},
+		chat, log, noop.NewTracerProvider(), propagation.TraceContext{})
 }
 
 var now = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
@@ -107,9 +116,8 @@ func TestHandle(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			line := &fakeLine{replyErr: tc.replyErr, pushErr: tc.pushErr}
 			chat := &fakeChat{err: tc.chatErr}
-			p := NewProcessor(Config{ReplyTokenMargin: 50 * time.Second, LoadingSeconds: 20, Locale: "ja",
-				Allow: domain.NewAllowlist([]string{"U1"}), Now: func() time.Time { return now }},
-				chat, line, slog.New(slog.DiscardHandler), noop.NewTracerProvider(), propagation.TraceContext{})
+			p := runtime(Config{ReplyTokenMargin: 50 * time.Second, LoadingSeconds: 20, Locale: "ja",
+				Now: func() time.Time { return now }}, []string{"U1"}, chat, line)
 			err := p.Handle(context.Background(), delivery(t, tc.in, tc.redelivered, 1))
 			switch tc.wantErr {
 			case "":
@@ -148,7 +156,7 @@ func TestHandle(t *testing.T) {
 
 func TestNotifyKeys(t *testing.T) {
 	line := &fakeLine{}
-	p := NewProcessor(Config{Locale: "ja"}, &fakeChat{}, line, slog.New(slog.DiscardHandler), noop.NewTracerProvider(), propagation.TraceContext{})
+	p := runtime(Config{Locale: "ja"}, nil, &fakeChat{}, line)
 	ctx := context.Background()
 	replies := []domain.Reply{{Text: "結果"}}
 	for range 2 {

@@ -216,21 +216,6 @@ func TestRetryKey(t *testing.T) {
 	}
 }
 
-func TestAllowlist(t *testing.T) {
-	a := NewAllowlist([]string{" Uallowed ", ""})
-	for _, tc := range []struct {
-		user string
-		want bool
-	}{{"Uallowed", true}, {"Uother", false}, {"", false}} {
-		if got := a.Allowed(tc.user); got != tc.want {
-			t.Errorf("Allowed(%q) = %v", tc.user, got)
-		}
-	}
-	if NewAllowlist(nil).Allowed("Uanyone") {
-		t.Error("empty allowlist lets someone in")
-	}
-}
-
 func TestDecodeInbound(t *testing.T) {
 	in := Inbound{EventID: "e", Kind: KindText, ChatID: "U1", SourceType: SourceUser, Timestamp: time.UnixMilli(1700000000000)}
 	b, _ := in.Encode()

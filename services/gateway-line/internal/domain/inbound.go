@@ -14,7 +14,7 @@ import (
 // Sentinel errors.
 var (
 	// ErrInvalid marks input that can never be processed (a stored event that does not decode).
-	ErrInvalid = errors.New("invalid")
+	ErrInvalid = chatlink.ErrInvalid
 	// ErrReplyToken means LINE refused the reply token (expired or already used).
 	ErrReplyToken = errors.New("reply token rejected")
 	// ErrPermanent marks a failure that retrying will not fix.

@@ -102,19 +102,7 @@ func DecodePostback(data string) (Action, error) {
 }
 
 // Command is the typed form of an action, shown as text and used as the button's display text.
-func Command(a Action) string {
-	switch a.Kind {
-	case ActionApprove:
-		return "/approve " + a.JobID
-	case ActionDeny:
-		return "/deny " + a.JobID
-	default:
-		if a.Value != "" {
-			return "/pick " + a.JobID + " " + a.Value
-		}
-		return "/pick " + a.JobID
-	}
-}
+func Command(a Action) string { return chatlink.Command(a) }
 
 // Compose turns chat-mio's replies into at most five LINE messages: long texts are split at
 // line breaks within 5,000 characters, buttons become a confirm template (one approve/deny pair)

@@ -3,46 +3,29 @@
 package httpapi
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
 
 	"github.com/line/line-bot-sdk-go/v8/linebot/webhook"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
-	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
+	"github.com/picoclaw-suite/picoclaw/pkg/channel"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/domain"
 )
-
-// Appender stores events (inbox.Store).
-type Appender interface {
-	Append(ctx context.Context, events ...inbox.Event) (inbox.Result, error)
-}
-
-// JobIDs allocates JobIDs (jobid.Allocator on the suite's Redis, shared with chat-mio).
-type JobIDs interface {
-	Next(ctx context.Context) (string, error)
-}
 
 // Webhook serves POST /line/webhook.
 type Webhook struct {
 	secret string
-	store  Appender
-	jobs   JobIDs
+	ingest *channel.Ingester
 	log    *slog.Logger
-	tracer trace.Tracer
-	prop   propagation.TextMapPropagator
 }
 
 // NewWebhook returns the handler; secret is the channel secret.
-func NewWebhook(secret string, store Appender, jobs JobIDs, log *slog.Logger, tp trace.TracerProvider, prop propagation.TextMapPropagator) *Webhook {
-	return &Webhook{secret: secret, store: store, jobs: jobs, log: log, tracer: tp.Tracer("gateway-line"), prop: prop}
+func NewWebhook(secret string, ingest *channel.Ingester, log *slog.Logger) *Webhook {
+	return &Webhook{secret: secret, ingest: ingest, log: log}
 }
 
 func (h *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -64,7 +47,7 @@ func (h *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	events := make([]inbox.Event, 0, len(cb.Events))
+	events := make([]channel.Incoming, 0, len(cb.Events))
 	for _, e := range cb.Events {
 		in, ok := Normalize(e)
 		if !ok {
@@ -76,18 +59,17 @@ func (h *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.log.ErrorContext(ctx, "line.event_encode_failed", slog.String("event_id", in.EventID), slog.Any("error", err))
 			continue
 		}
-		meta, err := h.eventMeta(ctx, in)
-		if err != nil {
-			h.log.ErrorContext(ctx, "line.jobid_failed", slog.String("event_id", in.EventID), slog.Any("error", err))
-			http.Error(w, "temporarily unavailable", http.StatusInternalServerError)
-			return
+		inc := channel.Incoming{ID: in.EventID, Key: in.ChatID, Payload: payload, StartsJob: in.Kind == domain.KindText}
+		if in.Kind == domain.KindPostback {
+			if a, err := domain.DecodePostback(in.PostbackData); err == nil {
+				inc.Action = &a
+			}
 		}
-		events = append(events, inbox.Event{ID: in.EventID, Key: in.ChatID, Payload: payload, Meta: meta})
+		events = append(events, inc)
 	}
-	res, err := h.store.Append(ctx, events...)
+	// Not stored: answer 500 so LINE redelivers; what was stored is deduplicated then.
+	res, err := h.ingest.Store(ctx, events...)
 	if err != nil {
-		// Not stored: answer 500 so LINE redelivers; what was stored is deduplicated then.
-		h.log.ErrorContext(ctx, "line.webhook_store_failed", slog.Any("error", err))
 		http.Error(w, "temporarily unavailable", http.StatusInternalServerError)
 		return
 	}
@@ -97,46 +79,6 @@ func (h *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		slog.Int("duplicates", res.Duplicate))
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write([]byte("{}"))
-}
-
-// eventMeta is the trace context an event is processed in. A text message starts a job: its
-// JobID is allocated here, before any downstream call, and it gets a trace of its own (linked to
-// this request), so one trace covers one job. A button press continues the trace its button
-// carries, with the pressed job's id. Other events follow this request's trace.
-func (h *Webhook) eventMeta(ctx context.Context, in domain.Inbound) (map[string]string, error) {
-	meta := propagation.MapCarrier{}
-	opts := []trace.SpanStartOption{trace.WithLinks(trace.LinkFromContext(ctx)),
-		trace.WithAttributes(attribute.String("line.event_id", in.EventID))}
-	var id string
-	parent := ctx
-	switch in.Kind {
-	case domain.KindText:
-		next, err := h.jobs.Next(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("allocate job id: %w", err)
-		}
-		id = next
-		opts = append(opts, trace.WithNewRoot())
-	case domain.KindPostback:
-		a, err := domain.DecodePostback(in.PostbackData)
-		if err != nil || !jobid.Valid(a.JobID) {
-			// The processor logs and ignores it.
-			h.prop.Inject(ctx, meta)
-			return meta, nil
-		}
-		id = a.JobID
-		parent = propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier{"traceparent": a.Trace})
-		if !trace.SpanContextFromContext(parent).IsRemote() {
-			opts = append(opts, trace.WithNewRoot())
-		}
-	default:
-		h.prop.Inject(ctx, meta)
-		return meta, nil
-	}
-	jctx, span := h.tracer.Start(jobid.WithJobID(parent, id), "line.receive", opts...)
-	h.prop.Inject(jctx, meta)
-	span.End()
-	return meta, nil
 }
 
 // Normalize keeps the events the gateway handles: text messages, postbacks, follow and unfollow

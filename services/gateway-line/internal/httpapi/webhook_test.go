@@ -17,12 +17,12 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
+	"github.com/picoclaw-suite/picoclaw/pkg/channel/channeltest"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakeline"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/httpapi"
-	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/linetest"
 )
 
 const (
@@ -32,20 +32,6 @@ const (
 	buttonTID = "4bf92f3577b34da6a3ce929d0e0e4736"
 	pressed   = "job_20261121_007"
 )
-
-type memStore struct{ events []inbox.Event }
-
-func (m *memStore) Append(_ context.Context, events ...inbox.Event) (inbox.Result, error) {
-	m.events = append(m.events, events...)
-	return inbox.Result{StreamIDs: make([]string, len(events)), Stored: len(events)}, nil
-}
-
-type fixedJobs struct {
-	id  string
-	err error
-}
-
-func (f fixedJobs) Next(context.Context) (string, error) { return f.id, f.err }
 
 // metaContext reads an event's stored trace context as the consumer will.
 func metaContext(meta map[string]string) (trace.SpanContext, string) {
@@ -65,37 +51,37 @@ func TestEventTraceAndJobID(t *testing.T) {
 	const allocated = "job_20261121_042"
 	cases := []struct {
 		name       string
-		event      linetest.Event
+		event      fakeline.Event
 		wantJob    string
 		wantTrace  string // "" = a new trace, "request" = the request's
 		wantLinked bool
 	}{
-		{"text starts a job", linetest.TextEvent("01EVTEXT", user, "", "", "やあ", time.Now().UnixMilli(), false), allocated, "", true},
-		{"press continues the button's trace", linetest.PostbackEvent("01EVPRESS", user, "",
+		{"text starts a job", fakeline.TextEvent("01EVTEXT", user, "", "", "やあ", time.Now().UnixMilli(), false), allocated, "", true},
+		{"press continues the button's trace", fakeline.PostbackEvent("01EVPRESS", user, "",
 			postback(domain.Action{Kind: domain.ActionApprove, JobID: pressed, Trace: buttonTP}), time.Now().UnixMilli()), pressed, buttonTID, true},
-		{"press without a trace starts one", linetest.PostbackEvent("01EVOLD", user, "",
+		{"press without a trace starts one", fakeline.PostbackEvent("01EVOLD", user, "",
 			postback(domain.Action{Kind: domain.ActionDeny, JobID: pressed}), time.Now().UnixMilli()), pressed, "", true},
-		{"press without a valid job follows the request", linetest.PostbackEvent("01EVBAD", user, "",
+		{"press without a valid job follows the request", fakeline.PostbackEvent("01EVBAD", user, "",
 			"a=approve&j=nonsense", time.Now().UnixMilli()), "", "request", false},
-		{"follow follows the request", linetest.OtherEvent("01EVFOLLOW", "follow", user, time.Now().UnixMilli()), "", "request", false},
+		{"follow follows the request", fakeline.OtherEvent("01EVFOLLOW", "follow", user, time.Now().UnixMilli()), "", "request", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := tracetest.NewSpanRecorder()
 			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-			store := &memStore{}
-			h := httpapi.NewWebhook(secret, store, fixedJobs{id: allocated}, slog.New(slog.DiscardHandler), tp, telemetry.Propagator())
-			body := linetest.Body(tc.event)
+			store := &channeltest.MemStore{}
+			h := httpapi.NewWebhook(secret, channeltest.Ingester("line", store, channeltest.FixedJobs{ID: allocated}, tp), slog.New(slog.DiscardHandler))
+			body := fakeline.Body(tc.event)
 			ctx, reqSpan := tp.Tracer("test").Start(context.Background(), "request")
 			req := httptest.NewRequest(http.MethodPost, "/line/webhook", bytes.NewReader(body)).WithContext(ctx)
-			req.Header.Set("X-Line-Signature", linetest.Sign(secret, body))
+			req.Header.Set("X-Line-Signature", fakeline.Sign(secret, body))
 			w := httptest.NewRecorder()
 			h.ServeHTTP(w, req)
 			reqSpan.End()
-			if w.Code != http.StatusOK || len(store.events) != 1 {
-				t.Fatalf("status %d, %d events stored", w.Code, len(store.events))
+			if w.Code != http.StatusOK || len(store.Events) != 1 {
+				t.Fatalf("status %d, %d events stored", w.Code, len(store.Events))
 			}
-			sc, job := metaContext(store.events[0].Meta)
+			sc, job := metaContext(store.Events[0].Meta)
 			if job != tc.wantJob {
 				t.Errorf("baggage job_id %q, want %q", job, tc.wantJob)
 			}
@@ -136,15 +122,14 @@ func TestEventTraceAndJobID(t *testing.T) {
 }
 
 func TestJobIDFailureIsRedelivered(t *testing.T) {
-	store := &memStore{}
-	h := httpapi.NewWebhook(secret, store, fixedJobs{err: errors.New("no randomness")}, slog.New(slog.DiscardHandler),
-		sdktrace.NewTracerProvider(), telemetry.Propagator())
-	body := linetest.Body(linetest.TextEvent("01EVFAIL", user, "", "", "やあ", time.Now().UnixMilli(), false))
+	store := &channeltest.MemStore{}
+	h := httpapi.NewWebhook(secret, channeltest.Ingester("line", store, channeltest.FixedJobs{Err: errors.New("no randomness")}, sdktrace.NewTracerProvider()), slog.New(slog.DiscardHandler))
+	body := fakeline.Body(fakeline.TextEvent("01EVFAIL", user, "", "", "やあ", time.Now().UnixMilli(), false))
 	req := httptest.NewRequest(http.MethodPost, "/line/webhook", bytes.NewReader(body))
-	req.Header.Set("X-Line-Signature", linetest.Sign(secret, body))
+	req.Header.Set("X-Line-Signature", fakeline.Sign(secret, body))
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, req)
-	if w.Code != http.StatusInternalServerError || len(store.events) != 0 || !strings.Contains(w.Body.String(), "unavailable") {
-		t.Fatalf("status %d, %d events stored", w.Code, len(store.events))
+	if w.Code != http.StatusInternalServerError || len(store.Events) != 0 || !strings.Contains(w.Body.String(), "unavailable") {
+		t.Fatalf("status %d, %d events stored", w.Code, len(store.Events))
 	}
 }

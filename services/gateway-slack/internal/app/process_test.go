@@ -10,6 +10,8 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/channel"
+	"github.com/picoclaw-suite/picoclaw/pkg/chatlink"
 	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/domain"
 )
@@ -51,14 +53,16 @@ type fakeChat struct {
 	calls   int
 }
 
-func (f *fakeChat) HandleMessage(context.Context, ChatRequest) (ChatResponse, error) {
+func (f *fakeChat) HandleMessage(context.Context, chatlink.Request) (chatlink.Response, error) {
 	f.calls++
-	return ChatResponse{Replies: f.replies}, f.err
+	return chatlink.Response{Replies: f.replies}, f.err
 }
 
-func newProc(chat Chat, s Slack, m Marks) *Processor {
-	return NewProcessor(Config{Locale: "ja", Allow: domain.NewAllowlist([]string{"U1"})}, chat, s, m,
-		slog.New(slog.DiscardHandler), noop.NewTracerProvider(), propagation.TraceContext{})
+// newProc runs the Slack channel on the channel runtime, as the service does.
+func newProc(chat channel.Chat, s Slack, m channel.Marks) *channel.Runtime {
+	log := slog.New(slog.DiscardHandler)
+	return channel.NewRuntime(New("ja", s, channel.NewOnce(m, "slack", log), log),
+		channel.RuntimeConfig{Locale: "ja", Allow: channel.NewAllowlist([]string{"U1"})}, chat, log, noop.NewTracerProvider(), propagation.TraceContext{})
 }
 
 func deliver(t *testing.T, in domain.Inbound) inbox.Delivery {

@@ -1,10 +1,10 @@
 // Package domain holds the Slack gateway's rules: what an inbound event is, which session and
-// ordering key it belongs to, how replies become thread messages and buttons, and who may talk.
+// ordering key it belongs to, and how replies become thread messages and buttons (who may talk
+// is the channel runtime's allowlist, pkg/channel).
 package domain
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -15,7 +15,7 @@ import (
 // Sentinel errors.
 var (
 	// ErrInvalid marks input that can never be processed.
-	ErrInvalid = errors.New("invalid")
+	ErrInvalid = chatlink.ErrInvalid
 	// ErrPermanent marks a failure that retrying will not fix.
 	ErrPermanent = chatlink.ErrPermanent
 )
@@ -77,19 +77,7 @@ func ParseButton(actionID, value string) (Action, error) {
 }
 
 // Command is the typed form of an action.
-func Command(a Action) string {
-	switch a.Kind {
-	case ActionApprove:
-		return "/approve " + a.JobID
-	case ActionDeny:
-		return "/deny " + a.JobID
-	default:
-		if a.Value != "" {
-			return "/pick " + a.JobID + " " + a.Value
-		}
-		return "/pick " + a.JobID
-	}
-}
+func Command(a Action) string { return chatlink.Command(a) }
 
 // Reply is one message from chat-mio.
 type Reply = chatlink.Reply
@@ -160,24 +148,4 @@ func StripMention(text, botUserID string) string {
 		}
 	}
 	return t
-}
-
-// Allowlist holds the Slack user ids that may use the assistant; empty means nobody.
-type Allowlist map[string]struct{}
-
-// NewAllowlist builds an allowlist (blank entries ignored).
-func NewAllowlist(ids []string) Allowlist {
-	a := Allowlist{}
-	for _, id := range ids {
-		if id = strings.TrimSpace(id); id != "" {
-			a[id] = struct{}{}
-		}
-	}
-	return a
-}
-
-// Allowed reports whether user may talk to the assistant.
-func (a Allowlist) Allowed(user string) bool {
-	_, ok := a[user]
-	return ok && user != ""
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/chatlink"
 )
 
 // Slack limits the gateway keeps to.
@@ -124,28 +126,11 @@ func truncate(s string, limit int) string {
 	return s[:byteIndexOfRune(s, limit-1)] + "…"
 }
 
-// Texts are the user-facing strings in one locale.
+// Texts are the user-facing strings in one locale: the runtime's, and the note that replaces
+// decided buttons.
 type Texts struct {
-	Refusal      string
-	Failure      string
-	Truncated    string
-	ChooseButton string
-	Approve      string
-	Deny         string
-	Pick         string
-	Decided      string // %s = who (a Slack mention), %s = the decision label
-}
-
-// Label is the default button label of an action kind.
-func (t Texts) Label(k ActionKind) string {
-	switch k {
-	case ActionApprove:
-		return t.Approve
-	case ActionDeny:
-		return t.Deny
-	default:
-		return t.Pick
-	}
+	chatlink.Texts
+	Decided string // %s = who (a Slack mention), %s = the decision label
 }
 
 // DecidedNote is the line that replaces the buttons once someone pressed one.
@@ -160,21 +145,7 @@ func (t Texts) DecidedNote(user string, a Action) string {
 // TextsFor returns the texts of locale (ja by default, en for "en").
 func TextsFor(locale string) Texts {
 	if locale == "en" {
-		return Texts{
-			Refusal:      "Sorry, this assistant is only available to registered users.",
-			Failure:      "Sorry, your message could not be processed. Please try again later.",
-			Truncated:    "(the rest was cut off)",
-			ChooseButton: "Choose:",
-			Approve:      "Approve", Deny: "Deny", Pick: "Pick",
-			Decided: "%s chose: %s",
-		}
+		return Texts{Texts: chatlink.TextsFor(locale), Decided: "%s chose: %s"}
 	}
-	return Texts{
-		Refusal:      "申し訳ありません。このアシスタントは登録されたユーザーだけが利用できます。",
-		Failure:      "申し訳ありません。メッセージを処理できませんでした。しばらくしてからもう一度お試しください。",
-		Truncated:    "（長いため以降は省略しました）",
-		ChooseButton: "選択してください:",
-		Approve:      "承認", Deny: "却下", Pick: "選択",
-		Decided: "%s が選択しました: %s",
-	}
+	return Texts{Texts: chatlink.TextsFor(locale), Decided: "%s が選択しました: %s"}
 }

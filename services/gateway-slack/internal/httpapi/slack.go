@@ -4,10 +4,8 @@
 package httpapi
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -17,41 +15,26 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
-	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
+	"github.com/picoclaw-suite/picoclaw/pkg/channel"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/domain"
 )
-
-// Appender stores events (inbox.Store).
-type Appender interface {
-	Append(ctx context.Context, events ...inbox.Event) (inbox.Result, error)
-}
 
 // BotUser returns the bot's own user id ("" while unknown); its messages are ignored.
 type BotUser func() string
 
-// JobIDs allocates JobIDs (jobid.Allocator on the suite's Redis, shared with chat-mio).
-type JobIDs interface {
-	Next(ctx context.Context) (string, error)
-}
-
 // Handlers serves /slack/events and /slack/interactive.
 type Handlers struct {
 	secret string
-	store  Appender
-	jobs   JobIDs
+	ingest *channel.Ingester
 	bot    BotUser
 	log    *slog.Logger
-	tracer trace.Tracer
-	prop   propagation.TextMapPropagator
 }
 
 // New returns the handlers; secret is the signing secret.
-func New(secret string, store Appender, jobs JobIDs, bot BotUser, log *slog.Logger, tp trace.TracerProvider, prop propagation.TextMapPropagator) *Handlers {
-	return &Handlers{secret: secret, store: store, jobs: jobs, bot: bot, log: log, tracer: tp.Tracer("gateway-slack"), prop: prop}
+func New(secret string, ingest *channel.Ingester, bot BotUser, log *slog.Logger) *Handlers {
+	return &Handlers{secret: secret, ingest: ingest, bot: bot, log: log}
 }
 
 // verified reads the body and checks X-Slack-Signature and X-Slack-Request-Timestamp; on failure
@@ -232,16 +215,10 @@ func (h *Handlers) store200(w http.ResponseWriter, r *http.Request, in domain.In
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
-	meta, err := h.eventMeta(ctx, in)
-	if err != nil {
-		h.log.ErrorContext(ctx, "slack.jobid_failed", slog.String("event_id", in.EventID), slog.Any("error", err))
-		http.Error(w, "temporarily unavailable", http.StatusInternalServerError)
-		return
-	}
-	res, err := h.store.Append(ctx, inbox.Event{ID: in.EventID, Key: in.Key(), Payload: payload, Meta: meta})
+	res, err := h.ingest.Store(ctx, channel.Incoming{ID: in.EventID, Key: in.Key(), Payload: payload,
+		StartsJob: in.Kind == domain.KindMessage, Action: in.Action})
 	if err != nil {
 		// Not stored: a 500 makes Slack retry; the retry is deduplicated if this one got through.
-		h.log.ErrorContext(ctx, "slack.store_failed", slog.String("event_id", in.EventID), slog.Any("error", err))
 		http.Error(w, "temporarily unavailable", http.StatusInternalServerError)
 		return
 	}
@@ -250,38 +227,4 @@ func (h *Handlers) store200(w http.ResponseWriter, r *http.Request, in domain.In
 	h.log.InfoContext(ctx, "slack.event_stored", slog.String("event_id", in.EventID), slog.Bool("duplicate", res.Duplicate > 0),
 		slog.String("kind", string(in.Kind)), slog.String("thread", strconv.Quote(in.Key())))
 	w.WriteHeader(http.StatusOK)
-}
-
-// eventMeta is the trace context an event is processed in. A message starts a job: its JobID is
-// allocated here, before any downstream call, and it gets a trace of its own (linked to this
-// request), so one trace covers one job. A button press continues the trace its button carries,
-// with the pressed job's id.
-func (h *Handlers) eventMeta(ctx context.Context, in domain.Inbound) (map[string]string, error) {
-	meta := propagation.MapCarrier{}
-	opts := []trace.SpanStartOption{trace.WithLinks(trace.LinkFromContext(ctx)),
-		trace.WithAttributes(attribute.String("slack.event_id", in.EventID))}
-	var id string
-	parent := ctx
-	switch {
-	case in.Kind == domain.KindMessage:
-		next, err := h.jobs.Next(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("allocate job id: %w", err)
-		}
-		id = next
-		opts = append(opts, trace.WithNewRoot())
-	case in.Action != nil && jobid.Valid(in.Action.JobID):
-		id = in.Action.JobID
-		parent = propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier{"traceparent": in.Action.Trace})
-		if !trace.SpanContextFromContext(parent).IsRemote() {
-			opts = append(opts, trace.WithNewRoot())
-		}
-	default:
-		h.prop.Inject(ctx, meta)
-		return meta, nil
-	}
-	jctx, span := h.tracer.Start(jobid.WithJobID(parent, id), "slack.receive", opts...)
-	h.prop.Inject(jctx, meta)
-	span.End()
-	return meta, nil
 }

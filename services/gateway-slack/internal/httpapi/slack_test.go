@@ -17,12 +17,12 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
+	"github.com/picoclaw-suite/picoclaw/pkg/channel/channeltest"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakeslack"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/httpapi"
-	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/slacktest"
 )
 
 const (
@@ -33,31 +33,17 @@ const (
 	pressed   = "job_20261121_007"
 )
 
-type memStore struct{ events []inbox.Event }
-
-func (m *memStore) Append(_ context.Context, events ...inbox.Event) (inbox.Result, error) {
-	m.events = append(m.events, events...)
-	return inbox.Result{StreamIDs: make([]string, len(events)), Stored: len(events)}, nil
-}
-
-type fixedJobs struct {
-	id  string
-	err error
-}
-
-func (f fixedJobs) Next(context.Context) (string, error) { return f.id, f.err }
-
 func signed(ctx context.Context, path, contentType string, body []byte) *http.Request {
 	req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body)).WithContext(ctx)
 	now := time.Now().Unix()
 	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("X-Slack-Request-Timestamp", strconv.FormatInt(now, 10))
-	req.Header.Set("X-Slack-Signature", slacktest.Sign(secret, now, body))
+	req.Header.Set("X-Slack-Signature", fakeslack.Sign(secret, now, body))
 	return req
 }
 
 func press(value string) []byte {
-	return slacktest.BlockAction(user, "C1", "1700000000.000200", "1700000000.000100", "承認", "trig-"+value[len(value)-4:], "approve", value)
+	return fakeslack.BlockAction(user, "C1", "1700000000.000200", "1700000000.000100", "承認", "trig-"+value[len(value)-4:], "approve", value)
 }
 
 // TestEventTraceAndJobID: a message gets its JobID at the webhook and a trace of its own, linked
@@ -70,7 +56,7 @@ func TestEventTraceAndJobID(t *testing.T) {
 		wantJob, wantTrace      string // wantTrace "" = a new trace
 	}{
 		{"mention starts a job", "/slack/events", "application/json",
-			slacktest.EventBody("EvT1", slacktest.Mention(user, "C1", "1700000000.000100", "", "やあ")), allocated, ""},
+			fakeslack.EventBody("EvT1", fakeslack.Mention(user, "C1", "1700000000.000100", "", "やあ")), allocated, ""},
 		{"press continues the button's trace", "/slack/interactive", "application/x-www-form-urlencoded",
 			press(domain.ButtonValue(domain.Action{Kind: domain.ActionApprove, JobID: pressed, Trace: buttonTP})), pressed, buttonTID},
 		{"press without a trace starts one", "/slack/interactive", "application/x-www-form-urlencoded",
@@ -80,9 +66,8 @@ func TestEventTraceAndJobID(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := tracetest.NewSpanRecorder()
 			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-			store := &memStore{}
-			h := httpapi.New(secret, store, fixedJobs{id: allocated}, func() string { return slacktest.BotUserID },
-				slog.New(slog.DiscardHandler), tp, telemetry.Propagator())
+			store := &channeltest.MemStore{}
+			h := httpapi.New(secret, channeltest.Ingester("slack", store, channeltest.FixedJobs{ID: allocated}, tp), func() string { return fakeslack.BotUserID }, slog.New(slog.DiscardHandler))
 			ctx, reqSpan := tp.Tracer("test").Start(context.Background(), "request")
 			w := httptest.NewRecorder()
 			if tc.path == "/slack/events" {
@@ -91,10 +76,10 @@ func TestEventTraceAndJobID(t *testing.T) {
 				h.Interactive(w, signed(ctx, tc.path, tc.contentType, tc.body))
 			}
 			reqSpan.End()
-			if w.Code != http.StatusOK || len(store.events) != 1 {
-				t.Fatalf("status %d %s, %d events stored", w.Code, w.Body, len(store.events))
+			if w.Code != http.StatusOK || len(store.Events) != 1 {
+				t.Fatalf("status %d %s, %d events stored", w.Code, w.Body, len(store.Events))
 			}
-			ectx := telemetry.Propagator().Extract(context.Background(), propagation.MapCarrier(store.events[0].Meta))
+			ectx := telemetry.Propagator().Extract(context.Background(), propagation.MapCarrier(store.Events[0].Meta))
 			sc := trace.SpanContextFromContext(ectx)
 			if job := baggage.FromContext(ectx).Member(jobid.BaggageKey).Value(); job != tc.wantJob {
 				t.Errorf("baggage job_id %q, want %q", job, tc.wantJob)
@@ -115,13 +100,12 @@ func TestEventTraceAndJobID(t *testing.T) {
 }
 
 func TestJobIDFailureIsRetried(t *testing.T) {
-	store := &memStore{}
-	h := httpapi.New(secret, store, fixedJobs{err: errors.New("no randomness")}, func() string { return slacktest.BotUserID },
-		slog.New(slog.DiscardHandler), sdktrace.NewTracerProvider(), telemetry.Propagator())
+	store := &channeltest.MemStore{}
+	h := httpapi.New(secret, channeltest.Ingester("slack", store, channeltest.FixedJobs{Err: errors.New("no randomness")}, sdktrace.NewTracerProvider()), func() string { return fakeslack.BotUserID }, slog.New(slog.DiscardHandler))
 	w := httptest.NewRecorder()
 	h.Events(w, signed(context.Background(), "/slack/events", "application/json",
-		slacktest.EventBody("EvT2", slacktest.Mention(user, "C1", "1700000000.000300", "", "やあ"))))
-	if w.Code != http.StatusInternalServerError || len(store.events) != 0 {
-		t.Fatalf("status %d, %d events stored", w.Code, len(store.events))
+		fakeslack.EventBody("EvT2", fakeslack.Mention(user, "C1", "1700000000.000300", "", "やあ"))))
+	if w.Code != http.StatusInternalServerError || len(store.Events) != 0 {
+		t.Fatalf("status %d, %d events stored", w.Code, len(store.Events))
 	}
 }

@@ -1,7 +1,7 @@
-// Package slacktest is a local Slack for tests: a Web API server (auth.test, chat.postMessage,
+// Package fakeslack is a local Slack for tests: a Web API server (auth.test, chat.postMessage,
 // chat.update) that checks requests against Slack's limits, and clients for the Events API and
 // interactivity that sign their bodies with the signing secret exactly as Slack does.
-package slacktest
+package fakeslack
 
 import (
 	"bytes"
@@ -332,4 +332,41 @@ func BlockAction(user, channel, messageTS, threadTS, messageText, triggerID, act
 		"response_url": "https://hooks.slack.invalid/actions/T0001/1/x",
 	})
 	return []byte(url.Values{"payload": {string(p)}}.Encode())
+}
+
+// Texts are the texts of a post: its text, its sections' and its context elements'.
+func (p Post) Texts() []string {
+	var out []string
+	if p.Text != "" {
+		out = append(out, p.Text)
+	}
+	for _, b := range p.Blocks {
+		if b.Text != nil && b.Text.Text != "" {
+			out = append(out, b.Text.Text)
+		}
+		if b.Type == "context" {
+			for _, e := range b.Elements {
+				if s := ElementText(e.Text); s != "" {
+					out = append(out, s)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Button is a button of a post.
+type Button struct{ ActionID, Value string }
+
+// Buttons are the buttons of a post's actions blocks.
+func (p Post) Buttons() []Button {
+	var out []Button
+	for _, b := range p.Blocks {
+		for _, e := range b.Elements {
+			if e.Type == "button" {
+				out = append(out, Button{ActionID: e.ActionID, Value: e.Value})
+			}
+		}
+	}
+	return out
 }

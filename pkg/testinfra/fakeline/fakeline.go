@@ -1,8 +1,8 @@
-// Package linetest is a local LINE platform for tests: a Messaging API server (reply with
+// Package fakeline is a local LINE platform for tests: a Messaging API server (reply with
 // single-use reply tokens, push with X-Line-Retry-Key semantics, loading animation) that checks
 // the requests against LINE's limits, and a webhook client that signs its bodies with the
 // channel secret exactly as LINE does.
-package linetest
+package fakeline
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"sync"
+	"time"
 	"unicode/utf16"
 )
 
@@ -51,6 +52,8 @@ type Sent struct {
 	ReplyToken string
 	RetryKey   string
 	Messages   []Message
+	// At is when the request arrived.
+	At time.Time
 }
 
 // Server is the fake Messaging API.
@@ -68,6 +71,7 @@ type Server struct {
 	failStatus  int
 	acceptFirst bool
 	problems    []string
+	onSent      func(Sent)
 }
 
 var uuidPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
@@ -91,6 +95,22 @@ func (s *Server) auth(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// OnSent calls f with every reply and push the server accepts (load tools wait on it); f runs
+// while the server holds its lock, so it must not call the server.
+func (s *Server) OnSent(f func(Sent)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onSent = f
+}
+
+// record keeps an accepted message; s.mu is held.
+func (s *Server) record(m Sent) {
+	s.sent = append(s.sent, m)
+	if s.onSent != nil {
+		s.onSent(m)
+	}
 }
 
 // IssueReplyToken registers a reply token as LINE would when it sends an event.
@@ -208,6 +228,7 @@ func (s *Server) checkAction(i int, a Action) {
 }
 
 func (s *Server) reply(w http.ResponseWriter, r *http.Request) {
+	at := time.Now()
 	b, ok := s.decode(w, r)
 	if !ok {
 		return
@@ -219,11 +240,12 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.tokens[b.ReplyToken] = false
-	s.sent = append(s.sent, Sent{Kind: "reply", ReplyToken: b.ReplyToken, Messages: b.Messages})
+	s.record(Sent{Kind: "reply", ReplyToken: b.ReplyToken, Messages: b.Messages, At: at})
 	writeJSON(w, http.StatusOK, map[string]any{"sentMessages": sentIDs(len(s.sent), len(b.Messages))})
 }
 
 func (s *Server) push(w http.ResponseWriter, r *http.Request) {
+	at := time.Now()
 	key := r.Header.Get("X-Line-Retry-Key")
 	b, ok := s.decode(w, r)
 	if !ok {
@@ -241,7 +263,7 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 		if s.acceptFirst && key != "" && !s.accepted[key] {
 			s.acceptFirst = false
 			s.accepted[key] = true
-			s.sent = append(s.sent, Sent{Kind: "push", To: b.To, RetryKey: key, Messages: b.Messages})
+			s.record(Sent{Kind: "push", To: b.To, RetryKey: key, Messages: b.Messages, At: at})
 		}
 		writeJSON(w, s.failStatus, map[string]string{"message": "An error occurred in the backend"})
 		return
@@ -254,7 +276,7 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 	if key != "" {
 		s.accepted[key] = true
 	}
-	s.sent = append(s.sent, Sent{Kind: "push", To: b.To, RetryKey: key, Messages: b.Messages})
+	s.record(Sent{Kind: "push", To: b.To, RetryKey: key, Messages: b.Messages, At: at})
 	writeJSON(w, http.StatusOK, map[string]any{"sentMessages": sentIDs(len(s.sent), len(b.Messages))})
 }
 
@@ -357,4 +379,38 @@ func Post(client *http.Client, url, secret string, body []byte) (*http.Response,
 		req.Header.Set("X-Line-Signature", Sign(secret, body))
 	}
 	return client.Do(req)
+}
+
+// Texts are the texts of a message as a user sees them: the text, a template's alt text and text.
+func (m Message) Texts() []string {
+	var out []string
+	for _, s := range []string{m.Text, m.AltText} {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	if m.Template != nil && m.Template.Text != "" {
+		out = append(out, m.Template.Text)
+	}
+	return out
+}
+
+// Postbacks are the postback actions of a message: its template's and its quick replies'.
+func (m Message) Postbacks() []Action {
+	var out []Action
+	if m.Template != nil {
+		for _, a := range m.Template.Actions {
+			if a.Type == "postback" {
+				out = append(out, a)
+			}
+		}
+	}
+	if m.QuickReply != nil {
+		for _, it := range m.QuickReply.Items {
+			if it.Action.Type == "postback" {
+				out = append(out, it.Action)
+			}
+		}
+	}
+	return out
 }

@@ -1,0 +1,109 @@
+package channel
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/chatlink"
+	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
+)
+
+// Appender stores events (inbox.Store).
+type Appender interface {
+	Append(ctx context.Context, events ...inbox.Event) (inbox.Result, error)
+}
+
+// JobIDs allocates JobIDs (jobid.Allocator on the suite's Redis, shared with chat-mio).
+type JobIDs interface {
+	Next(ctx context.Context) (string, error)
+}
+
+// Incoming is one verified inbound event, ready to be stored.
+type Incoming struct {
+	// ID deduplicates (the channel's event id); Key orders (one chat's events run in order).
+	ID, Key string
+	// Payload is the channel's stored form, read back by Channel.Decode.
+	Payload []byte
+	// StartsJob is set for a message: it starts a job of its own.
+	StartsJob bool
+	// Action is a pressed button: its processing continues the trace the button carries.
+	Action *chatlink.Action
+}
+
+// Ingester is the inbound side shared by the channels' webhooks: it gives every event the trace
+// context it is processed in and stores the events durably (deduplicated); a webhook answers
+// success only once Store returned nil.
+type Ingester struct {
+	name   string
+	store  Appender
+	jobs   JobIDs
+	log    *slog.Logger
+	tracer trace.Tracer
+	prop   propagation.TextMapPropagator
+}
+
+// NewIngester wires an ingester for the channel name (span and log prefix); tracer names the
+// spans' instrumentation scope.
+func NewIngester(name string, store Appender, jobs JobIDs, log *slog.Logger, tp trace.TracerProvider, tracer string, prop propagation.TextMapPropagator) *Ingester {
+	return &Ingester{name: name, store: store, jobs: jobs, log: log, tracer: tp.Tracer(tracer), prop: prop}
+}
+
+// Store stores events; on error nothing may be acknowledged to the sender (it will redeliver,
+// and what was stored is deduplicated then). Errors are logged here.
+func (g *Ingester) Store(ctx context.Context, in ...Incoming) (inbox.Result, error) {
+	events := make([]inbox.Event, 0, len(in))
+	for _, e := range in {
+		meta, err := g.eventMeta(ctx, e)
+		if err != nil {
+			g.log.ErrorContext(ctx, g.name+".jobid_failed", slog.String("event_id", e.ID), slog.Any("error", err))
+			return inbox.Result{}, err
+		}
+		events = append(events, inbox.Event{ID: e.ID, Key: e.Key, Payload: e.Payload, Meta: meta})
+	}
+	res, err := g.store.Append(ctx, events...)
+	if err != nil {
+		g.log.ErrorContext(ctx, g.name+".store_failed", slog.Int("events", len(events)), slog.Any("error", err))
+		return res, err
+	}
+	return res, nil
+}
+
+// eventMeta is the trace context an event is processed in. A message starts a job: its JobID is
+// allocated here, before any downstream call, and it gets a trace of its own (linked to this
+// request), so one trace covers one job. A button press continues the trace its button carries,
+// with the pressed job's id. Other events follow this request's trace.
+func (g *Ingester) eventMeta(ctx context.Context, e Incoming) (map[string]string, error) {
+	meta := propagation.MapCarrier{}
+	opts := []trace.SpanStartOption{trace.WithLinks(trace.LinkFromContext(ctx)),
+		trace.WithAttributes(attribute.String(g.name+".event_id", e.ID))}
+	var id string
+	parent := ctx
+	switch {
+	case e.StartsJob:
+		next, err := g.jobs.Next(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("allocate job id: %w", err)
+		}
+		id = next
+		opts = append(opts, trace.WithNewRoot())
+	case e.Action != nil && jobid.Valid(e.Action.JobID):
+		id = e.Action.JobID
+		parent = propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier{"traceparent": e.Action.Trace})
+		if !trace.SpanContextFromContext(parent).IsRemote() {
+			opts = append(opts, trace.WithNewRoot())
+		}
+	default:
+		g.prop.Inject(ctx, meta)
+		return meta, nil
+	}
+	jctx, span := g.tracer.Start(jobid.WithJobID(parent, id), g.name+".receive", opts...)
+	g.prop.Inject(jctx, meta)
+	span.End()
+	return meta, nil
+}

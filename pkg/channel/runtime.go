@@ -1,0 +1,194 @@
+package channel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/chatlink"
+	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
+)
+
+// Chat is chat-mio (chatclient.Client). Errors that retrying cannot fix wrap ErrPermanent.
+type Chat interface {
+	HandleMessage(ctx context.Context, req chatlink.Request) (chatlink.Response, error)
+}
+
+// RuntimeConfig tunes a runtime.
+type RuntimeConfig struct {
+	Locale string
+	Allow  Allowlist
+	// Tracer names the spans' instrumentation scope (the service name).
+	Tracer string
+}
+
+// Runtime processes a channel's events: allowlist, chat-mio, replies; and its notifications.
+type Runtime struct {
+	ch     Channel
+	name   string
+	cfg    RuntimeConfig
+	texts  chatlink.Texts
+	chat   Chat
+	log    *slog.Logger
+	tracer trace.Tracer
+	prop   propagation.TextMapPropagator
+}
+
+// NewRuntime wires a runtime for ch.
+func NewRuntime(ch Channel, cfg RuntimeConfig, chat Chat, log *slog.Logger, tp trace.TracerProvider, prop propagation.TextMapPropagator) *Runtime {
+	if cfg.Tracer == "" {
+		cfg.Tracer = ch.Name()
+	}
+	return &Runtime{ch: ch, name: ch.Name(), cfg: cfg, texts: chatlink.TextsFor(cfg.Locale), chat: chat, log: log,
+		tracer: tp.Tracer(cfg.Tracer), prop: prop}
+}
+
+// Handle processes one stored event (the inbox consumer's handler); a nil error lets the inbox
+// acknowledge it.
+func (r *Runtime) Handle(ctx context.Context, d inbox.Delivery) (err error) {
+	ctx = r.prop.Extract(ctx, propagation.MapCarrier(d.Meta))
+	ctx, span := r.tracer.Start(ctx, r.name+".event", trace.WithAttributes(
+		attribute.String(r.name+".event_id", d.ID), attribute.Bool("redelivered", d.Redelivered), attribute.Int("attempt", d.Attempt)))
+	defer func() {
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, "event failed")
+		}
+		span.End()
+	}()
+	ev, err := r.ch.Decode(d.Payload)
+	if err != nil {
+		return inbox.Permanent(err)
+	}
+	return r.Process(ctx, ev, Target{SessionID: ev.SessionID, Event: &ev, InReply: true, Redelivered: d.Redelivered, Attempt: d.Attempt})
+}
+
+// Process answers one event: the allowlist first, then chat-mio, then the replies to to.
+func (r *Runtime) Process(ctx context.Context, ev Event, to Target) error {
+	log := r.log.With(slog.String("event_id", ev.ID), slog.String("kind", string(ev.Kind)))
+	if ev.Kind == KindUnfollow {
+		log.InfoContext(ctx, r.name+".unfollow", slog.String("user_id", ev.UserID))
+		return nil
+	}
+	if !r.cfg.Allow.Allowed(ev.UserID) {
+		log.WarnContext(ctx, r.name+".sender_refused", slog.String("user_id", ev.UserID))
+		_, err := r.send(ctx, to, "refusal:"+ev.ID, Notice(r.texts.Refusal))
+		return err
+	}
+	if ev.Kind == KindFollow {
+		_, err := r.send(ctx, to, "welcome:"+ev.ID, Notice(r.texts.Welcome))
+		return err
+	}
+	if ev.Ignore != nil {
+		log.WarnContext(ctx, r.name+".action_ignored", slog.Any("error", ev.Ignore))
+		return nil
+	}
+	if ev.Action != nil {
+		ctx = jobid.WithJobID(ctx, ev.Action.JobID)
+	}
+	if p, ok := r.ch.(Preparer); ok {
+		p.BeforeChat(ctx, ev)
+	}
+	res, err := r.chat.HandleMessage(ctx, chatlink.Request{
+		SessionID: ev.SessionID, UserID: ev.UserID, Text: ev.Text, Action: ev.Action, EventID: ev.ID,
+		ReceivedAt: ev.ReceivedAt, Locale: r.cfg.Locale, IsGroup: ev.IsGroup,
+	})
+	if err != nil {
+		if errors.Is(err, ErrPermanent) {
+			return inbox.Permanent(fmt.Errorf("chat-mio: %w", err))
+		}
+		return fmt.Errorf("chat-mio: %w", err)
+	}
+	if res.JobID != "" {
+		ctx = jobid.WithJobID(ctx, res.JobID)
+		trace.SpanFromContext(ctx).SetAttributes(attribute.String(jobid.BaggageKey, res.JobID))
+	}
+	if f, ok := r.ch.(Finisher); ok && ev.Kind == KindAction {
+		if err := f.AfterChat(ctx, ev); err != nil {
+			return err
+		}
+	}
+	StampTrace(ctx, res.Replies)
+	n, err := r.send(ctx, to, "event:"+ev.ID, res.Replies)
+	if err != nil {
+		return err
+	}
+	log.InfoContext(ctx, r.name+".answered", slog.Int("messages", n), slog.Bool("async_pending", res.AsyncPending))
+	return nil
+}
+
+func (r *Runtime) send(ctx context.Context, to Target, key string, replies []chatlink.Reply) (int, error) {
+	n, err := r.ch.Send(ctx, to, key, replies)
+	if err != nil && errors.Is(err, ErrPermanent) {
+		return n, inbox.Permanent(err)
+	}
+	return n, err
+}
+
+// GiveUp tells the user their message could not be handled (the event goes to the dead letters).
+func (r *Runtime) GiveUp(ctx context.Context, d inbox.Delivery, cause error) {
+	ev, err := r.ch.Decode(d.Payload)
+	if err != nil || ev.Kind == KindUnfollow || !r.cfg.Allow.Allowed(ev.UserID) {
+		return
+	}
+	to := Target{SessionID: ev.SessionID, Event: &ev, Redelivered: d.Redelivered, Attempt: d.Attempt}
+	if _, err := r.ch.Send(ctx, to, "failure:"+ev.ID, Notice(r.texts.Failure)); err != nil {
+		r.log.ErrorContext(ctx, r.name+".failure_notice_failed", slog.String("event_id", ev.ID),
+			slog.Any("cause", cause), slog.Any("error", err))
+	}
+}
+
+// Notify delivers messages to a session (late results, alerts). Repeated calls with the same
+// retry key deliver once; without a key, the key is derived from the content.
+func (r *Runtime) Notify(ctx context.Context, sessionID, jobID, retryKey string, replies []chatlink.Reply) (int, error) {
+	to, err := r.ch.Target(sessionID)
+	if err != nil {
+		return 0, err
+	}
+	to.SessionID = sessionID
+	if jobID != "" {
+		ctx = jobid.WithJobID(ctx, jobID)
+	}
+	StampTrace(ctx, replies)
+	if retryKey == "" {
+		parts := []string{sessionID, jobID}
+		for _, rp := range replies {
+			parts = append(parts, rp.Text)
+		}
+		retryKey = ContentKey(parts...)
+	} else {
+		retryKey = "notify:" + retryKey
+	}
+	n, err := r.ch.Send(ctx, to, retryKey, replies)
+	if err != nil {
+		return 0, err
+	}
+	if n == 0 {
+		return 0, fmt.Errorf("%w: nothing to send", ErrInvalid)
+	}
+	r.log.InfoContext(ctx, r.name+".notified", slog.String("session_id", sessionID), slog.Int("messages", n))
+	return n, nil
+}
+
+// StampTrace puts the current trace into the replies' buttons: a press arrives as a new request,
+// and carrying the traceparent lets its processing continue this job's trace.
+func StampTrace(ctx context.Context, replies []chatlink.Reply) {
+	carrier := propagation.MapCarrier{}
+	propagation.TraceContext{}.Inject(ctx, carrier)
+	tp := carrier.Get("traceparent")
+	if tp == "" {
+		return
+	}
+	for i := range replies {
+		for j := range replies[i].Actions {
+			replies[i].Actions[j].Trace = tp
+		}
+	}
+}

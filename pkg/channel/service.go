@@ -1,0 +1,143 @@
+package channel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1/chatv1connect"
+	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1/gatewayv1connect"
+	"github.com/picoclaw-suite/picoclaw/pkg/chatlink/chatclient"
+	"github.com/picoclaw-suite/picoclaw/pkg/config"
+	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid/redisalloc"
+	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
+	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
+)
+
+// Spec is what a gateway service hands to Run: its configuration, already validated, and how
+// to build its channel.
+type Spec struct {
+	// Service is the service name (gateway-line); Channel the channel's (line).
+	Service, Channel string
+	// Display is the channel's name as people write it (LINE).
+	Display string
+	Common  config.Common
+	// Endpoint is the service's listen addresses.
+	Endpoint config.Endpoint
+	Wiring   Wiring
+	Settings Settings
+	// Build makes the channel once the runtime's parts exist; it mounts its webhooks with
+	// env.HandlePublic and stores what they receive with env.Ingest.
+	Build func(ctx context.Context, env Env) (Channel, error)
+}
+
+// Env is what the runtime offers a channel while it is built.
+type Env struct {
+	Log       *slog.Logger
+	Telemetry *telemetry.Telemetry
+	// Ingest stores verified inbound events.
+	Ingest *Ingester
+	// Once runs named sends at most once (marks in Redis, kept as long as the inbox dedupes).
+	Once *Once
+	// HandlePublic mounts a handler on the public listener.
+	HandlePublic func(method, pattern string, h http.Handler)
+}
+
+// Run serves a gateway until ctx is cancelled: the internal listener (notification API, health,
+// metrics), the public one (the channel's webhooks) and the inbox consumer.
+func Run(ctx context.Context, spec Spec) error {
+	cfg := spec.Common
+	tcfg := spec.Wiring.Telemetry
+	tcfg.LogLevel, tcfg.LogWriter = cfg.LogLevel, spec.Wiring.LogWriter
+	creds, err := svcauth.Load(spec.Service, cfg.Auth)
+	if err != nil {
+		return err
+	}
+	srv, err := rpcserver.NewService(ctx, rpcserver.Config{
+		Name:        spec.Service,
+		Listen:      spec.Endpoint.Listen,
+		Listener:    spec.Wiring.Listener,
+		Heartbeat:   rpcserver.HeartbeatFrom(cfg),
+		Credentials: creds,
+		Limits:      rpcserver.LimitsFrom(cfg),
+		Pprof:       cfg.Debug.Pprof,
+		// The webhooks are the only public surface; the notification API stays internal.
+		PublicListen:   spec.Endpoint.PublicListen,
+		PublicListener: spec.Wiring.PublicListener,
+	}, tcfg)
+	if err != nil {
+		return err
+	}
+	log := srv.Logger()
+	tel := srv.Telemetry()
+	if len(spec.Settings.AllowedUsers) == 0 {
+		log.WarnContext(ctx, spec.Channel+".allowlist_empty", slog.String("key", spec.Channel+".allowed_users"),
+			slog.String("effect", "every sender gets a refusal until user ids are listed"))
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: cfg.Redis.Addr, DB: cfg.Redis.DB, Password: cfg.Redis.Password.Value()})
+	defer rdb.Close()
+	metrics, err := inbox.NewMetrics(srv.Registry())
+	if err != nil {
+		return err
+	}
+	inboxCfg := inbox.Config{Stream: cfg.Redis.KeyPrefix + "inbox:" + spec.Channel, Group: spec.Service, DedupeTTL: spec.Settings.Inbox.DedupeTTL,
+		Metrics: metrics, Seal: creds.DeriveKey("inbox")}
+	store, err := inbox.NewStore(rdb, inboxCfg)
+	if err != nil {
+		return err
+	}
+	loc, err := cfg.Location()
+	if err != nil {
+		return err
+	}
+	// Same counter and key prefix as chat-mio, so ids stay unique whoever allocates them.
+	jobs := redisalloc.New(rdb, loc, cfg.Redis.KeyPrefix, redisalloc.WithLogger(log))
+	env := Env{
+		Log: log, Telemetry: tel,
+		Ingest:       NewIngester(spec.Channel, store, jobs, log, tel.TracerProvider, spec.Service, tel.Propagator),
+		Once:         NewOnce(inbox.NewMarks(rdb, cfg.Redis.KeyPrefix+spec.Channel+":sent:", spec.Settings.Inbox.DedupeTTL), spec.Channel, log),
+		HandlePublic: srv.HandlePublic,
+	}
+	ch, err := spec.Build(ctx, env)
+	if err != nil {
+		return err
+	}
+	chatOpts, err := rpcserver.ClientOptions(tel, spec.Settings.ChatTimeout, svcauth.Client(creds, svcauth.ChatMio))
+	if err != nil {
+		return err
+	}
+	chat := chatclient.New(chatv1connect.NewChatServiceClient(rpcserver.NewHTTPClient(), cfg.Services.ChatMio.URL, chatOpts...), spec.Channel, creds)
+	rt := NewRuntime(ch, RuntimeConfig{Locale: cfg.Locale, Allow: NewAllowlist(spec.Settings.AllowedUsers), Tracer: spec.Service},
+		chat, log, tel.TracerProvider, tel.Propagator)
+	consumer, err := inbox.NewConsumer(rdb, inboxCfg, spec.Settings.Inbox.ConsumerConfig(spec.Service, rt.GiveUp, log), rt.Handle)
+	if err != nil {
+		return err
+	}
+	if err := consumer.EnsureGroup(ctx); err != nil {
+		return fmt.Errorf("%s: redis %s: %w", spec.Service, cfg.Redis.Addr, err)
+	}
+	srv.Mount(gatewayv1connect.NewNotificationServiceHandler(NewNotificationHandler(rt, spec.Display), srv.HandlerOptions()...))
+	srv.AddReadiness("redis", store.Ping)
+
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	var consumerErr error
+	wg.Go(func() {
+		if err := consumer.Run(cctx); err != nil {
+			consumerErr = err
+			cancel()
+		}
+	})
+	err = srv.Run(cctx)
+	cancel()
+	wg.Wait()
+	return errors.Join(err, consumerErr)
+}

@@ -1,0 +1,47 @@
+package chatlink
+
+
+// Texts are the user-facing strings every channel shows, in one locale.
+type Texts struct {
+	Refusal       string
+	Welcome       string
+	Failure       string
+	Truncated     string
+	ChooseButton  string
+	Approve, Deny string
+	Pick          string
+}
+
+// Label is the default button label of an action kind.
+func (t Texts) Label(k ActionKind) string {
+	switch k {
+	case ActionApprove:
+		return t.Approve
+	case ActionDeny:
+		return t.Deny
+	default:
+		return t.Pick
+	}
+}
+
+// TextsFor returns the texts of locale (ja by default, en for "en").
+func TextsFor(locale string) Texts {
+	if locale == "en" {
+		return Texts{
+			Refusal:      "Sorry, this assistant is only available to registered users.",
+			Welcome:      "Thanks for adding me. Send a message to start; /help lists the commands.",
+			Failure:      "Sorry, your message could not be processed. Please try again later.",
+			Truncated:    "(the rest was cut off)",
+			ChooseButton: "Choose:",
+			Approve:      "Approve", Deny: "Deny", Pick: "Pick",
+		}
+	}
+	return Texts{
+		Refusal:      "申し訳ありません。このアシスタントは登録されたユーザーだけが利用できます。",
+		Welcome:      "友だち追加ありがとうございます。メッセージを送ると始まります。/help でコマンド一覧を表示します。",
+		Failure:      "申し訳ありません。メッセージを処理できませんでした。しばらくしてからもう一度お試しください。",
+		Truncated:    "（長いため以降は省略しました）",
+		ChooseButton: "選択してください:",
+		Approve:      "承認", Deny: "却下", Pick: "選択",
+	}
+}
