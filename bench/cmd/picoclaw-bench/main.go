@@ -11,8 +11,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
-	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -28,6 +26,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
+
 	approvalv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1/approvalv1connect"
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
@@ -38,18 +39,21 @@ import (
 )
 
 type options struct {
-	out        string
-	rate       float64
-	webhook    time.Duration
-	chat       int
-	sustain    time.Duration
-	inFlight   int
-	approvals  int
-	users      int
-	extraEnv   string
-	chatModel  string
-	workerName string
-	profile    bool
+	out       string
+	rate      float64
+	webhook   time.Duration
+	chat      int
+	sustain   time.Duration
+	inFlight  int
+	approvals int
+	users     int
+	extraEnv  string
+	chatModel string
+	// modelLatency and slowChat configure the phase with a model of fixed latency.
+	modelLatency time.Duration
+	slowChat     int
+	workerName   string
+	profile      bool
 }
 
 func main() {
@@ -58,6 +62,8 @@ func main() {
 	flag.Float64Var(&o.rate, "rate", report.WebhookRateGoal, "webhook requests per second in the ack-latency phase")
 	flag.DurationVar(&o.webhook, "webhook", 10*time.Second, "length of the fixed-rate webhook phase")
 	flag.IntVar(&o.chat, "chat", 300, "CHAT round trips measured one at a time")
+	flag.DurationVar(&o.modelLatency, "model-latency", 500*time.Millisecond, "latency of every model call in the slow-model CHAT phase")
+	flag.IntVar(&o.slowChat, "slow-chat", 20, "CHAT round trips measured with the slow model (0: skip the phase)")
 	flag.DurationVar(&o.sustain, "sustain", 10*time.Second, "length of the sustained-throughput phase")
 	flag.IntVar(&o.inFlight, "inflight", 128, "messages in flight in the sustained phase")
 	flag.IntVar(&o.approvals, "approvals", 300, "jobs approved and claimed")
@@ -128,7 +134,8 @@ func run(ctx context.Context, o options) (err error) {
 
 	line := suite.NewLineAPI()
 	defer line.Close()
-	ollama := suite.NewOllama(o.chatModel, o.workerName)
+	var modelLatency atomic.Int64
+	ollama := suite.NewOllama(&modelLatency, o.chatModel, o.workerName)
 	defer ollama.Close()
 	users := make([]string, o.users)
 	for i := range users {
@@ -195,6 +202,18 @@ func run(ctx context.Context, o options) (err error) {
 	logf("CHAT overhead: %d round trips one at a time", o.chat)
 	lat, errs := b.chatRoundTrips(ctx, o.chat)
 	rep.ChatOverhead = report.ChatOverhead{Latency: stats.Summarize(lat), Errors: errs}
+
+	if o.slowChat > 0 {
+		// With a real model every inference is slow: what counts is how many a message waits for.
+		logf("CHAT with a model that takes %s per call: %d round trips one at a time", o.modelLatency, o.slowChat)
+		before := ollama.Calls()
+		modelLatency.Store(int64(o.modelLatency))
+		slow, errs := b.chatRoundTrips(ctx, o.slowChat)
+		modelLatency.Store(0)
+		s := stats.Summarize(slow)
+		rep.Notes = append(rep.Notes, fmt.Sprintf("CHAT webhook → reply with a model that takes %s per call: p50 %.0f ms, p90 %.0f ms over %d messages (%d errors), %.2f model calls per message.",
+			o.modelLatency, s.P50, s.P90, o.slowChat, errs, float64(ollama.Calls()-before)/float64(o.slowChat)))
+	}
 
 	logf("webhook ack at %.0f req/s for %s", o.rate, o.webhook)
 	rep.Webhook = b.fixedRate(ctx, o.rate, o.webhook, b.message)
@@ -274,7 +293,7 @@ func run(ctx context.Context, o options) (err error) {
 	rep.Host.LoadAvgAfter = loadAvg()
 	rep.DurationSec = time.Since(rep.StartedAt).Round(time.Second).Seconds()
 	rep.Notes = append(rep.Notes,
-		fmt.Sprintf("Fake Ollama answered %d model calls (router classifier + chat model per message).", ollama.Calls()),
+		fmt.Sprintf("Fake Ollama answered %d model calls for %d messages sent (plain chat: the chat model only; the router decides it by cheap signals).", ollama.Calls(), b.seq.Load()),
 		"Every service logs JSON at level info to a file, as in production; traces are not exported.",
 		"The load generator, the fakes, Postgres and Redis share the same CPUs with the services.")
 	rep.Evaluate()

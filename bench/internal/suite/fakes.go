@@ -82,13 +82,15 @@ func writeJSON(w http.ResponseWriter, status int, body string) {
 // chat answer. It counts calls and keeps no request.
 type Ollama = fakellm.Server
 
-// NewOllama starts the fake; models are the names /api/tags lists.
-func NewOllama(models ...string) *Ollama {
+// NewOllama starts the fake; models are the names /api/tags lists. Every call takes
+// *latency (zero: answered at once), which the load tool may change between phases.
+func NewOllama(latency *atomic.Int64, models ...string) *Ollama {
 	return fakellm.New(fakellm.Ollama, func(r fakellm.Request) fakellm.Answer {
+		delay := time.Duration(latency.Load())
 		if r.JSON {
-			return fakellm.Answer{Content: `{"route":"CHAT","confidence":0.95,"reason":"small talk","evidence":[]}`}
+			return fakellm.Answer{Delay: delay, Content: `{"route":"CHAT","confidence":0.95,"reason":"small talk","evidence":[]}`}
 		}
-		return fakellm.Answer{Content: "了解です。ほかに何かあれば気軽にどうぞ。"}
+		return fakellm.Answer{Delay: delay, Content: "了解です。ほかに何かあれば気軽にどうぞ。"}
 	}, fakellm.WithModels(models...), fakellm.CountOnly())
 }
 

@@ -3,11 +3,13 @@ package suite_test
 import (
 	"context"
 	"fmt"
-	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"net/http"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -41,7 +43,7 @@ func TestMetricsAfterTraffic(t *testing.T) {
 	}
 	line := suite.NewLineAPI()
 	defer line.Close()
-	ollama := suite.NewOllama("chat-v1:latest", "worker-v1:latest")
+	ollama := suite.NewOllama(new(atomic.Int64), "chat-v1:latest", "worker-v1:latest")
 	defer ollama.Close()
 	users := []string{"Ubench0000000000000000000000000001", "Ubench0000000000000000000000000002"}
 	s, err := suite.Start(ctx, suite.Options{

@@ -14,6 +14,14 @@ type Routing struct {
 	DefaultCodeOrder string     `yaml:"default_code_order"`
 	RulesFile        string     `yaml:"rules_file"`
 	Classifier       Classifier `yaml:"classifier"`
+	// Signals decides plain conversation (a short message without code, URL, file name or
+	// request phrasing) as CHAT without asking the classifier: one model call per chat message.
+	Signals Signals `yaml:"signals"`
+}
+
+// Signals is routing.signals.
+type Signals struct {
+	Enabled bool `yaml:"enabled"`
 }
 
 // Classifier is routing.classifier.
@@ -71,6 +79,7 @@ func defaultRouting() Routing {
 		DefaultCodeOrder: "order2",
 		RulesFile:        "config/rules.yaml",
 		Classifier:       Classifier{Enabled: true, MinConfidence: 0.6, MinConfidenceForCode: 0.8, TimeoutSec: 30},
+		Signals:          Signals{Enabled: true},
 	}
 }
 

@@ -144,6 +144,7 @@ func Run(ctx context.Context, cfg Config) error {
 			MinConfidenceForCode: cfg.Routing.Classifier.MinConfidenceForCode,
 		},
 		ClassifierEnabled: cfg.Routing.Classifier.Enabled,
+		SignalsEnabled:    cfg.Routing.Signals.Enabled,
 		ClassifierTimeout: seconds(cfg.Routing.Classifier.TimeoutSec),
 		Loop: domain.LoopLimits{
 			MaxLoops:      cfg.Loop.MaxLoops,

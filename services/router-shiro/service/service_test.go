@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -321,6 +322,33 @@ func TestProcessTask_RuleRouteRunsWorkerOnOllama(t *testing.T) {
 	}
 }
 
+// TestPlainChatIsOneModelCall: a short message without code, URL, file name or request is
+// decided by cheap signals — no classifier call, so the chat model's is the only one.
+func TestPlainChatIsOneModelCall(t *testing.T) {
+	st := startStack(t, func(fakellm.Request) (string, time.Duration) { return classifierAnswer("CHAT", 0.9), 0 }, nil)
+	for i, text := range []string{"やあ、元気?", "今日は寒いね", "thanks, that was helpful!"} {
+		res, err := st.router.Decide(context.Background(), &routerv1.DecideRequest{JobId: fmt.Sprintf("job_20260301_%03d", 70+i), Channel: "line", Text: text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := res.GetDecision(); d.GetRoute() != commonv1.Route_ROUTE_CHAT || d.GetSource() != commonv1.DecisionSource_DECISION_SOURCE_SIGNALS {
+			t.Fatalf("%q: decision %v", text, d)
+		}
+	}
+	if n := st.ollama.Calls(); n != 0 {
+		t.Fatalf("model calls %d, want 0", n)
+	}
+	// Switched off, the classifier decides as before.
+	off := startStack(t, func(fakellm.Request) (string, time.Duration) { return classifierAnswer("CHAT", 0.9), 0 },
+		func(c *Config) { c.Routing.Signals.Enabled = false })
+	if _, err := off.router.Decide(context.Background(), &routerv1.DecideRequest{JobId: "job_20260301_080", Channel: "line", Text: "やあ、元気?"}); err != nil {
+		t.Fatal(err)
+	}
+	if classifierCalls(off.ollama) != 1 {
+		t.Fatalf("signals off: classifier calls %d", classifierCalls(off.ollama))
+	}
+}
+
 func TestProcessTask_ClassifierOnOllama(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -341,7 +369,8 @@ func TestProcessTask_ClassifierOnOllama(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			st := startStack(t, func(fakellm.Request) (string, time.Duration) { return tt.answer, 0 }, nil)
-			res, err := st.router.Decide(context.Background(), &routerv1.DecideRequest{JobId: "job_20260301_012", Channel: "slack", Text: "やあ、元気?"})
+			// Request phrasing: cheap signals leave it to the classifier.
+			res, err := st.router.Decide(context.Background(), &routerv1.DecideRequest{JobId: "job_20260301_012", Channel: "slack", Text: "ちょっと相談してもいい?"})
 			if err != nil {
 				t.Fatal(err)
 			}

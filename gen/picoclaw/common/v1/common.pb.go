@@ -107,6 +107,8 @@ const (
 	DecisionSource_DECISION_SOURCE_CLASSIFIER     DecisionSource = 3
 	DecisionSource_DECISION_SOURCE_FALLBACK       DecisionSource = 4
 	DecisionSource_DECISION_SOURCE_CHANNEL_POLICY DecisionSource = 5
+	// Cheap signals of the text (short, no code, URL or request) decided without a model call.
+	DecisionSource_DECISION_SOURCE_SIGNALS DecisionSource = 6
 )
 
 // Enum value maps for DecisionSource.
@@ -118,6 +120,7 @@ var (
 		3: "DECISION_SOURCE_CLASSIFIER",
 		4: "DECISION_SOURCE_FALLBACK",
 		5: "DECISION_SOURCE_CHANNEL_POLICY",
+		6: "DECISION_SOURCE_SIGNALS",
 	}
 	DecisionSource_value = map[string]int32{
 		"DECISION_SOURCE_UNSPECIFIED":    0,
@@ -126,6 +129,7 @@ var (
 		"DECISION_SOURCE_CLASSIFIER":     3,
 		"DECISION_SOURCE_FALLBACK":       4,
 		"DECISION_SOURCE_CHANNEL_POLICY": 5,
+		"DECISION_SOURCE_SIGNALS":        6,
 	}
 )
 
@@ -1527,14 +1531,15 @@ const file_picoclaw_common_v1_common_proto_rawDesc = "" +
 	"ROUTE_CODE\x10\x06\x12\x0f\n" +
 	"\vROUTE_CODE1\x10\a\x12\x0f\n" +
 	"\vROUTE_CODE2\x10\b\x12\x0f\n" +
-	"\vROUTE_CODE3\x10\t*\xca\x01\n" +
+	"\vROUTE_CODE3\x10\t*\xe7\x01\n" +
 	"\x0eDecisionSource\x12\x1f\n" +
 	"\x1bDECISION_SOURCE_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17DECISION_SOURCE_COMMAND\x10\x01\x12\x18\n" +
 	"\x14DECISION_SOURCE_RULE\x10\x02\x12\x1e\n" +
 	"\x1aDECISION_SOURCE_CLASSIFIER\x10\x03\x12\x1c\n" +
 	"\x18DECISION_SOURCE_FALLBACK\x10\x04\x12\"\n" +
-	"\x1eDECISION_SOURCE_CHANNEL_POLICY\x10\x05*g\n" +
+	"\x1eDECISION_SOURCE_CHANNEL_POLICY\x10\x05\x12\x1b\n" +
+	"\x17DECISION_SOURCE_SIGNALS\x10\x06*g\n" +
 	"\tRiskLevel\x12\x1a\n" +
 	"\x16RISK_LEVEL_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eRISK_LEVEL_LOW\x10\x01\x12\x15\n" +

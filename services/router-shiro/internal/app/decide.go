@@ -32,7 +32,8 @@ type ClassifierTrace struct {
 }
 
 // Decide runs the decision order: explicit command → channel policy → rule dictionary →
-// classifier → CHAT fallback, then the local_only check.
+// cheap signals (plain conversation, no model call) → classifier → CHAT fallback, then the
+// local_only check.
 //
 // A command beats the channel's forced route because it is the user's explicit choice;
 // forced_route replaces the automatic steps (rules and classifier) only.
@@ -47,6 +48,8 @@ func (r *Router) Decide(ctx context.Context, in Input) Outcome {
 		out.Decision = domain.Decision{Route: forced, Source: domain.SourceChannelPolicy, Confidence: 1,
 			Reason: "channels." + in.Channel + ".forced_route", Matched: "channels." + in.Channel + ".forced_route"}
 	} else if dec, ok := r.rules.Decide(in.Text); ok {
+		out.Decision = dec
+	} else if dec, ok := domain.Signals(in.Text, in.PrevRoute); ok && r.cfg.SignalsEnabled {
 		out.Decision = dec
 	} else if r.cfg.ClassifierEnabled {
 		out.Decision, out.Classifier = r.classify(ctx, in)

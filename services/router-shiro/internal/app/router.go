@@ -19,6 +19,8 @@ import (
 type Config struct {
 	Thresholds        domain.Thresholds
 	ClassifierEnabled bool
+	// SignalsEnabled lets cheap signals decide plain conversation without the classifier.
+	SignalsEnabled bool
 	// ClassifierTimeout bounds the one classifier call (0 = the model client's own timeout).
 	ClassifierTimeout time.Duration
 	Loop              domain.LoopLimits

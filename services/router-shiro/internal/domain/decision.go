@@ -9,6 +9,8 @@ const (
 	SourceClassifier    Source = "classifier"
 	SourceFallback      Source = "fallback"
 	SourceChannelPolicy Source = "channel_policy"
+	// SourceSignals: cheap signals of the text decided without a model call.
+	SourceSignals Source = "signals"
 )
 
 // Decision is the routing decision contract (SPEC §4).

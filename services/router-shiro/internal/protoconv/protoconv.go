@@ -55,6 +55,8 @@ func Source(s domain.Source) commonv1.DecisionSource {
 		return commonv1.DecisionSource_DECISION_SOURCE_FALLBACK
 	case domain.SourceChannelPolicy:
 		return commonv1.DecisionSource_DECISION_SOURCE_CHANNEL_POLICY
+	case domain.SourceSignals:
+		return commonv1.DecisionSource_DECISION_SOURCE_SIGNALS
 	}
 	return commonv1.DecisionSource_DECISION_SOURCE_UNSPECIFIED
 }
