@@ -216,6 +216,14 @@ func (a *App) HandleMessage(ctx context.Context, req *chatv1.HandleMessageReques
 		first := t.result.Messages[0]
 		first.Text = domain.T(t.loc, domain.MsgStoreDown) + "\n\n" + first.Text
 	}
+	if err := ctx.Err(); err != nil {
+		// The caller gave up (a gateway shutting down, or its deadline): whatever this turn
+		// says now ("the model did not answer") is not its answer. Nothing is kept, so the
+		// redelivered event runs the turn again.
+		a.log.WarnContext(context.WithoutCancel(ctx), "message.abandoned", slog.String("event_id", req.GetEventId()), slog.Any("error", err))
+		span.SetStatus(codes.Error, "abandoned")
+		return nil, err
+	}
 	span.SetAttributes(attribute.String("reply_job_id", t.result.GetJobId()), attribute.Bool("async_pending", t.result.GetAsyncPending()))
 	a.log.InfoContext(ctx, "message.replied", slog.String("reply_job_id", t.result.GetJobId()),
 		slog.Int("messages", len(t.result.Messages)), slog.Bool("async_pending", t.result.GetAsyncPending()))
