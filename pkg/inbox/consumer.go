@@ -71,8 +71,11 @@ type ConsumerConfig struct {
 	// ClaimIdle: entries of other consumers idle for longer are reclaimed (default 60 s). Entries
 	// this consumer is working on are kept fresh, so a slow reply is never taken over.
 	ClaimIdle time.Duration
-	// MaxAttempts bounds retries of a failing entry before it is moved to the dead-letter stream
-	// (default 5).
+	// MaxAge bounds how long a transiently failing entry is retried, counted from when it was
+	// stored (default 24 h): a dependency that is down delays an answer, it does not lose it.
+	// A permanent failure (Permanent) goes to the dead-letter stream at once.
+	MaxAge time.Duration
+	// MaxAttempts, when positive, also bounds the attempts (default 0: only MaxAge).
 	MaxAttempts int
 	// Backoff is the first retry delay, doubled per attempt up to MaxBackoff (defaults 500 ms, 30 s).
 	Backoff    time.Duration
@@ -102,8 +105,8 @@ func (c *ConsumerConfig) defaults() {
 	if c.ClaimIdle <= 0 {
 		c.ClaimIdle = 60 * time.Second
 	}
-	if c.MaxAttempts <= 0 {
-		c.MaxAttempts = 5
+	if c.MaxAge <= 0 {
+		c.MaxAge = 24 * time.Hour
 	}
 	if c.Backoff <= 0 {
 		c.Backoff = 500 * time.Millisecond
@@ -129,6 +132,9 @@ type Consumer struct {
 	inflight map[string]struct{}
 	freed    chan struct{}
 	slots    chan struct{}
+	// wake is closed (and replaced) when Redis answers again after failing reads: entries
+	// waiting out a backoff are retried at once instead of at the end of it.
+	wake chan struct{}
 }
 
 type lane struct {
@@ -154,6 +160,7 @@ func NewConsumer(rdb redis.UniversalClient, cfg Config, ccfg ConsumerConfig, h H
 		lanes:    map[string]*lane{},
 		inflight: map[string]struct{}{},
 		freed:    make(chan struct{}, 1),
+		wake:     make(chan struct{}),
 		slots:    make(chan struct{}, ccfg.Concurrency),
 	}, nil
 }
@@ -199,6 +206,9 @@ func (c *Consumer) Run(ctx context.Context) error {
 			Count: c.ccfg.Batch, Block: c.ccfg.Block,
 		}).Result()
 		if errors.Is(err, redis.Nil) {
+			if failures > 0 {
+				c.recovered()
+			}
 			failures = 0
 			continue
 		}
@@ -217,6 +227,9 @@ func (c *Consumer) Run(ctx context.Context) error {
 				break
 			}
 			continue
+		}
+		if failures > 0 {
+			c.recovered()
 		}
 		failures = 0
 		for _, s := range streams {
@@ -429,7 +442,7 @@ func (c *Consumer) process(ctx context.Context, d Delivery) {
 		}
 		attrs := []any{slog.String("stream", c.cfg.Stream), slog.String("event_id", d.ID),
 			slog.Int("attempt", attempt), slog.Any("error", err)}
-		if IsPermanent(err) || attempt >= c.ccfg.MaxAttempts {
+		if IsPermanent(err) || (c.ccfg.MaxAttempts > 0 && attempt >= c.ccfg.MaxAttempts) || entryAge(d.StreamID) >= c.ccfg.MaxAge {
 			c.log.ErrorContext(ctx, "inbox.give_up", attrs...)
 			if c.ccfg.GiveUp != nil {
 				c.ccfg.GiveUp(ctx, d, err)
@@ -440,19 +453,70 @@ func (c *Consumer) process(ctx context.Context, d Delivery) {
 		}
 		c.log.WarnContext(ctx, "inbox.retry", attrs...)
 		c.cfg.Metrics.entry(c.cfg.Stream, "retried")
-		if !sleep(ctx, backoff(c.ccfg.Backoff, c.ccfg.MaxBackoff, attempt)) {
+		if !c.sleepOrWake(ctx, backoff(c.ccfg.Backoff, c.ccfg.MaxBackoff, attempt)) {
 			return
 		}
 	}
 }
 
+// ackAttempts and ackRetry: a failed ack is tried again (100 ms, 400 ms, 1.6 s, …) well
+// within ClaimIdle, so an answered event is not redelivered and answered twice.
+const (
+	ackAttempts = 5
+	ackRetry    = 100 * time.Millisecond
+)
+
 // ack runs even while shutting down: the reply already went out.
 func (c *Consumer) ack(ctx context.Context, id string) {
-	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	if err := c.rdb.XAck(actx, c.cfg.Stream, c.cfg.Group, id).Err(); err != nil {
-		c.log.ErrorContext(ctx, "inbox.ack_failed", slog.String("entry", id), slog.Any("error", err))
+	wait := ackRetry
+	for attempt := 1; ; attempt++ {
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		err := c.rdb.XAck(actx, c.cfg.Stream, c.cfg.Group, id).Err()
+		cancel()
+		if err == nil {
+			return
+		}
+		if attempt >= ackAttempts {
+			c.log.ErrorContext(ctx, "inbox.ack_failed", slog.String("entry", id), slog.Int("attempts", attempt), slog.Any("error", err))
+			return
+		}
+		c.log.WarnContext(ctx, "inbox.ack_retry", slog.String("entry", id), slog.Int("attempt", attempt), slog.Any("error", err))
+		time.Sleep(wait)
+		wait *= 4
 	}
+}
+
+// recovered wakes every entry waiting out a backoff.
+func (c *Consumer) recovered() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	close(c.wake)
+	c.wake = make(chan struct{})
+}
+
+// sleepOrWake waits d, or less when Redis recovers; false when ctx ends first.
+func (c *Consumer) sleepOrWake(ctx context.Context, d time.Duration) bool {
+	c.mu.Lock()
+	wake := c.wake
+	c.mu.Unlock()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+	case <-wake:
+	}
+	return true
+}
+
+// entryAge is how long ago the stream entry was stored (its id starts with the milliseconds).
+func entryAge(streamID string) time.Duration {
+	ms, _ := splitID(streamID)
+	if ms == 0 {
+		return 0
+	}
+	return time.Since(time.UnixMilli(int64(ms)))
 }
 
 func (c *Consumer) bury(ctx context.Context, d Delivery, cause error) {

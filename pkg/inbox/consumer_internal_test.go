@@ -1,6 +1,7 @@
 package inbox
 
 import (
+	"strconv"
 	"testing"
 	"time"
 )
@@ -30,5 +31,37 @@ func TestBackoff(t *testing.T) {
 		if got := backoff(100*time.Millisecond, time.Second, tc.attempt); got != tc.want {
 			t.Errorf("backoff(%d) = %v, want %v", tc.attempt, got, tc.want)
 		}
+	}
+}
+
+// Entries waiting out a backoff are retried as soon as Redis answers again.
+func TestRecoveryWakesBackoff(t *testing.T) {
+	c := &Consumer{wake: make(chan struct{})}
+	done := make(chan bool, 1)
+	start := time.Now()
+	go func() { done <- c.sleepOrWake(t.Context(), time.Minute) }()
+	time.Sleep(20 * time.Millisecond)
+	c.recovered()
+	select {
+	case ok := <-done:
+		if !ok || time.Since(start) > 10*time.Second {
+			t.Fatalf("woke %v after %v", ok, time.Since(start))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("backoff not cut short by recovery")
+	}
+	// The next wait is a fresh one.
+	if ok := c.sleepOrWake(t.Context(), 10*time.Millisecond); !ok {
+		t.Fatal("sleep failed")
+	}
+}
+
+func TestEntryAge(t *testing.T) {
+	id := strconv.FormatInt(time.Now().Add(-time.Hour).UnixMilli(), 10) + "-0"
+	if a := entryAge(id); a < 59*time.Minute || a > 61*time.Minute {
+		t.Fatalf("age %v", a)
+	}
+	if entryAge("bogus") != 0 {
+		t.Fatal("unparsable id has an age")
 	}
 }

@@ -18,7 +18,10 @@ type Settings struct {
 	Concurrency int `yaml:"concurrency"`
 	// ClaimIdle: events another consumer left pending this long are taken over.
 	ClaimIdle time.Duration `yaml:"claim_idle"`
-	// MaxAttempts before an event goes to the dead-letter stream and the user is told.
+	// MaxAge: an event that keeps failing for a transient reason (a peer or Redis down) is
+	// retried until it is this old; then it goes to the dead-letter stream and the user is told.
+	MaxAge time.Duration `yaml:"max_age"`
+	// MaxAttempts, when positive, also bounds the attempts (0: only max_age).
 	MaxAttempts int `yaml:"max_attempts"`
 	// DedupeTTL is how long webhook event ids are remembered.
 	DedupeTTL time.Duration `yaml:"dedupe_ttl"`
@@ -28,7 +31,7 @@ type Settings struct {
 
 // DefaultSettings are the gateways' defaults.
 func DefaultSettings() Settings {
-	return Settings{Concurrency: 8, ClaimIdle: 60 * time.Second, MaxAttempts: 5, DedupeTTL: 24 * time.Hour, Block: time.Second}
+	return Settings{Concurrency: 8, ClaimIdle: 60 * time.Second, MaxAge: 24 * time.Hour, DedupeTTL: 24 * time.Hour, Block: time.Second}
 }
 
 // Validate names bad keys relative to the inbox section (prefix them with config.Prefix).
@@ -41,8 +44,11 @@ func (s Settings) Validate() error {
 	if s.ClaimIdle <= 0 {
 		errs.Addf("claim_idle", "must be positive, got %s", s.ClaimIdle)
 	}
-	if s.MaxAttempts <= 0 {
-		errs.Addf("max_attempts", "must be positive, got %d", s.MaxAttempts)
+	if s.MaxAttempts < 0 {
+		errs.Addf("max_attempts", "must not be negative, got %d", s.MaxAttempts)
+	}
+	if s.MaxAge < time.Minute {
+		errs.Addf("max_age", "must be at least 1m, got %s", s.MaxAge)
 	}
 	if s.Block <= 0 {
 		errs.Addf("block", "must be positive, got %s", s.Block)
@@ -64,6 +70,6 @@ func (s Settings) ConsumerConfig(fallback string, giveUp func(context.Context, D
 			name = fallback
 		}
 	}
-	return ConsumerConfig{Name: name, Concurrency: s.Concurrency, ClaimIdle: s.ClaimIdle, MaxAttempts: s.MaxAttempts,
+	return ConsumerConfig{Name: name, Concurrency: s.Concurrency, ClaimIdle: s.ClaimIdle, MaxAge: s.MaxAge, MaxAttempts: s.MaxAttempts,
 		Block: s.Block, GiveUp: giveUp, Logger: log}
 }

@@ -12,9 +12,9 @@ func TestSettingsValidateNamesKeys(t *testing.T) {
 	if err := DefaultSettings().Validate(); err != nil {
 		t.Fatalf("defaults invalid: %v", err)
 	}
-	bad := Settings{DedupeTTL: time.Minute}
+	bad := Settings{DedupeTTL: time.Minute, MaxAttempts: -1}
 	err := config.Prefix("line.inbox", bad.Validate())
-	for _, key := range []string{"concurrency", "claim_idle", "max_attempts", "block", "dedupe_ttl"} {
+	for _, key := range []string{"concurrency", "claim_idle", "max_attempts", "max_age", "block", "dedupe_ttl"} {
 		if err == nil || !strings.Contains(err.Error(), "line.inbox."+key+":") {
 			t.Errorf("error does not name line.inbox.%s: %v", key, err)
 		}
@@ -24,7 +24,7 @@ func TestSettingsValidateNamesKeys(t *testing.T) {
 func TestConsumerConfigName(t *testing.T) {
 	s := DefaultSettings()
 	s.Consumer = "gw-1"
-	if c := s.ConsumerConfig("gateway-line", nil, nil); c.Name != "gw-1" || c.Concurrency != 8 || c.MaxAttempts != 5 {
+	if c := s.ConsumerConfig("gateway-line", nil, nil); c.Name != "gw-1" || c.Concurrency != 8 || c.MaxAge != 24*time.Hour || c.MaxAttempts != 0 {
 		t.Fatalf("consumer config = %+v", c)
 	}
 	s.Consumer = ""
