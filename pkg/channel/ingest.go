@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"regexp"
+	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
@@ -30,8 +32,12 @@ type Incoming struct {
 	ID, Key string
 	// Payload is the channel's stored form, read back by Channel.Decode.
 	Payload []byte
-	// StartsJob is set for a message: it starts a job of its own.
+	// StartsJob is set for a message: it starts a job of its own, unless Text is a command
+	// about an existing job (/approve job_…): that keeps its job's id.
 	StartsJob bool
+	// Text is a message's text, when it has one: it picks the lane (see PriorityKey) and the
+	// job of a typed job command.
+	Text string
 	// Action is a pressed button: its processing continues the trace the button carries.
 	Action *chatlink.Action
 }
@@ -64,7 +70,7 @@ func (g *Ingester) Store(ctx context.Context, in ...Incoming) (inbox.Result, err
 			g.log.ErrorContext(ctx, g.name+".jobid_failed", slog.String("event_id", e.ID), slog.Any("error", err))
 			return inbox.Result{}, err
 		}
-		events = append(events, inbox.Event{ID: e.ID, Key: e.Key, Payload: e.Payload, Meta: meta})
+		events = append(events, inbox.Event{ID: e.ID, Key: PriorityKey(e.Key, e.Text), Payload: e.Payload, Meta: meta})
 	}
 	res, err := g.store.Append(ctx, events...)
 	if err != nil {
@@ -85,6 +91,10 @@ func (g *Ingester) eventMeta(ctx context.Context, e Incoming) (map[string]string
 	var id string
 	parent := ctx
 	switch {
+	case e.StartsJob && commandJob(e.Text) != "":
+		// A typed decision about a job is part of that job, not a new one.
+		id = commandJob(e.Text)
+		opts = append(opts, trace.WithNewRoot())
 	case e.StartsJob:
 		next, err := g.jobs.Next(ctx)
 		if err != nil {
@@ -106,4 +116,29 @@ func (g *Ingester) eventMeta(ctx context.Context, e Incoming) (map[string]string
 	g.prop.Inject(jctx, meta)
 	span.End()
 	return meta, nil
+}
+
+// priorityCommands are answered ahead of a running turn of the same chat: switching
+// Auto-Approve off and asking for the status must not wait behind a long answer.
+var priorityCommands = regexp.MustCompile(`(?i)^\s*/(auto-approve\s+off|status)\s*$`)
+
+// PriorityKey is the ordering key of an event: the chat's own key, or for a priority command
+// a lane of its own beside it.
+func PriorityKey(key, text string) string {
+	if priorityCommands.MatchString(text) {
+		return key + "|priority"
+	}
+	return key
+}
+
+// jobCommand is a typed command that names a job as its first argument.
+var jobCommand = regexp.MustCompile(`(?i)^\s*/(approve|deny|pick|retry)\s+(job_[0-9]{8}_(?:[0-9]{3,}|[0-9a-f]{8}))\b`)
+
+// commandJob is the job a typed job command names, or "".
+func commandJob(text string) string {
+	m := jobCommand.FindStringSubmatch(text)
+	if m == nil {
+		return ""
+	}
+	return strings.ToLower(m[2])
 }

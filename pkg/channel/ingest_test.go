@@ -3,6 +3,7 @@ package channel
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"testing"
 
@@ -75,5 +76,28 @@ func TestIngestTraceAndJobID(t *testing.T) {
 	down := NewIngester("fake", &memStore{err: errors.New("redis down")}, fixedJobs{id: "job_20261121_043"}, slog.New(slog.DiscardHandler), tp, "gateway-fake", prop)
 	if _, err := down.Store(ctx, Incoming{ID: "m3", StartsJob: true}); err == nil {
 		t.Fatal("store failure not reported")
+	}
+}
+
+// TestTypedJobCommandsAndPriorityLane: a typed /approve keeps its job's id (no new job), and
+// /auto-approve off and /status get a lane of their own beside the chat's.
+func TestTypedJobCommandsAndPriorityLane(t *testing.T) {
+	store := &memStore{}
+	g := NewIngester("fake", store, fixedJobs{err: errors.New("no new job may be allocated")}, slog.New(slog.DiscardHandler),
+		sdktrace.NewTracerProvider(), "gateway-fake", prop)
+	for i, text := range []string{"/approve job_20261121_007", "/DENY JOB_20261121_007 too risky", "/pick job_20261121_007 2", "/retry job_20261121_007"} {
+		if _, err := g.Store(context.Background(), Incoming{ID: fmt.Sprint("t", i), Key: "c", StartsJob: true, Text: text}); err != nil {
+			t.Fatalf("%q: %v", text, err)
+		}
+		c := prop.Extract(context.Background(), propagation.MapCarrier(store.events[i].Meta))
+		if job := baggage.FromContext(c).Member("job_id").Value(); job != "job_20261121_007" {
+			t.Errorf("%q: job %q", text, job)
+		}
+	}
+	for text, want := range map[string]string{"/auto-approve off": "c|priority", " /STATUS ": "c|priority", "/status please": "c",
+		"/auto-approve on": "c", "hello": "c", "": "c"} {
+		if got := PriorityKey("c", text); got != want {
+			t.Errorf("%q: key %q, want %q", text, got, want)
+		}
 	}
 }

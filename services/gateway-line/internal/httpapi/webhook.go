@@ -59,7 +59,7 @@ func (h *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.log.ErrorContext(ctx, "line.event_encode_failed", slog.String("event_id", in.EventID), slog.Any("error", err))
 			continue
 		}
-		inc := channel.Incoming{ID: in.EventID, Key: in.ChatID, Payload: payload, StartsJob: in.Kind == domain.KindText}
+		inc := channel.Incoming{ID: in.EventID, Key: in.ChatID, Payload: payload, StartsJob: in.Kind == domain.KindText, Text: in.Text}
 		if in.Kind == domain.KindPostback {
 			if a, err := domain.DecodePostback(in.PostbackData); err == nil {
 				inc.Action = &a

@@ -216,7 +216,7 @@ func (h *Handlers) store200(w http.ResponseWriter, r *http.Request, in domain.In
 		return
 	}
 	res, err := h.ingest.Store(ctx, channel.Incoming{ID: in.EventID, Key: in.Key(), Payload: payload,
-		StartsJob: in.Kind == domain.KindMessage, Action: in.Action})
+		StartsJob: in.Kind == domain.KindMessage, Action: in.Action, Text: in.Text})
 	if err != nil {
 		// Not stored: a 500 makes Slack retry; the retry is deduplicated if this one got through.
 		http.Error(w, "temporarily unavailable", http.StatusInternalServerError)
