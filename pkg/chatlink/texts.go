@@ -1,6 +1,5 @@
 package chatlink
 
-
 // Texts are the user-facing strings every channel shows, in one locale.
 type Texts struct {
 	Refusal       string
