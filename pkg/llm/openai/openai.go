@@ -70,7 +70,13 @@ func (c *openAIClient) attempt(ctx context.Context, req llm.Request) (string, ll
 		}
 	}
 	if req.MaxTokens > 0 {
-		params.MaxTokens = openai.Int(int64(req.MaxTokens))
+		// OpenAI deprecates max_tokens for max_completion_tokens (its o-series models refuse
+		// max_tokens); DeepSeek's API documents max_tokens only.
+		if c.cfg.Provider == llm.ProviderDeepSeek {
+			params.MaxTokens = openai.Int(int64(req.MaxTokens))
+		} else {
+			params.MaxCompletionTokens = openai.Int(int64(req.MaxTokens))
+		}
 	}
 	if req.JSON {
 		params.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONObject: &shared.ResponseFormatJSONObjectParam{}}

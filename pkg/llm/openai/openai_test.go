@@ -55,7 +55,11 @@ func TestOpenAICompatibleRequestShape(t *testing.T) {
 				}
 			}
 			b := r[0].Body
-			if b["model"] != c.Model() || b["max_tokens"] != float64(321) {
+			limit, other := "max_completion_tokens", "max_tokens"
+			if provider == llm.ProviderDeepSeek {
+				limit, other = other, limit
+			}
+			if _, both := b[other]; b["model"] != c.Model() || b[limit] != float64(321) || both {
 				t.Errorf("body = %s", r[0].Raw)
 			}
 			if rf, _ := b["response_format"].(map[string]any); rf["type"] != "json_object" {
