@@ -69,7 +69,9 @@ type Agents struct {
 
 // Deliberation is the part of deliberation: router-shiro reads.
 type Deliberation struct {
-	TimeoutSec int `yaml:"timeout_sec"`
+	// Enabled allows /deliberate (several orders propose at once); false refuses it.
+	Enabled    bool `yaml:"enabled"`
+	TimeoutSec int  `yaml:"timeout_sec"`
 	// AutoOnHighRisk: a high-risk CODE proposal makes the other orders propose too.
 	AutoOnHighRisk bool `yaml:"auto_on_high_risk"`
 }

@@ -57,7 +57,7 @@ func DefaultConfig() Config {
 		Loop:         defaultLoop(),
 		Agents:       defaultAgents(),
 		Ollama:       llm.DefaultOllamaSettings(),
-		Deliberation: Deliberation{TimeoutSec: 120},
+		Deliberation: Deliberation{Enabled: true, TimeoutSec: 120},
 	}
 }
 
@@ -154,7 +154,8 @@ func Run(ctx context.Context, cfg Config) error {
 		DefaultCodeOrder:         defaultOrder,
 		ForcedRoutes:             cfg.Channels.forcedRoutes(),
 		DeliberationTimeout:      seconds(cfg.Deliberation.TimeoutSec),
-		AutoDeliberateOnHighRisk: cfg.Deliberation.AutoOnHighRisk,
+		AutoDeliberateOnHighRisk: cfg.Deliberation.AutoOnHighRisk && cfg.Deliberation.Enabled,
+		DeliberationEnabled:      cfg.Deliberation.Enabled,
 		Locale:                   cfg.Locale,
 		HistoryTurns:             cfg.Loop.HistoryTurns,
 	}, dict, worker, coderClient, log, app.WithMetrics(met))

@@ -58,6 +58,8 @@ func (r *Router) Decide(ctx context.Context, in Input) Outcome {
 	}
 	if in.LocalOnly && (out.Decision.Route.IsCode() || out.Deliberation) {
 		out.Refusal = localOnlyRefusal(r.locale(in))
+	} else if out.Deliberation && !r.cfg.DeliberationEnabled {
+		out.Refusal = deliberationOffRefusal(r.locale(in))
 	}
 	// Values from closed sets (validated job id and channel, routes, sources, rule names) are
 	// logged as labels, which the secret masker leaves alone; text that quotes the user (reason,
@@ -84,6 +86,13 @@ func (r *Router) Decide(ctx context.Context, in Input) Outcome {
 	r.log.LogAttrs(ctx, slog.LevelInfo, "router.decision", attrs...)
 	r.metrics.Decision(string(out.Decision.Source), string(out.Decision.Route))
 	return out
+}
+
+func deliberationOffRefusal(locale string) string {
+	if locale == "en" {
+		return "Deliberation (/deliberate) is switched off here (deliberation.enabled: false). Send the task with /code to ask one coder."
+	}
+	return "熟議（/deliberate）はこの環境では無効です（deliberation.enabled: false）。/code で依頼すると 1 人のコーダーに頼めます。"
 }
 
 // classifierInputRunes bounds what the classifier reads: the head of a long paste decides its

@@ -139,6 +139,7 @@ func testConfig() Config {
 		Loop:                domain.LoopLimits{MaxLoops: 3, MaxMillis: 90 * time.Second, MinConfidence: 0.4},
 		DefaultCodeOrder:    "order2",
 		ForcedRoutes:        map[string]domain.Route{},
+		DeliberationEnabled: true,
 		DeliberationTimeout: 2 * time.Second,
 		Locale:              "ja",
 		HistoryTurns:        6,

@@ -28,6 +28,8 @@ type Config struct {
 	DefaultCodeOrder string
 	// ForcedRoutes maps a channel name (line, slack, cli) to its forced route.
 	ForcedRoutes map[string]domain.Route
+	// DeliberationEnabled allows /deliberate (deliberation.enabled).
+	DeliberationEnabled bool
 	// DeliberationTimeout bounds ProposeMany (deliberation.timeout_sec).
 	DeliberationTimeout time.Duration
 	// AutoDeliberateOnHighRisk asks the other orders too when a CODE proposal is high risk
