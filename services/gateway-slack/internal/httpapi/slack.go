@@ -78,6 +78,13 @@ func (h *Handlers) Events(w http.ResponseWriter, r *http.Request) {
 	}
 	ev, err := slackevents.ParseEvent(json.RawMessage(body), slackevents.OptionNoVerifyToken())
 	if err != nil {
+		// An event type the SDK does not know is still a valid delivery: acknowledge it, or
+		// Slack retries it and eventually disables the subscription.
+		if typ, ok := unknownCallback(body); ok {
+			h.log.InfoContext(ctx, "slack.event_ignored", slog.String("type", typ))
+			w.WriteHeader(http.StatusOK)
+			return
+		}
 		h.log.WarnContext(ctx, "slack.event_unparsable", slog.Any("error", err))
 		http.Error(w, "invalid event", http.StatusBadRequest)
 		return
@@ -227,4 +234,20 @@ func (h *Handlers) store200(w http.ResponseWriter, r *http.Request, in domain.In
 	h.log.InfoContext(ctx, "slack.event_stored", slog.String("event_id", in.EventID), slog.Bool("duplicate", res.Duplicate > 0),
 		slog.String("kind", string(in.Kind)), slog.String("thread", strconv.Quote(in.Key())))
 	w.WriteHeader(http.StatusOK)
+}
+
+// unknownCallback reports whether body is a well-formed event_callback envelope (with an
+// event id and an inner event type) whose inner type the SDK cannot parse.
+func unknownCallback(body []byte) (string, bool) {
+	var env struct {
+		Type    string `json:"type"`
+		EventID string `json:"event_id"`
+		Event   struct {
+			Type string `json:"type"`
+		} `json:"event"`
+	}
+	if json.Unmarshal(body, &env) != nil || env.Type != slackevents.CallbackEvent || env.EventID == "" || env.Event.Type == "" {
+		return "", false
+	}
+	return env.Event.Type, true
 }
