@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -99,6 +101,8 @@ type Server struct {
 	longLived map[string]bool
 
 	ownsTelemetry bool
+	// lastNotReady is the set of failing readiness checks last answered (sorted, joined).
+	lastNotReady string
 }
 
 const defaultMaxBody = 1 << 20
@@ -366,11 +370,20 @@ func (s *Server) readiness(ctx context.Context) map[string]string {
 	return failures
 }
 
+// serveReady names the dependencies that are down, with a stable code; their errors (hosts,
+// users, database names) go to the log, once each time the set of failing checks changes.
 func (s *Server) serveReady(w http.ResponseWriter, r *http.Request) {
 	if failures := s.readiness(r.Context()); len(failures) > 0 {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "unavailable", "service": s.cfg.Name, "failures": failures})
+		names := make(map[string]string, len(failures))
+		for name := range failures {
+			names[name] = "unavailable"
+		}
+		s.logReadiness(r.Context(), failures)
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "unavailable", "code": "dependency_unavailable",
+			"service": s.cfg.Name, "failures": names})
 		return
 	}
+	s.logReadiness(r.Context(), nil)
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready", "service": s.cfg.Name})
 }
 
@@ -384,6 +397,29 @@ func (s *Server) limitBody(next http.Handler) http.Handler {
 		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
 		next.ServeHTTP(w, r)
 	})
+}
+
+// logReadiness logs the failing checks with their errors when the set of failing checks changed
+// since the last readiness answer, and the recovery when it is empty again.
+func (s *Server) logReadiness(ctx context.Context, failures map[string]string) {
+	names := slices.Sorted(maps.Keys(failures))
+	key := strings.Join(names, ",")
+	s.mu.Lock()
+	changed := key != s.lastNotReady
+	s.lastNotReady = key
+	s.mu.Unlock()
+	if !changed {
+		return
+	}
+	if len(names) == 0 {
+		s.tel.Logger.InfoContext(ctx, "service.ready_again")
+		return
+	}
+	attrs := make([]any, 0, len(names))
+	for _, n := range names {
+		attrs = append(attrs, slog.String(n, failures[n]))
+	}
+	s.tel.Logger.WarnContext(ctx, "service.not_ready", attrs...)
 }
 
 // servePublicReady says only whether the service is ready: dependency errors (hosts, users)

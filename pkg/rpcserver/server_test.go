@@ -3,13 +3,14 @@ package rpcserver_test
 import (
 	"context"
 	"errors"
-	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
-	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"io"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/router/v1/routerv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
@@ -115,5 +116,45 @@ func TestPprofOnlyWhenEnabled(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// The internal /readyz names the failing dependency and a stable code, never its error text
+// (hosts, users, database names): that goes to the log.
+func TestReadyzHidesDependencyErrors(t *testing.T) {
+	logs := &testinfra.SyncBuffer{}
+	tel, err := telemetry.New(context.Background(), telemetry.Config{ServiceName: "svc", LogWriter: logs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := rpcserver.New(rpcserver.Config{Name: "svc", Listener: ln, Credentials: testinfra.Credentials(t, svcauth.Heartbeat)}, tel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.AddReadiness("postgres", func(context.Context) error {
+		return errors.New("failed to connect to `user=picoclaw database=prod`: 10.1.2.3:5432: connection refused")
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = srv.Run(ctx) }()
+	<-srv.Ready()
+	for range 2 {
+		res, err := http.Get("http://" + ln.Addr().String() + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), `"dependency_unavailable"`) ||
+			!strings.Contains(string(body), `"postgres"`) || strings.Contains(string(body), "10.1.2.3") || strings.Contains(string(body), "database=") {
+			t.Fatalf("%d %s", res.StatusCode, body)
+		}
+	}
+	if n := logs.Count("service.not_ready"); n != 1 || !strings.Contains(logs.String(), "10.1.2.3") {
+		t.Fatalf("logged %d times:\n%s", n, logs.String())
 	}
 }
