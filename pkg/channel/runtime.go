@@ -110,7 +110,8 @@ func (r *Runtime) Process(ctx context.Context, ev Event, to Target) error {
 		ctx = jobid.WithJobID(ctx, res.JobID)
 		trace.SpanFromContext(ctx).SetAttributes(attribute.String(jobid.BaggageKey, res.JobID))
 	}
-	if f, ok := r.ch.(Finisher); ok && ev.Kind == KindAction {
+	// A refused press (not an approver, already decided) leaves the buttons as they are.
+	if f, ok := r.ch.(Finisher); ok && ev.Kind == KindAction && res.ActionApplied {
 		if err := f.AfterChat(ctx, ev); err != nil {
 			return err
 		}

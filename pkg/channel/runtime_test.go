@@ -110,7 +110,7 @@ func delivery(t *testing.T, ev Event, attempt int) inbox.Delivery {
 
 func TestHandle(t *testing.T) {
 	approve := &chatlink.Action{Kind: chatlink.ActionApprove, JobID: "job_20261121_003"}
-	answer := chatlink.Response{JobID: "job_20261121_003", Replies: []chatlink.Reply{{Text: "ok",
+	answer := chatlink.Response{JobID: "job_20261121_003", ActionApplied: true, Replies: []chatlink.Reply{{Text: "ok",
 		Actions: []chatlink.Action{{Kind: chatlink.ActionDeny, JobID: "job_20261121_003"}}}}}
 	for _, tc := range []struct {
 		name      string
@@ -124,6 +124,7 @@ func TestHandle(t *testing.T) {
 		wantErr   string // "", "retry", "permanent"
 		finished  bool
 		preparing bool
+		refused   bool // chat-mio did not apply the decision
 	}{
 		{name: "message answered", ev: Event{ID: "E1", Kind: KindMessage, UserID: "U1", Text: "hi"},
 			wantKey: "event:E1", wantText: "ok", wantChat: true, preparing: true},
@@ -134,6 +135,8 @@ func TestHandle(t *testing.T) {
 		{name: "undecodable press ignored", ev: Event{ID: "E5", Kind: KindAction, UserID: "U1", Ignore: ErrInvalid}},
 		{name: "press finished after chat-mio", ev: Event{ID: "E6", Kind: KindAction, UserID: "U1", Action: approve},
 			wantKey: "event:E6", wantText: "ok", wantChat: true, finished: true, preparing: true},
+		{name: "refused press keeps its buttons", ev: Event{ID: "E6b", Kind: KindAction, UserID: "U1", Action: approve},
+			refused: true, wantKey: "event:E6b", wantText: "ok", wantChat: true, preparing: true},
 		{name: "finishing failure is retried", ev: Event{ID: "E7", Kind: KindAction, UserID: "U1", Action: approve},
 			finErr: errors.New("slack 503"), wantChat: true, wantErr: "retry", finished: true, preparing: true},
 		{name: "chat-mio down is retried", ev: Event{ID: "E8", Kind: KindMessage, UserID: "U1"}, chatErr: errors.New("unavailable"),
@@ -145,7 +148,9 @@ func TestHandle(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ch := &fakeChannel{sendErr: tc.sendErr, finErr: tc.finErr}
-			chat := &fakeChat{res: answer, err: tc.chatErr}
+			res := answer
+			res.ActionApplied = !tc.refused
+			chat := &fakeChat{res: res, err: tc.chatErr}
 			err := newRuntime(ch, chat).Handle(context.Background(), delivery(t, tc.ev, 1))
 			switch tc.wantErr {
 			case "":

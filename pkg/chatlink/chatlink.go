@@ -64,6 +64,8 @@ type Response struct {
 	JobID        string
 	Replies      []Reply
 	AsyncPending bool
+	// ActionApplied: the decision the event carried was applied (its buttons may close).
+	ActionApplied bool
 }
 
 // RepliesFromProto maps reply messages (also used by the notification API).

@@ -56,7 +56,8 @@ func (c *Client) HandleMessage(ctx context.Context, req chatlink.Request) (chatl
 		}
 		return chatlink.Response{}, err
 	}
-	return chatlink.Response{JobID: res.GetJobId(), Replies: chatlink.RepliesFromProto(res.GetMessages()), AsyncPending: res.GetAsyncPending()}, nil
+	return chatlink.Response{JobID: res.GetJobId(), Replies: chatlink.RepliesFromProto(res.GetMessages()), AsyncPending: res.GetAsyncPending(),
+		ActionApplied: res.GetActionApplied()}, nil
 }
 
 func permanent(err error) bool {

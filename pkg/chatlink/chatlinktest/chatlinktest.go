@@ -92,7 +92,9 @@ func (f *FakeChat) HandleMessage(ctx context.Context, req *chatv1.HandleMessageR
 	if a := req.GetAction(); a != nil {
 		text = a.GetKind().String() + " " + a.GetJobId()
 	}
-	return &chatv1.HandleMessageResponse{JobId: job, Messages: []*commonv1.ReplyMessage{{Text: "echo: " + text, JobId: job}}}, nil
+	// A press is applied (the fake has no approvers to refuse it).
+	return &chatv1.HandleMessageResponse{JobId: job, Messages: []*commonv1.ReplyMessage{{Text: "echo: " + text, JobId: job}},
+		ActionApplied: req.GetAction() != nil}, nil
 }
 
 // TraceOf returns the trace id and the baggage job_id of the last call for an event.

@@ -145,7 +145,10 @@ type HandleMessageResponse struct {
 	Messages []*v1.ReplyMessage     `protobuf:"bytes,2,rep,name=messages,proto3" json:"messages,omitempty"`
 	Decision *v1.RouteDecision      `protobuf:"bytes,3,opt,name=decision,proto3" json:"decision,omitempty"`
 	// True when work continues after this reply; its result arrives through NotificationService.Push.
-	AsyncPending  bool `protobuf:"varint,4,opt,name=async_pending,json=asyncPending,proto3" json:"async_pending,omitempty"`
+	AsyncPending bool `protobuf:"varint,4,opt,name=async_pending,json=asyncPending,proto3" json:"async_pending,omitempty"`
+	// True when the pressed or typed decision (approve, deny, pick) was applied; false when it was
+	// refused (not an approver, already decided, expired): a channel then keeps the buttons.
+	ActionApplied bool `protobuf:"varint,5,opt,name=action_applied,json=actionApplied,proto3" json:"action_applied,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -208,6 +211,13 @@ func (x *HandleMessageResponse) GetAsyncPending() bool {
 	return false
 }
 
+func (x *HandleMessageResponse) GetActionApplied() bool {
+	if x != nil {
+		return x.ActionApplied
+	}
+	return false
+}
+
 var File_picoclaw_chat_v1_chat_proto protoreflect.FileDescriptor
 
 const file_picoclaw_chat_v1_chat_proto_rawDesc = "" +
@@ -224,12 +234,13 @@ const file_picoclaw_chat_v1_chat_proto_rawDesc = "" +
 	"\vreceived_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"receivedAt\x12\x16\n" +
 	"\x06locale\x18\b \x01(\tR\x06locale\x12\x19\n" +
-	"\bis_group\x18\t \x01(\bR\aisGroup\"\xd0\x01\n" +
+	"\bis_group\x18\t \x01(\bR\aisGroup\"\xf7\x01\n" +
 	"\x15HandleMessageResponse\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12<\n" +
 	"\bmessages\x18\x02 \x03(\v2 .picoclaw.common.v1.ReplyMessageR\bmessages\x12=\n" +
 	"\bdecision\x18\x03 \x01(\v2!.picoclaw.common.v1.RouteDecisionR\bdecision\x12#\n" +
-	"\rasync_pending\x18\x04 \x01(\bR\fasyncPending2q\n" +
+	"\rasync_pending\x18\x04 \x01(\bR\fasyncPending\x12%\n" +
+	"\x0eaction_applied\x18\x05 \x01(\bR\ractionApplied2q\n" +
 	"\vChatService\x12b\n" +
 	"\rHandleMessage\x12&.picoclaw.chat.v1.HandleMessageRequest\x1a'.picoclaw.chat.v1.HandleMessageResponse\"\x00B\xc3\x01\n" +
 	"\x14com.picoclaw.chat.v1B\tChatProtoP\x01Z>github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1;chatv1\xa2\x02\x03PCX\xaa\x02\x10Picoclaw.Chat.V1\xca\x02\x10Picoclaw\\Chat\\V1\xe2\x02\x1cPicoclaw\\Chat\\V1\\GPBMetadata\xea\x02\x12Picoclaw::Chat::V1b\x06proto3"

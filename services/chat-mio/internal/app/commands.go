@@ -46,6 +46,7 @@ func (a *App) approve(ctx context.Context, t *turn, id string) {
 		// Granted earlier but never run (the answer was lost, or the executor was down): the
 		// grant is recorded, so run it now; the executor's single-use claim keeps it to one run.
 		if a.grantedButNotRun(ctx, id, err) {
+			t.result.ActionApplied = true
 			text, async := a.execute(ctx, t, id)
 			t.say(text)
 			t.result.AsyncPending = t.result.AsyncPending || async
@@ -55,6 +56,7 @@ func (a *App) approve(ctx context.Context, t *turn, id string) {
 		return
 	}
 	a.forgetPending(ctx, t, id)
+	t.result.ActionApplied = true
 	a.log.InfoContext(ctx, "approval.granted", slog.String("approver", t.actor.ID))
 	if !job.Status.Executable() {
 		// Approval answered without a grant: never execute on anything but a recorded grant.
@@ -76,6 +78,7 @@ func (a *App) deny(ctx context.Context, t *turn, id, reason string) {
 		return
 	}
 	a.forgetPending(ctx, t, id)
+	t.result.ActionApplied = true
 	stored := job.DenyReason
 	if stored == "" {
 		stored = reason

@@ -328,5 +328,6 @@ func (a *App) pick(ctx context.Context, t *turn, id string, n int) {
 		route = "CODE"
 	}
 	a.log.InfoContext(ctx, "deliberation.decision", slog.Int("pick", n), slog.String("order", chosen.Order))
+	t.result.ActionApplied = true
 	a.requestApproval(ctx, t, *chosen.Proposal, route)
 }
