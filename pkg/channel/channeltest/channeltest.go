@@ -39,7 +39,7 @@ type Gateway struct {
 	// ChatURL is the fake chat-mio's address.
 	ChatURL string
 	Redis   testinfra.RedisDB
-	Logs    *chatlinktest.SyncBuffer
+	Logs    *testinfra.SyncBuffer
 	// Listener and PublicListener are handed to the service's Config.
 	Listener, PublicListener net.Listener
 	// Stream is the inbox stream, Group its consumer group (the service name).
@@ -63,7 +63,7 @@ func Start(t testing.TB, channel, service string, run func(ctx context.Context, 
 		t.Fatal(err)
 	}
 	g := &Gateway{URL: "http://" + pub.Addr().String(), Internal: "http://" + ln.Addr().String(), Chat: chat, ChatURL: chatSrv.URL,
-		Redis: r, Logs: &chatlinktest.SyncBuffer{}, Listener: ln, PublicListener: pub,
+		Redis: r, Logs: &testinfra.SyncBuffer{}, Listener: ln, PublicListener: pub,
 		Stream: r.Prefix + "inbox:" + channel, Group: service}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -136,7 +136,7 @@ func BuildBinary(t testing.TB, moduleDir, name string) string {
 // the test failed.
 func StartBinary(t testing.TB, bin string, env []string, addr string) *exec.Cmd {
 	t.Helper()
-	logs := &chatlinktest.SyncBuffer{}
+	logs := &testinfra.SyncBuffer{}
 	cmd := exec.Command(bin)
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = logs, logs

@@ -3,7 +3,6 @@
 package chatlinktest
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -143,22 +142,4 @@ func Start(t testing.TB, f *FakeChat) *httptest.Server {
 	s.Start()
 	t.Cleanup(s.Close)
 	return s
-}
-
-// SyncBuffer is a log sink safe for the service goroutines and the test.
-type SyncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *SyncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *SyncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

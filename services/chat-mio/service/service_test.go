@@ -64,7 +64,7 @@ func (o *ollamaServer) requests() []map[string]any {
 
 type running struct {
 	url    string
-	logs   *peertest.LogBuffer
+	logs   *testinfra.SyncBuffer
 	peers  *peertest.Suite
 	ollama *ollamaServer
 	client chatv1connect.ChatServiceClient
@@ -95,7 +95,7 @@ func start(t *testing.T, spans ...sdktrace.SpanProcessor) *running {
 	}
 	cfg.Listener = ln
 	cfg.Auth = testinfra.Auth(service.Name)
-	logs := &peertest.LogBuffer{}
+	logs := &testinfra.SyncBuffer{}
 	cfg.LogWriter = logs
 	cfg.Telemetry.SpanProcessors = spans
 	ctx, cancel := context.WithCancel(context.Background())
@@ -251,7 +251,7 @@ func TestApprovalConversationEndToEnd(t *testing.T) {
 	}
 
 	// Every chat-mio log line of the first job's messages carries its id; so do the peers' and the audit events.
-	for _, l := range r.logs.Lines() {
+	for _, l := range r.logs.Records() {
 		if l["msg"] == "approval.requested" || l["msg"] == "approval.granted" || l["msg"] == "execution.finished" {
 			if jid, _ := l["job_id"].(string); !strings.HasPrefix(jid, "job_") {
 				t.Errorf("log line without job id: %v", l)
@@ -259,7 +259,7 @@ func TestApprovalConversationEndToEnd(t *testing.T) {
 		}
 	}
 	found := false
-	for _, l := range r.peers.ExecutorSrv.Logs.Lines() {
+	for _, l := range r.peers.ExecutorSrv.Logs.Records() {
 		if l["msg"] == "rpc.handled" && l["job_id"] == id {
 			found = true
 		}

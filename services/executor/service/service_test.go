@@ -45,24 +45,7 @@ type suite struct {
 	ws     string
 	client executorv1connect.ExecutorServiceClient
 	grpc   executorv1connect.ExecutorServiceClient
-	logs   *lockedBuffer
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	logs   *testinfra.SyncBuffer
 }
 
 // start runs the executor service against the real approval service; the owner may approve.
@@ -97,7 +80,7 @@ func startTampered(t *testing.T, mutate func(*Config), tamper func(*approvalv1.C
 	cfg.Executor.GitTimeout = 20 * time.Second
 	cfg.Executor.MCP.Timeout = time.Second
 	cfg.HeartbeatSender.Enabled = false
-	logs := &lockedBuffer{}
+	logs := &testinfra.SyncBuffer{}
 	cfg.LogWriter = logs
 	if mutate != nil {
 		mutate(&cfg)

@@ -28,7 +28,7 @@ type harness struct {
 	line          *fakeline.Server
 	chat          *chatlinktest.FakeChat
 	redis         testinfra.RedisDB
-	logs          *chatlinktest.SyncBuffer
+	logs          *testinfra.SyncBuffer
 	stream        string
 }
 

@@ -27,7 +27,7 @@ type harness struct {
 	slack         *fakeslack.Server
 	chat          *chatlinktest.FakeChat
 	redis         testinfra.RedisDB
-	logs          *chatlinktest.SyncBuffer
+	logs          *testinfra.SyncBuffer
 	stream        string
 }
 
