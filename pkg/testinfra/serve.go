@@ -26,14 +26,15 @@ func Listen(t testing.TB) net.Listener {
 func URL(ln net.Listener) string { return "http://" + ln.Addr().String() }
 
 // Serve runs a service in-process — run is its Run with the test's Config — and waits until
-// base/readyz answers 200 OK. It fails the test when run returns before the service is ready.
+// probe (its /readyz, or /healthz where readiness needs peers the test does not run) answers
+// 200 OK. It fails the test when run returns before the service is ready.
 // stop (called when the test ends, or earlier by the test) cancels run's context and waits for
 // it: run must return nil within 30 s.
 //
 // A test that keeps an HTTP client of its own for the service registers its
 // CloseIdleConnections with t.Cleanup after Serve, so it runs first and the graceful shutdown
 // does not wait for those idle connections.
-func Serve(t testing.TB, name, base string, run func(ctx context.Context) error) (stop func()) {
+func Serve(t testing.TB, name, probe string, run func(ctx context.Context) error) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -57,7 +58,7 @@ func Serve(t testing.TB, name, base string, run func(ctx context.Context) error)
 		})
 	}
 	t.Cleanup(stop)
-	waitReady(t, name, base, 20*time.Second, func() (bool, error) {
+	waitReady(t, name, probe, 20*time.Second, func() (bool, error) {
 		select {
 		case <-done:
 			return true, runErr
@@ -72,12 +73,12 @@ func Serve(t testing.TB, name, base string, run func(ctx context.Context) error)
 // started as a process.
 func WaitReady(t testing.TB, base string, within time.Duration) {
 	t.Helper()
-	waitReady(t, base, base, within, func() (bool, error) { return false, nil })
+	waitReady(t, base, base+"/readyz", within, func() (bool, error) { return false, nil })
 }
 
-// waitReady polls base/readyz; it fails the test when within passes first or when stopped
+// waitReady polls probe; it fails the test when within passes first or when stopped
 // reports that the service has stopped.
-func waitReady(t testing.TB, name, base string, within time.Duration, stopped func() (bool, error)) {
+func waitReady(t testing.TB, name, probe string, within time.Duration, stopped func() (bool, error)) {
 	t.Helper()
 	// Without keep-alive the probe leaves no connection behind to delay the shutdown.
 	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}
@@ -86,7 +87,7 @@ func waitReady(t testing.TB, name, base string, within time.Duration, stopped fu
 		if gone, err := stopped(); gone {
 			t.Fatalf("%s stopped before it was ready: %v", name, err)
 		}
-		err := ready(hc, base+"/readyz")
+		err := ready(hc, probe)
 		if err == nil {
 			return
 		}

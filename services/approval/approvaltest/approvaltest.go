@@ -102,7 +102,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 		}
 	})
 	s := &Server{URL: cfg.Services.Approval.URL, PublicURL: cfg.Services.Approval.PublicURL, Logs: logs}
-	testinfra.Serve(t, service.Name, s.URL, func(ctx context.Context) error { return service.Run(ctx, cfg) })
+	testinfra.Serve(t, service.Name, s.URL+"/readyz", func(ctx context.Context) error { return service.Run(ctx, cfg) })
 	hc := rpcserver.NewHTTPClient()
 	// Idle client connections would hold the graceful shutdown open.
 	t.Cleanup(hc.CloseIdleConnections)
@@ -134,6 +134,6 @@ func StartFromEnv(t testing.TB, env map[string]string) (internal, public string)
 	ln, pub := testinfra.Listen(t), testinfra.Listen(t)
 	cfg.Listener, cfg.PublicListener, cfg.LogWriter = ln, pub, io.Discard
 	cfg.Auth = testinfra.Auth(service.Name)
-	testinfra.Serve(t, service.Name, testinfra.URL(pub), func(ctx context.Context) error { return service.Run(ctx, cfg) })
+	testinfra.Serve(t, service.Name, testinfra.URL(pub)+"/readyz", func(ctx context.Context) error { return service.Run(ctx, cfg) })
 	return testinfra.URL(ln), testinfra.URL(pub)
 }

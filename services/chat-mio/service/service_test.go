@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -89,41 +88,16 @@ func start(t *testing.T, spans ...sdktrace.SpanProcessor) *running {
 	cfg.Services.GatewayLine.URL = peers.GatewaySrv.URL
 	cfg.Ollama.BaseURL = ollama.URL
 	cfg.Chat.PersonaFile = filepath.Join("..", "..", "..", "config", "persona", "mio.md")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := testinfra.Listen(t)
 	cfg.Listener = ln
 	cfg.Auth = testinfra.Auth(service.Name)
 	logs := &testinfra.SyncBuffer{}
 	cfg.LogWriter = logs
 	cfg.Telemetry.SpanProcessors = spans
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- service.Run(ctx, cfg) }()
+	url := testinfra.URL(ln)
+	testinfra.Serve(t, service.Name, url+"/readyz", func(ctx context.Context) error { return service.Run(ctx, cfg) })
 	hc := rpcserver.NewHTTPClient()
-	t.Cleanup(func() {
-		hc.CloseIdleConnections()
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
-	url := "http://" + ln.Addr().String()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		res, err := hc.Get(url + "/readyz")
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("chat-mio not ready: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	t.Cleanup(hc.CloseIdleConnections)
 	return &running{url: url, logs: logs, peers: peers, ollama: ol,
 		client: chatv1connect.NewChatServiceClient(hc, url, testinfra.AsSuite(t, svcauth.ChatMio)),
 		grpc:   chatv1connect.NewChatServiceClient(hc, url, connect.WithGRPC(), testinfra.AsSuite(t, svcauth.ChatMio))}

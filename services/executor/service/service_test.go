@@ -59,10 +59,7 @@ func start(t *testing.T, mutate func(*Config), approval ...approvaltest.Option) 
 func startTampered(t *testing.T, mutate func(*Config), tamper func(*approvalv1.ClaimJobResponse), approval ...approvaltest.Option) *suite {
 	t.Helper()
 	appr := approvaltest.Start(t, append([]approvaltest.Option{approvaltest.WithApprovers("line", owner.GetId()), approvaltest.WithAutoApprove()}, approval...)...)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := testinfra.Listen(t)
 	cfg := DefaultConfig()
 	cfg.Auth = testinfra.Auth(Name)
 	cfg.Listener = ln
@@ -85,16 +82,8 @@ func startTampered(t *testing.T, mutate func(*Config), tamper func(*approvalv1.C
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- Run(ctx, cfg) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
-	url := "http://" + ln.Addr().String()
+	url := testinfra.URL(ln)
+	testinfra.Serve(t, Name, url+"/readyz", func(ctx context.Context) error { return Run(ctx, cfg) })
 	hc := rpcserver.NewHTTPClient()
 	// Runs before the server stops, so shutdown does not wait for idle client connections.
 	t.Cleanup(hc.CloseIdleConnections)
