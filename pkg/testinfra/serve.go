@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -107,4 +108,18 @@ func ready(hc *http.Client, url string) error {
 		return fmt.Errorf("GET %s: %s", url, res.Status)
 	}
 	return nil
+}
+
+// H2CServer serves h over HTTP/1.1 and unencrypted HTTP/2 (h2c), as the suite's Connect
+// clients speak it, until the test ends.
+func H2CServer(t testing.TB, h http.Handler) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(h)
+	var p http.Protocols
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(true)
+	srv.Config.Protocols = &p
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"strconv"
@@ -133,15 +132,8 @@ func tamperingProxy(t *testing.T, target string, tamper func(*approvalv1.ClaimJo
 		res.Header.Set("Content-Length", strconv.Itoa(len(body)))
 		return nil
 	}
-	srv := httptest.NewUnstartedServer(rp)
 	// The executor's client speaks h2c.
-	var protocols http.Protocols
-	protocols.SetHTTP1(true)
-	protocols.SetUnencryptedHTTP2(true)
-	srv.Config.Protocols = &protocols
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return srv.URL
+	return testinfra.H2CServer(t, rp).URL
 }
 
 var owner = &commonv1.Actor{Id: "Uowner", Channel: "line"}

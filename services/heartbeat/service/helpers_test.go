@@ -4,7 +4,6 @@ import (
 	"context"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"sync"
 	"testing"
 
@@ -45,13 +44,7 @@ func startFakeGateway(t *testing.T) *fakeGateway {
 	g := &fakeGateway{}
 	mux := http.NewServeMux()
 	mux.Handle(gatewayv1connect.NewNotificationServiceHandler(g))
-	srv := httptest.NewUnstartedServer(mux)
-	srv.Config.Protocols = new(http.Protocols)
-	srv.Config.Protocols.SetHTTP1(true)
-	srv.Config.Protocols.SetUnencryptedHTTP2(true)
-	srv.Start()
-	t.Cleanup(srv.Close)
-	g.URL = srv.URL
+	g.URL = testinfra.H2CServer(t, mux).URL
 	return g
 }
 

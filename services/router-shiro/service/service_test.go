@@ -119,14 +119,7 @@ func newCoderServer(t *testing.T, fake *coderFake) *httptest.Server {
 	t.Helper()
 	mux := http.NewServeMux()
 	mux.Handle(coderv1connect.NewCoderServiceHandler(fake))
-	srv := httptest.NewUnstartedServer(mux)
-	var p http.Protocols
-	p.SetHTTP1(true)
-	p.SetUnencryptedHTTP2(true)
-	srv.Config.Protocols = &p
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return srv
+	return testinfra.H2CServer(t, mux)
 }
 
 // ---------------------------------------------------------------- the service
