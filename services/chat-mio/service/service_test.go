@@ -2,16 +2,11 @@ package service_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"connectrpc.com/connect"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -24,48 +19,16 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakellm"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/peertest"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/service"
 )
-
-// ollamaServer speaks Ollama's /api/chat (stream:false) and records every request body.
-type ollamaServer struct {
-	mu   sync.Mutex
-	reqs []map[string]any
-}
-
-func (o *ollamaServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.URL.Path != "/api/chat" {
-		http.Error(w, `{"error":"not found"}`, http.StatusNotFound)
-		return
-	}
-	var body map[string]any
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-		http.Error(w, `{"error":"bad json"}`, http.StatusBadRequest)
-		return
-	}
-	o.mu.Lock()
-	o.reqs = append(o.reqs, body)
-	o.mu.Unlock()
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"model": body["model"], "created_at": time.Now().UTC().Format(time.RFC3339Nano),
-		"message": map[string]string{"role": "assistant", "content": "こんにちは、Mio です。"},
-		"done":    true, "done_reason": "stop", "prompt_eval_count": 42, "eval_count": 7,
-	})
-}
-
-func (o *ollamaServer) requests() []map[string]any {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return append([]map[string]any(nil), o.reqs...)
-}
 
 type running struct {
 	url    string
 	logs   *testinfra.SyncBuffer
 	peers  *peertest.Suite
-	ollama *ollamaServer
+	ollama *fakellm.Server
 	client chatv1connect.ChatServiceClient
 	grpc   chatv1connect.ChatServiceClient
 }
@@ -74,9 +37,7 @@ func start(t *testing.T, spans ...sdktrace.SpanProcessor) *running {
 	t.Helper()
 	r := testinfra.Redis(t)
 	peers := peertest.Start(t, "Uowner")
-	ol := &ollamaServer{}
-	ollama := httptest.NewServer(ol)
-	t.Cleanup(ollama.Close)
+	ollama := fakellm.Start(t, fakellm.Ollama, fakellm.Reply("こんにちは、Mio です。"))
 
 	cfg := service.DefaultConfig()
 	cfg.Redis.Addr, cfg.Redis.KeyPrefix = r.Addr, r.Prefix
@@ -98,7 +59,7 @@ func start(t *testing.T, spans ...sdktrace.SpanProcessor) *running {
 	testinfra.Serve(t, service.Name, url+"/readyz", func(ctx context.Context) error { return service.Run(ctx, cfg) })
 	hc := rpcserver.NewHTTPClient()
 	t.Cleanup(hc.CloseIdleConnections)
-	return &running{url: url, logs: logs, peers: peers, ollama: ol,
+	return &running{url: url, logs: logs, peers: peers, ollama: ollama,
 		client: chatv1connect.NewChatServiceClient(hc, url, testinfra.AsSuite(t, svcauth.ChatMio)),
 		grpc:   chatv1connect.NewChatServiceClient(hc, url, connect.WithGRPC(), testinfra.AsSuite(t, svcauth.ChatMio))}
 }
@@ -131,25 +92,24 @@ func TestChatOverOllamaProtocol(t *testing.T) {
 	if got := replyText(res); got != "こんにちは、Mio です。" {
 		t.Fatalf("reply %q", got)
 	}
-	reqs := r.ollama.requests()
+	reqs := r.ollama.Requests()
 	if len(reqs) != 1 {
 		t.Fatalf("ollama calls %d", len(reqs))
 	}
 	body := reqs[0]
-	if body["model"] != "chat-v1:latest" || body["stream"] != false {
-		t.Fatalf("ollama request %v", body)
+	if body.Model != "chat-v1:latest" || body.Stream {
+		t.Fatalf("ollama request %s", body.Raw)
 	}
-	if opts, _ := body["options"].(map[string]any); opts["num_ctx"] != float64(8192) {
-		t.Fatalf("num_ctx missing: %v", body["options"])
+	if body.Options["num_ctx"] != float64(8192) {
+		t.Fatalf("num_ctx missing: %v", body.Options)
 	}
-	msgs := body["messages"].([]any)
-	sys := msgs[0].(map[string]any)
+	sys := body.Messages[0]
 	persona, err := os.ReadFile(filepath.Join("..", "..", "..", "config", "persona", "mio.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	content := sys["content"].(string)
-	if sys["role"] != "system" || !strings.HasPrefix(content, strings.TrimSpace(string(persona))) {
+	content := sys.Content
+	if sys.Role != "system" || !strings.HasPrefix(content, strings.TrimSpace(string(persona))) {
 		t.Fatalf("system prompt does not start with the persona file:\n%s", content)
 	}
 	if strings.Index(content, "# ポリシー") < len(persona)-5 || !strings.Contains(content, "job_id: "+res.GetJobId()) {
