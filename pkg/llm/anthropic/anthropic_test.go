@@ -10,13 +10,7 @@ import (
 )
 
 func testClient(t *testing.T, provider, url string) llm.Client {
-	t.Helper()
-	cfg, opts := llmtest.CloudConfig(provider, url, &llmtest.Sleeps{})
-	c, err := New(cfg, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return llmtest.NewClient(t, New, provider, url, &llmtest.Sleeps{})
 }
 
 func TestAnthropicRequestShape(t *testing.T) {

@@ -15,13 +15,7 @@ import (
 )
 
 func cloudClient(t *testing.T, provider, url string, s *llmtest.Sleeps, opts ...llm.Option) llm.Client {
-	t.Helper()
-	cfg, base := llmtest.CloudConfig(provider, url, s)
-	c, err := New(cfg, append(base, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return llmtest.NewClient(t, New, provider, url, s, opts...)
 }
 
 func TestCloudErrorsAndRetries(t *testing.T) {

@@ -167,6 +167,17 @@ func CloudConfig(provider, url string, s *Sleeps) (llm.Config, []llm.Option) {
 		llm.WithLookupEnv(Env("OPENAI_API_KEY", TestOpenAIKey, "DEEPSEEK_API_KEY", TestOpenAIKey, "ANTHROPIC_API_KEY", TestAnthropicKey))}
 }
 
+// NewClient is newClient (a provider package's New) with CloudConfig, then opts.
+func NewClient(t testing.TB, newClient func(llm.Config, ...llm.Option) (llm.Client, error), provider, url string, s *Sleeps, opts ...llm.Option) llm.Client {
+	t.Helper()
+	cfg, base := CloudConfig(provider, url, s)
+	c, err := newClient(cfg, append(base, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // CheckAttempts checks a call's outcome against a case of a retry table: wantErr (nil for
 // success), how many attempts the call and the fake f counted, and the waits s recorded between
 // them.
