@@ -7,7 +7,9 @@ package approvaltest
 import (
 	"context"
 	"io"
+	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -136,4 +138,26 @@ func StartFromEnv(t testing.TB, env map[string]string) (internal, public string)
 	cfg.Auth = testinfra.Auth(service.Name)
 	testinfra.Serve(t, service.Name, testinfra.URL(pub)+"/readyz", func(ctx context.Context) error { return service.Run(ctx, cfg) })
 	return testinfra.URL(ln), testinfra.URL(pub)
+}
+
+// REST calls approval's REST API as the approver whose bearer token is token (a JSON body when
+// body is not empty) and fails the test unless the answer is 200 OK.
+func REST(t testing.TB, token, method, url, body string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s %s: %s", method, url, resp.Status)
+	}
 }

@@ -37,22 +37,7 @@ func runInProcess(t *testing.T, extraEnv map[string]string) (internal, public st
 
 func rest(t *testing.T, method, url, body string) {
 	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+scrapeToken)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("%s %s: %s", method, url, resp.Status)
-	}
+	approvaltest.REST(t, scrapeToken, method, url, body)
 }
 
 // TestMetricsAfterTraffic drives requests, a person's approval and denial, Auto-Approve and the

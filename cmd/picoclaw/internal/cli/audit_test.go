@@ -80,15 +80,22 @@ func (s auditSuite) job(t *testing.T, id string, decide string) {
 	}
 }
 
+// ownerConn connects as the database owner until the test ends.
+func (s auditSuite) ownerConn(t *testing.T) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), s.ownerDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	return conn
+}
+
 // tamper runs sql as the database owner would, with the append-only triggers out of the way.
 func (s auditSuite) tamper(t *testing.T, stmts ...string) {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, s.ownerDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := s.ownerConn(t)
 	if err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SET LOCAL session_replication_role = replica`); err != nil {
 			return err
@@ -109,11 +116,7 @@ func (s auditSuite) tamper(t *testing.T, stmts ...string) {
 func (s auditSuite) recompute(t *testing.T, id string, from int) {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, s.ownerDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := s.ownerConn(t)
 	rows, err := conn.Query(ctx, `SELECT seq, type, actor_id, actor_channel, actor_name, channel, payload::text, policy_rule,
 		prev_hash, hash, key_id, created_at FROM approval_events WHERE job_id = $1 ORDER BY seq`, id)
 	if err != nil {
