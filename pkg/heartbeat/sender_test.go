@@ -13,6 +13,7 @@ import (
 
 	heartbeatv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/heartbeat/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/heartbeat/v1/heartbeatv1connect"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 )
 
 // recorder is a heartbeat service that keeps what it receives.
@@ -134,7 +135,7 @@ func TestSenderWithoutURLOnlyTracks(t *testing.T) {
 
 // An unreachable heartbeat service is logged once per outage, not once per tick.
 func TestSenderLogsOutageOnce(t *testing.T) {
-	var buf syncBuf
+	var buf testinfra.SyncBuffer
 	srv := httptest.NewServer(http.NotFoundHandler())
 	url := srv.URL
 	srv.Close() // nothing listens there any more
@@ -151,21 +152,4 @@ func TestSenderLogsOutageOnce(t *testing.T) {
 	if n := strings.Count(buf.String(), "heartbeat.send_failed"); n != 1 {
 		t.Fatalf("logged %d send failures, want 1:\n%s", n, buf.String())
 	}
-}
-
-type syncBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

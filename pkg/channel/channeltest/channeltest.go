@@ -39,7 +39,7 @@ type Gateway struct {
 	// ChatURL is the fake chat-mio's address.
 	ChatURL string
 	Redis   testinfra.RedisDB
-	Logs    *chatlinktest.SyncBuffer
+	Logs    *testinfra.SyncBuffer
 	// Listener and PublicListener are handed to the service's Config.
 	Listener, PublicListener net.Listener
 	// Stream is the inbox stream, Group its consumer group (the service name).
@@ -54,33 +54,13 @@ func Start(t testing.TB, channel, service string, run func(ctx context.Context, 
 	r := testinfra.Redis(t)
 	chat := chatlinktest.NewFakeChat()
 	chatSrv := chatlinktest.Start(t, chat)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := &Gateway{URL: "http://" + pub.Addr().String(), Internal: "http://" + ln.Addr().String(), Chat: chat, ChatURL: chatSrv.URL,
-		Redis: r, Logs: &chatlinktest.SyncBuffer{}, Listener: ln, PublicListener: pub,
+	ln, pub := testinfra.Listen(t), testinfra.Listen(t)
+	g := &Gateway{URL: testinfra.URL(pub), Internal: testinfra.URL(ln), Chat: chat, ChatURL: chatSrv.URL,
+		Redis: r, Logs: &testinfra.SyncBuffer{}, Listener: ln, PublicListener: pub,
 		Stream: r.Prefix + "inbox:" + channel, Group: service}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, g) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("service.Run: %v", err)
-			}
-		case <-time.After(15 * time.Second):
-			t.Error("gateway did not stop")
-		}
-		close(chat.Release)
-	})
-	WaitReady(t, g.URL)
+	// Registered before Serve, so it runs after the gateway stopped.
+	t.Cleanup(func() { close(chat.Release) })
+	testinfra.Serve(t, service, g.URL+"/readyz", func(ctx context.Context) error { return run(ctx, g) })
 	return g
 }
 
@@ -97,26 +77,7 @@ func (g *Gateway) Pending() int64 {
 // WaitFor polls cond for up to 15 s.
 func WaitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// WaitReady waits until base/readyz answers 200.
-func WaitReady(t testing.TB, base string) {
-	t.Helper()
-	WaitFor(t, base+" ready", func() bool {
-		res, err := http.Get(base + "/readyz")
-		if err != nil {
-			return false
-		}
-		res.Body.Close()
-		return res.StatusCode == http.StatusOK
-	})
+	testinfra.Eventually(t, 15*time.Second, what, cond)
 }
 
 // BuildBinary builds the command ./cmd/<name> of the module in moduleDir.
@@ -131,12 +92,57 @@ func BuildBinary(t testing.TB, moduleDir, name string) string {
 	return bin
 }
 
+// Binary is a gateway binary under test with what it runs against: a fake chat-mio, the test's
+// Redis key prefix and two free listen addresses.
+type Binary struct {
+	Path  string
+	Redis testinfra.RedisDB
+	Chat  *chatlinktest.FakeChat
+	// Addr is the public listener (webhooks); the internal one only serves the suite.
+	Addr string
+	// Env is BinaryEnv with both listen addresses, then the extra variables.
+	Env              []string
+	channel, service string
+}
+
+// PrepareBinary builds ./cmd/<service> of the module in moduleDir for the gateway of channel
+// and prepares its environment (see Binary); extra comes last.
+func PrepareBinary(t testing.TB, moduleDir, channel, service string, extra ...string) *Binary {
+	t.Helper()
+	b := &Binary{Redis: testinfra.Redis(t), Path: BuildBinary(t, moduleDir, service), Chat: chatlinktest.NewFakeChat(),
+		channel: channel, service: service}
+	chatSrv := chatlinktest.Start(t, b.Chat)
+	addrs, err := testinfra.FreeAddrs(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Addr = addrs[0]
+	section := "PICOCLAW_SERVICES_" + strings.ToUpper(strings.ReplaceAll(service, "-", "_"))
+	b.Env = append(BinaryEnv(service, chatSrv.URL, b.Redis, section+"_PUBLIC_LISTEN="+addrs[0], section+"_LISTEN="+addrs[1]), extra...)
+	return b
+}
+
+// Start starts the binary with its environment and env (see StartBinary).
+func (b *Binary) Start(t testing.TB, env ...string) *exec.Cmd {
+	t.Helper()
+	return StartBinary(t, b.Path, append(slices.Clip(b.Env), env...), b.Addr)
+}
+
+// WaitSettled waits until answered holds and the inbox has no unacknowledged entry.
+func (b *Binary) WaitSettled(t testing.TB, what string, answered func() bool) {
+	t.Helper()
+	stream := b.Redis.Prefix + "inbox:" + b.channel
+	WaitFor(t, what, func() bool {
+		return answered() && b.Redis.Client.XPending(context.Background(), stream, b.service).Val().Count == 0
+	})
+}
+
 // StartBinary starts bin with env and waits until its public listener addr is ready. It is
 // stopped with SIGTERM at the end of the test unless the test killed it; its log is shown when
 // the test failed.
 func StartBinary(t testing.TB, bin string, env []string, addr string) *exec.Cmd {
 	t.Helper()
-	logs := &chatlinktest.SyncBuffer{}
+	logs := &testinfra.SyncBuffer{}
 	cmd := exec.Command(bin)
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = logs, logs
@@ -159,7 +165,7 @@ func StartBinary(t testing.TB, bin string, env []string, addr string) *exec.Cmd 
 			t.Logf("gateway log:\n%s", logs.String())
 		}
 	})
-	WaitReady(t, "http://"+addr)
+	testinfra.WaitReady(t, "http://"+addr, 15*time.Second)
 	return cmd
 }
 

@@ -3,7 +3,6 @@
 package chatlinktest
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -20,6 +19,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1/chatv1connect"
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 )
 
 // FakeChat is chat-mio's ChatService as the gateway sees it. Texts steer it:
@@ -137,30 +137,5 @@ func Start(t testing.TB, f *FakeChat) *httptest.Server {
 	t.Helper()
 	mux := http.NewServeMux()
 	mux.Handle(chatv1connect.NewChatServiceHandler(f))
-	s := httptest.NewUnstartedServer(mux)
-	var p http.Protocols
-	p.SetHTTP1(true)
-	p.SetUnencryptedHTTP2(true)
-	s.Config.Protocols = &p
-	s.Start()
-	t.Cleanup(s.Close)
-	return s
-}
-
-// SyncBuffer is a log sink safe for the service goroutines and the test.
-type SyncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *SyncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *SyncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	return testinfra.H2CServer(t, mux)
 }

@@ -10,17 +10,7 @@ import (
 )
 
 func testClient(t *testing.T, provider, url string) llm.Client {
-	t.Helper()
-	cfg := llm.Config{Provider: provider, Model: map[string]string{llm.ProviderOpenAI: "gpt-4o", llm.ProviderDeepSeek: "deepseek-chat", llm.ProviderAnthropic: "claude-sonnet-4-5"}[provider],
-		BaseURL: url, RetryMax: 2, MaxTokens: 1000}
-	if provider != llm.ProviderAnthropic {
-		cfg.BaseURL = url + "/v1"
-	}
-	c, err := New(cfg, llm.WithSleep((&llmtest.Sleeps{}).Sleep), llm.WithLookupEnv(llmtest.Env("OPENAI_API_KEY", llmtest.TestOpenAIKey, "DEEPSEEK_API_KEY", llmtest.TestOpenAIKey, "ANTHROPIC_API_KEY", llmtest.TestAnthropicKey)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return llmtest.NewClient(t, New, provider, url, &llmtest.Sleeps{})
 }
 
 func TestAnthropicRequestShape(t *testing.T) {

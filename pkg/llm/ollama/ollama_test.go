@@ -3,16 +3,17 @@ package ollama
 import (
 	"context"
 	"errors"
-	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
-	"github.com/picoclaw-suite/picoclaw/pkg/llm"
-	"github.com/picoclaw-suite/picoclaw/pkg/llm/internal/llmtest"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
+	"github.com/picoclaw-suite/picoclaw/pkg/llm"
+	"github.com/picoclaw-suite/picoclaw/pkg/llm/internal/llmtest"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
 func ollamaClient(t *testing.T, f *llmtest.Fake, s *llmtest.Sleeps, mut func(*llm.Config)) *Client {
@@ -98,27 +99,7 @@ func TestOllamaErrorsAndRetries(t *testing.T) {
 			s := &llmtest.Sleeps{}
 			c := ollamaClient(t, f, s, nil)
 			resp, err := c.Chat(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "x"}}, Timeout: tc.timeout})
-			if tc.wantErr == nil {
-				if err != nil {
-					t.Fatal(err)
-				}
-				if resp.Attempts != tc.attempts {
-					t.Errorf("attempts = %d, want %d", resp.Attempts, tc.attempts)
-				}
-			} else {
-				if !errors.Is(err, tc.wantErr) {
-					t.Fatalf("err = %v, want %v", err, tc.wantErr)
-				}
-				if llm.Attempts(err) != tc.attempts {
-					t.Errorf("Attempts(err) = %d, want %d", llm.Attempts(err), tc.attempts)
-				}
-			}
-			if got := len(f.Requests()); got != tc.attempts {
-				t.Errorf("server saw %d requests, want %d", got, tc.attempts)
-			}
-			if got := s.Waits(); !llmtest.EqualDurations(got, tc.waits) {
-				t.Errorf("waits = %v, want %v", got, tc.waits)
-			}
+			llmtest.CheckAttempts(t, resp, err, tc.wantErr, tc.attempts, f, s, tc.waits)
 		})
 	}
 }

@@ -4,28 +4,18 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/picoclaw-suite/picoclaw/pkg/llm"
-	"github.com/picoclaw-suite/picoclaw/pkg/llm/internal/llmtest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/llm"
+	"github.com/picoclaw-suite/picoclaw/pkg/llm/internal/llmtest"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 )
 
 func cloudClient(t *testing.T, provider, url string, s *llmtest.Sleeps, opts ...llm.Option) llm.Client {
-	t.Helper()
-	cfg := llm.Config{Provider: provider, Model: map[string]string{llm.ProviderOpenAI: "gpt-4o", llm.ProviderDeepSeek: "deepseek-chat", llm.ProviderAnthropic: "claude-sonnet-4-5"}[provider],
-		BaseURL: url, RetryMax: 2, MaxTokens: 1000}
-	if provider == llm.ProviderOpenAI || provider == llm.ProviderDeepSeek {
-		cfg.BaseURL = url + "/v1"
-	}
-	opts = append([]llm.Option{llm.WithSleep(s.Sleep), llm.WithLookupEnv(llmtest.Env("OPENAI_API_KEY", llmtest.TestOpenAIKey, "DEEPSEEK_API_KEY", llmtest.TestOpenAIKey, "ANTHROPIC_API_KEY", llmtest.TestAnthropicKey))}, opts...)
-	c, err := New(cfg, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return llmtest.NewClient(t, New, provider, url, s, opts...)
 }
 
 func TestCloudErrorsAndRetries(t *testing.T) {
@@ -64,27 +54,7 @@ func TestCloudErrorsAndRetries(t *testing.T) {
 			s := &llmtest.Sleeps{}
 			cl := cloudClient(t, c.provider, f.Srv.URL, s)
 			resp, err := cl.Chat(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "x"}}, Timeout: c.timeout})
-			if c.wantErr == nil {
-				if err != nil {
-					t.Fatal(err)
-				}
-				if resp.Attempts != c.attempts {
-					t.Errorf("attempts = %d, want %d", resp.Attempts, c.attempts)
-				}
-			} else {
-				if !errors.Is(err, c.wantErr) {
-					t.Fatalf("err = %v, want %v", err, c.wantErr)
-				}
-				if llm.Attempts(err) != c.attempts {
-					t.Errorf("Attempts(err) = %d, want %d", llm.Attempts(err), c.attempts)
-				}
-			}
-			if got := len(f.Requests()); got != c.attempts {
-				t.Errorf("server saw %d requests, want %d", got, c.attempts)
-			}
-			if got := s.Waits(); !llmtest.EqualDurations(got, c.waits) {
-				t.Errorf("waits = %v, want %v", got, c.waits)
-			}
+			llmtest.CheckAttempts(t, resp, err, c.wantErr, c.attempts, f, s, c.waits)
 		})
 	}
 }

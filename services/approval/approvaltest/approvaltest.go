@@ -6,9 +6,10 @@ package approvaltest
 
 import (
 	"context"
-	"net"
+	"io"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,19 +80,8 @@ func Start(t testing.TB, opts ...Option) *Server {
 		cancel()
 		t.Fatalf("approvaltest: %v", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		cancel()
-		rdb.Close()
-		t.Fatalf("approvaltest: listen: %v", err)
-	}
-	pub, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		cancel()
-		rdb.Close()
-		_ = ln.Close()
-		t.Fatalf("approvaltest: listen: %v", err)
-	}
+	t.Cleanup(func() { cancel(); rdb.Close() })
+	ln, pub := testinfra.Listen(t), testinfra.Listen(t)
 	cfg := service.DefaultConfig()
 	cfg.Auth = testinfra.Auth(service.Name)
 	cfg.LogLevel = "debug"
@@ -101,51 +91,73 @@ func Start(t testing.TB, opts ...Option) *Server {
 	cfg.Approval.SQLitePath = filepath.Join(t.TempDir(), "audit.db")
 	cfg.Approval.Audit.Key = config.Secret(AuditKey)
 	cfg.Listener, cfg.PublicListener = ln, pub
-	cfg.Services.Approval = config.Endpoint{Listen: ln.Addr().String(), URL: "http://" + ln.Addr().String(),
-		PublicListen: pub.Addr().String(), PublicURL: "http://" + pub.Addr().String()}
+	cfg.Services.Approval = config.Endpoint{Listen: ln.Addr().String(), URL: testinfra.URL(ln),
+		PublicListen: pub.Addr().String(), PublicURL: testinfra.URL(pub)}
 	logs := &testinfra.SyncBuffer{}
 	cfg.LogWriter = logs
 	for _, o := range opts {
 		o(&cfg)
 	}
-	done := make(chan error, 1)
-	go func() { done <- service.Run(ctx, cfg) }()
-	hc := rpcserver.NewHTTPClient()
 	t.Cleanup(func() {
-		// Idle client connections would hold the graceful shutdown open.
-		hc.CloseIdleConnections()
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("approvaltest: Run: %v", err)
-			}
-		case <-time.After(15 * time.Second):
-			t.Errorf("approvaltest: approval did not stop")
+		if t.Failed() {
+			t.Logf("approval log:\n%s", logs.String())
 		}
-		rdb.Close()
 	})
 	s := &Server{URL: cfg.Services.Approval.URL, PublicURL: cfg.Services.Approval.PublicURL, Logs: logs}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		select {
-		case err := <-done:
-			done <- err // for the cleanup
-			t.Fatalf("approvaltest: approval stopped before it was ready: %v\n%s", err, logs.String())
-		default:
-		}
-		res, err := hc.Get(s.URL + "/readyz")
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("approvaltest: approval not ready: %v\n%s", err, logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testinfra.Serve(t, service.Name, s.URL+"/readyz", func(ctx context.Context) error { return service.Run(ctx, cfg) })
+	hc := rpcserver.NewHTTPClient()
+	// Idle client connections would hold the graceful shutdown open.
+	t.Cleanup(hc.CloseIdleConnections)
 	s.Client = approvalv1connect.NewApprovalServiceClient(hc, s.URL, testinfra.AsSuite(t, svcauth.Approval))
 	return s
+}
+
+// StartFromEnv runs approval configured the way a deployment configures it: the defaults, then
+// env as the process environment (PICOCLAW_* variables), on SQLite in a temporary directory and
+// the test Redis (testinfra.Redis), logging warnings only. env may override any of these. It
+// returns the internal (Connect) and the public (REST, console) base URLs.
+func StartFromEnv(t testing.TB, env map[string]string) (internal, public string) {
+	t.Helper()
+	rdb := testinfra.Redis(t)
+	all := map[string]string{
+		"PICOCLAW_APPROVAL_STORE":       "sqlite",
+		"PICOCLAW_APPROVAL_SQLITE_PATH": filepath.Join(t.TempDir(), "audit.db"),
+		"PICOCLAW_REDIS_ADDR":           rdb.Addr,
+		"PICOCLAW_REDIS_KEY_PREFIX":     rdb.Prefix,
+		"PICOCLAW_LOG_LEVEL":            "warn",
+	}
+	for k, v := range env {
+		all[k] = v
+	}
+	cfg := service.DefaultConfig()
+	if err := config.ApplyEnv(&cfg, func(k string) (string, bool) { v, ok := all[k]; return v, ok }); err != nil {
+		t.Fatalf("approvaltest: %v", err)
+	}
+	ln, pub := testinfra.Listen(t), testinfra.Listen(t)
+	cfg.Listener, cfg.PublicListener, cfg.LogWriter = ln, pub, io.Discard
+	cfg.Auth = testinfra.Auth(service.Name)
+	testinfra.Serve(t, service.Name, testinfra.URL(pub)+"/readyz", func(ctx context.Context) error { return service.Run(ctx, cfg) })
+	return testinfra.URL(ln), testinfra.URL(pub)
+}
+
+// REST calls approval's REST API as the approver whose bearer token is token (a JSON body when
+// body is not empty) and fails the test unless the answer is 200 OK.
+func REST(t testing.TB, token, method, url, body string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s %s: %s", method, url, resp.Status)
+	}
 }

@@ -2,11 +2,8 @@ package service_test
 
 import (
 	"context"
-	"errors"
 	"io"
-	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,10 +15,9 @@ import (
 	approvalv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1/approvalv1connect"
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
-	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
-	"github.com/picoclaw-suite/picoclaw/services/approval/service"
+	"github.com/picoclaw-suite/picoclaw/services/approval/approvaltest"
 )
 
 const scrapeToken = "metrics-test-token-0123456789-abcdefghijkl"
@@ -29,77 +25,19 @@ const scrapeToken = "metrics-test-token-0123456789-abcdefghijkl"
 // runInProcess serves approval on a test listener with SQLite, the test Redis and env vars.
 func runInProcess(t *testing.T, extraEnv map[string]string) (internal, public string) {
 	t.Helper()
-	rdb := testinfra.Redis(t)
 	env := map[string]string{
 		"PICOCLAW_APPROVAL_TOKENS": "alice:" + scrapeToken, "PICOCLAW_APPROVAL_APPROVERS_LINE": "Uowner",
-		"PICOCLAW_APPROVAL_STORE": "sqlite", "PICOCLAW_APPROVAL_SQLITE_PATH": filepath.Join(t.TempDir(), "audit.db"),
-		"PICOCLAW_REDIS_ADDR": rdb.Addr, "PICOCLAW_REDIS_KEY_PREFIX": rdb.Prefix, "PICOCLAW_LOG_LEVEL": "warn",
 		"PICOCLAW_AUDIT_KEY": testAuditKey,
 	}
 	for k, v := range extraEnv {
 		env[k] = v
 	}
-	cfg := service.DefaultConfig()
-	if err := config.ApplyEnv(&cfg, func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Listener, cfg.PublicListener, cfg.LogWriter = ln, pub, io.Discard
-	cfg.Auth = testinfra.Auth(service.Name)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- service.Run(ctx, cfg) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil && !errors.Is(err, context.Canceled) {
-				t.Errorf("approval stopped with %v", err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Error("approval did not stop")
-		}
-	})
-	base := "http://" + ln.Addr().String()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		resp, err := http.Get(base + "/readyz")
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return base, "http://" + pub.Addr().String()
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("approval not ready: %v", err)
-		}
-	}
+	return approvaltest.StartFromEnv(t, env)
 }
 
 func rest(t *testing.T, method, url, body string) {
 	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+scrapeToken)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("%s %s: %s", method, url, resp.Status)
-	}
+	approvaltest.REST(t, scrapeToken, method, url, body)
 }
 
 // TestMetricsAfterTraffic drives requests, a person's approval and denial, Auto-Approve and the

@@ -74,20 +74,8 @@ func start(t *testing.T, env []string) *child {
 	}
 	c := &child{cmd: cmd, addr: addr, pubAddr: pubAddr}
 	t.Cleanup(func() { c.stop(t) })
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get("http://" + addr + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return c
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("approval did not become ready: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testinfra.WaitReady(t, "http://"+addr, 30*time.Second)
+	return c
 }
 
 func (c *child) stop(t *testing.T) {

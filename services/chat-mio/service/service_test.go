@@ -2,17 +2,11 @@ package service_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"net"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"connectrpc.com/connect"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -25,48 +19,16 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakellm"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/peertest"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/service"
 )
 
-// ollamaServer speaks Ollama's /api/chat (stream:false) and records every request body.
-type ollamaServer struct {
-	mu   sync.Mutex
-	reqs []map[string]any
-}
-
-func (o *ollamaServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.URL.Path != "/api/chat" {
-		http.Error(w, `{"error":"not found"}`, http.StatusNotFound)
-		return
-	}
-	var body map[string]any
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-		http.Error(w, `{"error":"bad json"}`, http.StatusBadRequest)
-		return
-	}
-	o.mu.Lock()
-	o.reqs = append(o.reqs, body)
-	o.mu.Unlock()
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"model": body["model"], "created_at": time.Now().UTC().Format(time.RFC3339Nano),
-		"message": map[string]string{"role": "assistant", "content": "こんにちは、Mio です。"},
-		"done":    true, "done_reason": "stop", "prompt_eval_count": 42, "eval_count": 7,
-	})
-}
-
-func (o *ollamaServer) requests() []map[string]any {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return append([]map[string]any(nil), o.reqs...)
-}
-
 type running struct {
 	url    string
-	logs   *peertest.LogBuffer
+	logs   *testinfra.SyncBuffer
 	peers  *peertest.Suite
-	ollama *ollamaServer
+	ollama *fakellm.Server
 	client chatv1connect.ChatServiceClient
 	grpc   chatv1connect.ChatServiceClient
 }
@@ -75,9 +37,7 @@ func start(t *testing.T, spans ...sdktrace.SpanProcessor) *running {
 	t.Helper()
 	r := testinfra.Redis(t)
 	peers := peertest.Start(t, "Uowner")
-	ol := &ollamaServer{}
-	ollama := httptest.NewServer(ol)
-	t.Cleanup(ollama.Close)
+	ollama := fakellm.Start(t, fakellm.Ollama, fakellm.Reply("こんにちは、Mio です。"))
 
 	cfg := service.DefaultConfig()
 	cfg.Redis.Addr, cfg.Redis.KeyPrefix = r.Addr, r.Prefix
@@ -89,42 +49,17 @@ func start(t *testing.T, spans ...sdktrace.SpanProcessor) *running {
 	cfg.Services.GatewayLine.URL = peers.GatewaySrv.URL
 	cfg.Ollama.BaseURL = ollama.URL
 	cfg.Chat.PersonaFile = filepath.Join("..", "..", "..", "config", "persona", "mio.md")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := testinfra.Listen(t)
 	cfg.Listener = ln
 	cfg.Auth = testinfra.Auth(service.Name)
-	logs := &peertest.LogBuffer{}
+	logs := &testinfra.SyncBuffer{}
 	cfg.LogWriter = logs
 	cfg.Telemetry.SpanProcessors = spans
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- service.Run(ctx, cfg) }()
+	url := testinfra.URL(ln)
+	testinfra.Serve(t, service.Name, url+"/readyz", func(ctx context.Context) error { return service.Run(ctx, cfg) })
 	hc := rpcserver.NewHTTPClient()
-	t.Cleanup(func() {
-		hc.CloseIdleConnections()
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
-	url := "http://" + ln.Addr().String()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		res, err := hc.Get(url + "/readyz")
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("chat-mio not ready: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return &running{url: url, logs: logs, peers: peers, ollama: ol,
+	t.Cleanup(hc.CloseIdleConnections)
+	return &running{url: url, logs: logs, peers: peers, ollama: ollama,
 		client: chatv1connect.NewChatServiceClient(hc, url, testinfra.AsSuite(t, svcauth.ChatMio)),
 		grpc:   chatv1connect.NewChatServiceClient(hc, url, connect.WithGRPC(), testinfra.AsSuite(t, svcauth.ChatMio))}
 }
@@ -157,25 +92,24 @@ func TestChatOverOllamaProtocol(t *testing.T) {
 	if got := replyText(res); got != "こんにちは、Mio です。" {
 		t.Fatalf("reply %q", got)
 	}
-	reqs := r.ollama.requests()
+	reqs := r.ollama.Requests()
 	if len(reqs) != 1 {
 		t.Fatalf("ollama calls %d", len(reqs))
 	}
 	body := reqs[0]
-	if body["model"] != "chat-v1:latest" || body["stream"] != false {
-		t.Fatalf("ollama request %v", body)
+	if body.Model != "chat-v1:latest" || body.Stream {
+		t.Fatalf("ollama request %s", body.Raw)
 	}
-	if opts, _ := body["options"].(map[string]any); opts["num_ctx"] != float64(8192) {
-		t.Fatalf("num_ctx missing: %v", body["options"])
+	if body.Options["num_ctx"] != float64(8192) {
+		t.Fatalf("num_ctx missing: %v", body.Options)
 	}
-	msgs := body["messages"].([]any)
-	sys := msgs[0].(map[string]any)
+	sys := body.Messages[0]
 	persona, err := os.ReadFile(filepath.Join("..", "..", "..", "config", "persona", "mio.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	content := sys["content"].(string)
-	if sys["role"] != "system" || !strings.HasPrefix(content, strings.TrimSpace(string(persona))) {
+	content := sys.Content
+	if sys.Role != "system" || !strings.HasPrefix(content, strings.TrimSpace(string(persona))) {
 		t.Fatalf("system prompt does not start with the persona file:\n%s", content)
 	}
 	if strings.Index(content, "# ポリシー") < len(persona)-5 || !strings.Contains(content, "job_id: "+res.GetJobId()) {
@@ -251,7 +185,7 @@ func TestApprovalConversationEndToEnd(t *testing.T) {
 	}
 
 	// Every chat-mio log line of the first job's messages carries its id; so do the peers' and the audit events.
-	for _, l := range r.logs.Lines() {
+	for _, l := range r.logs.Records() {
 		if l["msg"] == "approval.requested" || l["msg"] == "approval.granted" || l["msg"] == "execution.finished" {
 			if jid, _ := l["job_id"].(string); !strings.HasPrefix(jid, "job_") {
 				t.Errorf("log line without job id: %v", l)
@@ -259,7 +193,7 @@ func TestApprovalConversationEndToEnd(t *testing.T) {
 		}
 	}
 	found := false
-	for _, l := range r.peers.ExecutorSrv.Logs.Lines() {
+	for _, l := range r.peers.ExecutorSrv.Logs.Records() {
 		if l["msg"] == "rpc.handled" && l["job_id"] == id {
 			found = true
 		}

@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
@@ -92,28 +89,10 @@ func TestConfigValidateNamesKeys(t *testing.T) {
 // serve runs coder-order on a free port and returns its base URL.
 func serve(t *testing.T, cfg Config) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := testinfra.Listen(t)
 	cfg.Listener = ln
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		if err := Run(ctx, cfg); err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
-	t.Cleanup(func() { cancel(); wg.Wait() })
-	url := "http://" + ln.Addr().String()
-	for i := 0; i < 100; i++ {
-		if res, err := http.Get(url + "/healthz"); err == nil {
-			res.Body.Close()
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return url
+	testinfra.Serve(t, Name, testinfra.URL(ln)+"/readyz", func(ctx context.Context) error { return Run(ctx, cfg) })
+	return testinfra.URL(ln)
 }
 
 const openAIKey = "sk-proj-SvcT3stK3yAbCdEfGhIjKlMnOpQrSt"

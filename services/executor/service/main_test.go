@@ -1,14 +1,10 @@
 package service
 
 import (
-	"os"
 	"testing"
 
-	"github.com/picoclaw-suite/picoclaw/services/executor/internal/sandbox"
+	"github.com/picoclaw-suite/picoclaw/services/executor/internal/testpeer"
 )
 
 // TestMain lets this test binary act as the sandbox init for the commands it runs.
-func TestMain(m *testing.M) {
-	sandbox.MaybeRunInit()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { testpeer.Main(m) }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"strconv"
@@ -45,24 +44,7 @@ type suite struct {
 	ws     string
 	client executorv1connect.ExecutorServiceClient
 	grpc   executorv1connect.ExecutorServiceClient
-	logs   *lockedBuffer
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	logs   *testinfra.SyncBuffer
 }
 
 // start runs the executor service against the real approval service; the owner may approve.
@@ -76,10 +58,7 @@ func start(t *testing.T, mutate func(*Config), approval ...approvaltest.Option) 
 func startTampered(t *testing.T, mutate func(*Config), tamper func(*approvalv1.ClaimJobResponse), approval ...approvaltest.Option) *suite {
 	t.Helper()
 	appr := approvaltest.Start(t, append([]approvaltest.Option{approvaltest.WithApprovers("line", owner.GetId()), approvaltest.WithAutoApprove()}, approval...)...)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := testinfra.Listen(t)
 	cfg := DefaultConfig()
 	cfg.Auth = testinfra.Auth(Name)
 	cfg.Listener = ln
@@ -97,21 +76,13 @@ func startTampered(t *testing.T, mutate func(*Config), tamper func(*approvalv1.C
 	cfg.Executor.GitTimeout = 20 * time.Second
 	cfg.Executor.MCP.Timeout = time.Second
 	cfg.HeartbeatSender.Enabled = false
-	logs := &lockedBuffer{}
+	logs := &testinfra.SyncBuffer{}
 	cfg.LogWriter = logs
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- Run(ctx, cfg) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
-	url := "http://" + ln.Addr().String()
+	url := testinfra.URL(ln)
+	testinfra.Serve(t, Name, url+"/readyz", func(ctx context.Context) error { return Run(ctx, cfg) })
 	hc := rpcserver.NewHTTPClient()
 	// Runs before the server stops, so shutdown does not wait for idle client connections.
 	t.Cleanup(hc.CloseIdleConnections)
@@ -161,15 +132,8 @@ func tamperingProxy(t *testing.T, target string, tamper func(*approvalv1.ClaimJo
 		res.Header.Set("Content-Length", strconv.Itoa(len(body)))
 		return nil
 	}
-	srv := httptest.NewUnstartedServer(rp)
 	// The executor's client speaks h2c.
-	var protocols http.Protocols
-	protocols.SetHTTP1(true)
-	protocols.SetUnencryptedHTTP2(true)
-	srv.Config.Protocols = &protocols
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return srv.URL
+	return testinfra.H2CServer(t, rp).URL
 }
 
 var owner = &commonv1.Actor{Id: "Uowner", Channel: "line"}

@@ -40,7 +40,7 @@ func BenchmarkWebhookAtRate(b *testing.B) {
 			"ベンチマーク", nowMillis(), false))
 	}
 	channeltest.AtRate(b, rate, func(i int) error {
-		res, err := fakeline.Post(client, h.url+service.WebhookPath, testSecret, bodies[i])
+		res, err := fakeline.Post(client, h.URL+service.WebhookPath, testSecret, bodies[i])
 		if err != nil {
 			return err
 		}

@@ -1,15 +1,11 @@
 package service_test
 
 import (
-	"context"
 	"net/http"
-	"os/exec"
 	"testing"
 	"time"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/channel/channeltest"
-	"github.com/picoclaw-suite/picoclaw/pkg/chatlink/chatlinktest"
-	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakeline"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/service"
@@ -20,21 +16,9 @@ import (
 // the binary again (under another consumer name, as after moving hosts): every event is
 // answered exactly once, in order per chat.
 func TestKilledAfterAckAnsweredExactlyOnce(t *testing.T) {
-	r := testinfra.Redis(t)
-	bin := channeltest.BuildBinary(t, "..", "gateway-line")
 	line := fakeline.NewServer(testToken)
 	defer line.Close()
-	chat := chatlinktest.NewFakeChat()
-	chatSrv := chatlinktest.Start(t, chat)
-	addrs, err := testinfra.FreeAddrs(2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// addr is the public listener (the webhook); the internal one only serves the suite.
-	addr, internal := addrs[0], addrs[1]
-	env := channeltest.BinaryEnv(service.Name, chatSrv.URL, r,
-		"PICOCLAW_SERVICES_GATEWAY_LINE_PUBLIC_LISTEN="+addr,
-		"PICOCLAW_SERVICES_GATEWAY_LINE_LISTEN="+internal,
+	b := channeltest.PrepareBinary(t, "..", "line", service.Name,
 		"PICOCLAW_LINE_API_BASE_URL="+line.URL,
 		"PICOCLAW_LINE_ALLOWED_USERS="+allowed+","+allowed2,
 		"PICOCLAW_LINE_INBOX_BLOCK=100ms",
@@ -42,7 +26,8 @@ func TestKilledAfterAckAnsweredExactlyOnce(t *testing.T) {
 		"LINE_CHANNEL_SECRET="+testSecret,
 		"LINE_CHANNEL_ACCESS_TOKEN="+testToken,
 	)
-	first := startBinary(t, bin, append(env, "PICOCLAW_LINE_INBOX_CONSUMER=host-a"), addr)
+	chat := b.Chat
+	first := b.Start(t, "PICOCLAW_LINE_INBOX_CONSUMER=host-a")
 
 	now := nowMillis()
 	events := []fakeline.Event{
@@ -53,7 +38,7 @@ func TestKilledAfterAckAnsweredExactlyOnce(t *testing.T) {
 	for _, tok := range []string{"rt-kill1", "rt-kill2", "rt-kill3"} {
 		line.IssueReplyToken(tok)
 	}
-	res, err := fakeline.Post(http.DefaultClient, "http://"+addr+service.WebhookPath, testSecret, fakeline.Body(events...))
+	res, err := fakeline.Post(http.DefaultClient, "http://"+b.Addr+service.WebhookPath, testSecret, fakeline.Body(events...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,11 +54,8 @@ func TestKilledAfterAckAnsweredExactlyOnce(t *testing.T) {
 	}
 	close(chat.Release) // chat-mio answers from now on
 
-	startBinary(t, bin, append(env, "PICOCLAW_LINE_INBOX_CONSUMER=host-b"), addr)
-	stream := r.Prefix + "inbox:line"
-	waitFor(t, "every event answered and acknowledged", func() bool {
-		return len(line.Sent()) == 3 && r.Client.XPending(context.Background(), stream, service.Name).Val().Count == 0
-	})
+	b.Start(t, "PICOCLAW_LINE_INBOX_CONSUMER=host-b")
+	b.WaitSettled(t, "every event answered and acknowledged", func() bool { return len(line.Sent()) == 3 })
 	time.Sleep(300 * time.Millisecond) // room for a duplicate to show up
 	sent := line.Sent()
 	if len(sent) != 3 {
@@ -99,9 +81,4 @@ func TestKilledAfterAckAnsweredExactlyOnce(t *testing.T) {
 	if p := line.Problems(); len(p) > 0 {
 		t.Errorf("LINE API rule violations: %v", p)
 	}
-}
-
-func startBinary(t *testing.T, bin string, env []string, addr string) *exec.Cmd {
-	t.Helper()
-	return channeltest.StartBinary(t, bin, env, addr)
 }

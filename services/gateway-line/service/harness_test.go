@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/channel/channeltest"
-	"github.com/picoclaw-suite/picoclaw/pkg/chatlink/chatlinktest"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakeline"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/service"
@@ -23,13 +22,7 @@ const (
 
 type harness struct {
 	*channeltest.Gateway
-	// url is the public listener; internal the internal one (notification API, metrics).
-	url, internal string
-	line          *fakeline.Server
-	chat          *chatlinktest.FakeChat
-	redis         testinfra.RedisDB
-	logs          *chatlinktest.SyncBuffer
-	stream        string
+	line *fakeline.Server
 }
 
 func baseConfig(r testinfra.RedisDB, lineURL, chatURL string) service.Config {
@@ -63,14 +56,12 @@ func start(t testing.TB, mutate func(*service.Config)) *harness {
 		}
 		return service.Run(ctx, cfg)
 	})
-	g := h.Gateway
-	h.url, h.internal, h.chat, h.redis, h.logs, h.stream = g.URL, g.Internal, g.Chat, g.Redis, g.Logs, g.Stream
 	return h
 }
 
 func (h *harness) post(t testing.TB, secret string, body []byte) int {
 	t.Helper()
-	res, err := fakeline.Post(http.DefaultClient, h.url+service.WebhookPath, secret, body)
+	res, err := fakeline.Post(http.DefaultClient, h.URL+service.WebhookPath, secret, body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,15 +77,6 @@ func (h *harness) sentTo(chatID string) []fakeline.Sent {
 		}
 	}
 	return out
-}
-
-func (h *harness) streamLen(testing.TB) int64 { return h.StreamLen() }
-
-func (h *harness) pending(testing.TB) int64 { return h.Pending() }
-
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	channeltest.WaitFor(t, what, cond)
 }
 
 func nowMillis() int64 { return time.Now().UnixMilli() }

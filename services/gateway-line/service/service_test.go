@@ -48,7 +48,7 @@ func TestWebhookRejectsForgedOversizedAndReplayed(t *testing.T) {
 			}
 		})
 	}
-	if n := h.streamLen(t); n != 0 {
+	if n := h.StreamLen(); n != 0 {
 		t.Fatalf("%d events stored from rejected requests", n)
 	}
 	// The real event, then LINE retrying it twice (the second time flagged as a redelivery).
@@ -57,23 +57,23 @@ func TestWebhookRejectsForgedOversizedAndReplayed(t *testing.T) {
 			t.Fatalf("delivery %d: %d", i, got)
 		}
 	}
-	waitFor(t, "answer", func() bool { return len(h.sentTo(allowed)) == 1 && h.pending(t) == 0 })
-	if n := h.streamLen(t); n != 1 {
+	channeltest.WaitFor(t, "answer", func() bool { return len(h.sentTo(allowed)) == 1 && h.Pending() == 0 })
+	if n := h.StreamLen(); n != 1 {
 		t.Fatalf("stream holds %d entries, want 1", n)
 	}
-	if n := h.chat.CountEvent("01EVREPLAY"); n != 1 {
+	if n := h.Chat.CountEvent("01EVREPLAY"); n != 1 {
 		t.Fatalf("chat-mio called %d times for one event", n)
 	}
 	if got := h.sentTo(allowed); len(got) != 1 || got[0].Kind != "reply" {
 		t.Fatalf("sent %+v", got)
 	}
-	res, err := http.Get(h.internal + "/metrics")
+	res, err := http.Get(h.Internal + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
 	metrics, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	want := `picoclaw_inbox_events_total{outcome="duplicate",stream="` + h.stream + `"} 2`
+	want := `picoclaw_inbox_events_total{outcome="duplicate",stream="` + h.Stream + `"} 2`
 	if !strings.Contains(string(metrics), want) {
 		t.Errorf("metrics lack %s", want)
 	}
@@ -84,7 +84,7 @@ func TestWebhookRejectsForgedOversizedAndReplayed(t *testing.T) {
 	)); got != http.StatusOK {
 		t.Fatalf("ignored events: %d", got)
 	}
-	if n := h.streamLen(t); n != 1 {
+	if n := h.StreamLen(); n != 1 {
 		t.Fatalf("ignored events were stored: %d entries", n)
 	}
 	assertClean(t, h)
@@ -99,11 +99,11 @@ func TestReplyTokenAndPushFallback(t *testing.T) {
 		tok := "rt-01EVQUICK-" + allowed
 		h.line.IssueReplyToken(tok)
 		h.post(t, testSecret, fakeline.Body(fakeline.TextEvent("01EVQUICK", allowed, "", tok, "やあ", nowMillis(), false)))
-		waitFor(t, "reply", func() bool { return hasSent(h.line, "reply", tok, "") })
+		channeltest.WaitFor(t, "reply", func() bool { return hasSent(h.line, "reply", tok, "") })
 		if !contains(h.line.Loading(), allowed) {
 			t.Error("no loading animation in the 1:1 chat")
 		}
-		req := h.chat.Requests()[0]
+		req := h.Chat.Requests()[0]
 		if req.GetSessionId() != "line:"+allowed || req.GetChannel() != "line" || req.GetUserId() != allowed || req.GetIsGroup() {
 			t.Errorf("chat request %+v", req)
 		}
@@ -112,7 +112,7 @@ func TestReplyTokenAndPushFallback(t *testing.T) {
 		tok := "rt-01EVREDELIVERED-" + allowed
 		h.line.IssueReplyToken(tok)
 		h.post(t, testSecret, fakeline.Body(fakeline.TextEvent("01EVREDELIVERED", allowed, "", tok, "再送", nowMillis(), true)))
-		waitFor(t, "push", func() bool { return hasSent(h.line, "push", "", domain.RetryKey("event:01EVREDELIVERED")) })
+		channeltest.WaitFor(t, "push", func() bool { return hasSent(h.line, "push", "", domain.RetryKey("event:01EVREDELIVERED")) })
 		if hasSent(h.line, "reply", tok, "") {
 			t.Error("reply token used for a redelivered event")
 		}
@@ -123,7 +123,7 @@ func TestReplyTokenAndPushFallback(t *testing.T) {
 		old := time.Now().Add(-5 * time.Second).UnixMilli()
 		h.post(t, testSecret, fakeline.Body(fakeline.TextEvent("01EV5XX", allowed, "", "", "古い", old, false)))
 		key := domain.RetryKey("event:01EV5XX")
-		waitFor(t, "acknowledged", func() bool { return h.chat.CountEvent("01EV5XX") == 1 && h.pending(t) == 0 })
+		channeltest.WaitFor(t, "acknowledged", func() bool { return h.Chat.CountEvent("01EV5XX") == 1 && h.Pending() == 0 })
 		var attempts int
 		for _, k := range h.line.PushKeys() {
 			if k == key {
@@ -150,7 +150,7 @@ func TestReplyTokenAndPushFallback(t *testing.T) {
 		h.line.IssueReplyToken(tok)
 		h.post(t, testSecret, fakeline.Body(fakeline.TextEvent("01EVLATE", allowed2, "", tok, "slow:1300", nowMillis(), false)))
 		key := domain.RetryKey("event:01EVLATE")
-		waitFor(t, "push", func() bool { return hasSent(h.line, "push", "", key) })
+		channeltest.WaitFor(t, "push", func() bool { return hasSent(h.line, "push", "", key) })
 		if hasSent(h.line, "reply", tok, "") {
 			t.Error("expired reply token was used")
 		}
@@ -166,7 +166,7 @@ func TestApprovalButtonsAndPostback(t *testing.T) {
 	tok := "rt-01EVAPPROVE-" + allowed
 	h.line.IssueReplyToken(tok)
 	h.post(t, testSecret, fakeline.Body(fakeline.TextEvent("01EVAPPROVE", allowed, "", tok, "approve", nowMillis(), false)))
-	waitFor(t, "approval request", func() bool { return hasSent(h.line, "reply", tok, "") })
+	channeltest.WaitFor(t, "approval request", func() bool { return hasSent(h.line, "reply", tok, "") })
 	msgs := h.line.Sent()[0].Messages
 	if len(msgs) != 2 || msgs[0].Type != "text" || msgs[1].Type != "template" {
 		t.Fatalf("messages %+v", msgs)
@@ -185,9 +185,9 @@ func TestApprovalButtonsAndPostback(t *testing.T) {
 	tok2 := "rt-01EVPOSTBACK-" + allowed
 	h.line.IssueReplyToken(tok2)
 	h.post(t, testSecret, fakeline.Body(fakeline.PostbackEvent("01EVPOSTBACK", allowed, tok2, acts[0].Data, nowMillis())))
-	waitFor(t, "postback answer", func() bool { return hasSent(h.line, "reply", tok2, "") })
+	channeltest.WaitFor(t, "postback answer", func() bool { return hasSent(h.line, "reply", tok2, "") })
 	var got *commonv1.Action
-	for _, r := range h.chat.Requests() {
+	for _, r := range h.Chat.Requests() {
 		if r.GetEventId() == "01EVPOSTBACK" {
 			got = r.GetAction()
 		}
@@ -197,8 +197,8 @@ func TestApprovalButtonsAndPostback(t *testing.T) {
 	}
 	// The gateway allocated the message's JobID; the press continues the request's trace with
 	// the pressed job's id.
-	reqTrace, reqJob := h.chat.TraceOf(t, "01EVAPPROVE")
-	pressTrace, pressJob := h.chat.TraceOf(t, "01EVPOSTBACK")
+	reqTrace, reqJob := h.Chat.TraceOf(t, "01EVAPPROVE")
+	pressTrace, pressJob := h.Chat.TraceOf(t, "01EVPOSTBACK")
 	if !jobid.Valid(reqJob) || pressJob != job || pressTrace != reqTrace {
 		t.Fatalf("request trace %s job %q; press trace %s job %q (want %s)", reqTrace, reqJob, pressTrace, pressJob, job)
 	}
@@ -222,19 +222,19 @@ func TestAllowlistGroupsAndFollow(t *testing.T) {
 		fakeline.Event{"type": "unfollow", "mode": "active", "timestamp": nowMillis(), "webhookEventId": "01EVUNFOLLOW",
 			"deliveryContext": map[string]any{"isRedelivery": false}, "source": map[string]any{"type": "user", "userId": "Ugone"}},
 	))
-	waitFor(t, "all processed", func() bool { return h.streamLen(t) == 4 && h.pending(t) == 0 })
+	channeltest.WaitFor(t, "all processed", func() bool { return h.StreamLen() == 4 && h.Pending() == 0 })
 	refusal := h.sentTo(stranger)
 	if len(refusal) != 1 || !strings.Contains(refusal[0].Messages[0].Text, "登録されたユーザー") {
 		t.Fatalf("stranger got %+v", refusal)
 	}
-	if h.chat.CountEvent("01EVSTRANGER") != 0 {
+	if h.Chat.CountEvent("01EVSTRANGER") != 0 {
 		t.Fatal("a stranger's message reached chat-mio")
 	}
 	group := h.sentTo("Cgroup0001")
 	if len(group) != 1 || group[0].Messages[0].Text != "echo: グループから" {
 		t.Fatalf("group got %+v", group)
 	}
-	for _, r := range h.chat.Requests() {
+	for _, r := range h.Chat.Requests() {
 		if r.GetEventId() == "01EVGROUP" && (r.GetSessionId() != "line:Cgroup0001" || !r.GetIsGroup()) {
 			t.Errorf("group request %+v", r)
 		}
@@ -248,7 +248,7 @@ func TestAllowlistGroupsAndFollow(t *testing.T) {
 	if len(h.sentTo("Ugone")) != 0 {
 		t.Error("unfollow was answered")
 	}
-	if !strings.Contains(h.logs.String(), "line.unfollow") {
+	if !strings.Contains(h.Logs.String(), "line.unfollow") {
 		t.Error("unfollow not logged")
 	}
 	assertClean(t, h)
@@ -266,7 +266,7 @@ func TestChatOrderingAndFailures(t *testing.T) {
 		fakeline.TextEvent("01EVFLAKY", allowed2, "", "", "fail:1", old, false),
 		fakeline.TextEvent("01EVBAD", allowed2, "", "", "invalid", old, false),
 	))
-	waitFor(t, "all processed", func() bool { return h.pending(t) == 0 && len(h.sentTo(allowed)) == 2 && len(h.sentTo(allowed2)) == 2 })
+	channeltest.WaitFor(t, "all processed", func() bool { return h.Pending() == 0 && len(h.sentTo(allowed)) == 2 && len(h.sentTo(allowed2)) == 2 })
 	first := h.sentTo(allowed)
 	if first[0].Messages[0].Text != "echo: slow:400" || first[1].Messages[0].Text != "echo: second" {
 		t.Fatalf("order: %q then %q", first[0].Messages[0].Text, first[1].Messages[0].Text)
@@ -275,13 +275,13 @@ func TestChatOrderingAndFailures(t *testing.T) {
 	if second[0].Messages[0].Text != "echo: fail:1" || !strings.Contains(second[1].Messages[0].Text, "処理できませんでした") {
 		t.Fatalf("failures answered with %+v", second)
 	}
-	if n := h.chat.CountEvent("01EVFLAKY"); n != 2 {
+	if n := h.Chat.CountEvent("01EVFLAKY"); n != 2 {
 		t.Errorf("flaky event tried %d times", n)
 	}
-	if n := h.chat.CountEvent("01EVBAD"); n != 1 {
+	if n := h.Chat.CountEvent("01EVBAD"); n != 1 {
 		t.Errorf("permanently failing event tried %d times", n)
 	}
-	if n := h.redis.Client.XLen(context.Background(), h.stream+":dead").Val(); n != 1 {
+	if n := h.Redis.Client.XLen(context.Background(), h.Stream+":dead").Val(); n != 1 {
 		t.Errorf("dead letters: %d", n)
 	}
 	assertClean(t, h)
@@ -291,7 +291,7 @@ func TestChatOrderingAndFailures(t *testing.T) {
 // with a retry key that stays the same, so a repeated call is delivered once.
 func TestNotificationPush(t *testing.T) {
 	h := start(t, nil)
-	channeltest.CheckPushOnce(t, h.internal, svcauth.GatewayLine, func(string) string { return "line:" + allowed }, "slack:C1:1.2",
+	channeltest.CheckPushOnce(t, h.Internal, svcauth.GatewayLine, func(string) string { return "line:" + allowed }, "slack:C1:1.2",
 		func(protocol string) int {
 			key, n := domain.RetryKey("notify:result-"+protocol), 0
 			for _, s := range h.line.Sent() {
@@ -340,7 +340,7 @@ func contains(list []string, s string) bool {
 // assertClean checks that LINE saw no request breaking its limits and no secret reached the log.
 func assertClean(t *testing.T, h *harness) {
 	t.Helper()
-	channeltest.AssertClean(t, "LINE", h.line.Problems(), h.logs.String(), testSecret, testToken)
+	channeltest.AssertClean(t, "LINE", h.line.Problems(), h.Logs.String(), testSecret, testToken)
 }
 
 // TestExampleConfig: the suite's example file parses into this service's config and shows the
@@ -364,12 +364,12 @@ func TestExampleConfig(t *testing.T) {
 // everyone politely.
 func TestEmptyAllowlistMeansNobody(t *testing.T) {
 	h := start(t, func(c *service.Config) { c.Line.AllowedUsers = nil })
-	if !strings.Contains(h.logs.String(), "line.allowlist_empty") {
+	if !strings.Contains(h.Logs.String(), "line.allowlist_empty") {
 		t.Fatal("no start-up warning for the empty allowlist")
 	}
 	h.post(t, testSecret, fakeline.Body(fakeline.TextEvent("01EVNOBODY", allowed, "", "", "やあ", nowMillis(), false)))
-	waitFor(t, "refusal", func() bool { return len(h.sentTo(allowed)) == 1 })
-	if !strings.Contains(h.sentTo(allowed)[0].Messages[0].Text, "登録されたユーザー") || len(h.chat.Requests()) != 0 {
-		t.Fatalf("sent %+v, chat calls %d", h.sentTo(allowed), len(h.chat.Requests()))
+	channeltest.WaitFor(t, "refusal", func() bool { return len(h.sentTo(allowed)) == 1 })
+	if !strings.Contains(h.sentTo(allowed)[0].Messages[0].Text, "登録されたユーザー") || len(h.Chat.Requests()) != 0 {
+		t.Fatalf("sent %+v, chat calls %d", h.sentTo(allowed), len(h.Chat.Requests()))
 	}
 }

@@ -24,7 +24,7 @@ func BenchmarkEventsAtRate(b *testing.B) {
 		bodies[i] = fakeslack.EventBody(fmt.Sprintf("EvBench%08d", i), fakeslack.Mention(allowed, "CBENCH", ts, "", "ベンチマーク"))
 	}
 	channeltest.AtRate(b, rate, func(i int) error {
-		code, _, err := fakeslack.Do(client, fakeslack.Request{URL: h.url + service.EventsPath, Secret: testSecret,
+		code, _, err := fakeslack.Do(client, fakeslack.Request{URL: h.URL + service.EventsPath, Secret: testSecret,
 			Body: bodies[i], ContentType: "application/json"})
 		return channeltest.Status(code, err)
 	})

@@ -1,16 +1,12 @@
 package service_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
-	"os/exec"
 	"testing"
 	"time"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/channel/channeltest"
-	"github.com/picoclaw-suite/picoclaw/pkg/chatlink/chatlinktest"
-	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakeslack"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/service"
 )
@@ -19,21 +15,9 @@ import (
 // and start on them, kills it with SIGKILL before it answered, and starts it again with the
 // same consumer name: each event is answered exactly once.
 func TestKilledAfterAckAnsweredExactlyOnce(t *testing.T) {
-	r := testinfra.Redis(t)
-	bin := channeltest.BuildBinary(t, "..", "gateway-slack")
 	api := fakeslack.NewServer(testToken)
 	defer api.Close()
-	chat := chatlinktest.NewFakeChat()
-	chatSrv := chatlinktest.Start(t, chat)
-	addrs, err := testinfra.FreeAddrs(2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// addr is the public listener (Events API); the internal one only serves the suite.
-	addr, internal := addrs[0], addrs[1]
-	env := channeltest.BinaryEnv(service.Name, chatSrv.URL, r,
-		"PICOCLAW_SERVICES_GATEWAY_SLACK_PUBLIC_LISTEN="+addr,
-		"PICOCLAW_SERVICES_GATEWAY_SLACK_LISTEN="+internal,
+	b := channeltest.PrepareBinary(t, "..", "slack", service.Name,
 		"PICOCLAW_SLACK_API_BASE_URL="+api.APIURL(),
 		"PICOCLAW_SLACK_ALLOWED_USERS="+allowed+","+allowed2,
 		"PICOCLAW_SLACK_INBOX_BLOCK=100ms",
@@ -41,10 +25,11 @@ func TestKilledAfterAckAnsweredExactlyOnce(t *testing.T) {
 		"SLACK_SIGNING_SECRET="+testSecret,
 		"SLACK_BOT_TOKEN="+testToken,
 	)
-	first := startBinary(t, bin, env, addr)
+	chat := b.Chat
+	first := b.Start(t)
 	for i, user := range []string{allowed, allowed2} {
 		body := fakeslack.EventBody(fmt.Sprint("EvKill", i), fakeslack.Mention(user, "CKILL", fmt.Sprintf("1700002000.00000%d", i), "", "block"))
-		code, _, err := fakeslack.Do(http.DefaultClient, fakeslack.Request{URL: "http://" + addr + service.EventsPath,
+		code, _, err := fakeslack.Do(http.DefaultClient, fakeslack.Request{URL: "http://" + b.Addr + service.EventsPath,
 			Secret: testSecret, Body: body, ContentType: "application/json"})
 		if err != nil || code != http.StatusOK {
 			t.Fatalf("event %d: %d %v", i, code, err)
@@ -56,11 +41,8 @@ func TestKilledAfterAckAnsweredExactlyOnce(t *testing.T) {
 		t.Fatalf("%d posts before the crash", n)
 	}
 	close(chat.Release)
-	startBinary(t, bin, env, addr)
-	stream := r.Prefix + "inbox:slack"
-	waitFor(t, "both events answered and acknowledged", func() bool {
-		return len(api.Posts()) == 2 && r.Client.XPending(context.Background(), stream, service.Name).Val().Count == 0
-	})
+	b.Start(t)
+	b.WaitSettled(t, "both events answered and acknowledged", func() bool { return len(api.Posts()) == 2 })
 	time.Sleep(300 * time.Millisecond)
 	if n := len(api.Posts()); n != 2 {
 		t.Fatalf("%d posts for 2 events", n)
@@ -72,9 +54,4 @@ func TestKilledAfterAckAnsweredExactlyOnce(t *testing.T) {
 	if threads["1700002000.000000"] != 1 || threads["1700002000.000001"] != 1 {
 		t.Fatalf("answers per thread %v", threads)
 	}
-}
-
-func startBinary(t *testing.T, bin string, env []string, addr string) *exec.Cmd {
-	t.Helper()
-	return channeltest.StartBinary(t, bin, env, addr)
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/channel/channeltest"
-	"github.com/picoclaw-suite/picoclaw/pkg/chatlink/chatlinktest"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakeslack"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/service"
@@ -22,13 +21,7 @@ const (
 
 type harness struct {
 	*channeltest.Gateway
-	// url is the public listener; internal the internal one (notification API, metrics).
-	url, internal string
-	slack         *fakeslack.Server
-	chat          *chatlinktest.FakeChat
-	redis         testinfra.RedisDB
-	logs          *chatlinktest.SyncBuffer
-	stream        string
+	slack *fakeslack.Server
 }
 
 func start(t testing.TB, mutate func(*service.Config)) *harness {
@@ -57,15 +50,13 @@ func start(t testing.TB, mutate func(*service.Config)) *harness {
 		}
 		return service.Run(ctx, cfg)
 	})
-	g := h.Gateway
-	h.url, h.internal, h.chat, h.redis, h.logs, h.stream = g.URL, g.Internal, g.Chat, g.Redis, g.Logs, g.Stream
 	return h
 }
 
 // event posts a signed Events API body.
 func (h *harness) event(t testing.TB, body []byte, mutate func(*fakeslack.Request)) (int, string) {
 	t.Helper()
-	r := fakeslack.Request{URL: h.url + service.EventsPath, Secret: testSecret, Body: body, ContentType: "application/json"}
+	r := fakeslack.Request{URL: h.URL + service.EventsPath, Secret: testSecret, Body: body, ContentType: "application/json"}
 	if mutate != nil {
 		mutate(&r)
 	}
@@ -79,7 +70,7 @@ func (h *harness) event(t testing.TB, body []byte, mutate func(*fakeslack.Reques
 // interact posts a signed interactivity body.
 func (h *harness) interact(t testing.TB, body []byte) int {
 	t.Helper()
-	code, _, err := fakeslack.Do(http.DefaultClient, fakeslack.Request{URL: h.url + service.InteractivePath, Secret: testSecret,
+	code, _, err := fakeslack.Do(http.DefaultClient, fakeslack.Request{URL: h.URL + service.InteractivePath, Secret: testSecret,
 		Body: body, ContentType: "application/x-www-form-urlencoded"})
 	if err != nil {
 		t.Fatal(err)
@@ -95,13 +86,4 @@ func (h *harness) postsIn(channel, thread string) []fakeslack.Post {
 		}
 	}
 	return out
-}
-
-func (h *harness) streamLen(testing.TB) int64 { return h.StreamLen() }
-
-func (h *harness) pending(testing.TB) int64 { return h.Pending() }
-
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	channeltest.WaitFor(t, what, cond)
 }

@@ -44,7 +44,7 @@ func TestEventsVerificationAndDedupe(t *testing.T) {
 			}
 		})
 	}
-	if n := h.streamLen(t); n != 0 {
+	if n := h.StreamLen(); n != 0 {
 		t.Fatalf("%d events stored from rejected requests", n)
 	}
 	for i := range 3 { // the event, then two Slack retries
@@ -64,14 +64,14 @@ func TestEventsVerificationAndDedupe(t *testing.T) {
 			t.Fatalf("ignored event %d: %d", i, code)
 		}
 	}
-	waitFor(t, "answer", func() bool { return len(h.postsIn("C100", "1700000000.000100")) == 1 && h.pending(t) == 0 })
-	if n := h.streamLen(t); n != 1 {
+	channeltest.WaitFor(t, "answer", func() bool { return len(h.postsIn("C100", "1700000000.000100")) == 1 && h.Pending() == 0 })
+	if n := h.StreamLen(); n != 1 {
 		t.Fatalf("stream holds %d entries, want 1", n)
 	}
-	if n := h.chat.CountEvent("Ev001"); n != 1 {
+	if n := h.Chat.CountEvent("Ev001"); n != 1 {
 		t.Fatalf("chat-mio called %d times", n)
 	}
-	req := h.chat.Requests()[0]
+	req := h.Chat.Requests()[0]
 	if req.GetText() != "こんにちは" || req.GetSessionId() != "slack:C100:1700000000.000100" || req.GetChannel() != "slack" || !req.GetIsGroup() {
 		t.Fatalf("chat request %+v", req)
 	}
@@ -83,13 +83,13 @@ func TestRepliesInThreadAndDM(t *testing.T) {
 	h := start(t, nil)
 	h.event(t, fakeslack.EventBody("EvThread", fakeslack.Mention(allowed, "C200", "1700000100.000200", "1700000100.000001", "続き")), nil)
 	h.event(t, fakeslack.EventBody("EvDM", fakeslack.DM(allowed2, "D200", "1700000100.000300", "DMです")), nil)
-	waitFor(t, "answers", func() bool {
+	channeltest.WaitFor(t, "answers", func() bool {
 		return len(h.postsIn("C200", "1700000100.000001")) == 1 && len(h.postsIn("D200", "1700000100.000300")) == 1
 	})
 	if got := h.postsIn("D200", "1700000100.000300")[0].Text; got != "echo: DMです" {
 		t.Fatalf("DM answer %q", got)
 	}
-	for _, r := range h.chat.Requests() {
+	for _, r := range h.Chat.Requests() {
 		if r.GetEventId() == "EvDM" && (r.GetIsGroup() || r.GetSessionId() != "slack:D200:1700000100.000300") {
 			t.Errorf("DM request %+v", r)
 		}
@@ -104,7 +104,7 @@ func TestApprovalButtons(t *testing.T) {
 	h := start(t, nil)
 	thread := "1700000200.000100"
 	h.event(t, fakeslack.EventBody("EvApprove", fakeslack.Mention(allowed, "C300", thread, "", "approve")), nil)
-	waitFor(t, "approval request", func() bool { return len(h.postsIn("C300", thread)) == 1 })
+	channeltest.WaitFor(t, "approval request", func() bool { return len(h.postsIn("C300", thread)) == 1 })
 	p := h.postsIn("C300", thread)[0]
 	job := "job_20261121_001"
 	if !strings.Contains(p.Text, "/approve "+job) || !strings.Contains(p.Text, "/deny "+job) {
@@ -125,9 +125,9 @@ func TestApprovalButtons(t *testing.T) {
 			t.Fatalf("interactive: %d", code)
 		}
 	}
-	waitFor(t, "decision processed", func() bool { return len(h.postsIn("C300", thread)) == 2 && h.pending(t) == 0 })
+	channeltest.WaitFor(t, "decision processed", func() bool { return len(h.postsIn("C300", thread)) == 2 && h.Pending() == 0 })
 	var actions []*commonv1.Action
-	for _, r := range h.chat.Requests() {
+	for _, r := range h.Chat.Requests() {
 		if a := r.GetAction(); a != nil {
 			actions = append(actions, a)
 		}
@@ -137,8 +137,8 @@ func TestApprovalButtons(t *testing.T) {
 	}
 	// The gateway allocated the message's JobID; the press continues the request's trace with
 	// the pressed job's id.
-	reqTrace, reqJob := h.chat.TraceOf(t, "EvApprove")
-	pressTrace, pressJob := h.chat.TraceOf(t, "action:trigger-1")
+	reqTrace, reqJob := h.Chat.TraceOf(t, "EvApprove")
+	pressTrace, pressJob := h.Chat.TraceOf(t, "action:trigger-1")
 	if !jobid.Valid(reqJob) || pressJob != job || pressTrace != reqTrace {
 		t.Fatalf("request trace %s job %q; press trace %s job %q (want %s)", reqTrace, reqJob, pressTrace, pressJob, job)
 	}
@@ -149,7 +149,7 @@ func TestApprovalButtons(t *testing.T) {
 		}
 	}
 	if len(updates) != 1 || updates[0].TS != p.TS || updates[0].Channel != "C300" {
-		t.Fatalf("updates %+v\n%s", updates, h.logs.String())
+		t.Fatalf("updates %+v\n%s", updates, h.Logs.String())
 	}
 	for _, b := range updates[0].Blocks {
 		if b.Type == "actions" {
@@ -171,23 +171,23 @@ func TestApprovalButtons(t *testing.T) {
 func TestAllowlistAndDelivery(t *testing.T) {
 	h := start(t, nil)
 	h.event(t, fakeslack.EventBody("EvStranger", fakeslack.Mention("USTRANGER", "C400", "1700000300.000100", "", "やあ")), nil)
-	waitFor(t, "refusal", func() bool { return len(h.postsIn("C400", "1700000300.000100")) == 1 })
+	channeltest.WaitFor(t, "refusal", func() bool { return len(h.postsIn("C400", "1700000300.000100")) == 1 })
 	if got := h.postsIn("C400", "1700000300.000100")[0].Text; !strings.Contains(got, "登録されたユーザー") {
 		t.Fatalf("refusal %q", got)
 	}
-	if h.chat.CountEvent("EvStranger") != 0 {
+	if h.Chat.CountEvent("EvStranger") != 0 {
 		t.Fatal("a stranger's message reached chat-mio")
 	}
 	// A long answer is two messages; the second post fails twice, then Slack recovers.
 	h.slack.FailPosts(1, 2, http.StatusInternalServerError)
 	long := "slow:1 " + strings.Repeat("長い答え。", 700)
 	h.event(t, fakeslack.EventBody("EvLong", fakeslack.Mention(allowed, "C401", "1700000300.000200", "", long)), nil)
-	waitFor(t, "answer", func() bool { return h.pending(t) == 0 && len(h.postsIn("C401", "1700000300.000200")) >= 2 })
+	channeltest.WaitFor(t, "answer", func() bool { return h.Pending() == 0 && len(h.postsIn("C401", "1700000300.000200")) >= 2 })
 	posts := h.postsIn("C401", "1700000300.000200")
 	if len(posts) != 2 {
 		t.Fatalf("%d posts for a two-part answer", len(posts))
 	}
-	if n := h.chat.CountEvent("EvLong"); n != 3 {
+	if n := h.Chat.CountEvent("EvLong"); n != 3 {
 		t.Errorf("event attempted %d times, want 3 (two failed posts)", n)
 	}
 	if !strings.HasPrefix(posts[0].Text, "echo: slow:1") {
@@ -203,7 +203,7 @@ func TestNotificationPush(t *testing.T) {
 	thread := func(protocol string) string {
 		return "1700000400.0000" + map[string]string{"connect": "01", "grpc": "02"}[protocol]
 	}
-	channeltest.CheckPushOnce(t, h.internal, svcauth.GatewaySlack, func(p string) string { return "slack:C500:" + thread(p) }, "line:U1",
+	channeltest.CheckPushOnce(t, h.Internal, svcauth.GatewaySlack, func(p string) string { return "slack:C500:" + thread(p) }, "line:U1",
 		func(p string) int { return len(h.postsIn("C500", thread(p))) })
 	assertClean(t, h)
 }
@@ -225,7 +225,7 @@ func TestConfigValidate(t *testing.T) {
 // assertClean checks that Slack saw no request breaking its limits and no secret reached the log.
 func assertClean(t *testing.T, h *harness) {
 	t.Helper()
-	channeltest.AssertClean(t, "Slack", h.slack.Problems(), h.logs.String(), testSecret, testToken)
+	channeltest.AssertClean(t, "Slack", h.slack.Problems(), h.Logs.String(), testSecret, testToken)
 }
 
 // TestExampleConfig: the suite's example file parses into this service's config and shows the
@@ -248,12 +248,12 @@ func TestExampleConfig(t *testing.T) {
 // everyone politely.
 func TestEmptyAllowlistMeansNobody(t *testing.T) {
 	h := start(t, func(c *service.Config) { c.Slack.AllowedUsers = nil })
-	if !strings.Contains(h.logs.String(), "slack.allowlist_empty") {
+	if !strings.Contains(h.Logs.String(), "slack.allowlist_empty") {
 		t.Fatal("no start-up warning for the empty allowlist")
 	}
 	h.event(t, fakeslack.EventBody("EvNobody", fakeslack.DM(allowed, "D9", "1700000500.000100", "やあ")), nil)
-	waitFor(t, "refusal", func() bool { return len(h.postsIn("D9", "1700000500.000100")) == 1 })
-	if !strings.Contains(h.postsIn("D9", "1700000500.000100")[0].Text, "登録されたユーザー") || len(h.chat.Requests()) != 0 {
+	channeltest.WaitFor(t, "refusal", func() bool { return len(h.postsIn("D9", "1700000500.000100")) == 1 })
+	if !strings.Contains(h.postsIn("D9", "1700000500.000100")[0].Text, "登録されたユーザー") || len(h.Chat.Requests()) != 0 {
 		t.Fatal("not refused")
 	}
 }

@@ -4,10 +4,8 @@ import (
 	"context"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 
@@ -46,23 +44,8 @@ func startFakeGateway(t *testing.T) *fakeGateway {
 	g := &fakeGateway{}
 	mux := http.NewServeMux()
 	mux.Handle(gatewayv1connect.NewNotificationServiceHandler(g))
-	srv := httptest.NewUnstartedServer(mux)
-	srv.Config.Protocols = new(http.Protocols)
-	srv.Config.Protocols.SetHTTP1(true)
-	srv.Config.Protocols.SetUnencryptedHTTP2(true)
-	srv.Start()
-	t.Cleanup(srv.Close)
-	g.URL = srv.URL
+	g.URL = testinfra.H2CServer(t, mux).URL
 	return g
-}
-
-func listen(t *testing.T) net.Listener {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ln
 }
 
 // testCommon is the suite config for a test: isolated Redis keys, the given beat interval and
@@ -88,38 +71,9 @@ type running struct {
 func startHeartbeat(t *testing.T, cfg service.Config, ln net.Listener) *running {
 	t.Helper()
 	cfg.Listener = ln
-	url := "http://" + ln.Addr().String()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- service.Run(ctx, cfg) }()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("heartbeat Run: %v", err)
-			}
-		})
-	}
-	t.Cleanup(stop)
-	waitReady(t, url)
+	url := testinfra.URL(ln)
+	stop := testinfra.Serve(t, service.Name, url+"/readyz", func(ctx context.Context) error { return service.Run(ctx, cfg) })
 	return &running{URL: url, stop: stop}
-}
-
-func waitReady(t *testing.T, url string) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		res, err := http.Get(url + "/readyz")
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("%s not ready", url)
 }
 
 func hbClient(t testing.TB, url string) heartbeatv1connect.HeartbeatServiceClient {

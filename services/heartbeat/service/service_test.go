@@ -42,7 +42,7 @@ func TestAPI(t *testing.T) {
 	cfg.Common = testCommon(t, 30, 60)
 	cfg.HeartbeatSender.Enabled = false // only the beats this test sends
 	cfg.LogWriter = io.Discard
-	hb := startHeartbeat(t, cfg, listen(t))
+	hb := startHeartbeat(t, cfg, testinfra.Listen(t))
 	ctx := context.Background()
 
 	clients := map[string]heartbeatv1connect.HeartbeatServiceClient{
@@ -145,7 +145,7 @@ func TestRestartKeepsState(t *testing.T) {
 	cfg.LogWriter = io.Discard
 	ctx := context.Background()
 
-	first := startHeartbeat(t, cfg, listen(t))
+	first := startHeartbeat(t, cfg, testinfra.Listen(t))
 	c := hbClient(t, first.URL)
 	beats := []*heartbeatv1.BeatRequest{
 		manualBeat("order1", "Aka", "agent", heartbeatv1.AgentState_AGENT_STATE_BUSY, "job_20260101_010"),
@@ -180,7 +180,7 @@ func TestRestartKeepsState(t *testing.T) {
 	}
 	first.stop()
 
-	second := startHeartbeat(t, cfg, listen(t))
+	second := startHeartbeat(t, cfg, testinfra.Listen(t))
 	after, err := hbClient(t, second.URL).Report(ctx, &heartbeatv1.ReportRequest{})
 	if err != nil {
 		t.Fatal(err)
@@ -206,13 +206,13 @@ func TestServiceProcessingJobIsBusy(t *testing.T) {
 	cfg.Auth = testinfra.Auth(service.Name)
 	cfg.Common = testCommon(t, 1, 3)
 	cfg.LogWriter = io.Discard
-	hb := startHeartbeat(t, cfg, listen(t))
+	hb := startHeartbeat(t, cfg, testinfra.Listen(t))
 
 	tel, err := telemetry.New(context.Background(), telemetry.Config{ServiceName: "gateway-line", LogWriter: io.Discard})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln := listen(t)
+	ln := testinfra.Listen(t)
 	srv, err := rpcserver.New(rpcserver.Config{Name: "gateway-line", Listener: ln, Credentials: testinfra.Credentials(t, svcauth.GatewayLine),
 		Heartbeat: &rpcserver.Heartbeat{Enabled: true, URL: hb.URL, Interval: time.Second}}, tel)
 	if err != nil {
@@ -294,7 +294,7 @@ func TestErrorAlertsOnce(t *testing.T) {
 	cfg.ReportToChat = true
 	cfg.AdminSession = "slack:C0ADMIN:1700000000.000100"
 	cfg.LogWriter = io.Discard
-	hb := startHeartbeat(t, cfg, listen(t))
+	hb := startHeartbeat(t, cfg, testinfra.Listen(t))
 	c := hbClient(t, hb.URL)
 	ctx := context.Background()
 	bad := manualBeat("order3", "Gin", "agent", heartbeatv1.AgentState_AGENT_STATE_ERROR)
@@ -387,7 +387,7 @@ func TestBeatOnlyForItself(t *testing.T) {
 	cfg.Common = testCommon(t, 30, 60)
 	cfg.HeartbeatSender.Enabled = false
 	cfg.LogWriter = io.Discard
-	hb := startHeartbeat(t, cfg, listen(t))
+	hb := startHeartbeat(t, cfg, testinfra.Listen(t))
 	as := func(id string) heartbeatv1connect.HeartbeatServiceClient {
 		return heartbeatv1connect.NewHeartbeatServiceClient(rpcserver.NewHTTPClient(), hb.URL,
 			svcauth.Client(testinfra.Credentials(t, id), svcauth.Heartbeat))

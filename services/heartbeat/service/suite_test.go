@@ -6,7 +6,6 @@ import (
 	"net"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -104,21 +103,8 @@ type started struct {
 
 func startPeer(t *testing.T, p peer, c config.Common) *started {
 	t.Helper()
-	ln := listen(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.run(ctx, c, ln) }()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("%s Run: %v", p.name, err)
-			}
-		})
-	}
-	t.Cleanup(stop)
-	waitReady(t, "http://"+ln.Addr().String())
+	ln := testinfra.Listen(t)
+	stop := testinfra.Serve(t, p.name, testinfra.URL(ln)+"/readyz", func(ctx context.Context) error { return p.run(ctx, c, ln) })
 	return &started{stop: stop}
 }
 
@@ -142,7 +128,7 @@ func TestSuiteAtOneSecondInterval(t *testing.T) {
 	const interval, timeout = time.Second, 3 * time.Second
 	gw := startFakeGateway(t)
 	common := testCommon(t, int(interval/time.Second), int(timeout/time.Second))
-	hbLn := listen(t)
+	hbLn := testinfra.Listen(t)
 	hbAddr := hbLn.Addr().String()
 	hbURL := "http://" + hbAddr
 	common.Services.Heartbeat.URL = hbURL

@@ -120,14 +120,7 @@ func newCoderServer(t *testing.T, fake *coderFake) *httptest.Server {
 	t.Helper()
 	mux := http.NewServeMux()
 	mux.Handle(coderv1connect.NewCoderServiceHandler(fake))
-	srv := httptest.NewUnstartedServer(mux)
-	var p http.Protocols
-	p.SetHTTP1(true)
-	p.SetUnencryptedHTTP2(true)
-	srv.Config.Protocols = &p
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return srv
+	return testinfra.H2CServer(t, mux)
 }
 
 // ---------------------------------------------------------------- the service
@@ -145,10 +138,7 @@ func startStack(t *testing.T, answer func(fakellm.Request) (string, time.Duratio
 	t.Helper()
 	st := &stack{ollama: newOllama(t, answer), coder: &coderFake{}, logs: &testinfra.SyncBuffer{}}
 	coderSrv := newCoderServer(t, st.coder)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := testinfra.Listen(t)
 	cfg := DefaultConfig()
 	cfg.Auth = testinfra.Auth(Name)
 	cfg.Listener = ln
@@ -159,32 +149,12 @@ func startStack(t *testing.T, answer func(fakellm.Request) (string, time.Duratio
 	if tweak != nil {
 		tweak(&cfg)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- Run(ctx, cfg) }()
+	base := testinfra.URL(ln)
+	testinfra.Serve(t, Name, base+"/healthz", func(ctx context.Context) error { return Run(ctx, cfg) })
 	httpClient := rpcserver.NewHTTPClient()
-	t.Cleanup(func() {
-		// Closing our idle h2c connections first lets the server shut down without waiting
-		// for HTTP/2's GOAWAY grace period.
-		httpClient.CloseIdleConnections()
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
-	base := "http://" + ln.Addr().String()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		res, err := http.Get(base + "/healthz")
-		if err == nil {
-			res.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("router-shiro did not start: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	// Closing our idle h2c connections first lets the server shut down without waiting
+	// for HTTP/2's GOAWAY grace period.
+	t.Cleanup(httpClient.CloseIdleConnections)
 	st.base = base
 	st.router = routerv1connect.NewRouterServiceClient(httpClient, base, testinfra.AsSuite(t, svcauth.RouterShiro))
 	st.grpc = routerv1connect.NewRouterServiceClient(httpClient, base, connect.WithGRPC(), testinfra.AsSuite(t, svcauth.RouterShiro))

@@ -7,9 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"io"
-	"net"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -22,8 +19,8 @@ import (
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1/approvalv1connect"
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
-	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
+	"github.com/picoclaw-suite/picoclaw/services/approval/approvaltest"
 	approval "github.com/picoclaw-suite/picoclaw/services/approval/service"
 )
 
@@ -42,48 +39,15 @@ func startAuditSuite(t *testing.T) auditSuite {
 	pg := testinfra.Postgres(t)
 	_, runtimeDSN := testinfra.PostgresRole(t, pg)
 	rd := testinfra.Redis(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := approval.DefaultConfig()
-	cfg.Redis.Addr, cfg.Redis.KeyPrefix = rd.Addr, rd.Prefix
-	pub, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Services.Approval = config.Endpoint{Listen: ln.Addr().String(), URL: "http://" + ln.Addr().String(),
-		PublicListen: pub.Addr().String(), PublicURL: "http://" + pub.Addr().String()}
-	cfg.HeartbeatSender.Enabled = false
-	cfg.Listener, cfg.PublicListener, cfg.LogWriter = ln, pub, io.Discard
-	cfg.Auth = testinfra.Auth(approval.Name)
-	cfg.Postgres.DSN, cfg.Postgres.MigrateDSN = config.Secret(runtimeDSN), config.Secret(pg.DSN)
-	cfg.Approval.Audit.Key = auditTestKey
-	cfg.Approval.Audit.VerifyInterval = 0
-	cfg.Approval.Approvers.Line = []string{"Uowner"}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- approval.Run(ctx, cfg) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("approval: %v", err)
-		}
-	})
-	base := "http://" + ln.Addr().String()
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if res, err := http.Get(base + "/readyz"); err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("approval did not become ready")
-		}
-	}
+	s := approvaltest.Start(t, approvaltest.WithApprovers("line", "Uowner"), approvaltest.WithConfig(func(cfg *approval.Config) {
+		cfg.Redis.Addr, cfg.Redis.KeyPrefix = rd.Addr, rd.Prefix
+		cfg.Approval.Store = approval.StorePostgres
+		cfg.Postgres.DSN, cfg.Postgres.MigrateDSN = config.Secret(runtimeDSN), config.Secret(pg.DSN)
+		cfg.Approval.Audit.Key = auditTestKey
+		cfg.Approval.Audit.VerifyInterval = 0
+	}))
 	// The CLI reads the database with the service's own (read-only enough) role and the key.
-	return auditSuite{client: approvalv1connect.NewApprovalServiceClient(http.DefaultClient, base, testinfra.AsSuite(t, svcauth.Approval)), ownerDSN: pg.DSN,
+	return auditSuite{client: s.Client, ownerDSN: pg.DSN,
 		env: map[string]string{"PICOCLAW_POSTGRES_DSN": runtimeDSN, "PICOCLAW_AUDIT_KEY": auditTestKey}}
 }
 
@@ -116,15 +80,22 @@ func (s auditSuite) job(t *testing.T, id string, decide string) {
 	}
 }
 
+// ownerConn connects as the database owner until the test ends.
+func (s auditSuite) ownerConn(t *testing.T) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), s.ownerDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	return conn
+}
+
 // tamper runs sql as the database owner would, with the append-only triggers out of the way.
 func (s auditSuite) tamper(t *testing.T, stmts ...string) {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, s.ownerDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := s.ownerConn(t)
 	if err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SET LOCAL session_replication_role = replica`); err != nil {
 			return err
@@ -145,11 +116,7 @@ func (s auditSuite) tamper(t *testing.T, stmts ...string) {
 func (s auditSuite) recompute(t *testing.T, id string, from int) {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, s.ownerDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := s.ownerConn(t)
 	rows, err := conn.Query(ctx, `SELECT seq, type, actor_id, actor_channel, actor_name, channel, payload::text, policy_rule,
 		prev_hash, hash, key_id, created_at FROM approval_events WHERE job_id = $1 ORDER BY seq`, id)
 	if err != nil {

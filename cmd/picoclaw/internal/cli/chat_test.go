@@ -27,7 +27,7 @@ func TestChatLoopOnTheChannelRuntime(t *testing.T) {
 	chat := chatlinktest.NewFakeChat()
 	chatSrv := chatlinktest.Start(t, chat)
 	in, stdin := io.Pipe()
-	out := &chatlinktest.SyncBuffer{}
+	out := &testinfra.SyncBuffer{}
 	g := &globals{io: IO{In: in, Out: out, Err: io.Discard, Getenv: func(string) string { return "" }}, cfg: config.DefaultCommon(), locale: "en"}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

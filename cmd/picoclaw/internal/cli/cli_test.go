@@ -3,13 +3,8 @@ package cli
 import (
 	"bytes"
 	"context"
-	"io"
-	"net"
-	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	approvalv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1/approvalv1connect"
@@ -18,6 +13,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
+	"github.com/picoclaw-suite/picoclaw/services/approval/approvaltest"
 	approval "github.com/picoclaw-suite/picoclaw/services/approval/service"
 )
 
@@ -28,47 +24,12 @@ const token = "cli-test-token-0123456789-abcdefghijkl"
 func startApproval(t *testing.T) (internal, public string) {
 	t.Helper()
 	rd := testinfra.Redis(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := approval.DefaultConfig()
-	cfg.Redis.Addr, cfg.Redis.KeyPrefix = rd.Addr, rd.Prefix
-	cfg.Services.Approval = config.Endpoint{Listen: ln.Addr().String(), URL: "http://" + ln.Addr().String(),
-		PublicListen: pub.Addr().String(), PublicURL: "http://" + pub.Addr().String()}
-	cfg.HeartbeatSender.Enabled = false
-	cfg.Listener, cfg.PublicListener, cfg.LogWriter = ln, pub, io.Discard
-	cfg.Auth = testinfra.Auth(approval.Name)
-	cfg.Approval.Store, cfg.Approval.SQLitePath = approval.StoreSQLite, filepath.Join(t.TempDir(), "audit.db")
-	cfg.Approval.Approvers.Tokens = config.Secret("ops:" + token)
-	cfg.Approval.Audit.Key = config.Secret("cli-test-audit-key-0123456789abcdef0123")
-	cfg.Approval.AutoApprove.Enabled = true
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- approval.Run(ctx, cfg) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("approval: %v", err)
-		}
-	})
-	url := cfg.Services.Approval.URL
-	for deadline := time.Now().Add(20 * time.Second); ; {
-		if res, err := http.Get(url + "/readyz"); err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				return url, cfg.Services.Approval.PublicURL
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("approval did not become ready")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	s := approvaltest.Start(t, approvaltest.WithAutoApprove(), approvaltest.WithConfig(func(cfg *approval.Config) {
+		cfg.Redis.Addr, cfg.Redis.KeyPrefix = rd.Addr, rd.Prefix
+		cfg.Approval.Approvers.Tokens = config.Secret("ops:" + token)
+		cfg.Approval.Audit.Key = config.Secret("cli-test-audit-key-0123456789abcdef0123")
+	}))
+	return s.URL, s.PublicURL
 }
 
 func requestApproval(t *testing.T, url, id, target string) {

@@ -5,12 +5,15 @@ package llmtest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 )
 
 // Step is one scripted answer of a fake provider.
@@ -151,3 +154,54 @@ const (
 	TestOpenAIKey       = "sk-proj-T3stK3yAbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
 	TestAnthropicKey    = "sk-ant-api03-T3stK3yAbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
 )
+
+// CloudConfig is the configuration of a test client of a cloud provider served at url (the
+// provider's fake), with the test keys from a lookupEnv and s recording the waits.
+func CloudConfig(provider, url string, s *Sleeps) (llm.Config, []llm.Option) {
+	cfg := llm.Config{Provider: provider, Model: map[string]string{llm.ProviderOpenAI: "gpt-4o", llm.ProviderDeepSeek: "deepseek-chat", llm.ProviderAnthropic: "claude-sonnet-4-5"}[provider],
+		BaseURL: url, RetryMax: 2, MaxTokens: 1000}
+	if provider == llm.ProviderOpenAI || provider == llm.ProviderDeepSeek {
+		cfg.BaseURL = url + "/v1"
+	}
+	return cfg, []llm.Option{llm.WithSleep(s.Sleep),
+		llm.WithLookupEnv(Env("OPENAI_API_KEY", TestOpenAIKey, "DEEPSEEK_API_KEY", TestOpenAIKey, "ANTHROPIC_API_KEY", TestAnthropicKey))}
+}
+
+// NewClient is newClient (a provider package's New) with CloudConfig, then opts.
+func NewClient(t testing.TB, newClient func(llm.Config, ...llm.Option) (llm.Client, error), provider, url string, s *Sleeps, opts ...llm.Option) llm.Client {
+	t.Helper()
+	cfg, base := CloudConfig(provider, url, s)
+	c, err := newClient(cfg, append(base, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// CheckAttempts checks a call's outcome against a case of a retry table: wantErr (nil for
+// success), how many attempts the call and the fake f counted, and the waits s recorded between
+// them.
+func CheckAttempts(t *testing.T, resp *llm.Response, err, wantErr error, attempts int, f *Fake, s *Sleeps, waits []time.Duration) {
+	t.Helper()
+	if wantErr == nil {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Attempts != attempts {
+			t.Errorf("attempts = %d, want %d", resp.Attempts, attempts)
+		}
+	} else {
+		if !errors.Is(err, wantErr) {
+			t.Fatalf("err = %v, want %v", err, wantErr)
+		}
+		if llm.Attempts(err) != attempts {
+			t.Errorf("Attempts(err) = %d, want %d", llm.Attempts(err), attempts)
+		}
+	}
+	if got := len(f.Requests()); got != attempts {
+		t.Errorf("server saw %d requests, want %d", got, attempts)
+	}
+	if got := s.Waits(); !EqualDurations(got, waits) {
+		t.Errorf("waits = %v, want %v", got, waits)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	approvalv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1"
+	"github.com/picoclaw-suite/picoclaw/services/approval/approvaltest"
 )
 
 const unifiedDiff = `diff --git a/docs/guide.md b/docs/guide.md
@@ -205,24 +206,11 @@ func TestConsoleAutoApproveOff(t *testing.T) {
 	s := startApproval(t, map[string]string{"PICOCLAW_APPROVAL_AUTO_APPROVE_ENABLED": "true"})
 	ctx := browser(t)
 	dir := artifactsDir(t)
-	req, err := http.NewRequest(http.MethodPut, s.base+"/v1/auto-approve",
-		strings.NewReader(`{"ttl":"45m","routes":["CODE1"],"path_prefixes":["docs/"],"reason":"docs sprint"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+approverToken)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("enable Auto-Approve: %s", resp.Status)
-	}
+	approvaltest.REST(t, approverToken, http.MethodPut, s.base+"/v1/auto-approve",
+		`{"ttl":"45m","routes":["CODE1"],"path_prefixes":["docs/"],"reason":"docs sprint"}`)
 
 	var scope, remaining, statusOff string
-	err = chromedp.Do(ctx,
+	err := chromedp.Do(ctx,
 		login(s.base),
 		chromedp.WaitVisible(chromedp.CSS("#aa-remaining")),
 		chromedp.Click(chromedp.CSS("#lang-btn")),
@@ -255,7 +243,7 @@ func TestConsoleAutoApproveOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	get.Header.Set("Authorization", "Bearer "+approverToken)
-	resp, err = http.DefaultClient.Do(get)
+	resp, err := http.DefaultClient.Do(get)
 	if err != nil {
 		t.Fatal(err)
 	}

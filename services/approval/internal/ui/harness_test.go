@@ -3,9 +3,6 @@ package ui_test
 import (
 	"bytes"
 	"context"
-	"errors"
-	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,10 +15,9 @@ import (
 	approvalv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1/approvalv1connect"
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
-	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
-	"github.com/picoclaw-suite/picoclaw/services/approval/service"
+	"github.com/picoclaw-suite/picoclaw/services/approval/approvaltest"
 )
 
 // approverToken is the REST bearer token of the approver "alice" in these tests.
@@ -36,69 +32,14 @@ type suite struct {
 // the approver token given the way production gives it: the PICOCLAW_APPROVAL_TOKENS variable.
 func startApproval(t *testing.T, extraEnv map[string]string) *suite {
 	t.Helper()
-	rdb := testinfra.Redis(t)
 	env := map[string]string{
-		"PICOCLAW_APPROVAL_TOKENS":      "alice:" + approverToken,
-		"PICOCLAW_APPROVAL_STORE":       "sqlite",
-		"PICOCLAW_APPROVAL_SQLITE_PATH": filepath.Join(t.TempDir(), "audit.db"),
-		"PICOCLAW_REDIS_ADDR":           rdb.Addr,
-		"PICOCLAW_REDIS_KEY_PREFIX":     rdb.Prefix,
-		"PICOCLAW_LOG_LEVEL":            "warn",
-		"PICOCLAW_AUDIT_KEY":            "ui-test-audit-key-0123456789abcdef0123",
+		"PICOCLAW_APPROVAL_TOKENS": "alice:" + approverToken,
+		"PICOCLAW_AUDIT_KEY":       "ui-test-audit-key-0123456789abcdef0123",
 	}
 	for k, v := range extraEnv {
 		env[k] = v
 	}
-	cfg := service.DefaultConfig()
-	if err := config.ApplyEnv(&cfg, func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Listener, cfg.PublicListener = ln, pub
-	cfg.Auth = testinfra.Auth(service.Name)
-	cfg.LogWriter = io.Discard
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- service.Run(ctx, cfg) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil && !errors.Is(err, context.Canceled) {
-				t.Errorf("approval stopped with %v", err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Error("approval did not stop")
-		}
-	})
-	base := "http://" + pub.Addr().String()
-	internal := "http://" + ln.Addr().String()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		resp, err := http.Get(base + "/readyz")
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("approval exited: %v", err)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("approval not ready: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	internal, base := approvaltest.StartFromEnv(t, env)
 	return &suite{base: base, client: approvalv1connect.NewApprovalServiceClient(http.DefaultClient, internal, testinfra.AsSuite(t, svcauth.Approval))}
 }
 

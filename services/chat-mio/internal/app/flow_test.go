@@ -220,8 +220,8 @@ func TestSameJobIDInReplyLogsAndAudit(t *testing.T) {
 		}
 	}
 	for name, lines := range map[string][]map[string]any{
-		"chat-mio": e.logs.Lines(), "router-shiro": e.peers.RouterSrv.Logs.Lines(), "approval": peertest.JSONLines(e.peers.Approval.Logs.String()),
-		"executor": e.peers.ExecutorSrv.Logs.Lines(),
+		"chat-mio": e.logs.Records(), "router-shiro": e.peers.RouterSrv.Logs.Records(), "approval": e.peers.Approval.Logs.Records(),
+		"executor": e.peers.ExecutorSrv.Logs.Records(),
 	} {
 		n := 0
 		for _, l := range lines {
@@ -239,7 +239,7 @@ func TestSameJobIDInReplyLogsAndAudit(t *testing.T) {
 		}
 	}
 	// chat-mio's lines of the first message (through the approval request) carry exactly id.
-	for _, l := range e.logs.Lines() {
+	for _, l := range e.logs.Records() {
 		if l["msg"] == "approval.requested" && l["job_id"] != id {
 			t.Errorf("approval.requested logged with %v", l["job_id"])
 		}

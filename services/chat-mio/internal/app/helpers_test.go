@@ -65,7 +65,7 @@ type env struct {
 	app   *app.App
 	peers *peertest.Suite
 	model *fakeModel
-	logs  *peertest.LogBuffer
+	logs  *testinfra.SyncBuffer
 	rdb   *redis.Client
 	store *store.Redis
 	now   func() time.Time
@@ -109,7 +109,7 @@ func newEnvB(t testing.TB, opts ...envOpt) *env {
 		t.Cleanup(func() { rdb.Close() })
 	}
 	suite := peertest.Start(t, approver)
-	logs := &peertest.LogBuffer{}
+	logs := &testinfra.SyncBuffer{}
 	tel, err := telemetry.New(context.Background(), telemetry.Config{ServiceName: "chat-mio", LogLevel: "debug", LogWriter: logs})
 	if err != nil {
 		t.Fatal(err)

@@ -5,12 +5,8 @@
 package peertest
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"net"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,41 +15,10 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 )
 
-// LogBuffer collects a service's JSON log lines.
-type LogBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *LogBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// Lines returns the decoded log lines.
-func (b *LogBuffer) Lines() []map[string]any {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return JSONLines(b.buf.String())
-}
-
-// JSONLines decodes a JSON log.
-func JSONLines(log string) []map[string]any {
-	var out []map[string]any
-	for _, l := range strings.Split(log, "\n") {
-		var m map[string]any
-		if json.Unmarshal([]byte(l), &m) == nil {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
 // Server is one running peer.
 type Server struct {
 	URL  string
-	Logs *LogBuffer
+	Logs *testinfra.SyncBuffer
 	Tel  *telemetry.Telemetry
 }
 
@@ -61,7 +26,7 @@ type Server struct {
 // handlers. It stops when the test ends.
 func Serve(t testing.TB, name string, mount func(*rpcserver.Server)) *Server {
 	t.Helper()
-	logs := &LogBuffer{}
+	logs := &testinfra.SyncBuffer{}
 	tel, err := telemetry.New(context.Background(), telemetry.Config{ServiceName: name, LogLevel: "debug", LogWriter: logs})
 	if err != nil {
 		t.Fatalf("telemetry %s: %v", name, err)

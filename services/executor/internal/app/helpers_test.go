@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -9,12 +8,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/patch"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/proc"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/workspace"
 )
@@ -25,37 +23,16 @@ type fixture struct {
 	parent string
 	ws     string
 	w      *workspace.Workspace
-	logs   *syncBuffer
+	logs   *testinfra.SyncBuffer
 	runner *Runner
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // events lists the msg of every log line.
-func (s *syncBuffer) events() []string {
+func events(logs *testinfra.SyncBuffer) []string {
 	var out []string
-	for _, line := range strings.Split(strings.TrimSpace(s.String()), "\n") {
-		var rec struct {
-			Msg string `json:"msg"`
-		}
-		if json.Unmarshal([]byte(line), &rec) == nil {
-			out = append(out, rec.Msg)
-		}
+	for _, rec := range logs.Records() {
+		msg, _ := rec["msg"].(string)
+		out = append(out, msg)
 	}
 	return out
 }
@@ -76,7 +53,7 @@ func newFixture(t *testing.T, mutate func(*RunnerConfig)) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = w.Close() })
-	logs := &syncBuffer{}
+	logs := &testinfra.SyncBuffer{}
 	cfg := RunnerConfig{
 		Workspace: w,
 		Env:       proc.Env([]string{"PATH", "HOME", "LANG"}, os.LookupEnv),

@@ -80,8 +80,8 @@ func TestRollbackRestoresByteForByte(t *testing.T) {
 	if !strings.Contains(res.Text("ja"), "ロールバック済み: gone.txt, keep.txt, new/dir/made.txt") {
 		t.Fatalf("text = %s", res.Text("ja"))
 	}
-	if !slices.Contains(f.logs.events(), "executor.rollback") {
-		t.Fatalf("no rollback event: %v", f.logs.events())
+	if !slices.Contains(events(f.logs), "executor.rollback") {
+		t.Fatalf("no rollback event: %v", events(f.logs))
 	}
 }
 
@@ -201,8 +201,8 @@ func TestAutoCommit(t *testing.T) {
 	if status := gitOut(t, f.ws, "status", "--porcelain"); status != "" {
 		t.Fatalf("status = %q", status)
 	}
-	if !strings.Contains(res.Text("en"), "Git commit: "+res.CommitHash) || !slices.Contains(f.logs.events(), "worker.auto_commit_success") {
-		t.Fatalf("text = %s, events %v", res.Text("en"), f.logs.events())
+	if !strings.Contains(res.Text("en"), "Git commit: "+res.CommitHash) || !slices.Contains(events(f.logs), "worker.auto_commit_success") {
+		t.Fatalf("text = %s, events %v", res.Text("en"), events(f.logs))
 	}
 
 	// Nothing changed: no commit, no error.
@@ -218,7 +218,7 @@ func TestAutoCommitOutsideRepositoryFailsVisibly(t *testing.T) {
 	if !res.Success || res.CommitHash != "" || !strings.Contains(res.CommitError, "not a git repository") {
 		t.Fatalf("result = %+v", res)
 	}
-	if !strings.Contains(res.Text("ja"), "自動コミットに失敗しました") || !slices.Contains(f.logs.events(), "worker.auto_commit_failed") {
+	if !strings.Contains(res.Text("ja"), "自動コミットに失敗しました") || !slices.Contains(events(f.logs), "worker.auto_commit_failed") {
 		t.Fatalf("text = %s", res.Text("ja"))
 	}
 }
@@ -282,7 +282,7 @@ func TestShellEnvironmentIsScrubbed(t *testing.T) {
 func TestLogEvents(t *testing.T) {
 	f := newFixture(t, nil)
 	f.runner.Run(context.Background(), "job_20260101_011", ops(shellOp("true"), shellOp("false")), Modes{})
-	got := f.logs.events()
+	got := events(f.logs)
 	for _, want := range []string{"worker.patch_execution_start", "worker.command_executed", "worker.command_failed", "worker.patch_execution_complete"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("missing %s in %v", want, got)

@@ -2,7 +2,6 @@ package proc
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -11,12 +10,11 @@ import (
 	"time"
 
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/sandbox"
+	"github.com/picoclaw-suite/picoclaw/services/executor/internal/testpeer"
 )
 
-func TestMain(m *testing.M) {
-	sandbox.MaybeRunInit()
-	os.Exit(m.Run())
-}
+// TestMain lets this test binary act as the sandbox init for the commands it runs.
+func TestMain(m *testing.M) { testpeer.Main(m) }
 
 // BenchmarkTrue measures what the sandbox adds to one command: `true` run directly (in its
 // own process group) and in the sandbox (namespaces, mounts, Landlock, rlimits), with this
