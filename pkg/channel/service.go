@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"sync"
 
 	"github.com/redis/go-redis/v9"
 
@@ -128,16 +127,26 @@ func Run(ctx context.Context, spec Spec) error {
 
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var wg sync.WaitGroup
 	var consumerErr error
-	wg.Go(func() {
+	consumed := make(chan struct{})
+	go func() {
+		defer close(consumed)
 		if err := consumer.Run(cctx); err != nil {
 			consumerErr = err
 			cancel()
 		}
-	})
-	err = srv.Run(cctx)
+	}()
+	// The server, and with it the telemetry, stops only once the consumer has finished the
+	// events in hand: their last spans and logs are flushed, not lost in the shutdown.
+	sctx, stopServer := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopServer()
+	go func() {
+		<-cctx.Done()
+		<-consumed
+		stopServer()
+	}()
+	err = srv.Run(sctx)
 	cancel()
-	wg.Wait()
+	<-consumed
 	return errors.Join(err, consumerErr)
 }
