@@ -2,7 +2,6 @@
 package service
 
 import (
-	"connectrpc.com/connect"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"connectrpc.com/connect"
 
 	"github.com/redis/go-redis/extra/redisotel/v9"
 	"github.com/redis/go-redis/v9"
@@ -162,21 +163,8 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("timezone: %w", err)
 	}
-	tcfg := cfg.Telemetry
-	tcfg.LogLevel, tcfg.LogWriter = cfg.LogLevel, cfg.LogWriter
-	creds, err := svcauth.Load(Name, cfg.Auth)
-	if err != nil {
-		return err
-	}
-	srv, err := rpcserver.NewService(ctx, rpcserver.Config{
-		Name:        Name,
-		Listen:      cfg.Services.ChatMio.Listen,
-		Listener:    cfg.Listener,
-		Heartbeat:   rpcserver.HeartbeatFrom(cfg.Common),
-		Credentials: creds,
-		Limits:      rpcserver.LimitsFrom(cfg.Common),
-		Pprof:       cfg.Debug.Pprof,
-	}, tcfg)
+	srv, err := rpcserver.Start(ctx, rpcserver.Setup{Name: Name, Common: cfg.Common, Listener: cfg.Listener, LogWriter: cfg.LogWriter,
+		Telemetry: cfg.Telemetry})
 	if err != nil {
 		return err
 	}
@@ -208,7 +196,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	// Each peer gets a token made out to it.
 	copts := func(target string) []connect.ClientOption {
-		return append(slices.Clip(base), svcauth.Client(creds, target))
+		return append(slices.Clip(base), svcauth.Client(srv.Credentials(), target))
 	}
 	hc := rpcserver.NewHTTPClient()
 	defer hc.CloseIdleConnections()

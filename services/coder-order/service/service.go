@@ -17,8 +17,6 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm/providers"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
-	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
-	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/services/coder-order/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/coder-order/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/coder-order/internal/rpc"
@@ -70,19 +68,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	creds, err := svcauth.Load(Name, cfg.Auth)
-	if err != nil {
-		return err
-	}
-	srv, err := rpcserver.NewService(ctx, rpcserver.Config{
-		Name:        Name,
-		Listen:      cfg.Services.CoderOrder.Listen,
-		Listener:    cfg.Listener,
-		Heartbeat:   rpcserver.HeartbeatFrom(cfg.Common),
-		Credentials: creds,
-		Limits:      rpcserver.LimitsFrom(cfg.Common),
-		Pprof:       cfg.Debug.Pprof,
-	}, telemetry.Config{LogLevel: cfg.LogLevel, LogWriter: cfg.LogWriter})
+	srv, err := rpcserver.Start(ctx, rpcserver.Setup{Name: Name, Common: cfg.Common, Listener: cfg.Listener, LogWriter: cfg.LogWriter})
 	if err != nil {
 		return err
 	}

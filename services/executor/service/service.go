@@ -19,7 +19,6 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/redact"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
-	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/approvalclient"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/proc"
@@ -174,24 +173,12 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("executor.workspace: %w", err)
 	}
 	defer ws.Close()
-	creds, err := svcauth.Load(Name, cfg.Auth)
-	if err != nil {
-		return err
-	}
-	srv, err := rpcserver.NewService(ctx, rpcserver.Config{
-		Name:        Name,
-		Listen:      cfg.Services.Executor.Listen,
-		Listener:    cfg.Listener,
-		Heartbeat:   rpcserver.HeartbeatFrom(cfg.Common),
-		Credentials: creds,
-		Limits:      rpcserver.LimitsFrom(cfg.Common),
-		Pprof:       cfg.Debug.Pprof,
-	}, telemetry.Config{LogLevel: cfg.LogLevel, LogWriter: cfg.LogWriter})
+	srv, err := rpcserver.Start(ctx, rpcserver.Setup{Name: Name, Common: cfg.Common, Listener: cfg.Listener, LogWriter: cfg.LogWriter})
 	if err != nil {
 		return err
 	}
 	sandboxState := checkSandbox(ctx, cfg.Executor.Sandbox, ws.Dir(), srv.Logger())
-	svc, err := newApp(cfg, creds, ws, srv.Telemetry())
+	svc, err := newApp(cfg, srv, ws)
 	if err != nil {
 		return err
 	}
@@ -205,8 +192,8 @@ func Run(ctx context.Context, cfg Config) error {
 }
 
 // newApp wires the use cases to the workspace, the approval client and the browser bridge.
-func newApp(cfg Config, creds *svcauth.Credentials, ws *workspace.Workspace, tel *telemetry.Telemetry) (*app.Service, error) {
-	opts, err := rpcserver.ClientOptions(tel, cfg.Executor.ApprovalTimeout, svcauth.Client(creds, svcauth.Approval))
+func newApp(cfg Config, srv *rpcserver.Server, ws *workspace.Workspace) (*app.Service, error) {
+	opts, err := srv.PeerOptions(cfg.Executor.ApprovalTimeout, svcauth.Approval)
 	if err != nil {
 		return nil, fmt.Errorf("approval client: %w", err)
 	}
@@ -226,7 +213,7 @@ func newApp(cfg Config, creds *svcauth.Credentials, ws *workspace.Workspace, tel
 		BridgeTimeout:  e.MCP.Timeout,
 		BridgeHTTP:     &http.Client{},
 		Version:        Name,
-		Logger:         tel.Logger,
+		Logger:         srv.Logger(),
 	})
 	popts := patch.Options{BroadOverwriteFiles: cfg.Approval.BroadOverwriteFiles}
 	return app.NewService(app.Config{
@@ -236,6 +223,6 @@ func newApp(cfg Config, creds *svcauth.Credentials, ws *workspace.Workspace, tel
 		Modes:      app.Modes{StopOnError: e.StopOnError, DryRun: e.DryRun, AutoCommit: e.AutoCommit, CommitPrefix: e.CommitMessagePrefix, RollbackOnFailure: e.RollbackOnFailure},
 		ExecutorID: e.ExecutorID,
 		Locale:     cfg.Locale,
-		Logger:     tel.Logger,
+		Logger:     srv.Logger(),
 	}), nil
 }

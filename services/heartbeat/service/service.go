@@ -19,7 +19,6 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
-	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/services/heartbeat/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/heartbeat/internal/httpapi"
 	"github.com/picoclaw-suite/picoclaw/services/heartbeat/internal/notify"
@@ -102,19 +101,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("timezone: %w", err)
 	}
-	creds, err := svcauth.Load(Name, cfg.Auth)
-	if err != nil {
-		return err
-	}
-	srv, err := rpcserver.NewService(ctx, rpcserver.Config{
-		Name:        Name,
-		Listen:      cfg.Services.Heartbeat.Listen,
-		Listener:    cfg.Listener,
-		Heartbeat:   rpcserver.HeartbeatFrom(cfg.Common),
-		Credentials: creds,
-		Limits:      rpcserver.LimitsFrom(cfg.Common),
-		Pprof:       cfg.Debug.Pprof,
-	}, telemetry.Config{LogLevel: cfg.LogLevel, LogWriter: cfg.LogWriter})
+	srv, err := rpcserver.Start(ctx, rpcserver.Setup{Name: Name, Common: cfg.Common, Listener: cfg.Listener, LogWriter: cfg.LogWriter})
 	if err != nil {
 		return err
 	}
@@ -135,7 +122,7 @@ func Run(ctx context.Context, cfg Config) error {
 		if strings.HasPrefix(cfg.AdminSession, "slack:") {
 			target = svcauth.GatewaySlack
 		}
-		opts, err := rpcserver.ClientOptions(srv.Telemetry(), 10*time.Second, svcauth.Client(creds, target))
+		opts, err := srv.PeerOptions(10*time.Second, target)
 		if err != nil {
 			return err
 		}

@@ -3,7 +3,6 @@ package service
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -18,7 +17,6 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/llm/providers"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
-	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/services/router-shiro/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/router-shiro/internal/coder"
 	"github.com/picoclaw-suite/picoclaw/services/router-shiro/internal/domain"
@@ -97,26 +95,11 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	creds, err := svcauth.Load(Name, cfg.Auth)
+	srv, err := rpcserver.Start(ctx, rpcserver.Setup{Name: Name, Common: cfg.Common, Listener: cfg.Listener, LogWriter: cfg.LogWriter})
 	if err != nil {
 		return err
 	}
-	srv, err := rpcserver.NewService(ctx, rpcserver.Config{
-		Name:        Name,
-		Listen:      cfg.Services.RouterShiro.Listen,
-		Listener:    cfg.Listener,
-		Heartbeat:   rpcserver.HeartbeatFrom(cfg.Common),
-		Credentials: creds,
-		Limits:      rpcserver.LimitsFrom(cfg.Common),
-		Pprof:       cfg.Debug.Pprof,
-	}, telemetry.Config{LogLevel: cfg.LogLevel, LogWriter: cfg.LogWriter})
-	if err != nil {
-		return err
-	}
-	// Until Run is reached the server does not own shutdown: flush telemetry on early errors.
-	fail := func(err error) error {
-		return errors.Join(err, srv.Telemetry().Shutdown(context.WithoutCancel(ctx)))
-	}
+	fail := func(err error) error { return srv.Abort(ctx, err) }
 	log := srv.Logger()
 	met, err := newMetrics(srv.Registry())
 	if err != nil {
@@ -132,7 +115,7 @@ func Run(ctx context.Context, cfg Config) error {
 	local, _ := worker.(*ollama.Client)
 	// Shiro beats as the worker agent, busy while the worker model runs.
 	worker = llm.Tracked(worker, srv.Agent("worker", "Shiro"))
-	opts, err := rpcserver.ClientOptions(srv.Telemetry(), 2*time.Minute, svcauth.Client(creds, svcauth.CoderOrder))
+	opts, err := srv.PeerOptions(2*time.Minute, svcauth.CoderOrder)
 	if err != nil {
 		return fail(err)
 	}
