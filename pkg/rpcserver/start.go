@@ -14,8 +14,22 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 )
 
+// Wiring is what tests and the embedded suite hand a service besides its configuration; every
+// service Config embeds it (yaml:"-").
+type Wiring struct {
+	// Listener, when set, replaces the service's listen (tests, embedded suite).
+	Listener net.Listener
+	// PublicListener, when set, replaces the service's public_listen.
+	PublicListener net.Listener
+	// LogWriter receives the JSON log (default stdout).
+	LogWriter io.Writer
+	// Telemetry adds options (tests add span processors); the log level and writer are the
+	// service's log_level and LogWriter.
+	Telemetry telemetry.Config
+}
+
 // Setup is what a service's Run hands to Start: its name, its validated common configuration
-// and what tests and the embedded suite wire in instead of the configured addresses.
+// and its wiring.
 type Setup struct {
 	// Name is the service name; it names the identity (auth) and the endpoint (services.<name>).
 	Name   string
@@ -23,14 +37,7 @@ type Setup struct {
 	// Public opens the service's public listener, services.<name>.public_listen (webhooks,
 	// REST, console); the Connect API stays on the internal one.
 	Public bool
-	// Listener and PublicListener, when set, replace the configured addresses.
-	Listener       net.Listener
-	PublicListener net.Listener
-	// LogWriter receives the JSON log (default stdout).
-	LogWriter io.Writer
-	// Telemetry adds options (tests add span processors); the log level and writer come from
-	// Common and LogWriter.
-	Telemetry telemetry.Config
+	Wiring Wiring
 }
 
 // Start loads the service's credentials and builds its telemetry and server from the common
@@ -45,17 +52,17 @@ func Start(ctx context.Context, s Setup) (*Server, error) {
 	cfg := Config{
 		Name:        s.Name,
 		Listen:      ep.Listen,
-		Listener:    s.Listener,
+		Listener:    s.Wiring.Listener,
 		Heartbeat:   HeartbeatFrom(s.Common),
 		Credentials: creds,
 		Limits:      LimitsFrom(s.Common),
 		Pprof:       s.Common.Debug.Pprof,
 	}
 	if s.Public {
-		cfg.PublicListen, cfg.PublicListener = ep.PublicListen, s.PublicListener
+		cfg.PublicListen, cfg.PublicListener = ep.PublicListen, s.Wiring.PublicListener
 	}
-	tcfg := s.Telemetry
-	tcfg.LogLevel, tcfg.LogWriter = s.Common.LogLevel, s.LogWriter
+	tcfg := s.Wiring.Telemetry
+	tcfg.LogLevel, tcfg.LogWriter = s.Common.LogLevel, s.Wiring.LogWriter
 	return NewService(ctx, cfg, tcfg)
 }
 

@@ -4,8 +4,6 @@ package service
 import (
 	"context"
 	"fmt"
-	"io"
-	"net"
 	"regexp"
 	"strings"
 	"sync"
@@ -41,12 +39,8 @@ type Config struct {
 	Postgres config.Postgres `yaml:"postgres"`
 	Approval Approval        `yaml:"approval"`
 
-	// Listener, when set, replaces services.approval.listen (tests, embedded suite).
-	Listener net.Listener `yaml:"-"`
-	// PublicListener, when set, replaces services.approval.public_listen (REST API, console).
-	PublicListener net.Listener `yaml:"-"`
-	// LogWriter receives the JSON log (default stdout).
-	LogWriter io.Writer `yaml:"-"`
+	// Wiring: listeners, log writer and telemetry handed over by tests and the embedded suite.
+	rpcserver.Wiring `yaml:"-"`
 }
 
 // Approval is the approval section of the suite's config file.
@@ -224,9 +218,8 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	srv, err := rpcserver.Start(ctx, rpcserver.Setup{Name: Name, Common: cfg.Common, Listener: cfg.Listener, LogWriter: cfg.LogWriter,
-		// REST and the console are a public surface of their own; the Connect API stays internal.
-		Public: true, PublicListener: cfg.PublicListener})
+	// REST and the console are a public surface of their own; the Connect API stays internal.
+	srv, err := rpcserver.Start(ctx, rpcserver.Setup{Name: Name, Common: cfg.Common, Public: true, Wiring: cfg.Wiring})
 	if err != nil {
 		return err
 	}

@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"slices"
 	"strings"
@@ -28,7 +26,6 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
-	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/peers"
@@ -108,15 +105,11 @@ type Config struct {
 	Agents        Agents             `yaml:"agents"`
 	Ollama        llm.OllamaSettings `yaml:"ollama"`
 
-	// Listener, when set, replaces services.chat-mio.listen (tests, embedded suite).
-	Listener net.Listener `yaml:"-"`
-	// LogWriter receives the JSON log (default stdout).
-	LogWriter io.Writer `yaml:"-"`
+	// Wiring: listeners, log writer and telemetry handed over by tests and the embedded suite.
+	rpcserver.Wiring `yaml:"-"`
 	// ChatModel, when set, is Mio's chat model (embedded suite, tests); otherwise it is built
 	// from agents.chat.
 	ChatModel llm.Client `yaml:"-"`
-	// Telemetry options (tests add span recorders).
-	Telemetry telemetry.Config `yaml:"-"`
 }
 
 // DefaultConfig returns the defaults of the spec.
@@ -163,8 +156,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("timezone: %w", err)
 	}
-	srv, err := rpcserver.Start(ctx, rpcserver.Setup{Name: Name, Common: cfg.Common, Listener: cfg.Listener, LogWriter: cfg.LogWriter,
-		Telemetry: cfg.Telemetry})
+	srv, err := rpcserver.Start(ctx, rpcserver.Setup{Name: Name, Common: cfg.Common, Wiring: cfg.Wiring})
 	if err != nil {
 		return err
 	}

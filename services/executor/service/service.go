@@ -4,8 +4,6 @@ package service
 import (
 	"context"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -39,10 +37,8 @@ type Config struct {
 	// the same parse of a patch.
 	Approval ApprovalShared `yaml:"approval"`
 
-	// Listener, when set, replaces services.executor.listen (tests, embedded suite).
-	Listener net.Listener `yaml:"-"`
-	// LogWriter receives the JSON log (default stdout).
-	LogWriter io.Writer `yaml:"-"`
+	// Wiring: listeners, log writer and telemetry handed over by tests and the embedded suite.
+	rpcserver.Wiring `yaml:"-"`
 }
 
 // ApprovalShared are approval keys the executor reads.
@@ -173,7 +169,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("executor.workspace: %w", err)
 	}
 	defer ws.Close()
-	srv, err := rpcserver.Start(ctx, rpcserver.Setup{Name: Name, Common: cfg.Common, Listener: cfg.Listener, LogWriter: cfg.LogWriter})
+	srv, err := rpcserver.Start(ctx, rpcserver.Setup{Name: Name, Common: cfg.Common, Wiring: cfg.Wiring})
 	if err != nil {
 		return err
 	}

@@ -4,8 +4,6 @@ package service
 import (
 	"context"
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"time"
 
@@ -38,10 +36,8 @@ type Config struct {
 	Ollama       llm.OllamaSettings `yaml:"ollama"`
 	Deliberation Deliberation       `yaml:"deliberation"`
 
-	// Listener, when set, replaces services.router-shiro.listen (tests, embedded suite).
-	Listener net.Listener `yaml:"-"`
-	// LogWriter receives the JSON log (default stdout).
-	LogWriter io.Writer `yaml:"-"`
+	// Wiring: listeners, log writer and telemetry handed over by tests and the embedded suite.
+	rpcserver.Wiring `yaml:"-"`
 	// Worker, when set, replaces the model built from agents.worker (embedded suite). It must
 	// be local all the same.
 	Worker llm.Client `yaml:"-"`
@@ -95,7 +91,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	srv, err := rpcserver.Start(ctx, rpcserver.Setup{Name: Name, Common: cfg.Common, Listener: cfg.Listener, LogWriter: cfg.LogWriter})
+	srv, err := rpcserver.Start(ctx, rpcserver.Setup{Name: Name, Common: cfg.Common, Wiring: cfg.Wiring})
 	if err != nil {
 		return err
 	}
