@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -152,11 +153,16 @@ func codeForStatus(status int) int {
 	return ExitError
 }
 
-func jobArg(args []string) (string, error) {
-	if len(args) != 1 {
+// jobArg parses the flags of a command about one job and returns that job's id.
+func jobArg(fs *flag.FlagSet, args []string) (string, error) {
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return "", err
+	}
+	if len(pos) != 1 {
 		return "", usagef("expected exactly one job id")
 	}
-	id, err := jobid.Normalize(args[0])
+	id, err := jobid.Normalize(pos[0])
 	if err != nil {
 		return "", usagef("%v", err)
 	}
@@ -207,11 +213,7 @@ func oneLine(s string, max int) string {
 func runJob(ctx context.Context, g *globals, args []string) error {
 	fs := newFlags(g, "job", commands()["job"].usage)
 	jsonOut := fs.Bool("json", false, "print JSON")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return err
-	}
-	id, err := jobArg(pos)
+	id, err := jobArg(fs, args)
 	if err != nil {
 		return err
 	}
@@ -262,11 +264,7 @@ func runJob(ctx context.Context, g *globals, args []string) error {
 func runApprove(ctx context.Context, g *globals, args []string) error {
 	fs := newFlags(g, "approve", commands()["approve"].usage)
 	noExec := fs.Bool("no-execute", false, "only record the approval; do not ask the executor to run the job")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return err
-	}
-	id, err := jobArg(pos)
+	id, err := jobArg(fs, args)
 	if err != nil {
 		return err
 	}
@@ -288,11 +286,7 @@ func execute(ctx context.Context, g *globals, id string) error {
 		return err
 	}
 	defer func() { _ = tel.Shutdown(context.WithoutCancel(ctx)) }()
-	creds, err := g.credentials()
-	if err != nil {
-		return err
-	}
-	opts, err := rpcserver.ClientOptions(tel, 10*time.Minute, svcauth.Client(creds, svcauth.Executor))
+	opts, err := g.clientOptions(tel, 10*time.Minute, svcauth.Executor)
 	if err != nil {
 		return err
 	}
@@ -311,11 +305,7 @@ func execute(ctx context.Context, g *globals, id string) error {
 func runDeny(ctx context.Context, g *globals, args []string) error {
 	fs := newFlags(g, "deny", commands()["deny"].usage)
 	reason := fs.String("reason", "", "why (stored in the audit log)")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return err
-	}
-	id, err := jobArg(pos)
+	id, err := jobArg(fs, args)
 	if err != nil {
 		return err
 	}
