@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
@@ -37,10 +35,11 @@ type component struct {
 // suite is the embedded single-process deployment: every service's public Run, an in-process
 // Redis and the SQLite audit store, all under one data directory.
 type suite struct {
-	g          *globals
-	dataDir    string
-	user       string
-	logs       io.Writer
+	g       *globals
+	dataDir string
+	user    string
+	// logFile is every service's log: *os.File serialises concurrent writes and each log
+	// record is one write, so the services share it without a lock of their own.
 	logFile    *os.File
 	redis      *embedredis.Server
 	listeners  map[string]net.Listener
@@ -134,7 +133,7 @@ func newSuite(ctx context.Context, g *globals, dataDir, user string) (*suite, er
 	if err != nil {
 		return nil, fmt.Errorf("log file: %w", err)
 	}
-	s := &suite{g: g, dataDir: dataDir, user: user, logs: &lockedWriter{w: logFile}, logFile: logFile, listeners: map[string]net.Listener{}}
+	s := &suite{g: g, dataDir: dataDir, user: user, logFile: logFile, listeners: map[string]net.Listener{}}
 	if s.redis, err = embedredis.Start(ctx, "127.0.0.1:0", filepath.Join(dataDir, "redis.json")); err != nil {
 		return nil, err
 	}
@@ -199,7 +198,7 @@ func (s *suite) wire(name string, c *config.Common, w *rpcserver.Wiring) {
 	c.Redis.Addr = s.redis.Addr()
 	c.Redis.DB = 0
 	c.Auth = authFor(s.keys, name)
-	w.Listener, w.PublicListener, w.LogWriter = s.listeners[name], s.listeners[name+"-public"], s.logs
+	w.Listener, w.PublicListener, w.LogWriter = s.listeners[name], s.listeners[name+"-public"], s.logFile
 }
 
 func (s *suite) configure(ctx context.Context) error {
@@ -425,16 +424,4 @@ func msg(locale, ja, en string) string {
 		return en
 	}
 	return ja
-}
-
-// lockedWriter lets every service share one log file.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
