@@ -268,15 +268,20 @@ func runApprove(ctx context.Context, g *globals, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := decide(ctx, g, id, "approve", struct{}{}); err != nil || *noExec {
+		return err
+	}
+	return execute(ctx, g, id)
+}
+
+// decide posts a decision on a job (approve, deny) and prints the job's new status.
+func decide(ctx context.Context, g *globals, id, decision string, body any) error {
 	var job jobJSON
-	if err := rest(ctx, g, http.MethodPost, "/v1/jobs/"+id+"/approve", nil, struct{}{}, &job); err != nil {
+	if err := rest(ctx, g, http.MethodPost, "/v1/jobs/"+id+"/"+decision, nil, body, &job); err != nil {
 		return err
 	}
 	fmt.Fprintf(g.io.Out, "%s: %s\n", job.JobID, job.Status)
-	if *noExec {
-		return nil
-	}
-	return execute(ctx, g, id)
+	return nil
 }
 
 // execute asks the executor to run an approved job (it claims the approved content itself).
@@ -309,12 +314,7 @@ func runDeny(ctx context.Context, g *globals, args []string) error {
 	if err != nil {
 		return err
 	}
-	var job jobJSON
-	if err := rest(ctx, g, http.MethodPost, "/v1/jobs/"+id+"/deny", nil, map[string]string{"reason": *reason}, &job); err != nil {
-		return err
-	}
-	fmt.Fprintf(g.io.Out, "%s: %s\n", job.JobID, job.Status)
-	return nil
+	return decide(ctx, g, id, "deny", map[string]string{"reason": *reason})
 }
 
 func runAutoApprove(ctx context.Context, g *globals, args []string) error {
