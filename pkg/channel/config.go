@@ -1,14 +1,12 @@
 package channel
 
 import (
-	"io"
-	"net"
 	"net/url"
 	"time"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
-	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
+	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 )
 
 // Settings are the keys every channel's config section has (inlined into the section).
@@ -53,13 +51,4 @@ func ValidateSecret(key, env string, s config.Secret) error {
 }
 
 // Wiring is what tests and the embedded suite hand a gateway besides its configuration.
-type Wiring struct {
-	// PublicListener, when set, replaces the service's public_listen (tests, embedded suite).
-	PublicListener net.Listener
-	// Listener, when set, replaces the service's listen (tests, embedded suite).
-	Listener net.Listener
-	// LogWriter receives the JSON log (default stdout).
-	LogWriter io.Writer
-	// Telemetry, when set, adds span processors (tests).
-	Telemetry telemetry.Config
-}
+type Wiring = rpcserver.Wiring

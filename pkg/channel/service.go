@@ -27,9 +27,8 @@ type Spec struct {
 	Service, Channel string
 	// Display is the channel's name as people write it (LINE).
 	Display string
-	Common  config.Common
-	// Endpoint is the service's listen addresses.
-	Endpoint config.Endpoint
+	// Common is the service's common configuration; its listen addresses are services.<Service>.
+	Common   config.Common
 	Wiring   Wiring
 	Settings Settings
 	// Build makes the channel once the runtime's parts exist; it mounts its webhooks with
@@ -53,27 +52,12 @@ type Env struct {
 // metrics), the public one (the channel's webhooks) and the inbox consumer.
 func Run(ctx context.Context, spec Spec) error {
 	cfg := spec.Common
-	tcfg := spec.Wiring.Telemetry
-	tcfg.LogLevel, tcfg.LogWriter = cfg.LogLevel, spec.Wiring.LogWriter
-	creds, err := svcauth.Load(spec.Service, cfg.Auth)
+	// The webhooks are the only public surface; the notification API stays internal.
+	srv, err := rpcserver.Start(ctx, rpcserver.Setup{Name: spec.Service, Common: cfg, Public: true, Wiring: spec.Wiring})
 	if err != nil {
 		return err
 	}
-	srv, err := rpcserver.NewService(ctx, rpcserver.Config{
-		Name:        spec.Service,
-		Listen:      spec.Endpoint.Listen,
-		Listener:    spec.Wiring.Listener,
-		Heartbeat:   rpcserver.HeartbeatFrom(cfg),
-		Credentials: creds,
-		Limits:      rpcserver.LimitsFrom(cfg),
-		Pprof:       cfg.Debug.Pprof,
-		// The webhooks are the only public surface; the notification API stays internal.
-		PublicListen:   spec.Endpoint.PublicListen,
-		PublicListener: spec.Wiring.PublicListener,
-	}, tcfg)
-	if err != nil {
-		return err
-	}
+	creds := srv.Credentials()
 	log := srv.Logger()
 	tel := srv.Telemetry()
 	if len(spec.Settings.AllowedUsers) == 0 {

@@ -216,6 +216,12 @@ func (c Common) Validate() error {
 	return errs.Err()
 }
 
+// Endpoint returns the endpoint of the service called name (services.<name>).
+func (s Services) Endpoint(name string) (Endpoint, bool) {
+	ep, ok := s.byName()[name]
+	return ep, ok
+}
+
 func (s Services) byName() map[string]Endpoint {
 	return map[string]Endpoint{
 		"gateway-line":  s.GatewayLine,

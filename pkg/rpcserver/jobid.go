@@ -35,24 +35,16 @@ func requestJobID(msg any) string {
 // when the baggage has none, and the result is on the context (so logs carry it), on the
 // call's span and in the baggage the handler propagates further. Handlers never reconcile
 // the two by hand.
-func jobIDServer() connect.Interceptor {
-	return connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
-		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-			ctx, err := reconcileJobID(ctx, requestJobID(req.Any()), false)
-			if err != nil {
-				return nil, err
-			}
-			return next(ctx, req)
-		}
-	})
-}
+func jobIDServer() connect.Interceptor { return jobIDInterceptor(false) }
 
 // jobIDClient puts a request's job_id field into the outgoing baggage: the field wins, so a
 // call about job B made while handling job A carries B.
-func jobIDClient() connect.Interceptor {
+func jobIDClient() connect.Interceptor { return jobIDInterceptor(true) }
+
+func jobIDInterceptor(fieldWins bool) connect.Interceptor {
 	return connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
 		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-			ctx, err := reconcileJobID(ctx, requestJobID(req.Any()), true)
+			ctx, err := reconcileJobID(ctx, requestJobID(req.Any()), fieldWins)
 			if err != nil {
 				return nil, err
 			}

@@ -47,25 +47,20 @@ func LimitsFrom(c config.Common) Limits {
 
 func (l Limits) withDefaults() Limits {
 	d := DefaultLimits()
-	if l.ReadHeaderTimeout <= 0 {
-		l.ReadHeaderTimeout = d.ReadHeaderTimeout
-	}
-	if l.BodyTimeout <= 0 {
-		l.BodyTimeout = d.BodyTimeout
-	}
-	if l.WriteTimeout <= 0 {
-		l.WriteTimeout = d.WriteTimeout
-	}
-	if l.IdleTimeout <= 0 {
-		l.IdleTimeout = d.IdleTimeout
-	}
-	if l.MaxHeaderBytes <= 0 {
-		l.MaxHeaderBytes = d.MaxHeaderBytes
-	}
-	if l.MaxConns <= 0 {
-		l.MaxConns = d.MaxConns
-	}
+	orDefault(&l.ReadHeaderTimeout, d.ReadHeaderTimeout)
+	orDefault(&l.BodyTimeout, d.BodyTimeout)
+	orDefault(&l.WriteTimeout, d.WriteTimeout)
+	orDefault(&l.IdleTimeout, d.IdleTimeout)
+	orDefault(&l.MaxHeaderBytes, d.MaxHeaderBytes)
+	orDefault(&l.MaxConns, d.MaxConns)
 	return l
+}
+
+// orDefault replaces a value that is not positive (unset) with the default.
+func orDefault[T int | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
 }
 
 // Validate checks that no limit is negative.

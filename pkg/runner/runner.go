@@ -12,6 +12,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/config"
 )
 
 // EnvConfig names the config file when -config is not given.
@@ -67,4 +69,22 @@ func healthcheck(args []string, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// Config is a service configuration: a struct that holds its defaults and validates itself.
+type Config[C any] interface {
+	*C
+	config.Validator
+}
+
+// Serve is the whole main of a service without subcommands: it loads the configuration over
+// the defaults and runs the service with it (see Main).
+func Serve[C any, P Config[C]](name string, defaults func() C, run func(context.Context, C) error) int {
+	return Main(name, os.Args[1:], os.Stderr, func(ctx context.Context, configPath string, _ []string) error {
+		cfg := defaults()
+		if err := config.Load(configPath, P(&cfg)); err != nil {
+			return err
+		}
+		return run(ctx, cfg)
+	})
 }

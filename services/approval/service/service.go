@@ -3,10 +3,7 @@ package service
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"net"
 	"regexp"
 	"strings"
 	"sync"
@@ -17,8 +14,6 @@ import (
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1/approvalv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
-	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
-	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/httpapi"
@@ -44,12 +39,8 @@ type Config struct {
 	Postgres config.Postgres `yaml:"postgres"`
 	Approval Approval        `yaml:"approval"`
 
-	// Listener, when set, replaces services.approval.listen (tests, embedded suite).
-	Listener net.Listener `yaml:"-"`
-	// PublicListener, when set, replaces services.approval.public_listen (REST API, console).
-	PublicListener net.Listener `yaml:"-"`
-	// LogWriter receives the JSON log (default stdout).
-	LogWriter io.Writer `yaml:"-"`
+	// Wiring: listeners, log writer and telemetry handed over by tests and the embedded suite.
+	rpcserver.Wiring `yaml:"-"`
 }
 
 // Approval is the approval section of the suite's config file.
@@ -227,28 +218,13 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	creds, err := svcauth.Load(Name, cfg.Auth)
-	if err != nil {
-		return err
-	}
-	srv, err := rpcserver.NewService(ctx, rpcserver.Config{
-		Name:     Name,
-		Listen:   cfg.Services.Approval.Listen,
-		Listener: cfg.Listener,
-		// REST and the console are a public surface of their own; the Connect API stays internal.
-		PublicListen:   cfg.Services.Approval.PublicListen,
-		PublicListener: cfg.PublicListener,
-		Heartbeat:      rpcserver.HeartbeatFrom(cfg.Common),
-		Credentials:    creds,
-		Limits:         rpcserver.LimitsFrom(cfg.Common),
-		Pprof:          cfg.Debug.Pprof,
-	}, telemetry.Config{LogLevel: cfg.LogLevel, LogWriter: cfg.LogWriter})
+	// REST and the console are a public surface of their own; the Connect API stays internal.
+	srv, err := rpcserver.Start(ctx, rpcserver.Setup{Name: Name, Common: cfg.Common, Public: true, Wiring: cfg.Wiring})
 	if err != nil {
 		return err
 	}
 	log := srv.Logger()
-	// Until srv.Run owns shutdown, an early return must flush the telemetry itself.
-	abort := func(err error) error { return errors.Join(err, srv.Telemetry().Shutdown(context.WithoutCancel(ctx))) }
+	abort := func(err error) error { return srv.Abort(ctx, err) }
 	st, err := openStore(ctx, &cfg, store.WithTracing(srv.Telemetry().TracerProvider))
 	if err != nil {
 		return abort(err)

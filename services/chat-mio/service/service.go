@@ -2,16 +2,15 @@
 package service
 
 import (
-	"connectrpc.com/connect"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"slices"
 	"strings"
 	"time"
+
+	"connectrpc.com/connect"
 
 	"github.com/redis/go-redis/extra/redisotel/v9"
 	"github.com/redis/go-redis/v9"
@@ -27,7 +26,6 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
-	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/peers"
@@ -107,15 +105,11 @@ type Config struct {
 	Agents        Agents             `yaml:"agents"`
 	Ollama        llm.OllamaSettings `yaml:"ollama"`
 
-	// Listener, when set, replaces services.chat-mio.listen (tests, embedded suite).
-	Listener net.Listener `yaml:"-"`
-	// LogWriter receives the JSON log (default stdout).
-	LogWriter io.Writer `yaml:"-"`
+	// Wiring: listeners, log writer and telemetry handed over by tests and the embedded suite.
+	rpcserver.Wiring `yaml:"-"`
 	// ChatModel, when set, is Mio's chat model (embedded suite, tests); otherwise it is built
 	// from agents.chat.
 	ChatModel llm.Client `yaml:"-"`
-	// Telemetry options (tests add span recorders).
-	Telemetry telemetry.Config `yaml:"-"`
 }
 
 // DefaultConfig returns the defaults of the spec.
@@ -162,21 +156,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("timezone: %w", err)
 	}
-	tcfg := cfg.Telemetry
-	tcfg.LogLevel, tcfg.LogWriter = cfg.LogLevel, cfg.LogWriter
-	creds, err := svcauth.Load(Name, cfg.Auth)
-	if err != nil {
-		return err
-	}
-	srv, err := rpcserver.NewService(ctx, rpcserver.Config{
-		Name:        Name,
-		Listen:      cfg.Services.ChatMio.Listen,
-		Listener:    cfg.Listener,
-		Heartbeat:   rpcserver.HeartbeatFrom(cfg.Common),
-		Credentials: creds,
-		Limits:      rpcserver.LimitsFrom(cfg.Common),
-		Pprof:       cfg.Debug.Pprof,
-	}, tcfg)
+	srv, err := rpcserver.Start(ctx, rpcserver.Setup{Name: Name, Common: cfg.Common, Wiring: cfg.Wiring})
 	if err != nil {
 		return err
 	}
@@ -208,7 +188,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	// Each peer gets a token made out to it.
 	copts := func(target string) []connect.ClientOption {
-		return append(slices.Clip(base), svcauth.Client(creds, target))
+		return append(slices.Clip(base), svcauth.Client(srv.Credentials(), target))
 	}
 	hc := rpcserver.NewHTTPClient()
 	defer hc.CloseIdleConnections()

@@ -3,9 +3,7 @@ package service
 
 import (
 	"context"
-	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"time"
 
@@ -17,8 +15,6 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm/providers"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
-	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
-	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/services/coder-order/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/coder-order/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/coder-order/internal/rpc"
@@ -36,10 +32,8 @@ type Config struct {
 	Ollama       llm.OllamaSettings `yaml:"ollama"`
 	Approval     ApprovalLimits     `yaml:"approval"`
 
-	// Listener, when set, replaces services.coder-order.listen (tests, embedded suite).
-	Listener net.Listener `yaml:"-"`
-	// LogWriter receives the JSON log (default stdout).
-	LogWriter io.Writer `yaml:"-"`
+	// Wiring: listeners, log writer and telemetry handed over by tests and the embedded suite.
+	rpcserver.Wiring `yaml:"-"`
 	// HTTPClient, when set, is used for provider calls (tests).
 	HTTPClient *http.Client `yaml:"-"`
 	// LookupEnv, when set, replaces os.LookupEnv for API keys (tests, embedded suite).
@@ -70,19 +64,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	creds, err := svcauth.Load(Name, cfg.Auth)
-	if err != nil {
-		return err
-	}
-	srv, err := rpcserver.NewService(ctx, rpcserver.Config{
-		Name:        Name,
-		Listen:      cfg.Services.CoderOrder.Listen,
-		Listener:    cfg.Listener,
-		Heartbeat:   rpcserver.HeartbeatFrom(cfg.Common),
-		Credentials: creds,
-		Limits:      rpcserver.LimitsFrom(cfg.Common),
-		Pprof:       cfg.Debug.Pprof,
-	}, telemetry.Config{LogLevel: cfg.LogLevel, LogWriter: cfg.LogWriter})
+	srv, err := rpcserver.Start(ctx, rpcserver.Setup{Name: Name, Common: cfg.Common, Wiring: cfg.Wiring})
 	if err != nil {
 		return err
 	}

@@ -4,8 +4,6 @@ package service
 import (
 	"context"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -19,7 +17,6 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/redact"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
-	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/approvalclient"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/proc"
@@ -40,10 +37,8 @@ type Config struct {
 	// the same parse of a patch.
 	Approval ApprovalShared `yaml:"approval"`
 
-	// Listener, when set, replaces services.executor.listen (tests, embedded suite).
-	Listener net.Listener `yaml:"-"`
-	// LogWriter receives the JSON log (default stdout).
-	LogWriter io.Writer `yaml:"-"`
+	// Wiring: listeners, log writer and telemetry handed over by tests and the embedded suite.
+	rpcserver.Wiring `yaml:"-"`
 }
 
 // ApprovalShared are approval keys the executor reads.
@@ -174,24 +169,12 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("executor.workspace: %w", err)
 	}
 	defer ws.Close()
-	creds, err := svcauth.Load(Name, cfg.Auth)
-	if err != nil {
-		return err
-	}
-	srv, err := rpcserver.NewService(ctx, rpcserver.Config{
-		Name:        Name,
-		Listen:      cfg.Services.Executor.Listen,
-		Listener:    cfg.Listener,
-		Heartbeat:   rpcserver.HeartbeatFrom(cfg.Common),
-		Credentials: creds,
-		Limits:      rpcserver.LimitsFrom(cfg.Common),
-		Pprof:       cfg.Debug.Pprof,
-	}, telemetry.Config{LogLevel: cfg.LogLevel, LogWriter: cfg.LogWriter})
+	srv, err := rpcserver.Start(ctx, rpcserver.Setup{Name: Name, Common: cfg.Common, Wiring: cfg.Wiring})
 	if err != nil {
 		return err
 	}
 	sandboxState := checkSandbox(ctx, cfg.Executor.Sandbox, ws.Dir(), srv.Logger())
-	svc, err := newApp(cfg, creds, ws, srv.Telemetry())
+	svc, err := newApp(cfg, srv, ws)
 	if err != nil {
 		return err
 	}
@@ -205,8 +188,8 @@ func Run(ctx context.Context, cfg Config) error {
 }
 
 // newApp wires the use cases to the workspace, the approval client and the browser bridge.
-func newApp(cfg Config, creds *svcauth.Credentials, ws *workspace.Workspace, tel *telemetry.Telemetry) (*app.Service, error) {
-	opts, err := rpcserver.ClientOptions(tel, cfg.Executor.ApprovalTimeout, svcauth.Client(creds, svcauth.Approval))
+func newApp(cfg Config, srv *rpcserver.Server, ws *workspace.Workspace) (*app.Service, error) {
+	opts, err := srv.PeerOptions(cfg.Executor.ApprovalTimeout, svcauth.Approval)
 	if err != nil {
 		return nil, fmt.Errorf("approval client: %w", err)
 	}
@@ -226,7 +209,7 @@ func newApp(cfg Config, creds *svcauth.Credentials, ws *workspace.Workspace, tel
 		BridgeTimeout:  e.MCP.Timeout,
 		BridgeHTTP:     &http.Client{},
 		Version:        Name,
-		Logger:         tel.Logger,
+		Logger:         srv.Logger(),
 	})
 	popts := patch.Options{BroadOverwriteFiles: cfg.Approval.BroadOverwriteFiles}
 	return app.NewService(app.Config{
@@ -236,6 +219,6 @@ func newApp(cfg Config, creds *svcauth.Credentials, ws *workspace.Workspace, tel
 		Modes:      app.Modes{StopOnError: e.StopOnError, DryRun: e.DryRun, AutoCommit: e.AutoCommit, CommitPrefix: e.CommitMessagePrefix, RollbackOnFailure: e.RollbackOnFailure},
 		ExecutorID: e.ExecutorID,
 		Locale:     cfg.Locale,
-		Logger:     tel.Logger,
+		Logger:     srv.Logger(),
 	}), nil
 }

@@ -79,7 +79,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	return channel.Run(ctx, channel.Spec{
 		Service: Name, Channel: "line", Display: "LINE",
-		Common: cfg.Common, Endpoint: cfg.Services.GatewayLine,
+		Common: cfg.Common,
 		Wiring: cfg.Wiring, Settings: cfg.Line.Settings,
 		Build: func(_ context.Context, env channel.Env) (channel.Channel, error) {
 			line, err := lineapi.New(lineapi.Config{BaseURL: cfg.Line.APIBaseURL, Token: cfg.Line.ChannelAccessToken.Value()})

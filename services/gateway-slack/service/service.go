@@ -69,7 +69,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	return channel.Run(ctx, channel.Spec{
 		Service: Name, Channel: "slack", Display: "Slack",
-		Common: cfg.Common, Endpoint: cfg.Services.GatewaySlack,
+		Common: cfg.Common,
 		Wiring: cfg.Wiring, Settings: cfg.Slack.Settings,
 		Build: func(ctx context.Context, env channel.Env) (channel.Channel, error) {
 			api, err := slackapi.New(slackapi.Config{BaseURL: cfg.Slack.APIBaseURL, Token: cfg.Slack.BotToken.Value(), Locale: cfg.Locale})

@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -19,7 +17,6 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
-	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/services/heartbeat/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/heartbeat/internal/httpapi"
 	"github.com/picoclaw-suite/picoclaw/services/heartbeat/internal/notify"
@@ -41,10 +38,8 @@ type Config struct {
 	// (heartbeat.admin_session).
 	AdminSession string `yaml:"-" env:"PICOCLAW_HEARTBEAT_ADMIN_SESSION"`
 
-	// Listener, when set, replaces services.heartbeat.listen (tests, embedded suite).
-	Listener net.Listener `yaml:"-"`
-	// LogWriter receives the JSON log (default stdout).
-	LogWriter io.Writer `yaml:"-"`
+	// Wiring: listeners, log writer and telemetry handed over by tests and the embedded suite.
+	rpcserver.Wiring `yaml:"-"`
 }
 
 // DefaultConfig returns the defaults of the spec.
@@ -102,19 +97,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("timezone: %w", err)
 	}
-	creds, err := svcauth.Load(Name, cfg.Auth)
-	if err != nil {
-		return err
-	}
-	srv, err := rpcserver.NewService(ctx, rpcserver.Config{
-		Name:        Name,
-		Listen:      cfg.Services.Heartbeat.Listen,
-		Listener:    cfg.Listener,
-		Heartbeat:   rpcserver.HeartbeatFrom(cfg.Common),
-		Credentials: creds,
-		Limits:      rpcserver.LimitsFrom(cfg.Common),
-		Pprof:       cfg.Debug.Pprof,
-	}, telemetry.Config{LogLevel: cfg.LogLevel, LogWriter: cfg.LogWriter})
+	srv, err := rpcserver.Start(ctx, rpcserver.Setup{Name: Name, Common: cfg.Common, Wiring: cfg.Wiring})
 	if err != nil {
 		return err
 	}
@@ -135,7 +118,7 @@ func Run(ctx context.Context, cfg Config) error {
 		if strings.HasPrefix(cfg.AdminSession, "slack:") {
 			target = svcauth.GatewaySlack
 		}
-		opts, err := rpcserver.ClientOptions(srv.Telemetry(), 10*time.Second, svcauth.Client(creds, target))
+		opts, err := srv.PeerOptions(10*time.Second, target)
 		if err != nil {
 			return err
 		}

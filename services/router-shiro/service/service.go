@@ -3,10 +3,7 @@ package service
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"time"
 
@@ -18,7 +15,6 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/llm/providers"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
-	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/services/router-shiro/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/router-shiro/internal/coder"
 	"github.com/picoclaw-suite/picoclaw/services/router-shiro/internal/domain"
@@ -40,10 +36,8 @@ type Config struct {
 	Ollama       llm.OllamaSettings `yaml:"ollama"`
 	Deliberation Deliberation       `yaml:"deliberation"`
 
-	// Listener, when set, replaces services.router-shiro.listen (tests, embedded suite).
-	Listener net.Listener `yaml:"-"`
-	// LogWriter receives the JSON log (default stdout).
-	LogWriter io.Writer `yaml:"-"`
+	// Wiring: listeners, log writer and telemetry handed over by tests and the embedded suite.
+	rpcserver.Wiring `yaml:"-"`
 	// Worker, when set, replaces the model built from agents.worker (embedded suite). It must
 	// be local all the same.
 	Worker llm.Client `yaml:"-"`
@@ -97,26 +91,11 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	creds, err := svcauth.Load(Name, cfg.Auth)
+	srv, err := rpcserver.Start(ctx, rpcserver.Setup{Name: Name, Common: cfg.Common, Wiring: cfg.Wiring})
 	if err != nil {
 		return err
 	}
-	srv, err := rpcserver.NewService(ctx, rpcserver.Config{
-		Name:        Name,
-		Listen:      cfg.Services.RouterShiro.Listen,
-		Listener:    cfg.Listener,
-		Heartbeat:   rpcserver.HeartbeatFrom(cfg.Common),
-		Credentials: creds,
-		Limits:      rpcserver.LimitsFrom(cfg.Common),
-		Pprof:       cfg.Debug.Pprof,
-	}, telemetry.Config{LogLevel: cfg.LogLevel, LogWriter: cfg.LogWriter})
-	if err != nil {
-		return err
-	}
-	// Until Run is reached the server does not own shutdown: flush telemetry on early errors.
-	fail := func(err error) error {
-		return errors.Join(err, srv.Telemetry().Shutdown(context.WithoutCancel(ctx)))
-	}
+	fail := func(err error) error { return srv.Abort(ctx, err) }
 	log := srv.Logger()
 	met, err := newMetrics(srv.Registry())
 	if err != nil {
@@ -132,7 +111,7 @@ func Run(ctx context.Context, cfg Config) error {
 	local, _ := worker.(*ollama.Client)
 	// Shiro beats as the worker agent, busy while the worker model runs.
 	worker = llm.Tracked(worker, srv.Agent("worker", "Shiro"))
-	opts, err := rpcserver.ClientOptions(srv.Telemetry(), 2*time.Minute, svcauth.Client(creds, svcauth.CoderOrder))
+	opts, err := srv.PeerOptions(2*time.Minute, svcauth.CoderOrder)
 	if err != nil {
 		return fail(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -152,11 +153,16 @@ func codeForStatus(status int) int {
 	return ExitError
 }
 
-func jobArg(args []string) (string, error) {
-	if len(args) != 1 {
+// jobArg parses the flags of a command about one job and returns that job's id.
+func jobArg(fs *flag.FlagSet, args []string) (string, error) {
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return "", err
+	}
+	if len(pos) != 1 {
 		return "", usagef("expected exactly one job id")
 	}
-	id, err := jobid.Normalize(args[0])
+	id, err := jobid.Normalize(pos[0])
 	if err != nil {
 		return "", usagef("%v", err)
 	}
@@ -207,11 +213,7 @@ func oneLine(s string, max int) string {
 func runJob(ctx context.Context, g *globals, args []string) error {
 	fs := newFlags(g, "job", commands()["job"].usage)
 	jsonOut := fs.Bool("json", false, "print JSON")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return err
-	}
-	id, err := jobArg(pos)
+	id, err := jobArg(fs, args)
 	if err != nil {
 		return err
 	}
@@ -262,23 +264,24 @@ func runJob(ctx context.Context, g *globals, args []string) error {
 func runApprove(ctx context.Context, g *globals, args []string) error {
 	fs := newFlags(g, "approve", commands()["approve"].usage)
 	noExec := fs.Bool("no-execute", false, "only record the approval; do not ask the executor to run the job")
-	pos, err := parseInterspersed(fs, args)
+	id, err := jobArg(fs, args)
 	if err != nil {
 		return err
 	}
-	id, err := jobArg(pos)
-	if err != nil {
+	if err := decide(ctx, g, id, "approve", struct{}{}); err != nil || *noExec {
 		return err
 	}
+	return execute(ctx, g, id)
+}
+
+// decide posts a decision on a job (approve, deny) and prints the job's new status.
+func decide(ctx context.Context, g *globals, id, decision string, body any) error {
 	var job jobJSON
-	if err := rest(ctx, g, http.MethodPost, "/v1/jobs/"+id+"/approve", nil, struct{}{}, &job); err != nil {
+	if err := rest(ctx, g, http.MethodPost, "/v1/jobs/"+id+"/"+decision, nil, body, &job); err != nil {
 		return err
 	}
 	fmt.Fprintf(g.io.Out, "%s: %s\n", job.JobID, job.Status)
-	if *noExec {
-		return nil
-	}
-	return execute(ctx, g, id)
+	return nil
 }
 
 // execute asks the executor to run an approved job (it claims the approved content itself).
@@ -288,11 +291,7 @@ func execute(ctx context.Context, g *globals, id string) error {
 		return err
 	}
 	defer func() { _ = tel.Shutdown(context.WithoutCancel(ctx)) }()
-	creds, err := g.credentials()
-	if err != nil {
-		return err
-	}
-	opts, err := rpcserver.ClientOptions(tel, 10*time.Minute, svcauth.Client(creds, svcauth.Executor))
+	opts, err := g.clientOptions(tel, 10*time.Minute, svcauth.Executor)
 	if err != nil {
 		return err
 	}
@@ -311,20 +310,11 @@ func execute(ctx context.Context, g *globals, id string) error {
 func runDeny(ctx context.Context, g *globals, args []string) error {
 	fs := newFlags(g, "deny", commands()["deny"].usage)
 	reason := fs.String("reason", "", "why (stored in the audit log)")
-	pos, err := parseInterspersed(fs, args)
+	id, err := jobArg(fs, args)
 	if err != nil {
 		return err
 	}
-	id, err := jobArg(pos)
-	if err != nil {
-		return err
-	}
-	var job jobJSON
-	if err := rest(ctx, g, http.MethodPost, "/v1/jobs/"+id+"/deny", nil, map[string]string{"reason": *reason}, &job); err != nil {
-		return err
-	}
-	fmt.Fprintf(g.io.Out, "%s: %s\n", job.JobID, job.Status)
-	return nil
+	return decide(ctx, g, id, "deny", map[string]string{"reason": *reason})
 }
 
 func runAutoApprove(ctx context.Context, g *globals, args []string) error {

@@ -6,17 +6,20 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"io"
 	"os"
 	"os/signal"
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 
 	"connectrpc.com/connect"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
+	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
+	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 )
 
 // Exit codes scripts can rely on.
@@ -70,6 +73,16 @@ func (g *globals) credentials() (*svcauth.Credentials, error) {
 		return g.creds, nil
 	}
 	return svcauth.Load(svcauth.CLI, g.cfg.Auth)
+}
+
+// clientOptions are the options of the terminal's calls to peer: the suite's client options
+// with a token made out to peer.
+func (g *globals) clientOptions(tel *telemetry.Telemetry, defaultTimeout time.Duration, peer string) ([]connect.ClientOption, error) {
+	creds, err := g.credentials()
+	if err != nil {
+		return nil, err
+	}
+	return rpcserver.ClientOptions(tel, defaultTimeout, svcauth.Client(creds, peer))
 }
 
 func commands() map[string]command {

@@ -4,18 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/embedredis"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
+	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	approval "github.com/picoclaw-suite/picoclaw/services/approval/service"
 	chatmio "github.com/picoclaw-suite/picoclaw/services/chat-mio/service"
@@ -36,10 +35,11 @@ type component struct {
 // suite is the embedded single-process deployment: every service's public Run, an in-process
 // Redis and the SQLite audit store, all under one data directory.
 type suite struct {
-	g          *globals
-	dataDir    string
-	user       string
-	logs       io.Writer
+	g       *globals
+	dataDir string
+	user    string
+	// logFile is every service's log: *os.File serialises concurrent writes and each log
+	// record is one write, so the services share it without a lock of their own.
 	logFile    *os.File
 	redis      *embedredis.Server
 	listeners  map[string]net.Listener
@@ -133,7 +133,7 @@ func newSuite(ctx context.Context, g *globals, dataDir, user string) (*suite, er
 	if err != nil {
 		return nil, fmt.Errorf("log file: %w", err)
 	}
-	s := &suite{g: g, dataDir: dataDir, user: user, logs: &lockedWriter{w: logFile}, logFile: logFile, listeners: map[string]net.Listener{}}
+	s := &suite{g: g, dataDir: dataDir, user: user, logFile: logFile, listeners: map[string]net.Listener{}}
 	if s.redis, err = embedredis.Start(ctx, "127.0.0.1:0", filepath.Join(dataDir, "redis.json")); err != nil {
 		return nil, err
 	}
@@ -191,11 +191,14 @@ func (s *suite) load(dst any) error {
 	return config.ApplyEnv(dst, os.LookupEnv)
 }
 
-// common applies the embedded topology to a service's common config.
-func (s *suite) common(c *config.Common) {
+// wire applies the embedded topology to the service called name: its common config (peers,
+// Redis, credentials) and its wiring (the listeners opened for it, the shared log).
+func (s *suite) wire(name string, c *config.Common, w *rpcserver.Wiring) {
 	c.Services = s.services
 	c.Redis.Addr = s.redis.Addr()
 	c.Redis.DB = 0
+	c.Auth = authFor(s.keys, name)
+	w.Listener, w.PublicListener, w.LogWriter = s.listeners[name], s.listeners[name+"-public"], s.logFile
 }
 
 func (s *suite) configure(ctx context.Context) error {
@@ -215,14 +218,14 @@ func (s *suite) configure(ctx context.Context) error {
 			return err
 		}
 	}
-	for _, c := range []*config.Common{&ap.Common, &hb.Common, &ex.Common, &co.Common, &rs.Common, &cm.Common, &gl.Common, &gs.Common} {
-		s.common(c)
-	}
-	for id, c := range map[string]*config.Common{svcauth.Approval: &ap.Common, svcauth.Heartbeat: &hb.Common, svcauth.Executor: &ex.Common,
-		svcauth.CoderOrder: &co.Common, svcauth.RouterShiro: &rs.Common, svcauth.ChatMio: &cm.Common,
-		svcauth.GatewayLine: &gl.Common, svcauth.GatewaySlack: &gs.Common} {
-		c.Auth = authFor(s.keys, id)
-	}
+	s.wire(svcauth.Approval, &ap.Common, &ap.Wiring)
+	s.wire(svcauth.Heartbeat, &hb.Common, &hb.Wiring)
+	s.wire(svcauth.Executor, &ex.Common, &ex.Wiring)
+	s.wire(svcauth.CoderOrder, &co.Common, &co.Wiring)
+	s.wire(svcauth.RouterShiro, &rs.Common, &rs.Wiring)
+	s.wire(svcauth.ChatMio, &cm.Common, &cm.Wiring)
+	s.wire(svcauth.GatewayLine, &gl.Common, &gl.Wiring)
+	s.wire(svcauth.GatewaySlack, &gs.Common, &gs.Wiring)
 
 	ap.Approval.Store = approval.StoreSQLite
 	ap.Approval.SQLitePath = filepath.Join(s.dataDir, "audit.db")
@@ -236,12 +239,8 @@ func (s *suite) configure(ctx context.Context) error {
 	ap.Approval.Approvers.CLI = appendUnique(ap.Approval.Approvers.CLI, s.user)
 	// The terminal user owns this suite: they may switch Auto-Approve on (it stays off until they do).
 	ap.Approval.AutoApprove.Enabled = true
-	ap.Listener, ap.PublicListener, ap.LogWriter = s.listeners["approval"], s.listeners["approval-public"], s.logs
-
-	hb.Listener, hb.LogWriter = s.listeners["heartbeat"], s.logs
 
 	ex.Executor.Workspace = filepath.Join(s.dataDir, "workspace")
-	ex.Listener, ex.LogWriter = s.listeners["executor"], s.logs
 
 	if s.offline {
 		cm.Agents.Chat.Provider = llm.ProviderOffline
@@ -257,9 +256,6 @@ func (s *suite) configure(ctx context.Context) error {
 			o.Provider = llm.ProviderOffline
 		}
 	}
-	co.Listener, co.LogWriter = s.listeners["coder-order"], s.logs
-	rs.Listener, rs.LogWriter = s.listeners["router-shiro"], s.logs
-	cm.Listener, cm.LogWriter = s.listeners["chat-mio"], s.logs
 
 	s.components = []component{
 		{"approval", func(ctx context.Context) error { return approval.Run(ctx, ap) }},
@@ -270,23 +266,25 @@ func (s *suite) configure(ctx context.Context) error {
 		{"chat-mio", func(ctx context.Context) error { return chatmio.Run(ctx, cm) }},
 	}
 	// The gateways need their channel's secrets; without them LINE/Slack are simply not offered.
-	if gl.Line.ChannelSecret.Set() && gl.Line.ChannelAccessToken.Set() {
-		gl.Listener, gl.PublicListener, gl.LogWriter = s.listeners["gateway-line"], s.listeners["gateway-line-public"], s.logs
-		s.components = append(s.components, component{"gateway-line", func(ctx context.Context) error { return gatewayline.Run(ctx, gl) }})
-	} else {
-		s.closeListener("gateway-line")
-		s.closeListener("gateway-line-public")
-		s.notes = append(s.notes, msg(s.g.locale, "LINE は未設定です（LINE_CHANNEL_SECRET / LINE_CHANNEL_ACCESS_TOKEN）", "LINE is not configured (LINE_CHANNEL_SECRET / LINE_CHANNEL_ACCESS_TOKEN)"))
-	}
-	if gs.Slack.SigningSecret.Set() && gs.Slack.BotToken.Set() {
-		gs.Listener, gs.PublicListener, gs.LogWriter = s.listeners["gateway-slack"], s.listeners["gateway-slack-public"], s.logs
-		s.components = append(s.components, component{"gateway-slack", func(ctx context.Context) error { return gatewayslack.Run(ctx, gs) }})
-	} else {
-		s.closeListener("gateway-slack")
-		s.closeListener("gateway-slack-public")
-		s.notes = append(s.notes, msg(s.g.locale, "Slack は未設定です（SLACK_SIGNING_SECRET / SLACK_BOT_TOKEN）", "Slack is not configured (SLACK_SIGNING_SECRET / SLACK_BOT_TOKEN)"))
-	}
+	s.gateway(component{"gateway-line", func(ctx context.Context) error { return gatewayline.Run(ctx, gl) }},
+		gl.Line.ChannelSecret.Set() && gl.Line.ChannelAccessToken.Set(),
+		"LINE は未設定です（LINE_CHANNEL_SECRET / LINE_CHANNEL_ACCESS_TOKEN）", "LINE is not configured (LINE_CHANNEL_SECRET / LINE_CHANNEL_ACCESS_TOKEN)")
+	s.gateway(component{"gateway-slack", func(ctx context.Context) error { return gatewayslack.Run(ctx, gs) }},
+		gs.Slack.SigningSecret.Set() && gs.Slack.BotToken.Set(),
+		"Slack は未設定です（SLACK_SIGNING_SECRET / SLACK_BOT_TOKEN）", "Slack is not configured (SLACK_SIGNING_SECRET / SLACK_BOT_TOKEN)")
 	return nil
+}
+
+// gateway runs a gateway when its channel's secrets are set; otherwise the suite does not
+// offer the channel: its listeners are closed and a note says which secrets are missing.
+func (s *suite) gateway(c component, configured bool, noteJA, noteEN string) {
+	if configured {
+		s.components = append(s.components, c)
+		return
+	}
+	s.closeListener(c.name)
+	s.closeListener(c.name + "-public")
+	s.notes = append(s.notes, msg(s.g.locale, noteJA, noteEN))
 }
 
 func (s *suite) ollamaURL() string {
@@ -426,16 +424,4 @@ func msg(locale, ja, en string) string {
 		return en
 	}
 	return ja
-}
-
-// lockedWriter lets every service share one log file.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }

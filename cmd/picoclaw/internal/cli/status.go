@@ -23,11 +23,7 @@ func runStatus(ctx context.Context, g *globals, args []string) error {
 	if err != nil {
 		return err
 	}
-	creds, err := g.credentials()
-	if err != nil {
-		return err
-	}
-	opts, err := rpcserver.ClientOptions(tel, 10*time.Second, svcauth.Client(creds, svcauth.Heartbeat))
+	opts, err := g.clientOptions(tel, 10*time.Second, svcauth.Heartbeat)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/picoclaw-suite/picoclaw/pkg/enum"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"log/slog"
 	"strconv"
@@ -62,7 +63,7 @@ func (h *Handler) RequestApproval(ctx context.Context, req *approvalv1.RequestAp
 		return nil, h.fail(ctx, err)
 	}
 	return &approvalv1.RequestApprovalResponse{
-		Job: JobToProto(res.Job), Outcome: outcomeToProto(res.Decision.Outcome), PolicyRule: res.Decision.Rule,
+		Job: JobToProto(res.Job), Outcome: outcomes.Wire(res.Decision.Outcome), PolicyRule: res.Decision.Rule,
 		Reason: res.Decision.Reason, RequestText: res.Text,
 	}, nil
 }
@@ -156,19 +157,8 @@ func (h *Handler) ClaimJob(ctx context.Context, req *approvalv1.ClaimJobRequest)
 
 // ReportExecution records the executor's progress.
 func (h *Handler) ReportExecution(ctx context.Context, req *approvalv1.ReportExecutionRequest) (*approvalv1.ReportExecutionResponse, error) {
-	var kind domain.ExecutionKind
-	switch req.GetEvent() {
-	case approvalv1.ExecutionEvent_EXECUTION_EVENT_STARTED:
-		kind = domain.ExecStarted
-	case approvalv1.ExecutionEvent_EXECUTION_EVENT_COMPLETED:
-		kind = domain.ExecCompleted
-	case approvalv1.ExecutionEvent_EXECUTION_EVENT_FAILED:
-		kind = domain.ExecFailed
-	case approvalv1.ExecutionEvent_EXECUTION_EVENT_HASH_MISMATCH:
-		kind = domain.ExecHashMismatch
-	case approvalv1.ExecutionEvent_EXECUTION_EVENT_REFUSED:
-		kind = domain.ExecRefused
-	default:
+	kind, ok := executionKinds.Lookup(req.GetEvent())
+	if !ok {
 		return nil, h.fail(ctx, fmt.Errorf("%w: event is required", domain.ErrInvalid))
 	}
 	var result []byte
@@ -315,7 +305,15 @@ func costFromProto(c *commonv1.CostHint) domain.CostHint {
 	return domain.CostHint{EstimatedTokens: c.GetEstimatedTokens(), EstimatedCostUSD: c.GetEstimatedCostUsd(), NearLimit: c.GetNearLimit()}
 }
 
-var statusToProto = map[domain.Status]approvalv1.JobStatus{
+var executionKinds = enum.New(map[domain.ExecutionKind]approvalv1.ExecutionEvent{
+	domain.ExecStarted:      approvalv1.ExecutionEvent_EXECUTION_EVENT_STARTED,
+	domain.ExecCompleted:    approvalv1.ExecutionEvent_EXECUTION_EVENT_COMPLETED,
+	domain.ExecFailed:       approvalv1.ExecutionEvent_EXECUTION_EVENT_FAILED,
+	domain.ExecHashMismatch: approvalv1.ExecutionEvent_EXECUTION_EVENT_HASH_MISMATCH,
+	domain.ExecRefused:      approvalv1.ExecutionEvent_EXECUTION_EVENT_REFUSED,
+})
+
+var statuses = enum.New(map[domain.Status]approvalv1.JobStatus{
 	domain.StatusPending:      approvalv1.JobStatus_JOB_STATUS_PENDING,
 	domain.StatusGranted:      approvalv1.JobStatus_JOB_STATUS_GRANTED,
 	domain.StatusAutoApproved: approvalv1.JobStatus_JOB_STATUS_AUTO_APPROVED,
@@ -326,28 +324,20 @@ var statusToProto = map[domain.Status]approvalv1.JobStatus{
 	domain.StatusCompleted:    approvalv1.JobStatus_JOB_STATUS_COMPLETED,
 	domain.StatusFailed:       approvalv1.JobStatus_JOB_STATUS_FAILED,
 	domain.StatusRefused:      approvalv1.JobStatus_JOB_STATUS_REFUSED,
-}
+})
 
 func statusFromProto(s approvalv1.JobStatus) domain.Status {
-	for k, v := range statusToProto {
-		if v == s {
-			return k
-		}
+	if st, ok := statuses.Lookup(s); ok {
+		return st
 	}
 	return domain.Status(strings.ToLower(s.String()))
 }
 
-func outcomeToProto(o domain.Outcome) approvalv1.Outcome {
-	switch o {
-	case domain.OutcomeAutoApproved:
-		return approvalv1.Outcome_OUTCOME_AUTO_APPROVED
-	case domain.OutcomePending:
-		return approvalv1.Outcome_OUTCOME_PENDING
-	case domain.OutcomeRefused:
-		return approvalv1.Outcome_OUTCOME_REFUSED
-	}
-	return approvalv1.Outcome_OUTCOME_UNSPECIFIED
-}
+var outcomes = enum.New(map[domain.Outcome]approvalv1.Outcome{
+	domain.OutcomeAutoApproved: approvalv1.Outcome_OUTCOME_AUTO_APPROVED,
+	domain.OutcomePending:      approvalv1.Outcome_OUTCOME_PENDING,
+	domain.OutcomeRefused:      approvalv1.Outcome_OUTCOME_REFUSED,
+})
 
 func ts(t time.Time) *timestamppb.Timestamp {
 	if t.IsZero() {
@@ -359,7 +349,7 @@ func ts(t time.Time) *timestamppb.Timestamp {
 // JobToProto converts the job for the API.
 func JobToProto(j domain.Job) *approvalv1.Job {
 	out := &approvalv1.Job{
-		JobId: j.ID, Status: statusToProto[j.Status], Route: routeFromName(j.Route), SessionId: j.SessionID, Channel: j.Channel,
+		JobId: j.ID, Status: statuses.Wire(j.Status), Route: routeFromName(j.Route), SessionId: j.SessionID, Channel: j.Channel,
 		Summary: j.Summary, Plan: j.Plan, Patch: j.Patch, TaskType: taskTypeFromName(j.TaskType), UsesBrowser: j.UsesBrowser,
 		ContentHash: j.ContentHash, AffectedPaths: j.AffectedPaths, Flags: j.Flags, PolicyRule: j.PolicyRule, Order: j.Order,
 		RequestedBy: actorToProto(j.RequestedBy), DecidedBy: actorToProto(j.DecidedBy), DenyReason: j.DenyReason,

@@ -12,6 +12,7 @@ import (
 	coderv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/coder/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/coder/v1/coderv1connect"
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
+	"github.com/picoclaw-suite/picoclaw/pkg/enum"
 	"github.com/picoclaw-suite/picoclaw/pkg/fault"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
@@ -37,7 +38,7 @@ func NewHandler(p *app.Proposer, locale string, log *slog.Logger) *Handler {
 func (h *Handler) Propose(ctx context.Context, req *coderv1.ProposeRequest) (*coderv1.ProposeResponse, error) {
 	order := req.GetOrder()
 	if order == "" {
-		order = routeOrder(req.GetRoute())
+		order = routeOrders.Domain(req.GetRoute())
 	}
 	locale := h.localeOf(req.GetLocale())
 	prop, err := h.proposer.Propose(ctx, order, app.Task{
@@ -81,18 +82,12 @@ func (h *Handler) localeOf(l string) string {
 	return h.locale
 }
 
-// routeOrder maps ROUTE_CODE1..3 to the order name; other routes mean the default order.
-func routeOrder(r commonv1.Route) string {
-	switch r {
-	case commonv1.Route_ROUTE_CODE1:
-		return domain.Order1
-	case commonv1.Route_ROUTE_CODE2:
-		return domain.Order2
-	case commonv1.Route_ROUTE_CODE3:
-		return domain.Order3
-	}
-	return ""
-}
+// routeOrders maps ROUTE_CODE1..3 to the order name; other routes mean the default order.
+var routeOrders = enum.New(map[string]commonv1.Route{
+	domain.Order1: commonv1.Route_ROUTE_CODE1,
+	domain.Order2: commonv1.Route_ROUTE_CODE2,
+	domain.Order3: commonv1.Route_ROUTE_CODE3,
+})
 
 // toConnect is the one place coder-order maps errors to Connect codes. The message is the
 // user-facing text; a ProposalResult detail carries the stable error code.

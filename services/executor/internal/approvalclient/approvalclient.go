@@ -11,6 +11,7 @@ import (
 
 	approvalv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1/approvalv1connect"
+	"github.com/picoclaw-suite/picoclaw/pkg/enum"
 	"github.com/picoclaw-suite/picoclaw/pkg/fault"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/app"
@@ -65,7 +66,7 @@ func (c *Client) Get(ctx context.Context, jobID string) (app.Claim, error) {
 // Report calls ReportExecution.
 func (c *Client) Report(ctx context.Context, r app.Report) error {
 	req := &approvalv1.ReportExecutionRequest{
-		JobId: r.JobID, Event: event(r.Event), Detail: r.Detail, ExecutorId: r.ExecutorID,
+		JobId: r.JobID, Event: events.Wire(r.Event), Detail: r.Detail, ExecutorId: r.ExecutorID,
 	}
 	if r.Result != nil {
 		req.Result = pbconv.Result(r.Result)
@@ -76,21 +77,13 @@ func (c *Client) Report(ctx context.Context, r app.Report) error {
 	return nil
 }
 
-func event(e app.Event) approvalv1.ExecutionEvent {
-	switch e {
-	case app.EventStarted:
-		return approvalv1.ExecutionEvent_EXECUTION_EVENT_STARTED
-	case app.EventCompleted:
-		return approvalv1.ExecutionEvent_EXECUTION_EVENT_COMPLETED
-	case app.EventFailed:
-		return approvalv1.ExecutionEvent_EXECUTION_EVENT_FAILED
-	case app.EventHashMismatch:
-		return approvalv1.ExecutionEvent_EXECUTION_EVENT_HASH_MISMATCH
-	case app.EventRefused:
-		return approvalv1.ExecutionEvent_EXECUTION_EVENT_REFUSED
-	}
-	return approvalv1.ExecutionEvent_EXECUTION_EVENT_UNSPECIFIED
-}
+var events = enum.New(map[app.Event]approvalv1.ExecutionEvent{
+	app.EventStarted:      approvalv1.ExecutionEvent_EXECUTION_EVENT_STARTED,
+	app.EventCompleted:    approvalv1.ExecutionEvent_EXECUTION_EVENT_COMPLETED,
+	app.EventFailed:       approvalv1.ExecutionEvent_EXECUTION_EVENT_FAILED,
+	app.EventHashMismatch: approvalv1.ExecutionEvent_EXECUTION_EVENT_HASH_MISMATCH,
+	app.EventRefused:      approvalv1.ExecutionEvent_EXECUTION_EVENT_REFUSED,
+})
 
 // Status is the lower-case state name of a job status ("granted", "auto_approved", ...).
 func Status(s approvalv1.JobStatus) string {

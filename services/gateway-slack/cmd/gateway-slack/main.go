@@ -2,20 +2,12 @@
 package main
 
 import (
-	"context"
 	"os"
 
-	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/runner"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/service"
 )
 
 func main() {
-	os.Exit(runner.Main("gateway-slack", os.Args[1:], os.Stderr, func(ctx context.Context, configPath string, _ []string) error {
-		cfg := service.DefaultConfig()
-		if err := config.Load(configPath, &cfg); err != nil {
-			return err
-		}
-		return service.Run(ctx, cfg)
-	}))
+	os.Exit(runner.Serve("gateway-slack", service.DefaultConfig, service.Run))
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/enum"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 
@@ -148,32 +149,15 @@ func AgentToProto(a domain.Agent) *heartbeatv1.AgentStatus {
 	}
 }
 
+var states = enum.New(map[domain.State]heartbeatv1.AgentState{
+	domain.StateIdle:    heartbeatv1.AgentState_AGENT_STATE_IDLE,
+	domain.StateBusy:    heartbeatv1.AgentState_AGENT_STATE_BUSY,
+	domain.StateError:   heartbeatv1.AgentState_AGENT_STATE_ERROR,
+	domain.StateTimeout: heartbeatv1.AgentState_AGENT_STATE_TIMEOUT,
+})
+
 // StateFromProto maps the wire enum; unknown values become "" and fail validation.
-func StateFromProto(s heartbeatv1.AgentState) domain.State {
-	switch s {
-	case heartbeatv1.AgentState_AGENT_STATE_IDLE:
-		return domain.StateIdle
-	case heartbeatv1.AgentState_AGENT_STATE_BUSY:
-		return domain.StateBusy
-	case heartbeatv1.AgentState_AGENT_STATE_ERROR:
-		return domain.StateError
-	case heartbeatv1.AgentState_AGENT_STATE_TIMEOUT:
-		return domain.StateTimeout
-	}
-	return ""
-}
+func StateFromProto(s heartbeatv1.AgentState) domain.State { return states.Domain(s) }
 
 // StateToProto maps a state to the wire enum.
-func StateToProto(s domain.State) heartbeatv1.AgentState {
-	switch s {
-	case domain.StateIdle:
-		return heartbeatv1.AgentState_AGENT_STATE_IDLE
-	case domain.StateBusy:
-		return heartbeatv1.AgentState_AGENT_STATE_BUSY
-	case domain.StateError:
-		return heartbeatv1.AgentState_AGENT_STATE_ERROR
-	case domain.StateTimeout:
-		return heartbeatv1.AgentState_AGENT_STATE_TIMEOUT
-	}
-	return heartbeatv1.AgentState_AGENT_STATE_UNSPECIFIED
-}
+func StateToProto(s domain.State) heartbeatv1.AgentState { return states.Wire(s) }

@@ -4,88 +4,57 @@ package protoconv
 
 import (
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
+	"github.com/picoclaw-suite/picoclaw/pkg/enum"
 	"github.com/picoclaw-suite/picoclaw/services/router-shiro/internal/domain"
 )
 
+var routes = enum.New(map[domain.Route]commonv1.Route{
+	domain.RouteChat:     commonv1.Route_ROUTE_CHAT,
+	domain.RoutePlan:     commonv1.Route_ROUTE_PLAN,
+	domain.RouteAnalyze:  commonv1.Route_ROUTE_ANALYZE,
+	domain.RouteOps:      commonv1.Route_ROUTE_OPS,
+	domain.RouteResearch: commonv1.Route_ROUTE_RESEARCH,
+	domain.RouteCode:     commonv1.Route_ROUTE_CODE,
+	domain.RouteCode1:    commonv1.Route_ROUTE_CODE1,
+	domain.RouteCode2:    commonv1.Route_ROUTE_CODE2,
+	domain.RouteCode3:    commonv1.Route_ROUTE_CODE3,
+})
+
+var sources = enum.New(map[domain.Source]commonv1.DecisionSource{
+	domain.SourceCommand:       commonv1.DecisionSource_DECISION_SOURCE_COMMAND,
+	domain.SourceRule:          commonv1.DecisionSource_DECISION_SOURCE_RULE,
+	domain.SourceClassifier:    commonv1.DecisionSource_DECISION_SOURCE_CLASSIFIER,
+	domain.SourceFallback:      commonv1.DecisionSource_DECISION_SOURCE_FALLBACK,
+	domain.SourceChannelPolicy: commonv1.DecisionSource_DECISION_SOURCE_CHANNEL_POLICY,
+	domain.SourceSignals:       commonv1.DecisionSource_DECISION_SOURCE_SIGNALS,
+})
+
+var risks = enum.New(map[domain.Risk]commonv1.RiskLevel{
+	domain.RiskLow:    commonv1.RiskLevel_RISK_LEVEL_LOW,
+	domain.RiskMedium: commonv1.RiskLevel_RISK_LEVEL_MEDIUM,
+	domain.RiskHigh:   commonv1.RiskLevel_RISK_LEVEL_HIGH,
+})
+
+var taskTypes = enum.New(map[string]commonv1.TaskType{
+	"design": commonv1.TaskType_TASK_TYPE_DESIGN, "codegen": commonv1.TaskType_TASK_TYPE_CODEGEN,
+	"review": commonv1.TaskType_TASK_TYPE_REVIEW, "refactor": commonv1.TaskType_TASK_TYPE_REFACTOR,
+	"ops": commonv1.TaskType_TASK_TYPE_OPS, "docs": commonv1.TaskType_TASK_TYPE_DOCS,
+})
+
 // Route converts a domain route (unknown → UNSPECIFIED).
-func Route(r domain.Route) commonv1.Route {
-	switch r {
-	case domain.RouteChat:
-		return commonv1.Route_ROUTE_CHAT
-	case domain.RoutePlan:
-		return commonv1.Route_ROUTE_PLAN
-	case domain.RouteAnalyze:
-		return commonv1.Route_ROUTE_ANALYZE
-	case domain.RouteOps:
-		return commonv1.Route_ROUTE_OPS
-	case domain.RouteResearch:
-		return commonv1.Route_ROUTE_RESEARCH
-	case domain.RouteCode:
-		return commonv1.Route_ROUTE_CODE
-	case domain.RouteCode1:
-		return commonv1.Route_ROUTE_CODE1
-	case domain.RouteCode2:
-		return commonv1.Route_ROUTE_CODE2
-	case domain.RouteCode3:
-		return commonv1.Route_ROUTE_CODE3
-	}
-	return commonv1.Route_ROUTE_UNSPECIFIED
-}
+func Route(r domain.Route) commonv1.Route { return routes.Wire(r) }
 
 // RouteFromProto converts a proto route (UNSPECIFIED or unknown → "").
-func RouteFromProto(r commonv1.Route) domain.Route {
-	for _, d := range domain.Routes() {
-		if Route(d) == r {
-			return d
-		}
-	}
-	return domain.RouteUnspecified
-}
+func RouteFromProto(r commonv1.Route) domain.Route { return routes.Domain(r) }
 
 // Source converts a decision source.
-func Source(s domain.Source) commonv1.DecisionSource {
-	switch s {
-	case domain.SourceCommand:
-		return commonv1.DecisionSource_DECISION_SOURCE_COMMAND
-	case domain.SourceRule:
-		return commonv1.DecisionSource_DECISION_SOURCE_RULE
-	case domain.SourceClassifier:
-		return commonv1.DecisionSource_DECISION_SOURCE_CLASSIFIER
-	case domain.SourceFallback:
-		return commonv1.DecisionSource_DECISION_SOURCE_FALLBACK
-	case domain.SourceChannelPolicy:
-		return commonv1.DecisionSource_DECISION_SOURCE_CHANNEL_POLICY
-	case domain.SourceSignals:
-		return commonv1.DecisionSource_DECISION_SOURCE_SIGNALS
-	}
-	return commonv1.DecisionSource_DECISION_SOURCE_UNSPECIFIED
-}
+func Source(s domain.Source) commonv1.DecisionSource { return sources.Wire(s) }
 
 // Risk converts a risk level.
-func Risk(r domain.Risk) commonv1.RiskLevel {
-	switch r {
-	case domain.RiskLow:
-		return commonv1.RiskLevel_RISK_LEVEL_LOW
-	case domain.RiskMedium:
-		return commonv1.RiskLevel_RISK_LEVEL_MEDIUM
-	case domain.RiskHigh:
-		return commonv1.RiskLevel_RISK_LEVEL_HIGH
-	}
-	return commonv1.RiskLevel_RISK_LEVEL_UNSPECIFIED
-}
+func Risk(r domain.Risk) commonv1.RiskLevel { return risks.Wire(r) }
 
 // RiskFromProto converts a risk level.
-func RiskFromProto(r commonv1.RiskLevel) domain.Risk {
-	switch r {
-	case commonv1.RiskLevel_RISK_LEVEL_LOW:
-		return domain.RiskLow
-	case commonv1.RiskLevel_RISK_LEVEL_MEDIUM:
-		return domain.RiskMedium
-	case commonv1.RiskLevel_RISK_LEVEL_HIGH:
-		return domain.RiskHigh
-	}
-	return ""
-}
+func RiskFromProto(r commonv1.RiskLevel) domain.Risk { return risks.Domain(r) }
 
 // Decision converts a routing decision.
 func Decision(d domain.Decision) *commonv1.RouteDecision {
@@ -104,19 +73,11 @@ func WorkerOutput(o domain.WorkerOutput) *commonv1.WorkerOutput {
 	}
 }
 
-func taskTypes() map[commonv1.TaskType]string {
-	return map[commonv1.TaskType]string{
-		commonv1.TaskType_TASK_TYPE_DESIGN: "design", commonv1.TaskType_TASK_TYPE_CODEGEN: "codegen",
-		commonv1.TaskType_TASK_TYPE_REVIEW: "review", commonv1.TaskType_TASK_TYPE_REFACTOR: "refactor",
-		commonv1.TaskType_TASK_TYPE_OPS: "ops", commonv1.TaskType_TASK_TYPE_DOCS: "docs",
-	}
-}
-
 // ProposalFromProto converts a coder proposal.
 func ProposalFromProto(p *commonv1.Proposal) domain.Proposal {
 	out := domain.Proposal{
 		JobID: p.GetJobId(), Plan: p.GetPlan(), Patch: p.GetPatch(), NeedApproval: p.GetNeedApproval(),
-		UsesBrowser: p.GetUsesBrowser(), TaskType: taskTypes()[p.GetTaskType()], Order: p.GetOrder(),
+		UsesBrowser: p.GetUsesBrowser(), TaskType: taskTypes.Domain(p.GetTaskType()), Order: p.GetOrder(),
 		Provider: p.GetProvider(), Model: p.GetModel(), LatencyMillis: p.GetLatencyMs(),
 		InputTokens: p.GetUsage().GetInputTokens(), OutputTokens: p.GetUsage().GetOutputTokens(),
 		Risk: domain.ProposalRisk{
@@ -134,15 +95,9 @@ func ProposalFromProto(p *commonv1.Proposal) domain.Proposal {
 
 // Proposal converts a proposal back for the router's own API.
 func Proposal(p domain.Proposal) *commonv1.Proposal {
-	var tt commonv1.TaskType
-	for k, v := range taskTypes() {
-		if v == p.TaskType {
-			tt = k
-		}
-	}
 	return &commonv1.Proposal{
 		JobId: p.JobID, Plan: p.Plan, Patch: p.Patch, NeedApproval: p.NeedApproval, UsesBrowser: p.UsesBrowser,
-		TaskType: tt, Order: p.Order, Provider: p.Provider, Model: p.Model, LatencyMs: p.LatencyMillis,
+		TaskType: taskTypes.Wire(p.TaskType), Order: p.Order, Provider: p.Provider, Model: p.Model, LatencyMs: p.LatencyMillis,
 		Usage: &commonv1.TokenUsage{InputTokens: p.InputTokens, OutputTokens: p.OutputTokens},
 		Risk: &commonv1.Risk{Level: Risk(p.Risk.Level), Destructive: p.Risk.Destructive,
 			CompatibilityIssues: p.Risk.CompatibilityIssues, RollbackPossible: p.Risk.RollbackPossible, Notes: p.Risk.Notes},

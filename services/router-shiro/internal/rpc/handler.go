@@ -11,6 +11,7 @@ import (
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
 	routerv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/router/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/router/v1/routerv1connect"
+	"github.com/picoclaw-suite/picoclaw/pkg/enum"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/services/router-shiro/internal/app"
@@ -60,7 +61,7 @@ func (h *Handler) ProcessTask(ctx context.Context, req *routerv1.ProcessTaskRequ
 		InitialRoute:     protoconv.Route(res.InitialRoute),
 		FinalRoute:       protoconv.Route(res.FinalRoute),
 		Refusal:          res.Refusal,
-		StopReason:       stopReason(res.StopReason),
+		StopReason:       stopReasons.Wire(res.StopReason),
 		QuestionsForUser: res.Questions,
 		WorkerCalls:      int32(res.WorkerCalls),
 		RerouteUsed:      res.RerouteUsed,
@@ -127,21 +128,13 @@ func validChannel(s string) bool {
 	return true
 }
 
-func stopReason(r domain.StopReason) routerv1.StopReason {
-	switch r {
-	case domain.StopDone:
-		return routerv1.StopReason_STOP_REASON_DONE
-	case domain.StopMaxLoops:
-		return routerv1.StopReason_STOP_REASON_MAX_LOOPS
-	case domain.StopMaxMillis:
-		return routerv1.StopReason_STOP_REASON_MAX_MILLIS
-	case domain.StopWorkerFailure:
-		return routerv1.StopReason_STOP_REASON_WORKER_FAILURE
-	case domain.StopNeedUserConfirmation:
-		return routerv1.StopReason_STOP_REASON_NEED_USER_CONFIRMATION
-	}
-	return routerv1.StopReason_STOP_REASON_UNSPECIFIED
-}
+var stopReasons = enum.New(map[domain.StopReason]routerv1.StopReason{
+	domain.StopDone:                 routerv1.StopReason_STOP_REASON_DONE,
+	domain.StopMaxLoops:             routerv1.StopReason_STOP_REASON_MAX_LOOPS,
+	domain.StopMaxMillis:            routerv1.StopReason_STOP_REASON_MAX_MILLIS,
+	domain.StopWorkerFailure:        routerv1.StopReason_STOP_REASON_WORKER_FAILURE,
+	domain.StopNeedUserConfirmation: routerv1.StopReason_STOP_REASON_NEED_USER_CONFIRMATION,
+})
 
 func comparison(c domain.Comparison) *routerv1.Comparison {
 	out := &routerv1.Comparison{OverlappingPaths: c.OverlappingPaths, Summary: c.Summary, Recommended: int32(c.Recommended)}
