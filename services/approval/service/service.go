@@ -22,6 +22,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/httpapi"
+	"github.com/picoclaw-suite/picoclaw/services/approval/internal/policy"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/promstats"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/rpc"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/store"
@@ -143,6 +144,11 @@ func (c *Config) Validate() error {
 	for i, expr := range a.HardDeny.Commands {
 		if _, err := regexp.Compile(expr); err != nil {
 			errs.Addf(fmt.Sprintf("approval.hard_deny.commands[%d]", i), "invalid regular expression: %v", err)
+		}
+	}
+	if a.PolicyFile != "" {
+		if _, err := policy.Load(a.PolicyFile); err != nil {
+			errs.Addf("approval.policy_file", "%v", err)
 		}
 	}
 	errs.Add(c.Services.Approval.ValidatePublic(Name))

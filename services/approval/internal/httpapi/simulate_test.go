@@ -133,4 +133,3 @@ func TestSimulateNeedsAnApprover(t *testing.T) {
 		t.Errorf("built-in policy: %d %v", code, m)
 	}
 }
-
