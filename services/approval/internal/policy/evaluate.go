@@ -32,14 +32,24 @@ func (p *Policy) Explain(cfg domain.PolicyConfig, in domain.PolicyInput, grant *
 	return d, facts
 }
 
-func (p *Policy) decide(cfg domain.PolicyConfig, in domain.PolicyInput, facts Facts, ops []opFacts, grant *domain.Grant, now time.Time) domain.Decision {
-	act := &activation{facts: facts}
+func (p *Policy) decide(cfg domain.PolicyConfig, in domain.PolicyInput, facts Facts, opFs []opFacts, grant *domain.Grant, now time.Time) domain.Decision {
+	act := newActivation(facts)
+	ops := make([]opVal, len(opFs))
+	for i := range opFs {
+		ops[i] = opVal{val: celValue(opFs[i]), index: int(opFs[i]["index"].(int64))}
+	}
 	// 1. deny: the first match refuses; the code's hard deny refuses whatever the rules say.
 	if r, detail, ok := p.firstMatch(act, ops, Deny); ok {
 		return domain.Decision{Outcome: domain.OutcomeRefused, Rule: r.Name, Reason: r.reason(detail)}
 	}
-	if d, ok := domain.HardDeny(cfg, in); ok {
-		return d
+	// The facts carry the built-in hard-deny checks' answers; no need to run them again.
+	for _, op := range opFs {
+		if r := op["hard_deny_path"].(string); r != "" {
+			return domain.Decision{Outcome: domain.OutcomeRefused, Rule: domain.RuleHardDenyPath, Reason: r}
+		}
+		if r := op["hard_deny_command"].(string); r != "" {
+			return domain.Decision{Outcome: domain.OutcomeRefused, Rule: domain.RuleHardDenyCommand, Reason: r}
+		}
 	}
 	// 2. require: every match is a hit; the built-in hard requirements are added.
 	hits := p.requireHits(act, ops)
@@ -66,6 +76,12 @@ func (p *Policy) decide(cfg domain.PolicyConfig, in domain.PolicyInput, facts Fa
 	return domain.GrantDecision(in, grant, now)
 }
 
+// opVal is one operation's facts as a CEL value, and its index.
+type opVal struct {
+	val   ref.Val
+	index int
+}
+
 func containsHit(hits []domain.Hit, h domain.Hit) bool {
 	for _, x := range hits {
 		if x.Rule == h.Rule && x.Op == h.Op {
@@ -76,9 +92,9 @@ func containsHit(hits []domain.Hit, h domain.Hit) bool {
 }
 
 // firstMatch tries operation rules operation by operation, then patch rules.
-func (p *Policy) firstMatch(act *activation, ops []opFacts, kind string) (*compiled, string, bool) {
+func (p *Policy) firstMatch(act *activation, ops []opVal, kind string) (*compiled, string, bool) {
 	for _, op := range ops {
-		act.op = op
+		act.op = op.val
 		for _, r := range p.opRules[kind] {
 			if r.matches(act) {
 				detail, _ := r.evalDetail(act)
@@ -97,13 +113,13 @@ func (p *Policy) firstMatch(act *activation, ops []opFacts, kind string) (*compi
 	return nil, "", false
 }
 
-func (p *Policy) requireHits(act *activation, ops []opFacts) []domain.Hit {
+func (p *Policy) requireHits(act *activation, ops []opVal) []domain.Hit {
 	var hits []domain.Hit
 	for _, op := range ops {
-		act.op = op
+		act.op = op.val
 		for _, r := range p.opRules[Require] {
 			if r.matches(act) {
-				hits = append(hits, domain.Hit{Rule: r.Name, Op: int(op["index"].(int64)), Detail: r.hitDetail(act)})
+				hits = append(hits, domain.Hit{Rule: r.Name, Op: op.index, Detail: r.hitDetail(act)})
 			}
 		}
 	}
@@ -118,11 +134,11 @@ func (p *Policy) requireHits(act *activation, ops []opFacts) []domain.Hit {
 
 // allowed returns the first allow rule that matches: a patch rule, or an operation rule that
 // matches every operation.
-func (p *Policy) allowed(act *activation, ops []opFacts) (*compiled, bool) {
+func (p *Policy) allowed(act *activation, ops []opVal) (*compiled, bool) {
 	for _, r := range p.opRules[Allow] {
 		all := len(ops) > 0
 		for _, op := range ops {
-			act.op = op
+			act.op = op.val
 			if !r.matches(act) {
 				all = false
 				break

@@ -3,6 +3,8 @@ package policy
 import (
 	"slices"
 
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/interpreter"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/patch"
@@ -74,18 +76,79 @@ func buildFacts(cfg domain.PolicyConfig, in domain.PolicyInput) (Facts, []opFact
 	return facts, ops
 }
 
-// activation resolves the patch facts and, for operation rules, `op`, without copying maps.
+// activation resolves the patch facts and, for operation rules, `op`. A fact is converted to
+// a CEL value when a rule first reads it, once per request.
 type activation struct {
 	facts Facts
-	op    opFacts
+	vars  map[string]ref.Val
+	op    ref.Val
+}
+
+func newActivation(facts Facts) *activation {
+	return &activation{facts: facts, vars: make(map[string]ref.Val, 4)}
 }
 
 func (a *activation) ResolveName(name string) (any, bool) {
 	if name == "op" && a.op != nil {
-		return map[string]any(a.op), true
+		return a.op, true
 	}
-	v, ok := a.facts[name]
-	return v, ok
+	if v, ok := a.vars[name]; ok {
+		return v, true
+	}
+	f, ok := a.facts[name]
+	if !ok {
+		return nil, false
+	}
+	v := celValue(f)
+	a.vars[name] = v
+	return v, true
 }
 
 func (a *activation) Parent() interpreter.Activation { return nil }
+
+// celValue converts the fact types buildFacts produces into CEL values, deeply.
+func celValue(v any) ref.Val {
+	switch x := v.(type) {
+	case string:
+		return types.String(x)
+	case bool:
+		return types.Bool(x)
+	case int64:
+		return types.Int(x)
+	case float64:
+		return types.Double(x)
+	case []string:
+		return types.NewStringList(types.DefaultTypeAdapter, x)
+	case []any:
+		out := make([]ref.Val, len(x))
+		for i, e := range x {
+			out[i] = celValue(e)
+		}
+		return types.NewRefValList(types.DefaultTypeAdapter, out)
+	case []opFacts:
+		out := make([]ref.Val, len(x))
+		for i, e := range x {
+			out[i] = celValue(e)
+		}
+		return types.NewRefValList(types.DefaultTypeAdapter, out)
+	case map[string]string:
+		return types.NewStringStringMap(types.DefaultTypeAdapter, x)
+	case map[string]int64:
+		out := make(map[ref.Val]ref.Val, len(x))
+		for k, e := range x {
+			out[types.String(k)] = types.Int(e)
+		}
+		return types.NewRefValMap(types.DefaultTypeAdapter, out)
+	case map[string]any:
+		// Fields convert when read.
+		return types.NewStringInterfaceMap(types.DefaultTypeAdapter, x)
+	case opFacts:
+		// Operation rules read the same few fields many times: convert them all up front.
+		conv := make(map[string]any, len(x))
+		for k, e := range x {
+			conv[k] = celValue(e)
+		}
+		return types.NewStringInterfaceMap(types.DefaultTypeAdapter, conv)
+	}
+	return types.DefaultTypeAdapter.NativeToValue(v)
+}
