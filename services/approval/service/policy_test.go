@@ -1,6 +1,7 @@
 package service_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -9,6 +10,11 @@ import (
 	"testing"
 	"time"
 
+	approvalv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1"
+	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1/approvalv1connect"
+	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"github.com/picoclaw-suite/picoclaw/services/approval/service"
 )
 
@@ -79,6 +85,49 @@ func TestPolicyReload(t *testing.T) {
 	waitFor(t, func() bool { return scrape(t, base)["picoclaw_approval_policy_reload_failures_total"] == 1 })
 	if kept := simulate(t, pub); kept["policy_hash"] != second["policy_hash"] || kept["rule"] != "never-prod" {
 		t.Fatalf("an invalid reload replaced the policy: %v", kept)
+	}
+
+	// A decided job records the deciding rule and the policy hash: RPC answer, RPC job, REST job, event.
+	c := approvalv1connect.NewApprovalServiceClient(http.DefaultClient, base, testinfra.AsSuite(t, svcauth.Approval))
+	res, err := c.RequestApproval(context.Background(), &approvalv1.RequestApprovalRequest{Proposal: &commonv1.Proposal{
+		JobId: "job_20260301_001", Plan: "prod", Patch: `[{"type":"file_edit","action":"update","target":"deploy/prod/a","content":"x"}]`}})
+	if err != nil || res.GetOutcome() != approvalv1.Outcome_OUTCOME_REFUSED || res.GetPolicyRule() != "never-prod" || res.GetPolicyHash() != second["policy_hash"] {
+		t.Fatalf("request: %v %v", res, err)
+	}
+	if res.GetJob().GetPolicyHash() != second["policy_hash"] {
+		t.Errorf("job policy_hash %q", res.GetJob().GetPolicyHash())
+	}
+	req, _ := http.NewRequest(http.MethodGet, pub+"/v1/jobs/job_20260301_001/events", nil)
+	req.Header.Set("Authorization", "Bearer "+scrapeToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var evs struct {
+		Events []struct {
+			Type       string          `json:"type"`
+			PolicyRule string          `json:"policy_rule"`
+			Payload    json.RawMessage `json:"payload"`
+		} `json:"events"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&evs); err != nil || len(evs.Events) != 2 {
+		t.Fatalf("events: %+v %v", evs, err)
+	}
+	refused := evs.Events[1]
+	if refused.Type != "refused" || refused.PolicyRule != "never-prod" || !strings.Contains(string(refused.Payload), second["policy_hash"].(string)) {
+		t.Errorf("decision event %+v %s", refused, refused.Payload)
+	}
+	req, _ = http.NewRequest(http.MethodGet, pub+"/v1/jobs/job_20260301_001", nil)
+	req.Header.Set("Authorization", "Bearer "+scrapeToken)
+	resp2, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp2.Body.Close()
+	var job map[string]any
+	if err := json.NewDecoder(resp2.Body).Decode(&job); err != nil || job["policy_hash"] != second["policy_hash"] || job["policy_rule"] != "never-prod" {
+		t.Errorf("REST job %v %v", job, err)
 	}
 }
 

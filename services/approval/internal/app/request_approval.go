@@ -94,7 +94,7 @@ func (s *Service) RequestApproval(ctx context.Context, in RequestInput) (Request
 			if !ok {
 				return RequestResult{}, fmt.Errorf("request %s: %w: the job is already %s", id, domain.ErrConflict, existing.Status)
 			}
-			return RequestResult{Job: existing, Decision: domain.Decision{Outcome: outcome, Rule: existing.PolicyRule, Reason: existing.PolicyReason},
+			return RequestResult{Job: existing, Decision: domain.Decision{Outcome: outcome, Rule: existing.PolicyRule, Reason: existing.PolicyReason, PolicyHash: existing.PolicyHash},
 				Text: s.text(existing, p, nil)}, nil
 		}
 		return RequestResult{}, fmt.Errorf("request %s: %w: the job id is taken by other content", id, domain.ErrConflict)
