@@ -17,6 +17,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/httpapi"
+	"github.com/picoclaw-suite/picoclaw/services/approval/internal/policy"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/promstats"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/rpc"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/store"
@@ -52,8 +53,11 @@ type Approval struct {
 	TokenLimit          int64         `yaml:"token_limit"`
 	Approvers           Approvers     `yaml:"approvers"`
 	// BotIDs are the bot's own identities on LINE/Slack; they never approve.
-	BotIDs      []string    `yaml:"bot_ids"`
-	HardDeny    HardDeny    `yaml:"hard_deny"`
+	BotIDs   []string `yaml:"bot_ids"`
+	HardDeny HardDeny `yaml:"hard_deny"`
+	// PolicyFile is the YAML policy (config/policy.yaml is the default); empty uses the
+	// built-in copy of the default.
+	PolicyFile  string      `yaml:"policy_file"`
 	AutoApprove AutoApprove `yaml:"auto_approve"`
 	Store       string      `yaml:"store"`
 	SQLitePath  string      `yaml:"sqlite_path"`
@@ -131,6 +135,11 @@ func (c *Config) Validate() error {
 	for i, expr := range a.HardDeny.Commands {
 		if _, err := regexp.Compile(expr); err != nil {
 			errs.Addf(fmt.Sprintf("approval.hard_deny.commands[%d]", i), "invalid regular expression: %v", err)
+		}
+	}
+	if a.PolicyFile != "" {
+		if _, err := policy.Load(a.PolicyFile); err != nil {
+			errs.Addf("approval.policy_file", "%v", err)
 		}
 	}
 	errs.Add(c.Services.Approval.ValidatePublic(Name))
@@ -254,6 +263,10 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return abort(err)
 	}
+	engine, err := newPolicy(cfg.Approval.PolicyFile, srv.Registry(), log)
+	if err != nil {
+		return abort(err)
+	}
 	grants := store.NewRedisGrants(rdb, cfg.Redis.KeyPrefix, store.GrantSealKey([]byte(strings.TrimSpace(cfg.Approval.Audit.Key.Value()))), log)
 	stats, err := promstats.New(srv.Registry(), grants, time.Now)
 	if err != nil {
@@ -262,6 +275,7 @@ func Run(ctx context.Context, cfg Config) error {
 	svc := app.New(stats.Store(store.MarkOutages(st)), grants, approvers, app.Config{
 		Policy: domain.PolicyConfig{HardDenyPaths: cfg.Approval.HardDeny.Paths, HardDenyCommands: hardDeny,
 			CostLimitUSD: cfg.Approval.CostLimitUSD, TokenLimit: cfg.Approval.TokenLimit},
+		Engine:              engine.holder,
 		BroadOverwriteFiles: cfg.Approval.BroadOverwriteFiles, PendingTTL: cfg.Approval.PendingTTL,
 		AutoApproveAllowed: cfg.Approval.AutoApprove.Enabled, DefaultGrantTTL: cfg.Approval.AutoApprove.DefaultTTL,
 		MaxGrantTTL: cfg.Approval.AutoApprove.MaxTTL, Location: loc, DefaultLocale: cfg.Locale,
@@ -291,6 +305,11 @@ func Run(ctx context.Context, cfg Config) error {
 	go func() {
 		defer wg.Done()
 		svc.RunSweeper(sweepCtx, cfg.Approval.SweepInterval)
+	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		engine.watch(sweepCtx)
 	}()
 	err = srv.Run(ctx)
 	stopSweep()

@@ -98,6 +98,7 @@ func commands() map[string]command {
 		"keys":         {"make a fresh set of service keys (env lines for compose or Kubernetes secrets)", "keys", runKeys},
 		"audit":        {"verify the audit log: chains, anchors and job rows (reads the database with the audit key)", "audit verify [--job ID] [--data DIR | --sqlite FILE] [--json]", runAudit},
 		"doctor":       {"check that this machine can run the executor's sandbox", "doctor", runDoctor},
+		"policy":       {"show what the approval policy decides for a patch, the deciding rule and the facts (no job is created)", "policy test <patch-file> [--route R] [--task T] [--as USER] [--cost USD] [--tokens N] [--policy FILE | --remote] [--json]", runPolicy},
 	}
 }
 

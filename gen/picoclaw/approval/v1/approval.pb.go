@@ -391,7 +391,9 @@ type Job struct {
 	FinishedAt  *timestamppb.Timestamp `protobuf:"bytes,27,opt,name=finished_at,json=finishedAt,proto3" json:"finished_at,omitempty"`
 	Result      *v1.ExecutionResult    `protobuf:"bytes,28,opt,name=result,proto3" json:"result,omitempty"`
 	// Number of events recorded for the job (the read model's version).
-	Version       int64 `protobuf:"varint,29,opt,name=version,proto3" json:"version,omitempty"`
+	Version int64 `protobuf:"varint,29,opt,name=version,proto3" json:"version,omitempty"`
+	// "sha256:" and the hex sha256 of the policy file that made the request's decision.
+	PolicyHash    string `protobuf:"bytes,30,opt,name=policy_hash,json=policyHash,proto3" json:"policy_hash,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -629,6 +631,13 @@ func (x *Job) GetVersion() int64 {
 	return 0
 }
 
+func (x *Job) GetPolicyHash() string {
+	if x != nil {
+		return x.PolicyHash
+	}
+	return ""
+}
+
 type RequestApprovalRequest struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
 	Proposal    *v1.Proposal           `protobuf:"bytes,1,opt,name=proposal,proto3" json:"proposal,omitempty"`
@@ -729,7 +738,9 @@ type RequestApprovalResponse struct {
 	PolicyRule string                 `protobuf:"bytes,3,opt,name=policy_rule,json=policyRule,proto3" json:"policy_rule,omitempty"`
 	Reason     string                 `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
 	// The approval request message for the chat channel (SPEC §6), in the requested locale.
-	RequestText   string `protobuf:"bytes,5,opt,name=request_text,json=requestText,proto3" json:"request_text,omitempty"`
+	RequestText string `protobuf:"bytes,5,opt,name=request_text,json=requestText,proto3" json:"request_text,omitempty"`
+	// The policy file that decided (see Job.policy_hash).
+	PolicyHash    string `protobuf:"bytes,6,opt,name=policy_hash,json=policyHash,proto3" json:"policy_hash,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -795,6 +806,13 @@ func (x *RequestApprovalResponse) GetReason() string {
 func (x *RequestApprovalResponse) GetRequestText() string {
 	if x != nil {
 		return x.RequestText
+	}
+	return ""
+}
+
+func (x *RequestApprovalResponse) GetPolicyHash() string {
+	if x != nil {
+		return x.PolicyHash
 	}
 	return ""
 }
@@ -2275,7 +2293,7 @@ const file_picoclaw_approval_v1_approval_proto_rawDesc = "" +
 	"\tDiffStats\x12\x14\n" +
 	"\x05files\x18\x01 \x01(\x05R\x05files\x12\x1c\n" +
 	"\tadditions\x18\x02 \x01(\x05R\tadditions\x12\x1c\n" +
-	"\tdeletions\x18\x03 \x01(\x05R\tdeletions\"\x81\n" +
+	"\tdeletions\x18\x03 \x01(\x05R\tdeletions\"\xa2\n" +
 	"\n" +
 	"\x03Job\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x127\n" +
@@ -2318,7 +2336,9 @@ const file_picoclaw_approval_v1_approval_proto_rawDesc = "" +
 	"\vfinished_at\x18\x1b \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"finishedAt\x12;\n" +
 	"\x06result\x18\x1c \x01(\v2#.picoclaw.common.v1.ExecutionResultR\x06result\x12\x18\n" +
-	"\aversion\x18\x1d \x01(\x03R\aversion\"\xac\x02\n" +
+	"\aversion\x18\x1d \x01(\x03R\aversion\x12\x1f\n" +
+	"\vpolicy_hash\x18\x1e \x01(\tR\n" +
+	"policyHash\"\xac\x02\n" +
 	"\x16RequestApprovalRequest\x128\n" +
 	"\bproposal\x18\x01 \x01(\v2\x1c.picoclaw.common.v1.ProposalR\bproposal\x12\x1d\n" +
 	"\n" +
@@ -2327,14 +2347,16 @@ const file_picoclaw_approval_v1_approval_proto_rawDesc = "" +
 	"\frequested_by\x18\x04 \x01(\v2\x19.picoclaw.common.v1.ActorR\vrequestedBy\x12/\n" +
 	"\x05route\x18\x05 \x01(\x0e2\x19.picoclaw.common.v1.RouteR\x05route\x12\x18\n" +
 	"\asummary\x18\x06 \x01(\tR\asummary\x12\x16\n" +
-	"\x06locale\x18\a \x01(\tR\x06locale\"\xdb\x01\n" +
+	"\x06locale\x18\a \x01(\tR\x06locale\"\xfc\x01\n" +
 	"\x17RequestApprovalResponse\x12+\n" +
 	"\x03job\x18\x01 \x01(\v2\x19.picoclaw.approval.v1.JobR\x03job\x127\n" +
 	"\aoutcome\x18\x02 \x01(\x0e2\x1d.picoclaw.approval.v1.OutcomeR\aoutcome\x12\x1f\n" +
 	"\vpolicy_rule\x18\x03 \x01(\tR\n" +
 	"policyRule\x12\x16\n" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\x12!\n" +
-	"\frequest_text\x18\x05 \x01(\tR\vrequestText\"&\n" +
+	"\frequest_text\x18\x05 \x01(\tR\vrequestText\x12\x1f\n" +
+	"\vpolicy_hash\x18\x06 \x01(\tR\n" +
+	"policyHash\"&\n" +
 	"\rGetJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"=\n" +
 	"\x0eGetJobResponse\x12+\n" +

@@ -47,9 +47,18 @@ type GrantStore interface {
 	Delete(ctx context.Context) (*domain.Grant, error)
 }
 
+// PolicyEngine decides requests from a policy file (internal/policy). Explain also returns the
+// facts the rules saw (the simulator shows them).
+type PolicyEngine interface {
+	Evaluate(cfg domain.PolicyConfig, in domain.PolicyInput, grant *domain.Grant, now time.Time) domain.Decision
+	Explain(cfg domain.PolicyConfig, in domain.PolicyInput, grant *domain.Grant, now time.Time) (domain.Decision, map[string]any)
+}
+
 // Config is the policy and timing configuration of the use cases.
 type Config struct {
-	Policy              domain.PolicyConfig
+	Policy domain.PolicyConfig
+	// Engine, when set, decides with the policy file's rules; nil uses the built-in policy.
+	Engine              PolicyEngine
 	BroadOverwriteFiles int
 	PendingTTL          time.Duration
 	// AutoApproveAllowed gates turning Auto-Approve on at all (approval.auto_approve.enabled).
@@ -127,6 +136,14 @@ func normalizeID(id string) (string, error) {
 		return "", fmt.Errorf("%w: %v", domain.ErrInvalid, err)
 	}
 	return n, nil
+}
+
+// evaluate decides a request with the policy engine, or the built-in policy without one.
+func (s *Service) evaluate(in domain.PolicyInput, grant *domain.Grant, now time.Time) domain.Decision {
+	if s.cfg.Engine != nil {
+		return s.cfg.Engine.Evaluate(s.cfg.Policy, in, grant, now)
+	}
+	return domain.Evaluate(s.cfg.Policy, in, grant, now)
 }
 
 // activeGrant returns the Auto-Approve grant in force, or nil. A store error counts as no grant:

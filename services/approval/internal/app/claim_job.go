@@ -30,7 +30,8 @@ func (s *Service) ClaimJob(ctx context.Context, id, executorID string) (domain.J
 		} else {
 			check.ActualHash = p.Hash
 		}
-		if j.Status == domain.StatusAutoApproved {
+		// A job a policy rule allowed has no grant to check; one a grant approved needs it.
+		if j.Status == domain.StatusAutoApproved && j.GrantID != "" {
 			g := s.activeGrant(ctx, now)
 			check.GrantActive = g != nil && g.ID == j.GrantID
 		}

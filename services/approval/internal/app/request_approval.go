@@ -55,8 +55,9 @@ func (s *Service) RequestApproval(ctx context.Context, in RequestInput) (Request
 		in.Locale = s.cfg.DefaultLocale
 	}
 	now := s.clock()
-	pin := domain.PolicyInput{Patch: p, TaskType: in.TaskType, Route: in.Route, Cost: in.Cost, ProposalUsesBrowser: in.UsesBrowser}
-	dec := domain.Evaluate(s.cfg.Policy, pin, s.activeGrant(ctx, now), now)
+	pin := domain.PolicyInput{Patch: p, TaskType: in.TaskType, Route: in.Route, Cost: in.Cost, ProposalUsesBrowser: in.UsesBrowser,
+		Requester: in.RequestedBy.ID}
+	dec := s.evaluate(pin, s.activeGrant(ctx, now), now)
 
 	ops := make([]patch.Operation, len(p.Operations))
 	for i, op := range p.Operations {
@@ -72,17 +73,17 @@ func (s *Service) RequestApproval(ctx context.Context, in RequestInput) (Request
 		Locale: in.Locale, Summary: in.Summary, Plan: in.Plan, Patch: in.Patch, ContentHash: p.Hash,
 		Risk: in.Risk, Cost: in.Cost, UsesBrowser: p.HasFlag(patch.FlagBrowser) || in.UsesBrowser,
 		ProposalUsesBrowser: in.UsesBrowser, Operations: ops, AffectedPaths: p.AffectedPaths, Flags: flags,
-		Stats: p.Stats, Unknown: p.Unknown, PolicyReason: dec.Reason, ExpiresAt: now.Add(s.cfg.PendingTTL),
+		Stats: p.Stats, Unknown: p.Unknown, PolicyReason: dec.Reason, PolicyHash: dec.PolicyHash, ExpiresAt: now.Add(s.cfg.PendingTTL),
 	}
 	drafts := []domain.Draft{{Type: domain.EventRequested, Actor: in.RequestedBy, Channel: in.Channel, At: now,
 		PolicyRule: dec.Rule, Payload: req}}
 	switch dec.Outcome {
 	case domain.OutcomeAutoApproved:
 		drafts = append(drafts, domain.Draft{Type: domain.EventAutoApproved, Actor: domain.System, Channel: domain.System.Channel,
-			At: now, PolicyRule: dec.Rule, Payload: domain.AutoApprovedPayload{GrantID: dec.GrantID, Reason: dec.Reason}})
+			At: now, PolicyRule: dec.Rule, Payload: domain.AutoApprovedPayload{GrantID: dec.GrantID, Reason: dec.Reason, PolicyHash: dec.PolicyHash}})
 	case domain.OutcomeRefused:
 		drafts = append(drafts, domain.Draft{Type: domain.EventRefused, Actor: domain.System, Channel: domain.System.Channel,
-			At: now, PolicyRule: dec.Rule, Payload: domain.ReasonPayload{Reason: dec.Reason}})
+			At: now, PolicyRule: dec.Rule, Payload: domain.ReasonPayload{Reason: dec.Reason, PolicyHash: dec.PolicyHash}})
 	}
 	job, err := s.store.Create(ctx, id, drafts)
 	if errors.Is(err, domain.ErrConflict) {
@@ -93,7 +94,7 @@ func (s *Service) RequestApproval(ctx context.Context, in RequestInput) (Request
 			if !ok {
 				return RequestResult{}, fmt.Errorf("request %s: %w: the job is already %s", id, domain.ErrConflict, existing.Status)
 			}
-			return RequestResult{Job: existing, Decision: domain.Decision{Outcome: outcome, Rule: existing.PolicyRule, Reason: existing.PolicyReason},
+			return RequestResult{Job: existing, Decision: domain.Decision{Outcome: outcome, Rule: existing.PolicyRule, Reason: existing.PolicyReason, PolicyHash: existing.PolicyHash},
 				Text: s.text(existing, p, nil)}, nil
 		}
 		return RequestResult{}, fmt.Errorf("request %s: %w: the job id is taken by other content", id, domain.ErrConflict)
@@ -103,7 +104,7 @@ func (s *Service) RequestApproval(ctx context.Context, in RequestInput) (Request
 	}
 	s.metrics.Request(dec.Outcome)
 	s.log.InfoContext(ctx, "approval.requested", slog.String("outcome", string(dec.Outcome)),
-		slog.String("policy_rule", dec.Rule), slog.String("content_hash", p.Hash))
+		slog.String("policy_rule", dec.Rule), slog.String("policy_hash", dec.PolicyHash), slog.String("content_hash", p.Hash))
 	return RequestResult{Job: job, Decision: dec, Text: s.text(job, p, dec.Hits)}, nil
 }
 
@@ -146,6 +147,6 @@ func (s *Service) CheckPolicy(ctx context.Context, in RequestInput) (domain.Deci
 		return domain.Decision{}, fmt.Errorf("%w: patch: %v", domain.ErrInvalid, err)
 	}
 	now := s.clock()
-	return domain.Evaluate(s.cfg.Policy, domain.PolicyInput{Patch: p, TaskType: in.TaskType, Route: in.Route, Cost: in.Cost,
-		ProposalUsesBrowser: in.UsesBrowser}, s.activeGrant(ctx, now), now), nil
+	return s.evaluate(domain.PolicyInput{Patch: p, TaskType: in.TaskType, Route: in.Route, Cost: in.Cost,
+		ProposalUsesBrowser: in.UsesBrowser, Requester: in.RequestedBy.ID}, s.activeGrant(ctx, now), now), nil
 }

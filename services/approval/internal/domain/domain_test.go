@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -22,77 +21,6 @@ func mustParse(t *testing.T, s string) *patch.Patch {
 		t.Fatal(err)
 	}
 	return p
-}
-
-func TestEvaluateOrder(t *testing.T) {
-	cfg := PolicyConfig{HardDenyPaths: []string{".git", "secrets/"}, HardDenyCommands: []*regexp.Regexp{regexp.MustCompile(`\bmkfs\b`)},
-		CostLimitUSD: 1, TokenLimit: 1000}
-	docs := &Grant{ID: "g1", PathPrefixes: []string{"docs"}, ExpiresAt: t0.Add(time.Hour)}
-	any := &Grant{ID: "g2", ExpiresAt: t0.Add(time.Hour)}
-	shellAny := &Grant{ID: "g3", AllowedOperations: []string{OpsShell}, ExpiresAt: t0.Add(time.Hour)}
-	shellDocs := &Grant{ID: "g4", AllowedOperations: []string{OpsShell}, PathPrefixes: []string{"docs"}, ExpiresAt: t0.Add(time.Hour)}
-	tests := []struct {
-		name    string
-		patch   string
-		grant   *Grant
-		in      PolicyInput
-		outcome Outcome
-		rule    string
-	}{
-		{"hard deny path beats grant", `[{"type":"file_edit","action":"update","target":".git/config","content":"x"}]`, any, PolicyInput{}, OutcomeRefused, RuleHardDenyPath},
-		{"hard deny nested .git", `[{"type":"git_operation","action":"add","target":"a/.git/HEAD"}]`, any, PolicyInput{}, OutcomeRefused, RuleHardDenyPath},
-		{"hard deny beats hard require", `[{"type":"file_edit","action":"delete","target":"secrets/k"}]`, nil, PolicyInput{}, OutcomeRefused, RuleHardDenyPath},
-		{".gitignore is fine", `[{"type":"file_edit","action":"update","target":".gitignore","content":"x"}]`, any, PolicyInput{}, OutcomeAutoApproved, RuleAutoApprove},
-		{"hard deny command", `[{"type":"shell_command","action":"run","target":"mkfs /dev/sda"}]`, any, PolicyInput{}, OutcomeRefused, RuleHardDenyCommand},
-		{"delete needs a person", `[{"type":"file_edit","action":"delete","target":"docs/a"}]`, docs, PolicyInput{}, OutcomePending, "hard_require.delete"},
-		{"second op is checked too", `[{"type":"file_edit","action":"update","target":"docs/a","content":"x"},{"type":"browser","action":"chrome_click","target":"#b"}]`, any, PolicyInput{}, OutcomePending, "hard_require.browser"},
-		{"cost", `[{"type":"file_edit","action":"update","target":"docs/a","content":"x"}]`, any, PolicyInput{Cost: CostHint{EstimatedCostUSD: 1.5}}, OutcomePending, RuleCostOverLimit},
-		{"no grant asks", `[{"type":"file_edit","action":"update","target":"docs/a","content":"x"}]`, nil, PolicyInput{}, OutcomePending, RuleAskNoGrant},
-		{"expired grant asks", `[{"type":"file_edit","action":"update","target":"docs/a","content":"x"}]`, &Grant{ID: "old", ExpiresAt: t0}, PolicyInput{}, OutcomePending, RuleAskNoGrant},
-		{"docs grant covers docs", `[{"type":"file_edit","action":"update","target":"docs/a/b.md","content":"x"}]`, docs, PolicyInput{}, OutcomeAutoApproved, RuleAutoApprove},
-		{"docs grant does not cover docsx", `[{"type":"file_edit","action":"update","target":"docs/a.md","content":"x"},{"type":"file_edit","action":"update","target":"docsx/b.md","content":"x"}]`, docs, PolicyInput{}, OutcomePending, RuleScopePath},
-		{"shell is outside a path grant", `[{"type":"shell_command","action":"run","target":"make docs"}]`, docs, PolicyInput{}, OutcomePending, RuleScopeOperation},
-		{"shell needs ops=shell", `[{"type":"shell_command","action":"run","target":"make docs"}]`, any, PolicyInput{}, OutcomePending, RuleScopeOperation},
-		{"ops=shell without paths never covers shell", `[{"type":"shell_command","action":"run","target":"make docs"}]`, shellAny, PolicyInput{}, OutcomePending, RuleScopeOperation},
-		{"ops=shell with paths covers a read-only command", `[{"type":"shell_command","action":"run","target":"ls docs"},{"type":"file_edit","action":"update","target":"docs/a","content":"x"}]`, shellDocs, PolicyInput{}, OutcomeAutoApproved, RuleAutoApprove},
-		{"ops=shell does not cover make", `[{"type":"shell_command","action":"run","target":"make docs"},{"type":"file_edit","action":"update","target":"docs/a","content":"x"}]`, shellDocs, PolicyInput{}, OutcomePending, RuleScopeShellCommand},
-		{"ops=shell never covers a deletion", `[{"type":"shell_command","action":"run","target":"bash -c 'rm -rf docs'"}]`, shellDocs, PolicyInput{}, OutcomePending, "hard_require.delete"},
-		{"ops=shell never covers network", `[{"type":"shell_command","action":"run","target":"env X=1 curl -s https://example.com"}]`, shellDocs, PolicyInput{}, OutcomePending, "hard_require.network"},
-		{"ops=shell never covers curl | sh", `[{"type":"shell_command","action":"run","target":"curl -s x | sh"}]`, shellDocs, PolicyInput{}, OutcomePending, "hard_require.network"},
-		{"ops=shell never covers a daemon", `[{"type":"shell_command","action":"run","target":"nohup ./srv &"}]`, shellDocs, PolicyInput{}, OutcomePending, "hard_require.background"},
-		{"ops=shell never covers eval", `[{"type":"shell_command","action":"run","target":"eval \"$X\""}]`, shellDocs, PolicyInput{}, OutcomePending, "hard_require.dynamic_command"},
-		{"unparsable shell is never automatic", `[{"type":"shell_command","action":"run","target":"echo 'oops"}]`, shellDocs, PolicyInput{}, OutcomePending, "hard_require.shell_unparsed"},
-		{"shell writing outside", `[{"type":"shell_command","action":"run","target":"echo x >> ~/.profile"}]`, shellDocs, PolicyInput{}, OutcomePending, "hard_require.outside_workspace"},
-		{"shell privilege", `[{"type":"shell_command","action":"run","target":"sudo make install"}]`, shellDocs, PolicyInput{}, OutcomePending, "hard_require.privilege"},
-		{"shell chmod", `[{"type":"shell_command","action":"run","target":"chmod 777 docs"}]`, shellDocs, PolicyInput{}, OutcomePending, "hard_require.permission"},
-		{"shell into .GIT is refused", `[{"type":"shell_command","action":"run","target":"echo x > .GIT/hooks/pre-commit"}]`, shellDocs, PolicyInput{}, OutcomeRefused, RuleHardDenyPath},
-		{".GIT/config is refused", `[{"type":"file_edit","action":"update","target":".GIT/config","content":"x"}]`, any, PolicyInput{}, OutcomeRefused, RuleHardDenyPath},
-		{"sub/.GiT/config is refused", `[{"type":"file_edit","action":"update","target":"sub/.GiT/config","content":"x"}]`, any, PolicyInput{}, OutcomeRefused, RuleHardDenyPath},
-		{".git. is refused", `[{"type":"file_edit","action":"create","target":".git./hooks/pre-commit","content":"x"}]`, any, PolicyInput{}, OutcomeRefused, RuleHardDenyPath},
-		{".git without the config entry is refused", `[{"type":"git_operation","action":"add","target":".Git/config"}]`, any, PolicyInput{}, OutcomeRefused, RuleHardDenyPath},
-		{"deny paths ignore letter case", `[{"type":"file_edit","action":"update","target":"Secrets./k","content":"x"}]`, any, PolicyInput{}, OutcomeRefused, RuleHardDenyPath},
-		{"push needs a person", `[{"type":"git_operation","action":"push","target":"origin","metadata":{"branch":"docs"}}]`, any, PolicyInput{}, OutcomePending, "hard_require.push_public"},
-		{"git commit is inside a path grant", `[{"type":"git_operation","action":"add","target":"docs/a"},{"type":"git_operation","action":"commit","content":"m"}]`, docs, PolicyInput{}, OutcomeAutoApproved, RuleAutoApprove},
-		{"task type scope", `[{"type":"file_edit","action":"update","target":"docs/a","content":"x"}]`, &Grant{ID: "g", TaskTypes: []string{"docs"}, ExpiresAt: t0.Add(time.Hour)}, PolicyInput{TaskType: "codegen"}, OutcomePending, RuleScopeTaskType},
-		{"route scope", `[{"type":"file_edit","action":"update","target":"docs/a","content":"x"}]`, &Grant{ID: "g", Routes: []string{"CODE1"}, ExpiresAt: t0.Add(time.Hour)}, PolicyInput{Route: "CODE3"}, OutcomePending, RuleScopeRoute},
-		{"denied operation", `[{"type":"shell_command","action":"run","target":"make"}]`, &Grant{ID: "g", DeniedOperations: []string{"shell_command"}, ExpiresAt: t0.Add(time.Hour)}, PolicyInput{}, OutcomePending, RuleScopeDeniedOperation},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			in := tc.in
-			in.Patch = mustParse(t, tc.patch)
-			d := Evaluate(cfg, in, tc.grant, t0)
-			if d.Outcome != tc.outcome || d.Rule != tc.rule {
-				t.Errorf("got %s by %s (%s), want %s by %s", d.Outcome, d.Rule, d.Reason, tc.outcome, tc.rule)
-			}
-			if d.Reason == "" {
-				t.Error("no reason given")
-			}
-			if d.Outcome == OutcomeAutoApproved && d.GrantID != tc.grant.ID {
-				t.Errorf("grant id %q, want %q", d.GrantID, tc.grant.ID)
-			}
-		})
-	}
 }
 
 func pending(t *testing.T) Job {

@@ -82,9 +82,13 @@ type (
 	AutoApprovedPayload struct {
 		GrantID string `json:"grant_id"`
 		Reason  string `json:"reason"`
+		// PolicyHash names the policy file that decided.
+		PolicyHash string `json:"policy_hash,omitempty"`
 	}
 	ReasonPayload struct {
 		Reason string `json:"reason,omitempty"`
+		// PolicyHash names the policy file of a refusal by policy.
+		PolicyHash string `json:"policy_hash,omitempty"`
 	}
 	RejectedPayload struct {
 		Attempt string `json:"attempt"`
@@ -135,6 +139,9 @@ func (j *Job) Apply(e Event) error {
 		}
 		j.Status, j.AutoApproved, j.GrantID = StatusAutoApproved, true, p.GrantID
 		j.PolicyRule, j.PolicyReason = e.PolicyRule, p.Reason
+		if p.PolicyHash != "" {
+			j.PolicyHash = p.PolicyHash
+		}
 		j.DecidedBy, j.DecidedAt = e.Actor, e.At
 	case EventRefused:
 		var p ReasonPayload
@@ -142,6 +149,9 @@ func (j *Job) Apply(e Event) error {
 			return err
 		}
 		j.Status, j.PolicyRule, j.PolicyReason = StatusRefused, e.PolicyRule, p.Reason
+		if p.PolicyHash != "" {
+			j.PolicyHash = p.PolicyHash
+		}
 		j.DecidedBy, j.DecidedAt = e.Actor, e.At
 	case EventGranted:
 		j.Status, j.DecidedBy, j.DecidedAt = StatusGranted, e.Actor, e.At

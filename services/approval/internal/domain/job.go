@@ -90,8 +90,10 @@ type Job struct {
 	Stats               patch.DiffStats   `json:"stats"`
 	Unknown             []string          `json:"unknown,omitempty"`
 	// PolicyRule is the rule that decided the current state; PolicyReason says why.
-	PolicyRule   string    `json:"policy_rule,omitempty"`
-	PolicyReason string    `json:"policy_reason,omitempty"`
+	PolicyRule   string `json:"policy_rule,omitempty"`
+	PolicyReason string `json:"policy_reason,omitempty"`
+	// PolicyHash is the sha256 of the policy file that made the request's decision.
+	PolicyHash   string    `json:"policy_hash,omitempty"`
 	AutoApproved bool      `json:"auto_approved"`
 	GrantID      string    `json:"grant_id,omitempty"`
 	RequestedBy  Actor     `json:"requested_by"`

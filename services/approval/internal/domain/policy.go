@@ -76,6 +76,8 @@ type PolicyInput struct {
 	Route               string
 	Cost                CostHint
 	ProposalUsesBrowser bool
+	// Requester is the id of who asked (a policy rule may look at it).
+	Requester string
 }
 
 // Hit is one rule that matched, with the operation it matched on (-1 for the whole patch).
@@ -94,45 +96,86 @@ type Decision struct {
 	Hits    []Hit
 	// GrantID is the grant that auto-approved, when Outcome is auto_approved.
 	GrantID string
+	// PolicyHash names the policy file that decided (empty for the built-in Evaluate).
+	PolicyHash string
 }
 
 // Evaluate runs the fixed order hard-deny → hard-require → Auto-Approve → ask over every
-// operation. grant is nil when Auto-Approve is off (or its store is unreachable).
+// operation. grant is nil when Auto-Approve is off (or its store is unreachable). It is the
+// built-in policy; the rule engine (internal/policy) reproduces it from the default policy file
+// and enforces its first two steps (Floor) whatever a policy file says.
 func Evaluate(cfg PolicyConfig, in PolicyInput, grant *Grant, now time.Time) Decision {
-	ops := in.Patch.Operations
-	// 1. hard deny
-	for _, op := range ops {
-		if op.HasFlag(patch.FlagGitInternals) {
-			return Decision{Outcome: OutcomeRefused, Rule: RuleHardDenyPath,
-				Reason: fmt.Sprintf("operation %d (%s %s) writes inside a .git directory, which is never allowed", op.Index+1, op.Type, op.Action)}
+	if d := Floor(cfg, in); d.Outcome != "" {
+		return d
+	}
+	return GrantDecision(in, grant, now)
+}
+
+// Floor is the hard-deny and hard-require part of the policy: a refusal, a pending decision
+// with every hard-require hit, or the zero Decision when neither applies.
+func Floor(cfg PolicyConfig, in PolicyInput) Decision {
+	if d, ok := HardDeny(cfg, in); ok {
+		return d
+	}
+	if hits := HardRequireHits(cfg, in); len(hits) > 0 {
+		return PendingFor(hits)
+	}
+	return Decision{}
+}
+
+// HardDeny returns the refusal of the first operation that touches a .git directory, a
+// hard-deny path or runs a hard-deny command.
+func HardDeny(cfg PolicyConfig, in PolicyInput) (Decision, bool) {
+	for _, op := range in.Patch.Operations {
+		if reason, ok := DeniedPathReason(cfg, op); ok {
+			return Decision{Outcome: OutcomeRefused, Rule: RuleHardDenyPath, Reason: reason}, true
 		}
-		for _, p := range patch.OperationPaths(op) {
-			if patch.TouchesGitDir(p) {
-				return Decision{Outcome: OutcomeRefused, Rule: RuleHardDenyPath,
-					Reason: fmt.Sprintf("operation %d (%s %s) touches %s, inside a .git directory, which is never allowed", op.Index+1, op.Type, op.Action, p)}
-			}
-			for _, deny := range cfg.HardDenyPaths {
-				if pathUnderAnyDepth(p, deny) {
-					return Decision{Outcome: OutcomeRefused, Rule: RuleHardDenyPath,
-						Reason: fmt.Sprintf("operation %d (%s %s) touches %s, which is never allowed (%s)", op.Index+1, op.Type, op.Action, p, deny)}
-				}
-			}
+		if reason := DeniedCommandReason(cfg, op); reason != "" {
+			return Decision{Outcome: OutcomeRefused, Rule: RuleHardDenyCommand, Reason: reason}, true
 		}
-		if op.Type == patch.TypeShell {
-			for _, re := range cfg.HardDenyCommands {
-				if re.MatchString(op.Target + " " + op.Content) {
-					return Decision{Outcome: OutcomeRefused, Rule: RuleHardDenyCommand,
-						Reason: fmt.Sprintf("operation %d runs a command matching the refused pattern %q", op.Index+1, re.String())}
-				}
+	}
+	return Decision{}, false
+}
+
+// DeniedPathReason says why op touches a path that is never allowed: inside a .git directory
+// (in any spelling) or under a hard-deny path.
+func DeniedPathReason(cfg PolicyConfig, op patch.Operation) (string, bool) {
+	if op.HasFlag(patch.FlagGitInternals) {
+		return fmt.Sprintf("operation %d (%s %s) writes inside a .git directory, which is never allowed", op.Index+1, op.Type, op.Action), true
+	}
+	for _, p := range patch.OperationPaths(op) {
+		if patch.TouchesGitDir(p) {
+			return fmt.Sprintf("operation %d (%s %s) touches %s, inside a .git directory, which is never allowed", op.Index+1, op.Type, op.Action, p), true
+		}
+		for _, deny := range cfg.HardDenyPaths {
+			if pathUnderAnyDepth(p, deny) {
+				return fmt.Sprintf("operation %d (%s %s) touches %s, which is never allowed (%s)", op.Index+1, op.Type, op.Action, p, deny), true
 			}
 		}
 	}
-	// 2. hard require
+	return "", false
+}
+
+// DeniedCommandReason says which hard-deny pattern a shell operation matches, or "".
+func DeniedCommandReason(cfg PolicyConfig, op patch.Operation) string {
+	if op.Type != patch.TypeShell {
+		return ""
+	}
+	for _, re := range cfg.HardDenyCommands {
+		if re.MatchString(op.Target + " " + op.Content) {
+			return fmt.Sprintf("operation %d runs a command matching the refused pattern %q", op.Index+1, re.String())
+		}
+	}
+	return ""
+}
+
+// HardRequireHits lists every hard-require hit in operation order, then the patch-wide ones.
+func HardRequireHits(cfg PolicyConfig, in PolicyInput) []Hit {
 	var hits []Hit
-	for _, op := range ops {
+	for _, op := range in.Patch.Operations {
 		for _, f := range hardRequireFlags {
 			if op.HasFlag(f) {
-				hits = append(hits, Hit{Rule: RuleHardRequire + string(f), Op: op.Index, Detail: hitDetail(op, f)})
+				hits = append(hits, Hit{Rule: RuleHardRequire + string(f), Op: op.Index, Detail: HitDetail(op, f)})
 			}
 		}
 	}
@@ -140,9 +183,8 @@ func Evaluate(cfg PolicyConfig, in PolicyInput, grant *Grant, now time.Time) Dec
 		hits = append(hits, Hit{Rule: RuleHardRequire + string(patch.FlagBroadOverwrite), Op: -1,
 			Detail: fmt.Sprintf("%d files written", in.Patch.Stats.Files)})
 	}
-	if (cfg.CostLimitUSD > 0 && in.Cost.EstimatedCostUSD > cfg.CostLimitUSD) || (cfg.TokenLimit > 0 && in.Cost.EstimatedTokens > cfg.TokenLimit) {
-		hits = append(hits, Hit{Rule: RuleCostOverLimit, Op: -1,
-			Detail: fmt.Sprintf("estimate $%.2f / %d tokens, limit $%.2f / %d tokens", in.Cost.EstimatedCostUSD, in.Cost.EstimatedTokens, cfg.CostLimitUSD, cfg.TokenLimit)})
+	if CostOverLimit(cfg, in.Cost) {
+		hits = append(hits, Hit{Rule: RuleCostOverLimit, Op: -1, Detail: CostDetail(cfg, in.Cost)})
 	}
 	if in.ProposalUsesBrowser && !in.Patch.HasFlag(patch.FlagBrowser) {
 		hits = append(hits, Hit{Rule: RuleProposalBrowser, Op: -1, Detail: "the proposal declares browser use"})
@@ -150,11 +192,28 @@ func Evaluate(cfg PolicyConfig, in PolicyInput, grant *Grant, now time.Time) Dec
 	if len(in.Patch.Unknown) > 0 {
 		hits = append(hits, Hit{Rule: RuleUnknownBlocks, Op: -1, Detail: fmt.Sprintf("%d blocks not understood", len(in.Patch.Unknown))})
 	}
-	if len(hits) > 0 {
-		return Decision{Outcome: OutcomePending, Rule: hits[0].Rule, Hits: hits,
-			Reason: fmt.Sprintf("needs a person: %s (%s)", hits[0].Rule, hits[0].Detail)}
-	}
-	// 3. Auto-Approve
+	return hits
+}
+
+// CostOverLimit reports whether the estimate exceeds a configured limit.
+func CostOverLimit(cfg PolicyConfig, c CostHint) bool {
+	return (cfg.CostLimitUSD > 0 && c.EstimatedCostUSD > cfg.CostLimitUSD) || (cfg.TokenLimit > 0 && c.EstimatedTokens > cfg.TokenLimit)
+}
+
+// CostDetail states the estimate against the limits.
+func CostDetail(cfg PolicyConfig, c CostHint) string {
+	return fmt.Sprintf("estimate $%.2f / %d tokens, limit $%.2f / %d tokens", c.EstimatedCostUSD, c.EstimatedTokens, cfg.CostLimitUSD, cfg.TokenLimit)
+}
+
+// PendingFor is the decision of a job that needs a person; the first hit decides.
+func PendingFor(hits []Hit) Decision {
+	return Decision{Outcome: OutcomePending, Rule: hits[0].Rule, Hits: hits,
+		Reason: fmt.Sprintf("needs a person: %s (%s)", hits[0].Rule, hits[0].Detail)}
+}
+
+// GrantDecision is the Auto-Approve step: auto-approved within an active grant's scope,
+// otherwise pending with the scope rule that stopped it.
+func GrantDecision(in PolicyInput, grant *Grant, now time.Time) Decision {
 	if grant == nil || !grant.ActiveAt(now) {
 		return Decision{Outcome: OutcomePending, Rule: RuleAskNoGrant, Reason: "Auto-Approve is off"}
 	}
@@ -165,9 +224,9 @@ func Evaluate(cfg PolicyConfig, in PolicyInput, grant *Grant, now time.Time) Dec
 		Reason: fmt.Sprintf("within the Auto-Approve grant %s until %s", grant.ID, grant.ExpiresAt.UTC().Format(time.RFC3339))}
 }
 
-// hitDetail says what in the operation raised f: the exact push command, the shell command
+// HitDetail says what in the operation raised f: the exact push command, the shell command
 // the analyzer pointed at, or the operation itself.
-func hitDetail(op patch.Operation, f patch.Flag) string {
+func HitDetail(op patch.Operation, f patch.Flag) string {
 	switch op.Type {
 	case patch.TypeGit:
 		if push, err := patch.PushOf(op); err == nil {

@@ -98,6 +98,7 @@ func (a *API) Routes() []Route {
 		{Method: http.MethodGet, Pattern: "/v1/auto-approve", Handler: a.getAutoApprove},
 		{Method: http.MethodPut, Pattern: "/v1/auto-approve", Handler: a.putAutoApprove},
 		{Method: http.MethodDelete, Pattern: "/v1/auto-approve", Handler: a.deleteAutoApprove},
+		{Method: http.MethodPost, Pattern: "/v1/policy/simulate", Handler: a.simulatePolicy},
 	}
 }
 

@@ -48,6 +48,7 @@ type jobView struct {
 	Unknown       []string        `json:"unknown"`
 	PolicyRule    string          `json:"policy_rule"`
 	PolicyReason  string          `json:"policy_reason"`
+	PolicyHash    string          `json:"policy_hash,omitempty"`
 	AutoApproved  bool            `json:"auto_approved"`
 	RequestedBy   *domain.Actor   `json:"requested_by,omitempty"`
 	DecidedBy     *domain.Actor   `json:"decided_by,omitempty"`
@@ -89,7 +90,7 @@ func viewJob(j domain.Job) jobView {
 		Order: j.Order, Summary: j.Summary, Plan: j.Plan, Patch: j.Patch, ContentHash: j.ContentHash, Risk: j.Risk, Cost: j.Cost,
 		UsesBrowser: j.UsesBrowser, AffectedPaths: nonNil(j.AffectedPaths), Flags: nonNil(j.Flags),
 		Stats: statsView{Files: j.Stats.Files, Additions: j.Stats.Additions, Deletions: j.Stats.Deletions}, Unknown: nonNil(j.Unknown),
-		PolicyRule: j.PolicyRule, PolicyReason: j.PolicyReason, AutoApproved: j.AutoApproved, RequestedBy: optActor(j.RequestedBy),
+		PolicyRule: j.PolicyRule, PolicyReason: j.PolicyReason, PolicyHash: j.PolicyHash, AutoApproved: j.AutoApproved, RequestedBy: optActor(j.RequestedBy),
 		DecidedBy: optActor(j.DecidedBy), DenyReason: j.DenyReason, ClaimedBy: j.ClaimedBy, RequestedAt: j.RequestedAt,
 		DecidedAt: optTime(j.DecidedAt), ExpiresAt: optTime(j.ExpiresAt), ExecutedAt: optTime(j.ExecutedAt),
 		FinishedAt: optTime(j.FinishedAt), Result: j.Result, Version: j.Version, Operations: []operationView{},

@@ -63,7 +63,7 @@ func (h *Handler) RequestApproval(ctx context.Context, req *approvalv1.RequestAp
 		return nil, h.fail(ctx, err)
 	}
 	return &approvalv1.RequestApprovalResponse{
-		Job: JobToProto(res.Job), Outcome: outcomes.Wire(res.Decision.Outcome), PolicyRule: res.Decision.Rule,
+		Job: JobToProto(res.Job), Outcome: outcomes.Wire(res.Decision.Outcome), PolicyRule: res.Decision.Rule, PolicyHash: res.Decision.PolicyHash,
 		Reason: res.Decision.Reason, RequestText: res.Text,
 	}, nil
 }
@@ -351,7 +351,7 @@ func JobToProto(j domain.Job) *approvalv1.Job {
 	out := &approvalv1.Job{
 		JobId: j.ID, Status: statuses.Wire(j.Status), Route: routeFromName(j.Route), SessionId: j.SessionID, Channel: j.Channel,
 		Summary: j.Summary, Plan: j.Plan, Patch: j.Patch, TaskType: taskTypeFromName(j.TaskType), UsesBrowser: j.UsesBrowser,
-		ContentHash: j.ContentHash, AffectedPaths: j.AffectedPaths, Flags: j.Flags, PolicyRule: j.PolicyRule, Order: j.Order,
+		ContentHash: j.ContentHash, AffectedPaths: j.AffectedPaths, Flags: j.Flags, PolicyRule: j.PolicyRule, PolicyHash: j.PolicyHash, Order: j.Order,
 		RequestedBy: actorToProto(j.RequestedBy), DecidedBy: actorToProto(j.DecidedBy), DenyReason: j.DenyReason,
 		RequestedAt: ts(j.RequestedAt), DecidedAt: ts(j.DecidedAt), ExpiresAt: ts(j.ExpiresAt), ExecutedAt: ts(j.ExecutedAt),
 		FinishedAt: ts(j.FinishedAt), Version: j.Version,

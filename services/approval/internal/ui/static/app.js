@@ -25,7 +25,7 @@
       'col.age': '経過', 'col.expires': '期限まで',
       'job.summary': '概要', 'job.plan': '計画', 'job.approve': '承認する', 'job.deny': '却下する', 'job.denyReason': '却下の理由',
       'job.ops': '操作', 'job.diff': '差分', 'job.audit': '監査ログ', 'job.route': 'ルート', 'job.taskType': 'タスク種別',
-      'job.order': '依頼内容', 'job.requestedBy': '依頼者', 'job.requestedAt': '依頼日時', 'job.policy': 'ポリシー',
+      'job.order': '依頼内容', 'job.requestedBy': '依頼者', 'job.requestedAt': '依頼日時', 'job.policy': 'ポリシー', 'job.policyHash': 'ポリシーのハッシュ',
       'job.risk': 'リスク', 'job.cost': '推定コスト', 'job.hash': '内容ハッシュ', 'job.session': 'セッション',
       'job.approved': '{0} を承認しました。', 'job.denied': '{0} を却下しました。', 'job.decided': '{0}：{1}（{2}）',
       'job.noFlags': 'フラグの付いた操作はありません。', 'job.flags': 'フラグ：', 'job.truncated': '（{0} 行以降は省略）',
@@ -59,7 +59,7 @@
       'col.age': 'Age', 'col.expires': 'Expires in',
       'job.summary': 'Summary', 'job.plan': 'Plan', 'job.approve': 'Approve', 'job.deny': 'Deny', 'job.denyReason': 'Reason for denial',
       'job.ops': 'Operations', 'job.diff': 'Diff', 'job.audit': 'Audit trail', 'job.route': 'Route', 'job.taskType': 'Task type',
-      'job.order': 'Order', 'job.requestedBy': 'Requested by', 'job.requestedAt': 'Requested at', 'job.policy': 'Policy',
+      'job.order': 'Order', 'job.requestedBy': 'Requested by', 'job.requestedAt': 'Requested at', 'job.policy': 'Policy', 'job.policyHash': 'Policy hash',
       'job.risk': 'Risk', 'job.cost': 'Estimated cost', 'job.hash': 'Content hash', 'job.session': 'Session',
       'job.approved': '{0} approved.', 'job.denied': '{0} denied.', 'job.decided': '{0}: {1} ({2})',
       'job.noFlags': 'No flagged operations.', 'job.flags': 'Flags: ', 'job.truncated': '(lines after {0} omitted)',
@@ -287,6 +287,7 @@
       ['job.risk', [(j.risk && j.risk.level) || '—', j.risk && j.risk.destructive ? t('risk.destructive') : ''].filter(Boolean).join(' / ')],
       ['job.cost', cost.estimated_tokens || cost.estimated_cost_usd ? (cost.estimated_tokens || 0) + ' tokens / $' + (cost.estimated_cost_usd || 0).toFixed(2) : '—'],
       ['job.hash', j.content_hash || '—'],
+      ['job.policyHash', j.policy_hash || '—'],
     ];
     $('#job-meta').replaceChildren(...meta.flatMap(([k, v]) => [el('dt', { text: t(k) }), el('dd', { class: 'text', text: v })]));
     $('#job-summary').textContent = j.summary || '—';
