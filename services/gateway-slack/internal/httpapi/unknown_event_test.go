@@ -23,7 +23,7 @@ func TestUnhandledEventTypesAreAcknowledged(t *testing.T) {
 	for body, want := range map[string]int{
 		`{"type":"event_callback","team_id":"T1","api_app_id":"A1","event_id":"Ev9","event_time":1,"event":{"type":"some_future_event","user":"U1"}}`: http.StatusOK,
 		`{"type":"event_callback","team_id":"T1","api_app_id":"A1","event_id":"Ev8","event_time":1,"event":{"type":"reaction_added","user":"U1"}}`:    http.StatusOK,
-		`{"type":"event_callback","event_id":"","event":{"type":"nothing"}}`: http.StatusBadRequest,
+		`{"type":"event_callback","event_id":"","event":{"type":"nothing"}}`:                                                                          http.StatusBadRequest,
 		`not json`: http.StatusBadRequest,
 	} {
 		w := httptest.NewRecorder()
