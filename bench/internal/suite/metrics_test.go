@@ -63,13 +63,14 @@ func TestMetricsAfterTraffic(t *testing.T) {
 		}
 	}()
 
-	// LINE → gateway-line → chat-mio → router-shiro (classifier) → chat model → reply.
+	// LINE → gateway-line → chat-mio → router-shiro (classifier: the text asks for something,
+	// so cheap signals leave it to the model) → chat model → reply.
 	hook := suite.Webhook{URL: s.Procs["gateway-line"].PublicURL() + "/line/webhook", Client: http.DefaultClient}
 	const messages = 6
 	for i := range messages {
 		tok := fmt.Sprintf("reply-token-%d", i)
 		wait := line.Await(tok)
-		body := suite.TextEvent(fmt.Sprintf("01HBENCHEVENT%04d", i), users[i%2], tok, "今日はいい天気だね", time.Now())
+		body := suite.TextEvent(fmt.Sprintf("01HBENCHEVENT%04d", i), users[i%2], tok, "ちょっと相談してもいい?", time.Now())
 		if code, err := hook.Post(body, suite.Sign(body)); err != nil || code != http.StatusOK {
 			t.Fatalf("webhook: %d %v", code, err)
 		}
