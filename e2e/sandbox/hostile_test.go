@@ -289,9 +289,9 @@ func hostileCases() []hostile {
 		{name: "git push with planted core.sshCommand and credential helper", absent: []string{"ssh-marker"}, failed: true,
 			setup: func(t *testing.T, s *stack) {
 				gitRepo(t, s)
-				appendGitConfig(t, s, "[core]\n\tsshCommand = touch "+s.ws+"/ssh-marker; false\n[credential]\n\thelper = !touch "+s.ws+"/ssh-marker\n[remote \"origin\"]\n\turl = ssh://git@example.invalid/repo.git\n")
+				appendGitConfig(t, s, "[core]\n\tsshCommand = touch "+s.ws+"/ssh-marker; false\n[credential]\n\thelper = !touch "+s.ws+"/ssh-marker\n")
 			},
-			ops: func(*stack) []op { return []op{gitOp("push", "origin", map[string]string{"branch": "main"})} }},
+			ops: func(*stack) []op { return []op{gitOp("push", "ssh://git@example.invalid/repo.git", map[string]string{"branch": "main"})} }},
 		{name: "shell plants a hook", absent: []string{"hook2-marker", ".git/hooks/post-commit"},
 			setup: gitRepo,
 			ops: func(s *stack) []op {

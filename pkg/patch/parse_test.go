@@ -74,11 +74,11 @@ func TestParseFormats(t *testing.T) {
 			name: "json rename delete push browser",
 			text: `[{"type":"file_edit","action":"rename","target":"a.txt","metadata":{"to":"b/c.txt"}},
 			 {"type":"file_edit","action":"delete","target":"gone.txt"},
-			 {"type":"git_operation","action":"push","target":"origin","metadata":{"branch":"main"}},
+			 {"type":"git_operation","action":"push","target":"https://git.example.com/team/repo.git","metadata":{"branch":"main"}},
 			 {"type":"browser","action":"chrome_navigate","target":"https://example.com/"},
 			 {"type":"browser","action":"chrome_execute_script","content":"document.title"}]`,
 			format: FormatJSON,
-			ops:    []string{"file_edit/rename/a.txt", "file_edit/delete/gone.txt", "git_operation/push/origin", "browser/chrome_navigate/https://example.com/", "browser/chrome_execute_script/"},
+			ops:    []string{"file_edit/rename/a.txt", "file_edit/delete/gone.txt", "git_operation/push/https://git.example.com/team/repo.git", "browser/chrome_navigate/https://example.com/", "browser/chrome_execute_script/"},
 			paths:  []string{"a.txt", "b/c.txt", "gone.txt"},
 			flags:  []Flag{FlagBrowser, FlagDelete, FlagExecuteScript, FlagNetwork, FlagPushPublic, FlagRename},
 			stats:  DiffStats{Files: 3},
@@ -111,9 +111,9 @@ func TestParseFormats(t *testing.T) {
 		},
 		{
 			name:   "markdown diff and json fences",
-			text:   "```diff\n--- a/x.txt\n+++ b/x.txt\n@@ -1 +1 @@\n-a\n+b\n```\n```json\n[{\"type\":\"git_operation\",\"action\":\"push\",\"metadata\":{\"remote\":\"origin\",\"branch\":\"main\"}}]\n```\n",
+			text:   "```diff\n--- a/x.txt\n+++ b/x.txt\n@@ -1 +1 @@\n-a\n+b\n```\n```json\n[{\"type\":\"git_operation\",\"action\":\"push\",\"metadata\":{\"remote\":\"https://git.example.com/team/repo.git\",\"branch\":\"main\"}}]\n```\n",
 			format: FormatMarkdown,
-			ops:    []string{"file_edit/patch/x.txt", "git_operation/push/origin"},
+			ops:    []string{"file_edit/patch/x.txt", "git_operation/push/https://git.example.com/team/repo.git"},
 			paths:  []string{"x.txt"},
 			flags:  []Flag{FlagNetwork, FlagPushPublic},
 			stats:  DiffStats{Files: 1, Additions: 1, Deletions: 1},
@@ -386,7 +386,7 @@ func TestNormalizePath(t *testing.T) {
 }
 
 func TestMarkdownGitLines(t *testing.T) {
-	p, err := Parse("```git\n# publish\ngit add -A\ngit add a.go b.go\ngit commit -m \"first\" -m 'second'\ngit reset --hard\ngit checkout -b feature/x\ngit push -f -u origin main\n```\n", Options{})
+	p, err := Parse("```git\n# publish\ngit add -A\ngit add a.go b.go\ngit commit -m \"first\" -m 'second'\ngit reset --hard\ngit checkout -b feature/x\ngit push -f -u https://git.example.com/team/repo.git main\n```\n", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,7 +402,7 @@ func TestMarkdownGitLines(t *testing.T) {
 		{"commit", "", "first\n\nsecond", nil, nil},
 		{"reset", "", "", map[string]string{MetaMode: "hard"}, []Flag{FlagDelete}},
 		{"checkout", "feature/x", "", map[string]string{MetaNewBranch: "true"}, nil},
-		{"push", "origin", "", map[string]string{MetaForce: "true", MetaSetUpstream: "true", MetaBranch: "main"}, []Flag{FlagForcePush, FlagNetwork, FlagPushPublic}},
+		{"push", "https://git.example.com/team/repo.git", "", map[string]string{MetaForce: "true", MetaSetUpstream: "true", MetaBranch: "main"}, []Flag{FlagForcePush, FlagNetwork, FlagPushPublic}},
 	}
 	if len(p.Operations) != len(wants) {
 		t.Fatalf("%d operations, want %d: %+v", len(p.Operations), len(wants), p.Operations)

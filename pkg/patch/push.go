@@ -18,15 +18,14 @@ const (
 // MetaRemote may name the remote of a push in a JSON command; the parser moves it to Target.
 const MetaRemote = "remote"
 
-// Push is a git push as approved: the exact remote (a configured remote name or a URL), the
-// branch pushed to the branch of the same name, and whether it is forced. Approval shows
-// Command() and the executor runs Args(): the same words.
+// Push is a git push as approved: the exact remote URL, the branch pushed to the branch of the
+// same name, and whether it is forced. Approval shows Command() and the executor runs Args():
+// the same words. A remote name ("origin") is refused: its URL would come from the
+// workspace's git config, which is not what the approver saw.
 type Push struct {
-	// Remote is a remote name ("origin") or a URL (https://, ssh://, git://, user@host:path).
+	// Remote is the URL (https://, ssh://, git://, user@host:path).
 	Remote string
-	// RemoteIsURL is false for a remote name, whose URL comes from the workspace's git config.
-	RemoteIsURL bool
-	Branch      string
+	Branch string
 	// Force is "", ForceOverwrite or ForceWithLease.
 	Force       string
 	SetUpstream bool
@@ -70,11 +69,9 @@ func PushOf(op Operation) (Push, error) {
 		}
 	}
 	p := Push{Remote: op.Target, Branch: op.Metadata[MetaBranch], Force: op.Metadata[MetaForce]}
-	isURL, err := checkRemote(p.Remote)
-	if err != nil {
+	if err := checkRemote(p.Remote); err != nil {
 		return Push{}, err
 	}
-	p.RemoteIsURL = isURL
 	if err := checkBranch(p.Branch); err != nil {
 		return Push{}, err
 	}
@@ -107,7 +104,7 @@ func canonPush(op *Operation) error {
 		delete(op.Metadata, MetaRemote)
 	}
 	if remote == "" {
-		return errorf(op.Source, "target", "git push must name the remote (a remote name such as origin, or its URL)")
+		return errorf(op.Source, "target", "git push must name the remote's URL (https://, ssh://, git:// or user@host:path)")
 	}
 	op.Target = remote
 	if op.Metadata == nil {
@@ -157,39 +154,40 @@ var (
 	scpLike = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*@[A-Za-z0-9][A-Za-z0-9.-]*:[A-Za-z0-9._~/][A-Za-z0-9._~/-]*$`)
 )
 
-// checkRemote accepts a remote name or a network URL git pushes to over https, ssh or git.
-// Local paths, file://, transport helpers (ext::, fd::) and credentials in the URL are refused.
-func checkRemote(r string) (isURL bool, err error) {
+// checkRemote accepts a network URL git pushes to over https, ssh or git. Remote names (their
+// URL is the workspace's config, not what was approved), local paths, file://, transport
+// helpers (ext::, fd::) and credentials in the URL are refused.
+func checkRemote(r string) error {
 	switch {
 	case r == "":
-		return false, fmt.Errorf("git push: empty remote")
+		return fmt.Errorf("git push: empty remote")
 	case strings.HasPrefix(r, "-"):
-		return false, fmt.Errorf("git push: remote %s looks like an option", quote(r))
+		return fmt.Errorf("git push: remote %s looks like an option", quote(r))
 	case strings.Contains(r, "::"):
-		return false, fmt.Errorf("git push: remote helper %s is not allowed", quote(r))
+		return fmt.Errorf("git push: remote helper %s is not allowed", quote(r))
 	case strings.ContainsFunc(r, func(c rune) bool { return c <= ' ' || c == 0x7f || c == '\\' }):
-		return false, fmt.Errorf("git push: remote %s contains spaces or control characters", quote(r))
+		return fmt.Errorf("git push: remote %s contains spaces or control characters", quote(r))
 	case remoteName.MatchString(r) && !strings.Contains(r, ".."):
-		return false, nil
+		return fmt.Errorf("git push: %s is a remote name; give its URL (https://, ssh://, git:// or user@host:path): the approver sees and the executor pushes exactly that URL", quote(r))
 	case scpLike.MatchString(r) && !strings.Contains(r, ".."):
-		return true, nil
+		return nil
 	}
 	u, perr := url.Parse(r)
 	if perr != nil || u.Host == "" || u.Opaque != "" {
-		return false, fmt.Errorf("git push: remote %s is neither a remote name nor a https/ssh/git URL", quote(r))
+		return fmt.Errorf("git push: remote %s is not a https/ssh/git URL", quote(r))
 	}
 	switch u.Scheme {
 	case "https", "ssh", "git":
 	default:
-		return false, fmt.Errorf("git push: scheme %s is not allowed (https, ssh or git)", quote(u.Scheme))
+		return fmt.Errorf("git push: scheme %s is not allowed (https, ssh or git)", quote(u.Scheme))
 	}
 	if _, hasPw := u.User.Password(); hasPw || (u.User != nil && u.Scheme == "https") {
-		return false, fmt.Errorf("git push: credentials in the remote URL are not allowed")
+		return fmt.Errorf("git push: credentials in the remote URL are not allowed")
 	}
 	if strings.HasPrefix(u.Host, "-") || u.RawQuery != "" || u.Fragment != "" || strings.Contains(u.Path, "..") {
-		return false, fmt.Errorf("git push: remote URL %s is not allowed", quote(r))
+		return fmt.Errorf("git push: remote URL %s is not allowed", quote(r))
 	}
-	return true, nil
+	return nil
 }
 
 // checkBranch accepts a branch name by git's ref rules, minus anything a refspec or the

@@ -49,32 +49,33 @@ func TestPushModel(t *testing.T) {
 		flags   []Flag
 		err     string
 	}{
-		{name: "remote name", text: `[{"type":"git_operation","action":"push","target":"origin","metadata":{"branch":"main"}}]`,
-			command: "git push origin refs/heads/main:refs/heads/main", flags: []Flag{FlagNetwork, FlagPushPublic}},
+		{name: "remote name refused", text: `[{"type":"git_operation","action":"push","target":"origin","metadata":{"branch":"main"}}]`,
+			err: "is a remote name; give its URL"},
+		{name: "remote name in a git block refused", text: "```git\ngit push origin main\n```\n", err: "is a remote name; give its URL"},
 		{name: "remote in metadata", text: `[{"type":"git_operation","action":"push","metadata":{"remote":"https://github.com/o/r.git","branch":"feature/x"}}]`,
 			command: "git push https://github.com/o/r.git refs/heads/feature/x:refs/heads/feature/x", flags: []Flag{FlagNetwork, FlagPushPublic}},
 		{name: "scp-like url", text: `[{"type":"git_operation","action":"push","target":"git@github.com:o/r.git","metadata":{"branch":"main"}}]`,
 			command: "git push git@github.com:o/r.git refs/heads/main:refs/heads/main", flags: []Flag{FlagNetwork, FlagPushPublic}},
-		{name: "force is its own flag", text: `[{"type":"git_operation","action":"push","target":"origin","metadata":{"branch":"main","force":true}}]`,
-			command: "git push --force origin refs/heads/main:refs/heads/main", flags: []Flag{FlagForcePush, FlagNetwork, FlagPushPublic}},
-		{name: "force with lease", text: "```git\ngit push --force-with-lease -u origin main:main\n```\n",
-			command: "git push --force-with-lease --set-upstream origin refs/heads/main:refs/heads/main", flags: []Flag{FlagForcePush, FlagNetwork, FlagPushPublic}},
-		{name: "force false", text: `[{"type":"git_operation","action":"push","target":"origin","metadata":{"branch":"refs/heads/dev","force":"false"}}]`,
-			command: "git push origin refs/heads/dev:refs/heads/dev", flags: []Flag{FlagNetwork, FlagPushPublic}},
+		{name: "force is its own flag", text: `[{"type":"git_operation","action":"push","target":"https://git.example.com/team/repo.git","metadata":{"branch":"main","force":true}}]`,
+			command: "git push --force https://git.example.com/team/repo.git refs/heads/main:refs/heads/main", flags: []Flag{FlagForcePush, FlagNetwork, FlagPushPublic}},
+		{name: "force with lease", text: "```git\ngit push --force-with-lease -u https://git.example.com/team/repo.git main:main\n```\n",
+			command: "git push --force-with-lease --set-upstream https://git.example.com/team/repo.git refs/heads/main:refs/heads/main", flags: []Flag{FlagForcePush, FlagNetwork, FlagPushPublic}},
+		{name: "force false", text: `[{"type":"git_operation","action":"push","target":"https://git.example.com/team/repo.git","metadata":{"branch":"refs/heads/dev","force":"false"}}]`,
+			command: "git push https://git.example.com/team/repo.git refs/heads/dev:refs/heads/dev", flags: []Flag{FlagNetwork, FlagPushPublic}},
 		{name: "no remote", text: "```git\ngit push\n```\n", err: "must name the remote"},
-		{name: "no branch", text: `[{"type":"git_operation","action":"push","target":"origin"}]`, err: "must name the branch"},
-		{name: "remote twice", text: `[{"type":"git_operation","action":"push","target":"origin","metadata":{"remote":"upstream","branch":"main"}}]`, err: "give one of them"},
+		{name: "no branch", text: `[{"type":"git_operation","action":"push","target":"https://git.example.com/team/repo.git"}]`, err: "must name the branch"},
+		{name: "remote twice", text: `[{"type":"git_operation","action":"push","target":"https://git.example.com/team/repo.git","metadata":{"remote":"upstream","branch":"main"}}]`, err: "give one of them"},
 		{name: "option remote", text: `[{"type":"git_operation","action":"push","target":"--receive-pack=sh","metadata":{"branch":"main"}}]`, err: "option"},
 		{name: "ext helper", text: `[{"type":"git_operation","action":"push","metadata":{"remote":"ext::sh -c id","branch":"main"}}]`, err: "helper"},
-		{name: "file url", text: `[{"type":"git_operation","action":"push","target":"file:///srv/repo.git","metadata":{"branch":"main"}}]`, err: "neither"},
+		{name: "file url", text: `[{"type":"git_operation","action":"push","target":"file:///srv/repo.git","metadata":{"branch":"main"}}]`, err: "is not a https/ssh/git URL"},
 		{name: "http url", text: `[{"type":"git_operation","action":"push","target":"http://example.com/r.git","metadata":{"branch":"main"}}]`, err: "scheme"},
-		{name: "local path", text: `[{"type":"git_operation","action":"push","target":"../other","metadata":{"branch":"main"}}]`, err: "neither"},
+		{name: "local path", text: `[{"type":"git_operation","action":"push","target":"../other","metadata":{"branch":"main"}}]`, err: "is not a https/ssh/git URL"},
 		{name: "credentials", text: `[{"type":"git_operation","action":"push","target":"https://u:p@github.com/o/r.git","metadata":{"branch":"main"}}]`, err: "credentials"},
-		{name: "forced refspec", text: `[{"type":"git_operation","action":"push","target":"origin","metadata":{"branch":"+main"}}]`, err: "invalid branch"},
-		{name: "other refspec", text: "```git\ngit push origin main:release\n```\n", err: "invalid branch"},
-		{name: "option branch", text: `[{"type":"git_operation","action":"push","target":"origin","metadata":{"branch":"--delete"}}]`, err: "invalid branch"},
-		{name: "unknown metadata", text: `[{"type":"git_operation","action":"push","target":"origin","metadata":{"branch":"main","tags":"true"}}]`, err: "unexpected metadata"},
-		{name: "bad force", text: `[{"type":"git_operation","action":"push","target":"origin","metadata":{"branch":"main","force":"maybe"}}]`, err: "want true, lease or false"},
+		{name: "forced refspec", text: `[{"type":"git_operation","action":"push","target":"https://git.example.com/team/repo.git","metadata":{"branch":"+main"}}]`, err: "invalid branch"},
+		{name: "other refspec", text: "```git\ngit push https://git.example.com/team/repo.git main:release\n```\n", err: "invalid branch"},
+		{name: "option branch", text: `[{"type":"git_operation","action":"push","target":"https://git.example.com/team/repo.git","metadata":{"branch":"--delete"}}]`, err: "invalid branch"},
+		{name: "unknown metadata", text: `[{"type":"git_operation","action":"push","target":"https://git.example.com/team/repo.git","metadata":{"branch":"main","tags":"true"}}]`, err: "unexpected metadata"},
+		{name: "bad force", text: `[{"type":"git_operation","action":"push","target":"https://git.example.com/team/repo.git","metadata":{"branch":"main","force":"maybe"}}]`, err: "want true, lease or false"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -105,7 +106,7 @@ func TestPushModel(t *testing.T) {
 
 // An operation changed after parsing is refused, not run differently.
 func TestPushOfRefusesAlteredOperations(t *testing.T) {
-	base := Operation{Type: TypeGit, Action: ActionGitPush, Target: "origin", Metadata: map[string]string{MetaBranch: "main"}}
+	base := Operation{Type: TypeGit, Action: ActionGitPush, Target: "https://git.example.com/team/repo.git", Metadata: map[string]string{MetaBranch: "main"}}
 	alter := func(f func(*Operation)) Operation {
 		op := base
 		op.Metadata = map[string]string{MetaBranch: "main"}

@@ -371,10 +371,10 @@ func TestForcePushIsShownExactly(t *testing.T) {
 		}
 	}
 	j.Locale = "en"
-	p = mustParse(t, "```git\ngit push origin feature/x\n```\n")
+	p = mustParse(t, "```git\ngit push https://git.example.com/team/repo.git feature/x\n```\n")
 	en := RequestText(j, p, nil, time.UTC)
-	for _, want := range []string{"Push #1: remote origin (remote name; its URL is the one in the workspace's git config), branch feature/x, forced: no",
-		"git push origin refs/heads/feature/x:refs/heads/feature/x"} {
+	for _, want := range []string{"Push #1: remote https://git.example.com/team/repo.git (URL), branch feature/x, forced: no",
+		"git push https://git.example.com/team/repo.git refs/heads/feature/x:refs/heads/feature/x"} {
 		if !strings.Contains(en, want) {
 			t.Errorf("en text lacks %q:\n%s", want, en)
 		}

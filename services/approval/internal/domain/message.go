@@ -25,7 +25,7 @@ type texts struct {
 	none                                                                                                   string
 	statusLine                                                                                             string
 	diffStats                                                                                              string
-	push, pushURL, pushName, forced, notForced, network                                                    string
+	push, pushURL, forced, notForced, network                                                              string
 }
 
 var ja = texts{
@@ -36,7 +36,7 @@ var ja = texts{
 	riskLevel:  map[string]string{"high": "高", "medium": "中", "low": "低"},
 	statusLine: "コーダーの評価: %s", diffStats: "%s: %d ファイル, +%d -%d\n",
 	push:    "プッシュ #%d: リモート %s（%s）, ブランチ %s, 強制: %s\n  実行されるコマンド: %s\n",
-	pushURL: "URL", pushName: "リモート名。URL はワークスペースの git 設定のもの", forced: "はい（%s）", notForced: "いいえ",
+	pushURL: "URL", forced: "はい（%s）", notForced: "いいえ",
 	network: "⚠️ ネットワークを使います（サンドボックスでは executor.sandbox.network: allow のときだけ通信できます）",
 }
 
@@ -48,7 +48,7 @@ var en = texts{
 	riskLevel:  map[string]string{"high": "high", "medium": "medium", "low": "low"},
 	statusLine: "coder's assessment: %s", diffStats: "%s: %d files, +%d -%d\n",
 	push:    "Push #%d: remote %s (%s), branch %s, forced: %s\n  command that runs: %s\n",
-	pushURL: "URL", pushName: "remote name; its URL is the one in the workspace's git config", forced: "yes (%s)", notForced: "no",
+	pushURL: "URL", forced: "yes (%s)", notForced: "no",
 	network: "⚠️ Uses the network (the sandbox allows it only with executor.sandbox.network: allow)",
 }
 
@@ -180,10 +180,7 @@ func RequestText(j Job, p *patch.Patch, hits []Hit, loc *time.Location) string {
 		if err != nil {
 			continue
 		}
-		kind := t.pushName
-		if push.RemoteIsURL {
-			kind = t.pushURL
-		}
+		kind := t.pushURL
 		forced := t.notForced
 		switch push.Force {
 		case patch.ForceOverwrite:

@@ -88,7 +88,7 @@ func TestAutoApproveScopeAndHardRequire(t *testing.T) {
 		{"delete", `[{"type":"file_edit","action":"delete","target":"docs/old.md"}]`, "hard_require.delete", domain.CostHint{}, false},
 		{"rename", `[{"type":"file_edit","action":"rename","target":"docs/a.md","metadata":{"to":"docs/b.md"}}]`, "hard_require.rename", domain.CostHint{}, false},
 		{"secret", `[{"type":"file_edit","action":"create","target":"docs/key.md","content":"token: ghp_abcdefghijklmnopqrstuvwxyz0123456789"}]`, "hard_require.send_sensitive", domain.CostHint{}, false},
-		{"push", `[{"type":"git_operation","action":"push","target":"origin","metadata":{"branch":"main"}}]`, "hard_require.push_public", domain.CostHint{}, false},
+		{"push", `[{"type":"git_operation","action":"push","target":"https://git.example.com/team/repo.git","metadata":{"branch":"main"}}]`, "hard_require.push_public", domain.CostHint{}, false},
 		{"publish in shell", `[{"type":"shell_command","action":"run","target":"npm publish"}]`, "hard_require.push_public", domain.CostHint{}, false},
 		{"browser with uses_browser=false", `[{"type":"browser","action":"chrome_get_text","target":"h1"}]`, "hard_require.browser", domain.CostHint{}, false},
 		{"execute script", `[{"type":"browser","action":"chrome_execute_script","content":"1"}]`, "hard_require.execute_script", domain.CostHint{}, false},
