@@ -53,7 +53,7 @@ func TestHealthReadinessMetricsAndBodyLimit(t *testing.T) {
 	if code, _ := get("/healthz"); code != 200 {
 		t.Fatalf("/healthz = %d", code)
 	}
-	if code, body := get("/readyz"); code != 503 || !strings.Contains(body, "redis down") {
+	if code, body := get("/readyz"); code != 503 || !strings.Contains(body, `"redis":"unavailable"`) || strings.Contains(body, "redis down") {
 		t.Fatalf("/readyz = %d %s", code, body)
 	}
 	ready = nil
