@@ -53,10 +53,17 @@ test: ## Run every module's tests with -race
 run: ## Start the whole suite in one process with a chat prompt (embedded default; data in data/)
 	go run ./cmd/picoclaw run
 
+# Release builds: stripped, without local paths, version and commit stamped (`<bin> --version`,
+# /healthz).
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS := -s -w -X github.com/picoclaw-suite/picoclaw/pkg/buildinfo.version=$(VERSION) -X github.com/picoclaw-suite/picoclaw/pkg/buildinfo.commit=$(COMMIT)
+
 .PHONY: build
-build: ## Build every binary into bin/ (the eight services and the picoclaw CLI)
+build: ## Build every binary into bin/ (the eight services and the picoclaw CLI), stripped and version-stamped
 	@mkdir -p bin
-	go build -o bin/ $(foreach s,$(SERVICES),./services/$(s)/cmd/$(s)) ./cmd/picoclaw
+	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o bin/ $(foreach s,$(SERVICES),./services/$(s)/cmd/$(s)) ./cmd/picoclaw
+	@ls -l bin/
 
 .PHONY: bench
 bench: ## Run the Go benchmarks, then the load tool (writes bench/results/report.json and report.md)

@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -114,6 +116,18 @@ func TestEveryBinaryStartsAnswersHealthAndStopsOnSIGTERM(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 
+			// /healthz names the build.
+			var health struct{ Status, Service, Version string }
+			hr, err := http.Get(p.URL() + "/healthz")
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = json.NewDecoder(hr.Body).Decode(&health)
+			hr.Body.Close()
+			if err != nil || health.Status != "ok" || health.Service != name || health.Version == "" {
+				t.Fatalf("/healthz: %+v %v", health, err)
+			}
+
 			conn, err := grpc.NewClient(addrs[name], grpc.WithTransportCredentials(insecure.NewCredentials()))
 			if err != nil {
 				t.Fatal(err)
@@ -171,6 +185,17 @@ func TestOnlyCloudCompositionRootsLinkProviderSDKs(t *testing.T) {
 			if linked != mustLink[name] {
 				t.Errorf("%s links %s: %v, want %v", name, sdk, linked, mustLink[name])
 			}
+		}
+	}
+}
+
+// TestEveryBinaryPrintsItsVersion: `<binary> --version` prints its name and build, exits 0 and
+// starts nothing.
+func TestEveryBinaryPrintsItsVersion(t *testing.T) {
+	for _, name := range services {
+		out, err := exec.Command(filepath.Join(binDir, name), "--version").CombinedOutput()
+		if err != nil || !strings.HasPrefix(string(out), name+" ") || !strings.Contains(string(out), "go1.") {
+			t.Errorf("%s --version: %v %q", name, err, out)
 		}
 	}
 }

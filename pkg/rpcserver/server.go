@@ -26,6 +26,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/buildinfo"
 	"github.com/picoclaw-suite/picoclaw/pkg/heartbeat"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
@@ -185,7 +186,8 @@ func (s *Server) Router() chi.Router { return s.router }
 func (s *Server) PublicRouter() chi.Router { return s.public }
 
 func (s *Server) serveHealth(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "service": s.cfg.Name})
+	bi := buildinfo.Get()
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "service": s.cfg.Name, "version": bi.Version, "commit": bi.Commit})
 }
 
 // HandlerOptions are the options every Connect handler of the suite uses.

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/buildinfo"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 )
 
@@ -29,6 +30,7 @@ func Main(name string, args []string, stderr io.Writer, fn RunFunc) int {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	configPath := fs.String("config", os.Getenv(EnvConfig), "path to the YAML config file (env "+EnvConfig+"); defaults are used when empty")
+	showVersion := fs.Bool("version", false, "print the version and commit this binary was built from, and exit")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: %s [-config file.yaml] [subcommand]\n       %s healthcheck <url>   probe a /healthz URL (exit 0 when it answers 200)\n", name, name)
 		fs.PrintDefaults()
@@ -38,6 +40,10 @@ func Main(name string, args []string, stderr io.Writer, fn RunFunc) int {
 			return 0
 		}
 		return 2
+	}
+	if *showVersion {
+		fmt.Fprintln(os.Stdout, name, buildinfo.Get())
+		return 0
 	}
 	if rest := fs.Args(); len(rest) > 0 && rest[0] == "healthcheck" {
 		// Container images have no curl: the binary probes its own /healthz.

@@ -16,6 +16,7 @@ import (
 
 	"connectrpc.com/connect"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/buildinfo"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
@@ -98,6 +99,7 @@ func commands() map[string]command {
 		"keys":         {"make a fresh set of service keys (env lines for compose or Kubernetes secrets)", "keys", runKeys},
 		"audit":        {"verify the audit log: chains, anchors and job rows (reads the database with the audit key)", "audit verify [--job ID] [--data DIR | --sqlite FILE] [--json]", runAudit},
 		"doctor":       {"check that this machine can run the executor's sandbox", "doctor", runDoctor},
+		"version":      {"print the version and commit this binary was built from", "version", runVersion},
 		"policy":       {"show what the approval policy decides for a patch, the deciding rule and the facts (no job is created)", "policy test <patch-file> [--route R] [--task T] [--as USER] [--cost USD] [--tokens N] [--policy FILE | --remote] [--json]", runPolicy},
 	}
 }
@@ -110,6 +112,7 @@ func Main(args []string, stdio IO) int {
 	fs.StringVar(&g.cfgPath, "config", stdio.Getenv("PICOCLAW_CONFIG"), "suite config file (env PICOCLAW_CONFIG); service URLs come from it")
 	fs.StringVar(&g.locale, "locale", "", "ja or en (default: the config's locale)")
 	fs.StringVar(&g.restURL, "approval-url", "", "approval REST base URL (default: services.approval.url)")
+	showVersion := fs.Bool("version", false, "print the version and exit")
 	fs.Usage = func() { usage(stdio.Err) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -118,6 +121,10 @@ func Main(args []string, stdio IO) int {
 		return ExitUsage
 	}
 	rest := fs.Args()
+	if *showVersion {
+		_ = runVersion(context.Background(), g, nil)
+		return ExitOK
+	}
 	if len(rest) == 0 || rest[0] == "help" || rest[0] == "--help" || rest[0] == "-h" {
 		if len(rest) > 1 {
 			if c, ok := commands()[rest[1]]; ok {
@@ -277,3 +284,8 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 func joinLines(lines []string) string { return strings.Join(lines, "\n") }
+
+func runVersion(_ context.Context, g *globals, _ []string) error {
+	fmt.Fprintln(g.io.Out, "picoclaw", buildinfo.Get())
+	return nil
+}
