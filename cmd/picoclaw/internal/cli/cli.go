@@ -285,7 +285,15 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 
 func joinLines(lines []string) string { return strings.Join(lines, "\n") }
 
-func runVersion(_ context.Context, g *globals, _ []string) error {
+func runVersion(_ context.Context, g *globals, args []string) error {
+	fs := newFlags(g, "version", commands()["version"].usage)
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
 	fmt.Fprintln(g.io.Out, "picoclaw", buildinfo.Get())
 	return nil
 }
