@@ -101,6 +101,7 @@ type Server struct {
 	answer    Answerer
 	models    []string
 	ctxLen    int
+	params    string
 	countOnly bool
 
 	mu                    sync.Mutex
@@ -122,6 +123,10 @@ func WithModels(names ...string) Option { return func(s *Server) { s.models = na
 
 // WithContextLength is the context length /api/show reports (default 32768).
 func WithContextLength(n int) Option { return func(s *Server) { s.ctxLen = n } }
+
+// WithParameters is the model file's parameters /api/show reports, one "name value" a line as
+// Ollama prints them (e.g. "num_ctx 8192"; default: none).
+func WithParameters(p string) Option { return func(s *Server) { s.params = p } }
 
 // CountOnly keeps no request, only their number: for load tests, where recording would
 // grow without bound and cost the machine being measured.
