@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/internal/locked"
 )
 
 // Provider names.
@@ -187,9 +189,7 @@ func Start(t TB, provider string, answer Answerer, opts ...Option) *Server {
 
 // Requests are the requests received so far.
 func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
+	return locked.Copy(&s.mu, &s.requests)
 }
 
 // Calls is the number of model calls received.
@@ -208,9 +208,7 @@ func (s *Server) MaxInFlight() int {
 
 // Problems are the calls the fake could not understand.
 func (s *Server) Problems() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.problems...)
+	return locked.Copy(&s.mu, &s.problems)
 }
 
 func (s *Server) problem(format string, args ...any) {
