@@ -135,10 +135,8 @@ func TestParseWorkerOutput(t *testing.T) {
 
 func TestSummarizePatch(t *testing.T) {
 	tests := []struct {
-		name  string
-		patch string
-		paths string
-		ops   int
+		name, patch, paths string
+		ops                int
 	}{
 		{"json commands", `[{"type":"file_edit","action":"update","target":"./docs/a.md"},{"type":"file_edit","action":"rename","target":"a.go","metadata":{"to":"b.go"}},{"type":"shell_command","action":"run","target":"go test ./..."}]`,
 			"a.go,b.go,docs/a.md", 3},
