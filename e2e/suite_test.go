@@ -17,6 +17,7 @@ import (
 
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakeline"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakellm"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakeslack"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/launch"
 )
@@ -41,8 +42,8 @@ type suite struct {
 	otlp      *otlpReceiver
 	line      *fakeline.Server
 	slack     *fakeslack.Server
-	openai    *fakeOpenAI
-	ollama    *fakeOllama
+	openai    *fakellm.Server
+	ollama    *fakellm.Server
 	workspace string
 	stopOnce  sync.Once
 }

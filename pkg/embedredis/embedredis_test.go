@@ -10,14 +10,35 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-func TestSnapshotSurvivesRestart(t *testing.T) {
-	ctx := context.Background()
-	snap := filepath.Join(t.TempDir(), "redis.json")
-	s, err := Start(ctx, "127.0.0.1:0", snap)
+// startClient starts a server on the snapshot file snap and a client of it.
+func startClient(t *testing.T, snap string) (*Server, *redis.Client) {
+	t.Helper()
+	s, err := Start(context.Background(), "127.0.0.1:0", snap)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := redis.NewClient(&redis.Options{Addr: s.Addr()})
+	return s, redis.NewClient(&redis.Options{Addr: s.Addr()})
+}
+
+// restart saves s, stops it and its client c, and starts a new server on the snapshot; the
+// new one and its client stop with the test.
+func restart(t *testing.T, s *Server, c *redis.Client, snap string) *redis.Client {
+	t.Helper()
+	c.Close()
+	if err := s.Save(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s2, c2 := startClient(t, snap)
+	t.Cleanup(s2.Close)
+	t.Cleanup(func() { c2.Close() })
+	return c2
+}
+
+func TestSnapshotSurvivesRestart(t *testing.T) {
+	ctx := context.Background()
+	snap := filepath.Join(t.TempDir(), "redis.json")
+	s, c := startClient(t, snap)
 	c.Set(ctx, "p:jobid:20261121", "7", 48*time.Hour)
 	c.HSet(ctx, "p:session:cli:me", "local_only", "1", "prev", "CODE")
 	c.SAdd(ctx, "p:session:cli:me:pending", "job_20261121_001", "job_20261121_002")
@@ -25,19 +46,7 @@ func TestSnapshotSurvivesRestart(t *testing.T) {
 	c.ZAdd(ctx, "p:z", redis.Z{Score: 2, Member: "x"})
 	c.XAdd(ctx, &redis.XAddArgs{Stream: "p:events", ID: "1-1", Values: map[string]any{"body": "hello"}})
 	c.Set(ctx, "p:autoapprove", "{}", 10*time.Minute)
-	c.Close()
-	if err := s.Save(ctx); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-
-	s2, err := Start(ctx, "127.0.0.1:0", snap)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s2.Close()
-	c2 := redis.NewClient(&redis.Options{Addr: s2.Addr()})
-	defer c2.Close()
+	c2 := restart(t, s, c, snap)
 	if v := c2.Get(ctx, "p:jobid:20261121").Val(); v != "7" {
 		t.Errorf("counter = %q", v)
 	}
@@ -77,11 +86,7 @@ func TestCorruptSnapshotIsAnError(t *testing.T) {
 func TestSnapshotKeepsConsumerGroups(t *testing.T) {
 	ctx := context.Background()
 	snap := filepath.Join(t.TempDir(), "redis.json")
-	s, err := Start(ctx, "127.0.0.1:0", snap)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := redis.NewClient(&redis.Options{Addr: s.Addr()})
+	s, c := startClient(t, snap)
 	for _, id := range []string{"1-1", "2-0", "3-5"} {
 		c.XAdd(ctx, &redis.XAddArgs{Stream: "p:inbox", ID: id, Values: map[string]any{"id": id}})
 	}
@@ -93,19 +98,7 @@ func TestSnapshotKeepsConsumerGroups(t *testing.T) {
 		t.Fatalf("read = %v, %v", read, err)
 	}
 	c.XAck(ctx, "p:inbox", "gw", "1-1") // 2-0 stays pending, 3-5 unread
-	c.Close()
-	if err := s.Save(ctx); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-
-	s2, err := Start(ctx, "127.0.0.1:0", snap)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s2.Close()
-	c2 := redis.NewClient(&redis.Options{Addr: s2.Addr()})
-	defer c2.Close()
+	c2 := restart(t, s, c, snap)
 	got, err := c2.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "gw", Consumer: "b", Streams: []string{"p:inbox", ">"}, Count: 10}).Result()
 	if err != nil {
 		t.Fatal(err)

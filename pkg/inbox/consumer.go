@@ -499,15 +499,7 @@ func (c *Consumer) sleepOrWake(ctx context.Context, d time.Duration) bool {
 	c.mu.Lock()
 	wake := c.wake
 	c.mu.Unlock()
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-	case <-wake:
-	}
-	return true
+	return sleepUntil(ctx, d, wake)
 }
 
 // entryAge is how long ago the stream entry was stored (its id starts with the milliseconds).
@@ -543,15 +535,19 @@ func backoff(base, limit time.Duration, attempt int) time.Duration {
 	return min(d, limit)
 }
 
-func sleep(ctx context.Context, d time.Duration) bool {
+func sleep(ctx context.Context, d time.Duration) bool { return sleepUntil(ctx, d, nil) }
+
+// sleepUntil waits d, or until wake closes (a nil wake never does); false when ctx ends first.
+func sleepUntil(ctx context.Context, d time.Duration, wake <-chan struct{}) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return false
 	case <-t.C:
-		return true
+	case <-wake:
 	}
+	return true
 }
 
 // compareIDs orders stream ids ("ms-seq") numerically.

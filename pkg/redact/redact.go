@@ -18,25 +18,20 @@ type rule struct {
 }
 
 func has(words ...string) func(s, lower string) bool {
-	return func(s, _ string) bool {
-		for _, w := range words {
-			if strings.Contains(s, w) {
-				return true
-			}
-		}
-		return false
-	}
+	return func(s, _ string) bool { return containsAny(s, words) }
 }
 
 func hasFold(words ...string) func(s, lower string) bool {
-	return func(_, lower string) bool {
-		for _, w := range words {
-			if strings.Contains(lower, w) {
-				return true
-			}
+	return func(_, lower string) bool { return containsAny(lower, words) }
+}
+
+func containsAny(s string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(s, w) {
+			return true
 		}
-		return false
 	}
+	return false
 }
 
 // secretRules match credentials. Order matters: whole PEM and PGP blocks before shorter token

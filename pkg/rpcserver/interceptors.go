@@ -22,24 +22,24 @@ type metrics struct {
 
 func newMetrics(reg prometheus.Registerer, service string) *metrics {
 	labels := prometheus.Labels{"service": service}
-	m := &metrics{
-		rpcTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "picoclaw_rpc_requests_total", Help: "Connect RPCs handled, by procedure and code.", ConstLabels: labels,
-		}, []string{"procedure", "code"}),
-		rpcDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "picoclaw_rpc_request_duration_seconds", Help: "Connect RPC latency.", ConstLabels: labels,
-			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
-		}, []string{"procedure"}),
-		httpTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "picoclaw_http_requests_total", Help: "HTTP requests, by route and status.", ConstLabels: labels,
-		}, []string{"route", "status"}),
-		httpLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "picoclaw_http_request_duration_seconds", Help: "HTTP request latency.", ConstLabels: labels,
-			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
-		}, []string{"route"}),
-	}
+	m := &metrics{}
+	m.rpcTotal, m.rpcDuration = requestMetrics(labels, "rpc", "Connect RPCs handled, by procedure and code.", "Connect RPC latency.", "procedure", "code")
+	m.httpTotal, m.httpLatency = requestMetrics(labels, "http", "HTTP requests, by route and status.", "HTTP request latency.", "route", "status")
 	reg.MustRegister(m.rpcTotal, m.rpcDuration, m.httpTotal, m.httpLatency)
 	return m
+}
+
+// requestMetrics are picoclaw_<kind>_requests_total, by what and outcome, and
+// picoclaw_<kind>_request_duration_seconds, by what.
+func requestMetrics(labels prometheus.Labels, kind, totalHelp, durationHelp, what, outcome string) (*prometheus.CounterVec, *prometheus.HistogramVec) {
+	total := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "picoclaw_" + kind + "_requests_total", Help: totalHelp, ConstLabels: labels,
+	}, []string{what, outcome})
+	duration := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "picoclaw_" + kind + "_request_duration_seconds", Help: durationHelp, ConstLabels: labels,
+		Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
+	}, []string{what})
+	return total, duration
 }
 
 func (m *metrics) interceptor() connect.Interceptor {

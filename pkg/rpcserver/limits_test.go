@@ -101,16 +101,24 @@ func serve(t *testing.T, limits rpcserver.Limits, public bool, mount func(*rpcse
 	if public {
 		cfg.PublicListener, _ = net.Listen("tcp", "127.0.0.1:0")
 	}
+	srv, done := runServer(t, ctx, cfg, tel, mount)
+	t.Cleanup(func() { cancel(); <-done })
+	return srv.Addr(), srv.PublicAddr()
+}
+
+// runServer starts a server of cfg with mount's routes and waits until it is ready; done
+// receives what Run returns.
+func runServer(t *testing.T, ctx context.Context, cfg rpcserver.Config, tel *telemetry.Telemetry, mount func(*rpcserver.Server)) (srv *rpcserver.Server, done chan error) {
+	t.Helper()
 	srv, err := rpcserver.New(cfg, tel)
 	if err != nil {
 		t.Fatal(err)
 	}
 	mount(srv)
-	done := make(chan error, 1)
+	done = make(chan error, 1)
 	go func() { done <- srv.Run(ctx) }()
 	<-srv.Ready()
-	t.Cleanup(func() { cancel(); <-done })
-	return srv.Addr(), srv.PublicAddr()
+	return srv, done
 }
 
 // The public listener serves only what was registered on it: no Connect API, no metrics.

@@ -71,14 +71,7 @@ func start(t *testing.T, ctx context.Context, name, identity string, mount func(
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := rpcserver.New(rpcserver.Config{Name: name, Listener: ln, Credentials: testinfra.Credentials(t, identity)}, tel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mount(srv)
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx) }()
-	<-srv.Ready()
+	srv, done := runServer(t, ctx, rpcserver.Config{Name: name, Listener: ln, Credentials: testinfra.Credentials(t, identity)}, tel, mount)
 	return &service{srv: srv, rec: rec, logs: logs, url: "http://" + ln.Addr().String(), done: done}
 }
 

@@ -137,13 +137,10 @@ const tagsBody = `{"models":[{"name":"worker-v1:latest","model":"worker-v1:lates
 
 func TestOllamaHealth(t *testing.T) {
 	cases := []struct {
-		name    string
-		tags    string
-		show    string
-		numCtx  int
-		maxCtx  int
-		wantErr bool
-		want    Health
+		name, tags, show string
+		numCtx, maxCtx   int
+		wantErr          bool
+		want             Health
 	}{
 		{"healthy", tagsBody, `{"parameters":"num_ctx 4096\nstop \"<|im_end|>\"","model_info":{"qwen2.context_length":32768}}`, 4096, 8192, false, Health{ModelPresent: true, ContextLength: 32768, ModelNumCtx: 4096, NumCtx: 4096}},
 		{"missing model", `{"models":[{"name":"other:latest"}]}`, `{}`, 4096, 8192, true, Health{NumCtx: 4096}},

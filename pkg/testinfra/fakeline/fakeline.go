@@ -17,6 +17,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf16"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/internal/locked"
 )
 
 // Message is a sent message as the server decoded it.
@@ -131,30 +133,22 @@ func (s *Server) FailPushes(n, status int, acceptFirst bool) {
 
 // Sent returns the accepted replies and pushes.
 func (s *Server) Sent() []Sent {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Sent(nil), s.sent...)
+	return locked.Copy(&s.mu, &s.sent)
 }
 
 // PushKeys returns the retry key of every push attempt, including refused ones.
 func (s *Server) PushKeys() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.pushKeys...)
+	return locked.Copy(&s.mu, &s.pushKeys)
 }
 
 // Loading returns the chat ids that got a loading animation.
 func (s *Server) Loading() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.loading...)
+	return locked.Copy(&s.mu, &s.loading)
 }
 
 // Problems lists requests that broke a LINE rule (limits, formats).
 func (s *Server) Problems() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.problems...)
+	return locked.Copy(&s.mu, &s.problems)
 }
 
 func (s *Server) problem(format string, args ...any) {

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/internal/locked"
 )
 
 // Provider names.
@@ -101,6 +103,7 @@ type Server struct {
 	answer    Answerer
 	models    []string
 	ctxLen    int
+	params    string
 	countOnly bool
 
 	mu                    sync.Mutex
@@ -122,6 +125,10 @@ func WithModels(names ...string) Option { return func(s *Server) { s.models = na
 
 // WithContextLength is the context length /api/show reports (default 32768).
 func WithContextLength(n int) Option { return func(s *Server) { s.ctxLen = n } }
+
+// WithParameters is the model file's parameters /api/show reports, one "name value" a line as
+// Ollama prints them (e.g. "num_ctx 8192"; default: none).
+func WithParameters(p string) Option { return func(s *Server) { s.params = p } }
 
 // CountOnly keeps no request, only their number: for load tests, where recording would
 // grow without bound and cost the machine being measured.
@@ -182,9 +189,7 @@ func Start(t TB, provider string, answer Answerer, opts ...Option) *Server {
 
 // Requests are the requests received so far.
 func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
+	return locked.Copy(&s.mu, &s.requests)
 }
 
 // Calls is the number of model calls received.
@@ -203,9 +208,7 @@ func (s *Server) MaxInFlight() int {
 
 // Problems are the calls the fake could not understand.
 func (s *Server) Problems() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.problems...)
+	return locked.Copy(&s.mu, &s.problems)
 }
 
 func (s *Server) problem(format string, args ...any) {

@@ -133,3 +133,20 @@ func TestOllamaChatStreamAndModels(t *testing.T) {
 		t.Fatalf("tags %+v %v", list, err)
 	}
 }
+
+func TestOllamaShowReportsTheModelFile(t *testing.T) {
+	f := fakellm.Start(t, fakellm.Ollama, fakellm.Reply(""), fakellm.WithModels("chat-v1"),
+		fakellm.WithParameters("num_ctx 8192"), fakellm.WithContextLength(16384))
+	res, err := http.Post(f.URL+"/api/show", "application/json", strings.NewReader(`{"model":"chat-v1"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var show struct {
+		Parameters string         `json:"parameters"`
+		ModelInfo  map[string]any `json:"model_info"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&show); err != nil || show.Parameters != "num_ctx 8192" || show.ModelInfo["llama.context_length"] != 16384.0 {
+		t.Fatalf("show %+v %v", show, err)
+	}
+}

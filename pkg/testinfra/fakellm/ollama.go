@@ -111,7 +111,7 @@ func (s *Server) ollamaShow(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]any{"error": "model '" + name + "' not found"})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"modelfile": "FROM " + name, "parameters": "",
+	writeJSON(w, http.StatusOK, map[string]any{"modelfile": "FROM " + name, "parameters": s.params,
 		"details":    map[string]any{"format": "gguf", "family": "llama"},
 		"model_info": map[string]any{"general.architecture": "llama", "llama.context_length": s.ctxLen}})
 }

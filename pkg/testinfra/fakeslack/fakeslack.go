@@ -18,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/internal/locked"
 )
 
 // BotUserID is the bot user the fake workspace reports from auth.test.
@@ -92,16 +94,12 @@ func (s *Server) FailPosts(after, n, status int) {
 
 // Posts returns what was accepted.
 func (s *Server) Posts() []Post {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Post(nil), s.posts...)
+	return locked.Copy(&s.mu, &s.posts)
 }
 
 // Problems lists requests that broke a Slack rule.
 func (s *Server) Problems() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.problems...)
+	return locked.Copy(&s.mu, &s.problems)
 }
 
 // authed accepts the token as Slack does: in the Authorization header or as the token argument.

@@ -14,6 +14,7 @@ import (
 	heartbeatv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/heartbeat/v1"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
+	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	approval "github.com/picoclaw-suite/picoclaw/services/approval/service"
 	chatmio "github.com/picoclaw-suite/picoclaw/services/chat-mio/service"
 	coderorder "github.com/picoclaw-suite/picoclaw/services/coder-order/service"
@@ -27,58 +28,53 @@ import (
 // peer is one of the other seven services, run in-process through its public Run.
 type peer struct {
 	name string
-	run  func(ctx context.Context, c config.Common, ln net.Listener) error
+	// run starts the service with c (its identity set) and w (its listener and a discarded log).
+	run func(ctx context.Context, c config.Common, w rpcserver.Wiring) error
 }
 
 // peers are the seven other services with what each needs to start; dir holds their files.
 func peers(dir string) []peer {
 	return []peer{
-		{gatewayline.Name, func(ctx context.Context, c config.Common, ln net.Listener) (err error) {
+		{gatewayline.Name, func(ctx context.Context, c config.Common, w rpcserver.Wiring) (err error) {
 			cfg := gatewayline.DefaultConfig()
-			cfg.Common, cfg.Listener, cfg.LogWriter = c, ln, io.Discard
-			cfg.Auth = testinfra.Auth(gatewayline.Name)
+			cfg.Common, cfg.Wiring = c, w
 			if cfg.PublicListener, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
 				return err
 			}
 			cfg.Line.ChannelSecret, cfg.Line.ChannelAccessToken = "suite-line-secret-0123456789abcdefghij", "suite-line-token-0123456789abcdefghijkl"
 			return gatewayline.Run(ctx, cfg)
 		}},
-		{gatewayslack.Name, func(ctx context.Context, c config.Common, ln net.Listener) (err error) {
+		{gatewayslack.Name, func(ctx context.Context, c config.Common, w rpcserver.Wiring) (err error) {
 			cfg := gatewayslack.DefaultConfig()
-			cfg.Common, cfg.Listener, cfg.LogWriter = c, ln, io.Discard
-			cfg.Auth = testinfra.Auth(gatewayslack.Name)
+			cfg.Common, cfg.Wiring = c, w
 			if cfg.PublicListener, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
 				return err
 			}
 			cfg.Slack.SigningSecret, cfg.Slack.BotToken, cfg.Slack.BotUserID = "suite-slack-secret-0123456789abcdefghij", "xoxb-suite-0123456789abcdefghijklmnopq", "UBOT"
 			return gatewayslack.Run(ctx, cfg)
 		}},
-		{chatmio.Name, func(ctx context.Context, c config.Common, ln net.Listener) (err error) {
+		{chatmio.Name, func(ctx context.Context, c config.Common, w rpcserver.Wiring) (err error) {
 			cfg := chatmio.DefaultConfig()
-			cfg.Common, cfg.Listener, cfg.LogWriter = c, ln, io.Discard
-			cfg.Auth = testinfra.Auth(chatmio.Name)
+			cfg.Common, cfg.Wiring = c, w
 			cfg.Agents.Chat.Provider = llm.ProviderOffline
 			cfg.Chat.PersonaFile = "../../../config/persona/mio.md"
 			return chatmio.Run(ctx, cfg)
 		}},
-		{routershiro.Name, func(ctx context.Context, c config.Common, ln net.Listener) (err error) {
+		{routershiro.Name, func(ctx context.Context, c config.Common, w rpcserver.Wiring) (err error) {
 			cfg := routershiro.DefaultConfig()
-			cfg.Common, cfg.Listener, cfg.LogWriter = c, ln, io.Discard
-			cfg.Auth = testinfra.Auth(routershiro.Name)
+			cfg.Common, cfg.Wiring = c, w
 			cfg.Agents.Worker.Provider = llm.ProviderOffline
 			cfg.Routing.RulesFile = "../../../config/rules.yaml"
 			return routershiro.Run(ctx, cfg)
 		}},
-		{coderorder.Name, func(ctx context.Context, c config.Common, ln net.Listener) (err error) {
+		{coderorder.Name, func(ctx context.Context, c config.Common, w rpcserver.Wiring) (err error) {
 			cfg := coderorder.DefaultConfig()
-			cfg.Common, cfg.Listener, cfg.LogWriter = c, ln, io.Discard
-			cfg.Auth = testinfra.Auth(coderorder.Name)
+			cfg.Common, cfg.Wiring = c, w
 			return coderorder.Run(ctx, cfg)
 		}},
-		{approval.Name, func(ctx context.Context, c config.Common, ln net.Listener) (err error) {
+		{approval.Name, func(ctx context.Context, c config.Common, w rpcserver.Wiring) (err error) {
 			cfg := approval.DefaultConfig()
-			cfg.Common, cfg.Listener, cfg.LogWriter = c, ln, io.Discard
-			cfg.Auth = testinfra.Auth(approval.Name)
+			cfg.Common, cfg.Wiring = c, w
 			if cfg.PublicListener, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
 				return err
 			}
@@ -86,10 +82,9 @@ func peers(dir string) []peer {
 			cfg.Approval.Audit.Key = config.Secret("heartbeat-test-audit-key-0123456789abcdef")
 			return approval.Run(ctx, cfg)
 		}},
-		{executor.Name, func(ctx context.Context, c config.Common, ln net.Listener) (err error) {
+		{executor.Name, func(ctx context.Context, c config.Common, w rpcserver.Wiring) (err error) {
 			cfg := executor.DefaultConfig()
-			cfg.Common, cfg.Listener, cfg.LogWriter = c, ln, io.Discard
-			cfg.Auth = testinfra.Auth(executor.Name)
+			cfg.Common, cfg.Wiring = c, w
 			cfg.Executor.Workspace = filepath.Join(dir, "workspace")
 			return executor.Run(ctx, cfg)
 		}},
@@ -104,7 +99,9 @@ type started struct {
 func startPeer(t *testing.T, p peer, c config.Common) *started {
 	t.Helper()
 	ln := testinfra.Listen(t)
-	stop := testinfra.Serve(t, p.name, testinfra.URL(ln)+"/readyz", func(ctx context.Context) error { return p.run(ctx, c, ln) })
+	c.Auth = testinfra.Auth(p.name)
+	w := rpcserver.Wiring{Listener: ln, LogWriter: io.Discard}
+	stop := testinfra.Serve(t, p.name, testinfra.URL(ln)+"/readyz", func(ctx context.Context) error { return p.run(ctx, c, w) })
 	return &started{stop: stop}
 }
 

@@ -327,12 +327,7 @@ func runAutoApprove(ctx context.Context, g *globals, args []string) error {
 		if len(args) > 1 {
 			return usagef("status takes no arguments")
 		}
-		var st autoApproveJSON
-		if err := rest(ctx, g, http.MethodGet, "/v1/auto-approve", nil, nil, &st); err != nil {
-			return err
-		}
-		fmt.Fprintln(g.io.Out, st.StatusText)
-		return nil
+		return autoApproveCall(ctx, g, http.MethodGet, nil, nil)
 	case "off":
 		fs := newFlags(g, "auto-approve off", use)
 		reason := fs.String("reason", "", "why")
@@ -341,16 +336,11 @@ func runAutoApprove(ctx context.Context, g *globals, args []string) error {
 		} else if len(pos) > 0 {
 			return usagef("unexpected argument %q", pos[0])
 		}
-		var st autoApproveJSON
 		q := url.Values{}
 		if *reason != "" {
 			q.Set("reason", *reason)
 		}
-		if err := rest(ctx, g, http.MethodDelete, "/v1/auto-approve", q, nil, &st); err != nil {
-			return err
-		}
-		fmt.Fprintln(g.io.Out, st.StatusText)
-		return nil
+		return autoApproveCall(ctx, g, http.MethodDelete, q, nil)
 	case "on":
 		fs := newFlags(g, "auto-approve on", use)
 		ttl := fs.Duration("ttl", 0, "how long the grant lasts (default: approval.auto_approve.default_ttl; capped by max_ttl)")
@@ -375,14 +365,19 @@ func runAutoApprove(ctx context.Context, g *globals, args []string) error {
 		if *ttl > 0 {
 			body["ttl"] = ttl.String()
 		}
-		var st autoApproveJSON
-		if err := rest(ctx, g, http.MethodPut, "/v1/auto-approve", nil, body, &st); err != nil {
-			return err
-		}
-		fmt.Fprintln(g.io.Out, st.StatusText)
-		return nil
+		return autoApproveCall(ctx, g, http.MethodPut, nil, body)
 	}
 	return usagef("expected on, off or status, got %q", args[0])
+}
+
+// autoApproveCall sends one Auto-Approve request and prints the status it answers with.
+func autoApproveCall(ctx context.Context, g *globals, method string, q url.Values, body any) error {
+	var st autoApproveJSON
+	if err := rest(ctx, g, method, "/v1/auto-approve", q, body, &st); err != nil {
+		return err
+	}
+	fmt.Fprintln(g.io.Out, st.StatusText)
+	return nil
 }
 
 func splitList(s string) []string {

@@ -80,12 +80,17 @@ func (r *RedisGrants) open(ctx context.Context, b []byte) *domain.Grant {
 
 // Get returns the grant, or nil when there is none (or its key has expired, or its seal fails).
 func (r *RedisGrants) Get(ctx context.Context) (*domain.Grant, error) {
-	b, err := r.rdb.Get(ctx, r.key).Bytes()
+	return r.read(ctx, "get", r.rdb.Get(ctx, r.key))
+}
+
+// read opens the grant cmd (op: get or delete) read; no key is no grant.
+func (r *RedisGrants) read(ctx context.Context, op string, cmd *redis.StringCmd) (*domain.Grant, error) {
+	b, err := cmd.Bytes()
 	if errors.Is(err, redis.Nil) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("redis get grant: %w", err)
+		return nil, fmt.Errorf("redis %s grant: %w", op, err)
 	}
 	return r.open(ctx, b), nil
 }
@@ -111,12 +116,5 @@ func (r *RedisGrants) Set(ctx context.Context, g domain.Grant, ttl time.Duration
 
 // Delete removes the grant and returns it.
 func (r *RedisGrants) Delete(ctx context.Context) (*domain.Grant, error) {
-	b, err := r.rdb.GetDel(ctx, r.key).Bytes()
-	if errors.Is(err, redis.Nil) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("redis delete grant: %w", err)
-	}
-	return r.open(ctx, b), nil
+	return r.read(ctx, "delete", r.rdb.GetDel(ctx, r.key))
 }

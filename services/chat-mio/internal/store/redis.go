@@ -156,40 +156,40 @@ func (r *Redis) AppendTurns(ctx context.Context, id, day string, memoryTurns int
 
 // SaveOptions implements app.SessionStore.
 func (r *Redis) SaveOptions(ctx context.Context, jobID string, data []byte, ttl time.Duration) error {
-	if err := r.rdb.Set(ctx, r.optionsKey(jobID), data, ttl).Err(); err != nil {
-		return unavailable("save options", err)
-	}
-	return nil
+	return r.save(ctx, "options", r.optionsKey(jobID), data, ttl)
 }
 
 // LoadOptions implements app.SessionStore.
 func (r *Redis) LoadOptions(ctx context.Context, jobID string) ([]byte, error) {
-	b, err := r.rdb.Get(ctx, r.optionsKey(jobID)).Bytes()
-	if errors.Is(err, redis.Nil) {
-		return nil, fmt.Errorf("options of %s: %w", jobID, domain.ErrNotFound)
-	}
-	if err != nil {
-		return nil, unavailable("load options", err)
-	}
-	return b, nil
+	return r.load(ctx, "options", r.optionsKey(jobID), "options of "+jobID)
 }
 
 // SaveReply implements app.SessionStore.
 func (r *Redis) SaveReply(ctx context.Context, eventID string, data []byte, ttl time.Duration) error {
-	if err := r.rdb.Set(ctx, r.replyKey(eventID), data, ttl).Err(); err != nil {
-		return unavailable("save reply", err)
-	}
-	return nil
+	return r.save(ctx, "reply", r.replyKey(eventID), data, ttl)
 }
 
 // LoadReply implements app.SessionStore.
 func (r *Redis) LoadReply(ctx context.Context, eventID string) ([]byte, error) {
-	b, err := r.rdb.Get(ctx, r.replyKey(eventID)).Bytes()
+	return r.load(ctx, "reply", r.replyKey(eventID), "reply to "+eventID)
+}
+
+// save stores the blob what under key for ttl.
+func (r *Redis) save(ctx context.Context, what, key string, data []byte, ttl time.Duration) error {
+	if err := r.rdb.Set(ctx, key, data, ttl).Err(); err != nil {
+		return unavailable("save "+what, err)
+	}
+	return nil
+}
+
+// load reads the blob what under key; a missing key is domain.ErrNotFound, described as missing.
+func (r *Redis) load(ctx context.Context, what, key, missing string) ([]byte, error) {
+	b, err := r.rdb.Get(ctx, key).Bytes()
 	if errors.Is(err, redis.Nil) {
-		return nil, fmt.Errorf("reply to %s: %w", eventID, domain.ErrNotFound)
+		return nil, fmt.Errorf("%s: %w", missing, domain.ErrNotFound)
 	}
 	if err != nil {
-		return nil, unavailable("load reply", err)
+		return nil, unavailable("load "+what, err)
 	}
 	return b, nil
 }

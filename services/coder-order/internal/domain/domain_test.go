@@ -124,10 +124,8 @@ func TestParseProposal(t *testing.T) {
 
 func TestCodesAndUserMessages(t *testing.T) {
 	cases := []struct {
-		err  error
-		code string
-		ja   string
-		en   string
+		err          error
+		code, ja, en string
 	}{
 		{&DetailError{Err: fmt.Errorf("order2: %w", ErrCostOverLimit), Detail: "prompt ≈ 9 tokens"}, "cost_over_limit", "承認が必要", "approval is needed"},
 		{&DetailError{Err: ErrInvalidProposal, Detail: "missing field plan"}, "invalid_proposal", "missing field plan", "missing field plan"},

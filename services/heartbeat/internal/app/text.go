@@ -139,27 +139,16 @@ func reportLine(l Locale, a domain.Agent, now time.Time) string {
 	if extra := len(a.Last.JobIDs) - 1; extra > 0 {
 		job = fmt.Sprintf("%s +%d", job, extra)
 	}
+	none, format, errorLabel := "なし", "・%s: %s | 最終確認 %s | ジョブ %s | メモリ %.1fMB", " | エラー: "
 	if l == LocaleEn {
-		if job == "" || a.State == domain.StateTimeout {
-			job = "none"
-		}
-		line := fmt.Sprintf("- %s: %s | last seen %s | job %s | memory %.1fMB",
-			label(a), stateText(l, a.State), ago(l, now.Sub(a.LastSeen)), job, a.Last.MemoryMB)
-		if a.State == domain.StateError && a.Last.ErrorMessage != "" {
-			line += " | error: " + a.Last.ErrorMessage
-		}
-		if a.Last.Note != "" {
-			line += " | " + a.Last.Note
-		}
-		return line
+		none, format, errorLabel = "none", "- %s: %s | last seen %s | job %s | memory %.1fMB", " | error: "
 	}
 	if job == "" || a.State == domain.StateTimeout {
-		job = "なし"
+		job = none
 	}
-	line := fmt.Sprintf("・%s: %s | 最終確認 %s | ジョブ %s | メモリ %.1fMB",
-		label(a), stateText(l, a.State), ago(l, now.Sub(a.LastSeen)), job, a.Last.MemoryMB)
+	line := fmt.Sprintf(format, label(a), stateText(l, a.State), ago(l, now.Sub(a.LastSeen)), job, a.Last.MemoryMB)
 	if a.State == domain.StateError && a.Last.ErrorMessage != "" {
-		line += " | エラー: " + a.Last.ErrorMessage
+		line += errorLabel + a.Last.ErrorMessage
 	}
 	if a.Last.Note != "" {
 		line += " | " + a.Last.Note

@@ -90,11 +90,7 @@ func TestDecide_Order(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := testConfig()
-			if tt.cfg != nil {
-				tt.cfg(&cfg)
-			}
-			h := newHarness(t, cfg, tt.answers...)
+			h := harnessFor(t, tt.cfg, tt.answers...)
 			tt.in.JobID = "job_20260301_001"
 			out := h.router.Decide(context.Background(), tt.in)
 			if out.Decision.Route != tt.wantRoute || out.Decision.Source != tt.wantSource {
@@ -156,4 +152,14 @@ func TestNew_RefusesCloudWorker(t *testing.T) {
 	if !errors.Is(err, ErrCloudWorker) {
 		t.Fatalf("err = %v, want ErrCloudWorker", err)
 	}
+}
+
+// harnessFor is newHarness over testConfig as configure (when set) changes it.
+func harnessFor(t *testing.T, configure func(*Config), answers ...fakeAnswer) *harness {
+	t.Helper()
+	cfg := testConfig()
+	if configure != nil {
+		configure(&cfg)
+	}
+	return newHarness(t, cfg, answers...)
 }

@@ -120,11 +120,7 @@ func TestLoop(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := testConfig()
-			if tt.cfg != nil {
-				tt.cfg(&cfg)
-			}
-			h := newHarness(t, cfg, tt.answers...)
+			h := harnessFor(t, tt.cfg, tt.answers...)
 			h.model.step = tt.step
 			res, err := h.router.ProcessTask(context.Background(), Input{JobID: "job_20260301_007", Text: tt.text})
 			if err != nil {

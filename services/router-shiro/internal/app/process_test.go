@@ -11,13 +11,10 @@ import (
 
 func TestProcessTask_Routes(t *testing.T) {
 	tests := []struct {
-		name      string
-		text      string
-		local     bool
-		wantOrder string
-		wantFinal domain.Route
-		wantCoder int
-		refused   bool
+		name, text, wantOrder string
+		local, refused        bool
+		wantFinal             domain.Route
+		wantCoder             int
 	}{
 		{name: "CODE goes to the configured default order", text: "/code ソート関数", wantOrder: "order2", wantFinal: domain.RouteCode, wantCoder: 1},
 		{name: "CODE1 goes to order1", text: "/code1 設計", wantOrder: "order1", wantFinal: domain.RouteCode1, wantCoder: 1},

@@ -7,73 +7,65 @@ import (
 )
 
 func TestParseCommand(t *testing.T) {
-	tests := []struct {
-		in    string
-		ok    bool
-		kind  CommandKind
-		route Route
-		name  string
-		text  string
-	}{
-		{"/chat hi", true, CommandRoute, RouteChat, "/chat", "hi"},
-		{"  /PLAN  旅行の計画", true, CommandRoute, RoutePlan, "/plan", "旅行の計画"},
-		{"/code", true, CommandRoute, RouteCode, "/code", ""},
-		{"/code2\nfix", true, CommandRoute, RouteCode2, "/code2", "fix"},
-		{"/order1 x", true, CommandRoute, RouteCode1, "/order1", "x"},
-		{"/coder3 x", true, CommandRoute, RouteCode3, "/coder3", "x"},
-		{"／ops 再起動", true, CommandRoute, RouteOps, "/ops", "再起動"},
-		{"/local", true, CommandLocal, RouteChat, "/local", ""},
-		{"/cloud", true, CommandCloud, RouteChat, "/cloud", ""},
-		{"/deliberate 設計", true, CommandDeliberate, RouteCode, "/deliberate", "設計"},
-		{"/codex x", false, 0, "", "", ""},
-		{"please /code this", false, 0, "", "", ""},
-		{"/approve job_1", false, 0, "", "", ""},
-		{"", false, 0, "", "", ""},
-	}
-	for _, tt := range tests {
-		c, ok := ParseCommand(tt.in)
-		if ok != tt.ok || c.Kind != tt.kind || c.Route != tt.route || c.Name != tt.name || c.Text != tt.text {
-			t.Errorf("%q: got %+v %v", tt.in, c, ok)
+	// The zero Command stands for a text that is no command.
+	for in, want := range map[string]Command{
+		"/chat hi":          {Kind: CommandRoute, Route: RouteChat, Name: "/chat", Text: "hi"},
+		"  /PLAN  旅行の計画":    {Kind: CommandRoute, Route: RoutePlan, Name: "/plan", Text: "旅行の計画"},
+		"/code":             {Kind: CommandRoute, Route: RouteCode, Name: "/code", Text: ""},
+		"/code2\nfix":       {Kind: CommandRoute, Route: RouteCode2, Name: "/code2", Text: "fix"},
+		"/order1 x":         {Kind: CommandRoute, Route: RouteCode1, Name: "/order1", Text: "x"},
+		"/coder3 x":         {Kind: CommandRoute, Route: RouteCode3, Name: "/coder3", Text: "x"},
+		"／ops 再起動":          {Kind: CommandRoute, Route: RouteOps, Name: "/ops", Text: "再起動"},
+		"/local":            {Kind: CommandLocal, Route: RouteChat, Name: "/local", Text: ""},
+		"/cloud":            {Kind: CommandCloud, Route: RouteChat, Name: "/cloud", Text: ""},
+		"/deliberate 設計":    {Kind: CommandDeliberate, Route: RouteCode, Name: "/deliberate", Text: "設計"},
+		"/codex x":          {},
+		"please /code this": {},
+		"/approve job_1":    {},
+		"":                  {},
+	} {
+		c, ok := ParseCommand(in)
+		if ok != (want != Command{}) || c != want {
+			t.Errorf("%q: got %+v %v", in, c, ok)
 		}
 	}
 }
 
 func TestParseClassifierAnswer(t *testing.T) {
-	tests := []struct {
-		in      string
-		failure ClassifierFailure
-		route   Route
-		ev      int
+	accepted := []struct {
+		in    string
+		route Route
+		ev    int
 	}{
-		{`{"route":"ops","confidence":0.9,"reason":"r","evidence":["再起動"]}`, "", RouteOps, 1},
-		{` {"route":"CHAT","confidence":0,"reason":"","evidence":"挨拶"} `, "", RouteChat, 1},
-		{`{"route":"CHAT","confidence":1,"reason":"r","evidence":[" ",""],"extra":1}`, "", RouteChat, 0},
-		{`not json`, ClassifierInvalidJSON, "", 0},
-		{`[1,2]`, ClassifierInvalidJSON, "", 0},
-		{`null`, ClassifierInvalidJSON, "", 0},
-		{`{"route":"CHAT","confidence":0.9,"reason":"r","evidence":[]}{}`, ClassifierInvalidJSON, "", 0},
-		{`{"confidence":0.9,"reason":"r","evidence":[]}`, ClassifierMissingField, "", 0},
-		{`{"route":"CHAT","reason":"r","evidence":[]}`, ClassifierMissingField, "", 0},
-		{`{"route":"CHAT","confidence":0.9,"evidence":[]}`, ClassifierMissingField, "", 0},
-		{`{"route":"CHAT","confidence":0.9,"reason":"r"}`, ClassifierMissingField, "", 0},
-		{`{"route":null,"confidence":0.9,"reason":"r","evidence":[]}`, ClassifierWrongType, "", 0},
-		{`{"route":"CHAT","confidence":"0.9","reason":"r","evidence":[]}`, ClassifierWrongType, "", 0},
-		{`{"route":"CHAT","confidence":0.9,"reason":"r","evidence":[1]}`, ClassifierWrongType, "", 0},
-		{`{"route":"CODE4","confidence":0.9,"reason":"r","evidence":[]}`, ClassifierUnknownRoute, "", 0},
-		{`{"route":"CHAT","confidence":1.5,"reason":"r","evidence":[]}`, ClassifierOutOfRange, "", 0},
-		{`{"route":"CHAT","confidence":-0.1,"reason":"r","evidence":[]}`, ClassifierOutOfRange, "", 0},
+		{`{"route":"ops","confidence":0.9,"reason":"r","evidence":["再起動"]}`, RouteOps, 1},
+		{` {"route":"CHAT","confidence":0,"reason":"","evidence":"挨拶"} `, RouteChat, 1},
+		{`{"route":"CHAT","confidence":1,"reason":"r","evidence":[" ",""],"extra":1}`, RouteChat, 0},
 	}
-	for _, tt := range tests {
-		a, err := ParseClassifierAnswer(tt.in)
-		var ce *ClassifierError
-		if tt.failure == "" {
-			if err != nil || a.Route != tt.route || len(a.Evidence) != tt.ev {
-				t.Errorf("%s: got %+v %v", tt.in, a, err)
-			}
-			continue
+	for _, tt := range accepted {
+		if a, err := ParseClassifierAnswer(tt.in); err != nil || a.Route != tt.route || len(a.Evidence) != tt.ev {
+			t.Errorf("%s: got %+v %v", tt.in, a, err)
 		}
-		if !errors.As(err, &ce) || ce.Failure != tt.failure || !errors.Is(err, ErrInvalid) {
-			t.Errorf("%s: err %v, want %s", tt.in, err, tt.failure)
+	}
+	for in, failure := range map[string]ClassifierFailure{
+		`not json`: ClassifierInvalidJSON,
+		`[1,2]`:    ClassifierInvalidJSON,
+		`null`:     ClassifierInvalidJSON,
+		`{"route":"CHAT","confidence":0.9,"reason":"r","evidence":[]}{}`: ClassifierInvalidJSON,
+		`{"confidence":0.9,"reason":"r","evidence":[]}`:                  ClassifierMissingField,
+		`{"route":"CHAT","reason":"r","evidence":[]}`:                    ClassifierMissingField,
+		`{"route":"CHAT","confidence":0.9,"evidence":[]}`:                ClassifierMissingField,
+		`{"route":"CHAT","confidence":0.9,"reason":"r"}`:                 ClassifierMissingField,
+		`{"route":null,"confidence":0.9,"reason":"r","evidence":[]}`:     ClassifierWrongType,
+		`{"route":"CHAT","confidence":"0.9","reason":"r","evidence":[]}`: ClassifierWrongType,
+		`{"route":"CHAT","confidence":0.9,"reason":"r","evidence":[1]}`:  ClassifierWrongType,
+		`{"route":"CODE4","confidence":0.9,"reason":"r","evidence":[]}`:  ClassifierUnknownRoute,
+		`{"route":"CHAT","confidence":1.5,"reason":"r","evidence":[]}`:   ClassifierOutOfRange,
+		`{"route":"CHAT","confidence":-0.1,"reason":"r","evidence":[]}`:  ClassifierOutOfRange,
+	} {
+		_, err := ParseClassifierAnswer(in)
+		var ce *ClassifierError
+		if !errors.As(err, &ce) || ce.Failure != failure || !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: err %v, want %s", in, err, failure)
 		}
 	}
 }
@@ -143,10 +135,8 @@ func TestParseWorkerOutput(t *testing.T) {
 
 func TestSummarizePatch(t *testing.T) {
 	tests := []struct {
-		name  string
-		patch string
-		paths string
-		ops   int
+		name, patch, paths string
+		ops                int
 	}{
 		{"json commands", `[{"type":"file_edit","action":"update","target":"./docs/a.md"},{"type":"file_edit","action":"rename","target":"a.go","metadata":{"to":"b.go"}},{"type":"shell_command","action":"run","target":"go test ./..."}]`,
 			"a.go,b.go,docs/a.md", 3},
