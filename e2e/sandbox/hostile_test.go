@@ -291,7 +291,9 @@ func hostileCases() []hostile {
 				gitRepo(t, s)
 				appendGitConfig(t, s, "[core]\n\tsshCommand = touch "+s.ws+"/ssh-marker; false\n[credential]\n\thelper = !touch "+s.ws+"/ssh-marker\n")
 			},
-			ops: func(*stack) []op { return []op{gitOp("push", "ssh://git@example.invalid/repo.git", map[string]string{"branch": "main"})} }},
+			ops: func(*stack) []op {
+				return []op{gitOp("push", "ssh://git@example.invalid/repo.git", map[string]string{"branch": "main"})}
+			}},
 		{name: "shell plants a hook", absent: []string{"hook2-marker", ".git/hooks/post-commit"},
 			setup: gitRepo,
 			ops: func(s *stack) []op {
