@@ -409,3 +409,25 @@ func EstimateTokens(msgs []Message) int64 {
 	}
 	return n
 }
+
+// SDKStatus records the last HTTP status and headers an SDK call saw (from the SDK's
+// middleware), so classification does not depend on how the SDK shapes its errors (a 5xx with
+// a non-JSON body, a malformed 200).
+type SDKStatus struct {
+	status int
+	header http.Header
+}
+
+// Saw records a response (nil when the call failed before one).
+func (s *SDKStatus) Saw(res *http.Response) {
+	if res != nil {
+		s.status = res.StatusCode
+		s.header = res.Header.Clone()
+	}
+}
+
+// Wrap turns the SDK's error into our classes (WrapSDKError); msg is the provider's own
+// message when the SDK parsed one.
+func (s *SDKStatus) Wrap(msg string, err error) error {
+	return WrapSDKError(s.status, s.header, msg, err)
+}

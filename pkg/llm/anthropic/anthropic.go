@@ -99,27 +99,21 @@ func (c *anthropicClient) attempt(ctx context.Context, req llm.Request) (string,
 	return text, llm.Usage{InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens}, nil
 }
 
-type anthropicStatus struct {
-	status int
-	header http.Header
-}
+// anthropicStatus is the call's HTTP status as the SDK middleware saw it.
+type anthropicStatus struct{ llm.SDKStatus }
 
 func (s *anthropicStatus) middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
 	res, err := next(req)
-	if res != nil {
-		s.status = res.StatusCode
-		s.header = res.Header.Clone()
-	}
+	s.Saw(res)
 	return res, err
 }
 
 func (s *anthropicStatus) wrap(err error) error {
 	msg := ""
-	var ae *anthropic.Error
-	if errors.As(err, &ae) {
+	if ae, ok := errors.AsType[*anthropic.Error](err); ok {
 		msg = ae.Error()
 	}
-	return llm.WrapSDKError(s.status, s.header, msg, err)
+	return s.Wrap(msg, err)
 }
 
 // stripFence removes a Markdown code fence around a JSON answer.

@@ -97,28 +97,20 @@ func (c *openAIClient) attempt(ctx context.Context, req llm.Request) (string, ll
 	return text, u, nil
 }
 
-// httpStatus records the last HTTP status and headers an SDK call saw, so classification does
-// not depend on how the SDK shapes its errors (a 5xx with a non-JSON body, a malformed 200).
-type httpStatus struct {
-	status int
-	header http.Header
-}
+// httpStatus is the call's HTTP status as the SDK middleware saw it.
+type httpStatus struct{ llm.SDKStatus }
 
 func (s *httpStatus) middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
 	res, err := next(req)
-	if res != nil {
-		s.status = res.StatusCode
-		s.header = res.Header.Clone()
-	}
+	s.Saw(res)
 	return res, err
 }
 
 // wrap turns an SDK error into our classes (see llm.WrapSDKError).
 func (s *httpStatus) wrap(err error) error {
 	msg := ""
-	var oe *openai.Error
-	if errors.As(err, &oe) {
+	if oe, ok := errors.AsType[*openai.Error](err); ok {
 		msg = oe.Message
 	}
-	return llm.WrapSDKError(s.status, s.header, msg, err)
+	return s.Wrap(msg, err)
 }
