@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -430,4 +431,22 @@ func (s *SDKStatus) Saw(res *http.Response) {
 // message when the SDK parsed one.
 func (s *SDKStatus) Wrap(msg string, err error) error {
 	return WrapSDKError(s.status, s.header, msg, err)
+}
+
+// NewCloudRunner is the runner of a cloud provider's client: cfg with defaults filled and
+// validated, its provider one of providers, and the API key from the environment variable
+// api_key_env names.
+func NewCloudRunner(cfg Config, providers []string, opts ...Option) (*Runner, string, error) {
+	r, err := NewRunner(cfg, opts...)
+	if err != nil {
+		return nil, "", err
+	}
+	if p := r.Config().Provider; !slices.Contains(providers, p) {
+		return nil, "", fmt.Errorf("llm: provider %q is not %s", p, strings.Join(providers, " or "))
+	}
+	key, err := r.APIKey()
+	if err != nil {
+		return nil, "", err
+	}
+	return r, key, nil
 }

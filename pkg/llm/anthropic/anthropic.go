@@ -5,7 +5,6 @@ package anthropic
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 
@@ -26,18 +25,11 @@ type anthropicClient struct {
 // New builds the client for cfg (provider anthropic) after filling defaults and validating;
 // the key comes from the environment variable named by api_key_env.
 func New(cfg llm.Config, opts ...llm.Option) (llm.Client, error) {
-	r, err := llm.NewRunner(cfg, opts...)
+	r, key, err := llm.NewCloudRunner(cfg, []string{llm.ProviderAnthropic}, opts...)
 	if err != nil {
 		return nil, err
 	}
 	cfg = r.Config()
-	if cfg.Provider != llm.ProviderAnthropic {
-		return nil, fmt.Errorf("llm: provider %q is not anthropic", cfg.Provider)
-	}
-	key, err := r.APIKey()
-	if err != nil {
-		return nil, err
-	}
 	svc := anthropic.NewMessageService(
 		option.WithHTTPClient(r.HTTPClient()),
 		option.WithBaseURL(cfg.BaseURL),

@@ -5,7 +5,6 @@ package openai
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 
 	"github.com/openai/openai-go/v3"
@@ -28,18 +27,11 @@ type openAIClient struct {
 // New builds the client for cfg (provider openai or deepseek) after filling defaults and
 // validating; the key comes from the environment variable named by api_key_env.
 func New(cfg llm.Config, opts ...llm.Option) (llm.Client, error) {
-	r, err := llm.NewRunner(cfg, opts...)
+	r, key, err := llm.NewCloudRunner(cfg, []string{llm.ProviderOpenAI, llm.ProviderDeepSeek}, opts...)
 	if err != nil {
 		return nil, err
 	}
 	cfg = r.Config()
-	if cfg.Provider != llm.ProviderOpenAI && cfg.Provider != llm.ProviderDeepSeek {
-		return nil, fmt.Errorf("llm: provider %q is not OpenAI-compatible", cfg.Provider)
-	}
-	key, err := r.APIKey()
-	if err != nil {
-		return nil, err
-	}
 	svc := openai.NewChatCompletionService(
 		option.WithHTTPClient(r.HTTPClient()),
 		option.WithBaseURL(cfg.BaseURL),
