@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
 	"regexp"
 	"sort"
@@ -120,7 +121,7 @@ type walkItem struct {
 
 // walk visits the tree below dir breadth first, in name order, skipping git internals,
 // symlinks and what .gitignore excludes. visit returns false to stop.
-func (w *Workspace) walk(dir string, maxDepth int, visit func(p string, d fs.DirEntry, depth int) bool) error {
+func (w *Workspace) walk(dir string, maxDepth int, visit func(dir *os.Root, p string, d fs.DirEntry, depth int) bool) error {
 	queue := []walkItem{{dir: dir, depth: 0, ig: w.ignorerFor(dir)}}
 	for len(queue) > 0 {
 		it := queue[0]
@@ -129,16 +130,26 @@ func (w *Workspace) walk(dir string, maxDepth int, visit func(p string, d fs.Dir
 		if open == "" {
 			open = "."
 		}
-		f, err := w.root.Open(open)
+		// A root per directory: its files are then opened with one openat each.
+		sub, err := w.root.OpenRoot(open)
 		if err != nil {
 			if it.dir == dir {
 				return rootErr(open, err)
 			}
 			continue // a directory that vanished or cannot be read is left out
 		}
+		f, err := sub.Open(".")
+		if err != nil {
+			_ = sub.Close()
+			if it.dir == dir {
+				return rootErr(open, err)
+			}
+			continue
+		}
 		ents, err := f.ReadDir(-1)
 		_ = f.Close()
 		if err != nil && it.dir == dir {
+			_ = sub.Close()
 			return rootErr(open, err)
 		}
 		sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
@@ -161,13 +172,15 @@ func (w *Workspace) walk(dir string, maxDepth int, visit func(p string, d fs.Dir
 			if ig.ignored(p, e.IsDir()) {
 				continue
 			}
-			if !visit(p, e, it.depth+1) {
+			if !visit(sub, p, e, it.depth+1) {
+				_ = sub.Close()
 				return nil
 			}
 			if e.IsDir() && (maxDepth <= 0 || it.depth+1 < maxDepth) {
 				queue = append(queue, walkItem{dir: p, depth: it.depth + 1, ig: ig})
 			}
 		}
+		_ = sub.Close()
 	}
 	return nil
 }
@@ -191,7 +204,7 @@ func (w *Workspace) ListTree(opts TreeOptions) (Tree, error) {
 	depth := clamp(opts.MaxDepth, DefaultTreeDepth, 64)
 	limit := clamp(opts.MaxEntries, DefaultTreeEntries, MaxTreeEntries)
 	var t Tree
-	err = w.walk(dir, depth, func(p string, d fs.DirEntry, _ int) bool {
+	err = w.walk(dir, depth, func(_ *os.Root, p string, d fs.DirEntry, _ int) bool {
 		if !d.IsDir() && domain.IsSecretPath(p) {
 			t.Withheld++
 			return true
@@ -372,7 +385,7 @@ func (w *Workspace) Search(opts SearchOptions) (SearchResult, error) {
 	limit := clamp(opts.MaxMatches, DefaultMatches, MaxMatches)
 	var res SearchResult
 	files := 0
-	err = w.walk(dir, 0, func(p string, d fs.DirEntry, _ int) bool {
+	err = w.walk(dir, 0, func(in *os.Root, p string, d fs.DirEntry, _ int) bool {
 		if d.IsDir() || domain.IsSecretPath(p) {
 			return true
 		}
@@ -383,7 +396,7 @@ func (w *Workspace) Search(opts SearchOptions) (SearchResult, error) {
 		if fi, err := d.Info(); err != nil || fi.Size() > searchFileBytes || fi.Size() == 0 {
 			return true
 		}
-		data, err := w.root.ReadFile(p)
+		data, err := in.ReadFile(d.Name())
 		if err != nil {
 			return true
 		}
