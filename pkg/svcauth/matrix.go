@@ -56,6 +56,14 @@ func Matrix() []Rule {
 		// Execute takes only a job id: the executor claims the approved content from approval.
 		{executorv1connect.ExecutorServiceExecuteProcedure, []string{Executor}, []string{ChatMio, CLI}, false},
 		{executorv1connect.ExecutorServiceDryRunProcedure, []string{Executor}, []string{ChatMio, CLI}, false},
+		// The read-only workspace view is for the coders and the worker, who look before they write.
+		{executorv1connect.WorkspaceServiceListTreeProcedure, []string{Executor}, []string{CoderOrder, RouterShiro}, false},
+		{executorv1connect.WorkspaceServiceReadFileProcedure, []string{Executor}, []string{CoderOrder, RouterShiro}, false},
+		{executorv1connect.WorkspaceServiceSearchProcedure, []string{Executor}, []string{CoderOrder, RouterShiro}, false},
+		{executorv1connect.WorkspaceServiceGitStatusProcedure, []string{Executor}, []string{CoderOrder, RouterShiro}, false},
+		{executorv1connect.WorkspaceServiceGitLogProcedure, []string{Executor}, []string{CoderOrder, RouterShiro}, false},
+		{executorv1connect.WorkspaceServiceDiffSummaryProcedure, []string{Executor}, []string{CoderOrder, RouterShiro}, false},
+		{executorv1connect.WorkspaceServiceRemotesProcedure, []string{Executor}, []string{CoderOrder, RouterShiro}, false},
 		// Only chat-mio (results) and heartbeat (alerts) write into a chat.
 		{gatewayv1connect.NotificationServicePushProcedure, []string{GatewayLine, GatewaySlack, CLI}, []string{ChatMio, Heartbeat}, false},
 		{heartbeatv1connect.HeartbeatServiceBeatProcedure, []string{Heartbeat}, Services(), false},

@@ -2,6 +2,7 @@ package service
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
@@ -29,6 +30,15 @@ type Orders struct {
 	// Prices is the per-model price table (USD per million tokens), shared by every order;
 	// an order's own prices entry for its model wins.
 	Prices map[string]llm.Price `yaml:"prices"`
+}
+
+// Coders is the coders section: what the orders see of the repository.
+type Coders struct {
+	// ContextTokens is the budget of each proposal's context pack (repository map and files,
+	// read through the executor's read-only view); 0 = no repository context.
+	ContextTokens int `yaml:"context_tokens"`
+	// WorkspaceTimeout bounds each call to the executor's view.
+	WorkspaceTimeout time.Duration `yaml:"workspace_timeout"`
 }
 
 // Deliberation is the deliberation section.

@@ -3,6 +3,7 @@ package service
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -10,14 +11,17 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/coder/v1/coderv1connect"
+	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/executor/v1/executorv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/heartbeat"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm/providers"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/services/coder-order/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/coder-order/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/coder-order/internal/rpc"
+	"github.com/picoclaw-suite/picoclaw/services/coder-order/internal/workspaceclient"
 )
 
 // Name is the service name used in logs, traces, metrics and health checks.
@@ -31,6 +35,7 @@ type Config struct {
 	Deliberation Deliberation       `yaml:"deliberation"`
 	Ollama       llm.OllamaSettings `yaml:"ollama"`
 	Approval     ApprovalLimits     `yaml:"approval"`
+	Coders       Coders             `yaml:"coders"`
 
 	// Wiring: listeners, log writer and telemetry handed over by tests and the embedded suite.
 	rpcserver.Wiring `yaml:"-"`
@@ -48,6 +53,7 @@ func DefaultConfig() Config {
 		Deliberation: Deliberation{MaxParallelOrders: 3, TimeoutSec: 120},
 		Ollama:       llm.DefaultOllamaSettings(),
 		Approval:     ApprovalLimits{CostLimitUSD: 1.0, TokenLimit: 100000},
+		Coders:       Coders{ContextTokens: 8000, WorkspaceTimeout: 5 * time.Second},
 	}
 }
 
@@ -56,6 +62,12 @@ func (c *Config) Validate() error {
 	var errs config.Errors
 	errs.Add(c.Common.Validate())
 	errs.Add(c.validateOrders())
+	if c.Coders.ContextTokens < 0 {
+		errs.Addf("coders.context_tokens", "must be 0 (no repository context) or positive, got %d", c.Coders.ContextTokens)
+	}
+	if c.Coders.WorkspaceTimeout <= 0 {
+		errs.Addf("coders.workspace_timeout", "must be positive, got %s", c.Coders.WorkspaceTimeout)
+	}
 	return errs.Err()
 }
 
@@ -70,7 +82,15 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	log := srv.Logger()
 	metrics := llm.NewMetrics(srv.Registry())
-	proposer := newProposer(cfg, log, srv.Telemetry().TracerProvider, metrics.Observe, srv.Agent)
+	var ws app.Workspace
+	if cfg.Coders.ContextTokens > 0 && cfg.Services.Executor.URL != "" {
+		opts, err := srv.PeerOptions(cfg.Coders.WorkspaceTimeout, svcauth.Executor)
+		if err != nil {
+			return fmt.Errorf("executor client: %w", err)
+		}
+		ws = workspaceclient.New(executorv1connect.NewWorkspaceServiceClient(rpcserver.NewHTTPClient(), cfg.Services.Executor.URL, opts...))
+	}
+	proposer := newProposer(cfg, log, srv.Telemetry().TracerProvider, metrics.Observe, srv.Agent, ws)
 	srv.Mount(coderv1connect.NewCoderServiceHandler(rpc.NewHandler(proposer, cfg.Locale, log), srv.HandlerOptions()...))
 	return srv.Run(ctx)
 }
@@ -78,7 +98,7 @@ func Run(ctx context.Context, cfg Config) error {
 // newProposer builds the use cases from cfg: one client per enabled order. An order whose
 // client cannot be built (its API key is not set) stays listed as unavailable, so the rest of
 // the suite keeps working and the user is told why.
-func newProposer(cfg Config, log *slog.Logger, tracer trace.TracerProvider, observer llm.Observer, agent func(id, alias string) *heartbeat.Agent) *app.Proposer {
+func newProposer(cfg Config, log *slog.Logger, tracer trace.TracerProvider, observer llm.Observer, agent func(id, alias string) *heartbeat.Agent, ws app.Workspace) *app.Proposer {
 	var orders []app.Order
 	resolved := cfg.Orders.resolved()
 	for _, id := range domain.Orders {
@@ -121,6 +141,8 @@ func newProposer(cfg Config, log *slog.Logger, tracer trace.TracerProvider, obse
 		Limits:              app.Limits{CostUSD: cfg.Approval.CostLimitUSD, Tokens: cfg.Approval.TokenLimit},
 		MaxParallel:         cfg.Deliberation.MaxParallelOrders,
 		DeliberationTimeout: time.Duration(cfg.Deliberation.TimeoutSec) * time.Second,
+		Workspace:           ws,
+		ContextTokens:       int64(cfg.Coders.ContextTokens),
 		Logger:              log,
 	})
 }

@@ -174,7 +174,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	sandboxState := checkSandbox(ctx, cfg.Executor.Sandbox, ws.Dir(), srv.Logger())
-	svc, err := newApp(cfg, srv, ws)
+	svc, view, err := newApp(cfg, srv, ws)
 	if err != nil {
 		return err
 	}
@@ -184,14 +184,15 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	})
 	srv.Mount(executorv1connect.NewExecutorServiceHandler(rpc.NewHandler(svc, srv.Logger()), srv.HandlerOptions()...))
+	srv.Mount(executorv1connect.NewWorkspaceServiceHandler(rpc.NewWorkspaceHandler(view, srv.Logger()), srv.HandlerOptions()...))
 	return srv.Run(ctx)
 }
 
 // newApp wires the use cases to the workspace, the approval client and the browser bridge.
-func newApp(cfg Config, srv *rpcserver.Server, ws *workspace.Workspace) (*app.Service, error) {
+func newApp(cfg Config, srv *rpcserver.Server, ws *workspace.Workspace) (*app.Service, *app.View, error) {
 	opts, err := srv.PeerOptions(cfg.Executor.ApprovalTimeout, svcauth.Approval)
 	if err != nil {
-		return nil, fmt.Errorf("approval client: %w", err)
+		return nil, nil, fmt.Errorf("approval client: %w", err)
 	}
 	approval := approvalclient.New(approvalv1connect.NewApprovalServiceClient(
 		rpcserver.NewHTTPClient(), cfg.Services.Approval.URL, opts...))
@@ -220,5 +221,5 @@ func newApp(cfg Config, srv *rpcserver.Server, ws *workspace.Workspace) (*app.Se
 		ExecutorID: e.ExecutorID,
 		Locale:     cfg.Locale,
 		Logger:     srv.Logger(),
-	}), nil
+	}), app.NewView(runner, srv.Logger()), nil
 }

@@ -45,6 +45,8 @@ type suite struct {
 	client executorv1connect.ExecutorServiceClient
 	grpc   executorv1connect.ExecutorServiceClient
 	logs   *testinfra.SyncBuffer
+	// baseURL is the executor's internal listener.
+	baseURL string
 }
 
 // start runs the executor service against the real approval service; the owner may approve.
@@ -87,11 +89,12 @@ func startTampered(t *testing.T, mutate func(*Config), tamper func(*approvalv1.C
 	// Runs before the server stops, so shutdown does not wait for idle client connections.
 	t.Cleanup(hc.CloseIdleConnections)
 	return &suite{
-		appr:   appr,
-		ws:     cfg.Executor.Workspace,
-		client: executorv1connect.NewExecutorServiceClient(hc, url, testinfra.AsSuite(t, svcauth.Executor)),
-		grpc:   executorv1connect.NewExecutorServiceClient(hc, url, connect.WithGRPC(), testinfra.AsSuite(t, svcauth.Executor)),
-		logs:   logs,
+		appr:    appr,
+		ws:      cfg.Executor.Workspace,
+		client:  executorv1connect.NewExecutorServiceClient(hc, url, testinfra.AsSuite(t, svcauth.Executor)),
+		grpc:    executorv1connect.NewExecutorServiceClient(hc, url, connect.WithGRPC(), testinfra.AsSuite(t, svcauth.Executor)),
+		logs:    logs,
+		baseURL: url,
 	}
 }
 

@@ -724,11 +724,19 @@ type Proposal struct {
 	UsesBrowser  bool      `protobuf:"varint,7,opt,name=uses_browser,json=usesBrowser,proto3" json:"uses_browser,omitempty"`
 	TaskType     TaskType  `protobuf:"varint,8,opt,name=task_type,json=taskType,proto3,enum=picoclaw.common.v1.TaskType" json:"task_type,omitempty"`
 	// Which order produced it (order1, order2, order3) and with which provider and model.
-	Order         string      `protobuf:"bytes,9,opt,name=order,proto3" json:"order,omitempty"`
-	Provider      string      `protobuf:"bytes,10,opt,name=provider,proto3" json:"provider,omitempty"`
-	Model         string      `protobuf:"bytes,11,opt,name=model,proto3" json:"model,omitempty"`
-	Usage         *TokenUsage `protobuf:"bytes,12,opt,name=usage,proto3" json:"usage,omitempty"`
-	LatencyMs     int64       `protobuf:"varint,13,opt,name=latency_ms,json=latencyMs,proto3" json:"latency_ms,omitempty"`
+	Order     string      `protobuf:"bytes,9,opt,name=order,proto3" json:"order,omitempty"`
+	Provider  string      `protobuf:"bytes,10,opt,name=provider,proto3" json:"provider,omitempty"`
+	Model     string      `protobuf:"bytes,11,opt,name=model,proto3" json:"model,omitempty"`
+	Usage     *TokenUsage `protobuf:"bytes,12,opt,name=usage,proto3" json:"usage,omitempty"`
+	LatencyMs int64       `protobuf:"varint,13,opt,name=latency_ms,json=latencyMs,proto3" json:"latency_ms,omitempty"`
+	// What the proposal produces or relies on (seed 003 §8-1), as the order wrote it.
+	Artifacts []string `protobuf:"bytes,14,rep,name=artifacts,proto3" json:"artifacts,omitempty"`
+	// Constraints the order says the proposal respects.
+	Constraints []string `protobuf:"bytes,15,rep,name=constraints,proto3" json:"constraints,omitempty"`
+	// For each file the patch touches, the sha256 (hex) of the content it was written against;
+	// "none" for a file that did not exist. The patch text carries the same values in each
+	// file operation's metadata (base_sha256), so they are part of the approved hash.
+	Base          map[string]string `protobuf:"bytes,16,rep,name=base,proto3" json:"base,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -852,6 +860,27 @@ func (x *Proposal) GetLatencyMs() int64 {
 		return x.LatencyMs
 	}
 	return 0
+}
+
+func (x *Proposal) GetArtifacts() []string {
+	if x != nil {
+		return x.Artifacts
+	}
+	return nil
+}
+
+func (x *Proposal) GetConstraints() []string {
+	if x != nil {
+		return x.Constraints
+	}
+	return nil
+}
+
+func (x *Proposal) GetBase() map[string]string {
+	if x != nil {
+		return x.Base
+	}
+	return nil
 }
 
 // ProposalResult is one order's answer in deliberation: a proposal or an error.
@@ -1446,7 +1475,7 @@ const file_picoclaw_common_v1_common_proto_rawDesc = "" +
 	"\n" +
 	"TokenUsage\x12!\n" +
 	"\finput_tokens\x18\x01 \x01(\x03R\vinputTokens\x12#\n" +
-	"\routput_tokens\x18\x02 \x01(\x03R\foutputTokens\"\xd4\x03\n" +
+	"\routput_tokens\x18\x02 \x01(\x03R\foutputTokens\"\x89\x05\n" +
 	"\bProposal\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x12\n" +
 	"\x04plan\x18\x02 \x01(\tR\x04plan\x12\x14\n" +
@@ -1462,7 +1491,13 @@ const file_picoclaw_common_v1_common_proto_rawDesc = "" +
 	"\x05model\x18\v \x01(\tR\x05model\x124\n" +
 	"\x05usage\x18\f \x01(\v2\x1e.picoclaw.common.v1.TokenUsageR\x05usage\x12\x1d\n" +
 	"\n" +
-	"latency_ms\x18\r \x01(\x03R\tlatencyMs\"\xa4\x01\n" +
+	"latency_ms\x18\r \x01(\x03R\tlatencyMs\x12\x1c\n" +
+	"\tartifacts\x18\x0e \x03(\tR\tartifacts\x12 \n" +
+	"\vconstraints\x18\x0f \x03(\tR\vconstraints\x12:\n" +
+	"\x04base\x18\x10 \x03(\v2&.picoclaw.common.v1.Proposal.BaseEntryR\x04base\x1a7\n" +
+	"\tBaseEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xa4\x01\n" +
 	"\x0eProposalResult\x12\x14\n" +
 	"\x05order\x18\x01 \x01(\tR\x05order\x128\n" +
 	"\bproposal\x18\x02 \x01(\v2\x1c.picoclaw.common.v1.ProposalR\bproposal\x12\x1d\n" +
@@ -1574,7 +1609,7 @@ func file_picoclaw_common_v1_common_proto_rawDescGZIP() []byte {
 }
 
 var file_picoclaw_common_v1_common_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_picoclaw_common_v1_common_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_picoclaw_common_v1_common_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_picoclaw_common_v1_common_proto_goTypes = []any{
 	(Route)(0),                    // 0: picoclaw.common.v1.Route
 	(DecisionSource)(0),           // 1: picoclaw.common.v1.DecisionSource
@@ -1593,7 +1628,8 @@ var file_picoclaw_common_v1_common_proto_goTypes = []any{
 	(*ReplyMessage)(nil),          // 14: picoclaw.common.v1.ReplyMessage
 	(*CommandResult)(nil),         // 15: picoclaw.common.v1.CommandResult
 	(*ExecutionResult)(nil),       // 16: picoclaw.common.v1.ExecutionResult
-	(*timestamppb.Timestamp)(nil), // 17: google.protobuf.Timestamp
+	nil,                           // 17: picoclaw.common.v1.Proposal.BaseEntry
+	(*timestamppb.Timestamp)(nil), // 18: google.protobuf.Timestamp
 }
 var file_picoclaw_common_v1_common_proto_depIdxs = []int32{
 	0,  // 0: picoclaw.common.v1.RouteDecision.route:type_name -> picoclaw.common.v1.Route
@@ -1605,17 +1641,18 @@ var file_picoclaw_common_v1_common_proto_depIdxs = []int32{
 	8,  // 6: picoclaw.common.v1.Proposal.cost_hint:type_name -> picoclaw.common.v1.CostHint
 	3,  // 7: picoclaw.common.v1.Proposal.task_type:type_name -> picoclaw.common.v1.TaskType
 	9,  // 8: picoclaw.common.v1.Proposal.usage:type_name -> picoclaw.common.v1.TokenUsage
-	10, // 9: picoclaw.common.v1.ProposalResult.proposal:type_name -> picoclaw.common.v1.Proposal
-	4,  // 10: picoclaw.common.v1.Action.kind:type_name -> picoclaw.common.v1.ActionKind
-	13, // 11: picoclaw.common.v1.ReplyMessage.actions:type_name -> picoclaw.common.v1.Action
-	15, // 12: picoclaw.common.v1.ExecutionResult.commands:type_name -> picoclaw.common.v1.CommandResult
-	17, // 13: picoclaw.common.v1.ExecutionResult.started_at:type_name -> google.protobuf.Timestamp
-	17, // 14: picoclaw.common.v1.ExecutionResult.finished_at:type_name -> google.protobuf.Timestamp
-	15, // [15:15] is the sub-list for method output_type
-	15, // [15:15] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	17, // 9: picoclaw.common.v1.Proposal.base:type_name -> picoclaw.common.v1.Proposal.BaseEntry
+	10, // 10: picoclaw.common.v1.ProposalResult.proposal:type_name -> picoclaw.common.v1.Proposal
+	4,  // 11: picoclaw.common.v1.Action.kind:type_name -> picoclaw.common.v1.ActionKind
+	13, // 12: picoclaw.common.v1.ReplyMessage.actions:type_name -> picoclaw.common.v1.Action
+	15, // 13: picoclaw.common.v1.ExecutionResult.commands:type_name -> picoclaw.common.v1.CommandResult
+	18, // 14: picoclaw.common.v1.ExecutionResult.started_at:type_name -> google.protobuf.Timestamp
+	18, // 15: picoclaw.common.v1.ExecutionResult.finished_at:type_name -> google.protobuf.Timestamp
+	16, // [16:16] is the sub-list for method output_type
+	16, // [16:16] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_picoclaw_common_v1_common_proto_init() }
@@ -1630,7 +1667,7 @@ func file_picoclaw_common_v1_common_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_picoclaw_common_v1_common_proto_rawDesc), len(file_picoclaw_common_v1_common_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   12,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

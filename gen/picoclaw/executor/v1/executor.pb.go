@@ -242,6 +242,1222 @@ func (x *DryRunResponse) GetResultText() string {
 	return ""
 }
 
+type TreeEntry struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Workspace-relative slash path.
+	Path          string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Dir           bool   `protobuf:"varint,2,opt,name=dir,proto3" json:"dir,omitempty"`
+	Size          int64  `protobuf:"varint,3,opt,name=size,proto3" json:"size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TreeEntry) Reset() {
+	*x = TreeEntry{}
+	mi := &file_picoclaw_executor_v1_executor_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TreeEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TreeEntry) ProtoMessage() {}
+
+func (x *TreeEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_picoclaw_executor_v1_executor_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TreeEntry.ProtoReflect.Descriptor instead.
+func (*TreeEntry) Descriptor() ([]byte, []int) {
+	return file_picoclaw_executor_v1_executor_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *TreeEntry) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *TreeEntry) GetDir() bool {
+	if x != nil {
+		return x.Dir
+	}
+	return false
+}
+
+func (x *TreeEntry) GetSize() int64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+type ListTreeRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	JobId string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// Directory to list; empty = the workspace root.
+	Path string `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	// 0 = the server's default depth.
+	MaxDepth int32 `protobuf:"varint,3,opt,name=max_depth,json=maxDepth,proto3" json:"max_depth,omitempty"`
+	// 0 = the server's default entry cap.
+	MaxEntries    int32 `protobuf:"varint,4,opt,name=max_entries,json=maxEntries,proto3" json:"max_entries,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListTreeRequest) Reset() {
+	*x = ListTreeRequest{}
+	mi := &file_picoclaw_executor_v1_executor_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListTreeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListTreeRequest) ProtoMessage() {}
+
+func (x *ListTreeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_picoclaw_executor_v1_executor_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListTreeRequest.ProtoReflect.Descriptor instead.
+func (*ListTreeRequest) Descriptor() ([]byte, []int) {
+	return file_picoclaw_executor_v1_executor_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ListTreeRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *ListTreeRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *ListTreeRequest) GetMaxDepth() int32 {
+	if x != nil {
+		return x.MaxDepth
+	}
+	return 0
+}
+
+func (x *ListTreeRequest) GetMaxEntries() int32 {
+	if x != nil {
+		return x.MaxEntries
+	}
+	return 0
+}
+
+type ListTreeResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Entries []*TreeEntry           `protobuf:"bytes,1,rep,name=entries,proto3" json:"entries,omitempty"`
+	// More entries exist than were returned.
+	Truncated bool `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	// Files left out because they hold secrets.
+	Withheld      int32 `protobuf:"varint,3,opt,name=withheld,proto3" json:"withheld,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListTreeResponse) Reset() {
+	*x = ListTreeResponse{}
+	mi := &file_picoclaw_executor_v1_executor_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListTreeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListTreeResponse) ProtoMessage() {}
+
+func (x *ListTreeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_picoclaw_executor_v1_executor_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListTreeResponse.ProtoReflect.Descriptor instead.
+func (*ListTreeResponse) Descriptor() ([]byte, []int) {
+	return file_picoclaw_executor_v1_executor_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ListTreeResponse) GetEntries() []*TreeEntry {
+	if x != nil {
+		return x.Entries
+	}
+	return nil
+}
+
+func (x *ListTreeResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
+func (x *ListTreeResponse) GetWithheld() int32 {
+	if x != nil {
+		return x.Withheld
+	}
+	return 0
+}
+
+type ReadFileRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	JobId string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	Path  string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	// 1-based first and last line; 0 = from the start / to the end.
+	StartLine int32 `protobuf:"varint,3,opt,name=start_line,json=startLine,proto3" json:"start_line,omitempty"`
+	EndLine   int32 `protobuf:"varint,4,opt,name=end_line,json=endLine,proto3" json:"end_line,omitempty"`
+	// 0 = the server's default byte cap.
+	MaxBytes      int64 `protobuf:"varint,5,opt,name=max_bytes,json=maxBytes,proto3" json:"max_bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadFileRequest) Reset() {
+	*x = ReadFileRequest{}
+	mi := &file_picoclaw_executor_v1_executor_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadFileRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadFileRequest) ProtoMessage() {}
+
+func (x *ReadFileRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_picoclaw_executor_v1_executor_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadFileRequest.ProtoReflect.Descriptor instead.
+func (*ReadFileRequest) Descriptor() ([]byte, []int) {
+	return file_picoclaw_executor_v1_executor_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *ReadFileRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *ReadFileRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *ReadFileRequest) GetStartLine() int32 {
+	if x != nil {
+		return x.StartLine
+	}
+	return 0
+}
+
+func (x *ReadFileRequest) GetEndLine() int32 {
+	if x != nil {
+		return x.EndLine
+	}
+	return 0
+}
+
+func (x *ReadFileRequest) GetMaxBytes() int64 {
+	if x != nil {
+		return x.MaxBytes
+	}
+	return 0
+}
+
+type ReadFileResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Path    string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Content string                 `protobuf:"bytes,2,opt,name=content,proto3" json:"content,omitempty"`
+	// sha256 (hex) of the whole file, whatever range was returned: the base a patch is written against.
+	Sha256    string `protobuf:"bytes,3,opt,name=sha256,proto3" json:"sha256,omitempty"`
+	Size      int64  `protobuf:"varint,4,opt,name=size,proto3" json:"size,omitempty"`
+	Binary    bool   `protobuf:"varint,5,opt,name=binary,proto3" json:"binary,omitempty"`
+	Truncated bool   `protobuf:"varint,6,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	// Number of lines in the whole file.
+	TotalLines    int32 `protobuf:"varint,7,opt,name=total_lines,json=totalLines,proto3" json:"total_lines,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadFileResponse) Reset() {
+	*x = ReadFileResponse{}
+	mi := &file_picoclaw_executor_v1_executor_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadFileResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadFileResponse) ProtoMessage() {}
+
+func (x *ReadFileResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_picoclaw_executor_v1_executor_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadFileResponse.ProtoReflect.Descriptor instead.
+func (*ReadFileResponse) Descriptor() ([]byte, []int) {
+	return file_picoclaw_executor_v1_executor_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ReadFileResponse) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *ReadFileResponse) GetContent() string {
+	if x != nil {
+		return x.Content
+	}
+	return ""
+}
+
+func (x *ReadFileResponse) GetSha256() string {
+	if x != nil {
+		return x.Sha256
+	}
+	return ""
+}
+
+func (x *ReadFileResponse) GetSize() int64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+func (x *ReadFileResponse) GetBinary() bool {
+	if x != nil {
+		return x.Binary
+	}
+	return false
+}
+
+func (x *ReadFileResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
+func (x *ReadFileResponse) GetTotalLines() int32 {
+	if x != nil {
+		return x.TotalLines
+	}
+	return 0
+}
+
+type SearchRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	JobId  string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	Query  string                 `protobuf:"bytes,2,opt,name=query,proto3" json:"query,omitempty"`
+	Regexp bool                   `protobuf:"varint,3,opt,name=regexp,proto3" json:"regexp,omitempty"`
+	// Directory to search; empty = the workspace root.
+	Path string `protobuf:"bytes,4,opt,name=path,proto3" json:"path,omitempty"`
+	// 0 = the server's default cap.
+	MaxMatches      int32 `protobuf:"varint,5,opt,name=max_matches,json=maxMatches,proto3" json:"max_matches,omitempty"`
+	CaseInsensitive bool  `protobuf:"varint,6,opt,name=case_insensitive,json=caseInsensitive,proto3" json:"case_insensitive,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *SearchRequest) Reset() {
+	*x = SearchRequest{}
+	mi := &file_picoclaw_executor_v1_executor_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SearchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SearchRequest) ProtoMessage() {}
+
+func (x *SearchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_picoclaw_executor_v1_executor_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SearchRequest.ProtoReflect.Descriptor instead.
+func (*SearchRequest) Descriptor() ([]byte, []int) {
+	return file_picoclaw_executor_v1_executor_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *SearchRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *SearchRequest) GetQuery() string {
+	if x != nil {
+		return x.Query
+	}
+	return ""
+}
+
+func (x *SearchRequest) GetRegexp() bool {
+	if x != nil {
+		return x.Regexp
+	}
+	return false
+}
+
+func (x *SearchRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *SearchRequest) GetMaxMatches() int32 {
+	if x != nil {
+		return x.MaxMatches
+	}
+	return 0
+}
+
+func (x *SearchRequest) GetCaseInsensitive() bool {
+	if x != nil {
+		return x.CaseInsensitive
+	}
+	return false
+}
+
+type SearchMatch struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Line          int32                  `protobuf:"varint,2,opt,name=line,proto3" json:"line,omitempty"`
+	Text          string                 `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SearchMatch) Reset() {
+	*x = SearchMatch{}
+	mi := &file_picoclaw_executor_v1_executor_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SearchMatch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SearchMatch) ProtoMessage() {}
+
+func (x *SearchMatch) ProtoReflect() protoreflect.Message {
+	mi := &file_picoclaw_executor_v1_executor_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SearchMatch.ProtoReflect.Descriptor instead.
+func (*SearchMatch) Descriptor() ([]byte, []int) {
+	return file_picoclaw_executor_v1_executor_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *SearchMatch) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *SearchMatch) GetLine() int32 {
+	if x != nil {
+		return x.Line
+	}
+	return 0
+}
+
+func (x *SearchMatch) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+type SearchResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Matches       []*SearchMatch         `protobuf:"bytes,1,rep,name=matches,proto3" json:"matches,omitempty"`
+	Truncated     bool                   `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SearchResponse) Reset() {
+	*x = SearchResponse{}
+	mi := &file_picoclaw_executor_v1_executor_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SearchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SearchResponse) ProtoMessage() {}
+
+func (x *SearchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_picoclaw_executor_v1_executor_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SearchResponse.ProtoReflect.Descriptor instead.
+func (*SearchResponse) Descriptor() ([]byte, []int) {
+	return file_picoclaw_executor_v1_executor_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *SearchResponse) GetMatches() []*SearchMatch {
+	if x != nil {
+		return x.Matches
+	}
+	return nil
+}
+
+func (x *SearchResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
+type GitStatusRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GitStatusRequest) Reset() {
+	*x = GitStatusRequest{}
+	mi := &file_picoclaw_executor_v1_executor_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GitStatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GitStatusRequest) ProtoMessage() {}
+
+func (x *GitStatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_picoclaw_executor_v1_executor_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GitStatusRequest.ProtoReflect.Descriptor instead.
+func (*GitStatusRequest) Descriptor() ([]byte, []int) {
+	return file_picoclaw_executor_v1_executor_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *GitStatusRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+type GitStatusEntry struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Path  string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	// Two-letter porcelain status (" M", "??", "A ", ...).
+	Status        string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GitStatusEntry) Reset() {
+	*x = GitStatusEntry{}
+	mi := &file_picoclaw_executor_v1_executor_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GitStatusEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GitStatusEntry) ProtoMessage() {}
+
+func (x *GitStatusEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_picoclaw_executor_v1_executor_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GitStatusEntry.ProtoReflect.Descriptor instead.
+func (*GitStatusEntry) Descriptor() ([]byte, []int) {
+	return file_picoclaw_executor_v1_executor_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *GitStatusEntry) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *GitStatusEntry) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+type GitStatusResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Branch  string                 `protobuf:"bytes,1,opt,name=branch,proto3" json:"branch,omitempty"`
+	Entries []*GitStatusEntry      `protobuf:"bytes,2,rep,name=entries,proto3" json:"entries,omitempty"`
+	// The workspace is not a git repository.
+	NotARepository bool `protobuf:"varint,3,opt,name=not_a_repository,json=notARepository,proto3" json:"not_a_repository,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *GitStatusResponse) Reset() {
+	*x = GitStatusResponse{}
+	mi := &file_picoclaw_executor_v1_executor_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GitStatusResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GitStatusResponse) ProtoMessage() {}
+
+func (x *GitStatusResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_picoclaw_executor_v1_executor_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GitStatusResponse.ProtoReflect.Descriptor instead.
+func (*GitStatusResponse) Descriptor() ([]byte, []int) {
+	return file_picoclaw_executor_v1_executor_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *GitStatusResponse) GetBranch() string {
+	if x != nil {
+		return x.Branch
+	}
+	return ""
+}
+
+func (x *GitStatusResponse) GetEntries() []*GitStatusEntry {
+	if x != nil {
+		return x.Entries
+	}
+	return nil
+}
+
+func (x *GitStatusResponse) GetNotARepository() bool {
+	if x != nil {
+		return x.NotARepository
+	}
+	return false
+}
+
+type GitLogRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	JobId string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// 0 = the server's default.
+	MaxCommits int32 `protobuf:"varint,2,opt,name=max_commits,json=maxCommits,proto3" json:"max_commits,omitempty"`
+	// Only commits touching this path; empty = all.
+	Path          string `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GitLogRequest) Reset() {
+	*x = GitLogRequest{}
+	mi := &file_picoclaw_executor_v1_executor_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GitLogRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GitLogRequest) ProtoMessage() {}
+
+func (x *GitLogRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_picoclaw_executor_v1_executor_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GitLogRequest.ProtoReflect.Descriptor instead.
+func (*GitLogRequest) Descriptor() ([]byte, []int) {
+	return file_picoclaw_executor_v1_executor_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *GitLogRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *GitLogRequest) GetMaxCommits() int32 {
+	if x != nil {
+		return x.MaxCommits
+	}
+	return 0
+}
+
+func (x *GitLogRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+type GitCommit struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Hash          string                 `protobuf:"bytes,1,opt,name=hash,proto3" json:"hash,omitempty"`
+	Author        string                 `protobuf:"bytes,2,opt,name=author,proto3" json:"author,omitempty"`
+	Date          string                 `protobuf:"bytes,3,opt,name=date,proto3" json:"date,omitempty"`
+	Subject       string                 `protobuf:"bytes,4,opt,name=subject,proto3" json:"subject,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GitCommit) Reset() {
+	*x = GitCommit{}
+	mi := &file_picoclaw_executor_v1_executor_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GitCommit) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GitCommit) ProtoMessage() {}
+
+func (x *GitCommit) ProtoReflect() protoreflect.Message {
+	mi := &file_picoclaw_executor_v1_executor_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GitCommit.ProtoReflect.Descriptor instead.
+func (*GitCommit) Descriptor() ([]byte, []int) {
+	return file_picoclaw_executor_v1_executor_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *GitCommit) GetHash() string {
+	if x != nil {
+		return x.Hash
+	}
+	return ""
+}
+
+func (x *GitCommit) GetAuthor() string {
+	if x != nil {
+		return x.Author
+	}
+	return ""
+}
+
+func (x *GitCommit) GetDate() string {
+	if x != nil {
+		return x.Date
+	}
+	return ""
+}
+
+func (x *GitCommit) GetSubject() string {
+	if x != nil {
+		return x.Subject
+	}
+	return ""
+}
+
+type GitLogResponse struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Commits        []*GitCommit           `protobuf:"bytes,1,rep,name=commits,proto3" json:"commits,omitempty"`
+	NotARepository bool                   `protobuf:"varint,2,opt,name=not_a_repository,json=notARepository,proto3" json:"not_a_repository,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *GitLogResponse) Reset() {
+	*x = GitLogResponse{}
+	mi := &file_picoclaw_executor_v1_executor_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GitLogResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GitLogResponse) ProtoMessage() {}
+
+func (x *GitLogResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_picoclaw_executor_v1_executor_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GitLogResponse.ProtoReflect.Descriptor instead.
+func (*GitLogResponse) Descriptor() ([]byte, []int) {
+	return file_picoclaw_executor_v1_executor_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *GitLogResponse) GetCommits() []*GitCommit {
+	if x != nil {
+		return x.Commits
+	}
+	return nil
+}
+
+func (x *GitLogResponse) GetNotARepository() bool {
+	if x != nil {
+		return x.NotARepository
+	}
+	return false
+}
+
+type DiffSummaryRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DiffSummaryRequest) Reset() {
+	*x = DiffSummaryRequest{}
+	mi := &file_picoclaw_executor_v1_executor_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DiffSummaryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DiffSummaryRequest) ProtoMessage() {}
+
+func (x *DiffSummaryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_picoclaw_executor_v1_executor_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DiffSummaryRequest.ProtoReflect.Descriptor instead.
+func (*DiffSummaryRequest) Descriptor() ([]byte, []int) {
+	return file_picoclaw_executor_v1_executor_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *DiffSummaryRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+type DiffFileStat struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Additions     int32                  `protobuf:"varint,2,opt,name=additions,proto3" json:"additions,omitempty"`
+	Deletions     int32                  `protobuf:"varint,3,opt,name=deletions,proto3" json:"deletions,omitempty"`
+	Binary        bool                   `protobuf:"varint,4,opt,name=binary,proto3" json:"binary,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DiffFileStat) Reset() {
+	*x = DiffFileStat{}
+	mi := &file_picoclaw_executor_v1_executor_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DiffFileStat) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DiffFileStat) ProtoMessage() {}
+
+func (x *DiffFileStat) ProtoReflect() protoreflect.Message {
+	mi := &file_picoclaw_executor_v1_executor_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DiffFileStat.ProtoReflect.Descriptor instead.
+func (*DiffFileStat) Descriptor() ([]byte, []int) {
+	return file_picoclaw_executor_v1_executor_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *DiffFileStat) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *DiffFileStat) GetAdditions() int32 {
+	if x != nil {
+		return x.Additions
+	}
+	return 0
+}
+
+func (x *DiffFileStat) GetDeletions() int32 {
+	if x != nil {
+		return x.Deletions
+	}
+	return 0
+}
+
+func (x *DiffFileStat) GetBinary() bool {
+	if x != nil {
+		return x.Binary
+	}
+	return false
+}
+
+type DiffSummaryResponse struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Files          []*DiffFileStat        `protobuf:"bytes,1,rep,name=files,proto3" json:"files,omitempty"`
+	NotARepository bool                   `protobuf:"varint,2,opt,name=not_a_repository,json=notARepository,proto3" json:"not_a_repository,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *DiffSummaryResponse) Reset() {
+	*x = DiffSummaryResponse{}
+	mi := &file_picoclaw_executor_v1_executor_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DiffSummaryResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DiffSummaryResponse) ProtoMessage() {}
+
+func (x *DiffSummaryResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_picoclaw_executor_v1_executor_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DiffSummaryResponse.ProtoReflect.Descriptor instead.
+func (*DiffSummaryResponse) Descriptor() ([]byte, []int) {
+	return file_picoclaw_executor_v1_executor_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *DiffSummaryResponse) GetFiles() []*DiffFileStat {
+	if x != nil {
+		return x.Files
+	}
+	return nil
+}
+
+func (x *DiffSummaryResponse) GetNotARepository() bool {
+	if x != nil {
+		return x.NotARepository
+	}
+	return false
+}
+
+type RemotesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemotesRequest) Reset() {
+	*x = RemotesRequest{}
+	mi := &file_picoclaw_executor_v1_executor_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemotesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemotesRequest) ProtoMessage() {}
+
+func (x *RemotesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_picoclaw_executor_v1_executor_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemotesRequest.ProtoReflect.Descriptor instead.
+func (*RemotesRequest) Descriptor() ([]byte, []int) {
+	return file_picoclaw_executor_v1_executor_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *RemotesRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+type Remote struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Url           string                 `protobuf:"bytes,2,opt,name=url,proto3" json:"url,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Remote) Reset() {
+	*x = Remote{}
+	mi := &file_picoclaw_executor_v1_executor_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Remote) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Remote) ProtoMessage() {}
+
+func (x *Remote) ProtoReflect() protoreflect.Message {
+	mi := &file_picoclaw_executor_v1_executor_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Remote.ProtoReflect.Descriptor instead.
+func (*Remote) Descriptor() ([]byte, []int) {
+	return file_picoclaw_executor_v1_executor_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *Remote) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Remote) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+type RemotesResponse struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Remotes        []*Remote              `protobuf:"bytes,1,rep,name=remotes,proto3" json:"remotes,omitempty"`
+	NotARepository bool                   `protobuf:"varint,2,opt,name=not_a_repository,json=notARepository,proto3" json:"not_a_repository,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *RemotesResponse) Reset() {
+	*x = RemotesResponse{}
+	mi := &file_picoclaw_executor_v1_executor_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemotesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemotesResponse) ProtoMessage() {}
+
+func (x *RemotesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_picoclaw_executor_v1_executor_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemotesResponse.ProtoReflect.Descriptor instead.
+func (*RemotesResponse) Descriptor() ([]byte, []int) {
+	return file_picoclaw_executor_v1_executor_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *RemotesResponse) GetRemotes() []*Remote {
+	if x != nil {
+		return x.Remotes
+	}
+	return nil
+}
+
+func (x *RemotesResponse) GetNotARepository() bool {
+	if x != nil {
+		return x.NotARepository
+	}
+	return false
+}
+
 var File_picoclaw_executor_v1_executor_proto protoreflect.FileDescriptor
 
 const file_picoclaw_executor_v1_executor_proto_rawDesc = "" +
@@ -261,10 +1477,103 @@ const file_picoclaw_executor_v1_executor_proto_rawDesc = "" +
 	"\x0eDryRunResponse\x12;\n" +
 	"\x06result\x18\x01 \x01(\v2#.picoclaw.common.v1.ExecutionResultR\x06result\x12\x1f\n" +
 	"\vresult_text\x18\x02 \x01(\tR\n" +
-	"resultText2\xc2\x01\n" +
+	"resultText\"E\n" +
+	"\tTreeEntry\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x10\n" +
+	"\x03dir\x18\x02 \x01(\bR\x03dir\x12\x12\n" +
+	"\x04size\x18\x03 \x01(\x03R\x04size\"z\n" +
+	"\x0fListTreeRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12\x1b\n" +
+	"\tmax_depth\x18\x03 \x01(\x05R\bmaxDepth\x12\x1f\n" +
+	"\vmax_entries\x18\x04 \x01(\x05R\n" +
+	"maxEntries\"\x87\x01\n" +
+	"\x10ListTreeResponse\x129\n" +
+	"\aentries\x18\x01 \x03(\v2\x1f.picoclaw.executor.v1.TreeEntryR\aentries\x12\x1c\n" +
+	"\ttruncated\x18\x02 \x01(\bR\ttruncated\x12\x1a\n" +
+	"\bwithheld\x18\x03 \x01(\x05R\bwithheld\"\x93\x01\n" +
+	"\x0fReadFileRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12\x1d\n" +
+	"\n" +
+	"start_line\x18\x03 \x01(\x05R\tstartLine\x12\x19\n" +
+	"\bend_line\x18\x04 \x01(\x05R\aendLine\x12\x1b\n" +
+	"\tmax_bytes\x18\x05 \x01(\x03R\bmaxBytes\"\xc3\x01\n" +
+	"\x10ReadFileResponse\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x18\n" +
+	"\acontent\x18\x02 \x01(\tR\acontent\x12\x16\n" +
+	"\x06sha256\x18\x03 \x01(\tR\x06sha256\x12\x12\n" +
+	"\x04size\x18\x04 \x01(\x03R\x04size\x12\x16\n" +
+	"\x06binary\x18\x05 \x01(\bR\x06binary\x12\x1c\n" +
+	"\ttruncated\x18\x06 \x01(\bR\ttruncated\x12\x1f\n" +
+	"\vtotal_lines\x18\a \x01(\x05R\n" +
+	"totalLines\"\xb4\x01\n" +
+	"\rSearchRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x14\n" +
+	"\x05query\x18\x02 \x01(\tR\x05query\x12\x16\n" +
+	"\x06regexp\x18\x03 \x01(\bR\x06regexp\x12\x12\n" +
+	"\x04path\x18\x04 \x01(\tR\x04path\x12\x1f\n" +
+	"\vmax_matches\x18\x05 \x01(\x05R\n" +
+	"maxMatches\x12)\n" +
+	"\x10case_insensitive\x18\x06 \x01(\bR\x0fcaseInsensitive\"I\n" +
+	"\vSearchMatch\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
+	"\x04line\x18\x02 \x01(\x05R\x04line\x12\x12\n" +
+	"\x04text\x18\x03 \x01(\tR\x04text\"k\n" +
+	"\x0eSearchResponse\x12;\n" +
+	"\amatches\x18\x01 \x03(\v2!.picoclaw.executor.v1.SearchMatchR\amatches\x12\x1c\n" +
+	"\ttruncated\x18\x02 \x01(\bR\ttruncated\")\n" +
+	"\x10GitStatusRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"<\n" +
+	"\x0eGitStatusEntry\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x16\n" +
+	"\x06status\x18\x02 \x01(\tR\x06status\"\x95\x01\n" +
+	"\x11GitStatusResponse\x12\x16\n" +
+	"\x06branch\x18\x01 \x01(\tR\x06branch\x12>\n" +
+	"\aentries\x18\x02 \x03(\v2$.picoclaw.executor.v1.GitStatusEntryR\aentries\x12(\n" +
+	"\x10not_a_repository\x18\x03 \x01(\bR\x0enotARepository\"[\n" +
+	"\rGitLogRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1f\n" +
+	"\vmax_commits\x18\x02 \x01(\x05R\n" +
+	"maxCommits\x12\x12\n" +
+	"\x04path\x18\x03 \x01(\tR\x04path\"e\n" +
+	"\tGitCommit\x12\x12\n" +
+	"\x04hash\x18\x01 \x01(\tR\x04hash\x12\x16\n" +
+	"\x06author\x18\x02 \x01(\tR\x06author\x12\x12\n" +
+	"\x04date\x18\x03 \x01(\tR\x04date\x12\x18\n" +
+	"\asubject\x18\x04 \x01(\tR\asubject\"u\n" +
+	"\x0eGitLogResponse\x129\n" +
+	"\acommits\x18\x01 \x03(\v2\x1f.picoclaw.executor.v1.GitCommitR\acommits\x12(\n" +
+	"\x10not_a_repository\x18\x02 \x01(\bR\x0enotARepository\"+\n" +
+	"\x12DiffSummaryRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"v\n" +
+	"\fDiffFileStat\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1c\n" +
+	"\tadditions\x18\x02 \x01(\x05R\tadditions\x12\x1c\n" +
+	"\tdeletions\x18\x03 \x01(\x05R\tdeletions\x12\x16\n" +
+	"\x06binary\x18\x04 \x01(\bR\x06binary\"y\n" +
+	"\x13DiffSummaryResponse\x128\n" +
+	"\x05files\x18\x01 \x03(\v2\".picoclaw.executor.v1.DiffFileStatR\x05files\x12(\n" +
+	"\x10not_a_repository\x18\x02 \x01(\bR\x0enotARepository\"'\n" +
+	"\x0eRemotesRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\".\n" +
+	"\x06Remote\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
+	"\x03url\x18\x02 \x01(\tR\x03url\"s\n" +
+	"\x0fRemotesResponse\x126\n" +
+	"\aremotes\x18\x01 \x03(\v2\x1c.picoclaw.executor.v1.RemoteR\aremotes\x12(\n" +
+	"\x10not_a_repository\x18\x02 \x01(\bR\x0enotARepository2\xc2\x01\n" +
 	"\x0fExecutorService\x12X\n" +
 	"\aExecute\x12$.picoclaw.executor.v1.ExecuteRequest\x1a%.picoclaw.executor.v1.ExecuteResponse\"\x00\x12U\n" +
-	"\x06DryRun\x12#.picoclaw.executor.v1.DryRunRequest\x1a$.picoclaw.executor.v1.DryRunResponse\"\x00B\xe3\x01\n" +
+	"\x06DryRun\x12#.picoclaw.executor.v1.DryRunRequest\x1a$.picoclaw.executor.v1.DryRunResponse\"\x002\x9a\x05\n" +
+	"\x10WorkspaceService\x12[\n" +
+	"\bListTree\x12%.picoclaw.executor.v1.ListTreeRequest\x1a&.picoclaw.executor.v1.ListTreeResponse\"\x00\x12[\n" +
+	"\bReadFile\x12%.picoclaw.executor.v1.ReadFileRequest\x1a&.picoclaw.executor.v1.ReadFileResponse\"\x00\x12U\n" +
+	"\x06Search\x12#.picoclaw.executor.v1.SearchRequest\x1a$.picoclaw.executor.v1.SearchResponse\"\x00\x12^\n" +
+	"\tGitStatus\x12&.picoclaw.executor.v1.GitStatusRequest\x1a'.picoclaw.executor.v1.GitStatusResponse\"\x00\x12U\n" +
+	"\x06GitLog\x12#.picoclaw.executor.v1.GitLogRequest\x1a$.picoclaw.executor.v1.GitLogResponse\"\x00\x12d\n" +
+	"\vDiffSummary\x12(.picoclaw.executor.v1.DiffSummaryRequest\x1a).picoclaw.executor.v1.DiffSummaryResponse\"\x00\x12X\n" +
+	"\aRemotes\x12$.picoclaw.executor.v1.RemotesRequest\x1a%.picoclaw.executor.v1.RemotesResponse\"\x00B\xe3\x01\n" +
 	"\x18com.picoclaw.executor.v1B\rExecutorProtoP\x01ZFgithub.com/picoclaw-suite/picoclaw/gen/picoclaw/executor/v1;executorv1\xa2\x02\x03PEX\xaa\x02\x14Picoclaw.Executor.V1\xca\x02\x14Picoclaw\\Executor\\V1\xe2\x02 Picoclaw\\Executor\\V1\\GPBMetadata\xea\x02\x16Picoclaw::Executor::V1b\x06proto3"
 
 var (
@@ -279,26 +1588,66 @@ func file_picoclaw_executor_v1_executor_proto_rawDescGZIP() []byte {
 	return file_picoclaw_executor_v1_executor_proto_rawDescData
 }
 
-var file_picoclaw_executor_v1_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
+var file_picoclaw_executor_v1_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_picoclaw_executor_v1_executor_proto_goTypes = []any{
-	(*ExecuteRequest)(nil),     // 0: picoclaw.executor.v1.ExecuteRequest
-	(*ExecuteResponse)(nil),    // 1: picoclaw.executor.v1.ExecuteResponse
-	(*DryRunRequest)(nil),      // 2: picoclaw.executor.v1.DryRunRequest
-	(*DryRunResponse)(nil),     // 3: picoclaw.executor.v1.DryRunResponse
-	(*v1.ExecutionResult)(nil), // 4: picoclaw.common.v1.ExecutionResult
+	(*ExecuteRequest)(nil),      // 0: picoclaw.executor.v1.ExecuteRequest
+	(*ExecuteResponse)(nil),     // 1: picoclaw.executor.v1.ExecuteResponse
+	(*DryRunRequest)(nil),       // 2: picoclaw.executor.v1.DryRunRequest
+	(*DryRunResponse)(nil),      // 3: picoclaw.executor.v1.DryRunResponse
+	(*TreeEntry)(nil),           // 4: picoclaw.executor.v1.TreeEntry
+	(*ListTreeRequest)(nil),     // 5: picoclaw.executor.v1.ListTreeRequest
+	(*ListTreeResponse)(nil),    // 6: picoclaw.executor.v1.ListTreeResponse
+	(*ReadFileRequest)(nil),     // 7: picoclaw.executor.v1.ReadFileRequest
+	(*ReadFileResponse)(nil),    // 8: picoclaw.executor.v1.ReadFileResponse
+	(*SearchRequest)(nil),       // 9: picoclaw.executor.v1.SearchRequest
+	(*SearchMatch)(nil),         // 10: picoclaw.executor.v1.SearchMatch
+	(*SearchResponse)(nil),      // 11: picoclaw.executor.v1.SearchResponse
+	(*GitStatusRequest)(nil),    // 12: picoclaw.executor.v1.GitStatusRequest
+	(*GitStatusEntry)(nil),      // 13: picoclaw.executor.v1.GitStatusEntry
+	(*GitStatusResponse)(nil),   // 14: picoclaw.executor.v1.GitStatusResponse
+	(*GitLogRequest)(nil),       // 15: picoclaw.executor.v1.GitLogRequest
+	(*GitCommit)(nil),           // 16: picoclaw.executor.v1.GitCommit
+	(*GitLogResponse)(nil),      // 17: picoclaw.executor.v1.GitLogResponse
+	(*DiffSummaryRequest)(nil),  // 18: picoclaw.executor.v1.DiffSummaryRequest
+	(*DiffFileStat)(nil),        // 19: picoclaw.executor.v1.DiffFileStat
+	(*DiffSummaryResponse)(nil), // 20: picoclaw.executor.v1.DiffSummaryResponse
+	(*RemotesRequest)(nil),      // 21: picoclaw.executor.v1.RemotesRequest
+	(*Remote)(nil),              // 22: picoclaw.executor.v1.Remote
+	(*RemotesResponse)(nil),     // 23: picoclaw.executor.v1.RemotesResponse
+	(*v1.ExecutionResult)(nil),  // 24: picoclaw.common.v1.ExecutionResult
 }
 var file_picoclaw_executor_v1_executor_proto_depIdxs = []int32{
-	4, // 0: picoclaw.executor.v1.ExecuteResponse.result:type_name -> picoclaw.common.v1.ExecutionResult
-	4, // 1: picoclaw.executor.v1.DryRunResponse.result:type_name -> picoclaw.common.v1.ExecutionResult
-	0, // 2: picoclaw.executor.v1.ExecutorService.Execute:input_type -> picoclaw.executor.v1.ExecuteRequest
-	2, // 3: picoclaw.executor.v1.ExecutorService.DryRun:input_type -> picoclaw.executor.v1.DryRunRequest
-	1, // 4: picoclaw.executor.v1.ExecutorService.Execute:output_type -> picoclaw.executor.v1.ExecuteResponse
-	3, // 5: picoclaw.executor.v1.ExecutorService.DryRun:output_type -> picoclaw.executor.v1.DryRunResponse
-	4, // [4:6] is the sub-list for method output_type
-	2, // [2:4] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	2, // [2:2] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	24, // 0: picoclaw.executor.v1.ExecuteResponse.result:type_name -> picoclaw.common.v1.ExecutionResult
+	24, // 1: picoclaw.executor.v1.DryRunResponse.result:type_name -> picoclaw.common.v1.ExecutionResult
+	4,  // 2: picoclaw.executor.v1.ListTreeResponse.entries:type_name -> picoclaw.executor.v1.TreeEntry
+	10, // 3: picoclaw.executor.v1.SearchResponse.matches:type_name -> picoclaw.executor.v1.SearchMatch
+	13, // 4: picoclaw.executor.v1.GitStatusResponse.entries:type_name -> picoclaw.executor.v1.GitStatusEntry
+	16, // 5: picoclaw.executor.v1.GitLogResponse.commits:type_name -> picoclaw.executor.v1.GitCommit
+	19, // 6: picoclaw.executor.v1.DiffSummaryResponse.files:type_name -> picoclaw.executor.v1.DiffFileStat
+	22, // 7: picoclaw.executor.v1.RemotesResponse.remotes:type_name -> picoclaw.executor.v1.Remote
+	0,  // 8: picoclaw.executor.v1.ExecutorService.Execute:input_type -> picoclaw.executor.v1.ExecuteRequest
+	2,  // 9: picoclaw.executor.v1.ExecutorService.DryRun:input_type -> picoclaw.executor.v1.DryRunRequest
+	5,  // 10: picoclaw.executor.v1.WorkspaceService.ListTree:input_type -> picoclaw.executor.v1.ListTreeRequest
+	7,  // 11: picoclaw.executor.v1.WorkspaceService.ReadFile:input_type -> picoclaw.executor.v1.ReadFileRequest
+	9,  // 12: picoclaw.executor.v1.WorkspaceService.Search:input_type -> picoclaw.executor.v1.SearchRequest
+	12, // 13: picoclaw.executor.v1.WorkspaceService.GitStatus:input_type -> picoclaw.executor.v1.GitStatusRequest
+	15, // 14: picoclaw.executor.v1.WorkspaceService.GitLog:input_type -> picoclaw.executor.v1.GitLogRequest
+	18, // 15: picoclaw.executor.v1.WorkspaceService.DiffSummary:input_type -> picoclaw.executor.v1.DiffSummaryRequest
+	21, // 16: picoclaw.executor.v1.WorkspaceService.Remotes:input_type -> picoclaw.executor.v1.RemotesRequest
+	1,  // 17: picoclaw.executor.v1.ExecutorService.Execute:output_type -> picoclaw.executor.v1.ExecuteResponse
+	3,  // 18: picoclaw.executor.v1.ExecutorService.DryRun:output_type -> picoclaw.executor.v1.DryRunResponse
+	6,  // 19: picoclaw.executor.v1.WorkspaceService.ListTree:output_type -> picoclaw.executor.v1.ListTreeResponse
+	8,  // 20: picoclaw.executor.v1.WorkspaceService.ReadFile:output_type -> picoclaw.executor.v1.ReadFileResponse
+	11, // 21: picoclaw.executor.v1.WorkspaceService.Search:output_type -> picoclaw.executor.v1.SearchResponse
+	14, // 22: picoclaw.executor.v1.WorkspaceService.GitStatus:output_type -> picoclaw.executor.v1.GitStatusResponse
+	17, // 23: picoclaw.executor.v1.WorkspaceService.GitLog:output_type -> picoclaw.executor.v1.GitLogResponse
+	20, // 24: picoclaw.executor.v1.WorkspaceService.DiffSummary:output_type -> picoclaw.executor.v1.DiffSummaryResponse
+	23, // 25: picoclaw.executor.v1.WorkspaceService.Remotes:output_type -> picoclaw.executor.v1.RemotesResponse
+	17, // [17:26] is the sub-list for method output_type
+	8,  // [8:17] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_picoclaw_executor_v1_executor_proto_init() }
@@ -312,9 +1661,9 @@ func file_picoclaw_executor_v1_executor_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_picoclaw_executor_v1_executor_proto_rawDesc), len(file_picoclaw_executor_v1_executor_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   4,
+			NumMessages:   24,
 			NumExtensions: 0,
-			NumServices:   1,
+			NumServices:   2,
 		},
 		GoTypes:           file_picoclaw_executor_v1_executor_proto_goTypes,
 		DependencyIndexes: file_picoclaw_executor_v1_executor_proto_depIdxs,

@@ -211,6 +211,16 @@ func orderRoute(order string) string {
 // requestApproval asks approval to decide a proposal and acts on the outcome. It fails closed:
 // only an auto_approved answer from approval leads to execution.
 func (a *App) requestApproval(ctx context.Context, t *turn, p Proposal, route string) {
+	if p.Answer {
+		// A design, review or analysis without a patch is an answer: there is nothing to approve.
+		a.log.InfoContext(ctx, "chat.answer_delivered", slog.String("order", p.Order), slog.String("by", p.By))
+		by := p.By
+		if by == "" {
+			by = p.Order
+		}
+		t.say(domain.T(t.loc, domain.MsgAnswer, by, t.result.GetJobId(), strings.TrimSpace(p.Plan)))
+		return
+	}
 	id := t.result.GetJobId()
 	actx, cancel := context.WithTimeout(ctx, a.cfg.ApprovalTimeout)
 	res, err := a.peers.Approvals.Request(actx, ProposalInput{JobID: id, SessionID: t.sess.ID, Channel: t.actor.Channel,

@@ -153,6 +153,11 @@ type ProposalOption struct {
 type Proposal struct {
 	Order string
 	Plan  string
+	// Answer is true for a proposal without a patch (a design, review or analysis): its plan is
+	// the answer, delivered to the user as such; nothing goes to approval.
+	Answer bool
+	// By names who answered: the order and its provider and model.
+	By string
 	// Content is the proposal in the peers' wire form, opaque to chat-mio.
 	Content []byte
 }

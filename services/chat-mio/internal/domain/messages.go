@@ -79,6 +79,7 @@ const (
 	MsgDeliberation        MsgKey = "deliberation"
 	MsgProposalFailed      MsgKey = "proposal_failed"
 	MsgNoProposal          MsgKey = "no_proposal"
+	MsgAnswer              MsgKey = "answer"
 	MsgStatusSession       MsgKey = "status_session"
 	MsgHeartbeatDown       MsgKey = "heartbeat_down"
 	MsgDeclareWorker       MsgKey = "declare_worker"
@@ -176,6 +177,7 @@ var catalog = map[MsgKey][2]string{
 	MsgPickNotFound:        {"ジョブ %s の候補 %d は見つかりませんでした。", "Option %[2]d of job %[1]s was not found."},
 	MsgDeliberation:        {"ジョブ %s の候補です。/pick %s <番号> で選んでください。", "Options for job %s. Pick one with /pick %s <n>."},
 	MsgProposalFailed:      {"%s: 提案できませんでした（%s）", "%s: no proposal (%s)"},
+	MsgAnswer:              {"%s の回答（ジョブ %s、変更なし）:\n%s", "Answer from %s (job %s, no changes):\n%s"},
 	MsgNoProposal:          {"提案を作れませんでした（%s）。内容を変えてもう一度依頼してください。", "No proposal could be made (%s). Please rephrase and ask again."},
 	MsgStatusSession:       {"セッション %s: ローカル限定 %s / 承認待ち %s", "Session %s: local-only %s / pending %s"},
 	MsgHeartbeatDown:       {"状態監視（heartbeat）に接続できませんでした。", "The heartbeat service could not be reached."},

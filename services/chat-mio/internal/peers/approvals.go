@@ -30,7 +30,12 @@ func encodeProposal(p *commonv1.Proposal) (app.Proposal, error) {
 	if err != nil {
 		return app.Proposal{}, fmt.Errorf("encode proposal: %w", err)
 	}
-	return app.Proposal{Order: p.GetOrder(), Plan: p.GetPlan(), Content: b}, nil
+	by := p.GetOrder()
+	if m := strings.TrimSpace(p.GetProvider() + " " + p.GetModel()); m != "" {
+		by = strings.TrimSpace(by + " (" + m + ")")
+	}
+	return app.Proposal{Order: p.GetOrder(), Plan: p.GetPlan(), Content: b,
+		Answer: strings.TrimSpace(p.GetPatch()) == "", By: by}, nil
 }
 
 // decodeProposal is the proposal as the router made it; a proposal without wire form (built

@@ -21,7 +21,8 @@ type Task struct {
 }
 
 // buildMessages writes the role prompt and the task for one order.
-func buildMessages(order string, t Task) []llm.Message {
+// workspace is the rendered context pack ("" when there is none).
+func buildMessages(order string, t Task, workspace string) []llm.Message {
 	role := domain.Roles[order]
 	lang := "Japanese"
 	if t.Locale == "en" {
@@ -46,6 +47,10 @@ func buildMessages(order string, t Task) []llm.Message {
 			user.WriteString(strings.TrimSpace(c))
 			user.WriteByte('\n')
 		}
+	}
+	if workspace != "" {
+		user.WriteString("\n")
+		user.WriteString(workspace)
 	}
 	return []llm.Message{{Role: llm.RoleSystem, Content: sys.String()}, {Role: llm.RoleUser, Content: user.String()}}
 }

@@ -44,6 +44,8 @@ type Proposer struct {
 	maxParallel  int
 	delibTimeout time.Duration
 	check        domain.PatchCheck
+	workspace    Workspace
+	contextTok   int64
 	log          *slog.Logger
 }
 
@@ -56,7 +58,12 @@ type Config struct {
 	DeliberationTimeout time.Duration
 	// PatchCheck defaults to domain.ParsePatch.
 	PatchCheck domain.PatchCheck
-	Logger     *slog.Logger
+	// Workspace is the executor's read-only view; nil = proposals without repository context.
+	Workspace Workspace
+	// ContextTokens is the budget of the context pack (default 8000; capped at half the token
+	// limit when one is set).
+	ContextTokens int64
+	Logger        *slog.Logger
 }
 
 // NewProposer returns a Proposer.
@@ -64,6 +71,13 @@ func NewProposer(c Config) *Proposer {
 	p := &Proposer{
 		orders: map[string]Order{}, defaultOrder: c.DefaultOrder, limits: c.Limits,
 		maxParallel: c.MaxParallel, delibTimeout: c.DeliberationTimeout, check: c.PatchCheck, log: c.Logger,
+		workspace: c.Workspace, contextTok: c.ContextTokens,
+	}
+	if p.contextTok <= 0 {
+		p.contextTok = 8000
+	}
+	if p.limits.Tokens > 0 && p.contextTok > p.limits.Tokens/2 {
+		p.contextTok = p.limits.Tokens / 2
 	}
 	for _, o := range c.Orders {
 		p.orders[o.ID] = o
@@ -109,7 +123,18 @@ func (p *Proposer) Propose(ctx context.Context, orderName string, task Task) (*d
 		task.JobID = j
 	}
 
-	msgs := buildMessages(id, task)
+	var pack ContextPack
+	if p.workspace != nil {
+		pack, err = BuildContextPack(ctx, p.workspace, task, p.contextTok)
+		if err != nil {
+			// A proposal without context is still a proposal; its base is read below.
+			p.log.WarnContext(ctx, "coder.context_unavailable", slog.String("order", id), slog.String("error", err.Error()))
+			pack = ContextPack{}
+		} else {
+			logPack(ctx, p.log, id, pack)
+		}
+	}
+	msgs := buildMessages(id, task, pack.Render())
 	promptTokens := llm.EstimateTokens(msgs)
 	promptCost := o.Price.Cost(llm.Usage{InputTokens: promptTokens})
 	if (p.limits.CostUSD > 0 && promptCost > p.limits.CostUSD) || (p.limits.Tokens > 0 && promptTokens > p.limits.Tokens) {
@@ -149,6 +174,7 @@ func (p *Proposer) Propose(ctx context.Context, orderName string, task Task) (*d
 	}
 
 	prop.JobID = task.JobID
+	p.bindBase(ctx, id, prop, pack)
 	prop.Order, prop.Provider, prop.Model = id, resp.Provider, resp.Model
 	prop.Usage = domain.Usage{InputTokens: usage.InputTokens, OutputTokens: usage.OutputTokens}
 	prop.LatencyMS = latency.Milliseconds()

@@ -43,6 +43,13 @@ type Proposal struct {
 	NeedApproval bool     `json:"need_approval"`
 	UsesBrowser  bool     `json:"uses_browser"`
 	TaskType     string   `json:"task_type"`
+	// Artifacts and Constraints are what the proposal produces or relies on and the
+	// constraints it respects (seed 003 §8-1), as the order wrote them.
+	Artifacts   []string `json:"artifacts"`
+	Constraints []string `json:"constraints"`
+	// Base maps each touched file to the sha256 of the content the patch was written against
+	// (patch.BaseAbsent for a new file).
+	Base map[string]string `json:"base"`
 
 	Order     string `json:"-"`
 	Provider  string `json:"-"`
@@ -69,7 +76,10 @@ const ContractJSON = `{
   "cost_hint": {"estimated_tokens": 0, "estimated_cost_usd": 0, "near_limit": false},
   "need_approval": true,
   "uses_browser": false,
-  "task_type": "design|codegen|review|refactor|ops|docs"
+  "task_type": "design|codegen|review|refactor|ops|docs",
+  "artifacts": ["<files or results the change produces>"],
+  "constraints": ["<constraints the change respects>"],
+  "base": {"<each file the patch changes>": "<the sha256 shown with its content, or \"none\" for a new file>"}
 }`
 
 // PatchCheck validates patch text; ParsePatch is the production check.
@@ -141,6 +151,19 @@ func ParseProposal(answer string, check PatchCheck) (*Proposal, []string) {
 	reqBool(fields, "uses_browser", &p.UsesBrowser, add)
 	if reqString(fields, "task_type", &p.TaskType, add) && !slices.Contains(TaskTypes, p.TaskType) {
 		add(fmt.Sprintf("task_type: must be one of %s, got %q", strings.Join(TaskTypes, ", "), p.TaskType))
+	}
+	optStrings(fields, "artifacts", &p.Artifacts, add)
+	optStrings(fields, "constraints", &p.Constraints, add)
+	if raw, ok := fields["base"]; ok && !isNull(raw) {
+		if firstByte(raw) != '{' || json.Unmarshal(raw, &p.Base) != nil {
+			add(fmt.Sprintf("base: must be an object of path to sha256, got %s", kind(raw)))
+		} else {
+			for k, v := range p.Base {
+				if !patch.ValidBase(v) {
+					add(fmt.Sprintf("base.%s: must be a lower-case hex sha256 or %q, got %q", k, patch.BaseAbsent, v))
+				}
+			}
+		}
 	}
 	if p.Patch != "" && check != nil {
 		parsed, err := check(p.Patch)
@@ -238,6 +261,16 @@ func optString(f map[string]json.RawMessage, key string, dst *string, add addFun
 		return
 	}
 	_ = json.Unmarshal(raw, dst)
+}
+
+func optStrings(f map[string]json.RawMessage, key string, dst *[]string, add addFunc) {
+	raw, ok := f[key]
+	if !ok || isNull(raw) {
+		return
+	}
+	if firstByte(raw) != '[' || json.Unmarshal(raw, dst) != nil {
+		add(fmt.Sprintf("%s: must be a list of strings, got %s", key, kind(raw)))
+	}
 }
 
 func reqBool(f map[string]json.RawMessage, key string, dst *bool, add addFunc) {

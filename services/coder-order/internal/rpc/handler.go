@@ -138,6 +138,9 @@ func toProto(p *domain.Proposal) *commonv1.Proposal {
 		Model:        p.Model,
 		Usage:        &commonv1.TokenUsage{InputTokens: p.Usage.InputTokens, OutputTokens: p.Usage.OutputTokens},
 		LatencyMs:    p.LatencyMS,
+		Artifacts:    p.Artifacts,
+		Constraints:  p.Constraints,
+		Base:         p.Base,
 	}
 }
 

@@ -175,6 +175,14 @@ func (s *Service) Execute(ctx context.Context, rawID, locale string, dryRun bool
 		return Outcome{}, err
 	}
 
+	if err := s.cfg.Runner.checkBase(id, p); err != nil {
+		log.WarnContext(ctx, "executor.refused", slog.String("reason", "stale_base"), slog.String("error", err.Error()))
+		if !modes.DryRun {
+			s.report(ctx, log, Report{JobID: id, Event: EventRefused, Detail: err.Error()})
+		}
+		return Outcome{}, err
+	}
+
 	if !modes.DryRun {
 		if err := s.cfg.Approval.Report(ctx, Report{JobID: id, Event: EventStarted, ExecutorID: s.cfg.ExecutorID}); err != nil {
 			// Nothing runs that the audit log does not know about.
@@ -200,6 +208,9 @@ func (s *Service) DryRun(ctx context.Context, text, locale string) (Outcome, err
 	p, err := s.cfg.Parse(text)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("%w: patch: %v", domain.ErrInvalid, err)
+	}
+	if err := s.cfg.Runner.checkBase("", p); err != nil {
+		return Outcome{}, err
 	}
 	modes := s.cfg.Modes
 	modes.DryRun = true

@@ -259,3 +259,9 @@ func (o *Overlay) Rename(from, to string) error {
 	o.changed[from] = &overlayFile{deleted: true}
 	return nil
 }
+
+// IsRepository reports whether the workspace root is a git work tree (has a .git entry).
+func (w *Workspace) IsRepository() bool {
+	_, err := w.root.Lstat(".git")
+	return err == nil
+}

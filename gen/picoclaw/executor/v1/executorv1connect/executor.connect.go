@@ -24,6 +24,8 @@ const _ = connect.IsAtLeastVersion1_13_0
 const (
 	// ExecutorServiceName is the fully-qualified name of the ExecutorService service.
 	ExecutorServiceName = "picoclaw.executor.v1.ExecutorService"
+	// WorkspaceServiceName is the fully-qualified name of the WorkspaceService service.
+	WorkspaceServiceName = "picoclaw.executor.v1.WorkspaceService"
 )
 
 // These constants are the fully-qualified names of the RPCs defined in this package. They're
@@ -38,6 +40,25 @@ const (
 	ExecutorServiceExecuteProcedure = "/picoclaw.executor.v1.ExecutorService/Execute"
 	// ExecutorServiceDryRunProcedure is the fully-qualified name of the ExecutorService's DryRun RPC.
 	ExecutorServiceDryRunProcedure = "/picoclaw.executor.v1.ExecutorService/DryRun"
+	// WorkspaceServiceListTreeProcedure is the fully-qualified name of the WorkspaceService's ListTree
+	// RPC.
+	WorkspaceServiceListTreeProcedure = "/picoclaw.executor.v1.WorkspaceService/ListTree"
+	// WorkspaceServiceReadFileProcedure is the fully-qualified name of the WorkspaceService's ReadFile
+	// RPC.
+	WorkspaceServiceReadFileProcedure = "/picoclaw.executor.v1.WorkspaceService/ReadFile"
+	// WorkspaceServiceSearchProcedure is the fully-qualified name of the WorkspaceService's Search RPC.
+	WorkspaceServiceSearchProcedure = "/picoclaw.executor.v1.WorkspaceService/Search"
+	// WorkspaceServiceGitStatusProcedure is the fully-qualified name of the WorkspaceService's
+	// GitStatus RPC.
+	WorkspaceServiceGitStatusProcedure = "/picoclaw.executor.v1.WorkspaceService/GitStatus"
+	// WorkspaceServiceGitLogProcedure is the fully-qualified name of the WorkspaceService's GitLog RPC.
+	WorkspaceServiceGitLogProcedure = "/picoclaw.executor.v1.WorkspaceService/GitLog"
+	// WorkspaceServiceDiffSummaryProcedure is the fully-qualified name of the WorkspaceService's
+	// DiffSummary RPC.
+	WorkspaceServiceDiffSummaryProcedure = "/picoclaw.executor.v1.WorkspaceService/DiffSummary"
+	// WorkspaceServiceRemotesProcedure is the fully-qualified name of the WorkspaceService's Remotes
+	// RPC.
+	WorkspaceServiceRemotesProcedure = "/picoclaw.executor.v1.WorkspaceService/Remotes"
 )
 
 // ExecutorServiceClient is a client for the picoclaw.executor.v1.ExecutorService service.
@@ -148,4 +169,273 @@ func (UnimplementedExecutorServiceHandler) Execute(context.Context, *v1.ExecuteR
 
 func (UnimplementedExecutorServiceHandler) DryRun(context.Context, *v1.DryRunRequest) (*v1.DryRunResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("picoclaw.executor.v1.ExecutorService.DryRun is not implemented"))
+}
+
+// WorkspaceServiceClient is a client for the picoclaw.executor.v1.WorkspaceService service.
+type WorkspaceServiceClient interface {
+	// ListTree lists files and directories, respecting .gitignore, within depth and entry caps.
+	ListTree(context.Context, *v1.ListTreeRequest) (*v1.ListTreeResponse, error)
+	// ReadFile reads one file (byte cap, optional line range); binary files are reported, not returned.
+	ReadFile(context.Context, *v1.ReadFileRequest) (*v1.ReadFileResponse, error)
+	// Search finds a literal string or a regular expression in the tree, capped.
+	Search(context.Context, *v1.SearchRequest) (*v1.SearchResponse, error)
+	// GitStatus lists changed and untracked files.
+	GitStatus(context.Context, *v1.GitStatusRequest) (*v1.GitStatusResponse, error)
+	// GitLog lists recent commits.
+	GitLog(context.Context, *v1.GitLogRequest) (*v1.GitLogResponse, error)
+	// DiffSummary counts the uncommitted changes per file.
+	DiffSummary(context.Context, *v1.DiffSummaryRequest) (*v1.DiffSummaryResponse, error)
+	// Remotes lists the repository's remotes (name and URL, credentials removed).
+	Remotes(context.Context, *v1.RemotesRequest) (*v1.RemotesResponse, error)
+}
+
+// NewWorkspaceServiceClient constructs a client for the picoclaw.executor.v1.WorkspaceService
+// service. By default, it uses the Connect protocol with the binary Protobuf Codec, asks for
+// gzipped responses, and sends uncompressed requests. To use the gRPC or gRPC-Web protocols, supply
+// the connect.WithGRPC() or connect.WithGRPCWeb() options.
+//
+// The URL supplied here should be the base URL for the Connect or gRPC server (for example,
+// http://api.acme.com or https://acme.com/grpc).
+func NewWorkspaceServiceClient(httpClient connect.HTTPClient, baseURL string, opts ...connect.ClientOption) WorkspaceServiceClient {
+	baseURL = strings.TrimRight(baseURL, "/")
+	workspaceServiceMethods := v1.File_picoclaw_executor_v1_executor_proto.Services().ByName("WorkspaceService").Methods()
+	return &workspaceServiceClient{
+		listTree: connect.NewClient[v1.ListTreeRequest, v1.ListTreeResponse](
+			httpClient,
+			baseURL+WorkspaceServiceListTreeProcedure,
+			connect.WithSchema(workspaceServiceMethods.ByName("ListTree")),
+			connect.WithClientOptions(opts...),
+		),
+		readFile: connect.NewClient[v1.ReadFileRequest, v1.ReadFileResponse](
+			httpClient,
+			baseURL+WorkspaceServiceReadFileProcedure,
+			connect.WithSchema(workspaceServiceMethods.ByName("ReadFile")),
+			connect.WithClientOptions(opts...),
+		),
+		search: connect.NewClient[v1.SearchRequest, v1.SearchResponse](
+			httpClient,
+			baseURL+WorkspaceServiceSearchProcedure,
+			connect.WithSchema(workspaceServiceMethods.ByName("Search")),
+			connect.WithClientOptions(opts...),
+		),
+		gitStatus: connect.NewClient[v1.GitStatusRequest, v1.GitStatusResponse](
+			httpClient,
+			baseURL+WorkspaceServiceGitStatusProcedure,
+			connect.WithSchema(workspaceServiceMethods.ByName("GitStatus")),
+			connect.WithClientOptions(opts...),
+		),
+		gitLog: connect.NewClient[v1.GitLogRequest, v1.GitLogResponse](
+			httpClient,
+			baseURL+WorkspaceServiceGitLogProcedure,
+			connect.WithSchema(workspaceServiceMethods.ByName("GitLog")),
+			connect.WithClientOptions(opts...),
+		),
+		diffSummary: connect.NewClient[v1.DiffSummaryRequest, v1.DiffSummaryResponse](
+			httpClient,
+			baseURL+WorkspaceServiceDiffSummaryProcedure,
+			connect.WithSchema(workspaceServiceMethods.ByName("DiffSummary")),
+			connect.WithClientOptions(opts...),
+		),
+		remotes: connect.NewClient[v1.RemotesRequest, v1.RemotesResponse](
+			httpClient,
+			baseURL+WorkspaceServiceRemotesProcedure,
+			connect.WithSchema(workspaceServiceMethods.ByName("Remotes")),
+			connect.WithClientOptions(opts...),
+		),
+	}
+}
+
+// workspaceServiceClient implements WorkspaceServiceClient.
+type workspaceServiceClient struct {
+	listTree    *connect.Client[v1.ListTreeRequest, v1.ListTreeResponse]
+	readFile    *connect.Client[v1.ReadFileRequest, v1.ReadFileResponse]
+	search      *connect.Client[v1.SearchRequest, v1.SearchResponse]
+	gitStatus   *connect.Client[v1.GitStatusRequest, v1.GitStatusResponse]
+	gitLog      *connect.Client[v1.GitLogRequest, v1.GitLogResponse]
+	diffSummary *connect.Client[v1.DiffSummaryRequest, v1.DiffSummaryResponse]
+	remotes     *connect.Client[v1.RemotesRequest, v1.RemotesResponse]
+}
+
+// ListTree calls picoclaw.executor.v1.WorkspaceService.ListTree.
+func (c *workspaceServiceClient) ListTree(ctx context.Context, req *v1.ListTreeRequest) (*v1.ListTreeResponse, error) {
+	response, err := c.listTree.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// ReadFile calls picoclaw.executor.v1.WorkspaceService.ReadFile.
+func (c *workspaceServiceClient) ReadFile(ctx context.Context, req *v1.ReadFileRequest) (*v1.ReadFileResponse, error) {
+	response, err := c.readFile.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// Search calls picoclaw.executor.v1.WorkspaceService.Search.
+func (c *workspaceServiceClient) Search(ctx context.Context, req *v1.SearchRequest) (*v1.SearchResponse, error) {
+	response, err := c.search.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// GitStatus calls picoclaw.executor.v1.WorkspaceService.GitStatus.
+func (c *workspaceServiceClient) GitStatus(ctx context.Context, req *v1.GitStatusRequest) (*v1.GitStatusResponse, error) {
+	response, err := c.gitStatus.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// GitLog calls picoclaw.executor.v1.WorkspaceService.GitLog.
+func (c *workspaceServiceClient) GitLog(ctx context.Context, req *v1.GitLogRequest) (*v1.GitLogResponse, error) {
+	response, err := c.gitLog.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// DiffSummary calls picoclaw.executor.v1.WorkspaceService.DiffSummary.
+func (c *workspaceServiceClient) DiffSummary(ctx context.Context, req *v1.DiffSummaryRequest) (*v1.DiffSummaryResponse, error) {
+	response, err := c.diffSummary.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// Remotes calls picoclaw.executor.v1.WorkspaceService.Remotes.
+func (c *workspaceServiceClient) Remotes(ctx context.Context, req *v1.RemotesRequest) (*v1.RemotesResponse, error) {
+	response, err := c.remotes.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// WorkspaceServiceHandler is an implementation of the picoclaw.executor.v1.WorkspaceService
+// service.
+type WorkspaceServiceHandler interface {
+	// ListTree lists files and directories, respecting .gitignore, within depth and entry caps.
+	ListTree(context.Context, *v1.ListTreeRequest) (*v1.ListTreeResponse, error)
+	// ReadFile reads one file (byte cap, optional line range); binary files are reported, not returned.
+	ReadFile(context.Context, *v1.ReadFileRequest) (*v1.ReadFileResponse, error)
+	// Search finds a literal string or a regular expression in the tree, capped.
+	Search(context.Context, *v1.SearchRequest) (*v1.SearchResponse, error)
+	// GitStatus lists changed and untracked files.
+	GitStatus(context.Context, *v1.GitStatusRequest) (*v1.GitStatusResponse, error)
+	// GitLog lists recent commits.
+	GitLog(context.Context, *v1.GitLogRequest) (*v1.GitLogResponse, error)
+	// DiffSummary counts the uncommitted changes per file.
+	DiffSummary(context.Context, *v1.DiffSummaryRequest) (*v1.DiffSummaryResponse, error)
+	// Remotes lists the repository's remotes (name and URL, credentials removed).
+	Remotes(context.Context, *v1.RemotesRequest) (*v1.RemotesResponse, error)
+}
+
+// NewWorkspaceServiceHandler builds an HTTP handler from the service implementation. It returns the
+// path on which to mount the handler and the handler itself.
+//
+// By default, handlers support the Connect, gRPC, and gRPC-Web protocols with the binary Protobuf
+// and JSON codecs. They also support gzip compression.
+func NewWorkspaceServiceHandler(svc WorkspaceServiceHandler, opts ...connect.HandlerOption) (string, http.Handler) {
+	workspaceServiceMethods := v1.File_picoclaw_executor_v1_executor_proto.Services().ByName("WorkspaceService").Methods()
+	workspaceServiceListTreeHandler := connect.NewUnaryHandlerSimple(
+		WorkspaceServiceListTreeProcedure,
+		svc.ListTree,
+		connect.WithSchema(workspaceServiceMethods.ByName("ListTree")),
+		connect.WithHandlerOptions(opts...),
+	)
+	workspaceServiceReadFileHandler := connect.NewUnaryHandlerSimple(
+		WorkspaceServiceReadFileProcedure,
+		svc.ReadFile,
+		connect.WithSchema(workspaceServiceMethods.ByName("ReadFile")),
+		connect.WithHandlerOptions(opts...),
+	)
+	workspaceServiceSearchHandler := connect.NewUnaryHandlerSimple(
+		WorkspaceServiceSearchProcedure,
+		svc.Search,
+		connect.WithSchema(workspaceServiceMethods.ByName("Search")),
+		connect.WithHandlerOptions(opts...),
+	)
+	workspaceServiceGitStatusHandler := connect.NewUnaryHandlerSimple(
+		WorkspaceServiceGitStatusProcedure,
+		svc.GitStatus,
+		connect.WithSchema(workspaceServiceMethods.ByName("GitStatus")),
+		connect.WithHandlerOptions(opts...),
+	)
+	workspaceServiceGitLogHandler := connect.NewUnaryHandlerSimple(
+		WorkspaceServiceGitLogProcedure,
+		svc.GitLog,
+		connect.WithSchema(workspaceServiceMethods.ByName("GitLog")),
+		connect.WithHandlerOptions(opts...),
+	)
+	workspaceServiceDiffSummaryHandler := connect.NewUnaryHandlerSimple(
+		WorkspaceServiceDiffSummaryProcedure,
+		svc.DiffSummary,
+		connect.WithSchema(workspaceServiceMethods.ByName("DiffSummary")),
+		connect.WithHandlerOptions(opts...),
+	)
+	workspaceServiceRemotesHandler := connect.NewUnaryHandlerSimple(
+		WorkspaceServiceRemotesProcedure,
+		svc.Remotes,
+		connect.WithSchema(workspaceServiceMethods.ByName("Remotes")),
+		connect.WithHandlerOptions(opts...),
+	)
+	return "/picoclaw.executor.v1.WorkspaceService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case WorkspaceServiceListTreeProcedure:
+			workspaceServiceListTreeHandler.ServeHTTP(w, r)
+		case WorkspaceServiceReadFileProcedure:
+			workspaceServiceReadFileHandler.ServeHTTP(w, r)
+		case WorkspaceServiceSearchProcedure:
+			workspaceServiceSearchHandler.ServeHTTP(w, r)
+		case WorkspaceServiceGitStatusProcedure:
+			workspaceServiceGitStatusHandler.ServeHTTP(w, r)
+		case WorkspaceServiceGitLogProcedure:
+			workspaceServiceGitLogHandler.ServeHTTP(w, r)
+		case WorkspaceServiceDiffSummaryProcedure:
+			workspaceServiceDiffSummaryHandler.ServeHTTP(w, r)
+		case WorkspaceServiceRemotesProcedure:
+			workspaceServiceRemotesHandler.ServeHTTP(w, r)
+		default:
+			http.NotFound(w, r)
+		}
+	})
+}
+
+// UnimplementedWorkspaceServiceHandler returns CodeUnimplemented from all methods.
+type UnimplementedWorkspaceServiceHandler struct{}
+
+func (UnimplementedWorkspaceServiceHandler) ListTree(context.Context, *v1.ListTreeRequest) (*v1.ListTreeResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("picoclaw.executor.v1.WorkspaceService.ListTree is not implemented"))
+}
+
+func (UnimplementedWorkspaceServiceHandler) ReadFile(context.Context, *v1.ReadFileRequest) (*v1.ReadFileResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("picoclaw.executor.v1.WorkspaceService.ReadFile is not implemented"))
+}
+
+func (UnimplementedWorkspaceServiceHandler) Search(context.Context, *v1.SearchRequest) (*v1.SearchResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("picoclaw.executor.v1.WorkspaceService.Search is not implemented"))
+}
+
+func (UnimplementedWorkspaceServiceHandler) GitStatus(context.Context, *v1.GitStatusRequest) (*v1.GitStatusResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("picoclaw.executor.v1.WorkspaceService.GitStatus is not implemented"))
+}
+
+func (UnimplementedWorkspaceServiceHandler) GitLog(context.Context, *v1.GitLogRequest) (*v1.GitLogResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("picoclaw.executor.v1.WorkspaceService.GitLog is not implemented"))
+}
+
+func (UnimplementedWorkspaceServiceHandler) DiffSummary(context.Context, *v1.DiffSummaryRequest) (*v1.DiffSummaryResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("picoclaw.executor.v1.WorkspaceService.DiffSummary is not implemented"))
+}
+
+func (UnimplementedWorkspaceServiceHandler) Remotes(context.Context, *v1.RemotesRequest) (*v1.RemotesResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("picoclaw.executor.v1.WorkspaceService.Remotes is not implemented"))
 }

@@ -1,0 +1,98 @@
+package patch
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"regexp"
+)
+
+// MetaBaseSHA256 is the metadata key of a file operation that names the content the patch was
+// written against: the hex sha256 of the file as the coder saw it, or BaseAbsent when it did
+// not exist. It is part of the canonical hash, so an approval covers the base too, and the
+// executor refuses to apply the operation when the file no longer has that content.
+const MetaBaseSHA256 = "base_sha256"
+
+// BaseAbsent is the base of a file that did not exist when the patch was written.
+const BaseAbsent = "none"
+
+var baseValue = regexp.MustCompile(`^(none|[0-9a-f]{64})$`)
+
+// ValidBase reports whether v is a base value: BaseAbsent or a lower-case hex sha256.
+func ValidBase(v string) bool { return baseValue.MatchString(v) }
+
+// Bases maps each file operation's source path to its base, for the operations that carry one.
+func Bases(p *Patch) map[string]string {
+	out := map[string]string{}
+	for _, op := range p.Operations {
+		if b, ok := op.Metadata[MetaBaseSHA256]; ok && op.Type == TypeFileEdit {
+			if _, seen := out[op.Target]; !seen {
+				out[op.Target] = b
+			}
+		}
+	}
+	return out
+}
+
+// jsonCommand is one command of the JSON patch format.
+type jsonCommand struct {
+	Type     Type              `json:"type"`
+	Action   string            `json:"action"`
+	Target   string            `json:"target"`
+	Content  string            `json:"content,omitempty"`
+	Metadata map[string]string `json:"metadata,omitempty"`
+}
+
+// BindBase rewrites patch text as the JSON command list whose file operations carry
+// MetaBaseSHA256 from base (keyed by the operation's target). Every operation keeps its type,
+// action, target, content and other metadata; the rewrite is checked by parsing it back.
+// Operations whose target has no entry in base are left unbound. It returns the text
+// unchanged when nothing is bound.
+func BindBase(text string, base map[string]string, opts Options) (string, error) {
+	p, err := Parse(text, opts)
+	if err != nil {
+		return "", err
+	}
+	if len(p.Unknown) > 0 {
+		return "", fmt.Errorf("%w: the patch has blocks the parser did not understand; it cannot be rewritten", ErrInvalid)
+	}
+	cmds := make([]jsonCommand, len(p.Operations))
+	bound := 0
+	for i, op := range p.Operations {
+		c := jsonCommand{Type: op.Type, Action: op.Action, Target: op.Target, Content: op.Content, Metadata: maps.Clone(op.Metadata)}
+		if b, ok := base[op.Target]; ok && op.Type == TypeFileEdit {
+			if !ValidBase(b) {
+				return "", fmt.Errorf("%w: base of %s is %q, want a sha256 or %q", ErrInvalid, op.Target, b, BaseAbsent)
+			}
+			if c.Metadata == nil {
+				c.Metadata = map[string]string{}
+			}
+			c.Metadata[MetaBaseSHA256] = b
+			bound++
+		}
+		cmds[i] = c
+	}
+	if bound == 0 {
+		return text, nil
+	}
+	out, err := json.MarshalIndent(cmds, "", "  ")
+	if err != nil {
+		return "", fmt.Errorf("%w: encode: %v", ErrInvalid, err)
+	}
+	back, err := Parse(string(out), opts)
+	if err != nil {
+		return "", fmt.Errorf("%w: the rewritten patch does not parse: %v", ErrInvalid, err)
+	}
+	if len(back.Operations) != len(p.Operations) {
+		return "", fmt.Errorf("%w: the rewritten patch has %d operations, the original %d", ErrInvalid, len(back.Operations), len(p.Operations))
+	}
+	for i, op := range back.Operations {
+		orig := p.Operations[i]
+		md := maps.Clone(op.Metadata)
+		delete(md, MetaBaseSHA256)
+		if op.Type != orig.Type || op.Action != orig.Action || op.Target != orig.Target || op.Content != orig.Content || !maps.Equal(md, orig.Metadata) {
+			return "", fmt.Errorf("%w: operation %d changes when rewritten", ErrInvalid, i+1)
+		}
+	}
+	return string(out), nil
+}

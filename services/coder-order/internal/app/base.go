@@ -1,0 +1,66 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/patch"
+	"github.com/picoclaw-suite/picoclaw/services/coder-order/internal/domain"
+)
+
+// bindBase fixes, for every file the patch changes, the content it was written against and
+// writes it into the patch (patch.BindBase): the hash of the content the coder was shown;
+// for a file it was not shown, the hash the coder stated, else the file's hash now. The
+// approval then covers the base, and the executor refuses the job once a file has changed.
+func (p *Proposer) bindBase(ctx context.Context, order string, prop *domain.Proposal, pack ContextPack) {
+	stated := prop.Base
+	prop.Base = nil
+	if prop.Patch == "" {
+		return
+	}
+	parsed, err := p.check(prop.Patch)
+	if err != nil {
+		return
+	}
+	shown := pack.Hashes()
+	base := map[string]string{}
+	for _, op := range parsed.Operations {
+		if op.Type != patch.TypeFileEdit {
+			continue
+		}
+		t := op.Target
+		if _, done := base[t]; done {
+			continue
+		}
+		if h, ok := shown[t]; ok {
+			base[t] = h
+			continue
+		}
+		if h, ok := stated[t]; ok {
+			base[t] = h
+			continue
+		}
+		if p.workspace == nil {
+			continue
+		}
+		_, h, _, err := p.workspace.ReadFile(ctx, t, 1)
+		switch {
+		case err == nil:
+			base[t] = h
+		case errors.Is(err, ErrFileNotFound):
+			base[t] = patch.BaseAbsent
+		default:
+			p.log.WarnContext(ctx, "coder.base_unknown", slog.String("order", order), slog.String("path", t), slog.String("error", err.Error()))
+		}
+	}
+	if len(base) == 0 {
+		return
+	}
+	bound, err := patch.BindBase(prop.Patch, base, patch.Options{})
+	if err != nil {
+		p.log.WarnContext(ctx, "coder.base_unbound", slog.String("order", order), slog.String("error", err.Error()))
+		return
+	}
+	prop.Patch, prop.Base = bound, base
+}
