@@ -140,10 +140,15 @@ func HardDeny(cfg PolicyConfig, in PolicyInput) (Decision, bool) {
 // DeniedPathReason says why op touches a path that is never allowed: inside a .git directory
 // (in any spelling) or under a hard-deny path.
 func DeniedPathReason(cfg PolicyConfig, op patch.Operation) (string, bool) {
+	return DeniedPathReasonOf(cfg, op, patch.OperationPaths(op))
+}
+
+// DeniedPathReasonOf is DeniedPathReason with the operation's paths already known.
+func DeniedPathReasonOf(cfg PolicyConfig, op patch.Operation, paths []string) (string, bool) {
 	if op.HasFlag(patch.FlagGitInternals) {
 		return fmt.Sprintf("operation %d (%s %s) writes inside a .git directory, which is never allowed", op.Index+1, op.Type, op.Action), true
 	}
-	for _, p := range patch.OperationPaths(op) {
+	for _, p := range paths {
 		if patch.TouchesGitDir(p) {
 			return fmt.Sprintf("operation %d (%s %s) touches %s, inside a .git directory, which is never allowed", op.Index+1, op.Type, op.Action, p), true
 		}
@@ -244,21 +249,43 @@ func HitDetail(op patch.Operation, f patch.Flag) string {
 // Components compare as a case-insensitive file system would see them (letter case, trailing
 // dots and spaces ignored), so "Secrets/" and "secrets./" do not slip past "secrets/".
 func pathUnderAnyDepth(p, deny string) bool {
-	want := strings.FieldsFunc(deny, func(r rune) bool { return r == '/' })
-	if len(want) == 0 {
+	// Compared component by component without splitting: this runs for every path of every
+	// operation against every hard-deny entry.
+	want := strings.Trim(deny, "/")
+	for want != "" && strings.Contains(want, "//") {
+		want = strings.ReplaceAll(want, "//", "/")
+	}
+	if want == "" {
 		return false
 	}
-	have := strings.Split(p, "/")
-	for i := 0; i+len(want) <= len(have); i++ {
-		match := true
-		for j, w := range want {
-			match = match && sameName(have[i+j], w)
-		}
-		if match {
+	rest := p
+	for {
+		if componentsMatch(rest, want) {
 			return true
 		}
+		i := strings.IndexByte(rest, '/')
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+1:]
 	}
-	return false
+}
+
+// componentsMatch reports whether the leading components of have match every component of want.
+func componentsMatch(have, want string) bool {
+	for want != "" {
+		w, wrest, _ := strings.Cut(want, "/")
+		h, hrest, hmore := strings.Cut(have, "/")
+		if !sameName(h, w) {
+			return false
+		}
+		want = wrest
+		if want != "" && !hmore {
+			return false
+		}
+		have = hrest
+	}
+	return true
 }
 
 func sameName(a, b string) bool {
