@@ -29,12 +29,14 @@ const (
 	RuleUnknownBlocks        = "hard_require.unknown_blocks"
 	RuleProposalBrowser      = "hard_require.browser_declared"
 	RuleAutoApprove          = "auto_approve"
+	RuleApproveSimilar       = "auto_approve.similar"
 	RuleScopeTaskType        = "auto_approve.scope.task_type"
 	RuleScopeRoute           = "auto_approve.scope.route"
 	RuleScopePath            = "auto_approve.scope.path"
 	RuleScopeDeniedOperation = "auto_approve.scope.denied_operation"
 	RuleScopeOperation       = "auto_approve.scope.operation"
 	RuleScopeShellCommand    = "auto_approve.scope.shell_command"
+	RuleScopeOperationKind   = "auto_approve.scope.operation_kind"
 	RuleAskNoGrant           = "ask.no_grant"
 )
 
@@ -303,8 +305,12 @@ type Grant struct {
 	PathPrefixes     []string `json:"path_prefixes,omitempty"`
 	DeniedOperations []string `json:"denied_operations,omitempty"`
 	// AllowedOperations opts in to operations a grant never covers otherwise: "shell".
-	AllowedOperations []string  `json:"allowed_operations,omitempty"`
-	CreatedBy         Actor     `json:"created_by"`
+	AllowedOperations []string `json:"allowed_operations,omitempty"`
+	// OperationKinds, when set, are the only operation kinds ("file_edit.update") covered.
+	OperationKinds []string `json:"operation_kinds,omitempty"`
+	// SimilarTo is the job an "approve similar" grant was scoped from.
+	SimilarTo string    `json:"similar_to,omitempty"`
+	CreatedBy Actor     `json:"created_by"`
 	Reason            string    `json:"reason,omitempty"`
 	CreatedAt         time.Time `json:"created_at"`
 	ExpiresAt         time.Time `json:"expires_at"`
@@ -327,6 +333,9 @@ func (g *Grant) Covers(in PolicyInput) (rule, reason string) {
 		return RuleScopeRoute, fmt.Sprintf("route %q is not in the grant (%s)", in.Route, strings.Join(g.Routes, ", "))
 	}
 	for _, op := range in.Patch.Operations {
+		if len(g.OperationKinds) > 0 && !slices.Contains(g.OperationKinds, string(op.Type)+"."+op.Action) {
+			return RuleScopeOperationKind, fmt.Sprintf("operation %d (%s.%s) is not a kind the grant covers (%s)", op.Index+1, op.Type, op.Action, strings.Join(g.OperationKinds, ", "))
+		}
 		for _, d := range g.DeniedOperations {
 			if d == string(op.Type) || d == op.Action || d == string(op.Type)+"."+op.Action || op.HasFlag(patch.Flag(d)) {
 				return RuleScopeDeniedOperation, fmt.Sprintf("operation %d (%s %s) is denied by the grant (%s)", op.Index+1, op.Type, op.Action, d)
