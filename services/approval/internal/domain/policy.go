@@ -311,9 +311,9 @@ type Grant struct {
 	// SimilarTo is the job an "approve similar" grant was scoped from.
 	SimilarTo string    `json:"similar_to,omitempty"`
 	CreatedBy Actor     `json:"created_by"`
-	Reason            string    `json:"reason,omitempty"`
-	CreatedAt         time.Time `json:"created_at"`
-	ExpiresAt         time.Time `json:"expires_at"`
+	Reason    string    `json:"reason,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	ExpiresAt time.Time `json:"expires_at"`
 }
 
 // ActiveAt reports whether the grant applies at now (the Redis TTL normally removes it first).
