@@ -190,9 +190,9 @@ func (s *state) facts() Facts {
 	}
 	return Facts{
 		"ops":   list,
-		"kinds": slices.Clone(s.kinds),
-		"paths": slices.Clone(nonNil(p.AffectedPaths)),
-		"flags": slices.Clone(s.flags),
+		"kinds": cloneList(s.kinds),
+		"paths": cloneList(p.AffectedPaths),
+		"flags": cloneList(s.flags),
 		"stats": map[string]int64{"files": int64(p.Stats.Files), "additions": int64(p.Stats.Additions),
 			"deletions": int64(p.Stats.Deletions), "operations": int64(len(p.Operations))},
 		"route":                 s.in.Route,
@@ -231,6 +231,9 @@ func kindOf(op *patch.Operation) string {
 	kindNames.Unlock()
 	return k
 }
+
+// cloneList copies a list for the facts shown outside; never nil, so it shows as [].
+func cloneList(s []string) []string { return append([]string{}, s...) }
 
 func nonNil(s []string) []string {
 	if s == nil {
@@ -323,7 +326,7 @@ func (o *opState) field(i int) ref.Val {
 func (o *opState) factsMap() map[string]any {
 	return map[string]any{
 		"number": int64(o.op.Index + 1), "index": int64(o.op.Index), "type": string(o.op.Type), "action": o.op.Action,
-		"kind": o.kind, "target": o.op.Target, "paths": slices.Clone(nonNil(o.paths)), "flags": slices.Clone(o.flags),
+		"kind": o.kind, "target": o.op.Target, "paths": cloneList(o.paths), "flags": cloneList(o.flags),
 		"details": o.details(), "hard_deny_path": o.denyPath, "hard_deny_command": o.denyCommand,
 	}
 }
