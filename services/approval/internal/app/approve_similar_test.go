@@ -82,6 +82,12 @@ func TestApproveSimilar(t *testing.T) {
 		})
 	}
 
+	// Expiry ends the grant.
+	*now = t0.Add(31 * time.Minute)
+	if r := request(t, svc, "job_20260301_003", "docs", `[{"type":"file_edit","action":"update","target":"docs/d.md","content":"y"}]`); r.Job.Status != domain.StatusPending {
+		t.Errorf("after expiry: %s by %s", r.Job.Status, r.Decision.Rule)
+	}
+
 	// A grant from /auto-approve on is never replaced by approve similar.
 	request(t, svc, "job_20260301_002", "docs", `[{"type":"file_edit","action":"update","target":"src/x.go","content":"x"}]`)
 	if _, err := svc.EnableAutoApprove(ctx, owner, app.GrantInput{PathPrefixes: []string{"README.md"}}); err != nil {
