@@ -27,6 +27,8 @@ const (
 	ActionApprove ActionKind = "approve"
 	ActionDeny    ActionKind = "deny"
 	ActionPick    ActionKind = "pick"
+	// ActionApproveSimilar approves and allows similar jobs for a while; Value is the time ("30m").
+	ActionApproveSimilar ActionKind = "approve_similar"
 )
 
 // Action is a button offered with a reply, or a button press.
@@ -95,6 +97,8 @@ func ActionToProto(a Action) *commonv1.Action {
 		k = commonv1.ActionKind_ACTION_KIND_APPROVE
 	case ActionDeny:
 		k = commonv1.ActionKind_ACTION_KIND_DENY
+	case ActionApproveSimilar:
+		k = commonv1.ActionKind_ACTION_KIND_APPROVE_SIMILAR
 	}
 	return &commonv1.Action{Kind: k, JobId: a.JobID, Value: a.Value}
 }
@@ -107,6 +111,8 @@ func kindFromProto(k commonv1.ActionKind) (ActionKind, bool) {
 		return ActionDeny, true
 	case commonv1.ActionKind_ACTION_KIND_PICK:
 		return ActionPick, true
+	case commonv1.ActionKind_ACTION_KIND_APPROVE_SIMILAR:
+		return ActionApproveSimilar, true
 	}
 	return "", false
 }
@@ -119,6 +125,11 @@ func Command(a Action) string {
 		return "/approve " + a.JobID
 	case ActionDeny:
 		return "/deny " + a.JobID
+	case ActionApproveSimilar:
+		if a.Value != "" {
+			return "/approve " + a.JobID + " similar " + a.Value
+		}
+		return "/approve " + a.JobID + " similar"
 	default:
 		if a.Value != "" {
 			return "/pick " + a.JobID + " " + a.Value

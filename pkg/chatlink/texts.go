@@ -9,6 +9,8 @@ type Texts struct {
 	ChooseButton  string
 	Approve, Deny string
 	Pick          string
+	// Similar labels "approve and allow similar" buttons that come without a label.
+	Similar string
 }
 
 // Label is the default button label of an action kind.
@@ -18,6 +20,8 @@ func (t Texts) Label(k ActionKind) string {
 		return t.Approve
 	case ActionDeny:
 		return t.Deny
+	case ActionApproveSimilar:
+		return t.Similar
 	default:
 		return t.Pick
 	}
@@ -32,7 +36,7 @@ func TextsFor(locale string) Texts {
 			Failure:      "Sorry, your message could not be processed. Please try again later.",
 			Truncated:    "(the rest was cut off)",
 			ChooseButton: "Choose:",
-			Approve:      "Approve", Deny: "Deny", Pick: "Pick",
+			Approve:      "Approve", Deny: "Deny", Pick: "Pick", Similar: "Approve + similar",
 		}
 	}
 	return Texts{
@@ -41,6 +45,6 @@ func TextsFor(locale string) Texts {
 		Failure:      "申し訳ありません。メッセージを処理できませんでした。しばらくしてからもう一度お試しください。",
 		Truncated:    "（長いため以降は省略しました）",
 		ChooseButton: "選択してください:",
-		Approve:      "承認", Deny: "却下", Pick: "選択",
+		Approve:      "承認", Deny: "却下", Pick: "選択", Similar: "承認+同種も",
 	}
 }

@@ -427,22 +427,26 @@ func finish(p *Patch, stats *DiffStats, opts Options) {
 
 // OperationPaths are the workspace paths an operation touches (none for shell and browser
 // operations, whose effects cannot be known in advance).
-func OperationPaths(op Operation) []string {
+func OperationPaths(op Operation) []string { return AppendOperationPaths(nil, op) }
+
+// AppendOperationPaths appends OperationPaths(op) to dst (a caller evaluating many operations
+// reuses one buffer).
+func AppendOperationPaths(dst []string, op Operation) []string {
 	switch op.Type {
 	case TypeFileEdit:
 		if op.Action == ActionRename && op.Metadata[MetaTo] != "" {
-			return []string{op.Target, op.Metadata[MetaTo]}
+			return append(dst, op.Target, op.Metadata[MetaTo])
 		}
-		return []string{op.Target}
+		return append(dst, op.Target)
 	case TypeGit:
 		switch op.Action {
 		case ActionGitAdd, ActionGitReset, ActionGitCheckout:
 			if op.Target != "" {
-				return []string{op.Target}
+				return append(dst, op.Target)
 			}
 		}
 	}
-	return nil
+	return dst
 }
 
 func opLineStats(op Operation) (adds, dels int) {

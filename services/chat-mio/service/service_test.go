@@ -143,7 +143,7 @@ func TestApprovalConversationEndToEnd(t *testing.T) {
 	res := r.send(t, "Uowner", "/code docs/guide.md を作って")
 	id := res.GetJobId()
 	acts := res.GetMessages()[0].GetActions()
-	if len(acts) != 2 || acts[0].GetKind() != commonv1.ActionKind_ACTION_KIND_APPROVE || acts[0].GetJobId() != id {
+	if len(acts) != 3 || acts[0].GetKind() != commonv1.ActionKind_ACTION_KIND_APPROVE || acts[0].GetJobId() != id {
 		t.Fatalf("pending reply: %s %v", replyText(res), acts)
 	}
 	// A stranger's approval is refused and nothing runs.
@@ -180,7 +180,7 @@ func TestApprovalConversationEndToEnd(t *testing.T) {
 		return peertest.Patch(peertest.PatchCommand{Type: "file_edit", Action: "delete", Target: "docs/guide.md"}), commonv1.TaskType_TASK_TYPE_DOCS
 	})
 	res = r.send(t, "Uowner", "/code docs/guide.md を消して")
-	if len(res.GetMessages()[0].GetActions()) != 2 {
+	if len(res.GetMessages()[0].GetActions()) != 3 {
 		t.Fatalf("delete did not ask: %s", replyText(res))
 	}
 

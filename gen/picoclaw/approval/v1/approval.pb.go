@@ -1026,9 +1026,15 @@ func (x *ListJobsResponse) GetNextPageToken() string {
 }
 
 type ApproveRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
-	Actor         *v1.Actor              `protobuf:"bytes,2,opt,name=actor,proto3" json:"actor,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	JobId string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	Actor *v1.Actor              `protobuf:"bytes,2,opt,name=actor,proto3" json:"actor,omitempty"`
+	// Approve similar: also allow similar jobs for similar_ttl (zero: 30m; at most 24h and
+	// approval.auto_approve.max_ttl) with an Auto-Approve grant scoped from this job.
+	Similar    bool                 `protobuf:"varint,3,opt,name=similar,proto3" json:"similar,omitempty"`
+	SimilarTtl *durationpb.Duration `protobuf:"bytes,4,opt,name=similar_ttl,json=similarTtl,proto3" json:"similar_ttl,omitempty"`
+	// Locale of status_text (ja or en).
+	Locale        string `protobuf:"bytes,5,opt,name=locale,proto3" json:"locale,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1077,9 +1083,33 @@ func (x *ApproveRequest) GetActor() *v1.Actor {
 	return nil
 }
 
+func (x *ApproveRequest) GetSimilar() bool {
+	if x != nil {
+		return x.Similar
+	}
+	return false
+}
+
+func (x *ApproveRequest) GetSimilarTtl() *durationpb.Duration {
+	if x != nil {
+		return x.SimilarTtl
+	}
+	return nil
+}
+
+func (x *ApproveRequest) GetLocale() string {
+	if x != nil {
+		return x.Locale
+	}
+	return ""
+}
+
 type ApproveResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Job           *Job                   `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Job   *Job                   `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	// With similar: the grant made from the job, and the confirmation for chat.
+	Grant         *AutoApproveGrant `protobuf:"bytes,2,opt,name=grant,proto3" json:"grant,omitempty"`
+	StatusText    string            `protobuf:"bytes,3,opt,name=status_text,json=statusText,proto3" json:"status_text,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1119,6 +1149,20 @@ func (x *ApproveResponse) GetJob() *Job {
 		return x.Job
 	}
 	return nil
+}
+
+func (x *ApproveResponse) GetGrant() *AutoApproveGrant {
+	if x != nil {
+		return x.Grant
+	}
+	return nil
+}
+
+func (x *ApproveResponse) GetStatusText() string {
+	if x != nil {
+		return x.StatusText
+	}
+	return ""
 }
 
 type DenyRequest struct {
@@ -1804,8 +1848,12 @@ type AutoApproveGrant struct {
 	// Operations the grant opts in to beyond file and local git operations: "shell" (`ops=shell`).
 	// Shell commands are covered only with "shell" here and a path scope.
 	AllowedOperations []string `protobuf:"bytes,11,rep,name=allowed_operations,json=allowedOperations,proto3" json:"allowed_operations,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// The only operation kinds ("file_edit.update") the grant covers; empty: any.
+	OperationKinds []string `protobuf:"bytes,12,rep,name=operation_kinds,json=operationKinds,proto3" json:"operation_kinds,omitempty"`
+	// The job an "approve similar" grant was scoped from.
+	SimilarTo     string `protobuf:"bytes,13,opt,name=similar_to,json=similarTo,proto3" json:"similar_to,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AutoApproveGrant) Reset() {
@@ -1913,6 +1961,20 @@ func (x *AutoApproveGrant) GetAllowedOperations() []string {
 		return x.AllowedOperations
 	}
 	return nil
+}
+
+func (x *AutoApproveGrant) GetOperationKinds() []string {
+	if x != nil {
+		return x.OperationKinds
+	}
+	return nil
+}
+
+func (x *AutoApproveGrant) GetSimilarTo() string {
+	if x != nil {
+		return x.SimilarTo
+	}
+	return ""
 }
 
 type GetAutoApproveRequest struct {
@@ -2370,12 +2432,19 @@ const file_picoclaw_approval_v1_approval_proto_rawDesc = "" +
 	"page_token\x18\x04 \x01(\tR\tpageToken\"i\n" +
 	"\x10ListJobsResponse\x12-\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x19.picoclaw.approval.v1.JobR\x04jobs\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"X\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xc6\x01\n" +
 	"\x0eApproveRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12/\n" +
-	"\x05actor\x18\x02 \x01(\v2\x19.picoclaw.common.v1.ActorR\x05actor\">\n" +
+	"\x05actor\x18\x02 \x01(\v2\x19.picoclaw.common.v1.ActorR\x05actor\x12\x18\n" +
+	"\asimilar\x18\x03 \x01(\bR\asimilar\x12:\n" +
+	"\vsimilar_ttl\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\n" +
+	"similarTtl\x12\x16\n" +
+	"\x06locale\x18\x05 \x01(\tR\x06locale\"\x9d\x01\n" +
 	"\x0fApproveResponse\x12+\n" +
-	"\x03job\x18\x01 \x01(\v2\x19.picoclaw.approval.v1.JobR\x03job\"m\n" +
+	"\x03job\x18\x01 \x01(\v2\x19.picoclaw.approval.v1.JobR\x03job\x12<\n" +
+	"\x05grant\x18\x02 \x01(\v2&.picoclaw.approval.v1.AutoApproveGrantR\x05grant\x12\x1f\n" +
+	"\vstatus_text\x18\x03 \x01(\tR\n" +
+	"statusText\"m\n" +
 	"\vDenyRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12/\n" +
 	"\x05actor\x18\x02 \x01(\v2\x19.picoclaw.common.v1.ActorR\x05actor\x12\x16\n" +
@@ -2425,7 +2494,7 @@ const file_picoclaw_approval_v1_approval_proto_rawDesc = "" +
 	"\x15ListJobEventsResponse\x126\n" +
 	"\x06events\x18\x01 \x03(\v2\x1e.picoclaw.approval.v1.JobEventR\x06events\x12\x1f\n" +
 	"\vchain_valid\x18\x02 \x01(\bR\n" +
-	"chainValid\"\x9c\x04\n" +
+	"chainValid\"\xe4\x04\n" +
 	"\x10AutoApproveGrant\x12\x16\n" +
 	"\x06active\x18\x01 \x01(\bR\x06active\x12;\n" +
 	"\n" +
@@ -2442,7 +2511,10 @@ const file_picoclaw_approval_v1_approval_proto_rawDesc = "" +
 	"expires_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x127\n" +
 	"\tremaining\x18\n" +
 	" \x01(\v2\x19.google.protobuf.DurationR\tremaining\x12-\n" +
-	"\x12allowed_operations\x18\v \x03(\tR\x11allowedOperations\"/\n" +
+	"\x12allowed_operations\x18\v \x03(\tR\x11allowedOperations\x12'\n" +
+	"\x0foperation_kinds\x18\f \x03(\tR\x0eoperationKinds\x12\x1d\n" +
+	"\n" +
+	"similar_to\x18\r \x01(\tR\tsimilarTo\"/\n" +
 	"\x15GetAutoApproveRequest\x12\x16\n" +
 	"\x06locale\x18\x01 \x01(\tR\x06locale\"w\n" +
 	"\x16GetAutoApproveResponse\x12<\n" +
@@ -2593,60 +2665,62 @@ var file_picoclaw_approval_v1_approval_proto_depIdxs = []int32{
 	0,  // 21: picoclaw.approval.v1.ListJobsRequest.statuses:type_name -> picoclaw.approval.v1.JobStatus
 	5,  // 22: picoclaw.approval.v1.ListJobsResponse.jobs:type_name -> picoclaw.approval.v1.Job
 	36, // 23: picoclaw.approval.v1.ApproveRequest.actor:type_name -> picoclaw.common.v1.Actor
-	5,  // 24: picoclaw.approval.v1.ApproveResponse.job:type_name -> picoclaw.approval.v1.Job
-	36, // 25: picoclaw.approval.v1.DenyRequest.actor:type_name -> picoclaw.common.v1.Actor
-	5,  // 26: picoclaw.approval.v1.DenyResponse.job:type_name -> picoclaw.approval.v1.Job
-	36, // 27: picoclaw.approval.v1.CancelRequest.actor:type_name -> picoclaw.common.v1.Actor
-	5,  // 28: picoclaw.approval.v1.CancelResponse.job:type_name -> picoclaw.approval.v1.Job
-	5,  // 29: picoclaw.approval.v1.ClaimJobResponse.job:type_name -> picoclaw.approval.v1.Job
-	2,  // 30: picoclaw.approval.v1.ReportExecutionRequest.event:type_name -> picoclaw.approval.v1.ExecutionEvent
-	38, // 31: picoclaw.approval.v1.ReportExecutionRequest.result:type_name -> picoclaw.common.v1.ExecutionResult
-	5,  // 32: picoclaw.approval.v1.ReportExecutionResponse.job:type_name -> picoclaw.approval.v1.Job
-	36, // 33: picoclaw.approval.v1.JobEvent.actor:type_name -> picoclaw.common.v1.Actor
-	37, // 34: picoclaw.approval.v1.JobEvent.created_at:type_name -> google.protobuf.Timestamp
-	22, // 35: picoclaw.approval.v1.ListJobEventsResponse.events:type_name -> picoclaw.approval.v1.JobEvent
-	35, // 36: picoclaw.approval.v1.AutoApproveGrant.task_types:type_name -> picoclaw.common.v1.TaskType
-	32, // 37: picoclaw.approval.v1.AutoApproveGrant.routes:type_name -> picoclaw.common.v1.Route
-	36, // 38: picoclaw.approval.v1.AutoApproveGrant.created_by:type_name -> picoclaw.common.v1.Actor
-	37, // 39: picoclaw.approval.v1.AutoApproveGrant.created_at:type_name -> google.protobuf.Timestamp
-	37, // 40: picoclaw.approval.v1.AutoApproveGrant.expires_at:type_name -> google.protobuf.Timestamp
-	40, // 41: picoclaw.approval.v1.AutoApproveGrant.remaining:type_name -> google.protobuf.Duration
-	25, // 42: picoclaw.approval.v1.GetAutoApproveResponse.grant:type_name -> picoclaw.approval.v1.AutoApproveGrant
-	36, // 43: picoclaw.approval.v1.SetAutoApproveRequest.actor:type_name -> picoclaw.common.v1.Actor
-	40, // 44: picoclaw.approval.v1.SetAutoApproveRequest.ttl:type_name -> google.protobuf.Duration
-	35, // 45: picoclaw.approval.v1.SetAutoApproveRequest.task_types:type_name -> picoclaw.common.v1.TaskType
-	32, // 46: picoclaw.approval.v1.SetAutoApproveRequest.routes:type_name -> picoclaw.common.v1.Route
-	25, // 47: picoclaw.approval.v1.SetAutoApproveResponse.grant:type_name -> picoclaw.approval.v1.AutoApproveGrant
-	36, // 48: picoclaw.approval.v1.DisableAutoApproveRequest.actor:type_name -> picoclaw.common.v1.Actor
-	6,  // 49: picoclaw.approval.v1.ApprovalService.RequestApproval:input_type -> picoclaw.approval.v1.RequestApprovalRequest
-	8,  // 50: picoclaw.approval.v1.ApprovalService.GetJob:input_type -> picoclaw.approval.v1.GetJobRequest
-	10, // 51: picoclaw.approval.v1.ApprovalService.ListJobs:input_type -> picoclaw.approval.v1.ListJobsRequest
-	12, // 52: picoclaw.approval.v1.ApprovalService.Approve:input_type -> picoclaw.approval.v1.ApproveRequest
-	14, // 53: picoclaw.approval.v1.ApprovalService.Deny:input_type -> picoclaw.approval.v1.DenyRequest
-	16, // 54: picoclaw.approval.v1.ApprovalService.Cancel:input_type -> picoclaw.approval.v1.CancelRequest
-	18, // 55: picoclaw.approval.v1.ApprovalService.ClaimJob:input_type -> picoclaw.approval.v1.ClaimJobRequest
-	20, // 56: picoclaw.approval.v1.ApprovalService.ReportExecution:input_type -> picoclaw.approval.v1.ReportExecutionRequest
-	23, // 57: picoclaw.approval.v1.ApprovalService.ListJobEvents:input_type -> picoclaw.approval.v1.ListJobEventsRequest
-	26, // 58: picoclaw.approval.v1.ApprovalService.GetAutoApprove:input_type -> picoclaw.approval.v1.GetAutoApproveRequest
-	28, // 59: picoclaw.approval.v1.ApprovalService.SetAutoApprove:input_type -> picoclaw.approval.v1.SetAutoApproveRequest
-	30, // 60: picoclaw.approval.v1.ApprovalService.DisableAutoApprove:input_type -> picoclaw.approval.v1.DisableAutoApproveRequest
-	7,  // 61: picoclaw.approval.v1.ApprovalService.RequestApproval:output_type -> picoclaw.approval.v1.RequestApprovalResponse
-	9,  // 62: picoclaw.approval.v1.ApprovalService.GetJob:output_type -> picoclaw.approval.v1.GetJobResponse
-	11, // 63: picoclaw.approval.v1.ApprovalService.ListJobs:output_type -> picoclaw.approval.v1.ListJobsResponse
-	13, // 64: picoclaw.approval.v1.ApprovalService.Approve:output_type -> picoclaw.approval.v1.ApproveResponse
-	15, // 65: picoclaw.approval.v1.ApprovalService.Deny:output_type -> picoclaw.approval.v1.DenyResponse
-	17, // 66: picoclaw.approval.v1.ApprovalService.Cancel:output_type -> picoclaw.approval.v1.CancelResponse
-	19, // 67: picoclaw.approval.v1.ApprovalService.ClaimJob:output_type -> picoclaw.approval.v1.ClaimJobResponse
-	21, // 68: picoclaw.approval.v1.ApprovalService.ReportExecution:output_type -> picoclaw.approval.v1.ReportExecutionResponse
-	24, // 69: picoclaw.approval.v1.ApprovalService.ListJobEvents:output_type -> picoclaw.approval.v1.ListJobEventsResponse
-	27, // 70: picoclaw.approval.v1.ApprovalService.GetAutoApprove:output_type -> picoclaw.approval.v1.GetAutoApproveResponse
-	29, // 71: picoclaw.approval.v1.ApprovalService.SetAutoApprove:output_type -> picoclaw.approval.v1.SetAutoApproveResponse
-	31, // 72: picoclaw.approval.v1.ApprovalService.DisableAutoApprove:output_type -> picoclaw.approval.v1.DisableAutoApproveResponse
-	61, // [61:73] is the sub-list for method output_type
-	49, // [49:61] is the sub-list for method input_type
-	49, // [49:49] is the sub-list for extension type_name
-	49, // [49:49] is the sub-list for extension extendee
-	0,  // [0:49] is the sub-list for field type_name
+	40, // 24: picoclaw.approval.v1.ApproveRequest.similar_ttl:type_name -> google.protobuf.Duration
+	5,  // 25: picoclaw.approval.v1.ApproveResponse.job:type_name -> picoclaw.approval.v1.Job
+	25, // 26: picoclaw.approval.v1.ApproveResponse.grant:type_name -> picoclaw.approval.v1.AutoApproveGrant
+	36, // 27: picoclaw.approval.v1.DenyRequest.actor:type_name -> picoclaw.common.v1.Actor
+	5,  // 28: picoclaw.approval.v1.DenyResponse.job:type_name -> picoclaw.approval.v1.Job
+	36, // 29: picoclaw.approval.v1.CancelRequest.actor:type_name -> picoclaw.common.v1.Actor
+	5,  // 30: picoclaw.approval.v1.CancelResponse.job:type_name -> picoclaw.approval.v1.Job
+	5,  // 31: picoclaw.approval.v1.ClaimJobResponse.job:type_name -> picoclaw.approval.v1.Job
+	2,  // 32: picoclaw.approval.v1.ReportExecutionRequest.event:type_name -> picoclaw.approval.v1.ExecutionEvent
+	38, // 33: picoclaw.approval.v1.ReportExecutionRequest.result:type_name -> picoclaw.common.v1.ExecutionResult
+	5,  // 34: picoclaw.approval.v1.ReportExecutionResponse.job:type_name -> picoclaw.approval.v1.Job
+	36, // 35: picoclaw.approval.v1.JobEvent.actor:type_name -> picoclaw.common.v1.Actor
+	37, // 36: picoclaw.approval.v1.JobEvent.created_at:type_name -> google.protobuf.Timestamp
+	22, // 37: picoclaw.approval.v1.ListJobEventsResponse.events:type_name -> picoclaw.approval.v1.JobEvent
+	35, // 38: picoclaw.approval.v1.AutoApproveGrant.task_types:type_name -> picoclaw.common.v1.TaskType
+	32, // 39: picoclaw.approval.v1.AutoApproveGrant.routes:type_name -> picoclaw.common.v1.Route
+	36, // 40: picoclaw.approval.v1.AutoApproveGrant.created_by:type_name -> picoclaw.common.v1.Actor
+	37, // 41: picoclaw.approval.v1.AutoApproveGrant.created_at:type_name -> google.protobuf.Timestamp
+	37, // 42: picoclaw.approval.v1.AutoApproveGrant.expires_at:type_name -> google.protobuf.Timestamp
+	40, // 43: picoclaw.approval.v1.AutoApproveGrant.remaining:type_name -> google.protobuf.Duration
+	25, // 44: picoclaw.approval.v1.GetAutoApproveResponse.grant:type_name -> picoclaw.approval.v1.AutoApproveGrant
+	36, // 45: picoclaw.approval.v1.SetAutoApproveRequest.actor:type_name -> picoclaw.common.v1.Actor
+	40, // 46: picoclaw.approval.v1.SetAutoApproveRequest.ttl:type_name -> google.protobuf.Duration
+	35, // 47: picoclaw.approval.v1.SetAutoApproveRequest.task_types:type_name -> picoclaw.common.v1.TaskType
+	32, // 48: picoclaw.approval.v1.SetAutoApproveRequest.routes:type_name -> picoclaw.common.v1.Route
+	25, // 49: picoclaw.approval.v1.SetAutoApproveResponse.grant:type_name -> picoclaw.approval.v1.AutoApproveGrant
+	36, // 50: picoclaw.approval.v1.DisableAutoApproveRequest.actor:type_name -> picoclaw.common.v1.Actor
+	6,  // 51: picoclaw.approval.v1.ApprovalService.RequestApproval:input_type -> picoclaw.approval.v1.RequestApprovalRequest
+	8,  // 52: picoclaw.approval.v1.ApprovalService.GetJob:input_type -> picoclaw.approval.v1.GetJobRequest
+	10, // 53: picoclaw.approval.v1.ApprovalService.ListJobs:input_type -> picoclaw.approval.v1.ListJobsRequest
+	12, // 54: picoclaw.approval.v1.ApprovalService.Approve:input_type -> picoclaw.approval.v1.ApproveRequest
+	14, // 55: picoclaw.approval.v1.ApprovalService.Deny:input_type -> picoclaw.approval.v1.DenyRequest
+	16, // 56: picoclaw.approval.v1.ApprovalService.Cancel:input_type -> picoclaw.approval.v1.CancelRequest
+	18, // 57: picoclaw.approval.v1.ApprovalService.ClaimJob:input_type -> picoclaw.approval.v1.ClaimJobRequest
+	20, // 58: picoclaw.approval.v1.ApprovalService.ReportExecution:input_type -> picoclaw.approval.v1.ReportExecutionRequest
+	23, // 59: picoclaw.approval.v1.ApprovalService.ListJobEvents:input_type -> picoclaw.approval.v1.ListJobEventsRequest
+	26, // 60: picoclaw.approval.v1.ApprovalService.GetAutoApprove:input_type -> picoclaw.approval.v1.GetAutoApproveRequest
+	28, // 61: picoclaw.approval.v1.ApprovalService.SetAutoApprove:input_type -> picoclaw.approval.v1.SetAutoApproveRequest
+	30, // 62: picoclaw.approval.v1.ApprovalService.DisableAutoApprove:input_type -> picoclaw.approval.v1.DisableAutoApproveRequest
+	7,  // 63: picoclaw.approval.v1.ApprovalService.RequestApproval:output_type -> picoclaw.approval.v1.RequestApprovalResponse
+	9,  // 64: picoclaw.approval.v1.ApprovalService.GetJob:output_type -> picoclaw.approval.v1.GetJobResponse
+	11, // 65: picoclaw.approval.v1.ApprovalService.ListJobs:output_type -> picoclaw.approval.v1.ListJobsResponse
+	13, // 66: picoclaw.approval.v1.ApprovalService.Approve:output_type -> picoclaw.approval.v1.ApproveResponse
+	15, // 67: picoclaw.approval.v1.ApprovalService.Deny:output_type -> picoclaw.approval.v1.DenyResponse
+	17, // 68: picoclaw.approval.v1.ApprovalService.Cancel:output_type -> picoclaw.approval.v1.CancelResponse
+	19, // 69: picoclaw.approval.v1.ApprovalService.ClaimJob:output_type -> picoclaw.approval.v1.ClaimJobResponse
+	21, // 70: picoclaw.approval.v1.ApprovalService.ReportExecution:output_type -> picoclaw.approval.v1.ReportExecutionResponse
+	24, // 71: picoclaw.approval.v1.ApprovalService.ListJobEvents:output_type -> picoclaw.approval.v1.ListJobEventsResponse
+	27, // 72: picoclaw.approval.v1.ApprovalService.GetAutoApprove:output_type -> picoclaw.approval.v1.GetAutoApproveResponse
+	29, // 73: picoclaw.approval.v1.ApprovalService.SetAutoApprove:output_type -> picoclaw.approval.v1.SetAutoApproveResponse
+	31, // 74: picoclaw.approval.v1.ApprovalService.DisableAutoApprove:output_type -> picoclaw.approval.v1.DisableAutoApproveResponse
+	63, // [63:75] is the sub-list for method output_type
+	51, // [51:63] is the sub-list for method input_type
+	51, // [51:51] is the sub-list for extension type_name
+	51, // [51:51] is the sub-list for extension extendee
+	0,  // [0:51] is the sub-list for field type_name
 }
 
 func init() { file_picoclaw_approval_v1_approval_proto_init() }

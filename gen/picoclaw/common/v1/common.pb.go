@@ -282,6 +282,8 @@ const (
 	ActionKind_ACTION_KIND_APPROVE     ActionKind = 1
 	ActionKind_ACTION_KIND_DENY        ActionKind = 2
 	ActionKind_ACTION_KIND_PICK        ActionKind = 3
+	// Approve and allow similar jobs for a while; the value is the time ("30m").
+	ActionKind_ACTION_KIND_APPROVE_SIMILAR ActionKind = 4
 )
 
 // Enum value maps for ActionKind.
@@ -291,12 +293,14 @@ var (
 		1: "ACTION_KIND_APPROVE",
 		2: "ACTION_KIND_DENY",
 		3: "ACTION_KIND_PICK",
+		4: "ACTION_KIND_APPROVE_SIMILAR",
 	}
 	ActionKind_value = map[string]int32{
-		"ACTION_KIND_UNSPECIFIED": 0,
-		"ACTION_KIND_APPROVE":     1,
-		"ACTION_KIND_DENY":        2,
-		"ACTION_KIND_PICK":        3,
+		"ACTION_KIND_UNSPECIFIED":     0,
+		"ACTION_KIND_APPROVE":         1,
+		"ACTION_KIND_DENY":            2,
+		"ACTION_KIND_PICK":            3,
+		"ACTION_KIND_APPROVE_SIMILAR": 4,
 	}
 )
 
@@ -1587,13 +1591,14 @@ const file_picoclaw_common_v1_common_proto_rawDesc = "" +
 	"\x10TASK_TYPE_REVIEW\x10\x03\x12\x16\n" +
 	"\x12TASK_TYPE_REFACTOR\x10\x04\x12\x11\n" +
 	"\rTASK_TYPE_OPS\x10\x05\x12\x12\n" +
-	"\x0eTASK_TYPE_DOCS\x10\x06*n\n" +
+	"\x0eTASK_TYPE_DOCS\x10\x06*\x8f\x01\n" +
 	"\n" +
 	"ActionKind\x12\x1b\n" +
 	"\x17ACTION_KIND_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13ACTION_KIND_APPROVE\x10\x01\x12\x14\n" +
 	"\x10ACTION_KIND_DENY\x10\x02\x12\x14\n" +
-	"\x10ACTION_KIND_PICK\x10\x03B\xd3\x01\n" +
+	"\x10ACTION_KIND_PICK\x10\x03\x12\x1f\n" +
+	"\x1bACTION_KIND_APPROVE_SIMILAR\x10\x04B\xd3\x01\n" +
 	"\x16com.picoclaw.common.v1B\vCommonProtoP\x01ZBgithub.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1;commonv1\xa2\x02\x03PCX\xaa\x02\x12Picoclaw.Common.V1\xca\x02\x12Picoclaw\\Common\\V1\xe2\x02\x1ePicoclaw\\Common\\V1\\GPBMetadata\xea\x02\x14Picoclaw::Common::V1b\x06proto3"
 
 var (

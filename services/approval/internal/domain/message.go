@@ -253,9 +253,40 @@ func GrantStatusText(g *Grant, now time.Time, locale string, unavailable bool) s
 	}
 	remaining := g.ExpiresAt.Sub(now).Round(time.Second)
 	if enl {
-		return fmt.Sprintf("Auto-Approve: ON (%s left, until %s)\npaths: %s\ntasks: %s\nroutes: %s\nallowed operations: %s\ndenied operations: %s\nhard-require operations (delete, rename, secrets, push/publish, force push, network, browser, risky shell commands, cost over limit) always need approval; shell commands only run automatically with ops=shell and a path scope, when they use only read-only commands (ls, cat, grep, …) and mkdir/touch/cp/redirections within those paths.\nTurn off: /auto-approve off",
-			remaining, g.ExpiresAt.UTC().Format(time.RFC3339), list(g.PathPrefixes, "any"), list(g.TaskTypes, "any"), list(g.Routes, "any"), list(g.AllowedOperations, "files and git only"), list(g.DeniedOperations, "none"))
+		return fmt.Sprintf("Auto-Approve: ON (%s left, until %s)%s\npaths: %s\ntasks: %s\nroutes: %s\nallowed operations: %s\ndenied operations: %s\nhard-require operations (delete, rename, secrets, push/publish, force push, network, browser, risky shell commands, cost over limit) always need approval; shell commands only run automatically with ops=shell and a path scope, when they use only read-only commands (ls, cat, grep, …) and mkdir/touch/cp/redirections within those paths.\nTurn off: /auto-approve off",
+			remaining, g.ExpiresAt.UTC().Format(time.RFC3339), similarLine(g, true), list(g.PathPrefixes, "any"), list(g.TaskTypes, "any"), list(g.Routes, "any"), list(g.AllowedOperations, "files and git only"), list(g.DeniedOperations, "none"))
 	}
-	return fmt.Sprintf("Auto-Approve: ON（残り %s、%s まで）\nパス: %s\nタスク種別: %s\nルート: %s\n許可する操作: %s\n禁止操作: %s\n削除・リネーム・機密・push/公開・強制 push・ネットワーク・ブラウザ・危険なシェルコマンド・コスト超過は常に承認が必要です。シェルコマンドは ops=shell とパス指定があり、読み取り専用のコマンド（ls, cat, grep など）とそのパス内への mkdir/touch/cp/リダイレクトだけのときに自動承認されます。\n停止: /auto-approve off",
-		remaining, g.ExpiresAt.UTC().Format(time.RFC3339), list(g.PathPrefixes, "すべて"), list(g.TaskTypes, "すべて"), list(g.Routes, "すべて"), list(g.AllowedOperations, "ファイルと git のみ"), list(g.DeniedOperations, "なし"))
+	return fmt.Sprintf("Auto-Approve: ON（残り %s、%s まで）%s\nパス: %s\nタスク種別: %s\nルート: %s\n許可する操作: %s\n禁止操作: %s\n削除・リネーム・機密・push/公開・強制 push・ネットワーク・ブラウザ・危険なシェルコマンド・コスト超過は常に承認が必要です。シェルコマンドは ops=shell とパス指定があり、読み取り専用のコマンド（ls, cat, grep など）とそのパス内への mkdir/touch/cp/リダイレクトだけのときに自動承認されます。\n停止: /auto-approve off",
+		remaining, g.ExpiresAt.UTC().Format(time.RFC3339), similarLine(g, false), list(g.PathPrefixes, "すべて"), list(g.TaskTypes, "すべて"), list(g.Routes, "すべて"), list(g.AllowedOperations, "ファイルと git のみ"), list(g.DeniedOperations, "なし"))
+}
+
+// similarLine names the job an "approve similar" grant was scoped from and its operation kinds.
+func similarLine(g *Grant, en bool) string {
+	if g.SimilarTo == "" && len(g.OperationKinds) == 0 {
+		return ""
+	}
+	kinds := strings.Join(g.OperationKinds, ", ")
+	if g.SimilarTo == "" {
+		if en {
+			return "\noperation kinds: " + kinds
+		}
+		return "\n操作の種類: " + kinds
+	}
+	if en {
+		return fmt.Sprintf("\napprove similar: like %s (operation kinds: %s)", g.SimilarTo, kinds)
+	}
+	return fmt.Sprintf("\n類似を承認: %s と同種（操作の種類: %s）", g.SimilarTo, kinds)
+}
+
+// SimilarApprovedText confirms an "approve similar": the job is approved and what the grant
+// now approves without asking, until when.
+func SimilarApprovedText(jobID string, g *Grant, now time.Time, locale string) string {
+	en := strings.HasPrefix(strings.ToLower(locale), "en")
+	remaining := g.ExpiresAt.Sub(now).Round(time.Second)
+	if en {
+		return fmt.Sprintf("✅ %s approved. Similar jobs are approved automatically for %s (until %s): paths %s, task %s, route %s, operations %s. Delete, rename, secrets, push, browser, network and shell still need approval.\nTurn off: /auto-approve off",
+			jobID, remaining, g.ExpiresAt.UTC().Format(time.RFC3339), strings.Join(g.PathPrefixes, ", "), strings.Join(g.TaskTypes, ", "), strings.Join(g.Routes, ", "), strings.Join(g.OperationKinds, ", "))
+	}
+	return fmt.Sprintf("✅ %s を承認しました。同種のジョブを %s のあいだ（%s まで）自動承認します: パス %s、タスク種別 %s、ルート %s、操作 %s。削除・リネーム・機密・push・ブラウザ・ネットワーク・シェルは引き続き承認が必要です。\n停止: /auto-approve off",
+		jobID, remaining, g.ExpiresAt.UTC().Format(time.RFC3339), strings.Join(g.PathPrefixes, ", "), strings.Join(g.TaskTypes, ", "), strings.Join(g.Routes, ", "), strings.Join(g.OperationKinds, ", "))
 }

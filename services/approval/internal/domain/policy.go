@@ -29,12 +29,14 @@ const (
 	RuleUnknownBlocks        = "hard_require.unknown_blocks"
 	RuleProposalBrowser      = "hard_require.browser_declared"
 	RuleAutoApprove          = "auto_approve"
+	RuleApproveSimilar       = "auto_approve.similar"
 	RuleScopeTaskType        = "auto_approve.scope.task_type"
 	RuleScopeRoute           = "auto_approve.scope.route"
 	RuleScopePath            = "auto_approve.scope.path"
 	RuleScopeDeniedOperation = "auto_approve.scope.denied_operation"
 	RuleScopeOperation       = "auto_approve.scope.operation"
 	RuleScopeShellCommand    = "auto_approve.scope.shell_command"
+	RuleScopeOperationKind   = "auto_approve.scope.operation_kind"
 	RuleAskNoGrant           = "ask.no_grant"
 )
 
@@ -140,10 +142,15 @@ func HardDeny(cfg PolicyConfig, in PolicyInput) (Decision, bool) {
 // DeniedPathReason says why op touches a path that is never allowed: inside a .git directory
 // (in any spelling) or under a hard-deny path.
 func DeniedPathReason(cfg PolicyConfig, op patch.Operation) (string, bool) {
+	return DeniedPathReasonOf(cfg, op, patch.OperationPaths(op))
+}
+
+// DeniedPathReasonOf is DeniedPathReason with the operation's paths already known.
+func DeniedPathReasonOf(cfg PolicyConfig, op patch.Operation, paths []string) (string, bool) {
 	if op.HasFlag(patch.FlagGitInternals) {
 		return fmt.Sprintf("operation %d (%s %s) writes inside a .git directory, which is never allowed", op.Index+1, op.Type, op.Action), true
 	}
-	for _, p := range patch.OperationPaths(op) {
+	for _, p := range paths {
 		if patch.TouchesGitDir(p) {
 			return fmt.Sprintf("operation %d (%s %s) touches %s, inside a .git directory, which is never allowed", op.Index+1, op.Type, op.Action, p), true
 		}
@@ -244,21 +251,43 @@ func HitDetail(op patch.Operation, f patch.Flag) string {
 // Components compare as a case-insensitive file system would see them (letter case, trailing
 // dots and spaces ignored), so "Secrets/" and "secrets./" do not slip past "secrets/".
 func pathUnderAnyDepth(p, deny string) bool {
-	want := strings.FieldsFunc(deny, func(r rune) bool { return r == '/' })
-	if len(want) == 0 {
+	// Compared component by component without splitting: this runs for every path of every
+	// operation against every hard-deny entry.
+	want := strings.Trim(deny, "/")
+	for want != "" && strings.Contains(want, "//") {
+		want = strings.ReplaceAll(want, "//", "/")
+	}
+	if want == "" {
 		return false
 	}
-	have := strings.Split(p, "/")
-	for i := 0; i+len(want) <= len(have); i++ {
-		match := true
-		for j, w := range want {
-			match = match && sameName(have[i+j], w)
-		}
-		if match {
+	rest := p
+	for {
+		if componentsMatch(rest, want) {
 			return true
 		}
+		i := strings.IndexByte(rest, '/')
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+1:]
 	}
-	return false
+}
+
+// componentsMatch reports whether the leading components of have match every component of want.
+func componentsMatch(have, want string) bool {
+	for want != "" {
+		w, wrest, _ := strings.Cut(want, "/")
+		h, hrest, hmore := strings.Cut(have, "/")
+		if !sameName(h, w) {
+			return false
+		}
+		want = wrest
+		if want != "" && !hmore {
+			return false
+		}
+		have = hrest
+	}
+	return true
 }
 
 func sameName(a, b string) bool {
@@ -276,11 +305,15 @@ type Grant struct {
 	PathPrefixes     []string `json:"path_prefixes,omitempty"`
 	DeniedOperations []string `json:"denied_operations,omitempty"`
 	// AllowedOperations opts in to operations a grant never covers otherwise: "shell".
-	AllowedOperations []string  `json:"allowed_operations,omitempty"`
-	CreatedBy         Actor     `json:"created_by"`
-	Reason            string    `json:"reason,omitempty"`
-	CreatedAt         time.Time `json:"created_at"`
-	ExpiresAt         time.Time `json:"expires_at"`
+	AllowedOperations []string `json:"allowed_operations,omitempty"`
+	// OperationKinds, when set, are the only operation kinds ("file_edit.update") covered.
+	OperationKinds []string `json:"operation_kinds,omitempty"`
+	// SimilarTo is the job an "approve similar" grant was scoped from.
+	SimilarTo string    `json:"similar_to,omitempty"`
+	CreatedBy Actor     `json:"created_by"`
+	Reason    string    `json:"reason,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	ExpiresAt time.Time `json:"expires_at"`
 }
 
 // ActiveAt reports whether the grant applies at now (the Redis TTL normally removes it first).
@@ -300,6 +333,9 @@ func (g *Grant) Covers(in PolicyInput) (rule, reason string) {
 		return RuleScopeRoute, fmt.Sprintf("route %q is not in the grant (%s)", in.Route, strings.Join(g.Routes, ", "))
 	}
 	for _, op := range in.Patch.Operations {
+		if len(g.OperationKinds) > 0 && !slices.Contains(g.OperationKinds, string(op.Type)+"."+op.Action) {
+			return RuleScopeOperationKind, fmt.Sprintf("operation %d (%s.%s) is not a kind the grant covers (%s)", op.Index+1, op.Type, op.Action, strings.Join(g.OperationKinds, ", "))
+		}
 		for _, d := range g.DeniedOperations {
 			if d == string(op.Type) || d == op.Action || d == string(op.Type)+"."+op.Action || op.HasFlag(patch.Flag(d)) {
 				return RuleScopeDeniedOperation, fmt.Sprintf("operation %d (%s %s) is denied by the grant (%s)", op.Index+1, op.Type, op.Action, d)

@@ -94,6 +94,7 @@ func (a *API) Routes() []Route {
 		{Method: http.MethodGet, Pattern: "/v1/jobs/{id}", Handler: a.getJob},
 		{Method: http.MethodGet, Pattern: "/v1/jobs/{id}/events", Handler: a.jobEvents},
 		{Method: http.MethodPost, Pattern: "/v1/jobs/{id}/approve", Handler: a.approve},
+		{Method: http.MethodPost, Pattern: "/v1/jobs/{id}/approve-similar", Handler: a.approveSimilar},
 		{Method: http.MethodPost, Pattern: "/v1/jobs/{id}/deny", Handler: a.deny},
 		{Method: http.MethodGet, Pattern: "/v1/auto-approve", Handler: a.getAutoApprove},
 		{Method: http.MethodPut, Pattern: "/v1/auto-approve", Handler: a.putAutoApprove},
@@ -247,6 +248,33 @@ func (a *API) approve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, viewJob(j))
+}
+
+// approveSimilar approves the job and allows similar jobs for a while (body {"ttl": "30m"}).
+func (a *API) approveSimilar(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		TTL string `json:"ttl"`
+	}
+	if !decodeOptional(w, r, &body) {
+		return
+	}
+	var ttl time.Duration
+	if body.TTL != "" {
+		d, err := time.ParseDuration(body.TTL)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "invalid_argument", fmt.Sprintf("ttl: %v", err))
+			return
+		}
+		ttl = d
+	}
+	res, err := a.svc.ApproveSimilar(r.Context(), chi.URLParam(r, "id"), actorFrom(r), ttl)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	now := a.now()
+	writeJSON(w, http.StatusOK, similarView{Job: viewJob(res.Job), Grant: viewGrant(&res.Grant, now),
+		StatusText: domain.SimilarApprovedText(res.Job.ID, &res.Grant, now, r.URL.Query().Get("locale"))})
 }
 
 func (a *API) deny(w http.ResponseWriter, r *http.Request) {

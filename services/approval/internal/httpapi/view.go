@@ -138,11 +138,20 @@ type grantView struct {
 	PathPrefixes     []string     `json:"path_prefixes"`
 	DeniedOperations []string     `json:"denied_operations"`
 	AllowedOps       []string     `json:"allowed_operations"`
+	OperationKinds   []string     `json:"operation_kinds"`
+	SimilarTo        string       `json:"similar_to,omitempty"`
 	CreatedBy        domain.Actor `json:"created_by"`
 	Reason           string       `json:"reason"`
 	CreatedAt        time.Time    `json:"created_at"`
 	ExpiresAt        time.Time    `json:"expires_at"`
 	RemainingSeconds int64        `json:"remaining_seconds"`
+}
+
+// similarView answers approve-similar: the granted job and the grant made from it.
+type similarView struct {
+	Job        jobView    `json:"job"`
+	Grant      *grantView `json:"grant"`
+	StatusText string     `json:"status_text"`
 }
 
 type autoApproveView struct {
@@ -158,6 +167,7 @@ func viewGrant(g *domain.Grant, now time.Time) *grantView {
 		return nil
 	}
 	return &grantView{ID: g.ID, TaskTypes: nonNil(g.TaskTypes), Routes: nonNil(g.Routes), PathPrefixes: nonNil(g.PathPrefixes),
-		DeniedOperations: nonNil(g.DeniedOperations), AllowedOps: nonNil(g.AllowedOperations), CreatedBy: g.CreatedBy, Reason: g.Reason, CreatedAt: g.CreatedAt,
+		DeniedOperations: nonNil(g.DeniedOperations), AllowedOps: nonNil(g.AllowedOperations),
+		OperationKinds: nonNil(g.OperationKinds), SimilarTo: g.SimilarTo, CreatedBy: g.CreatedBy, Reason: g.Reason, CreatedAt: g.CreatedAt,
 		ExpiresAt: g.ExpiresAt, RemainingSeconds: int64(g.ExpiresAt.Sub(now).Seconds())}
 }

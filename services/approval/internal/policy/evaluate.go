@@ -20,40 +20,39 @@ const RuleShellNotByRule = "hard_require.shell_without_ops"
 // then an active Auto-Approve grant, then ask. The decision names the deciding rule and the
 // policy's hash.
 func (p *Policy) Evaluate(cfg domain.PolicyConfig, in domain.PolicyInput, grant *domain.Grant, now time.Time) domain.Decision {
-	d, _ := p.Explain(cfg, in, grant, now)
+	s := newState(cfg, in)
+	defer s.release()
+	d := p.decide(s, grant, now)
+	d.PolicyHash = p.hash
 	return d
 }
 
 // Explain is Evaluate with the facts the rules saw.
 func (p *Policy) Explain(cfg domain.PolicyConfig, in domain.PolicyInput, grant *domain.Grant, now time.Time) (domain.Decision, map[string]any) {
-	facts, ops := buildFacts(cfg, in)
-	d := p.decide(cfg, in, facts, ops, grant, now)
+	s := newState(cfg, in)
+	defer s.release()
+	d := p.decide(s, grant, now)
 	d.PolicyHash = p.hash
-	return d, facts
+	return d, s.facts()
 }
 
-func (p *Policy) decide(cfg domain.PolicyConfig, in domain.PolicyInput, facts Facts, opFs []opFacts, grant *domain.Grant, now time.Time) domain.Decision {
-	act := newActivation(facts)
-	ops := make([]opVal, len(opFs))
-	for i := range opFs {
-		ops[i] = opVal{val: celValue(opFs[i]), index: int(opFs[i]["index"].(int64))}
-	}
+func (p *Policy) decide(s *state, grant *domain.Grant, now time.Time) domain.Decision {
 	// 1. deny: the first match refuses; the code's hard deny refuses whatever the rules say.
-	if r, detail, ok := p.firstMatch(act, ops, Deny); ok {
+	if r, detail, ok := p.firstMatch(s, Deny); ok {
 		return domain.Decision{Outcome: domain.OutcomeRefused, Rule: r.Name, Reason: r.reason(detail)}
 	}
 	// The facts carry the built-in hard-deny checks' answers; no need to run them again.
-	for _, op := range opFs {
-		if r := op["hard_deny_path"].(string); r != "" {
+	for i := range s.ops {
+		if r := s.ops[i].denyPath; r != "" {
 			return domain.Decision{Outcome: domain.OutcomeRefused, Rule: domain.RuleHardDenyPath, Reason: r}
 		}
-		if r := op["hard_deny_command"].(string); r != "" {
+		if r := s.ops[i].denyCommand; r != "" {
 			return domain.Decision{Outcome: domain.OutcomeRefused, Rule: domain.RuleHardDenyCommand, Reason: r}
 		}
 	}
 	// 2. require: every match is a hit; the built-in hard requirements are added.
-	hits := p.requireHits(act, ops)
-	for _, h := range domain.HardRequireHits(cfg, in) {
+	hits := p.requireHits(s)
+	for _, h := range domain.HardRequireHits(s.cfg, s.in) {
 		if !containsHit(hits, h) {
 			hits = append(hits, h)
 		}
@@ -62,24 +61,18 @@ func (p *Policy) decide(cfg domain.PolicyConfig, in domain.PolicyInput, facts Fa
 		return domain.PendingFor(hits)
 	}
 	// 3. allow: a rule allowance never covers a shell command.
-	if r, ok := p.allowed(act, ops); ok {
-		for _, op := range in.Patch.Operations {
+	if r, ok := p.allowed(s); ok {
+		for _, op := range s.in.Patch.Operations {
 			if op.Type == patch.TypeShell {
 				return domain.PendingFor([]domain.Hit{{Rule: RuleShellNotByRule, Op: op.Index,
 					Detail: fmt.Sprintf("rule %s allows this patch, but operation %d is a shell command, which only an Auto-Approve grant with ops=shell covers", r.Name, op.Index+1)}})
 			}
 		}
-		detail, _ := r.evalDetail(act)
+		detail, _ := r.evalDetail(s)
 		return domain.Decision{Outcome: domain.OutcomeAutoApproved, Rule: r.Name, Reason: r.reason(detail)}
 	}
 	// 4. Auto-Approve grant, 5. ask.
-	return domain.GrantDecision(in, grant, now)
-}
-
-// opVal is one operation's facts as a CEL value, and its index.
-type opVal struct {
-	val   ref.Val
-	index int
+	return domain.GrantDecision(s.in, grant, now)
 }
 
 func containsHit(hits []domain.Hit, h domain.Hit) bool {
@@ -92,41 +85,45 @@ func containsHit(hits []domain.Hit, h domain.Hit) bool {
 }
 
 // firstMatch tries operation rules operation by operation, then patch rules.
-func (p *Policy) firstMatch(act *activation, ops []opVal, kind string) (*compiled, string, bool) {
-	for _, op := range ops {
-		act.op = op.val
-		for _, r := range p.opRules[kind] {
-			if r.matches(act) {
-				detail, _ := r.evalDetail(act)
-				act.op = nil
-				return r, detail, true
+func (p *Policy) firstMatch(s *state, kind string) (*compiled, string, bool) {
+	defer func() { s.cur = nil }()
+	if rules := p.opRules[kind]; len(rules) > 0 {
+		for i := range s.ops {
+			s.cur = &s.ops[i]
+			for _, r := range rules {
+				if r.matches(s) {
+					detail, _ := r.evalDetail(s)
+					return r, detail, true
+				}
 			}
 		}
 	}
-	act.op = nil
+	s.cur = nil
 	for _, r := range p.patchRules[kind] {
-		if r.matches(act) {
-			detail, _ := r.evalDetail(act)
+		if r.matches(s) {
+			detail, _ := r.evalDetail(s)
 			return r, detail, true
 		}
 	}
 	return nil, "", false
 }
 
-func (p *Policy) requireHits(act *activation, ops []opVal) []domain.Hit {
+func (p *Policy) requireHits(s *state) []domain.Hit {
 	var hits []domain.Hit
-	for _, op := range ops {
-		act.op = op.val
-		for _, r := range p.opRules[Require] {
-			if r.matches(act) {
-				hits = append(hits, domain.Hit{Rule: r.Name, Op: op.index, Detail: r.hitDetail(act)})
+	if rules := p.opRules[Require]; len(rules) > 0 {
+		for i := range s.ops {
+			s.cur = &s.ops[i]
+			for _, r := range rules {
+				if r.matches(s) {
+					hits = append(hits, domain.Hit{Rule: r.Name, Op: s.cur.op.Index, Detail: r.hitDetail(s)})
+				}
 			}
 		}
 	}
-	act.op = nil
+	s.cur = nil
 	for _, r := range p.patchRules[Require] {
-		if r.matches(act) {
-			hits = append(hits, domain.Hit{Rule: r.Name, Op: -1, Detail: r.hitDetail(act)})
+		if r.matches(s) {
+			hits = append(hits, domain.Hit{Rule: r.Name, Op: -1, Detail: r.hitDetail(s)})
 		}
 	}
 	return hits
@@ -134,23 +131,23 @@ func (p *Policy) requireHits(act *activation, ops []opVal) []domain.Hit {
 
 // allowed returns the first allow rule that matches: a patch rule, or an operation rule that
 // matches every operation.
-func (p *Policy) allowed(act *activation, ops []opVal) (*compiled, bool) {
+func (p *Policy) allowed(s *state) (*compiled, bool) {
 	for _, r := range p.opRules[Allow] {
-		all := len(ops) > 0
-		for _, op := range ops {
-			act.op = op.val
-			if !r.matches(act) {
+		all := len(s.ops) > 0
+		for i := range s.ops {
+			s.cur = &s.ops[i]
+			if !r.matches(s) {
 				all = false
 				break
 			}
 		}
-		act.op = nil
+		s.cur = nil
 		if all {
 			return r, true
 		}
 	}
 	for _, r := range p.patchRules[Allow] {
-		if r.matches(act) {
+		if r.matches(s) {
 			return r, true
 		}
 	}
@@ -159,8 +156,11 @@ func (p *Policy) allowed(act *activation, ops []opVal) (*compiled, bool) {
 
 // matches evaluates the condition; an evaluation error (a missing key, a wrong type at run
 // time) counts as a match for deny and require and as no match for allow: errors fail closed.
-func (r *compiled) matches(act *activation) bool {
-	v, _, err := r.when.Eval(act)
+func (r *compiled) matches(s *state) bool {
+	if r.fast != nil {
+		return r.fast(s)
+	}
+	v, _, err := r.when.Eval(s)
 	if err != nil {
 		return r.Decision != Allow
 	}
@@ -171,11 +171,11 @@ func (r *compiled) matches(act *activation) bool {
 	return bool(b)
 }
 
-func (r *compiled) evalDetail(act *activation) (string, error) {
+func (r *compiled) evalDetail(s *state) (string, error) {
 	if r.detail == nil {
 		return "", nil
 	}
-	v, _, err := r.detail.Eval(act)
+	v, _, err := r.detail.Eval(s)
 	if err != nil {
 		return "", err
 	}
@@ -190,8 +190,8 @@ func valueString(v ref.Val) string {
 }
 
 // hitDetail is what the approval message shows for a requirement: the detail, else the reason.
-func (r *compiled) hitDetail(act *activation) string {
-	if d, err := r.evalDetail(act); err == nil && d != "" {
+func (r *compiled) hitDetail(s *state) string {
+	if d, err := r.evalDetail(s); err == nil && d != "" {
 		return d
 	}
 	if r.Reason != "" {

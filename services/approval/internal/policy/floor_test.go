@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -41,6 +42,12 @@ func TestNoRuleMakesHardRequireAutomatic(t *testing.T) {
 		"wide grant": {ID: "g", ExpiresAt: t0.Add(time.Hour)},
 		"shell grant": {ID: "s", AllowedOperations: []string{domain.OpsShell}, PathPrefixes: []string{"docs", "."},
 			ExpiresAt: t0.Add(time.Hour)},
+		// "approve similar" grants: one scoped from a docs job as approval makes it, and one
+		// naming every kind of the hard-require operations below (which approval never makes).
+		"approve similar grant": similarGrant(t, `[{"type":"file_edit","action":"update","target":"docs/x","content":"x"},{"type":"file_edit","action":"delete","target":"docs/y"}]`),
+		"approve similar grant naming every kind": {ID: "sim-all", SimilarTo: "job_20260301_001", PathPrefixes: []string{"docs", "origin"},
+			OperationKinds: []string{"file_edit.update", "file_edit.delete", "file_edit.rename", "git_operation.push", "browser.chrome_click", "shell_command.run"},
+			ExpiresAt:      t0.Add(time.Hour)},
 	}
 	hardRequire := []struct{ name, patch, want string }{
 		{"delete", `[{"type":"file_edit","action":"delete","target":"docs/a"}]`, "hard_require.delete"},
@@ -66,7 +73,7 @@ func TestNoRuleMakesHardRequireAutomatic(t *testing.T) {
 					case "declared browser":
 						in.ProposalUsesBrowser = true
 					}
-					if hr.name == "shell" && gname == "shell grant" {
+					if g != nil && g.SimilarTo == "" && hr.name == "shell" && gname == "shell grant" {
 						// The one case a grant may cover: ops=shell with a path scope and a
 						// read-only command. No rule may do it without such a grant.
 						return
@@ -91,4 +98,19 @@ func hasHit(d domain.Decision, rule string) bool {
 		}
 	}
 	return false
+}
+
+// similarGrant is the grant "approve similar" makes from a job with this patch.
+func similarGrant(t *testing.T, patchJSON string) *domain.Grant {
+	t.Helper()
+	p := mustParse(t, patchJSON)
+	sc, err := domain.SimilarScopeOf(domain.Job{ID: "job_20260301_001", Operations: p.Operations})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(sc.OperationKinds, "file_edit.delete") {
+		t.Fatalf("similar scope names a delete: %+v", sc)
+	}
+	return &domain.Grant{ID: "sim", SimilarTo: "job_20260301_001", PathPrefixes: sc.PathPrefixes, OperationKinds: sc.OperationKinds,
+		ExpiresAt: t0.Add(time.Hour)}
 }

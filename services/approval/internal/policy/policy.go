@@ -84,6 +84,9 @@ type compiled struct {
 	Rule
 	when   cel.Program
 	detail cel.Program
+	// fast, when set, answers `when` without CEL: the shapes most rules have ("F" in op.flags,
+	// "F" in flags, op.hard_deny_path != ""), checked on the facts computed once per request.
+	fast func(*state) bool
 }
 
 // Policy is a compiled policy file.
@@ -181,6 +184,7 @@ func Parse(data []byte) (*Policy, error) {
 		if c.when, err = program(env, r.When, cel.BoolType); err != nil {
 			return nil, bad("when", err)
 		}
+		c.fast = fastPath(r.Scope, r.When)
 		if r.Detail != "" {
 			if c.detail, err = program(env, r.Detail, cel.StringType); err != nil {
 				return nil, bad("detail", err)
@@ -197,6 +201,37 @@ func Parse(data []byte) (*Policy, error) {
 		}
 	}
 	return p, nil
+}
+
+var (
+	opFlagIn    = regexp.MustCompile(`^\s*(?:"([a-z0-9_]+)"|'([a-z0-9_]+)')\s+in\s+op\.flags\s*$`)
+	patchFlagIn = regexp.MustCompile(`^\s*(?:"([a-z0-9_]+)"|'([a-z0-9_]+)')\s+in\s+flags\s*$`)
+	opDenyField = regexp.MustCompile(`^\s*op\.(hard_deny_path|hard_deny_command)\s*!=\s*(?:""|'')\s*$`)
+)
+
+// fastPath recognises a condition whose answer the facts give directly; nil for any other.
+// Such a condition cannot fail to evaluate (the fields always exist with these types), so the
+// native answer equals CEL's.
+func fastPath(scope, when string) func(*state) bool {
+	flagOf := func(m []string) string { return m[1] + m[2] }
+	if scope == ScopeOperation {
+		if m := opFlagIn.FindStringSubmatch(when); m != nil {
+			f := flagOf(m)
+			return func(s *state) bool { return s.cur.hasFlag(f) }
+		}
+		if m := opDenyField.FindStringSubmatch(when); m != nil {
+			if m[1] == "hard_deny_path" {
+				return func(s *state) bool { return s.cur.denyPath != "" }
+			}
+			return func(s *state) bool { return s.cur.denyCommand != "" }
+		}
+		return nil
+	}
+	if m := patchFlagIn.FindStringSubmatch(when); m != nil {
+		f := flagOf(m)
+		return func(s *state) bool { return s.hasFlag(f) }
+	}
+	return nil
 }
 
 // program compiles and type-checks one expression; dyn results are checked when evaluated.

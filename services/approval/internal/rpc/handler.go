@@ -113,6 +113,15 @@ func (h *Handler) Approve(ctx context.Context, req *approvalv1.ApproveRequest) (
 	if err != nil {
 		return nil, err
 	}
+	if req.GetSimilar() {
+		res, err := h.svc.ApproveSimilar(ctx, req.GetJobId(), actor, req.GetSimilarTtl().AsDuration())
+		if err != nil {
+			return nil, h.fail(ctx, err)
+		}
+		now := time.Now()
+		return &approvalv1.ApproveResponse{Job: JobToProto(res.Job), Grant: grantToProto(&res.Grant, now),
+			StatusText: domain.SimilarApprovedText(res.Job.ID, &res.Grant, now, req.GetLocale())}, nil
+	}
 	j, err := h.svc.Approve(ctx, req.GetJobId(), actor)
 	if err != nil {
 		return nil, h.fail(ctx, err)
@@ -382,8 +391,8 @@ func grantToProto(g *domain.Grant, now time.Time) *approvalv1.AutoApproveGrant {
 		return &approvalv1.AutoApproveGrant{Active: false}
 	}
 	out := &approvalv1.AutoApproveGrant{Active: true, PathPrefixes: g.PathPrefixes, DeniedOperations: g.DeniedOperations,
-		AllowedOperations: g.AllowedOperations,
-		CreatedBy:         actorToProto(g.CreatedBy), Reason: g.Reason, CreatedAt: ts(g.CreatedAt), ExpiresAt: ts(g.ExpiresAt),
+		AllowedOperations: g.AllowedOperations, OperationKinds: g.OperationKinds, SimilarTo: g.SimilarTo,
+		CreatedBy: actorToProto(g.CreatedBy), Reason: g.Reason, CreatedAt: ts(g.CreatedAt), ExpiresAt: ts(g.ExpiresAt),
 		Remaining: durationpb.New(g.ExpiresAt.Sub(now))}
 	for _, t := range g.TaskTypes {
 		out.TaskTypes = append(out.TaskTypes, taskTypeFromName(t))

@@ -295,6 +295,8 @@ func actionText(a *commonv1.Action) string {
 	switch a.GetKind() {
 	case commonv1.ActionKind_ACTION_KIND_APPROVE:
 		return "/approve " + id
+	case commonv1.ActionKind_ACTION_KIND_APPROVE_SIMILAR:
+		return strings.TrimSpace("/approve " + id + " similar " + a.GetValue())
 	case commonv1.ActionKind_ACTION_KIND_DENY:
 		return strings.TrimSpace("/deny " + id + " " + a.GetValue())
 	case commonv1.ActionKind_ACTION_KIND_PICK:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/domain"
@@ -14,6 +15,10 @@ func (a *App) command(ctx context.Context, t *turn, cmd domain.Command) {
 	a.log.InfoContext(ctx, "command.received", slog.String("command", cmd.Name), slog.String("target_job_id", cmd.JobID))
 	switch cmd.Kind {
 	case domain.CmdApprove:
+		if cmd.Similar {
+			a.approveSimilar(ctx, t, cmd.JobID, cmd.SimilarTTL)
+			break
+		}
 		a.approve(ctx, t, cmd.JobID)
 	case domain.CmdDeny:
 		a.deny(ctx, t, cmd.JobID, cmd.Reason)
@@ -65,6 +70,29 @@ func (a *App) approve(ctx context.Context, t *turn, id string) {
 	}
 	text, async := a.execute(ctx, t, id)
 	t.say(domain.T(t.loc, domain.MsgApproved, id) + "\n" + text)
+	t.result.AsyncPending = t.result.AsyncPending || async
+}
+
+// approveSimilar approves the job and has approval allow similar jobs for a while; the reply
+// is approval's confirmation of the grant's scope, then the execution as for /approve.
+func (a *App) approveSimilar(ctx context.Context, t *turn, id string, ttl time.Duration) {
+	ctx = forJob(ctx, t, id)
+	actx, cancel := context.WithTimeout(ctx, a.cfg.ApprovalTimeout)
+	job, confirm, err := a.peers.Approvals.ApproveSimilar(actx, id, t.actor, ttl, t.loc)
+	cancel()
+	if err != nil {
+		t.say(a.decisionError(ctx, t, "approval.approve_similar", id, err))
+		return
+	}
+	a.forgetPending(ctx, t, id)
+	t.result.ActionApplied = true
+	a.log.InfoContext(ctx, "approval.granted_similar", slog.String("approver", t.actor.ID), slog.Duration("ttl", ttl))
+	if !job.Status.Executable() {
+		t.say(domain.T(t.loc, domain.MsgJobConflict, id, string(job.Status)))
+		return
+	}
+	text, async := a.execute(ctx, t, id)
+	t.say(confirm + "\n" + text)
 	t.result.AsyncPending = t.result.AsyncPending || async
 }
 

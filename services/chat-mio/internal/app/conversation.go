@@ -254,7 +254,8 @@ func (a *App) requestApproval(ctx context.Context, t *turn, p Proposal, route st
 		}
 		t.say(text,
 			&commonv1.Action{Kind: commonv1.ActionKind_ACTION_KIND_APPROVE, JobId: id, Label: domain.T(t.loc, domain.MsgButtonApprove)},
-			&commonv1.Action{Kind: commonv1.ActionKind_ACTION_KIND_DENY, JobId: id, Label: domain.T(t.loc, domain.MsgButtonDeny)})
+			&commonv1.Action{Kind: commonv1.ActionKind_ACTION_KIND_DENY, JobId: id, Label: domain.T(t.loc, domain.MsgButtonDeny)},
+			&commonv1.Action{Kind: commonv1.ActionKind_ACTION_KIND_APPROVE_SIMILAR, JobId: id, Value: "30m", Label: domain.T(t.loc, domain.MsgButtonSimilar)})
 	case OutcomeAutoApproved:
 		text, async := a.execute(ctx, t, id)
 		t.say(domain.T(t.loc, domain.MsgAutoApproved, id) + "\n" + text)

@@ -146,7 +146,7 @@ func TestLocalAndCloud(t *testing.T) {
 	mustContain(t, text(e.send(t, approver, "/status")), "ローカル限定 オン")
 	mustContain(t, text(e.send(t, approver, "/cloud")), "解除しました")
 	res = e.send(t, approver, codeMsg)
-	if len(actions(res)) != 2 {
+	if len(actions(res)) != 3 {
 		t.Fatalf("after /cloud: %s", text(res))
 	}
 }
@@ -231,7 +231,7 @@ func TestRedisDown(t *testing.T) {
 	mustContain(t, text(e.send(t, approver, "/local")), "設定を保存できませんでした")
 	// Proposals still go through approval and wait for a person.
 	res = e.send(t, approver, codeMsg)
-	if len(actions(res)) != 2 || e.peers.Executor.Calls() != 0 {
+	if len(actions(res)) != 3 || e.peers.Executor.Calls() != 0 {
 		t.Fatalf("degraded proposal: %s", text(res))
 	}
 }

@@ -114,6 +114,10 @@ func (f *fakeApprovals) Approve(context.Context, string, app.Actor) (app.Approva
 	f.note("Approve")
 	return f.decided, f.err
 }
+func (f *fakeApprovals) ApproveSimilar(_ context.Context, _ string, _ app.Actor, ttl time.Duration, _ domain.Locale) (app.ApprovalJob, string, error) {
+	f.note("ApproveSimilar " + ttl.String())
+	return f.decided, f.autoText, f.err
+}
 func (f *fakeApprovals) Deny(context.Context, string, app.Actor, string) (app.ApprovalJob, error) {
 	f.note("Deny")
 	return f.decided, f.err

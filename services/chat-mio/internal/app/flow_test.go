@@ -40,7 +40,8 @@ func TestCodeMessageGivesPendingJobWithButtons(t *testing.T) {
 	}
 	mustContain(t, text(res), id, "/approve "+id, "【Ao（order2）が提案を担当します】")
 	acts := actions(res)
-	if len(acts) != 2 || acts[0].GetKind() != commonv1.ActionKind_ACTION_KIND_APPROVE || acts[1].GetKind() != commonv1.ActionKind_ACTION_KIND_DENY ||
+	if len(acts) != 3 || acts[0].GetKind() != commonv1.ActionKind_ACTION_KIND_APPROVE || acts[1].GetKind() != commonv1.ActionKind_ACTION_KIND_DENY ||
+		acts[2].GetKind() != commonv1.ActionKind_ACTION_KIND_APPROVE_SIMILAR || acts[2].GetValue() != "30m" ||
 		acts[0].GetJobId() != id || acts[1].GetJobId() != id {
 		t.Fatalf("actions = %v", acts)
 	}
@@ -158,7 +159,7 @@ func TestAutoApproveScope(t *testing.T) {
 	})
 	res = e.send(t, approver, codeMsg)
 	mustContain(t, text(res), "/approve "+res.GetJobId())
-	if len(actions(res)) != 2 {
+	if len(actions(res)) != 3 {
 		t.Fatalf("delete proposal did not ask: %s", text(res))
 	}
 	if _, err := os.Stat(filepath.Join(e.peers.Workspace, "docs/guide.md")); err != nil {
@@ -168,7 +169,7 @@ func TestAutoApproveScope(t *testing.T) {
 	e.peers.Router.SetPropose(func(string) (string, commonv1.TaskType) {
 		return peertest.Patch(peertest.PatchCommand{Type: "file_edit", Action: "create", Target: "docsx/a.md", Content: "x"}), commonv1.TaskType_TASK_TYPE_DOCS
 	})
-	if res = e.send(t, approver, codeMsg); len(actions(res)) != 2 {
+	if res = e.send(t, approver, codeMsg); len(actions(res)) != 3 {
 		t.Fatalf("out-of-scope proposal did not ask: %s", text(res))
 	}
 
@@ -177,7 +178,7 @@ func TestAutoApproveScope(t *testing.T) {
 	res = e.send(t, approver, "/auto-approve off")
 	mustContain(t, text(res), "Auto-Approve: OFF")
 	e.peers.Router.SetPropose(peertest.DocsPatch)
-	if res = e.send(t, approver, codeMsg); len(actions(res)) != 2 {
+	if res = e.send(t, approver, codeMsg); len(actions(res)) != 3 {
 		t.Fatalf("after off, proposal did not ask: %s", text(res))
 	}
 }

@@ -59,6 +59,9 @@ type Approvals interface {
 	Request(ctx context.Context, in ProposalInput) (ApprovalRequest, error)
 	// Approve grants a pending job for by.
 	Approve(ctx context.Context, jobID string, by Actor) (ApprovalJob, error)
+	// ApproveSimilar grants a pending job for by and allows similar jobs for ttl (zero: the
+	// approval service's default) with a grant scoped from the job; the text confirms the scope.
+	ApproveSimilar(ctx context.Context, jobID string, by Actor, ttl time.Duration, loc domain.Locale) (ApprovalJob, string, error)
 	// Deny refuses a pending job for by, with an optional reason.
 	Deny(ctx context.Context, jobID string, by Actor, reason string) (ApprovalJob, error)
 	// Job reads a job's state.

@@ -97,7 +97,7 @@ func TestApprovalOutcomes(t *testing.T) {
 		u := newUnit(t)
 		u.approvals.request = app.ApprovalRequest{Outcome: app.OutcomePending, Text: "please decide"}
 		res := u.send(t, "/code guide", "")
-		if got := text(res); !strings.Contains(got, "please decide") || len(actions(res)) != 2 {
+		if got := text(res); !strings.Contains(got, "please decide") || len(actions(res)) != 3 || actions(res)[2].GetKind().String() != "ACTION_KIND_APPROVE_SIMILAR" {
 			t.Fatalf("reply %q %v", got, actions(res))
 		}
 		in := u.approvals.inputs[0]

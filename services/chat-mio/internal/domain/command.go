@@ -32,6 +32,10 @@ type Command struct {
 	Kind   CommandKind
 	JobID  string
 	Reason string
+	// Similar: /approve <job> similar [30m] also allows similar jobs for SimilarTTL (zero: the
+	// approval service's default, 30m).
+	Similar    bool
+	SimilarTTL time.Duration
 	// Pick is the 1-based proposal number of /pick.
 	Pick int
 	Auto AutoApproveOptions
@@ -87,14 +91,27 @@ func ParseCommand(text string) (Command, error) {
 	}
 	switch name {
 	case "/approve":
-		if len(args) != 1 {
-			return usage("want one job id")
+		if len(args) < 1 || len(args) > 3 {
+			return usage("want one job id, optionally followed by similar and a time (similar 30m)")
 		}
 		id, err := jobid.Normalize(args[0])
 		if err != nil {
 			return usage("%v", err)
 		}
 		c.Kind, c.JobID = CmdApprove, id
+		if len(args) > 1 {
+			if !strings.EqualFold(args[1], "similar") {
+				return usage("after the job id only similar [time] is understood, got %q", args[1])
+			}
+			c.Similar = true
+			if len(args) == 3 {
+				d, err := time.ParseDuration(strings.ToLower(args[2]))
+				if err != nil || d < time.Minute || d > 24*time.Hour {
+					return usage("similar: the time must be 1m..24h (e.g. 30m, 2h), got %q", args[2])
+				}
+				c.SimilarTTL = d
+			}
+		}
 	case "/deny":
 		if len(args) < 1 {
 			return usage("want a job id")

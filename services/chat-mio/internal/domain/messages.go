@@ -89,6 +89,7 @@ const (
 	MsgQuestions           MsgKey = "questions"
 	MsgButtonApprove       MsgKey = "button_approve"
 	MsgButtonDeny          MsgKey = "button_deny"
+	MsgButtonSimilar       MsgKey = "button_similar"
 	MsgButtonPick          MsgKey = "button_pick"
 	MsgInternal            MsgKey = "internal"
 	MsgYes                 MsgKey = "yes"
@@ -117,9 +118,10 @@ var catalog = map[MsgKey][2]string{
 			"/chat /plan /analyze /ops /research /code /code1 /code2 /code3 /deliberate — choose the route\n" +
 			"/help — this help",
 	},
-	MsgUsageApprove: {"使い方: /approve <job_id>（例: /approve job_20260101_001）", "Usage: /approve <job_id> (e.g. /approve job_20260101_001)"},
-	MsgUsageDeny:    {"使い方: /deny <job_id> [理由]", "Usage: /deny <job_id> [reason]"},
-	MsgUsagePick:    {"使い方: /pick <job_id> <番号>（番号は 1〜9）", "Usage: /pick <job_id> <n> (n is 1-9)"},
+	MsgUsageApprove: {"使い方: /approve <job_id> [similar 30m]（similar: 同種のジョブもその時間だけ自動承認。例: /approve job_20260101_001）",
+		"Usage: /approve <job_id> [similar 30m] (similar: also approve similar jobs for that long; e.g. /approve job_20260101_001)"},
+	MsgUsageDeny: {"使い方: /deny <job_id> [理由]", "Usage: /deny <job_id> [reason]"},
+	MsgUsagePick: {"使い方: /pick <job_id> <番号>（番号は 1〜9）", "Usage: /pick <job_id> <n> (n is 1-9)"},
 	MsgUsageAuto: {"使い方: /auto-approve on [ttl=30m] [paths=docs/,README.md] [tasks=docs,review] [routes=CODE1] [ops=shell] | off | status",
 		"Usage: /auto-approve on [ttl=30m] [paths=docs/,README.md] [tasks=docs,review] [routes=CODE1] [ops=shell] | off | status"},
 	MsgUsageNoArgs:  {"使い方: %s（引数はありません）", "Usage: %s (no arguments)"},
@@ -188,6 +190,7 @@ var catalog = map[MsgKey][2]string{
 	MsgQuestions:           {"確認させてください:", "Please tell me:"},
 	MsgButtonApprove:       {"承認", "Approve"},
 	MsgButtonDeny:          {"却下", "Deny"},
+	MsgButtonSimilar:       {"承認+同種30分", "Approve+similar 30m"},
 	MsgButtonPick:          {"候補 %d を選ぶ", "Pick %d"},
 	MsgInternal:            {"内部エラーが起きました（%s）。もう一度送ってください。", "An internal error occurred (%s). Please try again."},
 	MsgYes:                 {"オン", "on"},

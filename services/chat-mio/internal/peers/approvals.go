@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -93,6 +94,19 @@ func (a Approvals) Approve(ctx context.Context, jobID string, by app.Actor) (app
 		return app.ApprovalJob{}, classify(approvalPeer, err)
 	}
 	return jobOf(res.GetJob()), nil
+}
+
+// ApproveSimilar implements app.Approvals.
+func (a Approvals) ApproveSimilar(ctx context.Context, jobID string, by app.Actor, ttl time.Duration, loc domain.Locale) (app.ApprovalJob, string, error) {
+	req := &approvalv1.ApproveRequest{JobId: jobID, Actor: actorProto(by), Similar: true, Locale: string(loc)}
+	if ttl > 0 {
+		req.SimilarTtl = durationpb.New(ttl)
+	}
+	res, err := a.Client.Approve(ctx, req)
+	if err != nil {
+		return app.ApprovalJob{}, "", classify(approvalPeer, err)
+	}
+	return jobOf(res.GetJob()), res.GetStatusText(), nil
 }
 
 // Deny implements app.Approvals.

@@ -30,6 +30,8 @@ const (
 	ActionApprove = chatlink.ActionApprove
 	ActionDeny    = chatlink.ActionDeny
 	ActionPick    = chatlink.ActionPick
+	// ActionApproveSimilar approves and allows similar jobs for a while.
+	ActionApproveSimilar = chatlink.ActionApproveSimilar
 )
 
 // Action is a button offered with a reply, or a button press.
@@ -91,7 +93,7 @@ func DecodePostback(data string) (Action, error) {
 	}
 	a := Action{Kind: ActionKind(v.Get("a")), JobID: v.Get("j"), Value: v.Get("v"), Trace: v.Get("t")}
 	switch a.Kind {
-	case ActionApprove, ActionDeny, ActionPick:
+	case ActionApprove, ActionDeny, ActionPick, ActionApproveSimilar:
 	default:
 		return Action{}, fmt.Errorf("%w: postback action %q", ErrInvalid, a.Kind)
 	}
@@ -128,13 +130,15 @@ func Compose(replies []Reply, t Texts) []OutMessage {
 		}
 		switch {
 		case len(buttons) == 0:
-		case isApproveDenyPair(r.Actions) && len(buttons) == 2:
+		case isApproveDenyPair(r.Actions) && len(buttons) == len(r.Actions):
+			// The confirm template holds approve/deny; "approve similar" rides on it as a quick
+			// reply (LINE allows quick replies on any message).
 			jobID := r.Actions[0].JobID
 			prompt := truncate(fmt.Sprintf(t.ConfirmPrompt, jobID), MaxConfirmText)
 			items = append(items, item{buttons: true, msg: OutMessage{Confirm: &Confirm{
 				Text: prompt, AltText: truncate(prompt+" "+Command(r.Actions[0])+" / "+Command(r.Actions[1]), MaxAltText),
 				Yes: buttons[0], No: buttons[1],
-			}}})
+			}, QuickReplies: buttons[2:]}})
 		case len(items) > 0 && !items[len(items)-1].buttons:
 			items[len(items)-1].msg.QuickReplies = buttons
 			items[len(items)-1].buttons = true
@@ -189,9 +193,15 @@ func buttonsFor(actions []Action, t Texts) []Button {
 	return out
 }
 
+// isApproveDenyPair: approve and deny of one job, optionally followed by approve similar of it.
 func isApproveDenyPair(actions []Action) bool {
-	return len(actions) == MaxConfirmActions && actions[0].Kind == ActionApprove && actions[1].Kind == ActionDeny &&
-		actions[0].JobID == actions[1].JobID
+	if len(actions) < MaxConfirmActions || len(actions) > MaxConfirmActions+1 {
+		return false
+	}
+	if len(actions) == MaxConfirmActions+1 && (actions[2].Kind != ActionApproveSimilar || actions[2].JobID != actions[0].JobID) {
+		return false
+	}
+	return actions[0].Kind == ActionApprove && actions[1].Kind == ActionDeny && actions[0].JobID == actions[1].JobID
 }
 
 // commandHint lists the typed commands the text does not already mention.

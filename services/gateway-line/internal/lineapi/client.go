@@ -149,6 +149,14 @@ func (c *Client) ShowLoading(ctx context.Context, chatID string, seconds int) er
 func toSDK(msgs []domain.OutMessage) []messaging_api.MessageInterface {
 	out := make([]messaging_api.MessageInterface, 0, len(msgs))
 	for _, m := range msgs {
+		var qr *messaging_api.QuickReply
+		if len(m.QuickReplies) > 0 {
+			items := make([]messaging_api.QuickReplyItem, len(m.QuickReplies))
+			for i, b := range m.QuickReplies {
+				items[i] = messaging_api.QuickReplyItem{Type: "action", Action: postback(b)}
+			}
+			qr = &messaging_api.QuickReply{Items: items}
+		}
 		if m.Confirm != nil {
 			out = append(out, &messaging_api.TemplateMessage{
 				AltText: m.Confirm.AltText,
@@ -156,18 +164,11 @@ func toSDK(msgs []domain.OutMessage) []messaging_api.MessageInterface {
 					Text:    m.Confirm.Text,
 					Actions: []messaging_api.ActionInterface{postback(m.Confirm.Yes), postback(m.Confirm.No)},
 				},
+				QuickReply: qr,
 			})
 			continue
 		}
-		tm := &messaging_api.TextMessage{Text: m.Text}
-		if len(m.QuickReplies) > 0 {
-			items := make([]messaging_api.QuickReplyItem, len(m.QuickReplies))
-			for i, b := range m.QuickReplies {
-				items[i] = messaging_api.QuickReplyItem{Type: "action", Action: postback(b)}
-			}
-			tm.QuickReply = &messaging_api.QuickReply{Items: items}
-		}
-		out = append(out, tm)
+		out = append(out, &messaging_api.TextMessage{Text: m.Text, QuickReply: qr})
 	}
 	return out
 }

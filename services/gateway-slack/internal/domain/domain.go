@@ -37,6 +37,8 @@ const (
 	ActionApprove = chatlink.ActionApprove
 	ActionDeny    = chatlink.ActionDeny
 	ActionPick    = chatlink.ActionPick
+	// ActionApproveSimilar approves and allows similar jobs for a while.
+	ActionApproveSimilar = chatlink.ActionApproveSimilar
 )
 
 // Action is a button offered with a reply, or a button press.
@@ -61,7 +63,7 @@ var traceparent = regexp.MustCompile(`^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-
 func ParseButton(actionID, value string) (Action, error) {
 	k := ActionKind(actionID)
 	switch k {
-	case ActionApprove, ActionDeny, ActionPick:
+	case ActionApprove, ActionDeny, ActionPick, ActionApproveSimilar:
 	default:
 		return Action{}, fmt.Errorf("%w: action %q", ErrInvalid, actionID)
 	}

@@ -1,0 +1,108 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
+	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
+)
+
+// Bounds of an "approve similar" grant's lifetime (also capped by approval.auto_approve.max_ttl).
+const (
+	SimilarDefaultTTL = 30 * time.Minute
+	SimilarMaxTTL     = 24 * time.Hour
+)
+
+// SimilarResult is an approved job and the grant scoped from it.
+type SimilarResult struct {
+	Job   domain.Job
+	Grant domain.Grant
+}
+
+// similarTTL bounds the requested lifetime: zero is the default, more than the maximum is an
+// error.
+func (s *Service) similarTTL(ttl time.Duration) (time.Duration, error) {
+	limit := SimilarMaxTTL
+	if s.cfg.MaxGrantTTL > 0 && s.cfg.MaxGrantTTL < limit {
+		limit = s.cfg.MaxGrantTTL
+	}
+	switch {
+	case ttl == 0:
+		return min(SimilarDefaultTTL, limit), nil
+	case ttl < time.Minute:
+		return 0, fmt.Errorf("%w: approve similar: the time must be at least 1m, got %s", domain.ErrInvalid, ttl)
+	case ttl > limit:
+		return 0, fmt.Errorf("%w: approve similar: the time %s exceeds the maximum %s", domain.ErrInvalid, ttl, limit)
+	}
+	return ttl, nil
+}
+
+// ApproveSimilar approves a pending job and makes an Auto-Approve grant scoped from it (its
+// directories, task type, route and operation kinds, never a hard-require kind) for ttl. Only
+// approvers may. It replaces an earlier "approve similar" grant but never a grant made with
+// /auto-approve on (ErrConflict: switch that off first). The job is approved first; the grant is
+// stored and audited after, so a grant never exists for a job that was not approved.
+func (s *Service) ApproveSimilar(ctx context.Context, id string, actor domain.Actor, ttl time.Duration) (SimilarResult, error) {
+	id, err := normalizeID(id)
+	if err != nil {
+		return SimilarResult{}, err
+	}
+	ctx = jobid.WithJobID(ctx, id)
+	if perr := s.approvers.Check(actor); perr != nil {
+		s.auditRefusal(ctx, id, "approve_similar", actor, perr)
+		return SimilarResult{}, perr
+	}
+	if !s.cfg.AutoApproveAllowed {
+		return SimilarResult{}, fmt.Errorf("%w: Auto-Approve is disabled by configuration (approval.auto_approve.enabled), so approve similar is too", domain.ErrPermission)
+	}
+	if ttl, err = s.similarTTL(ttl); err != nil {
+		return SimilarResult{}, err
+	}
+	cur, err := s.store.Get(ctx, id)
+	if err != nil {
+		return SimilarResult{}, err
+	}
+	scope, err := domain.SimilarScopeOf(cur)
+	if err != nil {
+		return SimilarResult{}, err
+	}
+	old, err := s.grants.Get(ctx)
+	if err != nil {
+		return SimilarResult{}, fmt.Errorf("%w: read Auto-Approve grant: %v", domain.ErrUnavailable, err)
+	}
+	if old.ActiveAt(s.clock()) && old.SimilarTo == "" {
+		return SimilarResult{}, fmt.Errorf("%w: Auto-Approve is on (grant %s); approve %s alone, or switch Auto-Approve off first", domain.ErrConflict, old.ID, id)
+	}
+	job, err := s.store.Update(ctx, id, func(j domain.Job) ([]domain.Draft, error) {
+		return j.Approve(actor, s.clock())
+	})
+	s.logDecision(ctx, "approve", actor, err)
+	if err != nil {
+		return SimilarResult{Job: job}, err
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	now := s.clock()
+	g := domain.Grant{ID: "grant_" + hex.EncodeToString(b[:]), TaskTypes: scope.TaskTypes, Routes: scope.Routes,
+		PathPrefixes: scope.PathPrefixes, OperationKinds: scope.OperationKinds, SimilarTo: id, CreatedBy: actor,
+		Reason: "approve similar to " + id, CreatedAt: now, ExpiresAt: now.Add(ttl)}
+	if err := s.grants.Set(ctx, g, ttl); err != nil {
+		return SimilarResult{Job: job}, fmt.Errorf("%w: %s is approved, but the grant for similar jobs could not be stored: %v", domain.ErrUnavailable, id, err)
+	}
+	d := domain.Draft{Type: domain.EventAutoApproveEnabled, Actor: actor, Channel: actor.Channel, At: now,
+		PolicyRule: domain.RuleApproveSimilar, Payload: g}
+	if err := s.store.Append(ctx, domain.StreamAutoApprove, []domain.Draft{d}); err != nil {
+		if _, derr := s.grants.Delete(ctx); derr != nil {
+			s.log.ErrorContext(ctx, "approval.auto_approve_rollback_failed", slog.String("error", derr.Error()))
+		}
+		return SimilarResult{Job: job}, fmt.Errorf("%s is approved, but auditing the grant for similar jobs failed: %w", id, err)
+	}
+	s.log.InfoContext(ctx, "approval.approve_similar", slog.String("grant_id", g.ID), slog.Duration("ttl", ttl),
+		slog.String("actor", actor.Channel+":"+actor.ID), slog.Any("paths", g.PathPrefixes), slog.Any("kinds", g.OperationKinds))
+	return SimilarResult{Job: job, Grant: g}, nil
+}
