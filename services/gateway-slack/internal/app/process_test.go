@@ -53,9 +53,10 @@ type fakeChat struct {
 	calls   int
 }
 
-func (f *fakeChat) HandleMessage(context.Context, chatlink.Request) (chatlink.Response, error) {
+// HandleMessage answers; a press is applied (this fake refuses no decision).
+func (f *fakeChat) HandleMessage(_ context.Context, req chatlink.Request) (chatlink.Response, error) {
 	f.calls++
-	return chatlink.Response{Replies: f.replies}, f.err
+	return chatlink.Response{Replies: f.replies, ActionApplied: req.Action != nil}, f.err
 }
 
 // newProc runs the Slack channel on the channel runtime, as the service does.
