@@ -67,7 +67,7 @@ func TestLINEApprovalFlow(t *testing.T) {
 		"type": "message", "message": map[string]any{"id": "1", "type": "text", "quoteToken": "q1", "text": codeRequest},
 	}))
 	ask := waitMessage(t, "approval request with buttons", flowTimeout, s.lineMessages, s.line.Problems, func(m outMessage) bool {
-		return len(m.Buttons) == 2
+		return len(m.Buttons) == 3 // approve, deny, approve similar
 	})
 	job := jobPattern.FindString(ask.text())
 	if job == "" || ask.API != "reply" {
@@ -140,7 +140,7 @@ func TestSlackApprovalFlow(t *testing.T) {
 		"text": "<@" + slackBotUser + "> " + codeRequest,
 	})
 	ask := waitMessage(t, "approval request with buttons", flowTimeout, s.slackMessages, s.slack.Problems, func(m outMessage) bool {
-		return m.API == "chat.postMessage" && len(m.Buttons) == 2
+		return m.API == "chat.postMessage" && len(m.Buttons) == 3 // approve, deny, approve similar
 	})
 	if ask.To != channel+":"+threadTS {
 		t.Errorf("approval request went to %s, want the thread %s:%s", ask.To, channel, threadTS)
@@ -240,4 +240,64 @@ func TestCLIAutoApproveFlow(t *testing.T) {
 	s.assertOneTrace(t, res.JobID, []string{"chat-mio", "router-shiro", "coder-order", "approval", "executor"},
 		map[string]int{"chat-mio/picoclaw.chat.v1.ChatService/HandleMessage": 1, "chat-mio/chat.handle_message": 1,
 			"executor/picoclaw.executor.v1.ExecutorService/Execute": 1})
+}
+
+// TestLINEApproveSimilarFlow: "approve and allow similar" on a LINE approval request runs the
+// job and lets the next similar job (same directory, task type and kind) run without asking;
+// /auto-approve off ends that, and the next one asks again. Every step is in the audit log.
+func TestLINEApproveSimilarFlow(t *testing.T) {
+	s := startSuite(t, binDir)
+	// request sends the code request and returns the message that settles it: an approval
+	// request with buttons, or the result.
+	request := func(id string) outMessage {
+		t.Helper()
+		before := len(s.lineMessages())
+		s.lineWebhook(t, lineEvent(id, map[string]any{
+			"type": "message", "message": map[string]any{"id": id, "type": "text", "quoteToken": "q" + id, "text": codeRequest},
+		}))
+		return waitMessage(t, "the answer to "+id, flowTimeout, func() []outMessage { return s.lineMessages()[before:] }, s.line.Problems,
+			func(m outMessage) bool {
+				return jobPattern.MatchString(m.text()) && (len(m.Buttons) > 0 || strings.Contains(m.text(), "実行:"))
+			})
+	}
+	first := request("01E2ESIMILAR0000000000001")
+	job := jobPattern.FindString(first.text())
+	similar := ""
+	for _, b := range first.Buttons {
+		if v, err := url.ParseQuery(b.Data); err == nil && v.Get("a") == "approve_similar" && v.Get("j") == job {
+			similar = b.Data
+		}
+	}
+	if similar == "" {
+		t.Fatalf("no approve-similar button for %s: %+v", job, first.Buttons)
+	}
+	before := len(s.lineMessages())
+	s.lineWebhook(t, lineEvent("01E2ESIMILARPRESS00000001", map[string]any{"type": "postback", "postback": map[string]any{"data": similar}}))
+	waitMessage(t, "the first job's result", flowTimeout, func() []outMessage { return s.lineMessages()[before:] }, s.line.Problems,
+		func(m outMessage) bool { return strings.Contains(m.text(), resultLine) })
+	s.assertAudit(t, job, "requested", "granted", "claimed", "execution_started", "execution_completed")
+
+	// The same kind of change again: no question, it runs.
+	second := request("01E2ESIMILAR0000000000002")
+	job2 := jobPattern.FindString(second.text())
+	if len(second.Buttons) != 0 || job2 == job {
+		t.Fatalf("similar job %s asked again: %+v", job2, second)
+	}
+	testinfra.Eventually(t, flowTimeout, "the similar job's audit", func() bool {
+		var log auditLog
+		s.approvalAPI(t, "GET", "/v1/jobs/"+job2+"/events", nil, &log)
+		return strings.Contains(strings.Join(log.types(), ","), "auto_approved")
+	})
+
+	// Switched off, the next one asks a person again.
+	before = len(s.lineMessages())
+	s.lineWebhook(t, lineEvent("01E2ESIMILAROFF0000000001", map[string]any{
+		"type": "message", "message": map[string]any{"id": "off1", "type": "text", "quoteToken": "qoff", "text": "/auto-approve off"},
+	}))
+	waitMessage(t, "the Auto-Approve off confirmation", flowTimeout, func() []outMessage { return s.lineMessages()[before:] }, s.line.Problems,
+		func(m outMessage) bool { return strings.Contains(m.text(), "Auto-Approve") })
+	third := request("01E2ESIMILAR0000000000003")
+	if len(third.Buttons) == 0 {
+		t.Fatalf("after /auto-approve off the job ran without asking: %+v", third)
+	}
 }
