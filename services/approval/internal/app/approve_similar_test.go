@@ -106,7 +106,7 @@ func TestApproveSimilarRefusesHardRequireOnlyJobs(t *testing.T) {
 	for name, patch := range map[string]string{
 		"delete":  `[{"type":"file_edit","action":"delete","target":"docs/a.md"}]`,
 		"rename":  `[{"type":"file_edit","action":"rename","target":"docs/a.md","metadata":{"to":"docs/b.md"}}]`,
-		"push":    `[{"type":"git_operation","action":"push","target":"origin","metadata":{"branch":"main"}}]`,
+		"push":    `[{"type":"git_operation","action":"push","target":"https://git.example.com/team/repo.git","metadata":{"branch":"main"}}]`,
 		"shell":   `[{"type":"shell_command","action":"run","target":"ls docs"}]`,
 		"browser": `[{"type":"browser","action":"chrome_click","target":"#b"}]`,
 		"secret":  `[{"type":"file_edit","action":"update","target":"docs/a","content":"AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}]`,

@@ -234,7 +234,7 @@ func TestGitOperations(t *testing.T) {
 		fileOp(patch.ActionUpdate, "a.txt", "changed\n"),
 		gitOp(patch.ActionGitCheckout, "a.txt", "", nil),
 		gitOp(patch.ActionGitReset, "", "", map[string]string{"mode": "soft", "ref": "HEAD~1"}),
-		gitOp(patch.ActionGitPush, "nowhere", "", map[string]string{"branch": "main"}),
+		gitOp(patch.ActionGitPush, "https://nowhere.invalid/repo.git", "", map[string]string{"branch": "main"}),
 	)
 	res := f.runner.Run(context.Background(), "job_20260101_009", list, Modes{})
 	for i, c := range res.Commands[:7] {
