@@ -222,6 +222,9 @@ func (a *App) requestApproval(ctx context.Context, t *turn, p Proposal, route st
 		return
 	}
 	id := t.result.GetJobId()
+	if !a.stillApplies(ctx, t, id, p) {
+		return
+	}
 	actx, cancel := context.WithTimeout(ctx, a.cfg.ApprovalTimeout)
 	res, err := a.peers.Approvals.Request(actx, ProposalInput{JobID: id, SessionID: t.sess.ID, Channel: t.actor.Channel,
 		By: t.actor, Route: route, Locale: t.loc, Proposal: p})
@@ -341,4 +344,24 @@ func (a *App) pick(ctx context.Context, t *turn, id string, n int) {
 	a.log.InfoContext(ctx, "deliberation.decision", slog.Int("pick", n), slog.String("order", chosen.Order))
 	t.result.ActionApplied = true
 	a.requestApproval(ctx, t, *chosen.Proposal, route)
+}
+
+// stillApplies dry-runs the proposal against the workspace before anyone is asked to approve
+// it: a diff that no longer applies, or a file changed since the coder read it, is told at
+// once. When the executor cannot answer, approval is asked anyway (the executor checks again
+// before it writes).
+func (a *App) stillApplies(ctx context.Context, t *turn, id string, p Proposal) bool {
+	cctx, cancel := context.WithTimeout(ctx, a.cfg.ApprovalTimeout)
+	chk, err := a.peers.Executor.Check(cctx, p, t.loc)
+	cancel()
+	if err != nil {
+		a.log.WarnContext(ctx, "executor.check_failed", slog.String("kind", errKind(err)), slog.Any("error", err))
+		return true
+	}
+	if chk.Applies {
+		return true
+	}
+	a.log.InfoContext(ctx, "chat.proposal_stale", slog.String("order", p.Order))
+	t.say(domain.T(t.loc, domain.MsgProposalStale, id, domain.ClipTurn(chk.Text, 600)))
+	return false
 }

@@ -144,6 +144,17 @@ type fakeExecutor struct {
 	jobs []string
 	res  app.Execution
 	err  error
+	// stale, when set, is the dry run's complaint: the proposal does not apply.
+	stale    string
+	checkErr error
+	checks   int
+}
+
+func (f *fakeExecutor) Check(context.Context, app.Proposal, domain.Locale) (app.Check, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.checks++
+	return app.Check{Applies: f.stale == "", Text: f.stale}, f.checkErr
 }
 
 func (f *fakeExecutor) Execute(_ context.Context, id string, _ domain.Locale) (app.Execution, error) {

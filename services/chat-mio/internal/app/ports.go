@@ -77,6 +77,15 @@ type Approvals interface {
 // Executor runs approved jobs (it claims the approved content from approval itself).
 type Executor interface {
 	Execute(ctx context.Context, jobID string, loc domain.Locale) (Execution, error)
+	// Check tries a proposal's patch against the workspace without writing (a dry run): a
+	// stale diff or a file changed since the proposal is known before anyone is asked.
+	Check(ctx context.Context, p Proposal, loc domain.Locale) (Check, error)
+}
+
+// Check is whether a proposal still applies to the workspace, and if not, why (user text).
+type Check struct {
+	Applies bool
+	Text    string
 }
 
 // Heartbeat reports the state of every service and agent.

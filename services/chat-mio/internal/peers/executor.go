@@ -2,6 +2,7 @@ package peers
 
 import (
 	"context"
+	"errors"
 
 	executorv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/executor/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/executor/v1/executorv1connect"
@@ -27,6 +28,28 @@ func (e Executor) Execute(ctx context.Context, jobID string, loc domain.Locale) 
 	r := res.GetResult()
 	return app.Execution{Success: r.GetSuccess(), Executed: int(r.GetExecuted()), Failed: int(r.GetFailed()),
 		Text: res.GetResultText(), Summary: r.GetSummary()}, nil
+}
+
+// Check implements app.Executor: the executor's dry run of the proposal's patch. A patch the
+// executor refuses (it does not parse, its base changed) or that fails in the dry run does not
+// apply; an unreachable executor is an error.
+func (e Executor) Check(ctx context.Context, p app.Proposal, loc domain.Locale) (app.Check, error) {
+	prop, err := decodeProposal(p)
+	if err != nil {
+		return app.Check{}, err
+	}
+	res, err := e.Client.DryRun(ctx, &executorv1.DryRunRequest{Patch: prop.GetPatch(), Locale: string(loc)})
+	if err != nil {
+		err = classify("executor", err)
+		if errors.Is(err, domain.ErrConflict) || errors.Is(err, domain.ErrInvalid) {
+			return app.Check{Applies: false, Text: domain.PeerMessage(err)}, nil
+		}
+		return app.Check{}, err
+	}
+	if r := res.GetResult(); r.GetFailed() > 0 {
+		return app.Check{Applies: false, Text: res.GetResultText()}, nil
+	}
+	return app.Check{Applies: true}, nil
 }
 
 // Heartbeat is the heartbeat service.
