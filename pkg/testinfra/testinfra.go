@@ -196,6 +196,9 @@ func postgresBase() (string, error) {
 		return dsn, nil
 	}
 	pgOnce.Do(func() {
+		if pgDSN = localPostgres(); pgDSN != "" {
+			return
+		}
 		pgDSN, pgErr = startContainer(defaultPostgresImage, "5432/tcp",
 			map[string]string{"POSTGRES_PASSWORD": "picoclaw", "POSTGRES_DB": "picoclaw"},
 			wait.ForLog("database system is ready to accept connections").WithOccurrence(2),
@@ -211,11 +214,51 @@ func redisAddr() (string, error) {
 		return addr, nil
 	}
 	redisOnce.Do(func() {
+		if rAddr = localRedis(); rAddr != "" {
+			return
+		}
 		rAddr, rErr = startContainer(defaultRedisImage, "6379/tcp", nil,
 			wait.ForLog("Ready to accept connections"),
 			func(host, port string) string { return host + ":" + port })
 	})
 	return rAddr, rErr
+}
+
+// localPostgresDSNs are where a developer's own Postgres usually answers without a password
+// (trust or peer authentication on the default port).
+var localPostgresDSNs = []string{
+	"postgres://postgres@127.0.0.1:5432/test?sslmode=disable",
+	"postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable",
+}
+
+// localPostgres is the first default local Postgres that answers, or "".
+func localPostgres() string {
+	for _, dsn := range localPostgresDSNs {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		conn, err := pgx.Connect(ctx, dsn)
+		if err == nil {
+			err = conn.Ping(ctx)
+			_ = conn.Close(ctx)
+		}
+		cancel()
+		if err == nil {
+			return dsn
+		}
+	}
+	return ""
+}
+
+// localRedis is the default local Redis address when it answers PING, or "".
+func localRedis() string {
+	const addr = "127.0.0.1:6379"
+	c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: time.Second, MaxRetries: -1})
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if c.Ping(ctx).Err() != nil {
+		return ""
+	}
+	return addr
 }
 
 // startContainer starts a container for the whole test binary; the testcontainers reaper
