@@ -15,4 +15,12 @@ const (
 	MetaMode = "mode"
 	// MetaNewBranch is "true" for git checkout -b.
 	MetaNewBranch = "new_branch"
+
+	// MetaX and MetaY are viewport coordinates for chrome_click_element without a selector.
+	MetaX = "x"
+	MetaY = "y"
+	// MetaValue (chrome_fill_or_select) and MetaKeys (chrome_keyboard) are moved into the
+	// content when an author puts them in metadata.
+	MetaValue = "value"
+	MetaKeys  = "keys"
 )

@@ -172,8 +172,7 @@ var validActions = map[Type][]string{
 	TypeFileEdit: {ActionCreate, ActionUpdate, ActionDelete, ActionAppend, ActionRename, ActionPatch},
 	TypeShell:    {ActionRun},
 	TypeGit:      {ActionGitAdd, ActionGitCommit, ActionGitReset, ActionGitCheckout, ActionGitPush},
-	TypeBrowser: {ActionChromeNavigate, ActionChromeClick, ActionChromeGetText, ActionChromeScreenshot,
-		ActionChromeExecuteScript},
+	TypeBrowser:  BrowserActions(),
 }
 
 func canonFile(op *Operation) error {
@@ -283,7 +282,7 @@ func canonGit(op *Operation) error {
 
 func canonBrowser(op *Operation) error {
 	t := strings.TrimSpace(op.Target)
-	switch op.Action {
+	switch CanonicalBrowserAction(op.Action) {
 	case ActionChromeNavigate:
 		u, err := url.Parse(t)
 		if t == "" {
@@ -292,16 +291,45 @@ func canonBrowser(op *Operation) error {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return errorf(op.Source, "target", "navigate needs an http(s) URL, got %s", quote(t))
 		}
-	case ActionChromeClick, ActionChromeGetText:
+	case ActionChromeClickElement:
+		// The bridge clicks a selector or, when both are given in metadata, coordinates.
+		if t == "" && (op.Metadata[MetaX] == "" || op.Metadata[MetaY] == "") {
+			return errorf(op.Source, "target", "%s needs a selector (or metadata.x and metadata.y)", op.Action)
+		}
+	case ActionChromeFillOrSelect:
 		if t == "" {
 			return errorf(op.Source, "target", "empty selector")
 		}
-	case ActionChromeExecuteScript:
+		if err := contentFromMeta(op, MetaValue); err != nil {
+			return err
+		}
+	case ActionChromeKeyboard:
+		if err := contentFromMeta(op, MetaKeys); err != nil {
+			return err
+		}
 		if strings.TrimSpace(op.Content) == "" {
-			return errorf(op.Source, "content", "execute_script needs the script in content")
+			return errorf(op.Source, "content", "%s needs the keys to press in content", op.Action)
 		}
 	}
 	op.Target = t
+	return nil
+}
+
+// contentFromMeta moves metadata[key] into the content when the author put it there, so the
+// value is hashed and shown like any content; giving both is refused.
+func contentFromMeta(op *Operation, key string) error {
+	v, ok := op.Metadata[key]
+	if !ok {
+		return nil
+	}
+	if op.Content != "" && op.Content != v {
+		return errorf(op.Source, "metadata."+key, "given both as content and as metadata.%s", key)
+	}
+	op.Content = v
+	delete(op.Metadata, key)
+	if len(op.Metadata) == 0 {
+		op.Metadata = nil
+	}
 	return nil
 }
 
@@ -352,9 +380,6 @@ func opFlags(op Operation) []Flag {
 		}
 	case TypeBrowser:
 		add(FlagBrowser)
-		if op.Action == ActionChromeExecuteScript {
-			add(FlagExecuteScript)
-		}
 	}
 	for _, p := range OperationPaths(op) {
 		if TouchesGitDir(p) {

@@ -41,12 +41,43 @@ const (
 	ActionGitCheckout = "checkout"
 	ActionGitPush     = "push"
 
+	// Browser actions are the MCP Chrome bridge's tool names (hangwin/mcp-chrome): the
+	// target is the URL (navigate) or the CSS selector, the content is the value to fill or
+	// the keys to press. The bridge's script injection is not offered.
 	ActionChromeNavigate      = "chrome_navigate"
-	ActionChromeClick         = "chrome_click"
-	ActionChromeGetText       = "chrome_get_text"
+	ActionChromeClickElement  = "chrome_click_element"
+	ActionChromeFillOrSelect  = "chrome_fill_or_select"
+	ActionChromeGetWebContent = "chrome_get_web_content"
 	ActionChromeScreenshot    = "chrome_screenshot"
-	ActionChromeExecuteScript = "chrome_execute_script"
+	ActionChromeKeyboard      = "chrome_keyboard"
+
+	// Earlier names, kept as aliases so older proposals still parse (and hash) as written.
+	ActionChromeClick   = "chrome_click"    // alias of chrome_click_element
+	ActionChromeGetText = "chrome_get_text" // alias of chrome_get_web_content
 )
+
+// browserAliases maps an alias to the bridge action it stands for.
+var browserAliases = map[string]string{
+	ActionChromeClick:   ActionChromeClickElement,
+	ActionChromeGetText: ActionChromeGetWebContent,
+}
+
+// BrowserActions lists every browser action a patch may use: the bridge's tool names, then
+// the aliases.
+func BrowserActions() []string {
+	return []string{ActionChromeNavigate, ActionChromeClickElement, ActionChromeFillOrSelect,
+		ActionChromeGetWebContent, ActionChromeScreenshot, ActionChromeKeyboard,
+		ActionChromeClick, ActionChromeGetText}
+}
+
+// CanonicalBrowserAction resolves an alias to the bridge action it stands for; other names
+// are returned unchanged.
+func CanonicalBrowserAction(action string) string {
+	if a, ok := browserAliases[action]; ok {
+		return a
+	}
+	return action
+}
 
 // Flag marks an operation (or a whole patch) for policy evaluation.
 type Flag string
@@ -58,8 +89,11 @@ const (
 	FlagSendSensitive  Flag = "send_sensitive"
 	FlagPushPublic     Flag = "push_public"
 	FlagBrowser        Flag = "browser"
-	FlagExecuteScript  Flag = "execute_script"
-	FlagShell          Flag = "shell"
+	// FlagExecuteScript names script execution in policies. No browser action carries it:
+	// the bridge has no plain execute tool and its script injection is not offered, so a
+	// patch that asks for a script is refused as invalid.
+	FlagExecuteScript Flag = "execute_script"
+	FlagShell         Flag = "shell"
 	// FlagForcePush: a git push that overwrites remote history (--force, --force-with-lease).
 	FlagForcePush Flag = "force_push"
 	// FlagNetwork: the job reaches the network (shell network tools, package downloads, git

@@ -19,6 +19,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/approvalclient"
+	"github.com/picoclaw-suite/picoclaw/services/executor/internal/browser"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/proc"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/rpc"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/sandbox"
@@ -68,6 +69,7 @@ type Executor struct {
 	// ApprovalTimeout bounds each call to the approval service.
 	ApprovalTimeout time.Duration `yaml:"approval_timeout"`
 	MCP             MCP           `yaml:"mcp"`
+	Browser         Browser       `yaml:"browser"`
 	// Sandbox confines every shell command and git invocation (SPEC §8).
 	Sandbox Sandbox `yaml:"sandbox"`
 }
@@ -91,6 +93,16 @@ type MCP struct {
 	Timeout         time.Duration `yaml:"timeout"`
 }
 
+// Browser is the executor.browser section.
+type Browser struct {
+	// Tools overrides the bridge tool a browser action calls, by key (navigate, click, fill,
+	// get_content, screenshot, keyboard), for bridges that name their tools differently.
+	Tools map[string]string `yaml:"tools"`
+	// ArtifactsDir keeps screenshots, one directory per job; it lies outside the workspace so
+	// no job can change what it recorded.
+	ArtifactsDir string `yaml:"artifacts_dir"`
+}
+
 // maxOutputLimit keeps a misconfigured cap from holding huge outputs in memory per command.
 const maxOutputLimit = 16 << 20
 
@@ -112,6 +124,7 @@ func DefaultConfig() Config {
 			GitAuthorEmail:      "executor@picoclaw.invalid",
 			ApprovalTimeout:     10 * time.Second,
 			MCP:                 MCP{Timeout: 30 * time.Second},
+			Browser:             Browser{ArtifactsDir: "./artifacts"},
 			Sandbox:             sandbox.DefaultConfig(),
 		},
 	}
@@ -146,6 +159,12 @@ func (c *Config) Validate() error {
 	}
 	if e.GitAuthorName == "" || e.GitAuthorEmail == "" {
 		errs.Addf("executor.git_author_name", "git_author_name and git_author_email must be set")
+	}
+	if _, err := browser.ResolveTools(e.Browser.Tools); err != nil {
+		errs.Addf("executor.browser.tools", "%v", err)
+	}
+	if e.Browser.ArtifactsDir == "" {
+		errs.Addf("executor.browser.artifacts_dir", "must be set")
 	}
 	for _, p := range e.Sandbox.Check() {
 		errs.Addf("executor.sandbox."+p.Key, "%s", p.Msg)
@@ -197,6 +216,10 @@ func newApp(cfg Config, srv *rpcserver.Server, ws *workspace.Workspace) (*app.Se
 	approval := approvalclient.New(approvalv1connect.NewApprovalServiceClient(
 		rpcserver.NewHTTPClient(), cfg.Services.Approval.URL, opts...))
 	e := cfg.Executor
+	tools, err := browser.ResolveTools(e.Browser.Tools)
+	if err != nil {
+		return nil, nil, fmt.Errorf("executor.browser.tools: %w", err)
+	}
 	runner := app.NewRunner(app.RunnerConfig{
 		Workspace:      ws,
 		Env:            proc.Env(e.EnvAllowlist, os.LookupEnv),
@@ -209,6 +232,8 @@ func newApp(cfg Config, srv *rpcserver.Server, ws *workspace.Workspace) (*app.Se
 		BridgeURL:      e.MCP.ChromeBridgeURL,
 		BridgeTimeout:  e.MCP.Timeout,
 		BridgeHTTP:     &http.Client{},
+		BrowserTools:   tools,
+		ArtifactsDir:   e.Browser.ArtifactsDir,
 		Version:        Name,
 		Logger:         srv.Logger(),
 	})

@@ -3,6 +3,9 @@ package service
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httputil"
@@ -30,13 +33,14 @@ import (
 
 	"connectrpc.com/connect"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	approvalv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1"
 	executorv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/executor/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/executor/v1/executorv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakemcp"
 	"github.com/picoclaw-suite/picoclaw/services/approval/approvaltest"
-	"github.com/picoclaw-suite/picoclaw/services/executor/internal/testpeer"
 )
 
 type suite struct {
@@ -410,18 +414,30 @@ func browserPatch(t *testing.T) string {
 	return jsonPatch(t,
 		cmd("browser", "chrome_navigate", "https://example.test/", ""),
 		cmd("browser", "chrome_click", "#more", ""),
+		cmd("browser", "chrome_fill_or_select", "#q", "tea"),
 		cmd("browser", "chrome_get_text", "h1", ""),
 		cmd("browser", "chrome_screenshot", "", ""),
-		cmd("browser", "chrome_execute_script", "", "return document.title"),
 	)
 }
 
+func startBridge(t *testing.T) *fakemcp.Server {
+	t.Helper()
+	b, err := fakemcp.Start(fakemcp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	return b
+}
+
 func TestBrowserOperationsThroughMCP(t *testing.T) {
-	bridge := testpeer.StartBridge(map[string]map[string]string{
-		"https://example.test/": {"#more": "", "h1": "Example Domain", "body": "Example Domain body"},
+	bridge := startBridge(t)
+	bridge.Handle("chrome_get_web_content", func(map[string]any) *mcp.CallToolResult { return fakemcp.Text("Example Domain") })
+	artifacts := t.TempDir()
+	s := start(t, func(c *Config) {
+		c.Executor.MCP.ChromeBridgeURL = bridge.URL()
+		c.Executor.Browser.ArtifactsDir = artifacts
 	})
-	t.Cleanup(bridge.Close)
-	s := start(t, func(c *Config) { c.Executor.MCP.ChromeBridgeURL = bridge.URL() })
 	s.addJob(t, "job_20260101_031", browserPatch(t), approvalv1.JobStatus_JOB_STATUS_GRANTED)
 	res, err := s.client.Execute(context.Background(), &executorv1.ExecuteRequest{JobId: "job_20260101_031", Locale: "en"})
 	if err != nil {
@@ -431,24 +447,52 @@ func TestBrowserOperationsThroughMCP(t *testing.T) {
 	if !r.GetSuccess() || r.GetSucceeded() != 5 {
 		t.Fatalf("result = %v", r)
 	}
-	outs := []string{"navigated to https://example.test/", "clicked #more", "Example Domain", "[image image/png, 8 bytes]", "script ran (21 bytes)"}
+	shot := filepath.Join(artifacts, "job_20260101_031", "004-screenshot.png")
+	sum := sha256.Sum256(bridge.PNG)
+	outs := []string{`{"message":"chrome_navigate done","success":true}`, `{"message":"chrome_click_element done","success":true}`,
+		`{"message":"chrome_fill_or_select done","success":true}`, "Example Domain",
+		fmt.Sprintf("screenshot saved: %s (image/png, %d bytes, sha256 %s)", shot, len(bridge.PNG), hex.EncodeToString(sum[:]))}
 	for i, want := range outs {
 		if got := r.GetCommands()[i].GetOutput(); got != want {
 			t.Errorf("command %d output = %q, want %q", i, got, want)
 		}
 	}
-	wantCalls := []string{"chrome_navigate https://example.test/", "chrome_click #more", "chrome_get_text h1", "chrome_screenshot ", "chrome_execute_script return document.title"}
-	if got := bridge.Calls(); !slices.Equal(got, wantCalls) {
-		t.Fatalf("calls = %q", got)
+	if b, err := os.ReadFile(shot); err != nil || !bytes.Equal(b, bridge.PNG) {
+		t.Fatalf("kept screenshot: %v", err)
+	}
+	var tools []string
+	for _, c := range bridge.Calls() {
+		if c.Invalid != "" {
+			t.Errorf("%s: %s", c.Tool, c.Invalid)
+		}
+		tools = append(tools, c.Tool)
+	}
+	if want := []string{"chrome_navigate", "chrome_click_element", "chrome_fill_or_select", "chrome_get_web_content", "chrome_screenshot"}; !slices.Equal(tools, want) {
+		t.Fatalf("calls = %q", tools)
+	}
+	if args := bridge.Calls()[4].Args; args["storeBase64"] != true || args["savePng"] != false {
+		t.Fatalf("screenshot args = %v", args)
 	}
 	if !strings.Contains(res.GetResultText(), "Executed: 5, succeeded: 5, failed: 0") {
 		t.Fatalf("text = %s", res.GetResultText())
 	}
 }
 
+// A browser action the bridge has no tool for is invalid at approval, not unavailable later.
+func TestUnknownBrowserActionIsRefusedAsInvalid(t *testing.T) {
+	s := start(t, nil)
+	_, err := s.client.DryRun(context.Background(), &executorv1.DryRunRequest{
+		Patch: `[{"type":"browser","action":"chrome_execute_script","content":"return document.title"}]`})
+	if codeOf(err) != connect.CodeInvalidArgument || !strings.Contains(err.Error(), "chrome_execute_script") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
 func TestBrowserToolErrorFailsTheCommand(t *testing.T) {
-	bridge := testpeer.StartBridge(map[string]map[string]string{"https://example.test/": {"h1": "x"}})
-	t.Cleanup(bridge.Close)
+	bridge := startBridge(t)
+	bridge.Handle("chrome_click_element", func(args map[string]any) *mcp.CallToolResult {
+		return fakemcp.Error(fmt.Sprintf("Element not found: %v", args["selector"]))
+	})
 	s := start(t, func(c *Config) { c.Executor.MCP.ChromeBridgeURL = bridge.URL() })
 	s.addJob(t, "job_20260101_032", jsonPatch(t,
 		cmd("browser", "chrome_navigate", "https://example.test/", ""),
@@ -457,14 +501,13 @@ func TestBrowserToolErrorFailsTheCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := res.GetResult().GetCommands()[1]; c.GetSuccess() || !strings.Contains(c.GetError(), "no element matches #missing") {
+	if c := res.GetResult().GetCommands()[1]; c.GetSuccess() || !strings.Contains(c.GetError(), "chrome_click_element: Element not found: #missing") {
 		t.Fatalf("click = %v", c)
 	}
 }
 
 func TestBrowserJobUnderAutoApproveIsRefused(t *testing.T) {
-	bridge := testpeer.StartBridge(map[string]map[string]string{"https://example.test/": {}})
-	t.Cleanup(bridge.Close)
+	bridge := startBridge(t)
 	// Approval never auto-approves a browser job; the claim says so anyway and hides that the job
 	// uses the browser: the executor finds out itself.
 	s := startTampered(t, func(c *Config) { c.Executor.MCP.ChromeBridgeURL = bridge.URL() }, func(c *approvalv1.ClaimJobResponse) {

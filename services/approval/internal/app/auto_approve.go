@@ -21,7 +21,8 @@ var (
 	// operationNames may appear in denied_operations: types, actions and flags.
 	operationNames = []string{"file_edit", "shell_command", "git_operation", "browser",
 		"create", "update", "delete", "append", "rename", "patch", "run", "add", "commit", "reset", "checkout", "push",
-		"chrome_navigate", "chrome_click", "chrome_get_text", "chrome_screenshot", "chrome_execute_script",
+		"chrome_navigate", "chrome_click_element", "chrome_fill_or_select", "chrome_get_web_content", "chrome_screenshot",
+		"chrome_keyboard", "chrome_click", "chrome_get_text",
 		"broad_overwrite", "send_sensitive", "push_public", "execute_script", "shell",
 		"force_push", "network", "permission", "outside_workspace", "remote_code", "privilege", "background",
 		"dynamic_command", "shell_unparsed"}

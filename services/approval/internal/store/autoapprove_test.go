@@ -91,7 +91,7 @@ func TestAutoApproveScopeAndHardRequire(t *testing.T) {
 		{"push", `[{"type":"git_operation","action":"push","target":"https://git.example.com/team/repo.git","metadata":{"branch":"main"}}]`, "hard_require.push_public", domain.CostHint{}, false},
 		{"publish in shell", `[{"type":"shell_command","action":"run","target":"npm publish"}]`, "hard_require.push_public", domain.CostHint{}, false},
 		{"browser with uses_browser=false", `[{"type":"browser","action":"chrome_get_text","target":"h1"}]`, "hard_require.browser", domain.CostHint{}, false},
-		{"execute script", `[{"type":"browser","action":"chrome_execute_script","content":"1"}]`, "hard_require.execute_script", domain.CostHint{}, false},
+		{"browser fill", `[{"type":"browser","action":"chrome_fill_or_select","target":"#q","content":"tea"}]`, "hard_require.browser", domain.CostHint{}, false},
 		{"browser in markdown", "```json\n[{\"type\":\"browser\",\"action\":\"chrome_navigate\",\"target\":\"https://example.com\"}]\n```\n", "hard_require.browser", domain.CostHint{}, false},
 		{"declared browser", docsPatch, domain.RuleProposalBrowser, domain.CostHint{}, true},
 		{"broad overwrite", "[" + strings.Join(many, ",") + "]", "hard_require.broad_overwrite", domain.CostHint{}, false},
@@ -110,12 +110,17 @@ func TestAutoApproveScopeAndHardRequire(t *testing.T) {
 			if res.Decision.Outcome != domain.OutcomePending || res.Decision.Rule != tc.rule {
 				t.Errorf("decision %+v, want pending by %s", res.Decision, tc.rule)
 			}
-			if strings.Contains(tc.name, "browser") || tc.name == "execute script" {
+			if strings.Contains(tc.name, "browser") {
 				if !res.Job.UsesBrowser || !strings.Contains(res.Text, domain.BrowserWarningJA) {
 					t.Errorf("browser job: uses_browser=%v, text:\n%s", res.Job.UsesBrowser, res.Text)
 				}
 			}
 		})
+	}
+	// A browser action the MCP Chrome bridge has no tool for is invalid, not a job.
+	if _, err := svc.RequestApproval(ctx, req(next(), `[{"type":"browser","action":"chrome_execute_script","content":"1"}]`)); !errors.Is(err, domain.ErrInvalid) ||
+		!strings.Contains(err.Error(), "chrome_execute_script") {
+		t.Errorf("execute script: %v", err)
 	}
 	// Hard deny wins over everything.
 	res, err = svc.RequestApproval(ctx, req(next(), `[{"type":"file_edit","action":"update","target":"sub/.git/config","content":"x"}]`))

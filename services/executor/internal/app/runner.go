@@ -44,9 +44,14 @@ type RunnerConfig struct {
 	BridgeURL      string
 	BridgeTimeout  time.Duration
 	BridgeHTTP     *http.Client
-	Version        string
-	Logger         *slog.Logger
-	Now            func() time.Time
+	// BrowserTools maps browser actions to the bridge's tools (nil: the default table).
+	BrowserTools browser.Tools
+	// ArtifactsDir keeps what jobs produce besides workspace changes (screenshots), one
+	// directory per job.
+	ArtifactsDir string
+	Version      string
+	Logger       *slog.Logger
+	Now          func() time.Time
 }
 
 // Runner executes operation lists in the workspace.
@@ -68,6 +73,7 @@ func NewRunner(cfg RunnerConfig) *Runner {
 // job is the state of one run.
 type job struct {
 	r       *Runner
+	id      string
 	store   workspace.Store
 	browser *browser.Client
 	dry     bool
@@ -81,8 +87,8 @@ func (r *Runner) Run(ctx context.Context, jobID string, ops []patch.Operation, m
 	log.InfoContext(ctx, "worker.patch_execution_start", slog.String("job_id", jobID),
 		slog.Int("operations", len(ops)), slog.Bool("dry_run", m.DryRun))
 
-	j := &job{r: r, dry: m.DryRun,
-		browser: browser.New(r.cfg.BridgeURL, r.cfg.BridgeHTTP, r.cfg.BridgeTimeout, r.cfg.Version)}
+	j := &job{r: r, id: jobID, dry: m.DryRun, browser: browser.New(browser.Config{
+		URL: r.cfg.BridgeURL, HTTP: r.cfg.BridgeHTTP, Timeout: r.cfg.BridgeTimeout, Version: r.cfg.Version, Tools: r.cfg.BrowserTools})}
 	defer func() { _ = j.browser.Close() }()
 	var snap *workspace.Snapshot
 	if m.DryRun {
@@ -226,20 +232,28 @@ func (j *job) exec(ctx context.Context, op patch.Operation) (opOutput, error) {
 		out, err := j.r.git(ctx, args...)
 		return fromProc(out), err
 	case patch.TypeBrowser:
-		if _, err := browser.Args(op); err != nil {
+		tool, _, err := j.browser.Plan(op)
+		if err != nil {
 			return opOutput{}, err
 		}
 		if j.dry {
-			if j.r.cfg.BridgeURL == "" {
+			if !j.browser.Configured() {
 				return opOutput{}, fmt.Errorf("%w: no MCP Chrome bridge configured (executor.mcp.chrome_bridge_url)", domain.ErrUnavailable)
 			}
-			return opOutput{text: "would call " + op.Action + " on the MCP Chrome bridge"}, nil
+			return opOutput{text: "would call " + tool + " on the MCP Chrome bridge"}, nil
 		}
 		out, err := j.browser.Call(ctx, op)
 		if err != nil {
 			return opOutput{}, err
 		}
-		text, cut := capText(out, j.r.cfg.OutputLimit)
+		if out.Image != nil {
+			a, err := saveArtifact(j.r.cfg.ArtifactsDir, j.id, op.Index, "screenshot", out.Image)
+			if err != nil {
+				return opOutput{}, err
+			}
+			return opOutput{text: a.String()}, nil
+		}
+		text, cut := capText(out.Text, j.r.cfg.OutputLimit)
 		return opOutput{text: text, truncated: cut}, nil
 	default:
 		return opOutput{}, fmt.Errorf("%w: unknown operation type %q", domain.ErrInvalid, op.Type)

@@ -1,8 +1,10 @@
-// Package browser runs browser operations through the MCP Chrome bridge (streamable HTTP).
+// Package browser runs browser operations through the MCP Chrome bridge (hangwin/mcp-chrome,
+// streamable HTTP). One table (tools.go) maps the patch's browser actions to the bridge's tools.
 package browser
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -15,107 +17,140 @@ import (
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/domain"
 )
 
-// isTool reports whether action is one of the bridge tools the executor calls.
-func isTool(action string) bool {
-	switch action {
-	case patch.ActionChromeNavigate, patch.ActionChromeClick, patch.ActionChromeGetText,
-		patch.ActionChromeScreenshot, patch.ActionChromeExecuteScript:
-		return true
-	}
-	return false
+// MaxImageBytes bounds a screenshot the executor keeps.
+const MaxImageBytes = 32 << 20
+
+// Config configures a Client.
+type Config struct {
+	// URL is the bridge's streamable HTTP endpoint; empty = no browser.
+	URL  string
+	HTTP *http.Client
+	// Timeout bounds connecting and each call.
+	Timeout time.Duration
+	Version string
+	Tools   Tools
 }
 
 // Client is one job's connection to the bridge, opened on the first browser operation.
 type Client struct {
-	url     string
-	http    *http.Client
-	timeout time.Duration
-	version string
+	cfg     Config
 	session *mcp.ClientSession
 }
 
-// New returns a client for the bridge at url; timeout bounds connecting and each call.
-func New(url string, httpClient *http.Client, timeout time.Duration, version string) *Client {
-	if httpClient == nil {
-		httpClient = &http.Client{}
-	}
-	return &Client{url: url, http: httpClient, timeout: timeout, version: version}
+// Image is an image a tool returned.
+type Image struct {
+	MIMEType string
+	Data     []byte
 }
 
-// Args maps an operation to the tool's arguments: the target is the URL (navigate), the CSS
-// selector (click, get_text, screenshot), the script is the content; metadata adds the rest.
-func Args(op patch.Operation) (map[string]any, error) {
-	if !isTool(op.Action) {
-		return nil, fmt.Errorf("%w: unknown browser action %q", domain.ErrInvalid, op.Action)
-	}
-	args := map[string]any{}
-	for k, v := range op.Metadata {
-		args[k] = v
-	}
-	switch op.Action {
-	case patch.ActionChromeNavigate:
-		if op.Target == "" {
-			return nil, fmt.Errorf("%w: chrome_navigate needs a URL", domain.ErrInvalid)
-		}
-		args["url"] = op.Target
-	case patch.ActionChromeClick:
-		if op.Target == "" {
-			return nil, fmt.Errorf("%w: chrome_click needs a selector", domain.ErrInvalid)
-		}
-		args["selector"] = op.Target
-	case patch.ActionChromeGetText, patch.ActionChromeScreenshot:
-		if op.Target != "" {
-			args["selector"] = op.Target
-		}
-	case patch.ActionChromeExecuteScript:
-		script := op.Content
-		if script == "" {
-			script = op.Target
-		}
-		if script == "" {
-			return nil, fmt.Errorf("%w: chrome_execute_script needs a script", domain.ErrInvalid)
-		}
-		args["script"] = script
-	}
-	return args, nil
+// Output is what one browser operation returned.
+type Output struct {
+	Text  string
+	Image *Image
 }
 
-// Call runs one browser operation and returns the tool's text output.
-func (c *Client) Call(ctx context.Context, op patch.Operation) (string, error) {
-	args, err := Args(op)
+// New returns a client; cfg.Tools nil means the default table.
+func New(cfg Config) *Client {
+	if cfg.HTTP == nil {
+		cfg.HTTP = &http.Client{}
+	}
+	if cfg.Tools == nil {
+		cfg.Tools, _ = ResolveTools(nil)
+	}
+	return &Client{cfg: cfg}
+}
+
+// Plan maps op to the bridge tool and its arguments without calling anything.
+func (c *Client) Plan(op patch.Operation) (string, map[string]any, error) {
+	return c.cfg.Tools.Plan(op)
+}
+
+// Configured reports whether a bridge URL is set.
+func (c *Client) Configured() bool { return c.cfg.URL != "" }
+
+// Call runs one browser operation. A screenshot's image is returned in Output.Image.
+func (c *Client) Call(ctx context.Context, op patch.Operation) (Output, error) {
+	tool, args, err := c.Plan(op)
 	if err != nil {
-		return "", err
+		return Output{}, err
 	}
-	if c.url == "" {
-		return "", fmt.Errorf("%w: no MCP Chrome bridge configured (executor.mcp.chrome_bridge_url)", domain.ErrUnavailable)
+	if c.cfg.URL == "" {
+		return Output{}, fmt.Errorf("%w: no MCP Chrome bridge configured (executor.mcp.chrome_bridge_url)", domain.ErrUnavailable)
 	}
-	if c.timeout > 0 {
+	if c.cfg.Timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+		ctx, cancel = context.WithTimeout(ctx, c.cfg.Timeout)
 		defer cancel()
 	}
 	if c.session == nil {
-		client := mcp.NewClient(&mcp.Implementation{Name: "picoclaw-executor", Version: c.version}, nil)
+		client := mcp.NewClient(&mcp.Implementation{Name: "picoclaw-executor", Version: c.cfg.Version}, nil)
 		s, err := client.Connect(ctx, &mcp.StreamableClientTransport{
-			Endpoint: c.url, HTTPClient: c.http, MaxRetries: -1, DisableStandaloneSSE: true,
+			Endpoint: c.cfg.URL, HTTPClient: c.cfg.HTTP, MaxRetries: -1, DisableStandaloneSSE: true,
 		}, nil)
 		if err != nil {
-			return "", fmt.Errorf("%w: MCP Chrome bridge at %s is unreachable: %v", domain.ErrUnavailable, c.url, err)
+			return Output{}, fmt.Errorf("%w: MCP Chrome bridge at %s is unreachable: %v", domain.ErrUnavailable, c.cfg.URL, err)
 		}
 		c.session = s
 	}
-	res, err := c.session.CallTool(ctx, &mcp.CallToolParams{Name: op.Action, Arguments: args})
+	res, err := c.session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
-		return "", fmt.Errorf("%w: %s via MCP Chrome bridge: %v", domain.ErrUnavailable, op.Action, err)
+		return Output{}, fmt.Errorf("%w: %s via MCP Chrome bridge: %v", domain.ErrUnavailable, tool, err)
 	}
-	text := render(res)
 	if res.IsError {
+		text := render(res)
 		if text == "" {
 			text = "tool reported an error"
 		}
-		return "", fmt.Errorf("%s: %s", op.Action, text)
+		return Output{}, fmt.Errorf("%s: %s", tool, text)
 	}
-	return text, nil
+	if patch.CanonicalBrowserAction(op.Action) == patch.ActionChromeScreenshot {
+		img, err := screenshot(res)
+		if err != nil {
+			return Output{}, fmt.Errorf("%s: %w", tool, err)
+		}
+		return Output{Image: img}, nil
+	}
+	return Output{Text: render(res)}, nil
+}
+
+// screenshot takes the image out of a chrome_screenshot result: an MCP image content, or the
+// text {"base64Data": ..., "mimeType": ...} that bridge releases answer storeBase64 with.
+func screenshot(res *mcp.CallToolResult) (*Image, error) {
+	for _, c := range res.Content {
+		switch v := c.(type) {
+		case *mcp.ImageContent:
+			return checkImage(&Image{MIMEType: v.MIMEType, Data: v.Data})
+		case *mcp.TextContent:
+			var t struct {
+				Base64Data string `json:"base64Data"`
+				MIMEType   string `json:"mimeType"`
+			}
+			if json.Unmarshal([]byte(v.Text), &t) != nil || t.Base64Data == "" {
+				continue
+			}
+			if base64.StdEncoding.DecodedLen(len(t.Base64Data)) > MaxImageBytes {
+				return nil, fmt.Errorf("screenshot larger than %d bytes", MaxImageBytes)
+			}
+			data, err := base64.StdEncoding.DecodeString(t.Base64Data)
+			if err != nil {
+				return nil, fmt.Errorf("screenshot data is not base64: %v", err)
+			}
+			return checkImage(&Image{MIMEType: t.MIMEType, Data: data})
+		}
+	}
+	return nil, fmt.Errorf("the bridge returned no image")
+}
+
+func checkImage(img *Image) (*Image, error) {
+	switch {
+	case len(img.Data) == 0:
+		return nil, fmt.Errorf("the bridge returned an empty image")
+	case len(img.Data) > MaxImageBytes:
+		return nil, fmt.Errorf("screenshot larger than %d bytes", MaxImageBytes)
+	case !strings.HasPrefix(img.MIMEType, "image/"):
+		return nil, fmt.Errorf("screenshot has type %q, not an image", img.MIMEType)
+	}
+	return img, nil
 }
 
 func render(res *mcp.CallToolResult) string {

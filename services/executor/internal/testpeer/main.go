@@ -1,3 +1,7 @@
+// Package testpeer holds test helpers of the executor that stand for things outside it: process
+// inspection through /proc and the sandbox init for TestMain. The MCP Chrome bridge of the
+// tests is pkg/testinfra/fakemcp; approval is never faked here: tests run the real service
+// (services/approval/approvaltest).
 package testpeer
 
 import (
