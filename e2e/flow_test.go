@@ -95,14 +95,7 @@ func TestLINEApprovalFlow(t *testing.T) {
 	if !strings.Contains(done.text(), job) {
 		t.Errorf("result does not name %s: %q", job, done.text())
 	}
-	t.Logf("request to result in %v", time.Since(start).Round(time.Millisecond))
-	s.assertFile(t, "docs/hello.md", helloContent)
-	s.assertAudit(t, job, "requested", "granted", "claimed", "execution_started", "execution_completed")
-	s.noProblems(t)
-	// Both webhooks (the request and the button press) are processed in the job's trace.
-	s.assertOneTrace(t, job, []string{"gateway-line", "chat-mio", "router-shiro", "coder-order", "approval", "executor"},
-		map[string]int{"gateway-line/line.receive": 2, "gateway-line/line.event": 2, "chat-mio/chat.handle_message": 2,
-			"executor/picoclaw.executor.v1.ExecutorService/Execute": 1})
+	s.assertHelloDelivered(t, job, start, "gateway-line", "line")
 }
 
 // slackEvent posts a signed Events API callback.
@@ -176,13 +169,7 @@ func TestSlackApprovalFlow(t *testing.T) {
 	if done.To != channel+":"+threadTS || !strings.Contains(done.text(), job) {
 		t.Errorf("result %+v, want it in %s:%s naming %s", done, channel, threadTS, job)
 	}
-	t.Logf("request to result in %v", time.Since(start).Round(time.Millisecond))
-	s.assertFile(t, "docs/hello.md", helloContent)
-	s.assertAudit(t, job, "requested", "granted", "claimed", "execution_started", "execution_completed")
-	s.noProblems(t)
-	s.assertOneTrace(t, job, []string{"gateway-slack", "chat-mio", "router-shiro", "coder-order", "approval", "executor"},
-		map[string]int{"gateway-slack/slack.receive": 2, "gateway-slack/slack.event": 2, "chat-mio/chat.handle_message": 2,
-			"executor/picoclaw.executor.v1.ExecutorService/Execute": 1})
+	s.assertHelloDelivered(t, job, start, "gateway-slack", "slack")
 }
 
 func TestCLIAutoApproveFlow(t *testing.T) {
@@ -300,4 +287,18 @@ func TestLINEApproveSimilarFlow(t *testing.T) {
 	if len(third.Buttons) == 0 {
 		t.Fatalf("after /auto-approve off the job ran without asking: %+v", third)
 	}
+}
+
+// assertHelloDelivered checks the end of a hello flow through a chat gateway (named gateway, its
+// spans prefixed channel): the file written, the full audit trail, no API problem, and both
+// webhooks (the request and the button press) processed in the job's one trace.
+func (s *suite) assertHelloDelivered(t *testing.T, job string, start time.Time, gateway, channel string) {
+	t.Helper()
+	t.Logf("request to result in %v", time.Since(start).Round(time.Millisecond))
+	s.assertFile(t, "docs/hello.md", helloContent)
+	s.assertAudit(t, job, "requested", "granted", "claimed", "execution_started", "execution_completed")
+	s.noProblems(t)
+	s.assertOneTrace(t, job, []string{gateway, "chat-mio", "router-shiro", "coder-order", "approval", "executor"},
+		map[string]int{gateway + "/" + channel + ".receive": 2, gateway + "/" + channel + ".event": 2, "chat-mio/chat.handle_message": 2,
+			"executor/picoclaw.executor.v1.ExecutorService/Execute": 1})
 }

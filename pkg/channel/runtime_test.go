@@ -152,19 +152,8 @@ func TestHandle(t *testing.T) {
 			res.ActionApplied = !tc.refused
 			chat := &fakeChat{res: res, err: tc.chatErr}
 			err := newRuntime(ch, chat).Handle(context.Background(), delivery(t, tc.ev, 1))
-			switch tc.wantErr {
-			case "":
-				if err != nil {
-					t.Fatalf("err = %v", err)
-				}
-			case "retry":
-				if err == nil || inbox.IsPermanent(err) {
-					t.Fatalf("err = %v, want retryable", err)
-				}
-			case "permanent":
-				if !inbox.IsPermanent(err) {
-					t.Fatalf("err = %v, want permanent", err)
-				}
+			if (tc.wantErr == "permanent") != inbox.IsPermanent(err) || (tc.wantErr == "") != (err == nil) {
+				t.Fatalf("err = %v, want %q", err, tc.wantErr)
 			}
 			if (chat.seen > 0) != tc.wantChat {
 				t.Fatalf("chat-mio called %d times", chat.seen)

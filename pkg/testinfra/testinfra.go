@@ -104,32 +104,11 @@ func Postgres(t TB) PostgresDB {
 		unavailable(t, "postgres", err)
 		return PostgresDB{}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		unavailable(t, "postgres", err)
-		return PostgresDB{}
-	}
-	defer conn.Close(ctx)
 	schema := uniqueName(t)
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize()); err != nil {
-		t.Fatalf("testinfra: create schema %s: %v", schema, err)
+	id := pgx.Identifier{schema}.Sanitize()
+	if !createDropped(t, base, "schema "+schema, "CREATE SCHEMA "+id, "DROP SCHEMA "+id+" CASCADE") {
 		return PostgresDB{}
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		c, err := pgx.Connect(ctx, base)
-		if err != nil {
-			t.Logf("testinfra: drop schema %s: %v", schema, err)
-			return
-		}
-		defer c.Close(ctx)
-		if _, err := c.Exec(ctx, "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
-			t.Logf("testinfra: drop schema %s: %v", schema, err)
-		}
-	})
 	return PostgresDB{DSN: WithSearchPath(base, schema), Schema: schema}
 }
 
@@ -309,40 +288,50 @@ func PostgresRole(t TB, db PostgresDB) (role, dsn string) {
 		unavailable(t, "postgres", err)
 		return "", ""
 	}
+	role = "r" + strings.TrimPrefix(uniqueName(t), "t")
+	var pw [16]byte
+	_, _ = rand.Read(pw[:])
+	password := hex.EncodeToString(pw[:])
+	id := pgx.Identifier{role}.Sanitize()
+	if !createDropped(t, base, "role "+role, "CREATE ROLE "+id+" LOGIN PASSWORD '"+password+"'", "DROP OWNED BY "+id, "DROP ROLE "+id) {
+		return "", ""
+	}
+	return role, withUser(db.DSN, role, password)
+}
+
+// createDropped runs create on the server at base as its administrator and, when the test ends,
+// each drop statement in turn (failures logged); what names the object in messages. It reports
+// whether the object was made (false: the test was skipped or failed).
+func createDropped(t TB, base, what, create string, drop ...string) bool {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	conn, err := pgx.Connect(ctx, base)
 	if err != nil {
 		unavailable(t, "postgres", err)
-		return "", ""
+		return false
 	}
 	defer conn.Close(ctx)
-	role = "r" + strings.TrimPrefix(uniqueName(t), "t")
-	var pw [16]byte
-	_, _ = rand.Read(pw[:])
-	password := hex.EncodeToString(pw[:])
-	if _, err := conn.Exec(ctx, "CREATE ROLE "+pgx.Identifier{role}.Sanitize()+" LOGIN PASSWORD '"+password+"'"); err != nil {
-		t.Fatalf("testinfra: create role %s: %v", role, err)
-		return "", ""
+	if _, err := conn.Exec(ctx, create); err != nil {
+		t.Fatalf("testinfra: create %s: %v", what, err)
+		return false
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		c, err := pgx.Connect(ctx, base)
 		if err != nil {
-			t.Logf("testinfra: drop role %s: %v", role, err)
+			t.Logf("testinfra: drop %s: %v", what, err)
 			return
 		}
 		defer c.Close(ctx)
-		id := pgx.Identifier{role}.Sanitize()
-		if _, err := c.Exec(ctx, "DROP OWNED BY "+id); err != nil {
-			t.Logf("testinfra: drop role %s: %v", role, err)
-		}
-		if _, err := c.Exec(ctx, "DROP ROLE "+id); err != nil {
-			t.Logf("testinfra: drop role %s: %v", role, err)
+		for _, q := range drop {
+			if _, err := c.Exec(ctx, q); err != nil {
+				t.Logf("testinfra: drop %s: %v", what, err)
+			}
 		}
 	})
-	return role, withUser(db.DSN, role, password)
+	return true
 }
 
 // withUser returns dsn (URL or key=value form) connecting as user with password.

@@ -64,6 +64,25 @@ func Start(t testing.TB, channel, service string, run func(ctx context.Context, 
 	return g
 }
 
+// Configure points a gateway's configuration at the test's parts: the suite's credentials for
+// service, the test's Redis key prefix, the fake chat-mio, the channel API at apiURL with users
+// allowed, short inbox timings (consumer "test") and the listeners and log buffer.
+func (g *Gateway) Configure(service string, common *config.Common, s *channel.Settings, w *channel.Wiring, apiURL string,
+	users ...string) {
+	common.Auth = testinfra.Auth(service)
+	common.Redis.Addr = g.Redis.Addr
+	common.Redis.KeyPrefix = g.Redis.Prefix
+	common.Services.ChatMio.URL = g.ChatURL
+	s.APIBaseURL = apiURL
+	s.AllowedUsers = users
+	s.ChatTimeout = 10 * time.Second
+	s.Inbox.Consumer = "test"
+	s.Inbox.Block = 100 * time.Millisecond
+	s.Inbox.MaxAttempts = 3
+	w.LogWriter = g.Logs
+	w.Listener, w.PublicListener = g.Listener, g.PublicListener
+}
+
 // StreamLen is the number of entries in the inbox stream.
 func (g *Gateway) StreamLen() int64 {
 	return g.Redis.Client.XLen(context.Background(), g.Stream).Val()

@@ -202,8 +202,9 @@ func Run(ctx context.Context, cfg Config) error {
 		_, err := os.Stat(ws.Dir())
 		return err
 	})
-	srv.Mount(executorv1connect.NewExecutorServiceHandler(rpc.NewHandler(svc, srv.Logger()), srv.HandlerOptions()...))
-	srv.Mount(executorv1connect.NewWorkspaceServiceHandler(rpc.NewWorkspaceHandler(view, srv.Logger()), srv.HandlerOptions()...))
+	h := rpc.NewHandler(svc, view, srv.Logger())
+	srv.Mount(executorv1connect.NewExecutorServiceHandler(h, srv.HandlerOptions()...))
+	srv.Mount(executorv1connect.NewWorkspaceServiceHandler(h, srv.HandlerOptions()...))
 	return srv.Run(ctx)
 }
 

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/channel/channeltest"
-	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakeline"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/service"
 )
@@ -25,32 +24,16 @@ type harness struct {
 	line *fakeline.Server
 }
 
-func baseConfig(r testinfra.RedisDB, lineURL, chatURL string) service.Config {
-	cfg := service.DefaultConfig()
-	cfg.Auth = testinfra.Auth(service.Name)
-	cfg.Redis.Addr = r.Addr
-	cfg.Redis.KeyPrefix = r.Prefix
-	cfg.Services.ChatMio.URL = chatURL
-	cfg.Line.APIBaseURL = lineURL
-	cfg.Line.AllowedUsers = []string{allowed, allowed2}
-	cfg.Line.ChannelSecret = testSecret
-	cfg.Line.ChannelAccessToken = testToken
-	cfg.Line.ChatTimeout = 10 * time.Second
-	cfg.Line.Inbox.Consumer = "test"
-	cfg.Line.Inbox.Block = 100 * time.Millisecond
-	cfg.Line.Inbox.MaxAttempts = 3
-	return cfg
-}
-
 func start(t testing.TB, mutate func(*service.Config)) *harness {
 	t.Helper()
 	line := fakeline.NewServer(testToken)
 	t.Cleanup(line.Close)
 	h := &harness{line: line}
 	h.Gateway = channeltest.Start(t, "line", service.Name, func(ctx context.Context, g *channeltest.Gateway) error {
-		cfg := baseConfig(g.Redis, line.URL, g.ChatURL)
-		cfg.LogWriter = g.Logs
-		cfg.Listener, cfg.PublicListener = g.Listener, g.PublicListener
+		cfg := service.DefaultConfig()
+		g.Configure(service.Name, &cfg.Common, &cfg.Line.Settings, &cfg.Wiring, line.URL, allowed, allowed2)
+		cfg.Line.ChannelSecret = testSecret
+		cfg.Line.ChannelAccessToken = testToken
 		if mutate != nil {
 			mutate(&cfg)
 		}

@@ -4,10 +4,8 @@ import (
 	"context"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/channel/channeltest"
-	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakeslack"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/service"
 )
@@ -31,20 +29,9 @@ func start(t testing.TB, mutate func(*service.Config)) *harness {
 	h := &harness{slack: api}
 	h.Gateway = channeltest.Start(t, "slack", service.Name, func(ctx context.Context, g *channeltest.Gateway) error {
 		cfg := service.DefaultConfig()
-		cfg.Auth = testinfra.Auth(service.Name)
-		cfg.Redis.Addr = g.Redis.Addr
-		cfg.Redis.KeyPrefix = g.Redis.Prefix
-		cfg.Services.ChatMio.URL = g.ChatURL
-		cfg.Slack.APIBaseURL = api.APIURL()
-		cfg.Slack.AllowedUsers = []string{allowed, allowed2}
+		g.Configure(service.Name, &cfg.Common, &cfg.Slack.Settings, &cfg.Wiring, api.APIURL(), allowed, allowed2)
 		cfg.Slack.SigningSecret = testSecret
 		cfg.Slack.BotToken = testToken
-		cfg.Slack.ChatTimeout = 10 * time.Second
-		cfg.Slack.Inbox.Consumer = "test"
-		cfg.Slack.Inbox.Block = 100 * time.Millisecond
-		cfg.Slack.Inbox.MaxAttempts = 3
-		cfg.LogWriter = g.Logs
-		cfg.Listener, cfg.PublicListener = g.Listener, g.PublicListener
 		if mutate != nil {
 			mutate(&cfg)
 		}

@@ -123,10 +123,10 @@ func Run(ctx context.Context, cfg Config) error {
 			return err
 		}
 		alerter = app.NewAlerter(app.AlertConfig{
-			Locale: app.ParseLocale(cfg.Locale), Location: loc, Timeout: timeout, Logger: log,
+			Locale: app.ParseLocale(cfg.Locale), Timeout: timeout, Env: app.Env{Location: loc, Logger: log},
 		}, notify.NewGateway(rpcserver.NewHTTPClient(), url, cfg.AdminSession, opts...))
 	}
-	svc := app.New(app.Config{Timeout: timeout, SweepEvery: sweepEvery(timeout), Location: loc, Logger: log}, st, app.NewBroker(), alerter)
+	svc := app.New(app.Config{Timeout: timeout, SweepEvery: sweepEvery(timeout), Env: app.Env{Location: loc, Logger: log}}, st, app.NewBroker(), alerter)
 
 	// Beats arrive all the time and reports are reads of the picture; counting them would show
 	// the heartbeat service busy whenever anyone looks.

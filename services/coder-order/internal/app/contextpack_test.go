@@ -19,6 +19,7 @@ import (
 
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/patch"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 )
 
 // dirWorkspace is the view's contract over a fixture directory, for use-case tests of
@@ -114,15 +115,7 @@ func fixture(t testing.TB, extra map[string]string) *dirWorkspace {
 	for k, v := range extra {
 		files[k] = v
 	}
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testinfra.WriteFiles(t, dir, files)
 	return &dirWorkspace{dir: dir}
 }
 

@@ -12,18 +12,23 @@ import (
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/pbconv"
 )
 
-// Handler implements executorv1connect.ExecutorServiceHandler.
+// Handler implements executorv1connect.ExecutorServiceHandler over the use cases and
+// executorv1connect.WorkspaceServiceHandler, the read-only view (workspace.go).
 type Handler struct {
-	svc *app.Service
-	log *slog.Logger
+	svc  *app.Service
+	view *app.View
+	log  *slog.Logger
 }
 
 // NewHandler returns the handler.
-func NewHandler(svc *app.Service, log *slog.Logger) *Handler {
-	return &Handler{svc: svc, log: log}
+func NewHandler(svc *app.Service, view *app.View, log *slog.Logger) *Handler {
+	return &Handler{svc: svc, view: view, log: log}
 }
 
-var _ executorv1connect.ExecutorServiceHandler = (*Handler)(nil)
+var (
+	_ executorv1connect.ExecutorServiceHandler  = (*Handler)(nil)
+	_ executorv1connect.WorkspaceServiceHandler = (*Handler)(nil)
+)
 
 // Execute claims and runs a job; it takes only the job id.
 func (h *Handler) Execute(ctx context.Context, req *executorv1.ExecuteRequest) (*executorv1.ExecuteResponse, error) {

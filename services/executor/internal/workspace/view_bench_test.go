@@ -2,30 +2,23 @@ package workspace
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 )
 
 // BenchmarkViewPack5000 is the executor's side of a context pack on a 5,000-file repository:
 // the tree, one search for the task's identifiers and three file reads, from the disk cache.
 func BenchmarkViewPack5000(b *testing.B) {
 	dir := b.TempDir()
+	files := map[string]string{".gitignore": "*.tmp\nbuild/\n"}
 	for i := range 5000 {
-		p := filepath.Join(dir, fmt.Sprintf("pkg%02d/sub%02d/file%04d.go", i%50, (i/50)%10, i))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			b.Fatal(err)
-		}
-		content := fmt.Sprintf("package p%d\n\nfunc F%d() int { return %d }\n\n// helper%d does nothing.\nfunc helper%d() {}\n", i%50, i, i, i, i)
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			b.Fatal(err)
-		}
+		files[fmt.Sprintf("pkg%02d/sub%02d/file%04d.go", i%50, (i/50)%10, i)] =
+			fmt.Sprintf("package p%d\n\nfunc F%d() int { return %d }\n\n// helper%d does nothing.\nfunc helper%d() {}\n", i%50, i, i, i, i)
 	}
-	if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("*.tmp\nbuild/\n"), 0o644); err != nil {
-		b.Fatal(err)
-	}
+	testinfra.WriteFiles(b, dir, files)
 	w, err := Open(dir)
 	if err != nil {
 		b.Fatal(err)

@@ -8,21 +8,14 @@ import (
 	"testing"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/patch"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/domain"
 )
 
 func open(t testing.TB, files map[string]string) (*Workspace, string) {
 	t.Helper()
 	dir := t.TempDir()
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testinfra.WriteFiles(t, dir, files)
 	w, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)

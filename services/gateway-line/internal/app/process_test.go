@@ -119,19 +119,8 @@ func TestHandle(t *testing.T) {
 			p := runtime(Config{ReplyTokenMargin: 50 * time.Second, LoadingSeconds: 20, Locale: "ja",
 				Now: func() time.Time { return now }}, []string{"U1"}, chat, line)
 			err := p.Handle(context.Background(), delivery(t, tc.in, tc.redelivered, 1))
-			switch tc.wantErr {
-			case "":
-				if err != nil {
-					t.Fatalf("err = %v", err)
-				}
-			case "retry":
-				if err == nil || inbox.IsPermanent(err) {
-					t.Fatalf("err = %v, want retryable", err)
-				}
-			case "permanent":
-				if !inbox.IsPermanent(err) {
-					t.Fatalf("err = %v, want permanent", err)
-				}
+			if (tc.wantErr == "permanent") != inbox.IsPermanent(err) || (tc.wantErr == "") != (err == nil) {
+				t.Fatalf("err = %v, want %q", err, tc.wantErr)
 			}
 			var got []string
 			for _, c := range line.calls {

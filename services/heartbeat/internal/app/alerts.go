@@ -28,14 +28,12 @@ type Notifier interface {
 
 // AlertConfig configures the alerter.
 type AlertConfig struct {
-	Locale   Locale
-	Location *time.Location
-	Timeout  time.Duration
+	Locale  Locale
+	Timeout time.Duration
 	// Attempts per alert (default 3), spaced by Backoff (default 1 s, doubling).
 	Attempts int
 	Backoff  time.Duration
-	Now      func() time.Time
-	Logger   *slog.Logger
+	Env
 }
 
 // alertQueue bounds alerts waiting for delivery; beyond it the oldest news is not worth a
@@ -57,15 +55,7 @@ func NewAlerter(cfg AlertConfig, n Notifier) *Alerter {
 	if cfg.Backoff <= 0 {
 		cfg.Backoff = time.Second
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.Location == nil {
-		cfg.Location = time.UTC
-	}
+	cfg.setDefaults()
 	return &Alerter{cfg: cfg, n: n, q: make(chan Alert, alertQueue)}
 }
 

@@ -21,14 +21,32 @@ type Store interface {
 	List(ctx context.Context) ([]domain.Agent, error)
 }
 
+// Env is what the use cases and the alerter take from their caller: the time zone of the times
+// they show, the clock and the log. Left zero: UTC, time.Now and no log.
+type Env struct {
+	Location *time.Location
+	Now      func() time.Time
+	Logger   *slog.Logger
+}
+
+func (e *Env) setDefaults() {
+	if e.Now == nil {
+		e.Now = time.Now
+	}
+	if e.Logger == nil {
+		e.Logger = slog.New(slog.DiscardHandler)
+	}
+	if e.Location == nil {
+		e.Location = time.UTC
+	}
+}
+
 // Config of the use cases.
 type Config struct {
 	Timeout time.Duration
 	// SweepEvery is how often silent agents are looked for.
 	SweepEvery time.Duration
-	Location   *time.Location
-	Now        func() time.Time
-	Logger     *slog.Logger
+	Env
 }
 
 // Service runs the use cases.
@@ -42,15 +60,7 @@ type Service struct {
 
 // New returns the use cases; alerter may be nil (report_to_chat off).
 func New(cfg Config, store Store, broker *Broker, alerter *Alerter) *Service {
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.Location == nil {
-		cfg.Location = time.UTC
-	}
+	cfg.setDefaults()
 	return &Service{cfg: cfg, store: store, broker: broker, alerter: alerter, started: cfg.Now()}
 }
 

@@ -92,9 +92,9 @@ func TestBeatSweepAlertOncePerIncident(t *testing.T) {
 	ctx := context.Background()
 	c := &clock{t: time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)}
 	n := &notifier{}
-	al := NewAlerter(AlertConfig{Locale: LocaleEn, Timeout: time.Minute, Now: c.now}, n)
+	al := NewAlerter(AlertConfig{Locale: LocaleEn, Timeout: time.Minute, Env: Env{Now: c.now}}, n)
 	st := newMemStore()
-	svc := New(Config{Timeout: time.Minute, SweepEvery: time.Second, Now: c.now}, st, NewBroker(), al)
+	svc := New(Config{Timeout: time.Minute, SweepEvery: time.Second, Env: Env{Now: c.now}}, st, NewBroker(), al)
 	changes, cancel := svc.Watch()
 	defer cancel()
 
@@ -183,7 +183,7 @@ func TestAlertRetriesWithSameKey(t *testing.T) {
 func TestReportShowsOverdueAsTimeoutAndBusyJobs(t *testing.T) {
 	ctx := context.Background()
 	c := &clock{t: time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)}
-	svc := New(Config{Timeout: time.Minute, Now: c.now}, newMemStore(), NewBroker(), nil)
+	svc := New(Config{Timeout: time.Minute, Env: Env{Now: c.now}}, newMemStore(), NewBroker(), nil)
 	if err := svc.Beat(ctx, beat("coder-order", domain.StateBusy, "job_20260101_007", "job_20260101_008")); err != nil {
 		t.Fatal(err)
 	}

@@ -127,28 +127,38 @@ func summarize(c Comparison, locale string) string {
 			ok++
 		}
 	}
-	var b strings.Builder
+	w := summaryJa
 	if locale == "en" {
-		fmt.Fprintf(&b, "%d of %d proposals received.", ok, len(c.Entries))
-		if len(c.OverlappingPaths) > 0 {
-			fmt.Fprintf(&b, " Files changed by more than one proposal: %s.", strings.Join(c.OverlappingPaths, ", "))
-		}
-		if c.Recommended > 0 {
-			e := c.Entries[c.Recommended-1]
-			fmt.Fprintf(&b, " Recommended: #%d (%s, risk %s, $%.4f).", e.Number, e.Order, riskText(e.Risk, locale), e.EstimatedCostUSD)
-		}
-		return b.String()
+		w = summaryEn
 	}
-	fmt.Fprintf(&b, "%d 件中 %d 件の提案を受け取りました。", len(c.Entries), ok)
+	var b strings.Builder
+	fmt.Fprintf(&b, w.received, ok, len(c.Entries))
 	if len(c.OverlappingPaths) > 0 {
-		fmt.Fprintf(&b, "複数の提案が変更するファイル: %s。", strings.Join(c.OverlappingPaths, ", "))
+		fmt.Fprintf(&b, w.overlapping, strings.Join(c.OverlappingPaths, ", "))
 	}
 	if c.Recommended > 0 {
 		e := c.Entries[c.Recommended-1]
-		fmt.Fprintf(&b, "おすすめ: #%d（%s、リスク %s、$%.4f）。", e.Number, e.Order, riskText(e.Risk, locale), e.EstimatedCostUSD)
+		fmt.Fprintf(&b, w.recommended, e.Number, e.Order, riskText(e.Risk, locale), e.EstimatedCostUSD)
 	}
 	return b.String()
 }
+
+// summaryWording is a summary's wording in one locale: received takes the proposals received and
+// asked for, overlapping the shared paths, recommended number, order, risk and cost.
+type summaryWording struct{ received, overlapping, recommended string }
+
+var (
+	summaryEn = summaryWording{
+		received:    "%d of %d proposals received.",
+		overlapping: " Files changed by more than one proposal: %s.",
+		recommended: " Recommended: #%d (%s, risk %s, $%.4f).",
+	}
+	summaryJa = summaryWording{
+		received:    "%[2]d 件中 %[1]d 件の提案を受け取りました。",
+		overlapping: "複数の提案が変更するファイル: %s。",
+		recommended: "おすすめ: #%d（%s、リスク %s、$%.4f）。",
+	}
+)
 
 func riskText(r Risk, locale string) string {
 	if r != "" {
