@@ -36,7 +36,10 @@ type fixture struct {
 	router routers.Router
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T) *fixture { t.Helper(); return newFixtureWith(t, nil) }
+
+// newFixtureWith is newFixture with the use cases' configuration adjusted by tweak.
+func newFixtureWith(t *testing.T, tweak func(*app.Config)) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.OpenSQLite(ctx, filepath.Join(t.TempDir(), "audit.db"), store.WithKeyring(testKeys))
@@ -49,8 +52,11 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := app.New(st, store.NewRedisGrants(rdb.Client, rdb.Prefix, []byte("test-grant-seal-key"), nil), approvers, app.Config{PendingTTL: time.Hour,
-		AutoApproveAllowed: true, DefaultGrantTTL: time.Hour, MaxGrantTTL: 24 * time.Hour}, nil, app.WithKeyring(testKeys))
+	cfg := app.Config{PendingTTL: time.Hour, AutoApproveAllowed: true, DefaultGrantTTL: time.Hour, MaxGrantTTL: 24 * time.Hour}
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	svc := app.New(st, store.NewRedisGrants(rdb.Client, rdb.Prefix, []byte("test-grant-seal-key"), nil), approvers, cfg, nil, app.WithKeyring(testKeys))
 	api := httpapi.New(svc, approvers, nil)
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)

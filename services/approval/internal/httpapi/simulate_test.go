@@ -6,19 +6,14 @@ import (
 	"encoding/json"
 	"flag"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
-	"github.com/picoclaw-suite/picoclaw/services/approval/internal/httpapi"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/policy"
-	"github.com/picoclaw-suite/picoclaw/services/approval/internal/store"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -50,25 +45,11 @@ func simulationPolicy(t *testing.T) *policy.Policy {
 // TestSimulateGolden posts each testdata/simulate/*.json and compares the answer with its
 // .golden file; no job is created.
 func TestSimulateGolden(t *testing.T) {
-	f := newFixture(t)
-	ctx := context.Background()
-	st, err := store.OpenSQLite(ctx, filepath.Join(t.TempDir(), "audit.db"), store.WithKeyring(testKeys))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	rdb := testinfra.Redis(t)
-	approvers, err := domain.NewApprovers(domain.ApproverConfig{RESTTokens: "ops:" + token})
-	if err != nil {
-		t.Fatal(err)
-	}
 	pol := simulationPolicy(t)
-	svc := app.New(st, store.NewRedisGrants(rdb.Client, rdb.Prefix, []byte("test-grant-seal-key"), nil), approvers, app.Config{
-		Policy: domain.PolicyConfig{HardDenyPaths: []string{".git"}, CostLimitUSD: 1, TokenLimit: 100000}, Engine: pol,
-		PendingTTL: time.Hour, AutoApproveAllowed: true, DefaultGrantTTL: time.Hour, MaxGrantTTL: 24 * time.Hour}, nil, app.WithKeyring(testKeys))
-	srv := httptest.NewServer(httpapi.New(svc, approvers, nil).Handler())
-	t.Cleanup(srv.Close)
-	f.srv = srv
+	f := newFixtureWith(t, func(c *app.Config) {
+		c.Policy = domain.PolicyConfig{HardDenyPaths: []string{".git"}, CostLimitUSD: 1, TokenLimit: 100000}
+		c.Engine = pol
+	})
 
 	inputs, err := filepath.Glob("testdata/simulate/*.json")
 	if err != nil || len(inputs) == 0 {
@@ -110,7 +91,7 @@ func TestSimulateGolden(t *testing.T) {
 			}
 		})
 	}
-	if jobs, err := st.List(ctx, app.ListFilter{Limit: 10}); err != nil || len(jobs) != 0 {
+	if jobs, err := f.store.List(context.Background(), app.ListFilter{Limit: 10}); err != nil || len(jobs) != 0 {
 		t.Errorf("simulation created jobs: %v %v", jobs, err)
 	}
 }
