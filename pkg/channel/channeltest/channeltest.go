@@ -393,3 +393,14 @@ func CheckExampleConfig[C any](t *testing.T, e ExampleConfig[C]) {
 		}
 	}
 }
+
+// PostAtRate prepares b.N request bodies with body, then sends them through post at rate per
+// second (open loop, see AtRate); post answers the HTTP status.
+func PostAtRate(b *testing.B, rate int, body func(i int) []byte, post func(c *http.Client, body []byte) (int, error)) {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
+	bodies := make([][]byte, b.N)
+	for i := range bodies {
+		bodies[i] = body(i)
+	}
+	AtRate(b, rate, func(i int) error { return Status(post(client, bodies[i])) })
+}

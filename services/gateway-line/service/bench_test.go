@@ -33,19 +33,15 @@ import (
 func BenchmarkWebhookAtRate(b *testing.B) {
 	const rate = 500
 	h := start(b, func(c *service.Config) { c.LogLevel = "warn" })
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
-	bodies := make([][]byte, b.N)
-	for i := range bodies {
-		bodies[i] = fakeline.Body(fakeline.TextEvent(fmt.Sprintf("01BENCH%08d", i), allowed, "", "",
-			"ベンチマーク", nowMillis(), false))
-	}
-	channeltest.AtRate(b, rate, func(i int) error {
-		res, err := fakeline.Post(client, h.URL+service.WebhookPath, testSecret, bodies[i])
+	channeltest.PostAtRate(b, rate, func(i int) []byte {
+		return fakeline.Body(fakeline.TextEvent(fmt.Sprintf("01BENCH%08d", i), allowed, "", "", "ベンチマーク", nowMillis(), false))
+	}, func(client *http.Client, body []byte) (int, error) {
+		res, err := fakeline.Post(client, h.URL+service.WebhookPath, testSecret, body)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		res.Body.Close()
-		return channeltest.Status(res.StatusCode, nil)
+		return res.StatusCode, nil
 	})
 }
 

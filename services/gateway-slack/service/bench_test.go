@@ -17,15 +17,12 @@ import (
 func BenchmarkEventsAtRate(b *testing.B) {
 	const rate = 500
 	h := start(b, func(c *service.Config) { c.LogLevel = "warn" })
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
-	bodies := make([][]byte, b.N)
-	for i := range bodies {
+	channeltest.PostAtRate(b, rate, func(i int) []byte {
 		ts := fmt.Sprintf("1700001000.%06d", i)
-		bodies[i] = fakeslack.EventBody(fmt.Sprintf("EvBench%08d", i), fakeslack.Mention(allowed, "CBENCH", ts, "", "ベンチマーク"))
-	}
-	channeltest.AtRate(b, rate, func(i int) error {
+		return fakeslack.EventBody(fmt.Sprintf("EvBench%08d", i), fakeslack.Mention(allowed, "CBENCH", ts, "", "ベンチマーク"))
+	}, func(client *http.Client, body []byte) (int, error) {
 		code, _, err := fakeslack.Do(client, fakeslack.Request{URL: h.URL + service.EventsPath, Secret: testSecret,
-			Body: bodies[i], ContentType: "application/json"})
-		return channeltest.Status(code, err)
+			Body: body, ContentType: "application/json"})
+		return code, err
 	})
 }

@@ -60,23 +60,17 @@ type Executor struct {
 
 // SetDown makes Execute fail with Unavailable.
 func (e *Executor) SetDown(down bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.down = down
+	set(&e.mu, &e.down, down)
 }
 
 // SetDelay holds every later execution for d.
 func (e *Executor) SetDelay(d time.Duration) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.Delay = d
+	set(&e.mu, &e.Delay, d)
 }
 
 // SetWorkspace changes the workspace of later executions.
 func (e *Executor) SetWorkspace(dir string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.Workspace = dir
+	set(&e.mu, &e.Workspace, dir)
 }
 
 // Calls is how many Execute calls arrived.
@@ -194,9 +188,7 @@ func (r *Router) SetPropose(f func(text string) (string, commonv1.TaskType)) {
 
 // SetDown makes ProcessTask fail with Unavailable.
 func (r *Router) SetDown(down bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.Down = down
+	set(&r.mu, &r.Down, down)
 }
 
 // Requests returns the requests received.
@@ -273,9 +265,7 @@ type Heartbeat struct {
 
 // SetDown makes Report fail with Unavailable.
 func (h *Heartbeat) SetDown(down bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.down = down
+	set(&h.mu, &h.down, down)
 }
 
 // Report implements the handler.
@@ -316,4 +306,11 @@ func (g *Gateway) Push(_ context.Context, req *gatewayv1.PushRequest) (*gatewayv
 	}
 	g.Pushed <- proto.CloneOf(req)
 	return &gatewayv1.PushResponse{Delivered: int32(len(req.GetMessages()))}, nil
+}
+
+// set stores v in *dst under mu: the fakes' setters change what later calls see.
+func set[T any](mu *sync.Mutex, dst *T, v T) {
+	mu.Lock()
+	defer mu.Unlock()
+	*dst = v
 }
