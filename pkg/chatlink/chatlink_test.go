@@ -1,6 +1,7 @@
 package chatlink
 
 import (
+	"strings"
 	"testing"
 
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
@@ -30,5 +31,36 @@ func TestProtoConverters(t *testing.T) {
 	pb := ActionToProto(Action{Kind: ActionDeny, JobID: "job_3", Value: "v"})
 	if pb.GetKind() != commonv1.ActionKind_ACTION_KIND_DENY || pb.GetJobId() != "job_3" || pb.GetValue() != "v" {
 		t.Fatalf("proto %v", pb)
+	}
+}
+
+func TestSplitText(t *testing.T) {
+	runes := func(s string, limit int) int { // characters, as Slack counts
+		i := 0
+		for pos := range s {
+			if i == limit {
+				return pos
+			}
+			i++
+		}
+		return len(s)
+	}
+	for _, tc := range []struct {
+		in    string
+		limit int
+		want  []string
+	}{
+		{"", 5, nil},
+		{"short", 5, []string{"short"}},
+		{"abcdefghij", 4, []string{"abcd", "efgh", "ij"}},
+		{"ab\ncdefgh", 4, []string{"ab", "cdef", "gh"}}, // a newline in the first half is not a cut
+		{"abc\ndefgh", 5, []string{"abc", "defgh"}},     // a newline in the second half is
+		{"日本語のテキスト", 3, []string{"日本語", "のテキ", "スト"}},   // characters are never split
+		{"abc", 0, []string{"a", "b", "c"}},
+	} {
+		got := SplitText(tc.in, tc.limit, runes)
+		if strings.Join(got, "|") != strings.Join(tc.want, "|") || len(got) != len(tc.want) {
+			t.Errorf("SplitText(%q, %d) = %q, want %q", tc.in, tc.limit, got, tc.want)
+		}
 	}
 }

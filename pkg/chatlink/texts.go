@@ -1,5 +1,10 @@
 package chatlink
 
+import (
+	"strings"
+	"unicode/utf8"
+)
+
 // Texts are the user-facing strings every channel shows, in one locale.
 type Texts struct {
 	Refusal       string
@@ -47,4 +52,29 @@ func TextsFor(locale string) Texts {
 		ChooseButton: "選択してください:",
 		Approve:      "承認", Deny: "却下", Pick: "選択", Similar: "承認+同種も",
 	}
+}
+
+// SplitText cuts s into pieces that fit a channel's message limit, preferring line breaks in
+// the second half of a piece and never splitting a character. fit(s, limit) is the byte length
+// of the longest prefix of s within the limit in the channel's own measure (characters,
+// UTF-16 units); newlines at the cuts are dropped.
+func SplitText(s string, limit int, fit func(s string, limit int) int) []string {
+	if s == "" {
+		return nil
+	}
+	var out []string
+	for cut := fit(s, limit); cut < len(s); cut = fit(s, limit) {
+		if cut == 0 {
+			_, cut = utf8.DecodeRuneInString(s) // a limit below one character: one at a time
+		}
+		if nl := strings.LastIndexByte(s[:cut], '\n'); nl > cut/2 {
+			cut = nl + 1
+		}
+		out = append(out, strings.TrimRight(s[:cut], "\n"))
+		s = strings.TrimLeft(s[cut:], "\n")
+	}
+	if s != "" {
+		out = append(out, s)
+	}
+	return out
 }

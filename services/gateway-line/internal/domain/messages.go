@@ -218,24 +218,7 @@ func commandHint(text string, actions []Action) string {
 
 // SplitText cuts s into pieces of at most limit UTF-16 units, preferring line breaks and never
 // splitting a character.
-func SplitText(s string, limit int) []string {
-	if s == "" {
-		return nil
-	}
-	var out []string
-	for utf16Len(s) > limit {
-		cut := cutIndex(s, limit)
-		if nl := strings.LastIndexByte(s[:cut], '\n'); nl > cut/2 {
-			cut = nl + 1
-		}
-		out = append(out, strings.TrimRight(s[:cut], "\n"))
-		s = strings.TrimLeft(s[cut:], "\n")
-	}
-	if s != "" {
-		out = append(out, s)
-	}
-	return out
-}
+func SplitText(s string, limit int) []string { return chatlink.SplitText(s, limit, cutIndex) }
 
 // cutIndex is the byte index of the longest prefix of s within limit UTF-16 units.
 func cutIndex(s string, limit int) int {

@@ -89,24 +89,7 @@ func Compose(replies []Reply, t Texts) []OutMessage {
 }
 
 // SplitText cuts s into pieces of at most limit characters, preferring line breaks.
-func SplitText(s string, limit int) []string {
-	if s == "" {
-		return nil
-	}
-	var out []string
-	for utf8.RuneCountInString(s) > limit {
-		cut := byteIndexOfRune(s, limit)
-		if nl := strings.LastIndexByte(s[:cut], '\n'); nl > cut/2 {
-			cut = nl + 1
-		}
-		out = append(out, strings.TrimRight(s[:cut], "\n"))
-		s = strings.TrimLeft(s[cut:], "\n")
-	}
-	if s != "" {
-		out = append(out, s)
-	}
-	return out
-}
+func SplitText(s string, limit int) []string { return chatlink.SplitText(s, limit, byteIndexOfRune) }
 
 func byteIndexOfRune(s string, n int) int {
 	i := 0
