@@ -53,9 +53,9 @@ func TestSplitText(t *testing.T) {
 		{"", 5, nil},
 		{"short", 5, []string{"short"}},
 		{"abcdefghij", 4, []string{"abcd", "efgh", "ij"}},
-		{"ab\ncdefgh", 4, []string{"ab", "cdef", "gh"}}, // a newline in the first half is not a cut
-		{"abc\ndefgh", 5, []string{"abc", "defgh"}},     // a newline in the second half is
-		{"日本語のテキスト", 3, []string{"日本語", "のテキ", "スト"}},   // characters are never split
+		{"ab\ncdefgh", 4, []string{"ab\nc", "defg", "h"}}, // a newline in the first half is not a cut
+		{"abc\ndefgh", 5, []string{"abc", "defgh"}},       // a newline in the second half is
+		{"日本語のテキスト", 3, []string{"日本語", "のテキ", "スト"}},     // characters are never split
 		{"abc", 0, []string{"a", "b", "c"}},
 	} {
 		got := SplitText(tc.in, tc.limit, runes)
