@@ -35,16 +35,6 @@ func TestProtoConverters(t *testing.T) {
 }
 
 func TestSplitText(t *testing.T) {
-	runes := func(s string, limit int) int { // characters, as Slack counts
-		i := 0
-		for pos := range s {
-			if i == limit {
-				return pos
-			}
-			i++
-		}
-		return len(s)
-	}
 	for _, tc := range []struct {
 		in    string
 		limit int
@@ -58,7 +48,7 @@ func TestSplitText(t *testing.T) {
 		{"日本語のテキスト", 3, []string{"日本語", "のテキ", "スト"}},     // characters are never split
 		{"abc", 0, []string{"a", "b", "c"}},
 	} {
-		got := SplitText(tc.in, tc.limit, runes)
+		got := SplitText(tc.in, tc.limit, RuneFit)
 		if strings.Join(got, "|") != strings.Join(tc.want, "|") || len(got) != len(tc.want) {
 			t.Errorf("SplitText(%q, %d) = %q, want %q", tc.in, tc.limit, got, tc.want)
 		}

@@ -78,3 +78,16 @@ func SplitText(s string, limit int, fit func(s string, limit int) int) []string 
 	}
 	return out
 }
+
+// RuneFit is SplitText's fit for channels that count characters: the byte length of the first
+// limit characters of s (all of s when shorter).
+func RuneFit(s string, limit int) int {
+	i := 0
+	for pos := range s {
+		if i == limit {
+			return pos
+		}
+		i++
+	}
+	return len(s)
+}

@@ -89,24 +89,14 @@ func Compose(replies []Reply, t Texts) []OutMessage {
 }
 
 // SplitText cuts s into pieces of at most limit characters, preferring line breaks.
-func SplitText(s string, limit int) []string { return chatlink.SplitText(s, limit, byteIndexOfRune) }
+func SplitText(s string, limit int) []string { return chatlink.SplitText(s, limit, chatlink.RuneFit) }
 
-func byteIndexOfRune(s string, n int) int {
-	i := 0
-	for pos := range s {
-		if i == n {
-			return pos
-		}
-		i++
-	}
-	return len(s)
-}
 
 func truncate(s string, limit int) string {
 	if utf8.RuneCountInString(s) <= limit {
 		return s
 	}
-	return s[:byteIndexOfRune(s, limit-1)] + "…"
+	return s[:chatlink.RuneFit(s, limit-1)] + "…"
 }
 
 // Texts are the user-facing strings in one locale: the runtime's, and the note that replaces
