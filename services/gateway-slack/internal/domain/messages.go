@@ -91,7 +91,6 @@ func Compose(replies []Reply, t Texts) []OutMessage {
 // SplitText cuts s into pieces of at most limit characters, preferring line breaks.
 func SplitText(s string, limit int) []string { return chatlink.SplitText(s, limit, chatlink.RuneFit) }
 
-
 func truncate(s string, limit int) string {
 	if utf8.RuneCountInString(s) <= limit {
 		return s
