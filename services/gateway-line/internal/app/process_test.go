@@ -109,7 +109,7 @@ func TestHandle(t *testing.T) {
 		{name: "LINE refuses the push for good", in: fresh, redelivered: true, pushErr: fmt.Errorf("%w: 400", domain.ErrPermanent),
 			wantCalls: []string{"push:" + key}, wantErr: "permanent", wantLoading: true},
 		{name: "postback becomes an action", in: postback, wantCalls: []string{"reply:rt"}, wantLoading: true,
-			wantAction: &domain.Action{Kind: domain.ActionDeny, JobID: "job_20261121_003"}},
+			wantAction: &domain.Action{Kind: chatlink.ActionDeny, JobID: "job_20261121_003"}},
 		{name: "unknown postback ignored", in: badPostback},
 		{name: "stranger refused", in: stranger, wantCalls: []string{"reply:rt"}},
 	} {

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf16"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/chatlink"
 )
 
 func TestUseReplyToken(t *testing.T) {
@@ -86,12 +88,12 @@ func TestPostbackRoundTrip(t *testing.T) {
 		a    Action
 		ok   bool
 	}{
-		{"approve", Action{Kind: ActionApprove, JobID: "job_20261121_001"}, true},
-		{"deny", Action{Kind: ActionDeny, JobID: "job_20261121_001"}, true},
-		{"pick with value", Action{Kind: ActionPick, JobID: "job_20261121_001", Value: "2"}, true},
-		{"too long for 300 bytes", Action{Kind: ActionPick, JobID: "job_20261121_001", Value: strings.Repeat("x", 290)}, false},
-		{"approve with trace", Action{Kind: ActionApprove, JobID: "job_20261121_001", Trace: testTrace}, true},
-		{"pick with value and trace", Action{Kind: ActionPick, JobID: "job_20261121_001", Value: "3", Trace: testTrace}, true},
+		{"approve", Action{Kind: chatlink.ActionApprove, JobID: "job_20261121_001"}, true},
+		{"deny", Action{Kind: chatlink.ActionDeny, JobID: "job_20261121_001"}, true},
+		{"pick with value", Action{Kind: chatlink.ActionPick, JobID: "job_20261121_001", Value: "2"}, true},
+		{"too long for 300 bytes", Action{Kind: chatlink.ActionPick, JobID: "job_20261121_001", Value: strings.Repeat("x", 290)}, false},
+		{"approve with trace", Action{Kind: chatlink.ActionApprove, JobID: "job_20261121_001", Trace: testTrace}, true},
+		{"pick with value and trace", Action{Kind: chatlink.ActionPick, JobID: "job_20261121_001", Value: "3", Trace: testTrace}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data, ok := EncodePostback(tc.a)
@@ -111,7 +113,7 @@ func TestPostbackRoundTrip(t *testing.T) {
 		})
 	}
 	// A value that fits only without the trace keeps the button and drops the trace.
-	long := Action{Kind: ActionPick, JobID: "job_20261121_001", Value: strings.Repeat("x", 230), Trace: testTrace}
+	long := Action{Kind: chatlink.ActionPick, JobID: "job_20261121_001", Value: strings.Repeat("x", 230), Trace: testTrace}
 	data, ok := EncodePostback(long)
 	got, err := DecodePostback(data)
 	if !ok || len(data) > MaxPostbackData || err != nil || got.Trace != "" || got.Value != long.Value {
@@ -128,7 +130,7 @@ func TestCompose(t *testing.T) {
 	ja := TextsFor("ja")
 	job := "job_20261121_007"
 	approval := Reply{Text: "承認が必要です: " + job, JobID: job, Actions: []Action{
-		{Kind: ActionApprove, JobID: job}, {Kind: ActionDeny, JobID: job},
+		{Kind: chatlink.ActionApprove, JobID: job}, {Kind: chatlink.ActionDeny, JobID: job},
 	}}
 	t.Run("plain text", func(t *testing.T) {
 		got := Compose([]Reply{{Text: "はい"}}, ja)
@@ -155,7 +157,7 @@ func TestCompose(t *testing.T) {
 				t.Errorf("postback data %d bytes", len(b.Data))
 			}
 		}
-		if a, err := DecodePostback(c.Yes.Data); err != nil || a.Kind != ActionApprove || a.JobID != job {
+		if a, err := DecodePostback(c.Yes.Data); err != nil || a.Kind != chatlink.ActionApprove || a.JobID != job {
 			t.Errorf("yes button decodes to %+v, %v", a, err)
 		}
 	})
@@ -170,7 +172,7 @@ func TestCompose(t *testing.T) {
 	t.Run("pick options become quick replies", func(t *testing.T) {
 		var acts []Action
 		for _, v := range []string{"1", "2", "3"} {
-			acts = append(acts, Action{Kind: ActionPick, JobID: job, Value: v, Label: "案" + v})
+			acts = append(acts, Action{Kind: chatlink.ActionPick, JobID: job, Value: v, Label: "案" + v})
 		}
 		got := Compose([]Reply{{Text: "どれにしますか", Actions: acts}}, ja)
 		if len(got) != 1 || len(got[0].QuickReplies) != 3 || got[0].QuickReplies[1].DisplayText != "/pick "+job+" 2" {

@@ -25,15 +25,6 @@ const (
 // ActionKind is what a button does.
 type ActionKind = chatlink.ActionKind
 
-// Button kinds (mirroring picoclaw.common.v1.ActionKind).
-const (
-	ActionApprove = chatlink.ActionApprove
-	ActionDeny    = chatlink.ActionDeny
-	ActionPick    = chatlink.ActionPick
-	// ActionApproveSimilar approves and allows similar jobs for a while.
-	ActionApproveSimilar = chatlink.ActionApproveSimilar
-)
-
 // Action is a button offered with a reply, or a button press.
 type Action = chatlink.Action
 
@@ -93,7 +84,7 @@ func DecodePostback(data string) (Action, error) {
 	}
 	a := Action{Kind: ActionKind(v.Get("a")), JobID: v.Get("j"), Value: v.Get("v"), Trace: v.Get("t")}
 	switch a.Kind {
-	case ActionApprove, ActionDeny, ActionPick, ActionApproveSimilar:
+	case chatlink.ActionApprove, chatlink.ActionDeny, chatlink.ActionPick, chatlink.ActionApproveSimilar:
 	default:
 		return Action{}, fmt.Errorf("%w: postback action %q", ErrInvalid, a.Kind)
 	}
@@ -198,10 +189,10 @@ func isApproveDenyPair(actions []Action) bool {
 	if len(actions) < MaxConfirmActions || len(actions) > MaxConfirmActions+1 {
 		return false
 	}
-	if len(actions) == MaxConfirmActions+1 && (actions[2].Kind != ActionApproveSimilar || actions[2].JobID != actions[0].JobID) {
+	if len(actions) == MaxConfirmActions+1 && (actions[2].Kind != chatlink.ActionApproveSimilar || actions[2].JobID != actions[0].JobID) {
 		return false
 	}
-	return actions[0].Kind == ActionApprove && actions[1].Kind == ActionDeny && actions[0].JobID == actions[1].JobID
+	return actions[0].Kind == chatlink.ActionApprove && actions[1].Kind == chatlink.ActionDeny && actions[0].JobID == actions[1].JobID
 }
 
 // commandHint lists the typed commands the text does not already mention.

@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/channel/channeltest"
+	"github.com/picoclaw-suite/picoclaw/pkg/chatlink"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakeline"
@@ -58,9 +59,9 @@ func TestEventTraceAndJobID(t *testing.T) {
 	}{
 		{"text starts a job", fakeline.TextEvent("01EVTEXT", user, "", "", "やあ", time.Now().UnixMilli(), false), allocated, "", true},
 		{"press continues the button's trace", fakeline.PostbackEvent("01EVPRESS", user, "",
-			postback(domain.Action{Kind: domain.ActionApprove, JobID: pressed, Trace: buttonTP}), time.Now().UnixMilli()), pressed, buttonTID, true},
+			postback(domain.Action{Kind: chatlink.ActionApprove, JobID: pressed, Trace: buttonTP}), time.Now().UnixMilli()), pressed, buttonTID, true},
 		{"press without a trace starts one", fakeline.PostbackEvent("01EVOLD", user, "",
-			postback(domain.Action{Kind: domain.ActionDeny, JobID: pressed}), time.Now().UnixMilli()), pressed, "", true},
+			postback(domain.Action{Kind: chatlink.ActionDeny, JobID: pressed}), time.Now().UnixMilli()), pressed, "", true},
 		{"press without a valid job follows the request", fakeline.PostbackEvent("01EVBAD", user, "",
 			"a=approve&j=nonsense", time.Now().UnixMilli()), "", "request", false},
 		{"follow follows the request", fakeline.OtherEvent("01EVFOLLOW", "follow", user, time.Now().UnixMilli()), "", "request", false},

@@ -92,7 +92,7 @@ func TestRetryResumesWithoutRepeating(t *testing.T) {
 }
 
 func TestHandleCases(t *testing.T) {
-	approve := &domain.Action{Kind: domain.ActionApprove, JobID: "job_1"}
+	approve := &domain.Action{Kind: chatlink.ActionApprove, JobID: "job_1"}
 	for _, tc := range []struct {
 		name       string
 		in         domain.Inbound

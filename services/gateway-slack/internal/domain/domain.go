@@ -32,15 +32,6 @@ const (
 // ActionKind is what a button does (also the Slack action_id).
 type ActionKind = chatlink.ActionKind
 
-// Button kinds (mirroring picoclaw.common.v1.ActionKind).
-const (
-	ActionApprove = chatlink.ActionApprove
-	ActionDeny    = chatlink.ActionDeny
-	ActionPick    = chatlink.ActionPick
-	// ActionApproveSimilar approves and allows similar jobs for a while.
-	ActionApproveSimilar = chatlink.ActionApproveSimilar
-)
-
 // Action is a button offered with a reply, or a button press.
 type Action = chatlink.Action
 
@@ -63,7 +54,7 @@ var traceparent = regexp.MustCompile(`^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-
 func ParseButton(actionID, value string) (Action, error) {
 	k := ActionKind(actionID)
 	switch k {
-	case ActionApprove, ActionDeny, ActionPick, ActionApproveSimilar:
+	case chatlink.ActionApprove, chatlink.ActionDeny, chatlink.ActionPick, chatlink.ActionApproveSimilar:
 	default:
 		return Action{}, fmt.Errorf("%w: action %q", ErrInvalid, actionID)
 	}

@@ -5,17 +5,19 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/chatlink"
 )
 
 const testTrace = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 
 func TestButtonRoundTrip(t *testing.T) {
 	for _, a := range []Action{
-		{Kind: ActionApprove, JobID: "job_20261121_001"},
-		{Kind: ActionDeny, JobID: "job_20261121_001"},
-		{Kind: ActionPick, JobID: "job_20261121_001", Value: "2"},
-		{Kind: ActionApprove, JobID: "job_20261121_001", Trace: testTrace},
-		{Kind: ActionPick, JobID: "job_20261121_001", Value: "2", Trace: testTrace},
+		{Kind: chatlink.ActionApprove, JobID: "job_20261121_001"},
+		{Kind: chatlink.ActionDeny, JobID: "job_20261121_001"},
+		{Kind: chatlink.ActionPick, JobID: "job_20261121_001", Value: "2"},
+		{Kind: chatlink.ActionApprove, JobID: "job_20261121_001", Trace: testTrace},
+		{Kind: chatlink.ActionPick, JobID: "job_20261121_001", Value: "2", Trace: testTrace},
 	} {
 		got, err := ParseButton(string(a.Kind), ButtonValue(a))
 		if err != nil || got != a {
@@ -57,7 +59,7 @@ func TestCompose(t *testing.T) {
 		}
 	})
 	t.Run("buttons on the last part with typed commands", func(t *testing.T) {
-		r := Reply{Text: strings.Repeat("あ", 6000), Actions: []Action{{Kind: ActionApprove, JobID: job}, {Kind: ActionDeny, JobID: job}}}
+		r := Reply{Text: strings.Repeat("あ", 6000), Actions: []Action{{Kind: chatlink.ActionApprove, JobID: job}, {Kind: chatlink.ActionDeny, JobID: job}}}
 		got := Compose([]Reply{r}, ja)
 		if len(got) != 3 {
 			t.Fatalf("%d messages", len(got))
@@ -76,7 +78,7 @@ func TestCompose(t *testing.T) {
 	})
 	t.Run("a trace that does not fit is dropped, not the button", func(t *testing.T) {
 		long := strings.Repeat("x", MaxButtonValue-len(job)-10)
-		got := Compose([]Reply{{Text: "pick", Actions: []Action{{Kind: ActionPick, JobID: job, Value: long, Trace: testTrace}}}}, ja)
+		got := Compose([]Reply{{Text: "pick", Actions: []Action{{Kind: chatlink.ActionPick, JobID: job, Value: long, Trace: testTrace}}}}, ja)
 		if len(got) != 1 || len(got[0].Buttons) != 1 || got[0].Buttons[0].Trace != "" || got[0].Buttons[0].Value != long {
 			t.Fatalf("got %+v", got)
 		}
@@ -86,7 +88,7 @@ func TestCompose(t *testing.T) {
 		for range 12 {
 			rs = append(rs, Reply{Text: "part"})
 		}
-		rs = append(rs, Reply{Text: "decide", Actions: []Action{{Kind: ActionApprove, JobID: job}}})
+		rs = append(rs, Reply{Text: "decide", Actions: []Action{{Kind: chatlink.ActionApprove, JobID: job}}})
 		got := Compose(rs, ja)
 		if len(got) != MaxMessages || len(got[MaxMessages-1].Buttons) != 1 {
 			t.Fatalf("got %d messages, last %+v", len(got), got[len(got)-1])
@@ -130,7 +132,7 @@ func TestSessions(t *testing.T) {
 }
 
 func TestDecidedNote(t *testing.T) {
-	if got := TextsFor("ja").DecidedNote("U1", Action{Kind: ActionApprove}); got != "<@U1> が選択しました: 承認" {
+	if got := TextsFor("ja").DecidedNote("U1", Action{Kind: chatlink.ActionApprove}); got != "<@U1> が選択しました: 承認" {
 		t.Fatalf("note %q", got)
 	}
 }

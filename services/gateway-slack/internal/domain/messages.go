@@ -108,7 +108,7 @@ type Texts struct {
 // DecidedNote is the line that replaces the buttons once someone pressed one.
 func (t Texts) DecidedNote(user string, a Action) string {
 	label := t.Label(a.Kind)
-	if a.Kind == ActionPick && a.Value != "" {
+	if a.Kind == chatlink.ActionPick && a.Value != "" {
 		label += " " + a.Value
 	}
 	return fmt.Sprintf(t.Decided, "<@"+user+">", label)

@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/channel/channeltest"
+	"github.com/picoclaw-suite/picoclaw/pkg/chatlink"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakeslack"
@@ -58,9 +59,9 @@ func TestEventTraceAndJobID(t *testing.T) {
 		{"mention starts a job", "/slack/events", "application/json",
 			fakeslack.EventBody("EvT1", fakeslack.Mention(user, "C1", "1700000000.000100", "", "やあ")), allocated, ""},
 		{"press continues the button's trace", "/slack/interactive", "application/x-www-form-urlencoded",
-			press(domain.ButtonValue(domain.Action{Kind: domain.ActionApprove, JobID: pressed, Trace: buttonTP})), pressed, buttonTID},
+			press(domain.ButtonValue(domain.Action{Kind: chatlink.ActionApprove, JobID: pressed, Trace: buttonTP})), pressed, buttonTID},
 		{"press without a trace starts one", "/slack/interactive", "application/x-www-form-urlencoded",
-			press(domain.ButtonValue(domain.Action{Kind: domain.ActionApprove, JobID: pressed})), pressed, ""},
+			press(domain.ButtonValue(domain.Action{Kind: chatlink.ActionApprove, JobID: pressed})), pressed, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/chatlink"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/domain"
 )
 
@@ -94,9 +95,9 @@ func (c *Client) blocks(msg domain.OutMessage) []slack.Block {
 		b := slack.NewButtonBlockElement(string(a.Kind), domain.ButtonValue(a),
 			slack.NewTextBlockObject(slack.PlainTextType, label, false, false))
 		switch a.Kind {
-		case domain.ActionApprove:
+		case chatlink.ActionApprove:
 			b.Style = slack.StylePrimary
-		case domain.ActionDeny:
+		case chatlink.ActionDeny:
 			b.Style = slack.StyleDanger
 		}
 		buttons = append(buttons, b)
