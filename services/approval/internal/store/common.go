@@ -3,6 +3,7 @@
 package store
 
 import (
+	"context"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -186,4 +187,59 @@ func checked(keys *domain.Keyring, id string, rm domain.ReadModel, events []doma
 	}
 	rebuilt.Patch = rm.Job.Patch
 	return rebuilt, nil
+}
+
+// updateTx is one database transaction of Update, in the database's own dialect.
+type updateTx interface {
+	// lockedReadModel reads the job's row (locked where the database can).
+	lockedReadModel(ctx context.Context, id string) (domain.ReadModel, error)
+	events(ctx context.Context, id string) ([]domain.Event, error)
+	// insertEvents appends events; a taken (job_id, seq) is domain.ErrVersionConflict.
+	insertEvents(ctx context.Context, events []domain.Event) error
+	// writeRow stores next's read model if the row is still at version prev; otherwise it is
+	// domain.ErrVersionConflict.
+	writeRow(ctx context.Context, id string, next domain.Job, r row, prev int64) error
+	commit(ctx context.Context) error
+}
+
+// update is Update's one flow over both databases: read the job and its events, check them,
+// run fn, seal and insert the new events and write the read model, all in tx.
+func update(ctx context.Context, keys *domain.Keyring, tx updateTx, id string, fn func(domain.Job) ([]domain.Draft, error)) (domain.Job, error) {
+	rm, err := tx.lockedReadModel(ctx, id)
+	if err != nil {
+		if errors.Is(err, domain.ErrNotFound) {
+			return domain.Job{}, fmt.Errorf("job %s: %w", id, domain.ErrNotFound)
+		}
+		return domain.Job{}, err
+	}
+	logged, err := tx.events(ctx, id)
+	if err != nil {
+		return domain.Job{}, err
+	}
+	job, err := checked(keys, id, rm, logged)
+	if err != nil {
+		return rm.Job, err
+	}
+	drafts, ferr := fn(job)
+	if len(drafts) == 0 {
+		return job, ferr
+	}
+	next, events, err := sealAll(keys, id, job, drafts)
+	if err != nil {
+		return job, err
+	}
+	if err := tx.insertEvents(ctx, events); err != nil {
+		return job, err
+	}
+	r, err := toRow(next)
+	if err != nil {
+		return job, err
+	}
+	if err := tx.writeRow(ctx, id, next, r, job.Version); err != nil {
+		return job, err
+	}
+	if err := tx.commit(ctx); err != nil {
+		return job, err
+	}
+	return next, ferr
 }

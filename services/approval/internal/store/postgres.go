@@ -286,57 +286,56 @@ func (s *Postgres) update(ctx context.Context, id string, fn func(domain.Job) ([
 		return domain.Job{}, err
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
-	rm, err := scanPGReadModel(tx.QueryRow(ctx, `SELECT `+pgReadModelColumns+` FROM approval_jobs WHERE job_id = $1 FOR UPDATE`, id))
-	if err != nil {
-		if errors.Is(err, domain.ErrNotFound) {
-			return domain.Job{}, fmt.Errorf("job %s: %w", id, domain.ErrNotFound)
-		}
-		return domain.Job{}, err
-	}
-	logged, err := s.events(ctx, tx, id)
-	if err != nil {
-		return domain.Job{}, err
-	}
-	job, err := checked(s.keys, id, rm, logged)
-	if err != nil {
-		return rm.Job, err
-	}
-	drafts, ferr := fn(job)
-	if len(drafts) == 0 {
-		return job, ferr
-	}
-	next, events, err := sealAll(s.keys, id, job, drafts)
-	if err != nil {
-		return job, err
-	}
-	if err := insertPGEvents(ctx, tx, events); err != nil {
+	return update(ctx, s.keys, pgUpdate{s: s, tx: tx}, id, fn)
+}
+
+// pgUpdate is Update's transaction on Postgres: the row is locked FOR UPDATE.
+type pgUpdate struct {
+	s  *Postgres
+	tx pgx.Tx
+}
+
+func (u pgUpdate) lockedReadModel(ctx context.Context, id string) (domain.ReadModel, error) {
+	return scanPGReadModel(u.tx.QueryRow(ctx, `SELECT `+pgReadModelColumns+` FROM approval_jobs WHERE job_id = $1 FOR UPDATE`, id))
+}
+
+func (u pgUpdate) events(ctx context.Context, id string) ([]domain.Event, error) {
+	return u.s.events(ctx, u.tx, id)
+}
+
+func (u pgUpdate) insertEvents(ctx context.Context, events []domain.Event) error {
+	if err := insertPGEvents(ctx, u.tx, events); err != nil {
 		if isUniqueViolation(err) {
-			return job, domain.ErrVersionConflict
+			return domain.ErrVersionConflict
 		}
-		return job, err
+		return err
 	}
-	r, err := toRow(next)
-	if err != nil {
-		return job, err
-	}
-	tag, err := tx.Exec(ctx, `UPDATE approval_jobs SET status=$2, patch=$3, content_hash=$4, auto_approved=$5, policy_rule=$6,
+	return nil
+}
+
+func (u pgUpdate) writeRow(ctx context.Context, id string, next domain.Job, r row, prev int64) error {
+	tag, err := u.tx.Exec(ctx, `UPDATE approval_jobs SET status=$2, patch=$3, content_hash=$4, auto_approved=$5, policy_rule=$6,
 		approver=$7, decided_at=$8, expires_at=$9, executed_at=$10, finished_at=$11, result=$12, version=$13, last_hash=$14,
 		data=$15, uses_browser=$16 WHERE job_id=$1 AND version=$17`,
 		id, string(next.Status), next.Patch, next.ContentHash, next.AutoApproved, next.PolicyRule, r.approver, r.decided,
-		r.expires, r.executed, r.finished, nullJSON(r.result), next.Version, next.LastHash, string(r.data), next.UsesBrowser, job.Version)
+		r.expires, r.executed, r.finished, nullJSON(r.result), next.Version, next.LastHash, string(r.data), next.UsesBrowser, prev)
 	if err != nil {
-		return job, err
+		return err
 	}
 	if tag.RowsAffected() != 1 {
-		return job, domain.ErrVersionConflict
+		return domain.ErrVersionConflict
 	}
-	if err := tx.Commit(ctx); err != nil {
+	return nil
+}
+
+func (u pgUpdate) commit(ctx context.Context) error {
+	if err := u.tx.Commit(ctx); err != nil {
 		if isUniqueViolation(err) {
-			return job, domain.ErrVersionConflict
+			return domain.ErrVersionConflict
 		}
-		return job, err
+		return err
 	}
-	return next, ferr
+	return nil
 }
 
 func insertPGEvents(ctx context.Context, tx pgx.Tx, events []domain.Event) error {

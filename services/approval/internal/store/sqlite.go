@@ -215,56 +215,50 @@ func (s *SQLite) update(ctx context.Context, id string, fn func(domain.Job) ([]d
 		return domain.Job{}, err
 	}
 	defer func() { _ = tx.Rollback() }()
-	rm, err := scanSQLiteReadModel(tx.QueryRowContext(ctx, `SELECT `+sqliteReadModelColumns+` FROM approval_jobs WHERE job_id = ?`, id))
-	if err != nil {
-		if errors.Is(err, domain.ErrNotFound) {
-			return domain.Job{}, fmt.Errorf("job %s: %w", id, domain.ErrNotFound)
-		}
-		return domain.Job{}, err
-	}
-	logged, err := s.events(ctx, tx, id)
-	if err != nil {
-		return domain.Job{}, err
-	}
-	job, err := checked(s.keys, id, rm, logged)
-	if err != nil {
-		return rm.Job, err
-	}
-	drafts, ferr := fn(job)
-	if len(drafts) == 0 {
-		return job, ferr
-	}
-	next, events, err := sealAll(s.keys, id, job, drafts)
-	if err != nil {
-		return job, err
-	}
-	if err := insertSQLiteEvents(ctx, tx, events); err != nil {
+	return update(ctx, s.keys, sqliteUpdate{s: s, tx: tx}, id, fn)
+}
+
+// sqliteUpdate is Update's transaction on SQLite (one writer at a time: no row lock needed).
+type sqliteUpdate struct {
+	s  *SQLite
+	tx *sql.Tx
+}
+
+func (u sqliteUpdate) lockedReadModel(ctx context.Context, id string) (domain.ReadModel, error) {
+	return scanSQLiteReadModel(u.tx.QueryRowContext(ctx, `SELECT `+sqliteReadModelColumns+` FROM approval_jobs WHERE job_id = ?`, id))
+}
+
+func (u sqliteUpdate) events(ctx context.Context, id string) ([]domain.Event, error) {
+	return u.s.events(ctx, u.tx, id)
+}
+
+func (u sqliteUpdate) insertEvents(ctx context.Context, events []domain.Event) error {
+	if err := insertSQLiteEvents(ctx, u.tx, events); err != nil {
 		if isSQLiteConstraint(err) {
-			return job, domain.ErrVersionConflict
+			return domain.ErrVersionConflict
 		}
-		return job, err
+		return err
 	}
-	r, err := toRow(next)
-	if err != nil {
-		return job, err
-	}
-	res, err := tx.ExecContext(ctx, `UPDATE approval_jobs SET status=?, patch=?, content_hash=?, auto_approved=?, policy_rule=?,
+	return nil
+}
+
+func (u sqliteUpdate) writeRow(ctx context.Context, id string, next domain.Job, r row, prev int64) error {
+	res, err := u.tx.ExecContext(ctx, `UPDATE approval_jobs SET status=?, patch=?, content_hash=?, auto_approved=?, policy_rule=?,
 		approver=?, decided_at=?, expires_at=?, executed_at=?, finished_at=?, result=?, version=?, last_hash=?, data=?, uses_browser=?
 		WHERE job_id=? AND version=?`,
 		string(next.Status), next.Patch, next.ContentHash, next.AutoApproved, next.PolicyRule, r.approver, micros(r.decided),
 		micros(r.expires), micros(r.executed), micros(r.finished), nullJSON(r.result), next.Version, next.LastHash,
-		string(r.data), next.UsesBrowser, id, job.Version)
+		string(r.data), next.UsesBrowser, id, prev)
 	if err != nil {
-		return job, err
+		return err
 	}
 	if n, _ := res.RowsAffected(); n != 1 {
-		return job, domain.ErrVersionConflict
+		return domain.ErrVersionConflict
 	}
-	if err := tx.Commit(); err != nil {
-		return job, err
-	}
-	return next, ferr
+	return nil
 }
+
+func (u sqliteUpdate) commit(context.Context) error { return u.tx.Commit() }
 
 func insertSQLiteEvents(ctx context.Context, tx *sql.Tx, events []domain.Event) error {
 	for _, e := range events {
