@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/runner"
 )
 
 // Delivery is one event handed to the Handler.
@@ -305,14 +307,7 @@ func (c *Consumer) reclaim(ctx context.Context, wg *sync.WaitGroup) error {
 
 // keepAlive resets the idle time of entries in progress so no other consumer reclaims them.
 func (c *Consumer) keepAlive(ctx context.Context) {
-	t := time.NewTicker(max(c.ccfg.ClaimIdle/3, 10*time.Millisecond))
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	runner.Every(ctx, max(c.ccfg.ClaimIdle/3, 10*time.Millisecond), func() {
 		c.mu.Lock()
 		ids := make([]string, 0, len(c.inflight))
 		for id := range c.inflight {
@@ -320,7 +315,7 @@ func (c *Consumer) keepAlive(ctx context.Context) {
 		}
 		c.mu.Unlock()
 		if len(ids) == 0 {
-			continue
+			return
 		}
 		err := c.rdb.XClaimJustID(ctx, &redis.XClaimArgs{
 			Stream: c.cfg.Stream, Group: c.cfg.Group, Consumer: c.ccfg.Name, MinIdle: 0, Messages: ids,
@@ -328,7 +323,7 @@ func (c *Consumer) keepAlive(ctx context.Context) {
 		if err != nil && ctx.Err() == nil {
 			c.log.WarnContext(ctx, "inbox.keepalive_failed", slog.Any("error", err))
 		}
-	}
+	})
 }
 
 func (c *Consumer) waitCapacity(ctx context.Context) bool {

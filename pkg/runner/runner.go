@@ -94,3 +94,17 @@ func Serve[C any, P Config[C]](name string, defaults func() C, run func(context.
 		return run(ctx, cfg)
 	})
 }
+
+// Every calls fn every interval until ctx ends (the first call one interval from now).
+func Every(ctx context.Context, every time.Duration, fn func()) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			fn()
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestMainExitCodes(t *testing.T) {
@@ -46,5 +47,28 @@ func TestHealthcheck(t *testing.T) {
 	}
 	if code := Main("svc", []string{"healthcheck", down.URL}, &stderr, never); code != 1 {
 		t.Fatalf("unhealthy exit %d", code)
+	}
+}
+
+func TestEveryRunsUntilCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	calls := 0
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Every(ctx, time.Millisecond, func() {
+			calls++
+			if calls == 3 {
+				cancel()
+			}
+		})
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Every did not stop when its context ended")
+	}
+	if calls != 3 {
+		t.Fatalf("calls = %d, want 3", calls)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/embedredis"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/pkg/runner"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	approval "github.com/picoclaw-suite/picoclaw/services/approval/service"
 	chatmio "github.com/picoclaw-suite/picoclaw/services/chat-mio/service"
@@ -109,18 +110,11 @@ func (s *suite) saveEvery(ctx context.Context, every time.Duration) <-chan struc
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if err := s.redis.Save(ctx); err != nil && ctx.Err() == nil {
-					fmt.Fprintf(s.g.io.Err, "picoclaw: saving the Redis snapshot: %v\n", err)
-				}
+		runner.Every(ctx, every, func() {
+			if err := s.redis.Save(ctx); err != nil && ctx.Err() == nil {
+				fmt.Fprintf(s.g.io.Err, "picoclaw: saving the Redis snapshot: %v\n", err)
 			}
-		}
+		})
 	}()
 	return done
 }
