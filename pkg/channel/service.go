@@ -76,10 +76,7 @@ func Run(ctx context.Context, spec Spec) error {
 	if err != nil {
 		return err
 	}
-	loc, err := cfg.Location()
-	if err != nil {
-		return err
-	}
+	loc := srv.Location()
 	// Same counter and key prefix as chat-mio, so ids stay unique whoever allocates them.
 	jobs := redisalloc.New(rdb, loc, cfg.Redis.KeyPrefix, redisalloc.WithLogger(log))
 	env := Env{

@@ -104,6 +104,8 @@ type Server struct {
 	ownsTelemetry bool
 	// lastNotReady is the set of failing readiness checks last answered (sorted, joined).
 	lastNotReady string
+	// loc is the suite's time zone (Start sets it).
+	loc *time.Location
 }
 
 const defaultMaxBody = 1 << 20

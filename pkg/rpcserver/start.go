@@ -3,6 +3,7 @@ package rpcserver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"time"
@@ -44,6 +45,10 @@ type Setup struct {
 // configuration: listeners, limits, heartbeat sender and pprof. Run flushes the telemetry;
 // before Run is reached, Abort does.
 func Start(ctx context.Context, s Setup) (*Server, error) {
+	loc, err := s.Common.Location()
+	if err != nil {
+		return nil, fmt.Errorf("timezone: %w", err)
+	}
 	creds, err := svcauth.Load(s.Name, s.Common.Auth)
 	if err != nil {
 		return nil, err
@@ -63,8 +68,16 @@ func Start(ctx context.Context, s Setup) (*Server, error) {
 	}
 	tcfg := s.Wiring.Telemetry
 	tcfg.LogLevel, tcfg.LogWriter = s.Common.LogLevel, s.Wiring.LogWriter
-	return NewService(ctx, cfg, tcfg)
+	srv, err := NewService(ctx, cfg, tcfg)
+	if err != nil {
+		return nil, err
+	}
+	srv.loc = loc
+	return srv, nil
 }
+
+// Location is the suite's time zone (the timezone key), for day boundaries and display.
+func (s *Server) Location() *time.Location { return s.loc }
 
 // Credentials are the service's own: its identity towards peers and the keys it verifies
 // callers with.

@@ -247,10 +247,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return abort(err)
 	}
-	loc, err := cfg.Location()
-	if err != nil {
-		return abort(err)
-	}
+	loc := srv.Location()
 	hardDeny := make([]*regexp.Regexp, 0, len(cfg.Approval.HardDeny.Commands))
 	for _, expr := range cfg.Approval.HardDeny.Commands {
 		re, err := regexp.Compile(expr)

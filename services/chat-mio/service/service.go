@@ -152,14 +152,11 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("chat.policy_file: %w", err)
 	}
-	loc, err := cfg.Location()
-	if err != nil {
-		return fmt.Errorf("timezone: %w", err)
-	}
 	srv, err := rpcserver.Start(ctx, rpcserver.Setup{Name: Name, Common: cfg.Common, Wiring: cfg.Wiring})
 	if err != nil {
 		return err
 	}
+	loc := srv.Location()
 	log := srv.Logger()
 	model := cfg.ChatModel
 	if model == nil {
