@@ -4,12 +4,8 @@ import (
 	"context"
 
 	"bytes"
-	"connectrpc.com/connect"
 	"encoding/json"
 	"fmt"
-	heartbeatv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/heartbeat/v1"
-	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/heartbeat/v1/heartbeatv1connect"
-	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"io"
 	"net/http"
 	"os/exec"
@@ -18,6 +14,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"connectrpc.com/connect"
+
+	heartbeatv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/heartbeat/v1"
+	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/heartbeat/v1/heartbeatv1connect"
+	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"

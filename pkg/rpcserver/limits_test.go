@@ -1,17 +1,19 @@
 package rpcserver_test
 
 import (
-	"connectrpc.com/connect"
 	"context"
 	"fmt"
-	routerv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/router/v1"
-	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/router/v1/routerv1connect"
 	"io"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"connectrpc.com/connect"
+
+	routerv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/router/v1"
+	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/router/v1/routerv1connect"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"

@@ -3,12 +3,13 @@ package service_test
 import (
 	"context"
 	"database/sql"
-	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
-	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"net/http"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 
 	_ "modernc.org/sqlite"
 

@@ -34,6 +34,7 @@ import (
 	"connectrpc.com/connect"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	approvalv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1"
 	executorv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/executor/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/executor/v1/executorv1connect"

@@ -2,16 +2,18 @@
 package rpc
 
 import (
-	"connectrpc.com/connect"
 	"context"
 	"errors"
 	"fmt"
-	"github.com/picoclaw-suite/picoclaw/pkg/enum"
-	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"log/slog"
 	"strconv"
 	"strings"
 	"time"
+
+	"connectrpc.com/connect"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/enum"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/durationpb"
