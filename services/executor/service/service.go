@@ -124,7 +124,7 @@ func DefaultConfig() Config {
 			GitAuthorEmail:      "executor@picoclaw.invalid",
 			ApprovalTimeout:     10 * time.Second,
 			MCP:                 MCP{Timeout: 30 * time.Second},
-			Browser:             Browser{ArtifactsDir: "./artifacts"},
+			Browser:             Browser{Tools: map[string]string{}, ArtifactsDir: "./artifacts"},
 			Sandbox:             sandbox.DefaultConfig(),
 		},
 	}
