@@ -23,11 +23,11 @@
       'list.title': 'ジョブ', 'list.filter': '状態', 'list.empty': '該当するジョブはありません。',
       'col.id': 'ジョブ ID', 'col.route': 'ルート', 'col.summary': '概要', 'col.risk': 'リスク', 'col.files': 'ファイル',
       'col.age': '経過', 'col.expires': '期限まで',
-      'job.summary': '概要', 'job.plan': '計画', 'job.approve': '承認する', 'job.deny': '却下する', 'job.denyReason': '却下の理由',
+      'job.summary': '概要', 'job.plan': '計画', 'job.approve': '承認する', 'job.approveSimilar': '承認して同種を30分許可', 'job.deny': '却下する', 'job.denyReason': '却下の理由',
       'job.ops': '操作', 'job.diff': '差分', 'job.audit': '監査ログ', 'job.route': 'ルート', 'job.taskType': 'タスク種別',
       'job.order': '依頼内容', 'job.requestedBy': '依頼者', 'job.requestedAt': '依頼日時', 'job.policy': 'ポリシー', 'job.policyHash': 'ポリシーのハッシュ',
       'job.risk': 'リスク', 'job.cost': '推定コスト', 'job.hash': '内容ハッシュ', 'job.session': 'セッション',
-      'job.approved': '{0} を承認しました。', 'job.denied': '{0} を却下しました。', 'job.decided': '{0}：{1}（{2}）',
+      'job.approved': '{0} を承認しました。', 'job.approvedSimilar': '{0} を承認し、同種の変更を30分自動承認にしました。', 'job.denied': '{0} を却下しました。', 'job.decided': '{0}：{1}（{2}）',
       'job.noFlags': 'フラグの付いた操作はありません。', 'job.flags': 'フラグ：', 'job.truncated': '（{0} 行以降は省略）',
       'job.stats': '{0} ファイル、+{1} −{2}',
       'op.type': '種類', 'op.action': '動作', 'op.target': '対象', 'op.flags': 'フラグ',
@@ -57,11 +57,11 @@
       'list.title': 'Jobs', 'list.filter': 'Status', 'list.empty': 'No jobs.',
       'col.id': 'Job ID', 'col.route': 'Route', 'col.summary': 'Summary', 'col.risk': 'Risk', 'col.files': 'Files',
       'col.age': 'Age', 'col.expires': 'Expires in',
-      'job.summary': 'Summary', 'job.plan': 'Plan', 'job.approve': 'Approve', 'job.deny': 'Deny', 'job.denyReason': 'Reason for denial',
+      'job.summary': 'Summary', 'job.plan': 'Plan', 'job.approve': 'Approve', 'job.approveSimilar': 'Approve and allow similar for 30 min', 'job.deny': 'Deny', 'job.denyReason': 'Reason for denial',
       'job.ops': 'Operations', 'job.diff': 'Diff', 'job.audit': 'Audit trail', 'job.route': 'Route', 'job.taskType': 'Task type',
       'job.order': 'Order', 'job.requestedBy': 'Requested by', 'job.requestedAt': 'Requested at', 'job.policy': 'Policy', 'job.policyHash': 'Policy hash',
       'job.risk': 'Risk', 'job.cost': 'Estimated cost', 'job.hash': 'Content hash', 'job.session': 'Session',
-      'job.approved': '{0} approved.', 'job.denied': '{0} denied.', 'job.decided': '{0}: {1} ({2})',
+      'job.approved': '{0} approved.', 'job.approvedSimilar': '{0} approved; similar changes are auto-approved for 30 min.', 'job.denied': '{0} denied.', 'job.decided': '{0}: {1} ({2})',
       'job.noFlags': 'No flagged operations.', 'job.flags': 'Flags: ', 'job.truncated': '(lines after {0} omitted)',
       'job.stats': '{0} files, +{1} −{2}',
       'op.type': 'Type', 'op.action': 'Action', 'op.target': 'Target', 'op.flags': 'Flags',
@@ -296,6 +296,7 @@
     const pending = j.status === 'pending';
     $('#decision').hidden = !pending;
     $('#approve-btn').disabled = false;
+    $('#similar-btn').disabled = false;
     $('#deny-btn').disabled = false;
     const decided = $('#decided');
     decided.hidden = pending;
@@ -391,13 +392,15 @@
   async function decide(kind) {
     const id = $('#job-id').textContent;
     $('#approve-btn').disabled = true;
+    $('#similar-btn').disabled = true;
     $('#deny-btn').disabled = true;
     try {
       const path = 'v1/jobs/' + encodeURIComponent(id) + '/' + kind;
       if (kind === 'approve') await api('POST', path);
+      else if (kind === 'approve-similar') await api('POST', path, { ttl: '30m' });
       else await api('POST', path, { reason: $('#deny-reason').value.trim() });
       $('#deny-reason').value = '';
-      toast(t(kind === 'approve' ? 'job.approved' : 'job.denied', id));
+      toast(t({ approve: 'job.approved', 'approve-similar': 'job.approvedSimilar' }[kind] || 'job.denied', id));
     } catch (err) {
       fail(err);
     }
@@ -462,6 +465,7 @@
     $('#refresh-btn').addEventListener('click', () => renderList().catch(fail));
     $('#status-filter').addEventListener('change', () => renderList().catch(fail));
     $('#approve-btn').addEventListener('click', () => decide('approve'));
+    $('#similar-btn').addEventListener('click', () => decide('approve-similar'));
     $('#deny-btn').addEventListener('click', () => decide('deny'));
     $('#aa-off-btn').addEventListener('click', autoApproveOff);
     $('#aa-form').addEventListener('submit', autoApproveOn);
