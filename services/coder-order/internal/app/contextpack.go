@@ -25,6 +25,9 @@ type Workspace interface {
 	// Search returns the paths of the files with lines matching the regular expression, one
 	// entry per matching line, at most maxMatches.
 	Search(ctx context.Context, expr string, maxMatches int) ([]string, error)
+	// Remotes maps the repository's git remote names to their URLs (credentials removed);
+	// empty when the workspace is not a repository.
+	Remotes(ctx context.Context) (map[string]string, error)
 }
 
 // Sentinels of Workspace.ReadFile.
@@ -50,6 +53,8 @@ type ContextPack struct {
 	Map      string
 	MapFiles int
 	Files    []ContextFile
+	// Remotes are the repository's git remotes by name: a push names the URL, never the name.
+	Remotes map[string]string
 	// Tokens is the estimated size of the pack.
 	Tokens int64
 }
@@ -200,6 +205,13 @@ func BuildContextPack(ctx context.Context, ws Workspace, t Task, budget int64) (
 	}
 	pack.Map = m.String()
 	pack.Tokens = llm.EstimateText(pack.Map)
+	// Remotes are small and optional: a view that cannot list them leaves them out.
+	if remotes, err := ws.Remotes(ctx); err == nil && len(remotes) > 0 {
+		if cost := llm.EstimateText(fmt.Sprint(remotes)); pack.Tokens+cost <= budget {
+			pack.Remotes = remotes
+			pack.Tokens += cost
+		}
+	}
 
 	for _, cf := range order {
 		left := budget - pack.Tokens
@@ -236,6 +248,17 @@ func (c ContextPack) Render() string {
 	var b strings.Builder
 	b.WriteString("Workspace (read-only snapshot; paths relative to the workspace root):\n\nRepository map:\n")
 	b.WriteString(c.Map)
+	if len(c.Remotes) > 0 {
+		b.WriteString("\nGit remotes (a git push names the URL, never the remote's name):\n")
+		names := make([]string, 0, len(c.Remotes))
+		for n := range c.Remotes {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			fmt.Fprintf(&b, "%s %s\n", n, c.Remotes[n])
+		}
+	}
 	for _, f := range c.Files {
 		fmt.Fprintf(&b, "\n--- file %s (sha256 %s, %s) ---\n", f.Path, f.SHA256, f.Why)
 		b.WriteString(f.Content)

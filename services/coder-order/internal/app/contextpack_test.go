@@ -73,6 +73,11 @@ func (w *dirWorkspace) ReadFile(_ context.Context, name string, max int) (string
 	return string(data), hex.EncodeToString(sum[:]), false, nil
 }
 
+// Remotes: the fixture is a repository with one remote.
+func (w *dirWorkspace) Remotes(context.Context) (map[string]string, error) {
+	return map[string]string{"origin": "https://git.example.com/team/calc.git"}, nil
+}
+
 func (w *dirWorkspace) Search(ctx context.Context, expr string, max int) ([]string, error) {
 	re, err := regexp.Compile(expr)
 	if err != nil {
@@ -144,7 +149,8 @@ func TestContextPackPicksNamedAndSearchedFiles(t *testing.T) {
 		t.Errorf("unrelated file packed: %v", got)
 	}
 	r := pack.Render()
-	if !strings.Contains(r, "func Sub") || !strings.Contains(r, "calc_test.go\n") || strings.Contains(r, fixtureSecret) || strings.Contains(r, ".env") {
+	if !strings.Contains(r, "func Sub") || !strings.Contains(r, "calc_test.go\n") || strings.Contains(r, fixtureSecret) || strings.Contains(r, ".env") ||
+		!strings.Contains(r, "origin https://git.example.com/team/calc.git") {
 		t.Errorf("rendered pack:\n%s", r)
 	}
 	// A small budget keeps the pack within it.
@@ -304,6 +310,8 @@ func (m *memWorkspace) ReadFile(_ context.Context, name string, _ int) (string, 
 	}
 	return c, sha(c), false, nil
 }
+
+func (m *memWorkspace) Remotes(context.Context) (map[string]string, error) { return nil, nil }
 
 func (m *memWorkspace) Search(_ context.Context, expr string, max int) ([]string, error) {
 	re := regexp.MustCompile(expr)

@@ -73,3 +73,16 @@ func (c *Client) Search(ctx context.Context, expr string, maxMatches int) ([]str
 	}
 	return out, nil
 }
+
+// Remotes maps remote names to URLs.
+func (c *Client) Remotes(ctx context.Context) (map[string]string, error) {
+	res, err := c.c.Remotes(ctx, &executorv1.RemotesRequest{JobId: jobid.FromContext(ctx)})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(res.GetRemotes()))
+	for _, r := range res.GetRemotes() {
+		out[r.GetName()] = r.GetUrl()
+	}
+	return out, nil
+}
