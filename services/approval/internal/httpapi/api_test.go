@@ -282,3 +282,33 @@ func TestRefusalsCannotFloodTheAuditLog(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryPrivateRouteRefusesOutsiders: without a token every non-public route answers 401,
+// with a token that is no approver's 403 — new routes (approve-similar, policy simulate)
+// included, and before any handler runs.
+func TestEveryPrivateRouteRefusesOutsiders(t *testing.T) {
+	f := newFixture(t)
+	for _, r := range httpapi.New(nil, nil, nil).Routes() {
+		if r.Public {
+			continue
+		}
+		path := strings.NewReplacer("{id}", "job_20260301_099", "{job_id}", "job_20260301_099").Replace(r.Pattern)
+		for token, want := range map[string]int{"": http.StatusUnauthorized, "not-a-known-token-at-all": http.StatusForbidden} {
+			req, err := http.NewRequest(r.Method, f.srv.URL+path, strings.NewReader("{}"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if token != "" {
+				req.Header.Set("Authorization", "Bearer "+token)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != want {
+				t.Errorf("%s %s with token %q: %d, want %d", r.Method, path, token, resp.StatusCode, want)
+			}
+		}
+	}
+}
