@@ -80,6 +80,48 @@ type Redis struct {
 	KeyPrefix string `yaml:"key_prefix"`
 }
 
+// State engines.
+const (
+	// StateRedis keeps sessions, queues, counters and grants in Redis (redis.addr).
+	StateRedis = "redis"
+	// StateSQLite keeps them in one SQLite file (state.path): the embedded single-machine engine.
+	StateSQLite = "sqlite"
+)
+
+// State selects the engine of the state Redis holds in a distributed deployment.
+type State struct {
+	// Engine is redis (default) or sqlite.
+	Engine string `yaml:"engine"`
+	// Path is the SQLite file (engine sqlite).
+	Path string `yaml:"path"`
+	// Sync is normal (a commit survives a crash of the process) or full (also a power loss).
+	Sync string `yaml:"sync"`
+}
+
+// SQLite reports whether the state lives in the embedded SQLite engine.
+func (s State) SQLite() bool { return s.Engine == StateSQLite }
+
+// Validate names the offending key.
+func (s State) Validate(redis Redis) error {
+	var errs Errors
+	switch s.Engine {
+	case StateRedis:
+		if redis.Addr == "" {
+			errs.Addf("redis.addr", "must be set")
+		}
+	case StateSQLite:
+		if s.Path == "" {
+			errs.Addf("state.path", "must be set when state.engine is sqlite")
+		}
+	default:
+		errs.Addf("state.engine", "must be redis or sqlite, got %q", s.Engine)
+	}
+	if s.Sync != "normal" && s.Sync != "full" {
+		errs.Addf("state.sync", "must be normal or full, got %q", s.Sync)
+	}
+	return errs.Err()
+}
+
 // Postgres is the connection to the audit database.
 type Postgres struct {
 	DSN Secret `yaml:"-" env:"PICOCLAW_POSTGRES_DSN"`
@@ -103,6 +145,8 @@ type Common struct {
 	LogLevel string   `yaml:"log_level"`
 	Services Services `yaml:"services"`
 	Redis    Redis    `yaml:"redis"`
+	// State selects where the state Redis holds in a distributed deployment lives.
+	State State `yaml:"state"`
 	// HTTP are the listeners' timeouts and caps.
 	HTTP HTTP `yaml:"http"`
 	// Auth is this service's identity on internal calls (see pkg/svcauth).
@@ -170,6 +214,7 @@ func DefaultCommon() Common {
 		LogLevel:        "info",
 		Services:        DefaultServices(),
 		Redis:           Redis{Addr: "127.0.0.1:6379", KeyPrefix: "picoclaw:"},
+		State:           State{Engine: StateRedis, Sync: "normal"},
 		HTTP:            DefaultHTTP(),
 		HeartbeatSender: Heartbeat{Enabled: true, IntervalSec: 30, TimeoutSec: 60},
 	}
@@ -203,9 +248,7 @@ func (c Common) Validate() error {
 		}
 	}
 	errs.Add(c.HTTP.Validate())
-	if c.Redis.Addr == "" {
-		errs.Addf("redis.addr", "must be set")
-	}
+	errs.Add(c.State.Validate(c.Redis))
 	if c.HeartbeatSender.IntervalSec <= 0 {
 		errs.Addf("heartbeat.interval_sec", "must be positive, got %d", c.HeartbeatSender.IntervalSec)
 	}

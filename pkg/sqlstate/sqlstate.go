@@ -1,0 +1,267 @@
+// Package sqlstate is the embedded engine for the state that Redis holds in a distributed
+// deployment (sessions, short memory, dedupe keys, queues, JobID counters, the Auto-Approve
+// grant, reply caches): one SQLite file in WAL mode, durable at every commit, with expiry
+// swept by the engine instead of a snapshot loop.
+//
+// Every service of the embedded suite opens the same path and shares one handle (Open counts
+// references), so the file has a single writer connection pool and the in-process wake-up
+// (Notify/Wait) reaches every consumer. Each store owns its tables and migrates them with
+// Migrate; a table with an expires_at column (Unix milliseconds, 0 = never) registers it with
+// Expire and the sweeper deletes what has expired.
+package sqlstate
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
+)
+
+// Sync is the durability level of a commit.
+type Sync string
+
+const (
+	// SyncNormal survives a crash or SIGKILL of the process at any moment (the WAL is in the
+	// operating system's hands when a commit returns); a power loss may lose the last commits.
+	SyncNormal Sync = "normal"
+	// SyncFull also survives a power loss (fsync at every commit).
+	SyncFull Sync = "full"
+)
+
+// Options configure a database.
+type Options struct {
+	// Sync defaults to SyncNormal.
+	Sync Sync
+	// SweepEvery is how often expired rows are deleted (default 30 s).
+	SweepEvery time.Duration
+	// Logger reports sweeper errors.
+	Logger *slog.Logger
+}
+
+// DB is one shared state database.
+type DB struct {
+	*sql.DB
+	path string
+	opts Options
+
+	mu      sync.Mutex
+	refs    int
+	expiry  map[string]bool // table → registered
+	waiters map[string]chan struct{}
+	stop    context.CancelFunc
+	swept   chan struct{}
+}
+
+var (
+	openMu sync.Mutex
+	open   = map[string]*DB{}
+)
+
+// Open opens (creating when needed) the state database at path, or returns the handle already
+// open in this process. Close it once per Open.
+func Open(ctx context.Context, path string, o Options) (*DB, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("state database %s: %w", path, err)
+	}
+	openMu.Lock()
+	defer openMu.Unlock()
+	if db := open[abs]; db != nil {
+		db.mu.Lock()
+		db.refs++
+		db.mu.Unlock()
+		return db, nil
+	}
+	if o.Sync == "" {
+		o.Sync = SyncNormal
+	}
+	if o.Sync != SyncNormal && o.Sync != SyncFull {
+		return nil, fmt.Errorf("state database: sync must be normal or full, got %q", o.Sync)
+	}
+	if o.SweepEvery <= 0 {
+		o.SweepEvery = 30 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return nil, fmt.Errorf("state database: create %s: %w", filepath.Dir(abs), err)
+	}
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous("+string(o.Sync)+")")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Set("_txlock", "immediate")
+	sdb, err := sql.Open("sqlite", "file:"+abs+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("state database: open %s: %w", abs, err)
+	}
+	// SQLite has one writer at a time; a small pool keeps readers from queueing behind it
+	// while busy_timeout orders the writers.
+	sdb.SetMaxOpenConns(4)
+	sdb.SetMaxIdleConns(4)
+	sdb.SetConnMaxIdleTime(0)
+	if err := sdb.PingContext(ctx); err != nil {
+		_ = sdb.Close()
+		return nil, fmt.Errorf("state database: open %s: %w", abs, err)
+	}
+	if _, err := sdb.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS sqlstate_migrations (
+		component TEXT PRIMARY KEY, version INTEGER NOT NULL)`); err != nil {
+		_ = sdb.Close()
+		return nil, fmt.Errorf("state database: %w", err)
+	}
+	_ = os.Chmod(abs, 0o600)
+	sctx, stop := context.WithCancel(context.Background())
+	db := &DB{DB: sdb, path: abs, opts: o, refs: 1, expiry: map[string]bool{}, waiters: map[string]chan struct{}{},
+		stop: stop, swept: make(chan struct{})}
+	go db.sweeper(sctx)
+	open[abs] = db
+	return db, nil
+}
+
+// Path is the absolute path of the database file.
+func (db *DB) Path() string { return db.path }
+
+// Close releases one reference; the last one stops the sweeper and closes the file.
+func (db *DB) Close() error {
+	openMu.Lock()
+	defer openMu.Unlock()
+	db.mu.Lock()
+	db.refs--
+	last := db.refs == 0
+	db.mu.Unlock()
+	if !last {
+		return nil
+	}
+	delete(open, db.path)
+	db.stop()
+	<-db.swept
+	// Fold the WAL back into the database so the directory holds one file at rest.
+	_, _ = db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+	return db.DB.Close()
+}
+
+// Migrate brings component's tables to len(steps): step i runs once, in order, each in its
+// own transaction together with the version bump.
+func (db *DB) Migrate(ctx context.Context, component string, steps ...string) error {
+	var have int
+	err := db.QueryRowContext(ctx, `SELECT version FROM sqlstate_migrations WHERE component = ?`, component).Scan(&have)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("state database: migrate %s: %w", component, err)
+	}
+	for i := have; i < len(steps); i++ {
+		err := db.Tx(ctx, func(tx *sql.Tx) error {
+			if _, err := tx.ExecContext(ctx, steps[i]); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO sqlstate_migrations (component, version) VALUES (?, ?)
+				ON CONFLICT (component) DO UPDATE SET version = excluded.version`, component, i+1)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("state database: migrate %s to %d: %w", component, i+1, err)
+		}
+	}
+	return nil
+}
+
+// Tx runs fn in one write transaction, committed when fn returns nil.
+func (db *DB) Tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// Expire registers table for the sweeper: its rows whose expires_at (Unix ms, 0 = never) has
+// passed are deleted. Readers must still ignore expired rows between sweeps.
+func (db *DB) Expire(table string) {
+	db.mu.Lock()
+	db.expiry[table] = true
+	db.mu.Unlock()
+}
+
+// Sweep deletes every expired row now and returns how many went.
+func (db *DB) Sweep(ctx context.Context) (int64, error) {
+	db.mu.Lock()
+	tables := make([]string, 0, len(db.expiry))
+	for t := range db.expiry {
+		tables = append(tables, t)
+	}
+	db.mu.Unlock()
+	now := NowMS()
+	var total int64
+	for _, t := range tables {
+		res, err := db.ExecContext(ctx, `DELETE FROM `+t+` WHERE expires_at > 0 AND expires_at <= ?`, now)
+		if err != nil {
+			return total, fmt.Errorf("state database: sweep %s: %w", t, err)
+		}
+		n, _ := res.RowsAffected()
+		total += n
+	}
+	return total, nil
+}
+
+func (db *DB) sweeper(ctx context.Context) {
+	defer close(db.swept)
+	t := time.NewTicker(db.opts.SweepEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if _, err := db.Sweep(ctx); err != nil && ctx.Err() == nil {
+				db.opts.Logger.Warn("sqlstate.sweep_failed", slog.String("error", err.Error()))
+			}
+		}
+	}
+}
+
+// Notify wakes every Wait on topic (for example a queue that got an entry).
+func (db *DB) Notify(topic string) {
+	db.mu.Lock()
+	if ch := db.waiters[topic]; ch != nil {
+		close(ch)
+		delete(db.waiters, topic)
+	}
+	db.mu.Unlock()
+}
+
+// Wait returns a channel closed at the next Notify of topic. Take it before looking for work,
+// so a Notify between the look and the wait is not missed.
+func (db *DB) Wait(topic string) <-chan struct{} {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	ch := db.waiters[topic]
+	if ch == nil {
+		ch = make(chan struct{})
+		db.waiters[topic] = ch
+	}
+	return ch
+}
+
+// NowMS is the current time in Unix milliseconds, the unit of every expires_at column.
+func NowMS() int64 { return time.Now().UnixMilli() }
+
+// ExpiresAt is the expires_at value for a ttl from now (0 when ttl ≤ 0: never).
+func ExpiresAt(ttl time.Duration) int64 {
+	if ttl <= 0 {
+		return 0
+	}
+	return time.Now().Add(ttl).UnixMilli()
+}

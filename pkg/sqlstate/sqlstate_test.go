@@ -1,0 +1,115 @@
+package sqlstate_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/sqlstate"
+)
+
+func open(t *testing.T, path string) *sqlstate.DB {
+	t.Helper()
+	db, err := sqlstate.Open(context.Background(), path, sqlstate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+func TestOpenSharesOneHandlePerPath(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	a, b := open(t, path), open(t, path)
+	if a != b {
+		t.Fatal("two handles for one path in one process")
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.PingContext(context.Background()); err != nil {
+		t.Fatalf("the first Close closed the shared handle: %v", err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c := open(t, path)
+	defer c.Close()
+	if c == a {
+		t.Fatal("a closed handle was handed out again")
+	}
+}
+
+func TestMigrateRunsEachStepOnce(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	db := open(t, path)
+	steps := []string{`CREATE TABLE t (k TEXT PRIMARY KEY, expires_at INTEGER NOT NULL DEFAULT 0)`}
+	if err := db.Migrate(ctx, "test", steps...); err != nil {
+		t.Fatal(err)
+	}
+	steps = append(steps, `ALTER TABLE t ADD COLUMN v TEXT`)
+	if err := db.Migrate(ctx, "test", steps...); err != nil {
+		t.Fatalf("second migration: %v", err)
+	}
+	db.Close()
+	db = open(t, path)
+	defer db.Close()
+	if err := db.Migrate(ctx, "test", steps...); err != nil {
+		t.Fatalf("migrating an up-to-date database ran a step again: %v", err)
+	}
+	if _, err := db.ExecContext(ctx, `INSERT INTO t (k, v) VALUES ('a', 'b')`); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSweepDeletesOnlyExpiredRows(t *testing.T) {
+	ctx := context.Background()
+	db := open(t, filepath.Join(t.TempDir(), "state.db"))
+	defer db.Close()
+	if err := db.Migrate(ctx, "test", `CREATE TABLE t (k TEXT PRIMARY KEY, expires_at INTEGER NOT NULL DEFAULT 0)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Expire("t")
+	for k, exp := range map[string]int64{"never": 0, "past": sqlstate.NowMS() - 1, "future": sqlstate.ExpiresAt(time.Hour)} {
+		if _, err := db.ExecContext(ctx, `INSERT INTO t (k, expires_at) VALUES (?, ?)`, k, exp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := db.Sweep(ctx)
+	if err != nil || n != 1 {
+		t.Fatalf("swept %d (%v), want 1", n, err)
+	}
+	var left int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM t WHERE k IN ('never', 'future')`).Scan(&left); err != nil || left != 2 {
+		t.Fatalf("left %d (%v), want never and future", left, err)
+	}
+}
+
+func TestNotifyWakesWaiters(t *testing.T) {
+	db := open(t, filepath.Join(t.TempDir(), "state.db"))
+	defer db.Close()
+	w := db.Wait("q")
+	select {
+	case <-w:
+		t.Fatal("woken before Notify")
+	default:
+	}
+	db.Notify("other")
+	select {
+	case <-w:
+		t.Fatal("woken by another topic")
+	default:
+	}
+	db.Notify("q")
+	<-w
+	if db.Wait("q") == w {
+		t.Fatal("a fired channel was handed out again")
+	}
+}
+
+func TestOpenRefusesUnknownSync(t *testing.T) {
+	if _, err := sqlstate.Open(context.Background(), filepath.Join(t.TempDir(), "x.db"), sqlstate.Options{Sync: "sometimes"}); err == nil {
+		t.Fatal("unknown sync level accepted")
+	}
+}
