@@ -49,6 +49,47 @@ type jsonCommand struct {
 // Operations whose target has no entry in base are left unbound. It returns the text
 // unchanged when nothing is bound.
 func BindBase(text string, base map[string]string, opts Options) (string, error) {
+	return rewrite(text, opts, func(op Operation, c *jsonCommand) (bool, error) {
+		b, ok := base[op.Target]
+		if !ok || op.Type != TypeFileEdit {
+			return false, nil
+		}
+		if !ValidBase(b) {
+			return false, fmt.Errorf("%w: base of %s is %q, want a sha256 or %q", ErrInvalid, op.Target, b, BaseAbsent)
+		}
+		if c.Metadata == nil {
+			c.Metadata = map[string]string{}
+		}
+		c.Metadata[MetaBaseSHA256] = b
+		return true, nil
+	})
+}
+
+// DiffUpdates rewrites every whole-file update of a file whose current content is given
+// (keyed by target) as the unified diff from that content to the new one, so the change is
+// shown — and counted — with the lines it removes, and applies only to that content. Updates
+// of files not in current, and updates that change nothing, are kept as they are. It returns
+// the text unchanged when nothing is rewritten.
+func DiffUpdates(text string, current map[string]string, opts Options) (string, error) {
+	return rewrite(text, opts, func(op Operation, c *jsonCommand) (bool, error) {
+		old, ok := current[op.Target]
+		if !ok || op.Type != TypeFileEdit || op.Action != ActionUpdate {
+			return false, nil
+		}
+		d := UnifiedDiff(op.Target, old, op.Content)
+		if d == "" {
+			return false, nil
+		}
+		c.Action, c.Content = ActionPatch, d
+		return true, nil
+	})
+}
+
+// rewrite re-encodes patch text as the JSON command list after edit has had its say on each
+// operation, and checks the result by parsing it back: same operations in the same order, each
+// unchanged except where edit changed it (the base, or an update turned into its diff). It
+// returns the text unchanged when edit changed nothing.
+func rewrite(text string, opts Options, edit func(op Operation, c *jsonCommand) (bool, error)) (string, error) {
 	p, err := Parse(text, opts)
 	if err != nil {
 		return "", err
@@ -57,22 +98,19 @@ func BindBase(text string, base map[string]string, opts Options) (string, error)
 		return "", fmt.Errorf("%w: the patch has blocks the parser did not understand; it cannot be rewritten", ErrInvalid)
 	}
 	cmds := make([]jsonCommand, len(p.Operations))
-	bound := 0
+	changed := 0
 	for i, op := range p.Operations {
 		c := jsonCommand{Type: op.Type, Action: op.Action, Target: op.Target, Content: op.Content, Metadata: maps.Clone(op.Metadata)}
-		if b, ok := base[op.Target]; ok && op.Type == TypeFileEdit {
-			if !ValidBase(b) {
-				return "", fmt.Errorf("%w: base of %s is %q, want a sha256 or %q", ErrInvalid, op.Target, b, BaseAbsent)
-			}
-			if c.Metadata == nil {
-				c.Metadata = map[string]string{}
-			}
-			c.Metadata[MetaBaseSHA256] = b
-			bound++
+		did, err := edit(op, &c)
+		if err != nil {
+			return "", err
+		}
+		if did {
+			changed++
 		}
 		cmds[i] = c
 	}
-	if bound == 0 {
+	if changed == 0 {
 		return text, nil
 	}
 	out, err := json.MarshalIndent(cmds, "", "  ")
@@ -87,10 +125,9 @@ func BindBase(text string, base map[string]string, opts Options) (string, error)
 		return "", fmt.Errorf("%w: the rewritten patch has %d operations, the original %d", ErrInvalid, len(back.Operations), len(p.Operations))
 	}
 	for i, op := range back.Operations {
-		orig := p.Operations[i]
-		md := maps.Clone(op.Metadata)
-		delete(md, MetaBaseSHA256)
-		if op.Type != orig.Type || op.Action != orig.Action || op.Target != orig.Target || op.Content != orig.Content || !maps.Equal(md, orig.Metadata) {
+		want := cmds[i]
+		if op.Type != want.Type || op.Action != want.Action || op.Target != p.Operations[i].Target || op.Content != want.Content ||
+			!maps.Equal(op.Metadata, want.Metadata) {
 			return "", fmt.Errorf("%w: operation %d changes when rewritten", ErrInvalid, i+1)
 		}
 	}

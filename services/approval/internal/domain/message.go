@@ -175,6 +175,7 @@ func RequestText(j Job, p *patch.Patch, hits []Hit, loc *time.Location) string {
 		fmt.Fprintf(&b, "%s: %s\n", t.envs, SafeText(strings.Join(envs, ", "), 200))
 	}
 	fmt.Fprintf(&b, t.diffStats, t.stats, p.Stats.Files, p.Stats.Additions, p.Stats.Deletions)
+	b.WriteString(ChangeLines(p, j.Locale))
 	for _, op := range p.Operations {
 		push, err := patch.PushOf(op)
 		if err != nil {

@@ -57,10 +57,60 @@ func (p *Proposer) bindBase(ctx context.Context, order string, prop *domain.Prop
 	if len(base) == 0 {
 		return
 	}
-	bound, err := patch.BindBase(prop.Patch, base, patch.Options{})
+	text := prop.Patch
+	if current := p.updatedContents(ctx, order, parsed, base, pack); len(current) > 0 {
+		diffed, err := patch.DiffUpdates(text, current, patch.Options{})
+		if err != nil {
+			p.log.WarnContext(ctx, "coder.update_not_diffed", slog.String("order", order), slog.String("error", err.Error()))
+		} else {
+			text = diffed
+		}
+	}
+	bound, err := patch.BindBase(text, base, patch.Options{})
 	if err != nil {
 		p.log.WarnContext(ctx, "coder.base_unbound", slog.String("order", order), slog.String("error", err.Error()))
 		return
 	}
 	prop.Patch, prop.Base = bound, base
+}
+
+// maxDiffedFile is the largest file whose whole-file update is rewritten as its diff.
+const maxDiffedFile = 1 << 20
+
+// updatedContents returns, for each whole-file update of an existing file, the content the
+// update replaces — exactly the content of its base (the pack's copy when complete, else read
+// now and checked against the base hash) — so the update can be shown and applied as its real
+// diff. Files whose base content cannot be had are left out (their update stays whole; the
+// executor still refuses it if the file changed).
+func (p *Proposer) updatedContents(ctx context.Context, order string, parsed *patch.Patch, base map[string]string, pack ContextPack) map[string]string {
+	shown := map[string]ContextFile{}
+	for _, f := range pack.Files {
+		shown[f.Path] = f
+	}
+	out := map[string]string{}
+	for _, op := range parsed.Operations {
+		t := op.Target
+		b := base[t]
+		if op.Type != patch.TypeFileEdit || op.Action != patch.ActionUpdate || b == "" || b == patch.BaseAbsent {
+			continue
+		}
+		if _, done := out[t]; done {
+			continue
+		}
+		if f, ok := shown[t]; ok && !f.Truncated && f.SHA256 == b {
+			out[t] = f.Content
+			continue
+		}
+		if p.workspace == nil {
+			continue
+		}
+		content, h, truncated, err := p.workspace.ReadFile(ctx, t, maxDiffedFile)
+		if err != nil || truncated || h != b {
+			p.log.InfoContext(ctx, "coder.update_kept_whole", slog.String("order", order), slog.String("path", t),
+				slog.Bool("truncated", truncated), slog.Bool("base_changed", err == nil && h != b))
+			continue
+		}
+		out[t] = content
+	}
+	return out
 }

@@ -207,8 +207,10 @@ func TestProposeSeesTheFileAndIsBoundToIt(t *testing.T) {
 			if b := patch.Bases(parsed); b["calc.go"] != sha(calcGo) {
 				t.Errorf("the patch carries base %v", b)
 			}
-			if parsed.Operations[0].Content != "package calc\n\nfunc Add(a, b int) int { return a + b }\n\nfunc Sub(a, b int) int { return a - b + 0 }\n" {
-				t.Errorf("content changed: %q", parsed.Operations[0].Content)
+			// The whole-file update is carried as its real diff against what the coder saw.
+			if op := parsed.Operations[0]; op.Action != patch.ActionPatch ||
+				!strings.Contains(op.Content, "-func Sub(a, b int) int { return a - b }\n+func Sub(a, b int) int { return a - b + 0 }\n") {
+				t.Errorf("update not carried as its diff: %+v", op)
 			}
 			findLog(t, log.String(), "coder.context_pack")
 		})
@@ -326,4 +328,25 @@ func (m *memWorkspace) Search(_ context.Context, expr string, max int) ([]string
 		}
 	}
 	return out, nil
+}
+
+// A whole-file update written without the function it drops is shown with the removed lines:
+// the approver sees -func Sub, never "+N −0".
+func TestWholeFileUpdateThatDropsAFunctionShowsTheRemovedLines(t *testing.T) {
+	ws := fixture(t, nil)
+	update := "```go:calc.go\npackage calc\n\nfunc Add(a, b int) int { return a + b }\n\nfunc Mul(a, b int) int { return a * b }\n```\n"
+	f := newFakeModel(t, wireOpenAI, reply{text: proposalFor(update)})
+	p := newTestProposer(t, &bytes.Buffer{}, Limits{}, 0, orderSpec{id: "order2", provider: "openai", url: f.srv.URL})
+	p.workspace = ws
+	prop, err := p.Propose(context.Background(), "order2", Task{JobID: "job_20261121_052", Text: "add Mul to calc.go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, err := patch.Parse(prop.Patch, patch.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if parsed.Stats.Deletions == 0 || !strings.Contains(parsed.Operations[0].Content, "-func Sub(a, b int) int { return a - b }") {
+		t.Fatalf("the dropped function is not shown as removed: stats %+v\n%s", parsed.Stats, parsed.Operations[0].Content)
+	}
 }
