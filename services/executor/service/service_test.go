@@ -55,14 +55,14 @@ type suite struct {
 }
 
 // start runs the executor service against the real approval service; the owner may approve.
-func start(t *testing.T, mutate func(*Config), approval ...approvaltest.Option) *suite {
+func start(t testing.TB, mutate func(*Config), approval ...approvaltest.Option) *suite {
 	t.Helper()
 	return startTampered(t, mutate, nil, approval...)
 }
 
 // startTampered is start with tamper changing every claim's answer on its way from approval to
 // the executor (what a compromised store or network could do).
-func startTampered(t *testing.T, mutate func(*Config), tamper func(*approvalv1.ClaimJobResponse), approval ...approvaltest.Option) *suite {
+func startTampered(t testing.TB, mutate func(*Config), tamper func(*approvalv1.ClaimJobResponse), approval ...approvaltest.Option) *suite {
 	t.Helper()
 	appr := approvaltest.Start(t, append([]approvaltest.Option{approvaltest.WithApprovers("line", owner.GetId()), approvaltest.WithAutoApprove()}, approval...)...)
 	ln := testinfra.Listen(t)
@@ -104,7 +104,7 @@ func startTampered(t *testing.T, mutate func(*Config), tamper func(*approvalv1.C
 }
 
 // tamperingProxy forwards to approval and rewrites successful ClaimJob answers.
-func tamperingProxy(t *testing.T, target string, tamper func(*approvalv1.ClaimJobResponse)) string {
+func tamperingProxy(t testing.TB, target string, tamper func(*approvalv1.ClaimJobResponse)) string {
 	t.Helper()
 	u, err := url.Parse(target)
 	if err != nil {

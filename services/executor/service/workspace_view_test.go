@@ -18,7 +18,7 @@ import (
 )
 
 // viewClient calls the executor's WorkspaceService as identity.
-func viewClient(t *testing.T, s *suite, identity string, opts ...connect.ClientOption) executorv1connect.WorkspaceServiceClient {
+func viewClient(t testing.TB, s *suite, identity string, opts ...connect.ClientOption) executorv1connect.WorkspaceServiceClient {
 	t.Helper()
 	hc := rpcserver.NewHTTPClient()
 	t.Cleanup(hc.CloseIdleConnections)

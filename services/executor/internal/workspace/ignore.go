@@ -11,6 +11,20 @@ type ignoreRule struct {
 	re      *regexp.Regexp
 	negate  bool
 	dirOnly bool
+	// name or suffix, when set, match the last path element without the regexp: the common
+	// shapes "name" and "*.ext" of an unanchored pattern.
+	name, suffix string
+}
+
+func (r ignoreRule) match(rel string) bool {
+	switch {
+	case r.name != "":
+		return rel == r.name || strings.HasSuffix(rel, "/"+r.name)
+	case r.suffix != "":
+		base := rel[strings.LastIndexByte(rel, '/')+1:]
+		return len(base) >= len(r.suffix) && strings.HasSuffix(base, r.suffix)
+	}
+	return r.re.MatchString(rel)
 }
 
 // ignoreSet is the .gitignore rules of one directory; base is that directory's workspace path
@@ -48,6 +62,11 @@ func parseIgnore(dir, content string) ignoreSet {
 			continue
 		}
 		anchored := strings.Contains(line, "/")
+		if !anchored && !strings.ContainsAny(line, `*?[\`) {
+			r.name = line
+		} else if !anchored && strings.HasPrefix(line, "*") && !strings.ContainsAny(line[1:], `*?[\`) {
+			r.suffix = line[1:]
+		}
 		line = strings.TrimPrefix(line, "/")
 		expr := globToRegexp(line)
 		if !anchored {
@@ -123,7 +142,7 @@ func (ig ignorer) ignored(p string, dir bool) bool {
 			if r.dirOnly && !dir {
 				continue
 			}
-			if r.re.MatchString(rel) {
+			if r.match(rel) {
 				return !r.negate
 			}
 		}

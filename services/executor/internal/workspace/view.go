@@ -374,9 +374,11 @@ func (w *Workspace) Search(opts SearchOptions) (SearchResult, error) {
 	if err != nil {
 		return SearchResult{}, fmt.Errorf("%w: regexp: %v", domain.ErrInvalid, err)
 	}
-	literal := []byte(nil)
+	var literals [][]byte
 	if !opts.Regexp && !opts.CaseInsensitive {
-		literal = []byte(opts.Query)
+		literals = [][]byte{[]byte(opts.Query)}
+	} else {
+		literals = requiredLiterals(expr)
 	}
 	dir, err := w.cleanDir(opts.Dir)
 	if err != nil {
@@ -393,18 +395,24 @@ func (w *Workspace) Search(opts SearchOptions) (SearchResult, error) {
 			res.Truncated = true
 			return false
 		}
-		if fi, err := d.Info(); err != nil || fi.Size() > searchFileBytes || fi.Size() == 0 {
+		fi, err := d.Info()
+		if err != nil || fi.Size() > searchFileBytes || fi.Size() == 0 {
 			return true
 		}
-		data, err := in.ReadFile(d.Name())
-		if err != nil {
-			return true
-		}
-		if literal != nil {
-			if !bytes.Contains(data, literal) {
+		stamp, stamped := stampOf(fi)
+		data, cached := w.cache.get(p, stamp)
+		if !cached || !stamped {
+			if data, err = in.ReadFile(d.Name()); err != nil {
 				return true
 			}
-		} else if !re.Match(data) {
+			if stamped {
+				w.cache.put(p, stamp, data)
+			}
+		}
+		if literals != nil && !containsAny(data, literals) {
+			return true
+		}
+		if !re.Match(data) {
 			return true
 		}
 		if IsBinary(data) {

@@ -18,6 +18,8 @@ import (
 type Workspace struct {
 	dir  string
 	root *os.Root
+	// cache keeps file contents for Search, checked against each file's stamp at every use.
+	cache *fileCache
 }
 
 // Open opens dir (which must exist) as the workspace.
@@ -35,7 +37,7 @@ func Open(dir string) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", dir, err)
 	}
-	return &Workspace{dir: real, root: root}, nil
+	return &Workspace{dir: real, root: root, cache: &fileCache{}}, nil
 }
 
 // Dir is the workspace's resolved absolute path.
