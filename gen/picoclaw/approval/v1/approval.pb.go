@@ -41,6 +41,9 @@ const (
 	JobStatus_JOB_STATUS_FAILED        JobStatus = 9
 	// Refused by a hard-deny policy rule; never executable.
 	JobStatus_JOB_STATUS_REFUSED JobStatus = 10
+	// Completed without execution: the proposal was an answer (design, review, analysis) with
+	// no patch; recorded for the audit log, never executable.
+	JobStatus_JOB_STATUS_ANSWERED JobStatus = 11
 )
 
 // Enum value maps for JobStatus.
@@ -57,6 +60,7 @@ var (
 		8:  "JOB_STATUS_COMPLETED",
 		9:  "JOB_STATUS_FAILED",
 		10: "JOB_STATUS_REFUSED",
+		11: "JOB_STATUS_ANSWERED",
 	}
 	JobStatus_value = map[string]int32{
 		"JOB_STATUS_UNSPECIFIED":   0,
@@ -70,6 +74,7 @@ var (
 		"JOB_STATUS_COMPLETED":     8,
 		"JOB_STATUS_FAILED":        9,
 		"JOB_STATUS_REFUSED":       10,
+		"JOB_STATUS_ANSWERED":      11,
 	}
 )
 
@@ -107,6 +112,8 @@ const (
 	Outcome_OUTCOME_AUTO_APPROVED Outcome = 1
 	Outcome_OUTCOME_PENDING       Outcome = 2
 	Outcome_OUTCOME_REFUSED       Outcome = 3
+	// The proposal was recorded as an answer (answer_only): nothing to approve or run.
+	Outcome_OUTCOME_ANSWERED Outcome = 4
 )
 
 // Enum value maps for Outcome.
@@ -116,12 +123,14 @@ var (
 		1: "OUTCOME_AUTO_APPROVED",
 		2: "OUTCOME_PENDING",
 		3: "OUTCOME_REFUSED",
+		4: "OUTCOME_ANSWERED",
 	}
 	Outcome_value = map[string]int32{
 		"OUTCOME_UNSPECIFIED":   0,
 		"OUTCOME_AUTO_APPROVED": 1,
 		"OUTCOME_PENDING":       2,
 		"OUTCOME_REFUSED":       3,
+		"OUTCOME_ANSWERED":      4,
 	}
 )
 
@@ -646,8 +655,12 @@ type RequestApprovalRequest struct {
 	RequestedBy *v1.Actor              `protobuf:"bytes,4,opt,name=requested_by,json=requestedBy,proto3" json:"requested_by,omitempty"`
 	Route       v1.Route               `protobuf:"varint,5,opt,name=route,proto3,enum=picoclaw.common.v1.Route" json:"route,omitempty"`
 	// 1-3 line summary for the approval request; derived from the plan when empty.
-	Summary       string `protobuf:"bytes,6,opt,name=summary,proto3" json:"summary,omitempty"`
-	Locale        string `protobuf:"bytes,7,opt,name=locale,proto3" json:"locale,omitempty"`
+	Summary string `protobuf:"bytes,6,opt,name=summary,proto3" json:"summary,omitempty"`
+	Locale  string `protobuf:"bytes,7,opt,name=locale,proto3" json:"locale,omitempty"`
+	// The proposal is an answer without a patch (design, review, analysis): approval records it
+	// as completed without execution instead of asking anyone. A patch with operations is refused
+	// as invalid when this is set.
+	AnswerOnly    bool `protobuf:"varint,8,opt,name=answer_only,json=answerOnly,proto3" json:"answer_only,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -729,6 +742,13 @@ func (x *RequestApprovalRequest) GetLocale() string {
 		return x.Locale
 	}
 	return ""
+}
+
+func (x *RequestApprovalRequest) GetAnswerOnly() bool {
+	if x != nil {
+		return x.AnswerOnly
+	}
+	return false
 }
 
 type RequestApprovalResponse struct {
@@ -2400,7 +2420,7 @@ const file_picoclaw_approval_v1_approval_proto_rawDesc = "" +
 	"\x06result\x18\x1c \x01(\v2#.picoclaw.common.v1.ExecutionResultR\x06result\x12\x18\n" +
 	"\aversion\x18\x1d \x01(\x03R\aversion\x12\x1f\n" +
 	"\vpolicy_hash\x18\x1e \x01(\tR\n" +
-	"policyHash\"\xac\x02\n" +
+	"policyHash\"\xcd\x02\n" +
 	"\x16RequestApprovalRequest\x128\n" +
 	"\bproposal\x18\x01 \x01(\v2\x1c.picoclaw.common.v1.ProposalR\bproposal\x12\x1d\n" +
 	"\n" +
@@ -2409,7 +2429,9 @@ const file_picoclaw_approval_v1_approval_proto_rawDesc = "" +
 	"\frequested_by\x18\x04 \x01(\v2\x19.picoclaw.common.v1.ActorR\vrequestedBy\x12/\n" +
 	"\x05route\x18\x05 \x01(\x0e2\x19.picoclaw.common.v1.RouteR\x05route\x12\x18\n" +
 	"\asummary\x18\x06 \x01(\tR\asummary\x12\x16\n" +
-	"\x06locale\x18\a \x01(\tR\x06locale\"\xfc\x01\n" +
+	"\x06locale\x18\a \x01(\tR\x06locale\x12\x1f\n" +
+	"\vanswer_only\x18\b \x01(\bR\n" +
+	"answerOnly\"\xfc\x01\n" +
 	"\x17RequestApprovalResponse\x12+\n" +
 	"\x03job\x18\x01 \x01(\v2\x19.picoclaw.approval.v1.JobR\x03job\x127\n" +
 	"\aoutcome\x18\x02 \x01(\x0e2\x1d.picoclaw.approval.v1.OutcomeR\aoutcome\x12\x1f\n" +
@@ -2542,7 +2564,7 @@ const file_picoclaw_approval_v1_approval_proto_rawDesc = "" +
 	"\x06locale\x18\x03 \x01(\tR\x06locale\"=\n" +
 	"\x1aDisableAutoApproveResponse\x12\x1f\n" +
 	"\vstatus_text\x18\x01 \x01(\tR\n" +
-	"statusText*\xa1\x02\n" +
+	"statusText*\xba\x02\n" +
 	"\tJobStatus\x12\x1a\n" +
 	"\x16JOB_STATUS_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12JOB_STATUS_PENDING\x10\x01\x12\x16\n" +
@@ -2555,12 +2577,14 @@ const file_picoclaw_approval_v1_approval_proto_rawDesc = "" +
 	"\x14JOB_STATUS_COMPLETED\x10\b\x12\x15\n" +
 	"\x11JOB_STATUS_FAILED\x10\t\x12\x16\n" +
 	"\x12JOB_STATUS_REFUSED\x10\n" +
-	"*g\n" +
+	"\x12\x17\n" +
+	"\x13JOB_STATUS_ANSWERED\x10\v*}\n" +
 	"\aOutcome\x12\x17\n" +
 	"\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15OUTCOME_AUTO_APPROVED\x10\x01\x12\x13\n" +
 	"\x0fOUTCOME_PENDING\x10\x02\x12\x13\n" +
-	"\x0fOUTCOME_REFUSED\x10\x03*\xc9\x01\n" +
+	"\x0fOUTCOME_REFUSED\x10\x03\x12\x14\n" +
+	"\x10OUTCOME_ANSWERED\x10\x04*\xc9\x01\n" +
 	"\x0eExecutionEvent\x12\x1f\n" +
 	"\x1bEXECUTION_EVENT_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17EXECUTION_EVENT_STARTED\x10\x01\x12\x1d\n" +

@@ -28,6 +28,8 @@ type RequestInput struct {
 	RequestedBy domain.Actor
 	Summary     string
 	Locale      string
+	// AnswerOnly records an answer without a patch as completed without execution.
+	AnswerOnly bool
 }
 
 // RequestResult is the policy's answer and the text for the chat channel.
@@ -44,6 +46,9 @@ func (s *Service) RequestApproval(ctx context.Context, in RequestInput) (Request
 		return RequestResult{}, err
 	}
 	ctx = jobid.WithJobID(ctx, id)
+	if in.AnswerOnly {
+		return s.recordAnswer(ctx, id, in)
+	}
 	p, err := patch.Parse(in.Patch, s.parseOpts())
 	if err != nil {
 		return RequestResult{}, fmt.Errorf("%w: patch: %v", domain.ErrInvalid, err)
@@ -106,6 +111,40 @@ func (s *Service) RequestApproval(ctx context.Context, in RequestInput) (Request
 	s.log.InfoContext(ctx, "approval.requested", slog.String("outcome", string(dec.Outcome)),
 		slog.String("policy_rule", dec.Rule), slog.String("policy_hash", dec.PolicyHash), slog.String("content_hash", p.Hash))
 	return RequestResult{Job: job, Decision: dec, Text: s.text(job, p, dec.Hits)}, nil
+}
+
+// recordAnswer records a proposal that is an answer (design, review, analysis without a
+// patch) as completed without execution: requested, then answered, in one step. Nothing is
+// asked of anyone and nothing can run it. A retried record of the same answer is accepted.
+func (s *Service) recordAnswer(ctx context.Context, id string, in RequestInput) (RequestResult, error) {
+	if strings.TrimSpace(in.Patch) != "" {
+		return RequestResult{}, fmt.Errorf("%w: an answer carries no patch", domain.ErrInvalid)
+	}
+	if in.Locale == "" {
+		in.Locale = s.cfg.DefaultLocale
+	}
+	now := s.clock()
+	hash := patch.Hash(nil)
+	req := domain.Job{SessionID: in.SessionID, Channel: in.Channel, Route: in.Route, TaskType: in.TaskType, Order: in.Order,
+		Locale: in.Locale, Summary: in.Summary, Plan: in.Plan, ContentHash: hash, Risk: in.Risk, Cost: in.Cost, ExpiresAt: now}
+	drafts := []domain.Draft{
+		{Type: domain.EventRequested, Actor: in.RequestedBy, Channel: in.Channel, At: now, Payload: req},
+		{Type: domain.EventAnswered, Actor: domain.System, Channel: domain.System.Channel, At: now},
+	}
+	job, err := s.store.Create(ctx, id, drafts)
+	if errors.Is(err, domain.ErrConflict) {
+		existing, gerr := s.store.Get(ctx, id)
+		if gerr == nil && existing.Status == domain.StatusAnswered && existing.Plan == in.Plan {
+			return RequestResult{Job: existing, Decision: domain.Decision{Outcome: domain.OutcomeAnswered}}, nil
+		}
+		return RequestResult{}, fmt.Errorf("record answer %s: %w: the job id is taken", id, domain.ErrConflict)
+	}
+	if err != nil {
+		return RequestResult{}, fmt.Errorf("record answer %s: %w", id, err)
+	}
+	s.metrics.Request(domain.OutcomeAnswered)
+	s.log.InfoContext(ctx, "approval.answer_recorded", slog.String("order", in.Order), slog.String("task_type", in.TaskType))
+	return RequestResult{Job: job, Decision: domain.Decision{Outcome: domain.OutcomeAnswered}}, nil
 }
 
 // outcomeOf is the answer a retried request gets; a job that was decided against, expired or

@@ -29,6 +29,9 @@ const (
 	EventAutoApproveEnabled  EventType = "auto_approve_enabled"
 	EventAutoApproveDisabled EventType = "auto_approve_disabled"
 	EventAccessRefused       EventType = "access_refused"
+	// EventAnswered records a proposal that was an answer without a patch: completed without
+	// execution.
+	EventAnswered EventType = "answered"
 )
 
 // Streams that are not jobs share the events table under reserved ids (job ids never start
@@ -197,6 +200,8 @@ func (j *Job) Apply(e Event) error {
 		j.Result, j.FinishedAt = p.Result, e.At
 	case EventHashMismatch:
 		j.Status, j.FinishedAt, j.PolicyRule = StatusFailed, e.At, e.PolicyRule
+	case EventAnswered:
+		j.Status, j.FinishedAt = StatusAnswered, e.At
 	case EventDecisionRejected, EventClaimRejected, EventExecutionStarted, EventAccessRefused:
 		// Recorded for the audit trail; the state does not change.
 	default:

@@ -21,11 +21,13 @@ const (
 	StatusCompleted    Status = "completed"
 	StatusFailed       Status = "failed"
 	StatusRefused      Status = "refused"
+	// StatusAnswered: completed without execution — the proposal was an answer with no patch.
+	StatusAnswered Status = "answered"
 )
 
 // allStatuses lists every status.
 var allStatuses = []Status{StatusPending, StatusGranted, StatusAutoApproved, StatusDenied, StatusExpired,
-	StatusCancelled, StatusExecuting, StatusCompleted, StatusFailed, StatusRefused}
+	StatusCancelled, StatusExecuting, StatusCompleted, StatusFailed, StatusRefused, StatusAnswered}
 
 // Valid reports whether s is a known status.
 func (s Status) Valid() bool {

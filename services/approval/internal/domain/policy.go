@@ -18,6 +18,8 @@ const (
 	OutcomeRefused      Outcome = "refused"
 	OutcomePending      Outcome = "pending"
 	OutcomeAutoApproved Outcome = "auto_approved"
+	// OutcomeAnswered: an answer without a patch, recorded as completed without execution.
+	OutcomeAnswered Outcome = "answered"
 )
 
 // Policy rules. Each outcome names the rule that produced it.

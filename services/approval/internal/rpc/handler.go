@@ -59,7 +59,7 @@ func (h *Handler) RequestApproval(ctx context.Context, req *approvalv1.RequestAp
 		JobID: p.GetJobId(), Plan: p.GetPlan(), Patch: p.GetPatch(), Risk: riskFromProto(p.GetRisk()),
 		Cost: costFromProto(p.GetCostHint()), UsesBrowser: p.GetUsesBrowser(), TaskType: TaskTypeName(p.GetTaskType()),
 		Order: p.GetOrder(), Route: RouteName(req.GetRoute()), SessionID: req.GetSessionId(), Channel: requester.Channel,
-		RequestedBy: requester, Summary: req.GetSummary(), Locale: req.GetLocale(),
+		RequestedBy: requester, Summary: req.GetSummary(), Locale: req.GetLocale(), AnswerOnly: req.GetAnswerOnly(),
 	})
 	if err != nil {
 		return nil, h.fail(ctx, err)
@@ -335,6 +335,7 @@ var statuses = enum.New(map[domain.Status]approvalv1.JobStatus{
 	domain.StatusCompleted:    approvalv1.JobStatus_JOB_STATUS_COMPLETED,
 	domain.StatusFailed:       approvalv1.JobStatus_JOB_STATUS_FAILED,
 	domain.StatusRefused:      approvalv1.JobStatus_JOB_STATUS_REFUSED,
+	domain.StatusAnswered:     approvalv1.JobStatus_JOB_STATUS_ANSWERED,
 })
 
 func statusFromProto(s approvalv1.JobStatus) domain.Status {
@@ -348,6 +349,7 @@ var outcomes = enum.New(map[domain.Outcome]approvalv1.Outcome{
 	domain.OutcomeAutoApproved: approvalv1.Outcome_OUTCOME_AUTO_APPROVED,
 	domain.OutcomePending:      approvalv1.Outcome_OUTCOME_PENDING,
 	domain.OutcomeRefused:      approvalv1.Outcome_OUTCOME_REFUSED,
+	domain.OutcomeAnswered:     approvalv1.Outcome_OUTCOME_ANSWERED,
 })
 
 func ts(t time.Time) *timestamppb.Timestamp {

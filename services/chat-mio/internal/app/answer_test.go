@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	approvalv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1"
 	chatv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1"
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
 )
@@ -32,6 +33,10 @@ func TestProposalWithoutPatchIsAnAnswer(t *testing.T) {
 			}
 			if len(actions(res)) != 0 || e.peers.Executor.Calls() != 0 {
 				t.Fatal("an answer offered buttons or ran")
+			}
+			// Approval recorded it as completed without execution.
+			if j := e.peers.Job(t, res.GetJobId()); j.GetStatus() != approvalv1.JobStatus_JOB_STATUS_ANSWERED || !strings.Contains(j.GetPlan(), "Update docs as asked") {
+				t.Fatalf("approval holds %v %q, want the answer recorded", j.GetStatus(), j.GetPlan())
 			}
 		})
 	}

@@ -219,6 +219,7 @@ func (a *App) requestApproval(ctx context.Context, t *turn, p Proposal, route st
 			by = p.Order
 		}
 		t.say(domain.T(t.loc, domain.MsgAnswer, by, t.result.GetJobId(), strings.TrimSpace(p.Plan)))
+		a.recordAnswer(ctx, t, p, route)
 		return
 	}
 	id := t.result.GetJobId()
@@ -273,6 +274,20 @@ func (a *App) requestApproval(ctx context.Context, t *turn, p Proposal, route st
 		a.log.ErrorContext(ctx, "approval.unknown_outcome", slog.String("outcome", string(res.Outcome)))
 		t.say(domain.T(t.loc, domain.MsgPeerFailed, "approval"))
 	}
+}
+
+// recordAnswer has approval record the answer as completed without execution, so the audit
+// log holds every job. The user already has the answer: a failure here is logged, not told.
+func (a *App) recordAnswer(ctx context.Context, t *turn, p Proposal, route string) {
+	actx, cancel := context.WithTimeout(ctx, a.cfg.ApprovalTimeout)
+	defer cancel()
+	res, err := a.peers.Approvals.Request(actx, ProposalInput{JobID: t.result.GetJobId(), SessionID: t.sess.ID, Channel: t.actor.Channel,
+		By: t.actor, Route: route, Locale: t.loc, Proposal: p, AnswerOnly: true})
+	if err != nil {
+		a.log.WarnContext(ctx, "chat.answer_not_recorded", slog.String("kind", errKind(err)), slog.Any("error", err))
+		return
+	}
+	a.log.InfoContext(ctx, "chat.answer_recorded", slog.String("outcome", string(res.Outcome)))
 }
 
 // options are a deliberation's proposals, kept for /pick.

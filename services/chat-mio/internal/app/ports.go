@@ -166,7 +166,8 @@ type Proposal struct {
 	Order string
 	Plan  string
 	// Answer is true for a proposal without a patch (a design, review or analysis): its plan is
-	// the answer, delivered to the user as such; nothing goes to approval.
+	// the answer, delivered to the user as such; approval only records it as completed
+	// without execution.
 	Answer bool
 	// By names who answered: the order and its provider and model.
 	By string
@@ -184,6 +185,8 @@ type ProposalInput struct {
 	Route    string
 	Locale   domain.Locale
 	Proposal Proposal
+	// AnswerOnly records an answer without a patch as completed without execution.
+	AnswerOnly bool
 }
 
 // Outcome is approval's answer to a proposal.
@@ -194,6 +197,8 @@ const (
 	OutcomePending      Outcome = "pending"
 	OutcomeAutoApproved Outcome = "auto_approved"
 	OutcomeRefused      Outcome = "refused"
+	// OutcomeAnswered: an answer recorded as completed without execution.
+	OutcomeAnswered Outcome = "answered"
 )
 
 // ApprovalRequest is approval's answer to a proposal.

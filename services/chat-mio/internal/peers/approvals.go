@@ -68,7 +68,7 @@ func (a Approvals) Request(ctx context.Context, in app.ProposalInput) (app.Appro
 	p.JobId = in.JobID
 	res, err := a.Client.RequestApproval(ctx, &approvalv1.RequestApprovalRequest{
 		Proposal: p, SessionId: in.SessionID, Channel: in.Channel, RequestedBy: actorProto(in.By),
-		Route: routeEnum(in.Route), Locale: string(in.Locale),
+		Route: routeEnum(in.Route), Locale: string(in.Locale), AnswerOnly: in.AnswerOnly,
 	})
 	if err != nil {
 		return app.ApprovalRequest{}, classify(approvalPeer, err)
@@ -81,6 +81,8 @@ func (a Approvals) Request(ctx context.Context, in app.ProposalInput) (app.Appro
 		out.Outcome = app.OutcomeAutoApproved
 	case approvalv1.Outcome_OUTCOME_REFUSED:
 		out.Outcome = app.OutcomeRefused
+	case approvalv1.Outcome_OUTCOME_ANSWERED:
+		out.Outcome = app.OutcomeAnswered
 	default:
 		out.Outcome = app.Outcome(strings.ToLower(res.GetOutcome().String()))
 	}
