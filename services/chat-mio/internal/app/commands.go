@@ -24,6 +24,8 @@ func (a *App) command(ctx context.Context, t *turn, cmd domain.Command) {
 		a.deny(ctx, t, cmd.JobID, cmd.Reason)
 	case domain.CmdPick:
 		a.pick(ctx, t, cmd.JobID, cmd.Pick)
+	case domain.CmdRetry:
+		a.retry(ctx, t, cmd.JobID)
 	case domain.CmdAutoApproveOn, domain.CmdAutoApproveOff, domain.CmdAutoApproveStatus:
 		a.autoApprove(ctx, t, cmd)
 	case domain.CmdStatus:

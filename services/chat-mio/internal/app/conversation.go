@@ -63,6 +63,7 @@ func (a *App) converse(ctx context.Context, t *turn, text string) {
 	case deliberation:
 		a.presentOptions(ctx, t, res)
 	case strings.HasPrefix(route, "CODE") || len(res.Proposals) == 1:
+		a.keepRetry(ctx, t, text, order, route)
 		a.proposal(ctx, t, res.Proposals, route)
 	case route == "CHAT":
 		a.chatReply(ctx, t, text, "", nil, route)

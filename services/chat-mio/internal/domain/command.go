@@ -25,6 +25,8 @@ const (
 	CmdLocal
 	CmdCloud
 	CmdHelp
+	// CmdRetry asks the order of an earlier coder job again, with the workspace as it is now.
+	CmdRetry
 )
 
 // Command is a parsed command.
@@ -61,6 +63,23 @@ var routerCommands = map[string]bool{
 	"/order1": true, "/order2": true, "/order3": true,
 	"/coder1": true, "/coder2": true, "/coder3": true,
 	"/deliberate": true,
+}
+
+// RetryText is the message /retry sends for a request: the original text without its
+// routing command, addressed to the order that answered (or, when none did, to the route).
+func RetryText(text, order, route string) string {
+	fields := strings.Fields(text)
+	if len(fields) > 0 && routerCommands[strings.ToLower(fields[0])] {
+		text = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(text), fields[0]))
+	}
+	target := strings.ToLower(order)
+	if !routerCommands["/"+target] {
+		target = strings.ToLower(route)
+	}
+	if !routerCommands["/"+target] {
+		target = "code"
+	}
+	return "/" + target + " " + text
 }
 
 // TaskTypes accepted by tasks=.
@@ -122,6 +141,15 @@ func ParseCommand(text string) (Command, error) {
 		}
 		c.Kind, c.JobID = CmdDeny, id
 		c.Reason = reasonAfter(text, 2)
+	case "/retry":
+		if len(args) != 1 {
+			return usage("want one job id")
+		}
+		id, err := jobid.Normalize(args[0])
+		if err != nil {
+			return usage("%v", err)
+		}
+		c.Kind, c.JobID = CmdRetry, id
 	case "/pick":
 		if len(args) != 2 {
 			return usage("want a job id and a number")

@@ -35,6 +35,9 @@ func TestParseCommand(t *testing.T) {
 		{in: "/deny nope reason", usage: "/deny"},
 		{in: "/pick job_20260101_001 2", want: Command{Kind: CmdPick, JobID: "job_20260101_001", Pick: 2, Name: "/pick"}, usage: "-"},
 		{in: "/pick job_20260101_001", usage: "/pick"},
+		{in: "/retry JOB_20260101_001", want: Command{Kind: CmdRetry, JobID: "job_20260101_001", Name: "/retry"}, usage: "-"},
+		{in: "/retry", usage: "/retry"},
+		{in: "/retry job_20260101_001 now", usage: "/retry"},
 		{in: "/pick job_20260101_001 0", usage: "/pick"},
 		{in: "/pick job_20260101_001 x", usage: "/pick"},
 		{in: "/status", want: Command{Kind: CmdStatus, Name: "/status"}, usage: "-"},
@@ -130,6 +133,20 @@ func TestClipTurn(t *testing.T) {
 	}{{"こんにちは", 10, "こんにちは"}, {"こんにちは", 2, "こん…"}, {"abc", 0, "abc"}} {
 		if got := ClipTurn(tt.in, tt.max); got != tt.want {
 			t.Errorf("ClipTurn(%q,%d) = %q, want %q", tt.in, tt.max, got, tt.want)
+		}
+	}
+}
+
+func TestRetryText(t *testing.T) {
+	for _, tc := range []struct{ text, order, route, want string }{
+		{"calc.go の Sub を直して", "order2", "CODE2", "/order2 calc.go の Sub を直して"},
+		{"/code2 fix Sub", "order2", "CODE2", "/order2 fix Sub"},
+		{"/CODE fix Sub", "", "CODE1", "/code1 fix Sub"},
+		{"fix Sub", "", "", "/code fix Sub"},
+		{"fix Sub", "coder9", "PLAN", "/plan fix Sub"},
+	} {
+		if got := RetryText(tc.text, tc.order, tc.route); got != tc.want {
+			t.Errorf("RetryText(%q, %q, %q) = %q, want %q", tc.text, tc.order, tc.route, got, tc.want)
 		}
 	}
 }

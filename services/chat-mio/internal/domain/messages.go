@@ -37,6 +37,9 @@ const (
 	MsgUsageApprove        MsgKey = "usage_approve"
 	MsgUsageDeny           MsgKey = "usage_deny"
 	MsgUsagePick           MsgKey = "usage_pick"
+	MsgUsageRetry          MsgKey = "usage_retry"
+	MsgRetrying            MsgKey = "retrying"
+	MsgRetryUnknown        MsgKey = "retry_unknown"
 	MsgUsageAuto           MsgKey = "usage_auto"
 	MsgUsageNoArgs         MsgKey = "usage_noargs"
 	MsgUsageUnknown        MsgKey = "usage_unknown"
@@ -105,6 +108,7 @@ var catalog = map[MsgKey][2]string{
 			"/deny <job_id> [理由] — 却下\n" +
 			"/auto-approve on [ttl=30m] [paths=docs/,README.md] [tasks=docs,review] [routes=CODE1] [ops=shell] | off | status\n" +
 			"/pick <job_id> <番号> — 合議の候補を選ぶ\n" +
+			"/retry <job_id> — 同じオーダーに今のワークスペースで依頼し直す\n" +
 			"/status — 各サービスの状態\n" +
 			"/local — クラウドのモデルを使わない / /cloud — 使う\n" +
 			"/chat /plan /analyze /ops /research /code /code1 /code2 /code3 /deliberate — ルートを指定\n" +
@@ -114,6 +118,7 @@ var catalog = map[MsgKey][2]string{
 			"/deny <job_id> [reason] — deny\n" +
 			"/auto-approve on [ttl=30m] [paths=docs/,README.md] [tasks=docs,review] [routes=CODE1] [ops=shell] | off | status\n" +
 			"/pick <job_id> <n> — pick a deliberation option\n" +
+			"/retry <job_id> — ask the same order again with the workspace as it is now\n" +
 			"/status — state of every service\n" +
 			"/local — no cloud models / /cloud — allow them\n" +
 			"/chat /plan /analyze /ops /research /code /code1 /code2 /code3 /deliberate — choose the route\n" +
@@ -122,6 +127,11 @@ var catalog = map[MsgKey][2]string{
 	MsgUsageApprove: {"使い方: /approve <job_id> [similar 30m]（similar: 同種のジョブもその時間だけ自動承認。例: /approve job_20260101_001）",
 		"Usage: /approve <job_id> [similar 30m] (similar: also approve similar jobs for that long; e.g. /approve job_20260101_001)"},
 	MsgUsageDeny: {"使い方: /deny <job_id> [理由]", "Usage: /deny <job_id> [reason]"},
+	MsgUsageRetry: {"使い方: /retry <job_id>（例: /retry job_20260101_001）", "Usage: /retry <job_id> (e.g. /retry job_20260101_001)"},
+	MsgRetrying: {"ジョブ %s を %s にもう一度依頼します（今のワークスペースで。新しいジョブ %s）。",
+		"Asking %[2]s again for job %[1]s, with the workspace as it is now (new job %[3]s)."},
+	MsgRetryUnknown: {"ジョブ %s の依頼は見つかりません（/retry はこの会話のコーダーへの依頼に、24 時間以内に使えます）。もう一度依頼してください。",
+		"The request of job %s is not known here (/retry works for coder requests of this conversation, within 24 hours). Please ask again."},
 	MsgUsagePick: {"使い方: /pick <job_id> <番号>（番号は 1〜9）", "Usage: /pick <job_id> <n> (n is 1-9)"},
 	MsgUsageAuto: {"使い方: /auto-approve on [ttl=30m] [paths=docs/,README.md] [tasks=docs,review] [routes=CODE1] [ops=shell] | off | status",
 		"Usage: /auto-approve on [ttl=30m] [paths=docs/,README.md] [tasks=docs,review] [routes=CODE1] [ops=shell] | off | status"},
@@ -181,8 +191,8 @@ var catalog = map[MsgKey][2]string{
 	MsgDeliberation:    {"ジョブ %s の候補です。/pick %s <番号> で選んでください。", "Options for job %s. Pick one with /pick %s <n>."},
 	MsgProposalFailed:  {"%s: 提案できませんでした（%s）", "%s: no proposal (%s)"},
 	MsgAnswer:          {"%s の回答（ジョブ %s、変更なし）:\n%s", "Answer from %s (job %s, no changes):\n%s"},
-	MsgProposalStale: {"ジョブ %s の提案は今のワークスペースに適用できません。承認は求めず、何も変更していません。もう一度依頼してください。\n%s",
-		"The proposal of job %s no longer applies to the workspace, so no approval was asked and nothing was changed. Please ask again.\n%s"},
+	MsgProposalStale: {"ジョブ %[1]s の提案は今のワークスペースに適用できません。承認は求めず、何も変更していません。/retry %[1]s で今の内容をもとに依頼し直せます。\n%[2]s",
+		"The proposal of job %[1]s no longer applies to the workspace, so no approval was asked and nothing was changed. Send /retry %[1]s to ask again with the current content.\n%[2]s"},
 	MsgNoProposal:          {"提案を作れませんでした（%s）。内容を変えてもう一度依頼してください。", "No proposal could be made (%s). Please rephrase and ask again."},
 	MsgStatusSession:       {"セッション %s: ローカル限定 %s / 承認待ち %s", "Session %s: local-only %s / pending %s"},
 	MsgHeartbeatDown:       {"状態監視（heartbeat）に接続できませんでした。", "The heartbeat service could not be reached."},
@@ -226,6 +236,8 @@ func UsageFor(l Locale, name string) string {
 		return T(l, MsgUsageDeny)
 	case "/pick":
 		return T(l, MsgUsagePick)
+	case "/retry":
+		return T(l, MsgUsageRetry)
 	case "/auto-approve":
 		return T(l, MsgUsageAuto)
 	case "/status", "/local", "/cloud", "/help":

@@ -224,7 +224,7 @@ func (r *Router) ProcessTask(ctx context.Context, req *routerv1.ProcessTaskReque
 		dec = &commonv1.RouteDecision{Route: commonv1.Route_ROUTE_OPS, Source: commonv1.DecisionSource_DECISION_SOURCE_COMMAND, Confidence: 1, Matched: "/ops"}
 	case strings.HasPrefix(text, "/deliberate"):
 		dec = &commonv1.RouteDecision{Route: commonv1.Route_ROUTE_CODE, Source: commonv1.DecisionSource_DECISION_SOURCE_COMMAND, Confidence: 1, Matched: "/deliberate"}
-	case strings.HasPrefix(text, "/code") || strings.Contains(text, "```"):
+	case strings.HasPrefix(text, "/code") || strings.HasPrefix(text, "/order") || strings.Contains(text, "```"):
 		dec = &commonv1.RouteDecision{Route: commonv1.Route_ROUTE_CODE, Source: commonv1.DecisionSource_DECISION_SOURCE_RULE, Confidence: 0.9, Evidence: []string{"code"}}
 	}
 	res := &routerv1.ProcessTaskResponse{Decision: dec, InitialRoute: dec.GetRoute(), FinalRoute: dec.GetRoute()}

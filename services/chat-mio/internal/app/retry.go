@@ -1,0 +1,68 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
+	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/domain"
+)
+
+// retryRecord is what /retry needs of a coder request: who asked, what, and which order.
+type retryRecord struct {
+	SessionID string `json:"session_id"`
+	Text      string `json:"text"`
+	Order     string `json:"order,omitempty"`
+	Route     string `json:"route"`
+}
+
+// retryKey names a job's retry record in the options store.
+func retryKey(id string) string { return id + ":retry" }
+
+// keepRetry remembers a coder request so /retry can ask the same order again later (for
+// example after the executor refused the job because a file changed).
+func (a *App) keepRetry(ctx context.Context, t *turn, text, order, route string) {
+	if t.sess.Degraded {
+		return
+	}
+	data, err := json.Marshal(retryRecord{SessionID: t.sess.ID, Text: text, Order: order, Route: route})
+	if err == nil {
+		err = a.store.SaveOptions(ctx, retryKey(t.jobID), data, a.cfg.OptionsTTL)
+	}
+	if err != nil {
+		a.log.WarnContext(ctx, "chat.retry_not_kept", slog.Any("error", err))
+	}
+}
+
+// retry asks the order of an earlier coder job of this conversation again, under a new job,
+// with the workspace as it is now (the coder reads it afresh).
+func (a *App) retry(ctx context.Context, t *turn, id string) {
+	data, err := a.store.LoadOptions(ctx, retryKey(id))
+	var rec retryRecord
+	if err == nil {
+		err = json.Unmarshal(data, &rec)
+	}
+	if err != nil || rec.SessionID != t.sess.ID {
+		// Another conversation's request is not shown or repeated here.
+		a.log.InfoContext(ctx, "chat.retry_unknown", slog.String("retry_of", id), slog.Any("error", err))
+		t.result.JobId = id
+		t.say(domain.T(t.loc, domain.MsgRetryUnknown, id))
+		return
+	}
+	next, err := a.allocate(ctx)
+	if err != nil {
+		a.log.ErrorContext(ctx, "chat.retry_no_job_id", slog.Any("error", err))
+		t.say(domain.T(t.loc, domain.MsgPeerFailed, "job id"))
+		return
+	}
+	ctx = jobid.WithJobID(ctx, next)
+	t.jobID, t.result.JobId = next, next
+	who := rec.Order
+	if who == "" {
+		who = rec.Route
+	}
+	a.log.InfoContext(ctx, "chat.retry", slog.String("retry_of", id), slog.String("order", rec.Order), slog.String("route", rec.Route))
+	t.say(domain.T(t.loc, domain.MsgRetrying, id, who, next))
+	a.converse(ctx, t, domain.RetryText(rec.Text, rec.Order, rec.Route))
+}
