@@ -126,7 +126,7 @@ var catalog = map[MsgKey][2]string{
 	},
 	MsgUsageApprove: {"使い方: /approve <job_id> [similar 30m]（similar: 同種のジョブもその時間だけ自動承認。例: /approve job_20260101_001）",
 		"Usage: /approve <job_id> [similar 30m] (similar: also approve similar jobs for that long; e.g. /approve job_20260101_001)"},
-	MsgUsageDeny: {"使い方: /deny <job_id> [理由]", "Usage: /deny <job_id> [reason]"},
+	MsgUsageDeny:  {"使い方: /deny <job_id> [理由]", "Usage: /deny <job_id> [reason]"},
 	MsgUsageRetry: {"使い方: /retry <job_id>（例: /retry job_20260101_001）", "Usage: /retry <job_id> (e.g. /retry job_20260101_001)"},
 	MsgRetrying: {"ジョブ %s を %s にもう一度依頼します（今のワークスペースで。新しいジョブ %s）。",
 		"Asking %[2]s again for job %[1]s, with the workspace as it is now (new job %[3]s)."},
