@@ -27,6 +27,8 @@ type Store interface {
 	Events(ctx context.Context, id string) ([]domain.Event, error)
 	// Append records events on a stream that is not a job (Auto-Approve changes, refused access).
 	Append(ctx context.Context, stream string, drafts []domain.Draft) error
+	// LastEvent returns the newest event of a stream whose type is one of types (nil when none).
+	LastEvent(ctx context.Context, stream string, types ...domain.EventType) (*domain.Event, error)
 }
 
 // ListFilter selects jobs; zero values do not filter.
@@ -149,7 +151,7 @@ func (s *Service) evaluate(in domain.PolicyInput, grant *domain.Grant, now time.
 // activeGrant returns the Auto-Approve grant in force, or nil. A store error counts as no grant:
 // Auto-Approve fails closed.
 func (s *Service) activeGrant(ctx context.Context, now time.Time) *domain.Grant {
-	g, err := s.grants.Get(ctx)
+	g, err := s.grantInForce(ctx)
 	if err != nil {
 		s.log.WarnContext(ctx, "approval.auto_approve_unavailable", slog.String("error", err.Error()))
 		return nil

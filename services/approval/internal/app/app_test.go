@@ -109,6 +109,19 @@ func (m *memStore) Append(_ context.Context, stream string, drafts []domain.Draf
 	return m.seal(stream, drafts)
 }
 
+func (m *memStore) LastEvent(_ context.Context, stream string, types ...domain.EventType) (*domain.Event, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	evs := m.events[stream]
+	for i := len(evs) - 1; i >= 0; i-- {
+		if slices.Contains(types, evs[i].Type) {
+			e := evs[i]
+			return &e, nil
+		}
+	}
+	return nil, nil
+}
+
 // memGrants is a grant store; err simulates an unreachable Redis.
 type memGrants struct {
 	g   *domain.Grant
@@ -142,6 +155,13 @@ func newApp(t *testing.T, grants *memGrants) (*app.Service, *memStore, *time.Tim
 	}
 	now := t0
 	st := newMemStore()
+	if grants.g != nil {
+		// A grant given to the test is in force: the audit log, which decides, says so.
+		if err := st.Append(context.Background(), domain.StreamAutoApprove, []domain.Draft{{Type: domain.EventAutoApproveEnabled,
+			Actor: owner, Channel: owner.Channel, At: t0, PolicyRule: domain.RuleAutoApprove, Payload: *grants.g}}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	svc := app.New(st, grants, approvers, app.Config{PendingTTL: 30 * time.Minute, AutoApproveAllowed: true,
 		DefaultGrantTTL: time.Hour, MaxGrantTTL: 2 * time.Hour, Policy: domain.PolicyConfig{HardDenyPaths: []string{".git"}}}, nil, app.WithClock(func() time.Time { return now }), app.WithKeyring(testKeys))
 	return svc, st, &now
@@ -300,10 +320,10 @@ func TestDefaultLocale(t *testing.T) {
 	}
 }
 
-// Switching Auto-Approve off while its store is down is reported as unavailable and not
-// recorded as done (the grant would come back with the store); unclaimed auto-approved jobs
-// still go back to pending.
-func TestDisableWithGrantStoreDownIsNotRecordedAsDone(t *testing.T) {
+// Switching Auto-Approve off while its cache is down is recorded — the audit log decides — and
+// holds: unclaimed auto-approved jobs go back to pending, and when the cache comes back still
+// holding the grant, the grant is not in force and is removed.
+func TestDisableWithGrantStoreDownHolds(t *testing.T) {
 	grants := &memGrants{g: &domain.Grant{ID: "g", ExpiresAt: t0.Add(time.Hour)}}
 	svc, st, _ := newApp(t, grants)
 	ctx := context.Background()
@@ -312,17 +332,54 @@ func TestDisableWithGrantStoreDownIsNotRecordedAsDone(t *testing.T) {
 		t.Fatalf("request = %+v, %v", res.Job.Status, err)
 	}
 	grants.err = errors.New("connection refused")
-	if _, err := svc.DisableAutoApprove(ctx, owner, "stop"); !errors.Is(err, domain.ErrUnavailable) {
-		t.Fatalf("disable with the store down = %v", err)
-	}
-	evs, _ := st.Events(ctx, domain.StreamAutoApprove)
-	for _, e := range evs {
-		if e.Type == domain.EventAutoApproveDisabled {
-			t.Fatalf("recorded as disabled while the grant could not be removed: %+v", evs)
-		}
+	if _, err := svc.DisableAutoApprove(ctx, owner, "stop"); err != nil {
+		t.Fatalf("disable with the cache down = %v", err)
 	}
 	if j, _ := st.Get(ctx, "job_20260301_001"); j.Status != domain.StatusPending {
 		t.Fatalf("auto-approved job not sent back to pending: %s", j.Status)
+	}
+	// The cache comes back with the grant it held.
+	grants.err, grants.g = nil, &domain.Grant{ID: "g", ExpiresAt: t0.Add(time.Hour)}
+	if st := svc.AutoApproveStatus(ctx); st.Grant != nil || st.Unavailable {
+		t.Fatalf("the switched-off grant is in force again: %+v", st)
+	}
+	if grants.g != nil {
+		t.Error("the stale cached grant was not removed")
+	}
+	if res, err := svc.RequestApproval(ctx, app.RequestInput{JobID: "job_20260301_002", Patch: docs}); err != nil || res.Job.Status != domain.StatusPending {
+		t.Fatalf("request after off = %v, %v", res.Job.Status, err)
+	}
+}
+
+// A grant lost with the cache (a flush, a restart without persistence) is put back from the
+// audit log; a failed change leaves the grant in force as it was.
+func TestGrantStateComesFromTheAuditLog(t *testing.T) {
+	grants := &memGrants{}
+	svc, st, _ := newApp(t, grants)
+	ctx := context.Background()
+	g, err := svc.EnableAutoApprove(ctx, owner, app.GrantInput{PathPrefixes: []string{"docs"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	grants.g = nil // the cache lost it
+	if got := svc.AutoApproveStatus(ctx); got.Grant == nil || got.Grant.ID != g.ID {
+		t.Fatalf("grant not restored from the audit log: %+v", got)
+	}
+	if grants.g == nil || grants.g.ID != g.ID {
+		t.Error("the cache was not refilled")
+	}
+	// A change that cannot be stored leaves the grant as it was (and the audit log says so).
+	grants.err = errors.New("connection refused")
+	if _, err := svc.EnableAutoApprove(ctx, owner, app.GrantInput{PathPrefixes: []string{"src"}}); !errors.Is(err, domain.ErrUnavailable) {
+		t.Fatalf("enable with the cache down = %v", err)
+	}
+	grants.err = nil
+	if got := svc.AutoApproveStatus(ctx); got.Grant == nil || got.Grant.ID != g.ID {
+		t.Fatalf("a failed change replaced the grant: %+v", got)
+	}
+	evs, _ := st.Events(ctx, domain.StreamAutoApprove)
+	if last := evs[len(evs)-1]; last.Type != domain.EventAutoApproveEnabled || !strings.Contains(string(last.Payload), g.ID) {
+		t.Fatalf("the audit log's last word is %+v", last)
 	}
 }
 

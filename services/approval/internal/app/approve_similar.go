@@ -71,9 +71,9 @@ func (s *Service) ApproveSimilar(ctx context.Context, id string, actor domain.Ac
 	if err != nil {
 		return SimilarResult{}, err
 	}
-	old, err := s.grants.Get(ctx)
+	old, err := s.grantInForce(ctx)
 	if err != nil {
-		return SimilarResult{}, fmt.Errorf("%w: read Auto-Approve grant: %v", domain.ErrUnavailable, err)
+		return SimilarResult{}, err
 	}
 	if old.ActiveAt(s.clock()) && old.SimilarTo == "" {
 		return SimilarResult{}, fmt.Errorf("%w: Auto-Approve is on (grant %s); approve %s alone, or switch Auto-Approve off first", domain.ErrConflict, old.ID, id)
@@ -91,16 +91,8 @@ func (s *Service) ApproveSimilar(ctx context.Context, id string, actor domain.Ac
 	g := domain.Grant{ID: "grant_" + hex.EncodeToString(b[:]), TaskTypes: scope.TaskTypes, Routes: scope.Routes,
 		PathPrefixes: scope.PathPrefixes, OperationKinds: scope.OperationKinds, SimilarTo: id, CreatedBy: actor,
 		Reason: "approve similar to " + id, CreatedAt: now, ExpiresAt: now.Add(ttl)}
-	if err := s.grants.Set(ctx, g, ttl); err != nil {
-		return SimilarResult{Job: job}, fmt.Errorf("%w: %s is approved, but the grant for similar jobs could not be stored: %v", domain.ErrUnavailable, id, err)
-	}
-	d := domain.Draft{Type: domain.EventAutoApproveEnabled, Actor: actor, Channel: actor.Channel, At: now,
-		PolicyRule: domain.RuleApproveSimilar, Payload: g}
-	if err := s.store.Append(ctx, domain.StreamAutoApprove, []domain.Draft{d}); err != nil {
-		if _, derr := s.grants.Delete(ctx); derr != nil {
-			s.log.ErrorContext(ctx, "approval.auto_approve_rollback_failed", slog.String("error", derr.Error()))
-		}
-		return SimilarResult{Job: job}, fmt.Errorf("%s is approved, but auditing the grant for similar jobs failed: %w", id, err)
+	if err := s.putGrant(ctx, g, ttl, domain.RuleApproveSimilar, actor); err != nil {
+		return SimilarResult{Job: job}, fmt.Errorf("%s is approved, but the grant for similar jobs could not be recorded: %w", id, err)
 	}
 	s.log.InfoContext(ctx, "approval.approve_similar", slog.String("grant_id", g.ID), slog.Duration("ttl", ttl),
 		slog.String("actor", actor.Channel+":"+actor.ID), slog.Any("paths", g.PathPrefixes), slog.Any("kinds", g.OperationKinds))

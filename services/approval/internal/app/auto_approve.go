@@ -49,12 +49,12 @@ type GrantStatus struct {
 
 // AutoApproveStatus returns the active grant, if any.
 func (s *Service) AutoApproveStatus(ctx context.Context) GrantStatus {
-	g, err := s.grants.Get(ctx)
+	g, err := s.grantInForce(ctx)
 	if err != nil {
 		s.log.WarnContext(ctx, "approval.auto_approve_unavailable", slog.String("error", err.Error()))
 		return GrantStatus{Unavailable: true}
 	}
-	if !g.ActiveAt(s.clock()) {
+	if g == nil {
 		return GrantStatus{}
 	}
 	return GrantStatus{Grant: g}
@@ -73,17 +73,8 @@ func (s *Service) EnableAutoApprove(ctx context.Context, actor domain.Actor, in 
 	if err != nil {
 		return domain.Grant{}, err
 	}
-	if err := s.grants.Set(ctx, g, ttl); err != nil {
-		return domain.Grant{}, fmt.Errorf("%w: store Auto-Approve grant: %v", domain.ErrUnavailable, err)
-	}
-	d := domain.Draft{Type: domain.EventAutoApproveEnabled, Actor: actor, Channel: actor.Channel, At: g.CreatedAt,
-		PolicyRule: domain.RuleAutoApprove, Payload: g}
-	if err := s.store.Append(ctx, domain.StreamAutoApprove, []domain.Draft{d}); err != nil {
-		// Without an audit record the grant must not stay in force.
-		if _, derr := s.grants.Delete(ctx); derr != nil {
-			s.log.ErrorContext(ctx, "approval.auto_approve_rollback_failed", slog.String("error", derr.Error()))
-		}
-		return domain.Grant{}, fmt.Errorf("audit Auto-Approve grant: %w", err)
+	if err := s.putGrant(ctx, g, ttl, domain.RuleAutoApprove, actor); err != nil {
+		return domain.Grant{}, err
 	}
 	s.log.InfoContext(ctx, "approval.auto_approve_enabled", slog.String("grant_id", g.ID),
 		slog.Duration("ttl", ttl), slog.String("actor", actor.Channel+":"+actor.ID))
@@ -168,23 +159,21 @@ func (s *Service) DisableAutoApprove(ctx context.Context, actor domain.Actor, re
 		s.auditGrantRefusal(ctx, "auto_approve_off", actor, err)
 		return 0, err
 	}
-	old, err := s.grants.Delete(ctx)
-	if err != nil {
-		// Claims check the grant too and fail closed while the store is unreachable. The grant
-		// may come back with the store, so "disabled" is not recorded; unclaimed auto-approved
-		// jobs still go back to pending below.
-		s.log.WarnContext(ctx, "approval.auto_approve_unavailable", slog.String("error", err.Error()))
-	}
+	// The audit log is the truth: "off" holds from the moment it is recorded, whatever the
+	// cache does next (it is corrected on the next read if removing the grant fails here).
 	grantID := ""
-	if old != nil {
+	if old, aerr := s.auditedGrant(ctx); aerr == nil && old != nil {
 		grantID = old.ID
 	}
-	if err == nil {
-		d := domain.Draft{Type: domain.EventAutoApproveDisabled, Actor: actor, Channel: actor.Channel, At: s.clock(),
-			PolicyRule: domain.RuleAutoApprove, Payload: map[string]string{"grant_id": grantID, "reason": reason}}
-		if aerr := s.store.Append(ctx, domain.StreamAutoApprove, []domain.Draft{d}); aerr != nil {
-			return 0, fmt.Errorf("audit Auto-Approve off: %w", aerr)
-		}
+	d := domain.Draft{Type: domain.EventAutoApproveDisabled, Actor: actor, Channel: actor.Channel, At: s.clock(),
+		PolicyRule: domain.RuleAutoApprove, Payload: map[string]string{"grant_id": grantID, "reason": reason}}
+	if aerr := s.store.Append(ctx, domain.StreamAutoApprove, []domain.Draft{d}); aerr != nil {
+		return 0, fmt.Errorf("audit Auto-Approve off: %w", aerr)
+	}
+	_, err := s.grants.Delete(ctx)
+	if err != nil {
+		// Claims check the grant in force too, and fail closed while the cache is unreachable.
+		s.log.WarnContext(ctx, "approval.auto_approve_unavailable", slog.String("error", err.Error()))
 	}
 	jobs, lerr := s.store.List(ctx, ListFilter{Statuses: []domain.Status{domain.StatusAutoApproved}, Limit: 500})
 	if lerr != nil {
@@ -202,10 +191,8 @@ func (s *Service) DisableAutoApprove(ctx context.Context, actor domain.Actor, re
 			n++
 		}
 	}
-	s.log.InfoContext(ctx, "approval.auto_approve_disabled", slog.String("grant_id", grantID), slog.Int("revoked_jobs", n))
-	if err != nil {
-		return n, fmt.Errorf("%w: remove Auto-Approve grant: %v", domain.ErrUnavailable, err)
-	}
+	s.log.InfoContext(ctx, "approval.auto_approve_disabled", slog.String("grant_id", grantID), slog.Int("revoked_jobs", n),
+		slog.Bool("cache_cleared", err == nil))
 	return n, nil
 }
 

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
+	"syscall"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -27,10 +29,22 @@ func Unavailable(err error) error {
 	}
 	var ne net.Error
 	var ce *pgconn.ConnectError
-	if errors.As(err, &ne) || errors.As(err, &ce) || errors.Is(err, io.ErrUnexpectedEOF) || pgconn.Timeout(err) {
+	if errors.As(err, &ne) || errors.As(err, &ce) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, syscall.ECONNRESET) || pgconn.Timeout(err) || serverGoingAway(err) {
 		return fmt.Errorf("%w: audit store: %w", domain.ErrUnavailable, err)
 	}
 	return err
+}
+
+// serverGoingAway reports the server's own word that it cannot serve now: a connection
+// exception (class 08) or an operator intervention that ends sessions (57P01 admin shutdown,
+// 57P02 crash shutdown, 57P03 cannot connect now).
+func serverGoingAway(err error) bool {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
 }
 
 func (o outage) Create(ctx context.Context, id string, drafts []domain.Draft) (domain.Job, error) {
@@ -60,4 +74,9 @@ func (o outage) Events(ctx context.Context, id string) ([]domain.Event, error) {
 
 func (o outage) Append(ctx context.Context, stream string, drafts []domain.Draft) error {
 	return Unavailable(o.next.Append(ctx, stream, drafts))
+}
+
+func (o outage) LastEvent(ctx context.Context, stream string, types ...domain.EventType) (*domain.Event, error) {
+	e, err := o.next.LastEvent(ctx, stream, types...)
+	return e, Unavailable(err)
 }

@@ -418,9 +418,26 @@ type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
+// LastEvent returns the newest event of stream whose type is one of types (nil when none).
+func (s *Postgres) LastEvent(ctx context.Context, stream string, types ...domain.EventType) (*domain.Event, error) {
+	names := make([]string, len(types))
+	for i, t := range types {
+		names[i] = string(t)
+	}
+	evs, err := s.eventsWhere(ctx, s.pool, `job_id = $1 AND type = ANY($2) ORDER BY seq DESC LIMIT 1`, stream, names)
+	if err != nil || len(evs) == 0 {
+		return nil, err
+	}
+	return &evs[0], nil
+}
+
 func (s *Postgres) events(ctx context.Context, q querier, id string) ([]domain.Event, error) {
+	return s.eventsWhere(ctx, q, `job_id = $1 ORDER BY seq`, id)
+}
+
+func (s *Postgres) eventsWhere(ctx context.Context, q querier, where string, args ...any) ([]domain.Event, error) {
 	rows, err := q.Query(ctx, `SELECT id, job_id, seq, type, actor_id, actor_channel, actor_name, channel, payload::text,
-		policy_rule, prev_hash, hash, key_id, created_at FROM approval_events WHERE job_id = $1 ORDER BY seq`, id)
+		policy_rule, prev_hash, hash, key_id, created_at FROM approval_events WHERE `+where, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -350,9 +350,27 @@ type sqliteQuerier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
+// LastEvent returns the newest event of stream whose type is one of types (nil when none).
+func (s *SQLite) LastEvent(ctx context.Context, stream string, types ...domain.EventType) (*domain.Event, error) {
+	args := []any{stream}
+	marks := make([]string, len(types))
+	for i, t := range types {
+		args, marks[i] = append(args, string(t)), "?"
+	}
+	evs, err := s.eventsWhere(ctx, s.db, `job_id = ? AND type IN (`+strings.Join(marks, ", ")+`) ORDER BY seq DESC LIMIT 1`, args...)
+	if err != nil || len(evs) == 0 {
+		return nil, err
+	}
+	return &evs[0], nil
+}
+
 func (s *SQLite) events(ctx context.Context, q sqliteQuerier, id string) ([]domain.Event, error) {
+	return s.eventsWhere(ctx, q, `job_id = ? ORDER BY seq`, id)
+}
+
+func (s *SQLite) eventsWhere(ctx context.Context, q sqliteQuerier, where string, args ...any) ([]domain.Event, error) {
 	rows, err := q.QueryContext(ctx, `SELECT id, job_id, seq, type, actor_id, actor_channel, actor_name, channel, payload,
-		policy_rule, prev_hash, hash, key_id, created_at FROM approval_events WHERE job_id = ? ORDER BY seq`, id)
+		policy_rule, prev_hash, hash, key_id, created_at FROM approval_events WHERE `+where, args...)
 	if err != nil {
 		return nil, err
 	}
