@@ -22,6 +22,10 @@ func (s *Service) ClaimJob(ctx context.Context, id, executorID string) (domain.J
 		return domain.Job{}, err
 	}
 	ctx = jobid.WithJobID(ctx, id)
+	// The grant in force is read before the job's transaction (it reads the audit log too). A
+	// switch-off that lands in between sends the job back to pending first, which the claim
+	// then sees.
+	grant := s.activeGrant(ctx, s.clock())
 	job, err := s.store.Update(ctx, id, func(j domain.Job) ([]domain.Draft, error) {
 		now := s.clock()
 		check := domain.ClaimCheck{ExecutorID: executorID, GrantActive: true}
@@ -32,8 +36,7 @@ func (s *Service) ClaimJob(ctx context.Context, id, executorID string) (domain.J
 		}
 		// A job a policy rule allowed has no grant to check; one a grant approved needs it.
 		if j.Status == domain.StatusAutoApproved && j.GrantID != "" {
-			g := s.activeGrant(ctx, now)
-			check.GrantActive = g != nil && g.ID == j.GrantID
+			check.GrantActive = grant.ActiveAt(now) && grant.ID == j.GrantID
 		}
 		return j.Claim(check, now)
 	})
