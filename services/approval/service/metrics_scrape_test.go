@@ -71,7 +71,7 @@ func TestMetricsAfterTraffic(t *testing.T) {
 		t.Fatal(err)
 	}
 	rest(t, http.MethodPost, pubBase+"/v1/jobs/job_20260301_200/deny", `{"reason":"not now"}`)
-	rest(t, http.MethodPut, pubBase+"/v1/auto-approve", `{"ttl":"30m","reason":"docs"}`)
+	rest(t, http.MethodPut, pubBase+"/v1/auto-approve", `{"ttl":"30m","path_prefixes":["docs/"],"reason":"docs"}`)
 	request(4, approvalv1.Outcome_OUTCOME_AUTO_APPROVED)
 
 	got := scrape(t, base)

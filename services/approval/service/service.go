@@ -85,6 +85,15 @@ type AutoApprove struct {
 	Enabled    bool          `yaml:"enabled"`
 	DefaultTTL time.Duration `yaml:"default_ttl"`
 	MaxTTL     time.Duration `yaml:"max_ttl"`
+	// DefaultScope is the scope of a bare `/auto-approve on` (no tasks=, paths=, routes= or ops=).
+	DefaultScope GrantScope `yaml:"default_scope"`
+}
+
+// GrantScope limits what an Auto-Approve grant covers.
+type GrantScope struct {
+	Tasks  []string `yaml:"tasks"`
+	Paths  []string `yaml:"paths"`
+	Routes []string `yaml:"routes"`
 }
 
 // DefaultConfig returns the defaults of the spec.
@@ -98,10 +107,11 @@ func DefaultConfig() Config {
 				Paths:    []string{".git"},
 				Commands: []string{`\brm\s+-[a-zA-Z]*r[a-zA-Z]*f?\s+(/|~)(\s|$)`, `\bmkfs(\.\w+)?\b`, `\bdd\s+.*\bof=/dev/`, `:\(\)\s*\{\s*:\|:&\s*\};:`},
 			},
-			AutoApprove: AutoApprove{Enabled: false, DefaultTTL: 60 * time.Minute, MaxTTL: 24 * time.Hour},
-			Store:       StorePostgres,
-			SQLitePath:  "data/audit.db",
-			Audit:       Audit{VerifyInterval: 10 * time.Minute},
+			AutoApprove: AutoApprove{Enabled: false, DefaultTTL: 60 * time.Minute, MaxTTL: 24 * time.Hour,
+				DefaultScope: GrantScope{Tasks: []string{"docs", "review"}, Paths: []string{"docs/", "README.md"}}},
+			Store:      StorePostgres,
+			SQLitePath: "data/audit.db",
+			Audit:      Audit{VerifyInterval: 10 * time.Minute},
 		},
 	}
 }
@@ -131,6 +141,10 @@ func (c *Config) Validate() error {
 	}
 	if a.AutoApprove.DefaultTTL <= 0 || a.AutoApprove.DefaultTTL > a.AutoApprove.MaxTTL {
 		errs.Addf("approval.auto_approve.default_ttl", "must be positive and at most max_ttl (%s), got %s", a.AutoApprove.MaxTTL, a.AutoApprove.DefaultTTL)
+	}
+	if err := app.ValidateScope(app.GrantInput{TaskTypes: a.AutoApprove.DefaultScope.Tasks, PathPrefixes: a.AutoApprove.DefaultScope.Paths,
+		Routes: a.AutoApprove.DefaultScope.Routes}); err != nil {
+		errs.Addf("approval.auto_approve.default_scope", "%v", err)
 	}
 	for i, expr := range a.HardDeny.Commands {
 		if _, err := regexp.Compile(expr); err != nil {
@@ -275,7 +289,8 @@ func Run(ctx context.Context, cfg Config) error {
 		Engine:              engine.holder,
 		BroadOverwriteFiles: cfg.Approval.BroadOverwriteFiles, PendingTTL: cfg.Approval.PendingTTL,
 		AutoApproveAllowed: cfg.Approval.AutoApprove.Enabled, DefaultGrantTTL: cfg.Approval.AutoApprove.DefaultTTL,
-		MaxGrantTTL: cfg.Approval.AutoApprove.MaxTTL, Location: loc, DefaultLocale: cfg.Locale,
+		MaxGrantTTL: cfg.Approval.AutoApprove.MaxTTL, DefaultScope: app.GrantInput{TaskTypes: cfg.Approval.AutoApprove.DefaultScope.Tasks,
+			PathPrefixes: cfg.Approval.AutoApprove.DefaultScope.Paths, Routes: cfg.Approval.AutoApprove.DefaultScope.Routes}, Location: loc, DefaultLocale: cfg.Locale,
 	}, log, app.WithMetrics(m), app.WithKeyring(st.keys))
 	srv.Mount(approvalv1connect.NewApprovalServiceHandler(rpc.NewHandler(svc, log), srv.HandlerOptions()...))
 	httpapi.New(svc, approvers, log).Register(srv.HandlePublic)

@@ -67,7 +67,9 @@ type Config struct {
 	AutoApproveAllowed bool
 	DefaultGrantTTL    time.Duration
 	MaxGrantTTL        time.Duration
-	Location           *time.Location
+	// DefaultScope is the scope of a grant asked for without any (a bare /auto-approve on).
+	DefaultScope GrantInput
+	Location     *time.Location
 	// DefaultLocale is used when a request names none (config locale: ja or en).
 	DefaultLocale string
 }

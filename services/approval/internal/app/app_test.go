@@ -399,3 +399,29 @@ func TestRetriedRequestForADecidedJobConflicts(t *testing.T) {
 		t.Fatalf("retried request for a denied job = %v", err)
 	}
 }
+
+// A bare /auto-approve on gets the configured default scope; any scope given replaces it.
+func TestBareAutoApproveOnGetsTheDefaultScope(t *testing.T) {
+	approvers, _ := domain.NewApprovers(domain.ApproverConfig{Line: []string{owner.ID}})
+	svc := app.New(newMemStore(), &memGrants{}, approvers, app.Config{PendingTTL: time.Hour, AutoApproveAllowed: true,
+		DefaultGrantTTL: time.Hour, MaxGrantTTL: 2 * time.Hour,
+		DefaultScope: app.GrantInput{TaskTypes: []string{"docs", "review"}, PathPrefixes: []string{"docs/", "README.md"}}}, nil)
+	ctx := context.Background()
+	g, err := svc.EnableAutoApprove(ctx, owner, app.GrantInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(g.TaskTypes, []string{"docs", "review"}) || !slices.Equal(g.PathPrefixes, []string{"docs", "README.md"}) || len(g.AllowedOperations) != 0 {
+		t.Fatalf("bare grant scope = %+v", g)
+	}
+	if d, _ := svc.CheckPolicy(ctx, app.RequestInput{Patch: `[{"type":"file_edit","action":"update","target":"src/main.go","content":"x"}]`, TaskType: "docs"}); d.Outcome == domain.OutcomeAutoApproved {
+		t.Error("a bare grant covered src/")
+	}
+	g, err = svc.EnableAutoApprove(ctx, owner, app.GrantInput{Routes: []string{"CODE1"}})
+	if err != nil || len(g.TaskTypes) != 0 || len(g.PathPrefixes) != 0 {
+		t.Fatalf("an explicit scope was mixed with the default: %+v, %v", g, err)
+	}
+	if err := app.ValidateScope(app.GrantInput{TaskTypes: []string{"everything"}}); err == nil {
+		t.Error("an unknown task type in a default scope was accepted")
+	}
+}

@@ -40,6 +40,12 @@ type GrantInput struct {
 	Reason            string
 }
 
+// bare reports a request without any scope: it gets the configured default scope.
+func (in GrantInput) bare() bool {
+	return len(in.TaskTypes) == 0 && len(in.Routes) == 0 && len(in.PathPrefixes) == 0 && len(in.AllowedOperations) == 0 &&
+		len(in.DeniedOperations) == 0
+}
+
 // GrantStatus is the state of Auto-Approve.
 type GrantStatus struct {
 	Grant *domain.Grant
@@ -69,6 +75,10 @@ func (s *Service) EnableAutoApprove(ctx context.Context, actor domain.Actor, in 
 	if !s.cfg.AutoApproveAllowed {
 		return domain.Grant{}, fmt.Errorf("%w: Auto-Approve is disabled by configuration (approval.auto_approve.enabled)", domain.ErrPermission)
 	}
+	if in.bare() {
+		d := s.cfg.DefaultScope
+		in.TaskTypes, in.PathPrefixes, in.Routes = d.TaskTypes, d.PathPrefixes, d.Routes
+	}
 	g, ttl, err := s.buildGrant(actor, in)
 	if err != nil {
 		return domain.Grant{}, err
@@ -79,6 +89,14 @@ func (s *Service) EnableAutoApprove(ctx context.Context, actor domain.Actor, in 
 	s.log.InfoContext(ctx, "approval.auto_approve_enabled", slog.String("grant_id", g.ID),
 		slog.Duration("ttl", ttl), slog.String("actor", actor.Channel+":"+actor.ID))
 	return g, nil
+}
+
+// ValidateScope checks a scope's values (task types, routes, paths, operations) as a grant
+// request would, for configuration checks at start.
+func ValidateScope(in GrantInput) error {
+	s := &Service{cfg: Config{DefaultGrantTTL: time.Hour, MaxGrantTTL: time.Hour}, now: time.Now}
+	_, _, err := s.buildGrant(domain.Actor{}, in)
+	return err
 }
 
 func (s *Service) buildGrant(actor domain.Actor, in GrantInput) (domain.Grant, time.Duration, error) {
