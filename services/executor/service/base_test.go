@@ -80,7 +80,12 @@ func TestPatchBoundToItsBase(t *testing.T) {
 	}
 	for _, c := range cases {
 		for _, dry := range []bool{true, false} {
-			_, err := s.client.Execute(ctx, &executorv1.ExecuteRequest{JobId: c.id, DryRun: dry})
+			// The refusal speaks the user's language: English for the dry run here, Japanese (the default) otherwise.
+			locale, said := "", "何も書き込んでいません"
+			if dry {
+				locale, said = "en", "nothing was written"
+			}
+			_, err := s.client.Execute(ctx, &executorv1.ExecuteRequest{JobId: c.id, DryRun: dry, Locale: locale})
 			if codeOf(err) != connect.CodeFailedPrecondition {
 				t.Fatalf("%s dry=%v: %v, want FailedPrecondition", c.id, dry, err)
 			}
@@ -88,7 +93,7 @@ func TestPatchBoundToItsBase(t *testing.T) {
 			if c.base["mul.go"] != "" {
 				target = "mul.go"
 			}
-			if msg := err.Error(); !strings.Contains(msg, target) || !strings.Contains(msg, "/retry "+c.id) {
+			if msg := err.Error(); !strings.Contains(msg, target) || !strings.Contains(msg, "/retry "+c.id) || !strings.Contains(msg, said) {
 				t.Errorf("%s: the refusal does not name the file and the next step: %v", c.id, msg)
 			}
 		}

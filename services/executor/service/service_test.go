@@ -518,7 +518,7 @@ func TestBrowserJobUnderAutoApproveIsRefused(t *testing.T) {
 	text := jsonPatch(t, cmd("browser", "chrome_navigate", "https://example.test/", ""))
 	var err error
 	s.addJob(t, "job_20260101_033", text, approvalv1.JobStatus_JOB_STATUS_GRANTED)
-	_, err = s.client.Execute(context.Background(), &executorv1.ExecuteRequest{JobId: "job_20260101_033"})
+	_, err = s.client.Execute(context.Background(), &executorv1.ExecuteRequest{JobId: "job_20260101_033", Locale: "en"})
 	if codeOf(err) != connect.CodePermissionDenied || !strings.Contains(err.Error(), "auto-approved") {
 		t.Fatalf("err = %v", err)
 	}

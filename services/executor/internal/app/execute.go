@@ -167,7 +167,9 @@ func (s *Service) Execute(ctx context.Context, rawID, locale string, dryRun bool
 	}
 
 	if (claim.UsesBrowser || usesBrowser(p)) && claim.AutoApproved {
-		err := fmt.Errorf("%w: job %s has browser operations and was auto-approved; browser jobs need a person's approval", domain.ErrPermission, id)
+		err := fmt.Errorf("%w: %s", domain.ErrPermission, say(loc,
+			fmt.Sprintf("ジョブ %s はブラウザ操作を含み、自動承認されています。ブラウザ操作には人の承認が必要です", id),
+			fmt.Sprintf("job %s has browser operations and was auto-approved; browser jobs need a person's approval", id)))
 		log.WarnContext(ctx, "executor.refused", slog.String("reason", "browser_auto_approved"))
 		if !modes.DryRun {
 			s.report(ctx, log, Report{JobID: id, Event: EventRefused, Detail: err.Error()})
@@ -175,7 +177,7 @@ func (s *Service) Execute(ctx context.Context, rawID, locale string, dryRun bool
 		return Outcome{}, err
 	}
 
-	if err := s.cfg.Runner.checkBase(id, p); err != nil {
+	if err := s.cfg.Runner.checkBase(id, p, loc); err != nil {
 		log.WarnContext(ctx, "executor.refused", slog.String("reason", "stale_base"), slog.String("error", err.Error()))
 		if !modes.DryRun {
 			s.report(ctx, log, Report{JobID: id, Event: EventRefused, Detail: err.Error()})
@@ -203,13 +205,21 @@ func (s *Service) Execute(ctx context.Context, rawID, locale string, dryRun bool
 	return Outcome{Result: res, Text: res.Text(loc)}, nil
 }
 
+// say picks the text of the user's language.
+func say(l domain.Locale, ja, en string) string {
+	if l == domain.LocaleEN {
+		return en
+	}
+	return ja
+}
+
 // DryRun parses patch text and reports what it would do, touching nothing.
 func (s *Service) DryRun(ctx context.Context, text, locale string) (Outcome, error) {
 	p, err := s.cfg.Parse(text)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("%w: patch: %v", domain.ErrInvalid, err)
 	}
-	if err := s.cfg.Runner.checkBase("", p); err != nil {
+	if err := s.cfg.Runner.checkBase("", p, domain.ParseLocale(locale, s.cfg.Locale)); err != nil {
 		return Outcome{}, err
 	}
 	modes := s.cfg.Modes
