@@ -30,12 +30,22 @@ const (
 	RoleSystem    Role = "system"
 	RoleUser      Role = "user"
 	RoleAssistant Role = "assistant"
+	// RoleTool carries the result of one tool call back to the model.
+	RoleTool Role = "tool"
 )
 
 // Message is one chat message.
 type Message struct {
 	Role    Role
 	Content string
+	// ToolCalls, on an assistant message, are the tools the model asked for (Content may be
+	// empty then).
+	ToolCalls []ToolCall
+	// ToolCallID and ToolName, on a RoleTool message, name the call whose result Content is.
+	ToolCallID string
+	ToolName   string
+	// ToolError marks a RoleTool result that reports a failure (Anthropic's is_error).
+	ToolError bool
 }
 
 // Request is one model call.
@@ -55,6 +65,12 @@ type Request struct {
 	Contract Contract
 	// LocalOnly refuses the call with ErrLocalOnly when the client is a cloud provider.
 	LocalOnly bool
+	// Tools are the tools the model may call; the answer's ToolCalls say which it wants run
+	// (see RunTools). The offline provider never calls tools.
+	Tools []ToolSpec
+	// ToolChoice ToolChoiceNone keeps Tools declared (a conversation that holds tool calls
+	// needs them on some wires) but asks for an answer without calls.
+	ToolChoice ToolChoice
 }
 
 // Contract is a JSON answer shape of the suite.
@@ -88,6 +104,8 @@ type Response struct {
 	Attempts int
 	// Offline is true when the answer came from the offline provider, not a model.
 	Offline bool
+	// ToolCalls are the tools the model asks to have run before it answers.
+	ToolCalls []ToolCall
 }
 
 // Client is a configured model.
