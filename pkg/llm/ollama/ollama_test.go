@@ -15,6 +15,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm/internal/llmtest"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakellm"
 )
 
 func ollamaClient(t *testing.T, f *llmtest.Fake, s *llmtest.Sleeps, mut func(*llm.Config)) *Client {
@@ -278,4 +279,16 @@ func BenchmarkOllamaChat(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+func TestOllamaToolCalls(t *testing.T) {
+	newClient := func(url string) llm.Client {
+		c, err := New(llm.Config{Model: "worker-v1:latest", BaseURL: url})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	llmtest.ToolRoundTrip(t, fakellm.Ollama, newClient)
+	llmtest.ToolLimitOnTheWire(t, fakellm.Ollama, newClient)
 }
