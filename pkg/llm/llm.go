@@ -20,6 +20,7 @@ package llm
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 )
 
@@ -175,4 +176,19 @@ func Code(err error) string {
 		return "canceled"
 	}
 	return "error"
+}
+
+// StripFence removes a Markdown code fence around a JSON answer, for providers that cannot be
+// held to JSON on the wire (Anthropic; Ollama while tools are offered).
+func StripFence(s string) string {
+	t := strings.TrimSpace(s)
+	if !strings.HasPrefix(t, "```") {
+		return s
+	}
+	t = strings.TrimPrefix(t, "```")
+	if i := strings.IndexByte(t, '\n'); i >= 0 {
+		t = t[i+1:]
+	}
+	t = strings.TrimSuffix(strings.TrimSpace(t), "```")
+	return strings.TrimSpace(t)
 }

@@ -337,3 +337,16 @@ func TestMaskingCoversToolResults(t *testing.T) {
 		t.Errorf("tool call arguments changed: %+v", req.Messages[0])
 	}
 }
+
+func TestStripFence(t *testing.T) {
+	for in, want := range map[string]string{
+		"```json\n{\"a\":1}\n```": `{"a":1}`,
+		"```\n{\"a\":1}```":       `{"a":1}`,
+		`{"a":1}`:                 `{"a":1}`,
+		"  {\"a\":\"```\"}":       "  {\"a\":\"```\"}",
+	} {
+		if got := StripFence(in); got != want {
+			t.Errorf("StripFence(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -96,7 +96,7 @@ func (c *anthropicClient) attempt(ctx context.Context, req llm.Request) (llm.Ans
 	}
 	ans.Text = b.String()
 	if req.JSON && len(ans.ToolCalls) == 0 {
-		ans.Text = stripFence(ans.Text)
+		ans.Text = llm.StripFence(ans.Text)
 	}
 	ans.Usage = llm.Usage{InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens}
 	return ans, nil
@@ -204,18 +204,4 @@ func (s *anthropicStatus) wrap(err error) error {
 		msg = ae.Error()
 	}
 	return s.Wrap(msg, err)
-}
-
-// stripFence removes a Markdown code fence around a JSON answer.
-func stripFence(s string) string {
-	t := strings.TrimSpace(s)
-	if !strings.HasPrefix(t, "```") {
-		return s
-	}
-	t = strings.TrimPrefix(t, "```")
-	if i := strings.IndexByte(t, '\n'); i >= 0 {
-		t = t[i+1:]
-	}
-	t = strings.TrimSuffix(strings.TrimSpace(t), "```")
-	return strings.TrimSpace(t)
 }

@@ -166,6 +166,9 @@ func (c *Client) attempt(ctx context.Context, req llm.Request) (llm.Answer, erro
 		return llm.Answer{}, llm.BadResponse("ollama /api/chat: no message or not done")
 	}
 	ans := llm.Answer{Text: out.Message.Content, Usage: llm.Usage{InputTokens: out.PromptEvalCount, OutputTokens: out.EvalCount}}
+	if req.JSON && body.Format == "" {
+		ans.Text = llm.StripFence(ans.Text)
+	}
 	for _, tc := range out.Message.ToolCalls {
 		args, err := json.Marshal(tc.Function.Arguments)
 		if err != nil || tc.Function.Arguments == nil {
