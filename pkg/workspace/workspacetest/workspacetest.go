@@ -19,11 +19,13 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"testing"
 
 	"connectrpc.com/connect"
 
 	executorv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/executor/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/executor/v1/executorv1connect"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 )
 
 // Git is what the fake's git RPCs answer; nil in Server.Git means "not a repository".
@@ -52,20 +54,13 @@ type Server struct {
 	calls []Call
 }
 
-// TB is the part of testing.TB Start needs.
-type TB interface {
-	Helper()
-	Cleanup(func())
-}
-
 // Start serves files (slash paths relative to the workspace root) and git (nil: not a
-// repository) until the test ends.
-func Start(t TB, files map[string]string, git *Git) *Server {
+// repository) until the test ends, over HTTP/1.1 and h2c like the executor.
+func Start(t testing.TB, files map[string]string, git *Git) *Server {
 	t.Helper()
 	s := &Server{files: files, git: git}
 	_, h := executorv1connect.NewWorkspaceServiceHandler(s)
-	s.Server = httptest.NewServer(h)
-	t.Cleanup(s.Close)
+	s.Server = testinfra.H2CServer(t, h)
 	return s
 }
 
