@@ -49,14 +49,7 @@ type openAIRequest struct {
 			} `json:"function"`
 		} `json:"tool_calls,omitempty"`
 	} `json:"messages"`
-	Tools []struct {
-		Type     string `json:"type"`
-		Function struct {
-			Name        string         `json:"name"`
-			Description string         `json:"description"`
-			Parameters  map[string]any `json:"parameters"`
-		} `json:"function"`
-	} `json:"tools,omitempty"`
+	Tools []functionTool `json:"tools,omitempty"`
 	// ToolChoice is "none", "auto", "required" or an object naming a function.
 	ToolChoice     json.RawMessage `json:"tool_choice,omitempty"`
 	ResponseFormat *struct {
@@ -87,9 +80,7 @@ func (s *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
 	}
 	req := Request{Provider: OpenAI, Model: in.Model, Header: r.Header.Clone(), Raw: raw,
 		JSON: in.ResponseFormat != nil && strings.HasPrefix(in.ResponseFormat.Type, "json")}
-	for _, t := range in.Tools {
-		req.Tools = append(req.Tools, Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters})
-	}
+	req.Tools = functionTools(in.Tools)
 	if len(in.ToolChoice) > 0 {
 		var choice string
 		if json.Unmarshal(in.ToolChoice, &choice) != nil {

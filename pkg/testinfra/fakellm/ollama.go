@@ -29,14 +29,7 @@ type ollamaChatRequest struct {
 		ToolName   string           `json:"tool_name,omitempty"`
 		ToolCallID string           `json:"tool_call_id,omitempty"`
 	} `json:"messages"`
-	Tools []struct {
-		Type     string `json:"type"`
-		Function struct {
-			Name        string         `json:"name"`
-			Description string         `json:"description"`
-			Parameters  map[string]any `json:"parameters"`
-		} `json:"function"`
-	} `json:"tools,omitempty"`
+	Tools []functionTool `json:"tools,omitempty"`
 	Stream    *bool           `json:"stream,omitempty"`
 	Format    json.RawMessage `json:"format,omitempty"`
 	KeepAlive any             `json:"keep_alive,omitempty"`
@@ -61,9 +54,7 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 	req := Request{Provider: Ollama, Model: in.Model, Options: in.Options, KeepAlive: in.KeepAlive, Header: r.Header.Clone(), Raw: raw,
 		Stream: in.Stream == nil || *in.Stream,
 		JSON:   len(in.Format) > 0 && string(in.Format) != "null" && string(in.Format) != `""`}
-	for _, t := range in.Tools {
-		req.Tools = append(req.Tools, Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters})
-	}
+	req.Tools = functionTools(in.Tools)
 	for i, m := range in.Messages {
 		if i == 0 && m.Role == "system" {
 			req.System = m.Content

@@ -6,25 +6,35 @@ import (
 	"maps"
 	"slices"
 	"sync/atomic"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 )
 
-// Tool is a tool a request offers: OpenAI's tools[].function, Anthropic's tools[] (with
-// input_schema as Parameters), Ollama's tools[].function.
-type Tool struct {
-	Name        string
-	Description string
-	Parameters  map[string]any
-}
+// Tool is a tool a request offers (OpenAI's tools[].function, Anthropic's tools[] with
+// input_schema as Parameters, Ollama's tools[].function), in the model layer's neutral shape.
+type Tool = llm.ToolSpec
 
 // ToolCall is a call the model asks for: in an Answer (the fake writes it in the provider's
-// shape) or in an assistant message of a request.
-type ToolCall struct {
-	// ID is the call's id; the fake makes one in the provider's style when an answer leaves
-	// it empty.
-	ID   string
-	Name string
-	// Arguments is the JSON object of the arguments.
-	Arguments string
+// shape, making an id in the provider's style when it is empty) or in an assistant message of
+// a request.
+type ToolCall = llm.ToolCall
+
+// functionTool is a tools[] entry of OpenAI's and Ollama's requests.
+type functionTool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string         `json:"name"`
+		Description string         `json:"description"`
+		Parameters  map[string]any `json:"parameters"`
+	} `json:"function"`
+}
+
+func functionTools(in []functionTool) []Tool {
+	var out []Tool
+	for _, t := range in {
+		out = append(out, Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters})
+	}
+	return out
 }
 
 // ToolResult is a tool result sent back in a request: an OpenAI or Ollama message of role

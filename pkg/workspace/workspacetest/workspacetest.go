@@ -152,30 +152,25 @@ func (s *Server) ReadFile(_ context.Context, req *executorv1.ReadFileRequest) (*
 		return nil, connect.NewError(connect.CodeNotFound, errors.New("not found"))
 	}
 	sum := sha256.Sum256([]byte(data))
-	lines := strings.SplitAfter(data, "\n")
-	if len(lines) > 0 && lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
+	all := strings.SplitAfter(data, "\n")
+	if all[len(all)-1] == "" {
+		all = all[:len(all)-1] // nothing after the last newline
 	}
-	res := &executorv1.ReadFileResponse{Path: p, Sha256: hex.EncodeToString(sum[:]), Size: int64(len(data)), TotalLines: int32(len(lines))}
-	start, end := int(req.GetStartLine()), int(req.GetEndLine())
-	if start <= 0 {
-		start = 1
+	res := &executorv1.ReadFileResponse{Path: p, Sha256: hex.EncodeToString(sum[:]), Size: int64(len(data)), TotalLines: int32(len(all))}
+	first, last := max(int(req.GetStartLine()), 1), int(req.GetEndLine())
+	if last <= 0 || last > len(all) {
+		last = len(all)
 	}
-	if end <= 0 || end > len(lines) {
-		end = len(lines)
+	switch {
+	case first > len(all) && len(all) > 0:
+		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("%s has %d lines, start_line %d", p, len(all), first))
+	case first <= last:
+		res.Content = strings.Join(all[first-1:last], "")
+		res.Truncated = first > 1 || last < len(all)
 	}
-	if start > end {
-		if start > len(lines) && len(lines) > 0 {
-			return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("%s has %d lines, start_line %d", p, len(lines), start))
-		}
-		return res, nil
+	if limit := int(req.GetMaxBytes()); limit > 0 && len(res.Content) > limit {
+		res.Content, res.Truncated = strings.ToValidUTF8(res.Content[:limit], ""), true
 	}
-	out := strings.Join(lines[start-1:end], "")
-	res.Truncated = start > 1 || end < len(lines)
-	if limit := int(req.GetMaxBytes()); limit > 0 && len(out) > limit {
-		out, res.Truncated = strings.ToValidUTF8(out[:limit], ""), true
-	}
-	res.Content = out
 	return res, nil
 }
 
