@@ -29,7 +29,7 @@ type ollamaChatRequest struct {
 		ToolName   string           `json:"tool_name,omitempty"`
 		ToolCallID string           `json:"tool_call_id,omitempty"`
 	} `json:"messages"`
-	Tools []functionTool `json:"tools,omitempty"`
+	Tools     []functionTool  `json:"tools,omitempty"`
 	Stream    *bool           `json:"stream,omitempty"`
 	Format    json.RawMessage `json:"format,omitempty"`
 	KeepAlive any             `json:"keep_alive,omitempty"`

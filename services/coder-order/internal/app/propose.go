@@ -148,6 +148,9 @@ func (p *Proposer) Propose(ctx context.Context, orderName string, task Task) (*d
 	}
 	msgs := buildMessages(id, task, pack.Render(), maxToolCalls)
 	promptTokens := llm.EstimateTokens(msgs)
+	if tools != nil {
+		promptTokens += llm.EstimateToolSpecs(tools.Specs())
+	}
 	promptCost := o.Price.Cost(llm.Usage{InputTokens: promptTokens})
 	if (p.limits.CostUSD > 0 && promptCost > p.limits.CostUSD) || (p.limits.Tokens > 0 && promptTokens > p.limits.Tokens) {
 		return nil, &domain.DetailError{
