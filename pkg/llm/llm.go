@@ -15,6 +15,10 @@
 // ContractProposal). Real models get the contract from the prompt; the offline provider builds
 // a valid, clearly labelled answer from the last user message. Without Contract it infers one
 // from the system prompt (DetectContract).
+//
+// Tools: Request.Tools offers ToolSpecs, Response.ToolCalls asks for calls, and assistant
+// messages with ToolCalls and RoleTool messages carry them back on every provider's wire (the
+// offline provider answers without tools). RunTools is the one bounded loop around them.
 package llm
 
 import (
