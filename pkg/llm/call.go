@@ -220,8 +220,15 @@ func (c *Runner) APIKey() (string, error) {
 	return key, nil
 }
 
+// Answer is what one successful attempt got from the provider.
+type Answer struct {
+	Text      string
+	ToolCalls []ToolCall
+	Usage     Usage
+}
+
 // Attempt performs one HTTP exchange with the (already masked) request.
-type Attempt func(ctx context.Context, req Request) (text string, usage Usage, err error)
+type Attempt func(ctx context.Context, req Request) (Answer, error)
 
 const (
 	baseBackoff = 500 * time.Millisecond
@@ -233,11 +240,13 @@ const (
 func (c *Runner) Run(ctx context.Context, req Request, do Attempt) (resp *Response, err error) {
 	ctx, span := c.opts.tracer.Start(ctx, "llm.chat", trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
 		attribute.String("llm.provider", c.provider), attribute.String("llm.model", c.model),
-		attribute.String(jobid.BaggageKey, jobid.FromContext(ctx)), attribute.Bool("llm.json", req.JSON)))
+		attribute.String(jobid.BaggageKey, jobid.FromContext(ctx)), attribute.Bool("llm.json", req.JSON),
+		attribute.Int("llm.tools", len(req.Tools))))
 	defer func() {
 		if resp != nil {
 			span.SetAttributes(attribute.Int64("llm.input_tokens", resp.Usage.InputTokens),
-				attribute.Int64("llm.output_tokens", resp.Usage.OutputTokens), attribute.Int("llm.attempts", resp.Attempts))
+				attribute.Int64("llm.output_tokens", resp.Usage.OutputTokens), attribute.Int("llm.attempts", resp.Attempts),
+				attribute.Int("llm.tool_calls", len(resp.ToolCalls)))
 		}
 		if err != nil {
 			span.SetAttributes(attribute.String("llm.error_code", Code(err)), attribute.Int("llm.attempts", Attempts(err)))
@@ -268,11 +277,11 @@ func (c *Runner) runRetries(ctx context.Context, req Request, do Attempt) (*Resp
 	for {
 		attempts++
 		actx, cancel := context.WithTimeout(ctx, perAttempt)
-		text, usage, err := do(actx, req)
+		ans, err := do(actx, req)
 		attemptTimedOut := errors.Is(actx.Err(), context.DeadlineExceeded)
 		cancel()
 		if err == nil {
-			resp := &Response{Text: text, Usage: usage, Latency: time.Since(start), Provider: c.provider, Model: c.model, Attempts: attempts}
+			resp := &Response{Text: ans.Text, ToolCalls: ans.ToolCalls, Usage: ans.Usage, Latency: time.Since(start), Provider: c.provider, Model: c.model, Attempts: attempts}
 			c.finish(ctx, resp.Usage, resp.Latency, attempts, nil)
 			return resp, nil
 		}
@@ -378,11 +387,14 @@ func (c *Runner) finish(ctx context.Context, u Usage, lat time.Duration, attempt
 	}
 }
 
-// maskRequest masks secrets and personal data in every message bound for a cloud provider.
+// maskRequest masks secrets and personal data in every message bound for a cloud provider,
+// tool results included. The arguments of earlier tool calls are left as they are: the model
+// wrote them from what it was shown, which was masked, and masking could break their JSON.
 func maskRequest(req Request) Request {
 	msgs := make([]Message, len(req.Messages))
 	for i, m := range req.Messages {
-		msgs[i] = Message{Role: m.Role, Content: redact.ForCloud(m.Content)}
+		m.Content = redact.ForCloud(m.Content)
+		msgs[i] = m
 	}
 	req.Messages = msgs
 	return req
@@ -407,6 +419,9 @@ func EstimateTokens(msgs []Message) int64 {
 	var n int64
 	for _, m := range msgs {
 		n += EstimateText(m.Content) + 4
+		for _, tc := range m.ToolCalls {
+			n += EstimateText(tc.Name) + EstimateText(tc.Arguments) + 4
+		}
 	}
 	return n
 }

@@ -15,11 +15,16 @@
 // ContractProposal). Real models get the contract from the prompt; the offline provider builds
 // a valid, clearly labelled answer from the last user message. Without Contract it infers one
 // from the system prompt (DetectContract).
+//
+// Tools: Request.Tools offers ToolSpecs, Response.ToolCalls asks for calls, and assistant
+// messages with ToolCalls and RoleTool messages carry them back on every provider's wire (the
+// offline provider answers without tools). RunTools is the one bounded loop around them.
 package llm
 
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 )
 
@@ -30,12 +35,22 @@ const (
 	RoleSystem    Role = "system"
 	RoleUser      Role = "user"
 	RoleAssistant Role = "assistant"
+	// RoleTool carries the result of one tool call back to the model.
+	RoleTool Role = "tool"
 )
 
 // Message is one chat message.
 type Message struct {
 	Role    Role
 	Content string
+	// ToolCalls, on an assistant message, are the tools the model asked for (Content may be
+	// empty then).
+	ToolCalls []ToolCall
+	// ToolCallID and ToolName, on a RoleTool message, name the call whose result Content is.
+	ToolCallID string
+	ToolName   string
+	// ToolError marks a RoleTool result that reports a failure (Anthropic's is_error).
+	ToolError bool
 }
 
 // Request is one model call.
@@ -55,6 +70,12 @@ type Request struct {
 	Contract Contract
 	// LocalOnly refuses the call with ErrLocalOnly when the client is a cloud provider.
 	LocalOnly bool
+	// Tools are the tools the model may call; the answer's ToolCalls say which it wants run
+	// (see RunTools). The offline provider never calls tools.
+	Tools []ToolSpec
+	// ToolChoice ToolChoiceNone keeps Tools declared (a conversation that holds tool calls
+	// needs them on some wires) but asks for an answer without calls.
+	ToolChoice ToolChoice
 }
 
 // Contract is a JSON answer shape of the suite.
@@ -88,6 +109,8 @@ type Response struct {
 	Attempts int
 	// Offline is true when the answer came from the offline provider, not a model.
 	Offline bool
+	// ToolCalls are the tools the model asks to have run before it answers.
+	ToolCalls []ToolCall
 }
 
 // Client is a configured model.
@@ -157,4 +180,19 @@ func Code(err error) string {
 		return "canceled"
 	}
 	return "error"
+}
+
+// StripFence removes a Markdown code fence around a JSON answer, for providers that cannot be
+// held to JSON on the wire (Anthropic; Ollama while tools are offered).
+func StripFence(s string) string {
+	t := strings.TrimSpace(s)
+	if !strings.HasPrefix(t, "```") {
+		return s
+	}
+	t = strings.TrimPrefix(t, "```")
+	if i := strings.IndexByte(t, '\n'); i >= 0 {
+		t = t[i+1:]
+	}
+	t = strings.TrimSuffix(strings.TrimSpace(t), "```")
+	return strings.TrimSpace(t)
 }

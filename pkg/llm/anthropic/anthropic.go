@@ -4,6 +4,7 @@ package anthropic
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -51,18 +52,23 @@ func (c *anthropicClient) Chat(ctx context.Context, req llm.Request) (*llm.Respo
 // API has no JSON mode.
 const jsonInstruction = "Answer with a single JSON object only, no prose and no code fences."
 
-func (c *anthropicClient) attempt(ctx context.Context, req llm.Request) (string, llm.Usage, error) {
+func (c *anthropicClient) attempt(ctx context.Context, req llm.Request) (llm.Answer, error) {
 	params := anthropic.MessageNewParams{Model: anthropic.Model(c.cfg.Model), MaxTokens: int64(req.MaxTokens)}
 	var system []string
 	for _, m := range req.Messages {
-		switch m.Role {
-		case llm.RoleSystem:
+		if m.Role == llm.RoleSystem {
 			system = append(system, m.Content)
-		case llm.RoleAssistant:
-			params.Messages = append(params.Messages, anthropic.NewAssistantMessage(anthropic.NewTextBlock(m.Content)))
-		default:
-			params.Messages = append(params.Messages, anthropic.NewUserMessage(anthropic.NewTextBlock(m.Content)))
+			continue
 		}
+		params.Messages = appendMessage(params.Messages, m)
+	}
+	for _, t := range req.Tools {
+		params.Tools = append(params.Tools, anthropic.ToolUnionParam{OfTool: &anthropic.ToolParam{
+			Name: t.Name, Description: anthropic.String(t.Description), InputSchema: inputSchema(t.Parameters),
+		}})
+	}
+	if len(req.Tools) > 0 && req.ToolChoice == llm.ToolChoiceNone {
+		params.ToolChoice = anthropic.ToolChoiceUnionParam{OfNone: &anthropic.ToolChoiceNoneParam{}}
 	}
 	if req.JSON {
 		system = append(system, jsonInstruction)
@@ -73,22 +79,114 @@ func (c *anthropicClient) attempt(ctx context.Context, req llm.Request) (string,
 	var st anthropicStatus
 	res, err := c.svc.New(ctx, params, option.WithMiddleware(st.middleware))
 	if err != nil {
-		return "", llm.Usage{}, st.wrap(err)
-	}
-	var b strings.Builder
-	for _, blk := range res.Content {
-		if blk.Type == "text" {
-			b.WriteString(blk.Text)
-		}
+		return llm.Answer{}, st.wrap(err)
 	}
 	if res.Type != "message" {
-		return "", llm.Usage{}, llm.BadResponse("anthropic: answer type %q is not a message", res.Type)
+		return llm.Answer{}, llm.BadResponse("anthropic: answer type %q is not a message", res.Type)
 	}
-	text := b.String()
-	if req.JSON {
-		text = stripFence(text)
+	var ans llm.Answer
+	var b strings.Builder
+	for _, blk := range res.Content {
+		switch blk.Type {
+		case "text":
+			b.WriteString(blk.Text)
+		case "tool_use":
+			ans.ToolCalls = append(ans.ToolCalls, llm.ToolCall{ID: blk.ID, Name: blk.Name, Arguments: string(blk.Input)})
+		}
 	}
-	return text, llm.Usage{InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens}, nil
+	ans.Text = b.String()
+	if req.JSON && len(ans.ToolCalls) == 0 {
+		ans.Text = llm.StripFence(ans.Text)
+	}
+	ans.Usage = llm.Usage{InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens}
+	return ans, nil
+}
+
+// appendMessage adds m to msgs on the Messages wire: an assistant's tool calls are tool_use
+// blocks after its text, and tool results are tool_result blocks of a user turn. Consecutive
+// user-side messages share one turn, tool results first, as the API requires the results of
+// an answer's calls in the turn right after it.
+func appendMessage(msgs []anthropic.MessageParam, m llm.Message) []anthropic.MessageParam {
+	var blocks []anthropic.ContentBlockParamUnion
+	role := anthropic.MessageParamRoleUser
+	switch m.Role {
+	case llm.RoleAssistant:
+		role = anthropic.MessageParamRoleAssistant
+		if m.Content != "" {
+			blocks = append(blocks, anthropic.NewTextBlock(m.Content))
+		}
+		for _, tc := range m.ToolCalls {
+			blocks = append(blocks, anthropic.NewToolUseBlock(tc.ID, toolInput(tc.Arguments), tc.Name))
+		}
+		if len(blocks) == 0 {
+			blocks = append(blocks, anthropic.NewTextBlock(m.Content))
+		}
+	case llm.RoleTool:
+		blocks = append(blocks, anthropic.NewToolResultBlock(m.ToolCallID, m.Content, m.ToolError))
+	default:
+		blocks = append(blocks, anthropic.NewTextBlock(m.Content))
+	}
+	if n := len(msgs); n > 0 && msgs[n-1].Role == role && role == anthropic.MessageParamRoleUser {
+		last := &msgs[n-1]
+		if m.Role == llm.RoleTool {
+			// Results go before any text of the turn.
+			i := 0
+			for i < len(last.Content) && last.Content[i].OfToolResult != nil {
+				i++
+			}
+			last.Content = append(last.Content[:i], append(blocks, last.Content[i:]...)...)
+		} else {
+			last.Content = append(last.Content, blocks...)
+		}
+		return msgs
+	}
+	return append(msgs, anthropic.MessageParam{Role: role, Content: blocks})
+}
+
+// toolInput is a call's arguments as the object tool_use.input must be.
+func toolInput(args string) json.RawMessage {
+	var obj map[string]any
+	if json.Unmarshal([]byte(args), &obj) != nil {
+		return json.RawMessage("{}")
+	}
+	return json.RawMessage(args)
+}
+
+// inputSchema maps a JSON object schema to input_schema: properties and required in their
+// fields, any other keyword kept as it is.
+func inputSchema(p map[string]any) anthropic.ToolInputSchemaParam {
+	s := anthropic.ToolInputSchemaParam{ExtraFields: map[string]any{}}
+	for k, v := range p {
+		switch k {
+		case "type":
+		case "properties":
+			s.Properties = v
+		case "required":
+			s.Required = asStrings(v)
+		default:
+			s.ExtraFields[k] = v
+		}
+	}
+	if s.Properties == nil {
+		s.Properties = map[string]any{}
+	}
+	return s
+}
+
+func asStrings(v any) []string {
+	switch x := v.(type) {
+	case []string:
+		return x
+	case []any:
+		var out []string
+		for _, e := range x {
+			if s, ok := e.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
 }
 
 // anthropicStatus is the call's HTTP status as the SDK middleware saw it.
@@ -106,18 +204,4 @@ func (s *anthropicStatus) wrap(err error) error {
 		msg = ae.Error()
 	}
 	return s.Wrap(msg, err)
-}
-
-// stripFence removes a Markdown code fence around a JSON answer.
-func stripFence(s string) string {
-	t := strings.TrimSpace(s)
-	if !strings.HasPrefix(t, "```") {
-		return s
-	}
-	t = strings.TrimPrefix(t, "```")
-	if i := strings.IndexByte(t, '\n'); i >= 0 {
-		t = t[i+1:]
-	}
-	t = strings.TrimSuffix(strings.TrimSpace(t), "```")
-	return strings.TrimSpace(t)
 }

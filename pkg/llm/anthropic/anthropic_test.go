@@ -7,6 +7,7 @@ import (
 
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm/internal/llmtest"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakellm"
 )
 
 func testClient(t *testing.T, provider, url string) llm.Client {
@@ -53,4 +54,10 @@ func TestAnthropicRequestShape(t *testing.T) {
 	if len(msgs) != 1 || msgs[0].(map[string]any)["role"] != "user" {
 		t.Errorf("messages = %v", msgs)
 	}
+}
+
+func TestAnthropicToolUse(t *testing.T) {
+	newClient := func(url string) llm.Client { return testClient(t, llm.ProviderAnthropic, url) }
+	llmtest.ToolRoundTrip(t, fakellm.Anthropic, newClient)
+	llmtest.ToolLimitOnTheWire(t, fakellm.Anthropic, newClient)
 }

@@ -67,9 +67,31 @@ func (c *Client) Model() string { return c.cfg.Model }
 // Cloud implements llm.Client: Ollama runs on this machine.
 func (c *Client) Cloud() bool { return false }
 
+// The /api/chat shapes of github.com/ollama/ollama/api (ChatRequest, Message, ToolCall, Tool).
 type ollamaMessage struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
+	Role       string           `json:"role"`
+	Content    string           `json:"content"`
+	ToolCalls  []ollamaToolCall `json:"tool_calls,omitempty"`
+	ToolName   string           `json:"tool_name,omitempty"`
+	ToolCallID string           `json:"tool_call_id,omitempty"`
+}
+
+type ollamaToolCall struct {
+	ID       string `json:"id,omitempty"`
+	Function struct {
+		Index     int            `json:"index"`
+		Name      string         `json:"name"`
+		Arguments map[string]any `json:"arguments"`
+	} `json:"function"`
+}
+
+type ollamaTool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string         `json:"name"`
+		Description string         `json:"description,omitempty"`
+		Parameters  map[string]any `json:"parameters"`
+	} `json:"function"`
 }
 
 type ollamaChatRequest struct {
@@ -78,6 +100,7 @@ type ollamaChatRequest struct {
 	Stream    bool            `json:"stream"`
 	KeepAlive any             `json:"keep_alive"`
 	Format    string          `json:"format,omitempty"`
+	Tools     []ollamaTool    `json:"tools,omitempty"`
 	Options   map[string]any  `json:"options"`
 }
 
@@ -95,7 +118,7 @@ func (c *Client) Chat(ctx context.Context, req llm.Request) (*llm.Response, erro
 	return c.call.Run(ctx, req, c.attempt)
 }
 
-func (c *Client) attempt(ctx context.Context, req llm.Request) (string, llm.Usage, error) {
+func (c *Client) attempt(ctx context.Context, req llm.Request) (llm.Answer, error) {
 	body := ollamaChatRequest{
 		Model:     c.cfg.Model,
 		Stream:    false,
@@ -105,24 +128,58 @@ func (c *Client) attempt(ctx context.Context, req llm.Request) (string, llm.Usag
 	if req.MaxTokens > 0 {
 		body.Options["num_predict"] = req.MaxTokens
 	}
-	if req.JSON {
+	// Ollama has no tool choice: an answer without calls is asked for by offering none.
+	if req.ToolChoice != llm.ToolChoiceNone {
+		for _, t := range req.Tools {
+			var ot ollamaTool
+			ot.Type = "function"
+			ot.Function.Name, ot.Function.Description, ot.Function.Parameters = t.Name, t.Description, t.Parameters
+			body.Tools = append(body.Tools, ot)
+		}
+	}
+	// format "json" keeps a model from emitting the tokens of a tool call, so it is left out
+	// while tools are offered (the prompt still asks for JSON).
+	if req.JSON && len(body.Tools) == 0 {
 		body.Format = "json"
 	}
 	for _, m := range req.Messages {
-		body.Messages = append(body.Messages, ollamaMessage{Role: string(m.Role), Content: m.Content})
+		om := ollamaMessage{Role: string(m.Role), Content: m.Content}
+		if m.Role == llm.RoleTool {
+			om.ToolName, om.ToolCallID = m.ToolName, m.ToolCallID
+		}
+		for i, tc := range m.ToolCalls {
+			var otc ollamaToolCall
+			otc.ID = tc.ID
+			otc.Function.Index, otc.Function.Name = i, tc.Name
+			if err := json.Unmarshal([]byte(tc.Arguments), &otc.Function.Arguments); err != nil || otc.Function.Arguments == nil {
+				otc.Function.Arguments = map[string]any{}
+			}
+			om.ToolCalls = append(om.ToolCalls, otc)
+		}
+		body.Messages = append(body.Messages, om)
 	}
 	var out ollamaChatResponse
 	if err := c.post(ctx, "/api/chat", body, &out); err != nil {
-		return "", llm.Usage{}, err
+		return llm.Answer{}, err
 	}
 	if out.Message == nil || !out.Done {
-		return "", llm.Usage{}, llm.BadResponse("ollama /api/chat: no message or not done")
+		return llm.Answer{}, llm.BadResponse("ollama /api/chat: no message or not done")
 	}
-	u := llm.Usage{InputTokens: out.PromptEvalCount, OutputTokens: out.EvalCount}
-	if u.InputTokens == 0 && u.OutputTokens == 0 {
-		u = llm.Usage{InputTokens: llm.EstimateTokens(req.Messages), OutputTokens: llm.EstimateText(out.Message.Content)}
+	ans := llm.Answer{Text: out.Message.Content, Usage: llm.Usage{InputTokens: out.PromptEvalCount, OutputTokens: out.EvalCount}}
+	if req.JSON && body.Format == "" {
+		ans.Text = llm.StripFence(ans.Text)
 	}
-	return out.Message.Content, u, nil
+	for _, tc := range out.Message.ToolCalls {
+		args, err := json.Marshal(tc.Function.Arguments)
+		if err != nil || tc.Function.Arguments == nil {
+			args = []byte("{}")
+		}
+		ans.ToolCalls = append(ans.ToolCalls, llm.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: string(args)})
+	}
+	if ans.Usage.InputTokens == 0 && ans.Usage.OutputTokens == 0 {
+		ans.Usage = llm.Usage{InputTokens: llm.EstimateTokens(req.Messages), OutputTokens: llm.EstimateText(ans.Text)}
+	}
+	return ans, nil
 }
 
 func (c *Client) post(ctx context.Context, path string, in, out any) error {

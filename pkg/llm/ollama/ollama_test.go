@@ -15,6 +15,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm/internal/llmtest"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakellm"
 )
 
 func ollamaClient(t *testing.T, f *llmtest.Fake, s *llmtest.Sleeps, mut func(*llm.Config)) *Client {
@@ -276,6 +277,42 @@ func BenchmarkOllamaChat(b *testing.B) {
 	for b.Loop() {
 		if _, err := c.Chat(context.Background(), req); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+func TestOllamaToolCalls(t *testing.T) {
+	newClient := func(url string) llm.Client {
+		c, err := New(llm.Config{Model: "worker-v1:latest", BaseURL: url})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	llmtest.ToolRoundTrip(t, fakellm.Ollama, newClient)
+	llmtest.ToolLimitOnTheWire(t, fakellm.Ollama, newClient)
+}
+
+// While tools are offered no format can be sent, so a fenced JSON answer is unwrapped.
+func TestOllamaJSONWithToolsIsUnfenced(t *testing.T) {
+	f := fakellm.Start(t, fakellm.Ollama, fakellm.Reply("```json\n{\"ok\":true}\n```"))
+	c, err := New(llm.Config{Model: "worker-v1:latest", BaseURL: f.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := []llm.ToolSpec{{Name: "git_status", Parameters: map[string]any{"type": "object", "properties": map[string]any{}}}}
+	for _, choice := range []llm.ToolChoice{llm.ToolChoiceAuto, llm.ToolChoiceNone} {
+		resp, err := c.Chat(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "x"}}, JSON: true, Tools: tools, ToolChoice: choice})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := f.Requests()[len(f.Requests())-1]
+		offered := choice == llm.ToolChoiceAuto
+		if (len(r.Tools) > 0) != offered || r.JSON == offered {
+			t.Errorf("choice %q: tools %v, format %v", choice, r.Tools, r.JSON)
+		}
+		if want := map[bool]string{true: `{"ok":true}`, false: "```json\n{\"ok\":true}\n```"}[offered]; resp.Text != want {
+			t.Errorf("choice %q: text %q", choice, resp.Text)
 		}
 	}
 }

@@ -49,17 +49,18 @@ func (c *openAIClient) Chat(ctx context.Context, req llm.Request) (*llm.Response
 	return c.call.Run(ctx, req, c.attempt)
 }
 
-func (c *openAIClient) attempt(ctx context.Context, req llm.Request) (string, llm.Usage, error) {
+func (c *openAIClient) attempt(ctx context.Context, req llm.Request) (llm.Answer, error) {
 	params := openai.ChatCompletionNewParams{Model: shared.ChatModel(c.cfg.Model)}
 	for _, m := range req.Messages {
-		switch m.Role {
-		case llm.RoleSystem:
-			params.Messages = append(params.Messages, openai.SystemMessage(m.Content))
-		case llm.RoleAssistant:
-			params.Messages = append(params.Messages, openai.AssistantMessage(m.Content))
-		default:
-			params.Messages = append(params.Messages, openai.UserMessage(m.Content))
-		}
+		params.Messages = append(params.Messages, message(m))
+	}
+	for _, t := range req.Tools {
+		params.Tools = append(params.Tools, openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
+			Name: t.Name, Description: openai.String(t.Description), Parameters: shared.FunctionParameters(t.Parameters),
+		}))
+	}
+	if len(req.Tools) > 0 && req.ToolChoice == llm.ToolChoiceNone {
+		params.ToolChoice = openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: openai.String("none")}
 	}
 	if req.MaxTokens > 0 {
 		// OpenAI deprecates max_tokens for max_completion_tokens (its o-series models refuse
@@ -76,17 +77,49 @@ func (c *openAIClient) attempt(ctx context.Context, req llm.Request) (string, ll
 	var st httpStatus
 	res, err := c.svc.New(ctx, params, option.WithMiddleware(st.middleware))
 	if err != nil {
-		return "", llm.Usage{}, st.wrap(err)
+		return llm.Answer{}, st.wrap(err)
 	}
 	if len(res.Choices) == 0 {
-		return "", llm.Usage{}, llm.BadResponse("%s: no choices in the answer", c.cfg.Provider)
+		return llm.Answer{}, llm.BadResponse("%s: no choices in the answer", c.cfg.Provider)
 	}
-	u := llm.Usage{InputTokens: res.Usage.PromptTokens, OutputTokens: res.Usage.CompletionTokens}
-	text := res.Choices[0].Message.Content
-	if u.InputTokens == 0 && u.OutputTokens == 0 {
-		u = llm.Usage{InputTokens: llm.EstimateTokens(req.Messages), OutputTokens: llm.EstimateText(text)}
+	msg := res.Choices[0].Message
+	ans := llm.Answer{Text: msg.Content, Usage: llm.Usage{InputTokens: res.Usage.PromptTokens, OutputTokens: res.Usage.CompletionTokens}}
+	for _, tc := range msg.ToolCalls {
+		if tc.Type != "function" {
+			return llm.Answer{}, llm.BadResponse("%s: tool call of type %q, only function tools are offered", c.cfg.Provider, tc.Type)
+		}
+		ans.ToolCalls = append(ans.ToolCalls, llm.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 	}
-	return text, u, nil
+	if ans.Usage.InputTokens == 0 && ans.Usage.OutputTokens == 0 {
+		ans.Usage = llm.Usage{InputTokens: llm.EstimateTokens(req.Messages), OutputTokens: llm.EstimateText(ans.Text)}
+	}
+	return ans, nil
+}
+
+// message is m on the Chat Completions wire: an assistant's tool calls go in tool_calls and a
+// tool result is a role tool message naming its call.
+func message(m llm.Message) openai.ChatCompletionMessageParamUnion {
+	switch m.Role {
+	case llm.RoleSystem:
+		return openai.SystemMessage(m.Content)
+	case llm.RoleTool:
+		return openai.ToolMessage(m.Content, m.ToolCallID)
+	case llm.RoleAssistant:
+		if len(m.ToolCalls) == 0 {
+			return openai.AssistantMessage(m.Content)
+		}
+		a := openai.ChatCompletionAssistantMessageParam{}
+		if m.Content != "" {
+			a.Content.OfString = openai.String(m.Content)
+		}
+		for _, tc := range m.ToolCalls {
+			a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+				ID: tc.ID, Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: tc.Arguments},
+			}})
+		}
+		return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}
+	}
+	return openai.UserMessage(m.Content)
 }
 
 // httpStatus is the call's HTTP status as the SDK middleware saw it.

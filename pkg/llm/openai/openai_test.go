@@ -6,6 +6,7 @@ import (
 
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm/internal/llmtest"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakellm"
 )
 
 func testClient(t *testing.T, provider, url string) llm.Client {
@@ -59,6 +60,16 @@ func TestOpenAICompatibleRequestShape(t *testing.T) {
 			if len(msgs) != 3 || msgs[0].(map[string]any)["role"] != "system" || msgs[2].(map[string]any)["role"] != "assistant" {
 				t.Errorf("messages = %v", msgs)
 			}
+		})
+	}
+}
+
+func TestOpenAIToolCalls(t *testing.T) {
+	for _, provider := range []string{llm.ProviderOpenAI, llm.ProviderDeepSeek} {
+		t.Run(provider, func(t *testing.T) {
+			newClient := func(url string) llm.Client { return testClient(t, provider, url) }
+			llmtest.ToolRoundTrip(t, fakellm.OpenAI, newClient)
+			llmtest.ToolLimitOnTheWire(t, fakellm.OpenAI, newClient)
 		})
 	}
 }

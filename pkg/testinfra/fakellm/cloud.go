@@ -37,9 +37,21 @@ func (c *content) UnmarshalJSON(b []byte) error {
 type openAIRequest struct {
 	Model    string `json:"model"`
 	Messages []struct {
-		Role    string  `json:"role"`
-		Content content `json:"content"`
+		Role       string  `json:"role"`
+		Content    content `json:"content"`
+		ToolCallID string  `json:"tool_call_id,omitempty"`
+		ToolCalls  []struct {
+			ID       string `json:"id"`
+			Type     string `json:"type"`
+			Function struct {
+				Name      string `json:"name"`
+				Arguments string `json:"arguments"`
+			} `json:"function"`
+		} `json:"tool_calls,omitempty"`
 	} `json:"messages"`
+	Tools []functionTool `json:"tools,omitempty"`
+	// ToolChoice is "none", "auto", "required" or an object naming a function.
+	ToolChoice     json.RawMessage `json:"tool_choice,omitempty"`
 	ResponseFormat *struct {
 		Type string `json:"type"`
 	} `json:"response_format,omitempty"`
@@ -68,11 +80,38 @@ func (s *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
 	}
 	req := Request{Provider: OpenAI, Model: in.Model, Header: r.Header.Clone(), Raw: raw,
 		JSON: in.ResponseFormat != nil && strings.HasPrefix(in.ResponseFormat.Type, "json")}
+	req.Tools = functionTools(in.Tools)
+	if len(in.ToolChoice) > 0 {
+		var choice string
+		if json.Unmarshal(in.ToolChoice, &choice) != nil {
+			choice = "function"
+		}
+		req.ToolChoice = choice
+	}
+	names := map[string]string{}
 	for i, m := range in.Messages {
 		if i == 0 && (m.Role == "system" || m.Role == "developer") {
 			req.System = string(m.Content)
 		}
-		req.Messages = append(req.Messages, Message{Role: m.Role, Content: string(m.Content)})
+		msg := Message{Role: m.Role, Content: string(m.Content)}
+		for _, c := range m.ToolCalls {
+			msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
+			names[c.ID] = c.Function.Name
+		}
+		if m.Role == "tool" {
+			msg.ToolResults = []ToolResult{{CallID: m.ToolCallID, Name: names[m.ToolCallID], Content: string(m.Content)}}
+		}
+		req.Messages = append(req.Messages, msg)
+	}
+	// What the API refuses with 400.
+	bad := pairCalls(req.Messages)
+	if bad == "" && req.ToolChoice != "" && len(req.Tools) == 0 {
+		bad = "tool_choice is only allowed when tools are specified"
+	}
+	if bad != "" {
+		s.problem("chat/completions: %s", bad)
+		writeJSON(w, http.StatusBadRequest, openAIError("invalid_request_error", "", bad))
+		return
 	}
 	a, ok := s.serve(r, req)
 	if !ok {
@@ -83,12 +122,24 @@ func (s *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	in1, out := tokens(a.PromptTokens, req.Text()), tokens(a.CompletionTokens, a.Content)
+	msg := map[string]any{"role": "assistant", "content": a.Content, "refusal": nil}
+	finish := "stop"
+	if len(a.ToolCalls) > 0 {
+		var calls []map[string]any
+		for _, c := range callIDs(OpenAI, a.ToolCalls) {
+			calls = append(calls, map[string]any{"id": c.ID, "type": "function",
+				"function": map[string]any{"name": c.Name, "arguments": firstNonEmpty(c.Arguments, "{}")}})
+		}
+		msg["tool_calls"], finish = calls, "tool_calls"
+		if a.Content == "" {
+			msg["content"] = nil
+		}
+	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"id": fmt.Sprintf("chatcmpl-%d", time.Now().UnixNano()), "object": "chat.completion",
 		"created": time.Now().Unix(), "model": in.Model,
-		"choices": []map[string]any{{"index": 0, "finish_reason": "stop", "logprobs": nil,
-			"message": map[string]any{"role": "assistant", "content": a.Content, "refusal": nil}}},
-		"usage": map[string]any{"prompt_tokens": in1, "completion_tokens": out, "total_tokens": in1 + out},
+		"choices": []map[string]any{{"index": 0, "finish_reason": finish, "logprobs": nil, "message": msg}},
+		"usage":   map[string]any{"prompt_tokens": in1, "completion_tokens": out, "total_tokens": in1 + out},
 	})
 }
 
@@ -100,16 +151,89 @@ func openAIError(typ, code, msg string) map[string]any {
 	return map[string]any{"error": e}
 }
 
+// anthropicBlock is one content block of a Messages request: text, tool_use or tool_result
+// (whose content is a string or text blocks).
+type anthropicBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   content         `json:"content"`
+	IsError   bool            `json:"is_error"`
+}
+
+// anthropicContent is a message content: a string or an array of blocks.
+type anthropicContent []anthropicBlock
+
+func (c *anthropicContent) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*c = anthropicContent{{Type: "text", Text: s}}
+		return nil
+	}
+	var blocks []anthropicBlock
+	if err := json.Unmarshal(b, &blocks); err != nil {
+		return fmt.Errorf("content is neither a string nor an array of blocks: %w", err)
+	}
+	*c = blocks
+	return nil
+}
+
 // anthropicRequest is the Messages API request (anthropic-sdk-go's MessageNewParams).
 type anthropicRequest struct {
 	Model     string  `json:"model"`
 	MaxTokens int     `json:"max_tokens"`
 	System    content `json:"system,omitempty"`
 	Messages  []struct {
-		Role    string  `json:"role"`
-		Content content `json:"content"`
+		Role    string           `json:"role"`
+		Content anthropicContent `json:"content"`
 	} `json:"messages"`
+	Tools []struct {
+		Name        string         `json:"name"`
+		Description string         `json:"description"`
+		InputSchema map[string]any `json:"input_schema"`
+	} `json:"tools,omitempty"`
+	ToolChoice *struct {
+		Type string `json:"type"`
+	} `json:"tool_choice,omitempty"`
 	Stream bool `json:"stream,omitempty"`
+}
+
+// anthropicMessage is one request message, provider-neutral; bad says what the API refuses
+// about its blocks.
+func anthropicMessage(role string, blocks anthropicContent, names map[string]string) (m Message, bad string) {
+	m.Role = role
+	var text strings.Builder
+	seenOther := false
+	for _, b := range blocks {
+		switch b.Type {
+		case "text":
+			text.WriteString(b.Text)
+			seenOther = true
+		case "tool_use":
+			m.ToolCalls = append(m.ToolCalls, ToolCall{ID: b.ID, Name: b.Name, Arguments: string(b.Input)})
+			names[b.ID] = b.Name
+			var input map[string]any
+			if json.Unmarshal(b.Input, &input) != nil || input == nil {
+				bad = "tool_use.input must be an object"
+			}
+		case "tool_result":
+			if seenOther {
+				bad = "tool_result blocks must come first in the content of a user turn"
+			}
+			if role != "user" {
+				bad = "tool_result blocks belong to user turns"
+			}
+			m.ToolResults = append(m.ToolResults, ToolResult{CallID: b.ToolUseID, Name: names[b.ToolUseID], Content: string(b.Content), IsError: b.IsError})
+			text.WriteString(string(b.Content))
+		default:
+			seenOther = true
+		}
+	}
+	m.Content = text.String()
+	return m, bad
 }
 
 func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request) {
@@ -133,8 +257,30 @@ func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := Request{Provider: Anthropic, Model: in.Model, System: string(in.System), Header: r.Header.Clone(), Raw: raw}
+	for _, t := range in.Tools {
+		req.Tools = append(req.Tools, Tool{Name: t.Name, Description: t.Description, Parameters: t.InputSchema})
+	}
+	if in.ToolChoice != nil {
+		req.ToolChoice = in.ToolChoice.Type
+	}
+	// What the API refuses with 400.
+	var bad string
+	names := map[string]string{}
+	toolBlocks := false
 	for _, m := range in.Messages {
-		req.Messages = append(req.Messages, Message{Role: m.Role, Content: string(m.Content)})
+		msg, why := anthropicMessage(m.Role, m.Content, names)
+		bad = firstNonEmpty(bad, why)
+		toolBlocks = toolBlocks || len(msg.ToolCalls) > 0 || len(msg.ToolResults) > 0
+		req.Messages = append(req.Messages, msg)
+	}
+	bad = firstNonEmpty(bad, pairCalls(req.Messages))
+	if toolBlocks && len(req.Tools) == 0 {
+		bad = firstNonEmpty(bad, "Requests which include `tool_use` or `tool_result` blocks must define tools.")
+	}
+	if bad != "" {
+		s.problem("messages: %s", bad)
+		writeJSON(w, http.StatusBadRequest, anthropicError("invalid_request_error", bad))
+		return
 	}
 	a, ok := s.serve(r, req)
 	if !ok {
@@ -149,10 +295,18 @@ func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, a.Status, anthropicError(firstNonEmpty(typ, "api_error"), firstNonEmpty(a.ErrorMessage, http.StatusText(a.Status))))
 		return
 	}
+	blocks := []map[string]any{}
+	if a.Content != "" || len(a.ToolCalls) == 0 {
+		blocks = append(blocks, map[string]any{"type": "text", "text": a.Content})
+	}
+	stop := "end_turn"
+	for _, c := range callIDs(Anthropic, a.ToolCalls) {
+		blocks = append(blocks, map[string]any{"type": "tool_use", "id": c.ID, "name": c.Name, "input": s.argumentsObject(c)})
+		stop = "tool_use"
+	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"id": fmt.Sprintf("msg_%d", time.Now().UnixNano()), "type": "message", "role": "assistant", "model": in.Model,
-		"content":     []map[string]any{{"type": "text", "text": a.Content}},
-		"stop_reason": "end_turn", "stop_sequence": nil,
+		"content": blocks, "stop_reason": stop, "stop_sequence": nil,
 		"usage": map[string]any{"input_tokens": tokens(a.PromptTokens, req.Text()), "output_tokens": tokens(a.CompletionTokens, a.Content)},
 	})
 }

@@ -27,10 +27,16 @@ const (
 
 // Message is one chat message of a request.
 type Message struct {
-	Role    string
+	Role string
+	// Content is the text of the message, the content of its tool results included.
 	Content string
 	// Images are the base64 images of an Ollama message (vision models).
 	Images []string
+	// ToolCalls are the calls of an assistant message.
+	ToolCalls []ToolCall
+	// ToolResults are the results the message carries (one for a role tool message, the
+	// tool_result blocks of an Anthropic user turn).
+	ToolResults []ToolResult
 }
 
 // Request is one model call as the server received it, provider-neutral.
@@ -43,6 +49,10 @@ type Request struct {
 	// JSON is a call for a JSON answer (Ollama format, OpenAI response_format).
 	JSON   bool
 	Stream bool
+	// Tools are the tools offered; ToolChoice is the tool choice sent ("" when none was:
+	// OpenAI "auto", "none", "required"; Anthropic's type "auto", "any", "tool", "none").
+	Tools      []Tool
+	ToolChoice string
 	// Options are Ollama's options (num_ctx, temperature, ...); KeepAlive its keep_alive.
 	Options   map[string]any
 	KeepAlive any
@@ -61,11 +71,15 @@ func (r Request) Text() string {
 	return b.String()
 }
 
-// Answer is what the server does with one request: answer Content after Delay, or fail
-// with Status (and ErrorType/ErrorMessage in the provider's error body), or Hang until the
-// client gives up.
+// Answer is what the server does with one request: answer Content (and ToolCalls) after
+// Delay, or fail with Status (and ErrorType/ErrorMessage in the provider's error body), or Hang
+// until the client gives up.
 type Answer struct {
-	Content          string
+	Content string
+	// ToolCalls are the calls the model asks for, written in the provider's shape (OpenAI
+	// tool_calls with finish_reason tool_calls, Anthropic tool_use blocks with stop_reason
+	// tool_use, Ollama message.tool_calls).
+	ToolCalls        []ToolCall
 	Delay            time.Duration
 	Status           int
 	ErrorType        string

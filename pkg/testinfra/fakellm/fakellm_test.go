@@ -150,3 +150,167 @@ func TestOllamaShowReportsTheModelFile(t *testing.T) {
 		t.Fatalf("show %+v %v", show, err)
 	}
 }
+
+var readFileTool = map[string]any{"type": "object", "properties": map[string]any{"path": map[string]any{"type": "string"}}, "required": []string{"path"}}
+
+func TestOpenAIToolCallsWithTheSDK(t *testing.T) {
+	f := fakellm.Start(t, fakellm.OpenAI, fakellm.Script(
+		fakellm.UseTools(fakellm.Call("read_file", map[string]any{"path": "calc.go"})),
+		fakellm.Answer{Content: "done"}))
+	c := openai.NewClient(openaiopt.WithBaseURL(f.URL+"/v1"), openaiopt.WithAPIKey("k"), openaiopt.WithMaxRetries(0))
+	params := openai.ChatCompletionNewParams{Model: "gpt-test",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("look")},
+		Tools: []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(openai.FunctionDefinitionParam{
+			Name: "read_file", Description: openai.String("read"), Parameters: readFileTool})},
+	}
+	res, err := c.Chat.Completions.New(context.Background(), params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := res.Choices[0].Message.ToolCalls
+	if res.Choices[0].FinishReason != "tool_calls" || len(calls) != 1 || calls[0].Function.Name != "read_file" ||
+		calls[0].Function.Arguments != `{"path":"calc.go"}` || !strings.HasPrefix(calls[0].ID, "call_") {
+		t.Fatalf("answer %+v", res.Choices[0])
+	}
+	params.Messages = append(params.Messages, res.Choices[0].Message.ToParam(), openai.ToolMessage("package calc", calls[0].ID))
+	params.ToolChoice = openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: openai.String("none")}
+	if _, err := c.Chat.Completions.New(context.Background(), params); err != nil {
+		t.Fatal(err)
+	}
+	first, second := f.Requests()[0], f.Requests()[1]
+	if len(first.Tools) != 1 || first.Tools[0].Name != "read_file" || first.Tools[0].Parameters["type"] != "object" || !first.ToolsAllowed() {
+		t.Errorf("tools offered: %+v", first.Tools)
+	}
+	got := second.ToolResults()
+	if len(got) != 1 || got[0].CallID != calls[0].ID || got[0].Name != "read_file" || got[0].Content != "package calc" ||
+		second.ToolChoice != "none" || second.ToolsAllowed() || len(second.Messages[1].ToolCalls) != 1 {
+		t.Errorf("second request: results %+v choice %q messages %+v", got, second.ToolChoice, second.Messages)
+	}
+	if !strings.Contains(second.Text(), "package calc") {
+		t.Error("Text() leaves out the tool result")
+	}
+}
+
+// A conversation the API would refuse is answered 400 and counted as the client's problem.
+func TestToolConversationsTheAPIsRefuse(t *testing.T) {
+	post := func(url, body string, h map[string]string) int {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		for k, v := range h {
+			req.Header.Set(k, v)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	cases := []struct {
+		provider, path, body string
+	}{
+		{fakellm.OpenAI, "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"x"},{"role":"tool","tool_call_id":"call_1","content":"r"}]}`},
+		{fakellm.OpenAI, "/v1/chat/completions", `{"model":"m","messages":[{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f"}}]}`},
+		{fakellm.OpenAI, "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"x"}],"tool_choice":"none"}`},
+		{fakellm.Anthropic, "/v1/messages", `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"x"},{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"f","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"r"}]}]}`},
+		{fakellm.Anthropic, "/v1/messages", `{"model":"m","max_tokens":10,"tools":[{"name":"f","input_schema":{"type":"object"}}],"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"f","input":{}}]},{"role":"user","content":[{"type":"text","text":"x"},{"type":"tool_result","tool_use_id":"toolu_1","content":"r"}]}]}`},
+	}
+	for i, c := range cases {
+		f := fakellm.New(c.provider, fakellm.Reply("never"))
+		code := post(f.URL+c.path, c.body, map[string]string{"Content-Type": "application/json", "anthropic-version": "2023-06-01"})
+		f.Close()
+		if code != http.StatusBadRequest || len(f.Problems()) != 1 || f.Calls() != 0 {
+			t.Errorf("case %d: status %d, problems %v, calls %d", i, code, f.Problems(), f.Calls())
+		}
+	}
+}
+
+func TestAnthropicToolUseWithTheSDK(t *testing.T) {
+	f := fakellm.Start(t, fakellm.Anthropic, fakellm.Script(
+		fakellm.Answer{Content: "Let me look.", ToolCalls: []fakellm.ToolCall{fakellm.Call("search", map[string]any{"query": "Add"})}},
+		fakellm.Answer{Content: "found"}))
+	c := anthropic.NewClient(anthropicopt.WithBaseURL(f.URL), anthropicopt.WithAPIKey("k"), anthropicopt.WithMaxRetries(0))
+	params := anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 100,
+		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("find Add"))},
+		Tools: []anthropic.ToolUnionParam{{OfTool: &anthropic.ToolParam{Name: "search", Description: anthropic.String("grep"),
+			InputSchema: anthropic.ToolInputSchemaParam{Properties: map[string]any{"query": map[string]any{"type": "string"}}, Required: []string{"query"}}}}},
+	}
+	msg, err := c.Messages.New(context.Background(), params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg.StopReason != "tool_use" || len(msg.Content) != 2 || msg.Content[0].Text != "Let me look." || msg.Content[1].Type != "tool_use" ||
+		msg.Content[1].Name != "search" || string(msg.Content[1].Input) != `{"query":"Add"}` || !strings.HasPrefix(msg.Content[1].ID, "toolu_") {
+		t.Fatalf("answer %+v", msg)
+	}
+	params.Messages = append(params.Messages, msg.ToParam(), anthropic.NewUserMessage(
+		anthropic.NewToolResultBlock(msg.Content[1].ID, "calc.go:3: func Add", false), anthropic.NewTextBlock("answer now")))
+	params.ToolChoice = anthropic.ToolChoiceUnionParam{OfNone: &anthropic.ToolChoiceNoneParam{}}
+	if _, err := c.Messages.New(context.Background(), params); err != nil {
+		t.Fatal(err)
+	}
+	first, second := f.Requests()[0], f.Requests()[1]
+	if len(first.Tools) != 1 || first.Tools[0].Parameters["required"] == nil || !first.ToolsAllowed() {
+		t.Errorf("tools offered: %+v", first.Tools)
+	}
+	got := second.ToolResults()
+	if len(got) != 1 || got[0].CallID != msg.Content[1].ID || got[0].Name != "search" || got[0].Content != "calc.go:3: func Add" ||
+		second.ToolChoice != "none" || second.ToolsAllowed() || len(second.Messages[1].ToolCalls) != 1 {
+		t.Errorf("second request: results %+v choice %q", got, second.ToolChoice)
+	}
+}
+
+func TestOllamaToolCalls(t *testing.T) {
+	f := fakellm.Start(t, fakellm.Ollama, fakellm.Script(
+		fakellm.UseTools(fakellm.Call("read_file", map[string]any{"path": "a.go"}), fakellm.Call("git_status", nil)),
+		fakellm.Answer{Content: "ok"}))
+	post := func(body any) map[string]any {
+		b, _ := json.Marshal(body)
+		res, err := http.Post(f.URL+"/api/chat", "application/json", bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var out map[string]any
+		if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	tools := []map[string]any{{"type": "function", "function": map[string]any{"name": "read_file", "description": "read", "parameters": readFileTool}}}
+	out := post(map[string]any{"model": "worker-v1", "stream": false, "tools": tools,
+		"messages": []map[string]any{{"role": "user", "content": "look"}}})
+	calls := out["message"].(map[string]any)["tool_calls"].([]any)
+	first := calls[0].(map[string]any)
+	fn := first["function"].(map[string]any)
+	if len(calls) != 2 || fn["name"] != "read_file" || fn["arguments"].(map[string]any)["path"] != "a.go" || fn["index"] != 0.0 ||
+		!strings.HasPrefix(first["id"].(string), "call_") || calls[1].(map[string]any)["function"].(map[string]any)["index"] != 1.0 {
+		t.Fatalf("tool calls %v", calls)
+	}
+	post(map[string]any{"model": "worker-v1", "stream": false, "tools": tools, "messages": []map[string]any{
+		{"role": "user", "content": "look"}, out["message"].(map[string]any),
+		{"role": "tool", "content": "package a", "tool_name": "read_file", "tool_call_id": first["id"]},
+		{"role": "tool", "content": "clean", "tool_name": "git_status"},
+	}})
+	r := f.Requests()[1]
+	got := r.ToolResults()
+	if len(r.Tools) != 1 || len(got) != 2 || got[0].Name != "read_file" || got[0].Content != "package a" || got[0].CallID != first["id"] ||
+		len(r.Messages[1].ToolCalls) != 2 || r.Messages[1].ToolCalls[0].Arguments != `{"path":"a.go"}` {
+		t.Errorf("second request: tools %v results %+v messages %+v", r.Tools, got, r.Messages)
+	}
+}
+
+// Ollama accepts a format with tools, but the model then cannot call them: the fake counts it
+// as the client's problem.
+func TestOllamaFormatWithToolsIsAProblem(t *testing.T) {
+	f := fakellm.New(fakellm.Ollama, fakellm.Reply("{}"))
+	defer f.Close()
+	res, err := http.Post(f.URL+"/api/chat", "application/json", strings.NewReader(
+		`{"model":"m","stream":false,"format":"json","tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}],"messages":[{"role":"user","content":"x"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if p := f.Problems(); len(p) != 1 || !strings.Contains(p[0], "format with tools") {
+		t.Errorf("problems %v", p)
+	}
+}

@@ -39,6 +39,9 @@ type Coders struct {
 	ContextTokens int `yaml:"context_tokens"`
 	// WorkspaceTimeout bounds each call to the executor's view.
 	WorkspaceTimeout time.Duration `yaml:"workspace_timeout"`
+	// Tools are the read-only workspace tools orders with a tool-calling provider use after
+	// the context pack: max_calls (0 = off), timeout and max_tokens of the tool phase.
+	Tools llm.ToolsConfig `yaml:"tools"`
 }
 
 // Deliberation is the deliberation section.

@@ -18,10 +18,10 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/llm/providers"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
+	"github.com/picoclaw-suite/picoclaw/pkg/workspace"
 	"github.com/picoclaw-suite/picoclaw/services/coder-order/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/coder-order/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/coder-order/internal/rpc"
-	"github.com/picoclaw-suite/picoclaw/services/coder-order/internal/workspaceclient"
 )
 
 // Name is the service name used in logs, traces, metrics and health checks.
@@ -53,7 +53,7 @@ func DefaultConfig() Config {
 		Deliberation: Deliberation{MaxParallelOrders: 3, TimeoutSec: 120},
 		Ollama:       llm.DefaultOllamaSettings(),
 		Approval:     ApprovalLimits{CostLimitUSD: 1.0, TokenLimit: 100000},
-		Coders:       Coders{ContextTokens: 8000, WorkspaceTimeout: 5 * time.Second},
+		Coders:       Coders{ContextTokens: 8000, WorkspaceTimeout: 5 * time.Second, Tools: llm.DefaultToolsConfig()},
 	}
 }
 
@@ -68,6 +68,7 @@ func (c *Config) Validate() error {
 	if c.Coders.WorkspaceTimeout <= 0 {
 		errs.Addf("coders.workspace_timeout", "must be positive, got %s", c.Coders.WorkspaceTimeout)
 	}
+	errs.Add(config.Prefix("coders.tools", c.Coders.Tools.Validate()))
 	return errs.Err()
 }
 
@@ -82,15 +83,15 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	log := srv.Logger()
 	metrics := llm.NewMetrics(srv.Registry())
-	var ws app.Workspace
-	if cfg.Coders.ContextTokens > 0 && cfg.Services.Executor.URL != "" {
+	var view *workspace.Client
+	if (cfg.Coders.ContextTokens > 0 || cfg.Coders.Tools.MaxCalls > 0) && cfg.Services.Executor.URL != "" {
 		opts, err := srv.PeerOptions(cfg.Coders.WorkspaceTimeout, svcauth.Executor)
 		if err != nil {
 			return fmt.Errorf("executor client: %w", err)
 		}
-		ws = workspaceclient.New(executorv1connect.NewWorkspaceServiceClient(rpcserver.NewHTTPClient(), cfg.Services.Executor.URL, opts...))
+		view = workspace.New(executorv1connect.NewWorkspaceServiceClient(rpcserver.NewHTTPClient(), cfg.Services.Executor.URL, opts...))
 	}
-	proposer := newProposer(cfg, log, srv.Telemetry().TracerProvider, metrics.Observe, srv.Agent, ws)
+	proposer := newProposer(cfg, log, srv.Telemetry().TracerProvider, metrics.Observe, srv.Agent, view)
 	srv.Mount(coderv1connect.NewCoderServiceHandler(rpc.NewHandler(proposer, cfg.Locale, log), srv.HandlerOptions()...))
 	return srv.Run(ctx)
 }
@@ -98,7 +99,7 @@ func Run(ctx context.Context, cfg Config) error {
 // newProposer builds the use cases from cfg: one client per enabled order. An order whose
 // client cannot be built (its API key is not set) stays listed as unavailable, so the rest of
 // the suite keeps working and the user is told why.
-func newProposer(cfg Config, log *slog.Logger, tracer trace.TracerProvider, observer llm.Observer, agent func(id, alias string) *heartbeat.Agent, ws app.Workspace) *app.Proposer {
+func newProposer(cfg Config, log *slog.Logger, tracer trace.TracerProvider, observer llm.Observer, agent func(id, alias string) *heartbeat.Agent, view *workspace.Client) *app.Proposer {
 	var orders []app.Order
 	resolved := cfg.Orders.resolved()
 	for _, id := range domain.Orders {
@@ -135,6 +136,16 @@ func newProposer(cfg Config, log *slog.Logger, tracer trace.TracerProvider, obse
 		orders = append(orders, ao)
 	}
 	def, _ := domain.NormalizeOrder(cfg.Orders.Default, domain.Order2)
+	var ws app.Workspace
+	var tools func() app.ToolSession
+	if view != nil {
+		if cfg.Coders.ContextTokens > 0 {
+			ws = view
+		}
+		if cfg.Coders.Tools.MaxCalls > 0 {
+			tools = func() app.ToolSession { return view.Tools(workspace.Options{}) }
+		}
+	}
 	return app.NewProposer(app.Config{
 		Orders:              orders,
 		DefaultOrder:        def,
@@ -143,6 +154,8 @@ func newProposer(cfg Config, log *slog.Logger, tracer trace.TracerProvider, obse
 		DeliberationTimeout: time.Duration(cfg.Deliberation.TimeoutSec) * time.Second,
 		Workspace:           ws,
 		ContextTokens:       int64(cfg.Coders.ContextTokens),
+		Tools:               tools,
+		ToolLimits:          cfg.Coders.Tools.Limits(),
 		Logger:              log,
 	})
 }

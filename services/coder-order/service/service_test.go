@@ -20,6 +20,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/coder/v1/coderv1connect"
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
+	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/pkg/patch"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 )
@@ -43,6 +44,16 @@ func TestExampleConfigIsValid(t *testing.T) {
 	if p := cfg.Orders.Prices["gpt-4o"]; p.InputPerMTok != 2.5 {
 		t.Errorf("prices = %+v", cfg.Orders.Prices)
 	}
+	if tl := cfg.Coders.Tools; tl != llm.DefaultToolsConfig() {
+		t.Errorf("coders.tools = %+v, want the defaults written out", tl)
+	}
+	// max_calls 0 turns the tools off and needs no budget.
+	if err := config.Decode([]byte("coders:\n  tools: { max_calls: 0, timeout: 0s }\n"), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil || cfg.Coders.Tools.MaxCalls != 0 {
+		t.Errorf("tools off: %+v %v", cfg.Coders.Tools, err)
+	}
 }
 
 func TestConfigValidateNamesKeys(t *testing.T) {
@@ -56,6 +67,7 @@ func TestConfigValidateNamesKeys(t *testing.T) {
 		{"bad default", "orders:\n  default: order7\n", []string{"orders.default"}},
 		{"deliberation", "deliberation:\n  max_parallel_orders: 0\n  timeout_sec: -1\n", []string{"deliberation.max_parallel_orders", "deliberation.timeout_sec"}},
 		{"retry", "orders:\n  order3: { retry_max: 99 }\n", []string{"orders.order3.retry_max"}},
+		{"tools", "coders:\n  tools: { max_calls: 99, timeout: 0s, max_tokens: -1 }\n", []string{"coders.tools.max_calls", "coders.tools.timeout", "coders.tools.max_tokens"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

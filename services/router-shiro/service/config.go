@@ -41,6 +41,9 @@ type Loop struct {
 	MinConfidence float64 `yaml:"min_confidence"`
 	// HistoryTurns is how many earlier turns go to the worker model and the coders.
 	HistoryTurns int `yaml:"history_turns"`
+	// Tools are the read-only workspace tools of the worker (the executor's view), bounded per
+	// worker call like the coders' (max_calls 0 = off).
+	Tools llm.ToolsConfig `yaml:"tools"`
 }
 
 // Channel is channels.<name>.
@@ -86,7 +89,7 @@ func defaultRouting() Routing {
 }
 
 func defaultLoop() Loop {
-	return Loop{MaxLoops: 3, MaxMillis: 90000, MinConfidence: 0.4, HistoryTurns: 6}
+	return Loop{MaxLoops: 3, MaxMillis: 90000, MinConfidence: 0.4, HistoryTurns: 6, Tools: llm.DefaultToolsConfig()}
 }
 
 func defaultAgents() Agents {
@@ -129,6 +132,7 @@ func (l Loop) validate(errs *config.Errors) {
 	if l.HistoryTurns < 0 {
 		errs.Addf("loop.history_turns", "must not be negative, got %d", l.HistoryTurns)
 	}
+	errs.Add(config.Prefix("loop.tools", l.Tools.Validate()))
 }
 
 func (c Channels) validate(errs *config.Errors) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/coder/v1/coderv1connect"
+	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/executor/v1/executorv1connect"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/router/v1/routerv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
@@ -15,6 +16,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/llm/providers"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
+	"github.com/picoclaw-suite/picoclaw/pkg/workspace"
 	"github.com/picoclaw-suite/picoclaw/services/router-shiro/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/router-shiro/internal/coder"
 	"github.com/picoclaw-suite/picoclaw/services/router-shiro/internal/domain"
@@ -24,6 +26,14 @@ import (
 
 // Name is the service name used in logs, traces, metrics and health checks.
 const Name = "router-shiro"
+
+const (
+	// workspaceCallTimeout bounds each call to the executor's read-only view.
+	workspaceCallTimeout = 5 * time.Second
+	// workerToolResultBytes caps each tool result the worker reads: a local model's context
+	// is small (num_ctx 8192 by default).
+	workerToolResultBytes = 8 << 10
+)
 
 // Config is the configuration of router-shiro.
 type Config struct {
@@ -116,6 +126,17 @@ func Run(ctx context.Context, cfg Config) error {
 		return fail(err)
 	}
 	coderClient := coder.New(coderv1connect.NewCoderServiceClient(rpcserver.NewHTTPClient(), cfg.Services.CoderOrder.URL, opts...))
+	routerOpts := []app.Option{app.WithMetrics(met)}
+	if cfg.Loop.Tools.MaxCalls > 0 && cfg.Services.Executor.URL != "" {
+		viewOpts, err := srv.PeerOptions(workspaceCallTimeout, svcauth.Executor)
+		if err != nil {
+			return fail(err)
+		}
+		view := workspace.New(executorv1connect.NewWorkspaceServiceClient(rpcserver.NewHTTPClient(), cfg.Services.Executor.URL, viewOpts...))
+		routerOpts = append(routerOpts, app.WithTools(func() app.Toolset {
+			return view.Tools(workspace.Options{MaxResultBytes: workerToolResultBytes})
+		}, cfg.Loop.Tools.Limits()))
+	}
 	defaultOrder, _ := domain.NormalizeOrder(cfg.Routing.DefaultCodeOrder)
 	router, err := app.New(app.Config{
 		Thresholds: domain.Thresholds{
@@ -137,7 +158,7 @@ func Run(ctx context.Context, cfg Config) error {
 		DeliberationEnabled:      cfg.Deliberation.Enabled,
 		Locale:                   cfg.Locale,
 		HistoryTurns:             cfg.Loop.HistoryTurns,
-	}, dict, worker, coderClient, log, app.WithMetrics(met))
+	}, dict, worker, coderClient, log, routerOpts...)
 	if err != nil {
 		return fail(fmt.Errorf("agents.worker: %w", err))
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/pkg/workspace/workspacetest"
 )
 
 var rulesPath = filepath.Join("..", "..", "..", "config", "rules.yaml")
@@ -45,9 +46,16 @@ func newOllama(t *testing.T, answer func(fakellm.Request) (string, time.Duration
 	t.Helper()
 	return fakellm.Start(t, fakellm.Ollama, func(r fakellm.Request) fakellm.Answer {
 		content, delay := answer(r)
-		return fakellm.Answer{Content: content, Delay: delay, PromptTokens: 12, CompletionTokens: 34}
+		a := fakellm.Answer{Content: content, Delay: delay, PromptTokens: 12, CompletionTokens: 34}
+		if call, ok := strings.CutPrefix(content, callTool); ok {
+			a = fakellm.Answer{ToolCalls: []fakellm.ToolCall{{Name: strings.Fields(call)[0], Arguments: strings.TrimSpace(strings.TrimPrefix(call, strings.Fields(call)[0]))}}}
+		}
+		return a
 	})
 }
+
+// callTool starts an answer that is a tool call: "<callTool><name> <JSON arguments>".
+const callTool = "CALL "
 
 func classifierCalls(o *fakellm.Server) int {
 	n := 0
@@ -131,12 +139,14 @@ type stack struct {
 	grpc   routerv1connect.RouterServiceClient
 	ollama *fakellm.Server
 	coder  *coderFake
+	view   *workspacetest.Server
 	logs   *testinfra.SyncBuffer
 }
 
 func startStack(t *testing.T, answer func(fakellm.Request) (string, time.Duration), tweak func(*Config)) *stack {
 	t.Helper()
-	st := &stack{ollama: newOllama(t, answer), coder: &coderFake{}, logs: &testinfra.SyncBuffer{}}
+	st := &stack{ollama: newOllama(t, answer), coder: &coderFake{}, logs: &testinfra.SyncBuffer{},
+		view: workspacetest.Start(t, map[string]string{"calc.go": "package calc\n\nfunc Add(a, b int) int { return a + b }\n"}, nil)}
 	coderSrv := newCoderServer(t, st.coder)
 	ln := testinfra.Listen(t)
 	cfg := DefaultConfig()
@@ -145,6 +155,7 @@ func startStack(t *testing.T, answer func(fakellm.Request) (string, time.Duratio
 	cfg.LogWriter = st.logs
 	cfg.Routing.RulesFile = rulesPath
 	cfg.Services.CoderOrder.URL = coderSrv.URL
+	cfg.Services.Executor.URL = st.view.URL
 	cfg.Agents.Worker.BaseURL = st.ollama.URL
 	if tweak != nil {
 		tweak(&cfg)
@@ -249,7 +260,7 @@ func TestProcessTask_RuleRouteRunsWorkerOnOllama(t *testing.T) {
 			return strings.Replace(workerJSON(true, "low"), `"needs_next_loop":true`, `"needs_next_loop":true`, 1), 0
 		}
 		return workerJSON(false, "low"), 0
-	}, nil)
+	}, func(c *Config) { c.Loop.Tools.MaxCalls = 0 })
 	for name, client := range map[string]routerv1connect.RouterServiceClient{"connect": st.router, "grpc": st.grpc} {
 		t.Run(name, func(t *testing.T) {
 			before := len(st.ollama.Requests())
@@ -272,7 +283,7 @@ func TestProcessTask_RuleRouteRunsWorkerOnOllama(t *testing.T) {
 				t.Fatalf("ollama saw %d calls, %d classifier calls", len(seen), classifierCalls(st.ollama))
 			}
 			for _, r := range seen {
-				if r.Model != "worker-v1:latest" || r.Stream || !r.JSON || r.Options["num_ctx"] != float64(8192) ||
+				if r.Model != "worker-v1:latest" || r.Stream || !r.JSON || len(r.Tools) != 0 || r.Options["num_ctx"] != float64(8192) ||
 					r.KeepAlive != float64(-1) || !strings.Contains(r.System, "needs_next_loop") {
 					t.Fatalf("ollama request %+v", r)
 				}
@@ -289,6 +300,37 @@ func TestProcessTask_RuleRouteRunsWorkerOnOllama(t *testing.T) {
 				t.Errorf("%s without job_id: %v", ev, l)
 			}
 		}
+	}
+}
+
+// With the executor configured, the worker reads the workspace through its view (with the
+// service's identity and the job id) and answers from what it read.
+func TestWorkerReadsTheWorkspaceThroughTheExecutor(t *testing.T) {
+	st := startStack(t, func(r fakellm.Request) (string, time.Duration) {
+		if results := r.ToolResults(); len(results) > 0 {
+			if !strings.Contains(results[0].Content, "func Add(a, b int) int") {
+				return "the file did not arrive", 0
+			}
+			return workerJSON(false, "low"), 0
+		}
+		return callTool + `read_file {"path":"calc.go"}`, 0
+	}, nil)
+	res, err := st.router.ProcessTask(context.Background(), &routerv1.ProcessTaskRequest{JobId: "job_20260301_012", Channel: "cli", Text: "/analyze calc.go の関数を数えて"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.GetStopReason() != routerv1.StopReason_STOP_REASON_DONE || res.GetWorkerCalls() != 1 || res.GetWorkerOutputs()[0].GetResult() == "" {
+		t.Fatalf("response %v", res)
+	}
+	calls := st.view.Calls()
+	if len(calls) != 1 || calls[0].Method != "ReadFile" || calls[0].Arg != "calc.go" || calls[0].JobID != "job_20260301_012" {
+		t.Errorf("view calls = %+v", calls)
+	}
+	if reqs := st.ollama.Requests(); len(reqs) != 2 || len(reqs[0].Tools) != 6 {
+		t.Errorf("worker requests %d", len(reqs))
+	}
+	if l := st.logs.Events("llm.tool_call"); len(l) != 1 || l[0]["job_id"] != "job_20260301_012" {
+		t.Errorf("llm.tool_call = %v", l)
 	}
 }
 

@@ -9,11 +9,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakellm"
 )
 
 // Step is one scripted answer of a fake provider.
@@ -203,5 +205,97 @@ func CheckAttempts(t *testing.T, resp *llm.Response, err, wantErr error, attempt
 	}
 	if got := s.Waits(); !EqualDurations(got, waits) {
 		t.Errorf("waits = %v, want %v", got, waits)
+	}
+}
+
+// ToolRoundTrip runs llm.RunTools with the client newClient builds for a fakellm server of
+// wire (fakellm.OpenAI, Anthropic or Ollama), scripted to ask for two tools at once and then
+// to answer, and checks what went over the wire: the tools offered, the calls echoed back with
+// their ids, and results holding what the tools returned (masked for a cloud provider).
+func ToolRoundTrip(t *testing.T, wire string, newClient func(url string) llm.Client) {
+	t.Helper()
+	f := fakellm.Start(t, wire, fakellm.Script(
+		fakellm.UseTools(fakellm.Call("read_file", map[string]any{"path": "calc.go"}), fakellm.Call("search", map[string]any{"query": "Add"})),
+		fakellm.Answer{Content: `{"plan":"done"}`}))
+	c := newClient(f.URL)
+	specs := []llm.ToolSpec{
+		{Name: "read_file", Description: "Read a file.", Parameters: map[string]any{"type": "object",
+			"properties": map[string]any{"path": map[string]any{"type": "string"}}, "required": []string{"path"}}},
+		{Name: "search", Description: "Search the files.", Parameters: map[string]any{"type": "object",
+			"properties": map[string]any{"query": map[string]any{"type": "string"}}, "required": []string{"query"}}},
+	}
+	results := map[string]string{
+		"read_file": "package calc\n\nfunc Add(a, b int) int { return a + b } // owner taro@example.com\n",
+		"search":    "calc.go:3: func Add(a, b int) int",
+	}
+	var ran []llm.ToolCall
+	run, err := llm.RunTools(context.Background(), c, llm.Request{
+		Messages: []llm.Message{{Role: llm.RoleSystem, Content: "You write proposals."}, {Role: llm.RoleUser, Content: "fix Add"}},
+		JSON:     true,
+	}, llm.Toolbox{Specs: specs, Limits: llm.ToolLimits{MaxCalls: 8}, Execute: func(_ context.Context, call llm.ToolCall) (string, error) {
+		ran = append(ran, call)
+		return results[call.Name], nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Response.Text != `{"plan":"done"}` || run.ToolCalls != 2 || run.ModelCalls != 2 || len(ran) != 2 {
+		t.Fatalf("run %+v, response %+v", run, run.Response)
+	}
+	if ran[0].Name != "read_file" || ran[0].Arguments != `{"path":"calc.go"}` || ran[1].Name != "search" || ran[0].ID == "" || ran[0].ID == ran[1].ID {
+		t.Errorf("calls run: %+v", ran)
+	}
+	reqs := f.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("requests = %d", len(reqs))
+	}
+	for i, r := range reqs {
+		if len(r.Tools) != 2 || r.Tools[0].Name != "read_file" || r.Tools[0].Description != "Read a file." || r.Tools[0].Parameters["required"] == nil || !r.ToolsAllowed() {
+			t.Errorf("request %d offers %+v (choice %q)", i, r.Tools, r.ToolChoice)
+		}
+	}
+	var echoed []fakellm.ToolCall
+	for _, m := range reqs[1].Messages {
+		echoed = append(echoed, m.ToolCalls...)
+	}
+	got := reqs[1].ToolResults()
+	if len(echoed) != 2 || echoed[0].ID != ran[0].ID || echoed[1].ID != ran[1].ID || echoed[0].Arguments != `{"path":"calc.go"}` {
+		t.Errorf("calls echoed back: %+v", echoed)
+	}
+	if len(got) != 2 || got[0].CallID != ran[0].ID || got[0].Name != "read_file" || got[1].CallID != ran[1].ID || got[1].Content != results["search"] {
+		t.Fatalf("results sent back: %+v", got)
+	}
+	if !strings.Contains(got[0].Content, "func Add(a, b int) int { return a + b }") {
+		t.Errorf("the model did not receive the file: %q", got[0].Content)
+	}
+	if masked := !strings.Contains(got[0].Content, "taro@example.com"); masked != c.Cloud() {
+		t.Errorf("tool result masked = %v for a client with cloud = %v", masked, c.Cloud())
+	}
+}
+
+// ToolLimitOnTheWire runs llm.RunTools against a fakellm server of wire whose model asks for a
+// tool in every answer: exactly max_calls tools run, then one last request that does not allow
+// tools, which the fake accepts as the provider would.
+func ToolLimitOnTheWire(t *testing.T, wire string, newClient func(url string) llm.Client) {
+	t.Helper()
+	f := fakellm.Start(t, wire, fakellm.Script(fakellm.UseTools(fakellm.Call("git_status", map[string]any{}))))
+	c := newClient(f.URL)
+	runs := 0
+	run, err := llm.RunTools(context.Background(), c, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "status?"}}},
+		llm.Toolbox{Specs: []llm.ToolSpec{{Name: "git_status", Description: "Show git status.", Parameters: map[string]any{"type": "object", "properties": map[string]any{}}}},
+			Limits: llm.ToolLimits{MaxCalls: 2}, Execute: func(context.Context, llm.ToolCall) (string, error) { runs++; return "clean", nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := f.Requests()
+	if runs != 2 || len(reqs) != 3 || run.StopReason != llm.ToolStopMaxCalls {
+		t.Fatalf("tools run %d, requests %d, stop %q", runs, len(reqs), run.StopReason)
+	}
+	if !reqs[0].ToolsAllowed() || !reqs[1].ToolsAllowed() || reqs[2].ToolsAllowed() {
+		t.Errorf("tools allowed per request: %v %v %v", reqs[0].ToolsAllowed(), reqs[1].ToolsAllowed(), reqs[2].ToolsAllowed())
+	}
+	last := reqs[2].Messages[len(reqs[2].Messages)-1]
+	if !strings.Contains(last.Content, "Tool limit reached") || len(reqs[2].ToolResults()) != 2 {
+		t.Errorf("last request ends with %+v, results %+v", last, reqs[2].ToolResults())
 	}
 }

@@ -10,10 +10,11 @@ import (
 )
 
 // bindBase fixes, for every file the patch changes, the content it was written against and
-// writes it into the patch (patch.BindBase): the hash of the content the coder was shown;
-// for a file it was not shown, the hash the coder stated, else the file's hash now. The
+// writes it into the patch (patch.BindBase): the hash of the content the coder was shown
+// (shown: the context pack's files and those it read through the tools); for a file it was
+// not shown, the hash the coder stated, else the file's hash now. The
 // approval then covers the base, and the executor refuses the job once a file has changed.
-func (p *Proposer) bindBase(ctx context.Context, order string, prop *domain.Proposal, pack ContextPack) {
+func (p *Proposer) bindBase(ctx context.Context, order string, prop *domain.Proposal, shown map[string]string) {
 	stated := prop.Base
 	prop.Base = nil
 	if prop.Patch == "" {
@@ -23,7 +24,6 @@ func (p *Proposer) bindBase(ctx context.Context, order string, prop *domain.Prop
 	if err != nil {
 		return
 	}
-	shown := pack.Hashes()
 	base := map[string]string{}
 	for _, op := range parsed.Operations {
 		if op.Type != patch.TypeFileEdit {

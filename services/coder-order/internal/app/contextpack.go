@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
+	"github.com/picoclaw-suite/picoclaw/pkg/workspace"
 )
 
 // Workspace is the executor's read-only view of the workspace, as coder-order uses it.
@@ -30,10 +31,10 @@ type Workspace interface {
 	Remotes(ctx context.Context) (map[string]string, error)
 }
 
-// Sentinels of Workspace.ReadFile.
+// Sentinels of Workspace.ReadFile: the shared view client's (pkg/workspace).
 var (
-	ErrFileNotFound = errors.New("no such file")
-	ErrFileRefused  = errors.New("file not shown")
+	ErrFileNotFound = workspace.ErrNotFound
+	ErrFileRefused  = workspace.ErrRefused
 )
 
 // ContextFile is one file of the context pack, with the hash of the content shown.

@@ -21,8 +21,9 @@ type Task struct {
 }
 
 // buildMessages writes the role prompt and the task for one order.
-// workspace is the rendered context pack ("" when there is none).
-func buildMessages(order string, t Task, workspace string) []llm.Message {
+// workspace is the rendered context pack ("" when there is none); toolCalls is how many
+// read-only tool calls the order may make (0: it has no tools).
+func buildMessages(order string, t Task, workspace string, toolCalls int) []llm.Message {
 	role := domain.Roles[order]
 	lang := "Japanese"
 	if t.Locale == "en" {
@@ -37,6 +38,12 @@ func buildMessages(order string, t Task, workspace string) []llm.Message {
 	sys.WriteString("Mark destructive=true for deletes, renames, overwrites of many files, history rewrites or pushes.")
 	if order == domain.Order3 {
 		sys.WriteString(" need_approval is always true for you.")
+	}
+	if toolCalls > 0 {
+		fmt.Fprintf(&sys, "\n\nBefore you answer you may look at the workspace with the read-only tools (list_tree, read_file, search, "+
+			"git_status, git_log, diff_summary), at most %d calls. Read every file you change: read_file shows its sha256, which goes "+
+			"in \"base\". Files holding secrets are never shown. When you have seen enough, answer with the JSON object alone, "+
+			"without a tool call.", toolCalls)
 	}
 	var user strings.Builder
 	fmt.Fprintf(&user, "job_id: %s\n\nTask:\n%s\n", t.JobID, strings.TrimSpace(t.Text))

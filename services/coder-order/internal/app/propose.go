@@ -46,6 +46,8 @@ type Proposer struct {
 	check        domain.PatchCheck
 	workspace    Workspace
 	contextTok   int64
+	tools        func() ToolSession
+	toolLimits   llm.ToolLimits
 	log          *slog.Logger
 }
 
@@ -63,7 +65,12 @@ type Config struct {
 	// ContextTokens is the budget of the context pack (default 8000; capped at half the token
 	// limit when one is set).
 	ContextTokens int64
-	Logger        *slog.Logger
+	// Tools opens the read-only workspace tools of one proposal; nil = no tools. Orders whose
+	// provider calls tools use them after the context pack, within ToolLimits
+	// (coders.tools; MaxCalls 0 turns them off).
+	Tools      func() ToolSession
+	ToolLimits llm.ToolLimits
+	Logger     *slog.Logger
 }
 
 // NewProposer returns a Proposer.
@@ -71,7 +78,7 @@ func NewProposer(c Config) *Proposer {
 	p := &Proposer{
 		orders: map[string]Order{}, defaultOrder: c.DefaultOrder, limits: c.Limits,
 		maxParallel: c.MaxParallel, delibTimeout: c.DeliberationTimeout, check: c.PatchCheck, log: c.Logger,
-		workspace: c.Workspace, contextTok: c.ContextTokens,
+		workspace: c.Workspace, contextTok: c.ContextTokens, tools: c.Tools, toolLimits: c.ToolLimits,
 	}
 	if p.contextTok <= 0 {
 		p.contextTok = 8000
@@ -134,8 +141,16 @@ func (p *Proposer) Propose(ctx context.Context, orderName string, task Task) (*d
 			logPack(ctx, p.log, id, pack)
 		}
 	}
-	msgs := buildMessages(id, task, pack.Render())
+	tools, toolLimits := p.toolsFor(o)
+	maxToolCalls := 0
+	if tools != nil {
+		maxToolCalls = toolLimits.MaxCalls
+	}
+	msgs := buildMessages(id, task, pack.Render(), maxToolCalls)
 	promptTokens := llm.EstimateTokens(msgs)
+	if tools != nil {
+		promptTokens += llm.EstimateToolSpecs(tools.Specs())
+	}
 	promptCost := o.Price.Cost(llm.Usage{InputTokens: promptTokens})
 	if (p.limits.CostUSD > 0 && promptCost > p.limits.CostUSD) || (p.limits.Tokens > 0 && promptTokens > p.limits.Tokens) {
 		return nil, &domain.DetailError{
@@ -147,7 +162,7 @@ func (p *Proposer) Propose(ctx context.Context, orderName string, task Task) (*d
 	req := llm.Request{Messages: msgs, JSON: true, Contract: llm.ContractProposal, MaxTokens: o.MaxTokens, LocalOnly: task.LocalOnly}
 	var usage llm.Usage
 	var latency time.Duration
-	resp, err := o.Client.Chat(ctx, req)
+	resp, conversation, toolCalls, err := p.ask(ctx, o, req, tools, toolLimits)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", id, err)
 	}
@@ -156,7 +171,12 @@ func (p *Proposer) Propose(ctx context.Context, orderName string, task Task) (*d
 	repaired := false
 	if len(problems) > 0 {
 		p.log.WarnContext(ctx, "coder.proposal_invalid", slog.String("order", id), slog.Any("problems", problems), slog.Bool("repair", true))
-		req.Messages = append(append(append([]llm.Message(nil), msgs...), llm.Message{Role: llm.RoleAssistant, Content: resp.Text}), repairMessage(problems))
+		req.Messages = append(append(append([]llm.Message(nil), conversation...), llm.Message{Role: llm.RoleAssistant, Content: resp.Text}), repairMessage(problems))
+		if tools != nil {
+			// The conversation may hold tool calls: the tools stay declared, but the repair is
+			// an answer, not more reading.
+			req.Tools, req.ToolChoice = tools.Specs(), llm.ToolChoiceNone
+		}
 		resp, err = o.Client.Chat(ctx, req)
 		if err != nil {
 			return nil, fmt.Errorf("%s: repair: %w", id, err)
@@ -174,7 +194,14 @@ func (p *Proposer) Propose(ctx context.Context, orderName string, task Task) (*d
 	}
 
 	prop.JobID = task.JobID
-	p.bindBase(ctx, id, prop, pack)
+	shown := pack.Hashes()
+	if tools != nil {
+		// A file read through the tools was seen after the pack: its hash then is the base.
+		for path, sum := range tools.Seen() {
+			shown[path] = sum
+		}
+	}
+	p.bindBase(ctx, id, prop, shown)
 	prop.Order, prop.Provider, prop.Model = id, resp.Provider, resp.Model
 	prop.Usage = domain.Usage{InputTokens: usage.InputTokens, OutputTokens: usage.OutputTokens}
 	prop.LatencyMS = latency.Milliseconds()
@@ -196,6 +223,7 @@ func (p *Proposer) Propose(ctx context.Context, orderName string, task Task) (*d
 		slog.Int64("input_tokens", usage.InputTokens), slog.Int64("output_tokens", usage.OutputTokens),
 		slog.Float64("cost_usd", cost), slog.Bool("near_limit", prop.CostHint.NearLimit),
 		slog.Int64("latency_ms", prop.LatencyMS), slog.Bool("repaired", repaired), slog.String("task_type", prop.TaskType),
+		slog.Int("tool_calls", toolCalls),
 		slog.Bool("offline", resp.Offline))
 	return prop, nil
 }

@@ -56,7 +56,7 @@ func newTestProposer(t *testing.T, log *bytes.Buffer, limits Limits, timeout tim
 	logger := telemetry.NewLogger(log, "debug", "coder-order")
 	var orders []Order
 	for _, s := range specs {
-		cfg := llm.Config{Provider: s.provider, Model: map[string]string{"deepseek": "deepseek-chat", "openai": "gpt-4o", "anthropic": "claude-sonnet-4-5", "offline": "offline"}[s.provider],
+		cfg := llm.Config{Provider: s.provider, Model: map[string]string{"deepseek": "deepseek-chat", "openai": "gpt-4o", "anthropic": "claude-sonnet-4-5", "ollama": "coder-local:latest", "offline": "offline"}[s.provider],
 			BaseURL: s.url, RetryMax: s.retryMax, TimeoutSec: 30, MaxTokens: 2000}
 		c, err := providers.New(cfg, llm.WithLookupEnv(keys), llm.WithLogger(logger), llm.WithSleep(func(ctx context.Context, _ time.Duration) error { return ctx.Err() }))
 		if err != nil {

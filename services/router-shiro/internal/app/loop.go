@@ -16,7 +16,8 @@ func (r *Router) runLoop(ctx context.Context, in Input, res *Result) error {
 	limits := r.cfg.Loop
 	locale := r.locale(in)
 	state := domain.LoopState{Route: res.Decision.Route, LocalOnly: in.LocalOnly}
-	base := r.workerMessages(state.Route, in, locale)
+	tools := r.workerTools()
+	base := r.workerMessages(state.Route, in, locale, tools != nil)
 	var transcript []llm.Message
 	var last *domain.WorkerOutput
 	stop := func(reason domain.StopReason) {
@@ -57,7 +58,8 @@ func (r *Router) runLoop(ctx context.Context, in Input, res *Result) error {
 			return nil
 		}
 		callCtx, cancel := context.WithTimeout(ctx, limits.MaxMillis-elapsed)
-		resp, err := r.worker.Chat(callCtx, llm.Request{Messages: append(append([]llm.Message(nil), base...), transcript...), JSON: true, Contract: llm.ContractWorker})
+		req := llm.Request{Messages: append(append([]llm.Message(nil), base...), transcript...), JSON: true, Contract: llm.ContractWorker}
+		resp, toolCalls, err := r.callWorker(callCtx, req, tools, limits.MaxMillis-elapsed)
 		budgetSpent := callCtx.Err() != nil
 		cancel()
 		state.Calls++
@@ -82,7 +84,7 @@ func (r *Router) runLoop(ctx context.Context, in Input, res *Result) error {
 		}
 		last = &out
 		res.WorkerOutputs = append(res.WorkerOutputs, out)
-		r.workerSuccess(ctx, in, state, out, resp)
+		r.workerSuccess(ctx, in, state, out, resp, toolCalls)
 		if target, ok := domain.RerouteTarget(state, out); ok {
 			from := state.Route
 			state.Route = target
@@ -100,7 +102,7 @@ func (r *Router) runLoop(ctx context.Context, in Input, res *Result) error {
 				r.propose(ctx, in, target, res)
 				return nil
 			}
-			base = r.workerMessages(target, in, locale)
+			base = r.workerMessages(target, in, locale, tools != nil)
 			transcript = nil
 			continue
 		}
@@ -117,8 +119,12 @@ func (r *Router) runLoop(ctx context.Context, in Input, res *Result) error {
 	}
 }
 
-func (r *Router) workerMessages(route domain.Route, in Input, locale string) []llm.Message {
-	msgs := []llm.Message{{Role: llm.RoleSystem, Content: workerSystemPrompt(route, locale)}}
+func (r *Router) workerMessages(route domain.Route, in Input, locale string, tools bool) []llm.Message {
+	sys := workerSystemPrompt(route, locale)
+	if tools {
+		sys += "\n" + workerToolsNote(r.toolLimits.MaxCalls)
+	}
+	msgs := []llm.Message{{Role: llm.RoleSystem, Content: sys}}
 	turns := in.History
 	if n := r.cfg.HistoryTurns; n > 0 && len(turns) > n {
 		turns = turns[len(turns)-n:]
@@ -133,7 +139,7 @@ func (r *Router) workerMessages(route domain.Route, in Input, locale string) []l
 	return append(msgs, llm.Message{Role: llm.RoleUser, Content: in.Text})
 }
 
-func (r *Router) workerSuccess(ctx context.Context, in Input, s domain.LoopState, o domain.WorkerOutput, resp *llm.Response) {
+func (r *Router) workerSuccess(ctx context.Context, in Input, s domain.LoopState, o domain.WorkerOutput, resp *llm.Response, toolCalls int) {
 	attrs := []slog.Attr{
 		jobAttr(in),
 		slog.String("route", string(s.Route)),
@@ -144,6 +150,7 @@ func (r *Router) workerSuccess(ctx context.Context, in Input, s domain.LoopState
 		slog.Int("questions", len(o.QuestionsForUser)),
 		slog.Int64("latency_ms", resp.Latency.Milliseconds()),
 		slog.String("model", resp.Model),
+		slog.Int("tool_calls", toolCalls),
 	}
 	if o.Fit != nil {
 		attrs = append(attrs, slog.Float64("fit", *o.Fit))

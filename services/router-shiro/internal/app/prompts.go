@@ -48,6 +48,13 @@ func workerSystemPrompt(route domain.Route, locale string) string {
 	return workerRole(route) + "\n" + workerContract + "\n" + lang
 }
 
+// workerToolsNote tells a worker with workspace tools what it may do with them.
+func workerToolsNote(maxCalls int) string {
+	return fmt.Sprintf("You may look at the workspace (the repository the coders change) with the read-only tools list_tree, read_file, "+
+		"search, git_status, git_log and diff_summary, at most %d calls per answer, when the task is about its files. Files holding "+
+		"secrets are never shown. When you have seen enough, answer with the JSON object alone, without a tool call.", maxCalls)
+}
+
 func continuePrompt(loop, maxLoops int, locale string) string {
 	if locale == "en" {
 		return fmt.Sprintf("Continue with step %d of at most %d: carry out your next_actions and answer in the same JSON format.", loop, maxLoops)

@@ -86,6 +86,9 @@ type Router struct {
 	log     *slog.Logger
 	now     func() time.Time
 	metrics Metrics
+	// openTools and toolLimits are the worker's read-only workspace tools (WithTools).
+	openTools  func() Toolset
+	toolLimits llm.ToolLimits
 }
 
 // Option configures a Router.
