@@ -58,7 +58,7 @@ func (p *Proposer) bindBase(ctx context.Context, order string, prop *domain.Prop
 		return
 	}
 	text := prop.Patch
-	if current := p.updatedContents(ctx, order, parsed, base, pack); len(current) > 0 {
+	if current := p.updatedContents(ctx, order, parsed, base); len(current) > 0 {
 		diffed, err := patch.DiffUpdates(text, current, patch.Options{})
 		if err != nil {
 			p.log.WarnContext(ctx, "coder.update_not_diffed", slog.String("order", order), slog.String("error", err.Error()))
@@ -78,16 +78,15 @@ func (p *Proposer) bindBase(ctx context.Context, order string, prop *domain.Prop
 const maxDiffedFile = 1 << 20
 
 // updatedContents returns, for each whole-file update of an existing file, the content the
-// update replaces — exactly the content of its base (the pack's copy when complete, else read
-// now and checked against the base hash) — so the update can be shown and applied as its real
-// diff. Files whose base content cannot be had are left out (their update stays whole; the
-// executor still refuses it if the file changed).
-func (p *Proposer) updatedContents(ctx context.Context, order string, parsed *patch.Patch, base map[string]string, pack ContextPack) map[string]string {
-	shown := map[string]ContextFile{}
-	for _, f := range pack.Files {
-		shown[f.Path] = f
-	}
+// update replaces — exactly the content of its base (read now and checked against the base
+// hash) — so the update can be shown and applied as its real diff. Files whose base content
+// cannot be had are left out (their update stays whole; the executor still refuses it if the
+// file changed).
+func (p *Proposer) updatedContents(ctx context.Context, order string, parsed *patch.Patch, base map[string]string) map[string]string {
 	out := map[string]string{}
+	if p.workspace == nil {
+		return out
+	}
 	for _, op := range parsed.Operations {
 		t := op.Target
 		b := base[t]
@@ -95,13 +94,6 @@ func (p *Proposer) updatedContents(ctx context.Context, order string, parsed *pa
 			continue
 		}
 		if _, done := out[t]; done {
-			continue
-		}
-		if f, ok := shown[t]; ok && !f.Truncated && f.SHA256 == b {
-			out[t] = f.Content
-			continue
-		}
-		if p.workspace == nil {
 			continue
 		}
 		content, h, truncated, err := p.workspace.ReadFile(ctx, t, maxDiffedFile)
