@@ -185,6 +185,9 @@ func (c *Consumer) EnsureGroup(ctx context.Context) error {
 // pending (not acknowledged), so the next start picks them up again.
 func (c *Consumer) Run(ctx context.Context) error {
 	if err := c.EnsureGroup(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped while starting
+		}
 		return err
 	}
 	var wg sync.WaitGroup
