@@ -24,7 +24,11 @@ func SQLiteEngine(ctx context.Context, db *sqlstate.DB) (Engine, error) {
 	}
 	db.Expire("inbox_seen")
 	db.Expire("inbox_marks")
-	return sqliteEngine{db: db}, nil
+	st, err := prepare(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	return sqliteEngine{db: db, st: st}, nil
 }
 
 const sqliteSchema = `
@@ -92,26 +96,120 @@ CREATE INDEX inbox_marks_expiry ON inbox_marks (expires_at);
 // file is seen within this time.
 const sqlitePoll = 500 * time.Millisecond
 
-type sqliteEngine struct{ db *sqlstate.DB }
+// The statements, prepared once per engine (see prepare).
+const (
+	sqlHead = `INSERT INTO inbox_streams (stream) VALUES (?)
+		ON CONFLICT (stream) DO UPDATE SET stream = excluded.stream RETURNING last_ms, last_seq`
+	sqlSetHead = `UPDATE inbox_streams SET last_ms = ?, last_seq = ? WHERE stream = ?`
+	// An id is remembered unless it is remembered already and has not expired.
+	sqlSeen = `INSERT INTO inbox_seen (stream, event_id, expires_at) VALUES (?, ?, ?)
+		ON CONFLICT (stream, event_id) DO UPDATE SET expires_at = excluded.expires_at
+		WHERE inbox_seen.expires_at > 0 AND inbox_seen.expires_at <= ?`
+	sqlInsertEntry = `INSERT INTO inbox_entries (stream, seq, ms, event_id, event_key, payload, meta, mac)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+	sqlTrimEntries = `DELETE FROM inbox_entries WHERE stream = ? AND seq <= ?`
+	sqlTrimPending = `DELETE FROM inbox_pending WHERE stream = ? AND seq <= ?`
+	sqlPing        = `SELECT EXISTS (SELECT 1 FROM inbox_streams)`
+	sqlDeadCount   = `SELECT count(*) FROM inbox_dead WHERE stream = ?`
+	// One statement, so the numbers are of one moment.
+	sqlStats = `SELECT g.last_seq,
+		(SELECT count(*) FROM inbox_entries WHERE stream = ?1),
+		(SELECT count(*) FROM inbox_entries WHERE stream = ?1 AND seq > coalesce(g.last_seq, 0)),
+		(SELECT count(*) FROM inbox_pending WHERE stream = ?1 AND grp = ?2)
+		FROM (SELECT 1) LEFT JOIN inbox_groups g ON g.stream = ?1 AND g.grp = ?2`
+	// The group starts before the first entry: entries appended before it existed are processed too.
+	sqlAddGroup = `INSERT INTO inbox_groups (stream, grp, last_seq) VALUES (?, ?, 0)
+		ON CONFLICT (stream, grp) DO NOTHING`
+	sqlWaiting = `SELECT EXISTS (SELECT 1 FROM inbox_entries e WHERE e.stream = g.stream AND e.seq > g.last_seq)
+		FROM inbox_groups g WHERE g.stream = ? AND g.grp = ?`
+	sqlGroupLast  = `SELECT last_seq FROM inbox_groups WHERE stream = ? AND grp = ?`
+	sqlNewEntries = `SELECT seq, ms, event_id, event_key, payload, meta, mac FROM inbox_entries
+		WHERE stream = ? AND seq > ? ORDER BY seq LIMIT ?`
+	sqlDeliver = `INSERT INTO inbox_pending (stream, grp, seq, consumer, delivered_ms, deliveries)
+		VALUES (?, ?, ?, ?, ?, 1)`
+	sqlSetGroupLast = `UPDATE inbox_groups SET last_seq = ? WHERE stream = ? AND grp = ?`
+	sqlOwnPending   = `SELECT e.seq, e.ms, e.event_id, e.event_key, e.payload, e.meta, e.mac
+		FROM inbox_pending p JOIN inbox_entries e ON e.stream = p.stream AND e.seq = p.seq
+		WHERE p.stream = ? AND p.grp = ? AND p.consumer = ? AND p.seq > ? ORDER BY p.seq LIMIT ?`
+	sqlIdlePending = `SELECT e.seq, e.ms, e.event_id, e.event_key, e.payload, e.meta, e.mac
+		FROM inbox_pending p JOIN inbox_entries e ON e.stream = p.stream AND e.seq = p.seq
+		WHERE p.stream = ? AND p.grp = ? AND p.seq >= ? AND p.delivered_ms <= ? ORDER BY p.seq LIMIT ?`
+	sqlClaim = `UPDATE inbox_pending SET consumer = ?, delivered_ms = ?, deliveries = deliveries + ?
+		WHERE stream = ? AND grp = ? AND seq = ?`
+	sqlAck = `DELETE FROM inbox_pending WHERE stream = ? AND grp = ? AND seq = ?`
+	// An entry goes once no group needs it: every group was handed it and none has it pending.
+	sqlDropEntry = `DELETE FROM inbox_entries WHERE stream = ?1 AND seq = ?2
+		AND NOT EXISTS (SELECT 1 FROM inbox_groups WHERE stream = ?1 AND last_seq < ?2)
+		AND NOT EXISTS (SELECT 1 FROM inbox_pending WHERE stream = ?1 AND seq = ?2)`
+	sqlNextDead = `INSERT INTO inbox_streams (stream, dead_seq) VALUES (?, 1)
+		ON CONFLICT (stream) DO UPDATE SET dead_seq = dead_seq + 1 RETURNING dead_seq`
+	sqlInsertDead = `INSERT INTO inbox_dead (stream, seq, ms, event_id, event_key, payload, meta, entry, error)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	sqlTrimDead = `DELETE FROM inbox_dead WHERE stream = ? AND seq <= ?`
+	sqlMarkDone = `SELECT EXISTS (SELECT 1 FROM inbox_marks WHERE mark = ? AND (expires_at = 0 OR expires_at > ?))`
+	sqlSetMark  = `INSERT INTO inbox_marks (mark, expires_at) VALUES (?, ?) ON CONFLICT (mark) DO UPDATE SET expires_at = excluded.expires_at`
+)
+
+var sqliteStatements = []string{sqlHead, sqlSetHead, sqlSeen, sqlInsertEntry, sqlTrimEntries, sqlTrimPending, sqlPing,
+	sqlDeadCount, sqlStats, sqlAddGroup, sqlWaiting, sqlGroupLast, sqlNewEntries, sqlDeliver, sqlSetGroupLast, sqlOwnPending,
+	sqlIdlePending, sqlClaim, sqlAck, sqlDropEntry, sqlNextDead, sqlInsertDead, sqlTrimDead, sqlMarkDone, sqlSetMark}
+
+// statements are the prepared statements: SQLite parses each once per connection instead of
+// at every call, a third of an append's time. They are prepared up front, outside any
+// transaction: preparing in the middle of one would wait for a second connection of the pool.
+type statements map[string]*sql.Stmt
+
+func prepare(ctx context.Context, db *sqlstate.DB) (statements, error) {
+	st := statements{}
+	for _, q := range sqliteStatements {
+		s, err := db.PrepareContext(ctx, q)
+		if err != nil {
+			return nil, fmt.Errorf("inbox: prepare %q: %w", q, err)
+		}
+		st[q] = s
+	}
+	return st, nil
+}
+
+// in is the statement query within tx (on the database when tx is nil).
+func (st statements) in(ctx context.Context, tx *sql.Tx, query string) *sql.Stmt {
+	if tx == nil {
+		return st[query]
+	}
+	return tx.StmtContext(ctx, st[query])
+}
+
+type sqliteEngine struct {
+	db *sqlstate.DB
+	st statements
+}
 
 func (e sqliteEngine) queue(cfg Config) queue {
-	return &sqliteQueue{db: e.db, cfg: cfg, topic: "inbox:" + cfg.Stream}
+	return &sqliteQueue{db: e.db, st: e.st, cfg: cfg, topic: "inbox:" + cfg.Stream}
 }
 
 func (e sqliteEngine) marks(prefix string, ttl time.Duration) marker {
-	return sqliteMarks{db: e.db, prefix: prefix, ttl: ttl}
+	return sqliteMarks{st: e.st, prefix: prefix, ttl: ttl}
 }
 
 type sqliteQueue struct {
 	db    *sqlstate.DB
+	st    statements
 	cfg   Config
 	topic string
 }
 
+func (q *sqliteQueue) exec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
+	return q.st.in(ctx, tx, query).ExecContext(ctx, args...)
+}
+
+func (q *sqliteQueue) row(ctx context.Context, tx *sql.Tx, query string, args ...any) *sql.Row {
+	return q.st.in(ctx, tx, query).QueryRowContext(ctx, args...)
+}
+
 // head creates the stream's row when missing and returns its counters.
 func (q *sqliteQueue) head(ctx context.Context, tx *sql.Tx) (lastMS, lastSeq int64, err error) {
-	err = tx.QueryRowContext(ctx, `INSERT INTO inbox_streams (stream) VALUES (?)
-		ON CONFLICT (stream) DO UPDATE SET stream = excluded.stream RETURNING last_ms, last_seq`, q.cfg.Stream).Scan(&lastMS, &lastSeq)
+	err = q.row(ctx, tx, sqlHead, q.cfg.Stream).Scan(&lastMS, &lastSeq)
 	return lastMS, lastSeq, err
 }
 
@@ -127,10 +225,7 @@ func (q *sqliteQueue) append(ctx context.Context, entries []entry) []appended {
 		}
 		stored := false
 		for i, e := range entries {
-			// Remembered unless the id is remembered already and has not expired.
-			r, err := tx.ExecContext(ctx, `INSERT INTO inbox_seen (stream, event_id, expires_at) VALUES (?, ?, ?)
-				ON CONFLICT (stream, event_id) DO UPDATE SET expires_at = excluded.expires_at
-				WHERE inbox_seen.expires_at > 0 AND inbox_seen.expires_at <= ?`, q.cfg.Stream, e.eventID, seenUntil, now)
+			r, err := q.exec(ctx, tx, sqlSeen, q.cfg.Stream, e.eventID, seenUntil, now)
 			if err != nil {
 				return err
 			}
@@ -139,8 +234,7 @@ func (q *sqliteQueue) append(ctx context.Context, entries []entry) []appended {
 			}
 			// Ids grow even when the clock steps back, as Redis stream ids do.
 			lastMS, lastSeq = max(lastMS, now), lastSeq+1
-			if _, err := tx.ExecContext(ctx, `INSERT INTO inbox_entries (stream, seq, ms, event_id, event_key, payload, meta, mac)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, q.cfg.Stream, lastSeq, lastMS, e.eventID, e.key, e.payload, e.meta, e.mac); err != nil {
+			if _, err := q.exec(ctx, tx, sqlInsertEntry, q.cfg.Stream, lastSeq, lastMS, e.eventID, e.key, e.payload, e.meta, e.mac); err != nil {
 				return err
 			}
 			res[i].id = streamID(lastMS, lastSeq)
@@ -149,8 +243,7 @@ func (q *sqliteQueue) append(ctx context.Context, entries []entry) []appended {
 		if !stored {
 			return nil
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE inbox_streams SET last_ms = ?, last_seq = ? WHERE stream = ?`,
-			lastMS, lastSeq, q.cfg.Stream); err != nil {
+		if _, err := q.exec(ctx, tx, sqlSetHead, lastMS, lastSeq, q.cfg.Stream); err != nil {
 			return err
 		}
 		return q.trim(ctx, tx, lastSeq-q.cfg.MaxLen)
@@ -173,35 +266,28 @@ func (q *sqliteQueue) trim(ctx context.Context, tx *sql.Tx, upTo int64) error {
 	if upTo <= 0 {
 		return nil
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM inbox_entries WHERE stream = ? AND seq <= ?`, q.cfg.Stream, upTo); err != nil {
+	if _, err := q.exec(ctx, tx, sqlTrimEntries, q.cfg.Stream, upTo); err != nil {
 		return err
 	}
-	_, err := tx.ExecContext(ctx, `DELETE FROM inbox_pending WHERE stream = ? AND seq <= ?`, q.cfg.Stream, upTo)
+	_, err := q.exec(ctx, tx, sqlTrimPending, q.cfg.Stream, upTo)
 	return err
 }
 
 func (q *sqliteQueue) ping(ctx context.Context) error {
 	var some bool
-	return q.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM inbox_streams)`).Scan(&some)
+	return q.row(ctx, nil, sqlPing).Scan(&some)
 }
 
 func (q *sqliteQueue) dead(ctx context.Context) (int64, error) {
 	var n int64
-	err := q.db.QueryRowContext(ctx, `SELECT count(*) FROM inbox_dead WHERE stream = ?`, q.cfg.Stream).Scan(&n)
+	err := q.row(ctx, nil, sqlDeadCount, q.cfg.Stream).Scan(&n)
 	return n, err
 }
 
 func (q *sqliteQueue) stats(ctx context.Context) (Stats, error) {
 	var last sql.NullInt64
 	var st Stats
-	// One statement, so the numbers are of one moment.
-	err := q.db.QueryRowContext(ctx, `SELECT g.last_seq,
-		(SELECT count(*) FROM inbox_entries WHERE stream = ?1),
-		(SELECT count(*) FROM inbox_entries WHERE stream = ?1 AND seq > coalesce(g.last_seq, 0)),
-		(SELECT count(*) FROM inbox_pending WHERE stream = ?1 AND grp = ?2)
-		FROM (SELECT 1) LEFT JOIN inbox_groups g ON g.stream = ?1 AND g.grp = ?2`, q.cfg.Stream, q.cfg.Group).
-		Scan(&last, &st.Length, &st.Lag, &st.Pending)
-	if err != nil {
+	if err := q.row(ctx, nil, sqlStats, q.cfg.Stream, q.cfg.Group).Scan(&last, &st.Length, &st.Lag, &st.Pending); err != nil {
 		return Stats{}, err
 	}
 	if !last.Valid {
@@ -216,9 +302,7 @@ func (q *sqliteQueue) ensureGroup(ctx context.Context) error {
 		if _, _, err := q.head(ctx, tx); err != nil {
 			return err
 		}
-		// Last handed out: none, so entries appended before the group existed are processed too.
-		_, err := tx.ExecContext(ctx, `INSERT INTO inbox_groups (stream, grp, last_seq) VALUES (?, ?, 0)
-			ON CONFLICT (stream, grp) DO NOTHING`, q.cfg.Stream, q.cfg.Group)
+		_, err := q.exec(ctx, tx, sqlAddGroup, q.cfg.Stream, q.cfg.Group)
 		return err
 	})
 }
@@ -245,8 +329,7 @@ func (q *sqliteQueue) readNew(ctx context.Context, consumer string, count int64,
 // deliverNew hands the group's next entries to consumer; it only writes when there are some.
 func (q *sqliteQueue) deliverNew(ctx context.Context, consumer string, count int64) ([]entry, error) {
 	var waiting bool
-	err := q.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM inbox_entries e WHERE e.stream = g.stream AND e.seq > g.last_seq)
-		FROM inbox_groups g WHERE g.stream = ? AND g.grp = ?`, q.cfg.Stream, q.cfg.Group).Scan(&waiting)
+	err := q.row(ctx, nil, sqlWaiting, q.cfg.Stream, q.cfg.Group).Scan(&waiting)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, errNoGroup
 	}
@@ -256,28 +339,24 @@ func (q *sqliteQueue) deliverNew(ctx context.Context, consumer string, count int
 	var out []entry
 	err = q.db.Tx(ctx, func(tx *sql.Tx) error {
 		var last int64
-		err := tx.QueryRowContext(ctx, `SELECT last_seq FROM inbox_groups WHERE stream = ? AND grp = ?`,
-			q.cfg.Stream, q.cfg.Group).Scan(&last)
+		err := q.row(ctx, tx, sqlGroupLast, q.cfg.Stream, q.cfg.Group).Scan(&last)
 		if errors.Is(err, sql.ErrNoRows) {
 			return errNoGroup
 		}
 		if err != nil {
 			return err
 		}
-		es, seqs, err := queryEntries(ctx, tx, `SELECT seq, ms, event_id, event_key, payload, meta, mac FROM inbox_entries
-			WHERE stream = ? AND seq > ? ORDER BY seq LIMIT ?`, q.cfg.Stream, last, count)
+		es, seqs, err := q.entries(ctx, tx, sqlNewEntries, q.cfg.Stream, last, count)
 		if err != nil || len(es) == 0 {
 			return err
 		}
 		now := sqlstate.NowMS()
 		for _, seq := range seqs {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO inbox_pending (stream, grp, seq, consumer, delivered_ms, deliveries)
-				VALUES (?, ?, ?, ?, ?, 1)`, q.cfg.Stream, q.cfg.Group, seq, consumer, now); err != nil {
+			if _, err := q.exec(ctx, tx, sqlDeliver, q.cfg.Stream, q.cfg.Group, seq, consumer, now); err != nil {
 				return err
 			}
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE inbox_groups SET last_seq = ? WHERE stream = ? AND grp = ?`,
-			seqs[len(seqs)-1], q.cfg.Stream, q.cfg.Group); err != nil {
+		if _, err := q.exec(ctx, tx, sqlSetGroupLast, seqs[len(seqs)-1], q.cfg.Stream, q.cfg.Group); err != nil {
 			return err
 		}
 		out = es
@@ -286,30 +365,24 @@ func (q *sqliteQueue) deliverNew(ctx context.Context, consumer string, count int
 	return out, err
 }
 
-const pendingEntries = `SELECT e.seq, e.ms, e.event_id, e.event_key, e.payload, e.meta, e.mac
-	FROM inbox_pending p JOIN inbox_entries e ON e.stream = p.stream AND e.seq = p.seq
-	WHERE p.stream = ? AND p.grp = ? `
-
 func (q *sqliteQueue) readOwn(ctx context.Context, consumer, after string, count int64) ([]entry, error) {
-	return q.takePending(ctx, consumer, pendingEntries+`AND p.consumer = ? AND p.seq > ? ORDER BY p.seq LIMIT ?`,
-		consumer, seqOf(after), count)
+	return q.takePending(ctx, consumer, sqlOwnPending, consumer, seqOf(after), count)
 }
 
 func (q *sqliteQueue) claimIdle(ctx context.Context, consumer string, minIdle time.Duration, start string, count int64) ([]entry, string, error) {
-	es, err := q.takePending(ctx, consumer, pendingEntries+`AND p.seq >= ? AND p.delivered_ms <= ? ORDER BY p.seq LIMIT ?`,
-		seqOf(start), sqlstate.NowMS()-minIdle.Milliseconds(), count)
+	es, err := q.takePending(ctx, consumer, sqlIdlePending, seqOf(start), sqlstate.NowMS()-minIdle.Milliseconds(), count)
 	if err != nil || int64(len(es)) < count {
 		return es, "", err
 	}
 	return es, streamID(0, seqOf(es[len(es)-1].id)+1), nil
 }
 
-// takePending delivers the pending entries query selects (after the stream and group) to
-// consumer again, as XREADGROUP from history and XAUTOCLAIM do.
+// takePending delivers the pending entries query selects (its arguments after the stream and
+// group) to consumer again, as XREADGROUP from history and XAUTOCLAIM do.
 func (q *sqliteQueue) takePending(ctx context.Context, consumer, query string, args ...any) ([]entry, error) {
 	var out []entry
 	err := q.db.Tx(ctx, func(tx *sql.Tx) error {
-		es, seqs, err := queryEntries(ctx, tx, query, append([]any{q.cfg.Stream, q.cfg.Group}, args...)...)
+		es, seqs, err := q.entries(ctx, tx, query, append([]any{q.cfg.Stream, q.cfg.Group}, args...)...)
 		if err != nil {
 			return err
 		}
@@ -323,8 +396,7 @@ func (q *sqliteQueue) takePending(ctx context.Context, consumer, query string, a
 func (q *sqliteQueue) claim(ctx context.Context, tx *sql.Tx, consumer string, seqs []int64, count int) error {
 	now := sqlstate.NowMS()
 	for _, seq := range seqs {
-		if _, err := tx.ExecContext(ctx, `UPDATE inbox_pending SET consumer = ?, delivered_ms = ?, deliveries = deliveries + ?
-			WHERE stream = ? AND grp = ? AND seq = ?`, consumer, now, count, q.cfg.Stream, q.cfg.Group, seq); err != nil {
+		if _, err := q.exec(ctx, tx, sqlClaim, consumer, now, count, q.cfg.Stream, q.cfg.Group, seq); err != nil {
 			return err
 		}
 	}
@@ -343,33 +415,27 @@ func (q *sqliteQueue) ack(ctx context.Context, id string) error {
 	return q.db.Tx(ctx, func(tx *sql.Tx) error { return q.ackTx(ctx, tx, id) })
 }
 
-// ackTx ends the entry's delivery to the group and deletes the entry once no group needs it:
-// every group was handed it and none has it pending.
+// ackTx ends the entry's delivery to the group and deletes the entry once no group needs it.
 func (q *sqliteQueue) ackTx(ctx context.Context, tx *sql.Tx, id string) error {
 	seq := seqOf(id)
-	if _, err := tx.ExecContext(ctx, `DELETE FROM inbox_pending WHERE stream = ? AND grp = ? AND seq = ?`,
-		q.cfg.Stream, q.cfg.Group, seq); err != nil {
+	if _, err := q.exec(ctx, tx, sqlAck, q.cfg.Stream, q.cfg.Group, seq); err != nil {
 		return err
 	}
-	_, err := tx.ExecContext(ctx, `DELETE FROM inbox_entries WHERE stream = ?1 AND seq = ?2
-		AND NOT EXISTS (SELECT 1 FROM inbox_groups WHERE stream = ?1 AND last_seq < ?2)
-		AND NOT EXISTS (SELECT 1 FROM inbox_pending WHERE stream = ?1 AND seq = ?2)`, q.cfg.Stream, seq)
+	_, err := q.exec(ctx, tx, sqlDropEntry, q.cfg.Stream, seq)
 	return err
 }
 
 func (q *sqliteQueue) bury(ctx context.Context, d Delivery, meta []byte, cause string) error {
 	return q.db.Tx(ctx, func(tx *sql.Tx) error {
 		var n int64
-		if err := tx.QueryRowContext(ctx, `INSERT INTO inbox_streams (stream, dead_seq) VALUES (?, 1)
-			ON CONFLICT (stream) DO UPDATE SET dead_seq = dead_seq + 1 RETURNING dead_seq`, q.cfg.Stream).Scan(&n); err != nil {
+		if err := q.row(ctx, tx, sqlNextDead, q.cfg.Stream).Scan(&n); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO inbox_dead (stream, seq, ms, event_id, event_key, payload, meta, entry, error)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, q.cfg.Stream, n, sqlstate.NowMS(), d.ID, d.Key, d.Payload, string(meta), d.StreamID, cause); err != nil {
+		if _, err := q.exec(ctx, tx, sqlInsertDead, q.cfg.Stream, n, sqlstate.NowMS(), d.ID, d.Key, d.Payload, string(meta), d.StreamID, cause); err != nil {
 			return err
 		}
 		if cut := n - q.cfg.MaxLen; cut > 0 {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM inbox_dead WHERE stream = ? AND seq <= ?`, q.cfg.Stream, cut); err != nil {
+			if _, err := q.exec(ctx, tx, sqlTrimDead, q.cfg.Stream, cut); err != nil {
 				return err
 			}
 		}
@@ -377,15 +443,9 @@ func (q *sqliteQueue) bury(ctx context.Context, d Delivery, meta []byte, cause s
 	})
 }
 
-// seqOf is the append number in an entry id ("<ms>-<seq>"; 0 for "0" or "").
-func seqOf(id string) int64 {
-	_, seq := splitID(id)
-	return int64(seq)
-}
-
-// queryEntries reads entries (seq, ms, event_id, event_key, payload, meta, mac) and their seqs.
-func queryEntries(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]entry, []int64, error) {
-	rows, err := tx.QueryContext(ctx, query, args...)
+// entries reads entries (seq, ms, event_id, event_key, payload, meta, mac) and their seqs.
+func (q *sqliteQueue) entries(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]entry, []int64, error) {
+	rows, err := q.st.in(ctx, tx, query).QueryContext(ctx, args...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -405,21 +465,25 @@ func queryEntries(ctx context.Context, tx *sql.Tx, query string, args ...any) ([
 	return es, seqs, rows.Err()
 }
 
+// seqOf is the append number in an entry id ("<ms>-<seq>"; 0 for "0" or "").
+func seqOf(id string) int64 {
+	_, seq := splitID(id)
+	return int64(seq)
+}
+
 type sqliteMarks struct {
-	db     *sqlstate.DB
+	st     statements
 	prefix string
 	ttl    time.Duration
 }
 
 func (m sqliteMarks) done(ctx context.Context, key string) (bool, error) {
 	var ok bool
-	err := m.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM inbox_marks WHERE mark = ? AND (expires_at = 0 OR expires_at > ?))`,
-		m.prefix+key, sqlstate.NowMS()).Scan(&ok)
+	err := m.st[sqlMarkDone].QueryRowContext(ctx, m.prefix+key, sqlstate.NowMS()).Scan(&ok)
 	return ok, err
 }
 
 func (m sqliteMarks) mark(ctx context.Context, key string) error {
-	_, err := m.db.ExecContext(ctx, `INSERT INTO inbox_marks (mark, expires_at) VALUES (?, ?)
-		ON CONFLICT (mark) DO UPDATE SET expires_at = excluded.expires_at`, m.prefix+key, sqlstate.ExpiresAt(m.ttl))
+	_, err := m.st[sqlSetMark].ExecContext(ctx, m.prefix+key, sqlstate.ExpiresAt(m.ttl))
 	return err
 }
