@@ -417,8 +417,7 @@ func testPerKeyOrderAndCrossKeyConcurrency(t *testing.T, b *backend) {
 	}
 }
 
-// Two consumers of one group split the stream: every event is handled exactly once, and each
-// chat's events in order within the consumer that took them.
+// Two consumers of one group split the stream: every event is handled exactly once.
 func testConsumersShareTheGroup(t *testing.T, b *backend) {
 	cfg := testConfig(b, "test")
 	s := newStore(t, b.engine, cfg)
