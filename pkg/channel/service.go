@@ -16,6 +16,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid/redisalloc"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/pkg/sqlstate"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 )
@@ -42,14 +43,16 @@ type Env struct {
 	Telemetry *telemetry.Telemetry
 	// Ingest stores verified inbound events.
 	Ingest *Ingester
-	// Once runs named sends at most once (marks in Redis, kept as long as the inbox dedupes).
+	// Once runs named sends at most once (marks beside the inbox, kept as long as it dedupes).
 	Once *Once
 	// HandlePublic mounts a handler on the public listener.
 	HandlePublic func(method, pattern string, h http.Handler)
 }
 
 // Run serves a gateway until ctx is cancelled: the internal listener (notification API, health,
-// metrics), the public one (the channel's webhooks) and the inbox consumer.
+// metrics), the public one (the channel's webhooks) and the inbox consumer. The inbox and the
+// sent marks live in Redis, or in the SQLite state database when state.engine is sqlite (then
+// the gateway opens no Redis connection for them).
 func Run(ctx context.Context, spec Spec) error {
 	cfg := spec.Common
 	// The webhooks are the only public surface; the notification API stays internal.
@@ -64,15 +67,20 @@ func Run(ctx context.Context, spec Spec) error {
 		log.WarnContext(ctx, spec.Channel+".allowlist_empty", slog.String("key", spec.Channel+".allowed_users"),
 			slog.String("effect", "every sender gets a refusal until user ids are listed"))
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: cfg.Redis.Addr, DB: cfg.Redis.DB, Password: cfg.Redis.Password.Value()})
-	defer rdb.Close()
+	st, err := openState(ctx, cfg, log)
+	if err != nil {
+		return fmt.Errorf("%s: %w", spec.Service, err)
+	}
+	defer st.close()
+	// nil on SQLite, where the JobID allocator below is to run on the state database too.
+	rdb := st.rdb
 	metrics, err := inbox.NewMetrics(srv.Registry())
 	if err != nil {
 		return err
 	}
 	inboxCfg := inbox.Config{Stream: cfg.Redis.KeyPrefix + "inbox:" + spec.Channel, Group: spec.Service, DedupeTTL: spec.Settings.Inbox.DedupeTTL,
 		Metrics: metrics, Seal: creds.DeriveKey("inbox")}
-	store, err := inbox.NewStore(rdb, inboxCfg)
+	store, err := inbox.NewStoreOn(st.engine, inboxCfg)
 	if err != nil {
 		return err
 	}
@@ -82,7 +90,7 @@ func Run(ctx context.Context, spec Spec) error {
 	env := Env{
 		Log: log, Telemetry: tel,
 		Ingest:       NewIngester(spec.Channel, store, jobs, log, tel.TracerProvider, spec.Service, tel.Propagator),
-		Once:         NewOnce(inbox.NewMarks(rdb, cfg.Redis.KeyPrefix+spec.Channel+":sent:", spec.Settings.Inbox.DedupeTTL), spec.Channel, log),
+		Once:         NewOnce(inbox.NewMarksOn(st.engine, cfg.Redis.KeyPrefix+spec.Channel+":sent:", spec.Settings.Inbox.DedupeTTL), spec.Channel, log),
 		HandlePublic: srv.HandlePublic,
 	}
 	ch, err := spec.Build(ctx, env)
@@ -96,15 +104,15 @@ func Run(ctx context.Context, spec Spec) error {
 	chat := chatclient.New(chatv1connect.NewChatServiceClient(rpcserver.NewHTTPClient(), cfg.Services.ChatMio.URL, chatOpts...), spec.Channel, creds)
 	rt := NewRuntime(ch, RuntimeConfig{Locale: cfg.Locale, Allow: NewAllowlist(spec.Settings.AllowedUsers), Tracer: spec.Service},
 		chat, log, tel.TracerProvider, tel.Propagator)
-	consumer, err := inbox.NewConsumer(rdb, inboxCfg, spec.Settings.Inbox.ConsumerConfig(spec.Service, rt.GiveUp, log), rt.Handle)
+	consumer, err := inbox.NewConsumerOn(st.engine, inboxCfg, spec.Settings.Inbox.ConsumerConfig(spec.Service, rt.GiveUp, log), rt.Handle)
 	if err != nil {
 		return err
 	}
 	if err := consumer.EnsureGroup(ctx); err != nil {
-		return fmt.Errorf("%s: redis %s: %w", spec.Service, cfg.Redis.Addr, err)
+		return fmt.Errorf("%s: %s: %w", spec.Service, st.where, err)
 	}
 	srv.Mount(gatewayv1connect.NewNotificationServiceHandler(NewNotificationHandler(rt, spec.Display), srv.HandlerOptions()...))
-	srv.AddReadiness("redis", store.Ping)
+	srv.AddReadiness(st.name, store.Ping)
 
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -130,4 +138,34 @@ func Run(ctx context.Context, spec Spec) error {
 	cancel()
 	<-consumed
 	return errors.Join(err, consumerErr)
+}
+
+// state is where a gateway keeps its inbox and sent marks.
+type state struct {
+	engine inbox.Engine
+	// rdb is the Redis client (nil on SQLite).
+	rdb *redis.Client
+	// name names the readiness check, where the place in errors.
+	name, where string
+	close       func()
+}
+
+// openState opens the engine state.engine names: the SQLite state database at state.path
+// (shared with every service of the process that opens the same file), or Redis.
+func openState(ctx context.Context, cfg config.Common, log *slog.Logger) (state, error) {
+	if !cfg.State.SQLite() {
+		rdb := redis.NewClient(&redis.Options{Addr: cfg.Redis.Addr, DB: cfg.Redis.DB, Password: cfg.Redis.Password.Value()})
+		return state{engine: inbox.RedisEngine(rdb), rdb: rdb, name: "redis", where: "redis " + cfg.Redis.Addr,
+			close: func() { _ = rdb.Close() }}, nil
+	}
+	db, err := sqlstate.Open(ctx, cfg.State.Path, sqlstate.Options{Sync: sqlstate.Sync(cfg.State.Sync), Logger: log})
+	if err != nil {
+		return state{}, err
+	}
+	e, err := inbox.SQLiteEngine(ctx, db)
+	if err != nil {
+		_ = db.Close()
+		return state{}, err
+	}
+	return state{engine: e, name: "sqlite", where: "state database " + db.Path(), close: func() { _ = db.Close() }}, nil
 }

@@ -123,7 +123,7 @@ func (c *ConsumerConfig) defaults() {
 
 // Consumer reads the stream as one member of the consumer group.
 type Consumer struct {
-	rdb     redis.UniversalClient
+	q       queue
 	cfg     Config
 	ccfg    ConsumerConfig
 	handler Handler
@@ -134,7 +134,7 @@ type Consumer struct {
 	inflight map[string]struct{}
 	freed    chan struct{}
 	slots    chan struct{}
-	// wake is closed (and replaced) when Redis answers again after failing reads: entries
+	// wake is closed (and replaced) when the engine answers again after failing reads: entries
 	// waiting out a backoff are retried at once instead of at the end of it.
 	wake chan struct{}
 }
@@ -143,8 +143,13 @@ type lane struct {
 	queue []Delivery
 }
 
-// NewConsumer returns a consumer of cfg.Stream; Run starts it.
+// NewConsumer returns a consumer of cfg.Stream in Redis (NewConsumerOn with RedisEngine).
 func NewConsumer(rdb redis.UniversalClient, cfg Config, ccfg ConsumerConfig, h Handler) (*Consumer, error) {
+	return NewConsumerOn(RedisEngine(rdb), cfg, ccfg, h)
+}
+
+// NewConsumerOn returns a consumer of cfg.Stream on the engine e; Run starts it.
+func NewConsumerOn(e Engine, cfg Config, ccfg ConsumerConfig, h Handler) (*Consumer, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -156,9 +161,10 @@ func NewConsumer(rdb redis.UniversalClient, cfg Config, ccfg ConsumerConfig, h H
 	}
 	cfg.defaults()
 	ccfg.defaults()
-	cfg.Metrics.watch(rdb, cfg.Stream, cfg.Group)
+	q := e.queue(cfg)
+	cfg.Metrics.watch(q, cfg.Stream, cfg.Group)
 	return &Consumer{
-		rdb: rdb, cfg: cfg, ccfg: ccfg, handler: h, log: ccfg.Logger,
+		q: q, cfg: cfg, ccfg: ccfg, handler: h, log: ccfg.Logger,
 		lanes:    map[string]*lane{},
 		inflight: map[string]struct{}{},
 		freed:    make(chan struct{}, 1),
@@ -169,9 +175,7 @@ func NewConsumer(rdb redis.UniversalClient, cfg Config, ccfg ConsumerConfig, h H
 
 // EnsureGroup creates the stream and the consumer group when missing.
 func (c *Consumer) EnsureGroup(ctx context.Context) error {
-	// "0": entries appended before the group existed are processed too.
-	err := c.rdb.XGroupCreateMkStream(ctx, c.cfg.Stream, c.cfg.Group, "0").Err()
-	if err != nil && !strings.HasPrefix(err.Error(), "BUSYGROUP") {
+	if err := c.q.ensureGroup(ctx); err != nil {
 		return fmt.Errorf("inbox: create group %s on %s: %w", c.cfg.Group, c.cfg.Stream, err)
 	}
 	return nil
@@ -181,6 +185,9 @@ func (c *Consumer) EnsureGroup(ctx context.Context) error {
 // pending (not acknowledged), so the next start picks them up again.
 func (c *Consumer) Run(ctx context.Context) error {
 	if err := c.EnsureGroup(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped while starting
+		}
 		return err
 	}
 	var wg sync.WaitGroup
@@ -203,22 +210,12 @@ func (c *Consumer) Run(ctx context.Context) error {
 		if !c.waitCapacity(ctx) {
 			break
 		}
-		streams, err := c.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{
-			Group: c.cfg.Group, Consumer: c.ccfg.Name, Streams: []string{c.cfg.Stream, ">"},
-			Count: c.ccfg.Batch, Block: c.ccfg.Block,
-		}).Result()
-		if errors.Is(err, redis.Nil) {
-			if failures > 0 {
-				c.recovered()
-			}
-			failures = 0
-			continue
-		}
+		entries, err := c.q.readNew(ctx, c.ccfg.Name, c.ccfg.Batch, c.ccfg.Block)
 		if err != nil {
 			if ctx.Err() != nil {
 				break
 			}
-			if strings.HasPrefix(err.Error(), "NOGROUP") {
+			if errors.Is(err, errNoGroup) {
 				if gerr := c.EnsureGroup(ctx); gerr != nil {
 					c.log.WarnContext(ctx, "inbox.group_failed", slog.Any("error", gerr))
 				}
@@ -234,10 +231,8 @@ func (c *Consumer) Run(ctx context.Context) error {
 			c.recovered()
 		}
 		failures = 0
-		for _, s := range streams {
-			for _, m := range s.Messages {
-				c.dispatch(ctx, &wg, m, false)
-			}
+		for _, e := range entries {
+			c.dispatch(ctx, &wg, e, false)
 		}
 	}
 	return nil
@@ -247,33 +242,23 @@ func (c *Consumer) Run(ctx context.Context) error {
 func (c *Consumer) recoverOwn(ctx context.Context, wg *sync.WaitGroup) error {
 	last := "0"
 	for ctx.Err() == nil {
-		streams, err := c.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{
-			Group: c.cfg.Group, Consumer: c.ccfg.Name, Streams: []string{c.cfg.Stream, last},
-			Count: c.ccfg.Batch, Block: -1, // history reads never wait
-		}).Result()
-		if errors.Is(err, redis.Nil) {
-			return nil
-		}
+		entries, err := c.q.readOwn(ctx, c.ccfg.Name, last, c.ccfg.Batch)
 		if err != nil {
 			return fmt.Errorf("inbox: read pending: %w", err)
 		}
-		n := 0
-		for _, s := range streams {
-			for _, m := range s.Messages {
-				n++
-				last = m.ID
-				if m.Values == nil {
-					// Trimmed away while pending: nothing left to process.
-					c.ack(ctx, m.ID)
-					continue
-				}
-				c.dispatch(ctx, wg, m, true)
-			}
-		}
-		if n == 0 {
+		if len(entries) == 0 {
 			return nil
 		}
-		c.log.InfoContext(ctx, "inbox.recovered", slog.String("stream", c.cfg.Stream), slog.Int("entries", n))
+		for _, e := range entries {
+			last = e.id
+			if e.gone {
+				// Trimmed away while pending: nothing left to process.
+				c.ack(ctx, e.id)
+				continue
+			}
+			c.dispatch(ctx, wg, e, true)
+		}
+		c.log.InfoContext(ctx, "inbox.recovered", slog.String("stream", c.cfg.Stream), slog.Int("entries", len(entries)))
 		if !c.waitCapacity(ctx) {
 			return nil
 		}
@@ -283,21 +268,18 @@ func (c *Consumer) recoverOwn(ctx context.Context, wg *sync.WaitGroup) error {
 
 // reclaim takes over entries that other consumers left pending for longer than ClaimIdle.
 func (c *Consumer) reclaim(ctx context.Context, wg *sync.WaitGroup) error {
-	start := "0-0"
+	start := ""
 	for round := 0; round < 16 && ctx.Err() == nil; round++ {
-		msgs, next, err := c.rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{
-			Stream: c.cfg.Stream, Group: c.cfg.Group, Consumer: c.ccfg.Name,
-			MinIdle: c.ccfg.ClaimIdle, Start: start, Count: c.ccfg.Batch,
-		}).Result()
+		claimed, next, err := c.q.claimIdle(ctx, c.ccfg.Name, c.ccfg.ClaimIdle, start, c.ccfg.Batch)
 		if err != nil {
 			return err
 		}
-		for _, m := range msgs {
-			c.log.InfoContext(ctx, "inbox.reclaimed", slog.String("stream", c.cfg.Stream), slog.String("entry", m.ID))
+		for _, e := range claimed {
+			c.log.InfoContext(ctx, "inbox.reclaimed", slog.String("stream", c.cfg.Stream), slog.String("entry", e.id))
 			c.cfg.Metrics.entry(c.cfg.Stream, "reclaimed")
-			c.dispatch(ctx, wg, m, true)
+			c.dispatch(ctx, wg, e, true)
 		}
-		if next == "0-0" || next == "" {
+		if next == "" {
 			return nil
 		}
 		start = next
@@ -317,10 +299,7 @@ func (c *Consumer) keepAlive(ctx context.Context) {
 		if len(ids) == 0 {
 			return
 		}
-		err := c.rdb.XClaimJustID(ctx, &redis.XClaimArgs{
-			Stream: c.cfg.Stream, Group: c.cfg.Group, Consumer: c.ccfg.Name, MinIdle: 0, Messages: ids,
-		}).Err()
-		if err != nil && ctx.Err() == nil {
+		if err := c.q.touch(ctx, c.ccfg.Name, ids); err != nil && ctx.Err() == nil {
 			c.log.WarnContext(ctx, "inbox.keepalive_failed", slog.Any("error", err))
 		}
 	})
@@ -342,26 +321,8 @@ func (c *Consumer) waitCapacity(ctx context.Context) bool {
 	}
 }
 
-func decode(m redis.XMessage, redelivered bool) Delivery {
-	str := func(k string) string {
-		v, _ := m.Values[k].(string)
-		return v
-	}
-	d := Delivery{
-		StreamID:    m.ID,
-		Redelivered: redelivered,
-		Event:       Event{ID: str("id"), Key: str("key"), Payload: []byte(str("payload"))},
-		rawMeta:     str("meta"),
-		mac:         str("mac"),
-	}
-	if meta := str("meta"); meta != "" && meta != "null" {
-		_ = json.Unmarshal([]byte(meta), &d.Meta)
-	}
-	return d
-}
-
-func (c *Consumer) dispatch(ctx context.Context, wg *sync.WaitGroup, m redis.XMessage, redelivered bool) {
-	d := decode(m, redelivered)
+func (c *Consumer) dispatch(ctx context.Context, wg *sync.WaitGroup, e entry, redelivered bool) {
+	d := e.delivery(redelivered)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, busy := c.inflight[d.StreamID]; busy {
@@ -466,7 +427,7 @@ func (c *Consumer) ack(ctx context.Context, id string) {
 	wait := ackRetry
 	for attempt := 1; ; attempt++ {
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		err := c.rdb.XAck(actx, c.cfg.Stream, c.cfg.Group, id).Err()
+		err := c.q.ack(actx, id)
 		cancel()
 		if err == nil {
 			return
@@ -489,7 +450,7 @@ func (c *Consumer) recovered() {
 	c.wake = make(chan struct{})
 }
 
-// sleepOrWake waits d, or less when Redis recovers; false when ctx ends first.
+// sleepOrWake waits d, or less when the engine recovers; false when ctx ends first.
 func (c *Consumer) sleepOrWake(ctx context.Context, d time.Duration) bool {
 	c.mu.Lock()
 	wake := c.wake
@@ -510,14 +471,7 @@ func (c *Consumer) bury(ctx context.Context, d Delivery, cause error) {
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	meta, _ := json.Marshal(d.Meta)
-	_, err := c.rdb.TxPipelined(actx, func(p redis.Pipeliner) error {
-		p.XAdd(actx, &redis.XAddArgs{Stream: c.cfg.deadKey(), MaxLen: c.cfg.MaxLen, Approx: true, Values: []any{
-			"id", d.ID, "key", d.Key, "payload", d.Payload, "meta", meta, "entry", d.StreamID, "error", cause.Error(),
-		}})
-		p.XAck(actx, c.cfg.Stream, c.cfg.Group, d.StreamID)
-		return nil
-	})
-	if err != nil {
+	if err := c.q.bury(actx, d, meta, cause.Error()); err != nil {
 		c.log.ErrorContext(ctx, "inbox.bury_failed", slog.String("entry", d.StreamID), slog.Any("error", err))
 	}
 }

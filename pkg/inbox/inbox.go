@@ -1,8 +1,16 @@
 // Package inbox is the durable inbound queue of the gateways: a webhook event is deduplicated
-// and appended to a Redis stream in one atomic step before the webhook is answered, and a
-// consumer group then processes the events in order per chat (one chat's events never run
-// concurrently, different chats do), acknowledges each after its reply went out, and reclaims
-// events left pending by a crashed process.
+// and appended to a stream in one atomic step before the webhook is answered, and a consumer
+// group then processes the events in order per chat (one chat's events never run concurrently,
+// different chats do), acknowledges each after its reply went out, and reclaims events left
+// pending by a crashed process.
+//
+// The queue runs on one of two engines with the same behaviour (an Engine; one contract test
+// suite runs against both): Redis streams in a distributed deployment (RedisEngine: XADD behind
+// a Lua dedupe script, XREADGROUP, XAUTOCLAIM, XACK), or the embedded suite's SQLite state
+// database (SQLiteEngine, on pkg/sqlstate): the same stream, group, pending and dead-letter
+// model in tables, durable at every commit, with acknowledged entries deleted at once, dedupe
+// rows expired by the sqlstate sweeper and blocking reads woken in-process by Notify (polling
+// covers another process writing the same file).
 package inbox
 
 import (
@@ -14,7 +22,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -35,20 +42,22 @@ type Event struct {
 
 // Config names the stream and its limits.
 type Config struct {
-	// Stream is the full Redis key of the stream (including the suite's key prefix).
+	// Stream names the stream: the full Redis key (including the suite's key prefix), or the
+	// stream's name in the SQLite tables. It is part of every entry's seal.
 	Stream string
 	// Group is the consumer group name.
 	Group string
 	// DedupeTTL is how long an event id is remembered (default 24 h: LINE and Slack redeliver
 	// within minutes to hours).
 	DedupeTTL time.Duration
-	// MaxLen bounds the stream length (approximate trimming); default 100000.
+	// MaxLen bounds the stream length and the dead letters (Redis trims approximately, SQLite
+	// keeps at most the last MaxLen appends); default 100000.
 	MaxLen int64
 	// Metrics, when set, counts stored and duplicate events and consumer outcomes.
 	Metrics *Metrics
 	// Seal is the key every stored entry is signed with (HMAC-SHA256, at least 16 bytes; derive
 	// it from a secret only the gateway holds). The consumer refuses entries without a valid
-	// seal, so whoever else can write to Redis cannot inject an event — and with it a user the
+	// seal, so whoever else can write to the engine cannot inject an event — and with it a user the
 	// gateway would vouch for.
 	Seal []byte
 }
@@ -90,32 +99,25 @@ func (c *Config) defaults() {
 	}
 }
 
-func (c Config) dedupeKey(id string) string { return c.Stream + ":seen:" + id }
-func (c Config) deadKey() string            { return c.Stream + ":dead" }
-
 // Store appends events to the stream.
 type Store struct {
-	rdb redis.UniversalClient
+	q   queue
 	cfg Config
 }
 
-// NewStore returns a store for cfg.Stream.
+// NewStore returns a store for cfg.Stream in Redis (NewStoreOn with RedisEngine).
 func NewStore(rdb redis.UniversalClient, cfg Config) (*Store, error) {
+	return NewStoreOn(RedisEngine(rdb), cfg)
+}
+
+// NewStoreOn returns a store for cfg.Stream on the engine e.
+func NewStoreOn(e Engine, cfg Config) (*Store, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
 	cfg.defaults()
-	return &Store{rdb: rdb, cfg: cfg}, nil
+	return &Store{q: e.queue(cfg), cfg: cfg}, nil
 }
-
-// appendScript sets the dedupe key and appends the entry in one step, so an event is either
-// both remembered and stored or neither (a failed append can be redelivered and stored later).
-var appendScript = redis.NewScript(`
-if redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[1]) then
-  return redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*', 'id', ARGV[3], 'key', ARGV[4], 'payload', ARGV[5], 'meta', ARGV[6], 'mac', ARGV[7])
-end
-return false
-`)
 
 // Result tells what Append did with each event.
 type Result struct {
@@ -126,13 +128,14 @@ type Result struct {
 }
 
 // Append stores events that were not seen before, in order. It returns an error when any event
-// could not be stored; events stored before the error stay stored and deduplicated.
+// could not be stored; events stored before the error stay stored and deduplicated (on SQLite
+// the events of one call are stored all together or not at all).
 func (s *Store) Append(ctx context.Context, events ...Event) (Result, error) {
 	res := Result{StreamIDs: make([]string, len(events))}
 	if len(events) == 0 {
 		return res, nil
 	}
-	metas := make([][]byte, len(events))
+	entries := make([]entry, len(events))
 	for i, ev := range events {
 		if ev.ID == "" || ev.Key == "" {
 			return res, fmt.Errorf("inbox: event %d: id and key are required", i)
@@ -141,29 +144,20 @@ func (s *Store) Append(ctx context.Context, events ...Event) (Result, error) {
 		if err != nil {
 			return res, fmt.Errorf("inbox: event %s meta: %w", ev.ID, err)
 		}
-		metas[i] = meta
-	}
-	cmds, err := s.appendOnce(ctx, events, metas)
-	if err != nil && isNoScript(err) {
-		// Redis lost its script cache (restart): load it again and retry once.
-		if lerr := appendScript.Load(ctx, s.rdb).Err(); lerr != nil {
-			return res, fmt.Errorf("inbox: load script: %w", lerr)
-		}
-		cmds, _ = s.appendOnce(ctx, events, metas)
+		entries[i] = entry{eventID: ev.ID, key: ev.Key, payload: ev.Payload, meta: string(meta),
+			mac: s.cfg.mac(ev.ID, ev.Key, ev.Payload, meta)}
 	}
 	var firstErr error
-	for i, c := range cmds {
-		v, cerr := c.Result()
+	for i, a := range s.q.append(ctx, entries) {
 		switch {
-		case errors.Is(cerr, redis.Nil):
-			res.Duplicate++
-		case cerr != nil:
+		case a.err != nil:
 			if firstErr == nil {
-				firstErr = fmt.Errorf("inbox: append %s: %w", events[i].ID, cerr)
+				firstErr = fmt.Errorf("inbox: append %s: %w", events[i].ID, a.err)
 			}
+		case a.id == "":
+			res.Duplicate++
 		default:
-			id, _ := v.(string)
-			res.StreamIDs[i] = id
+			res.StreamIDs[i] = a.id
 			res.Stored++
 		}
 	}
@@ -172,30 +166,11 @@ func (s *Store) Append(ctx context.Context, events ...Event) (Result, error) {
 	return res, firstErr
 }
 
-func (s *Store) appendOnce(ctx context.Context, events []Event, metas [][]byte) ([]*redis.Cmd, error) {
-	ttl := int64(s.cfg.DedupeTTL / time.Second)
-	if ttl < 1 {
-		ttl = 1
-	}
-	cmds := make([]*redis.Cmd, len(events))
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, ev := range events {
-			cmds[i] = appendScript.EvalSha(ctx, p, []string{s.cfg.dedupeKey(ev.ID), s.cfg.Stream},
-				ttl, s.cfg.MaxLen, ev.ID, ev.Key, ev.Payload, metas[i], s.cfg.mac(ev.ID, ev.Key, ev.Payload, metas[i]))
-		}
-		return nil
-	})
-	return cmds, err
-}
+// Ping checks that the engine answers (readiness).
+func (s *Store) Ping(ctx context.Context) error { return s.q.ping(ctx) }
 
-func isNoScript(err error) bool {
-	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
-}
+// Dead returns the number of events moved to the dead letters.
+func (s *Store) Dead(ctx context.Context) (int64, error) { return s.q.dead(ctx) }
 
-// Ping checks that Redis answers (readiness).
-func (s *Store) Ping(ctx context.Context) error { return s.rdb.Ping(ctx).Err() }
-
-// Dead returns the number of events moved to the dead-letter stream.
-func (s *Store) Dead(ctx context.Context) (int64, error) {
-	return s.rdb.XLen(ctx, s.cfg.deadKey()).Result()
-}
+// Stats reports the stream's length and its consumer group's lag and pending entries.
+func (s *Store) Stats(ctx context.Context) (Stats, error) { return s.q.stats(ctx) }

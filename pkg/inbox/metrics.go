@@ -6,13 +6,12 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/redis/go-redis/v9"
 )
 
 // Metrics counts what the inbox does, per stream: events stored and deduplicated at the webhook,
 // entries acknowledged, retried, reclaimed and buried by the consumer, how long an entry waited
-// in the stream before a consumer took it up, and (read from Redis at scrape time) the stream
-// lag of every consumer group started with these metrics.
+// in the stream before a consumer took it up, and (read from the engine at scrape time) the
+// stream lag of every consumer group started with these metrics.
 type Metrics struct {
 	events  *prometheus.CounterVec
 	entries *prometheus.CounterVec
@@ -35,7 +34,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"stream"}),
 		streams: &streamCollector{
 			lag: prometheus.NewDesc("picoclaw_inbox_stream_lag_entries",
-				"Entries of the stream not yet delivered to the consumer group (Redis XINFO GROUPS lag).", []string{"stream", "group"}, nil),
+				"Entries of the stream not yet delivered to the consumer group.", []string{"stream", "group"}, nil),
 			pending: prometheus.NewDesc("picoclaw_inbox_stream_pending_entries",
 				"Entries delivered to the consumer group but not yet acknowledged.", []string{"stream", "group"}, nil),
 			length: prometheus.NewDesc("picoclaw_inbox_stream_length_entries",
@@ -62,7 +61,7 @@ func (m *Metrics) entry(stream, outcome string) {
 	}
 }
 
-// waited records how long the entry id sat in the stream; ids are "<ms>-<seq>" from Redis.
+// waited records how long the entry id sat in the stream; ids are "<ms>-<seq>".
 func (m *Metrics) waited(stream, id string, now time.Time) {
 	if m == nil {
 		return
@@ -75,19 +74,19 @@ func (m *Metrics) waited(stream, id string, now time.Time) {
 }
 
 // watch makes the scrape report the lag of group on stream.
-func (m *Metrics) watch(rdb redis.UniversalClient, stream, group string) {
+func (m *Metrics) watch(q queue, stream, group string) {
 	if m == nil {
 		return
 	}
-	m.streams.add(watched{rdb: rdb, stream: stream, group: group})
+	m.streams.add(watched{q: q, stream: stream, group: group})
 }
 
 type watched struct {
-	rdb           redis.UniversalClient
+	q             queue
 	stream, group string
 }
 
-// streamCollector reads the consumer groups' state from Redis at scrape time, so the numbers
+// streamCollector reads the consumer groups' state from the engine at scrape time, so the numbers
 // are current even when no consumer is making progress.
 type streamCollector struct {
 	lag, pending, length *prometheus.Desc
@@ -119,24 +118,20 @@ func (c *streamCollector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Unlock()
 	for _, w := range ws {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		if n, err := w.rdb.XLen(ctx, w.stream).Result(); err == nil {
-			gauge(ch, c.length, float64(n), w.stream)
-		}
-		groups, err := w.rdb.XInfoGroups(ctx, w.stream).Result()
+		st, err := w.q.stats(ctx)
 		cancel()
 		if err != nil {
 			continue
 		}
-		for _, g := range groups {
-			if g.Name != w.group {
-				continue
-			}
-			// Lag is -1 when Redis cannot tell (entries deleted in the middle); no sample then.
-			if g.Lag >= 0 {
-				gauge(ch, c.lag, float64(g.Lag), w.stream, w.group)
-			}
-			gauge(ch, c.pending, float64(g.Pending), w.stream, w.group)
+		gauge(ch, c.length, float64(st.Length), w.stream)
+		if !st.Group {
+			continue
 		}
+		// Lag is -1 when Redis cannot tell (entries deleted in the middle); no sample then.
+		if st.Lag >= 0 {
+			gauge(ch, c.lag, float64(st.Lag), w.stream, w.group)
+		}
+		gauge(ch, c.pending, float64(st.Pending), w.stream, w.group)
 	}
 }
 

@@ -42,6 +42,9 @@ type Options struct {
 	Sync Sync
 	// SweepEvery is how often expired rows are deleted (default 30 s).
 	SweepEvery time.Duration
+	// BusyTimeout is how long a statement waits for another connection's write lock before it
+	// fails with "database is locked" (default 10 s).
+	BusyTimeout time.Duration
 	// Logger reports sweeper errors.
 	Logger *slog.Logger
 }
@@ -92,11 +95,14 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if o.BusyTimeout <= 0 {
+		o.BusyTimeout = 10 * time.Second
+	}
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, fmt.Errorf("state database: create %s: %w", filepath.Dir(abs), err)
 	}
 	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", o.BusyTimeout.Milliseconds()))
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous("+string(o.Sync)+")")
 	q.Add("_pragma", "foreign_keys(1)")

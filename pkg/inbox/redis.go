@@ -1,0 +1,223 @@
+package inbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// RedisEngine keeps the queue in Redis: one stream per Config.Stream with a consumer group, the
+// dedupe keys and marks as keys with a TTL, the dead letters in the stream "<Stream>:dead".
+func RedisEngine(rdb redis.UniversalClient) Engine { return redisEngine{rdb: rdb} }
+
+type redisEngine struct{ rdb redis.UniversalClient }
+
+func (e redisEngine) queue(cfg Config) queue { return &redisQueue{rdb: e.rdb, cfg: cfg} }
+
+func (e redisEngine) marks(prefix string, ttl time.Duration) marker {
+	return redisMarks{rdb: e.rdb, prefix: prefix, ttl: ttl}
+}
+
+type redisQueue struct {
+	rdb redis.UniversalClient
+	cfg Config
+}
+
+func (q *redisQueue) dedupeKey(id string) string { return q.cfg.Stream + ":seen:" + id }
+func (q *redisQueue) deadKey() string            { return q.cfg.Stream + ":dead" }
+
+// appendScript sets the dedupe key and appends the entry in one step, so an event is either
+// both remembered and stored or neither (a failed append can be redelivered and stored later).
+var appendScript = redis.NewScript(`
+if redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[1]) then
+  return redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*', 'id', ARGV[3], 'key', ARGV[4], 'payload', ARGV[5], 'meta', ARGV[6], 'mac', ARGV[7])
+end
+return false
+`)
+
+func (q *redisQueue) append(ctx context.Context, entries []entry) []appended {
+	cmds, err := q.appendOnce(ctx, entries)
+	if err != nil && isNoScript(err) {
+		// Redis lost its script cache (restart): load it again and retry once.
+		if lerr := appendScript.Load(ctx, q.rdb).Err(); lerr != nil {
+			return failAll(len(entries), fmt.Errorf("load script: %w", lerr))
+		}
+		cmds, _ = q.appendOnce(ctx, entries)
+	}
+	res := make([]appended, len(entries))
+	for i, c := range cmds {
+		v, cerr := c.Result()
+		switch {
+		case errors.Is(cerr, redis.Nil): // duplicate
+		case cerr != nil:
+			res[i].err = cerr
+		default:
+			res[i].id, _ = v.(string)
+		}
+	}
+	return res
+}
+
+func (q *redisQueue) appendOnce(ctx context.Context, entries []entry) ([]*redis.Cmd, error) {
+	ttl := int64(q.cfg.DedupeTTL / time.Second)
+	if ttl < 1 {
+		ttl = 1
+	}
+	cmds := make([]*redis.Cmd, len(entries))
+	_, err := q.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, e := range entries {
+			cmds[i] = appendScript.EvalSha(ctx, p, []string{q.dedupeKey(e.eventID), q.cfg.Stream},
+				ttl, q.cfg.MaxLen, e.eventID, e.key, e.payload, e.meta, e.mac)
+		}
+		return nil
+	})
+	return cmds, err
+}
+
+func isNoScript(err error) bool {
+	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
+}
+
+func failAll(n int, err error) []appended {
+	res := make([]appended, n)
+	for i := range res {
+		res[i].err = err
+	}
+	return res
+}
+
+func (q *redisQueue) ping(ctx context.Context) error { return q.rdb.Ping(ctx).Err() }
+
+func (q *redisQueue) dead(ctx context.Context) (int64, error) {
+	return q.rdb.XLen(ctx, q.deadKey()).Result()
+}
+
+func (q *redisQueue) stats(ctx context.Context) (Stats, error) {
+	n, err := q.rdb.XLen(ctx, q.cfg.Stream).Result()
+	if err != nil {
+		return Stats{}, err
+	}
+	st := Stats{Length: n, Lag: -1}
+	groups, err := q.rdb.XInfoGroups(ctx, q.cfg.Stream).Result()
+	if err != nil {
+		if n == 0 && strings.Contains(err.Error(), "no such key") {
+			return st, nil // no stream yet, so no group either
+		}
+		return st, err
+	}
+	for _, g := range groups {
+		if g.Name == q.cfg.Group {
+			st.Group, st.Lag, st.Pending = true, g.Lag, g.Pending
+		}
+	}
+	return st, nil
+}
+
+func (q *redisQueue) ensureGroup(ctx context.Context) error {
+	// "0": entries appended before the group existed are processed too.
+	err := q.rdb.XGroupCreateMkStream(ctx, q.cfg.Stream, q.cfg.Group, "0").Err()
+	if err != nil && !strings.HasPrefix(err.Error(), "BUSYGROUP") {
+		return err
+	}
+	return nil
+}
+
+func (q *redisQueue) readNew(ctx context.Context, consumer string, count int64, block time.Duration) ([]entry, error) {
+	return q.read(ctx, consumer, ">", count, block)
+}
+
+func (q *redisQueue) readOwn(ctx context.Context, consumer, after string, count int64) ([]entry, error) {
+	return q.read(ctx, consumer, after, count, -1) // history reads never wait
+}
+
+func (q *redisQueue) read(ctx context.Context, consumer, from string, count int64, block time.Duration) ([]entry, error) {
+	streams, err := q.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{
+		Group: q.cfg.Group, Consumer: consumer, Streams: []string{q.cfg.Stream, from}, Count: count, Block: block,
+	}).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		if strings.HasPrefix(err.Error(), "NOGROUP") {
+			return nil, fmt.Errorf("%w: %w", errNoGroup, err)
+		}
+		return nil, err
+	}
+	var out []entry
+	for _, s := range streams {
+		out = append(out, fromRedis(s.Messages)...)
+	}
+	return out, nil
+}
+
+func (q *redisQueue) claimIdle(ctx context.Context, consumer string, minIdle time.Duration, start string, count int64) ([]entry, string, error) {
+	if start == "" {
+		start = "0-0"
+	}
+	msgs, next, err := q.rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{
+		Stream: q.cfg.Stream, Group: q.cfg.Group, Consumer: consumer, MinIdle: minIdle, Start: start, Count: count,
+	}).Result()
+	if err != nil {
+		return nil, "", err
+	}
+	if next == "0-0" {
+		next = ""
+	}
+	return fromRedis(msgs), next, nil
+}
+
+func (q *redisQueue) touch(ctx context.Context, consumer string, ids []string) error {
+	return q.rdb.XClaimJustID(ctx, &redis.XClaimArgs{
+		Stream: q.cfg.Stream, Group: q.cfg.Group, Consumer: consumer, MinIdle: 0, Messages: ids,
+	}).Err()
+}
+
+func (q *redisQueue) ack(ctx context.Context, id string) error {
+	return q.rdb.XAck(ctx, q.cfg.Stream, q.cfg.Group, id).Err()
+}
+
+func (q *redisQueue) bury(ctx context.Context, d Delivery, meta []byte, cause string) error {
+	_, err := q.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.XAdd(ctx, &redis.XAddArgs{Stream: q.deadKey(), MaxLen: q.cfg.MaxLen, Approx: true, Values: []any{
+			"id", d.ID, "key", d.Key, "payload", d.Payload, "meta", meta, "entry", d.StreamID, "error", cause,
+		}})
+		p.XAck(ctx, q.cfg.Stream, q.cfg.Group, d.StreamID)
+		return nil
+	})
+	return err
+}
+
+func fromRedis(msgs []redis.XMessage) []entry {
+	out := make([]entry, len(msgs))
+	for i, m := range msgs {
+		str := func(k string) string {
+			v, _ := m.Values[k].(string)
+			return v
+		}
+		out[i] = entry{id: m.ID, eventID: str("id"), key: str("key"), payload: []byte(str("payload")),
+			meta: str("meta"), mac: str("mac"), gone: m.Values == nil}
+	}
+	return out
+}
+
+type redisMarks struct {
+	rdb    redis.UniversalClient
+	prefix string
+	ttl    time.Duration
+}
+
+func (m redisMarks) done(ctx context.Context, key string) (bool, error) {
+	err := m.rdb.Get(ctx, m.prefix+key).Err()
+	if errors.Is(err, redis.Nil) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func (m redisMarks) mark(ctx context.Context, key string) error {
+	return m.rdb.Set(ctx, m.prefix+key, "1", m.ttl).Err()
+}

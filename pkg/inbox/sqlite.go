@@ -1,0 +1,489 @@
+package inbox
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/sqlstate"
+)
+
+// SQLiteEngine keeps the queue in the embedded state database, with the model of a Redis
+// stream: per stream a counter of appends (inbox_streams), the entries (inbox_entries), the
+// consumer groups with the last entry they were handed (inbox_groups), the delivered and not
+// yet acknowledged entries per consumer (inbox_pending), the dedupe ids (inbox_seen) and the
+// dead letters (inbox_dead); the sent marks live in inbox_marks. Every change is one
+// transaction, durable when it returns. An entry is deleted as soon as every group
+// acknowledged it, so the tables hold the traffic in flight, not its history; dedupe ids and
+// marks expire through the sqlstate sweeper. It migrates its tables on db.
+func SQLiteEngine(ctx context.Context, db *sqlstate.DB) (Engine, error) {
+	if err := db.Migrate(ctx, "inbox", sqliteSchema); err != nil {
+		return nil, fmt.Errorf("inbox: %w", err)
+	}
+	db.Expire("inbox_seen")
+	db.Expire("inbox_marks")
+	st, err := prepare(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	return sqliteEngine{db: db, st: st}, nil
+}
+
+const sqliteSchema = `
+CREATE TABLE inbox_streams (
+	stream   TEXT PRIMARY KEY,
+	last_ms  INTEGER NOT NULL DEFAULT 0,
+	last_seq INTEGER NOT NULL DEFAULT 0,
+	dead_seq INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+CREATE TABLE inbox_entries (
+	stream    TEXT NOT NULL,
+	seq       INTEGER NOT NULL,
+	ms        INTEGER NOT NULL,
+	event_id  TEXT NOT NULL,
+	event_key TEXT NOT NULL,
+	payload   BLOB,
+	meta      TEXT NOT NULL,
+	mac       TEXT NOT NULL,
+	PRIMARY KEY (stream, seq)
+);
+CREATE TABLE inbox_groups (
+	stream   TEXT NOT NULL,
+	grp      TEXT NOT NULL,
+	last_seq INTEGER NOT NULL,
+	PRIMARY KEY (stream, grp)
+) WITHOUT ROWID;
+CREATE TABLE inbox_pending (
+	stream       TEXT NOT NULL,
+	grp          TEXT NOT NULL,
+	seq          INTEGER NOT NULL,
+	consumer     TEXT NOT NULL,
+	delivered_ms INTEGER NOT NULL,
+	deliveries   INTEGER NOT NULL,
+	PRIMARY KEY (stream, grp, seq)
+) WITHOUT ROWID;
+CREATE INDEX inbox_pending_consumer ON inbox_pending (stream, grp, consumer, seq);
+CREATE TABLE inbox_seen (
+	stream     TEXT NOT NULL,
+	event_id   TEXT NOT NULL,
+	expires_at INTEGER NOT NULL,
+	PRIMARY KEY (stream, event_id)
+) WITHOUT ROWID;
+CREATE INDEX inbox_seen_expiry ON inbox_seen (expires_at);
+CREATE TABLE inbox_dead (
+	stream    TEXT NOT NULL,
+	seq       INTEGER NOT NULL,
+	ms        INTEGER NOT NULL,
+	event_id  TEXT NOT NULL,
+	event_key TEXT NOT NULL,
+	payload   BLOB,
+	meta      TEXT NOT NULL,
+	entry     TEXT NOT NULL,
+	error     TEXT NOT NULL,
+	PRIMARY KEY (stream, seq)
+);
+CREATE TABLE inbox_marks (
+	mark       TEXT PRIMARY KEY,
+	expires_at INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX inbox_marks_expiry ON inbox_marks (expires_at);
+`
+
+// sqlitePoll is how often a waiting read looks at the tables although nobody woke it: an
+// append in this process wakes it at once (Notify), one by another process writing the same
+// file is seen within this time.
+const sqlitePoll = 500 * time.Millisecond
+
+// The statements, prepared once per engine (see prepare).
+const (
+	sqlHead = `INSERT INTO inbox_streams (stream) VALUES (?)
+		ON CONFLICT (stream) DO UPDATE SET stream = excluded.stream RETURNING last_ms, last_seq`
+	sqlSetHead = `UPDATE inbox_streams SET last_ms = ?, last_seq = ? WHERE stream = ?`
+	// An id is remembered unless it is remembered already and has not expired.
+	sqlSeen = `INSERT INTO inbox_seen (stream, event_id, expires_at) VALUES (?, ?, ?)
+		ON CONFLICT (stream, event_id) DO UPDATE SET expires_at = excluded.expires_at
+		WHERE inbox_seen.expires_at > 0 AND inbox_seen.expires_at <= ?`
+	sqlInsertEntry = `INSERT INTO inbox_entries (stream, seq, ms, event_id, event_key, payload, meta, mac)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+	sqlTrimEntries = `DELETE FROM inbox_entries WHERE stream = ? AND seq <= ?`
+	sqlTrimPending = `DELETE FROM inbox_pending WHERE stream = ? AND seq <= ?`
+	sqlPing        = `SELECT EXISTS (SELECT 1 FROM inbox_streams)`
+	sqlDeadCount   = `SELECT count(*) FROM inbox_dead WHERE stream = ?`
+	// One statement, so the numbers are of one moment.
+	sqlStats = `SELECT g.last_seq,
+		(SELECT count(*) FROM inbox_entries WHERE stream = ?1),
+		(SELECT count(*) FROM inbox_entries WHERE stream = ?1 AND seq > coalesce(g.last_seq, 0)),
+		(SELECT count(*) FROM inbox_pending WHERE stream = ?1 AND grp = ?2)
+		FROM (SELECT 1) LEFT JOIN inbox_groups g ON g.stream = ?1 AND g.grp = ?2`
+	// The group starts before the first entry: entries appended before it existed are processed too.
+	sqlAddGroup = `INSERT INTO inbox_groups (stream, grp, last_seq) VALUES (?, ?, 0)
+		ON CONFLICT (stream, grp) DO NOTHING`
+	sqlWaiting = `SELECT EXISTS (SELECT 1 FROM inbox_entries e WHERE e.stream = g.stream AND e.seq > g.last_seq)
+		FROM inbox_groups g WHERE g.stream = ? AND g.grp = ?`
+	sqlGroupLast  = `SELECT last_seq FROM inbox_groups WHERE stream = ? AND grp = ?`
+	sqlNewEntries = `SELECT seq, ms, event_id, event_key, payload, meta, mac FROM inbox_entries
+		WHERE stream = ? AND seq > ? ORDER BY seq LIMIT ?`
+	sqlDeliver = `INSERT INTO inbox_pending (stream, grp, seq, consumer, delivered_ms, deliveries)
+		VALUES (?, ?, ?, ?, ?, 1)`
+	sqlSetGroupLast = `UPDATE inbox_groups SET last_seq = ? WHERE stream = ? AND grp = ?`
+	sqlOwnPending   = `SELECT e.seq, e.ms, e.event_id, e.event_key, e.payload, e.meta, e.mac
+		FROM inbox_pending p JOIN inbox_entries e ON e.stream = p.stream AND e.seq = p.seq
+		WHERE p.stream = ? AND p.grp = ? AND p.consumer = ? AND p.seq > ? ORDER BY p.seq LIMIT ?`
+	sqlIdlePending = `SELECT e.seq, e.ms, e.event_id, e.event_key, e.payload, e.meta, e.mac
+		FROM inbox_pending p JOIN inbox_entries e ON e.stream = p.stream AND e.seq = p.seq
+		WHERE p.stream = ? AND p.grp = ? AND p.seq >= ? AND p.delivered_ms <= ? ORDER BY p.seq LIMIT ?`
+	sqlClaim = `UPDATE inbox_pending SET consumer = ?, delivered_ms = ?, deliveries = deliveries + ?
+		WHERE stream = ? AND grp = ? AND seq = ?`
+	sqlAck = `DELETE FROM inbox_pending WHERE stream = ? AND grp = ? AND seq = ?`
+	// An entry goes once no group needs it: every group was handed it and none has it pending.
+	sqlDropEntry = `DELETE FROM inbox_entries WHERE stream = ?1 AND seq = ?2
+		AND NOT EXISTS (SELECT 1 FROM inbox_groups WHERE stream = ?1 AND last_seq < ?2)
+		AND NOT EXISTS (SELECT 1 FROM inbox_pending WHERE stream = ?1 AND seq = ?2)`
+	sqlNextDead = `INSERT INTO inbox_streams (stream, dead_seq) VALUES (?, 1)
+		ON CONFLICT (stream) DO UPDATE SET dead_seq = dead_seq + 1 RETURNING dead_seq`
+	sqlInsertDead = `INSERT INTO inbox_dead (stream, seq, ms, event_id, event_key, payload, meta, entry, error)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	sqlTrimDead = `DELETE FROM inbox_dead WHERE stream = ? AND seq <= ?`
+	sqlMarkDone = `SELECT EXISTS (SELECT 1 FROM inbox_marks WHERE mark = ? AND (expires_at = 0 OR expires_at > ?))`
+	sqlSetMark  = `INSERT INTO inbox_marks (mark, expires_at) VALUES (?, ?) ON CONFLICT (mark) DO UPDATE SET expires_at = excluded.expires_at`
+)
+
+var sqliteStatements = []string{sqlHead, sqlSetHead, sqlSeen, sqlInsertEntry, sqlTrimEntries, sqlTrimPending, sqlPing,
+	sqlDeadCount, sqlStats, sqlAddGroup, sqlWaiting, sqlGroupLast, sqlNewEntries, sqlDeliver, sqlSetGroupLast, sqlOwnPending,
+	sqlIdlePending, sqlClaim, sqlAck, sqlDropEntry, sqlNextDead, sqlInsertDead, sqlTrimDead, sqlMarkDone, sqlSetMark}
+
+// statements are the prepared statements: SQLite parses each once per connection instead of
+// at every call, a third of an append's time. They are prepared up front, outside any
+// transaction: preparing in the middle of one would wait for a second connection of the pool.
+type statements map[string]*sql.Stmt
+
+func prepare(ctx context.Context, db *sqlstate.DB) (statements, error) {
+	st := statements{}
+	for _, q := range sqliteStatements {
+		s, err := db.PrepareContext(ctx, q)
+		if err != nil {
+			return nil, fmt.Errorf("inbox: prepare %q: %w", q, err)
+		}
+		st[q] = s
+	}
+	return st, nil
+}
+
+// in is the statement query within tx (on the database when tx is nil).
+func (st statements) in(ctx context.Context, tx *sql.Tx, query string) *sql.Stmt {
+	if tx == nil {
+		return st[query]
+	}
+	return tx.StmtContext(ctx, st[query])
+}
+
+type sqliteEngine struct {
+	db *sqlstate.DB
+	st statements
+}
+
+func (e sqliteEngine) queue(cfg Config) queue {
+	return &sqliteQueue{db: e.db, st: e.st, cfg: cfg, topic: "inbox:" + cfg.Stream}
+}
+
+func (e sqliteEngine) marks(prefix string, ttl time.Duration) marker {
+	return sqliteMarks{st: e.st, prefix: prefix, ttl: ttl}
+}
+
+type sqliteQueue struct {
+	db    *sqlstate.DB
+	st    statements
+	cfg   Config
+	topic string
+}
+
+func (q *sqliteQueue) exec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
+	return q.st.in(ctx, tx, query).ExecContext(ctx, args...)
+}
+
+func (q *sqliteQueue) row(ctx context.Context, tx *sql.Tx, query string, args ...any) *sql.Row {
+	return q.st.in(ctx, tx, query).QueryRowContext(ctx, args...)
+}
+
+// head creates the stream's row when missing and returns its counters.
+func (q *sqliteQueue) head(ctx context.Context, tx *sql.Tx) (lastMS, lastSeq int64, err error) {
+	err = q.row(ctx, tx, sqlHead, q.cfg.Stream).Scan(&lastMS, &lastSeq)
+	return lastMS, lastSeq, err
+}
+
+func (q *sqliteQueue) append(ctx context.Context, entries []entry) []appended {
+	var res []appended
+	now := sqlstate.NowMS()
+	seenUntil := now + max(q.cfg.DedupeTTL.Milliseconds(), 1)
+	err := q.db.Tx(ctx, func(tx *sql.Tx) error {
+		res = make([]appended, len(entries))
+		lastMS, lastSeq, err := q.head(ctx, tx)
+		if err != nil {
+			return err
+		}
+		stored := false
+		for i, e := range entries {
+			r, err := q.exec(ctx, tx, sqlSeen, q.cfg.Stream, e.eventID, seenUntil, now)
+			if err != nil {
+				return err
+			}
+			if n, err := r.RowsAffected(); err != nil || n == 0 {
+				continue // a duplicate
+			}
+			// Ids grow even when the clock steps back, as Redis stream ids do.
+			lastMS, lastSeq = max(lastMS, now), lastSeq+1
+			if _, err := q.exec(ctx, tx, sqlInsertEntry, q.cfg.Stream, lastSeq, lastMS, e.eventID, e.key, e.payload, e.meta, e.mac); err != nil {
+				return err
+			}
+			res[i].id = streamID(lastMS, lastSeq)
+			stored = true
+		}
+		if !stored {
+			return nil
+		}
+		if _, err := q.exec(ctx, tx, sqlSetHead, lastMS, lastSeq, q.cfg.Stream); err != nil {
+			return err
+		}
+		return q.trim(ctx, tx, lastSeq-q.cfg.MaxLen)
+	})
+	if err != nil {
+		return failAll(len(entries), err)
+	}
+	for _, r := range res {
+		if r.id != "" {
+			q.db.Notify(q.topic)
+			break
+		}
+	}
+	return res
+}
+
+// trim drops the entries (and their deliveries) appended before the last MaxLen, as Redis
+// MAXLEN does: they were not processed in time and are given up.
+func (q *sqliteQueue) trim(ctx context.Context, tx *sql.Tx, upTo int64) error {
+	if upTo <= 0 {
+		return nil
+	}
+	if _, err := q.exec(ctx, tx, sqlTrimEntries, q.cfg.Stream, upTo); err != nil {
+		return err
+	}
+	_, err := q.exec(ctx, tx, sqlTrimPending, q.cfg.Stream, upTo)
+	return err
+}
+
+func (q *sqliteQueue) ping(ctx context.Context) error {
+	var some bool
+	return q.row(ctx, nil, sqlPing).Scan(&some)
+}
+
+func (q *sqliteQueue) dead(ctx context.Context) (int64, error) {
+	var n int64
+	err := q.row(ctx, nil, sqlDeadCount, q.cfg.Stream).Scan(&n)
+	return n, err
+}
+
+func (q *sqliteQueue) stats(ctx context.Context) (Stats, error) {
+	var last sql.NullInt64
+	var st Stats
+	if err := q.row(ctx, nil, sqlStats, q.cfg.Stream, q.cfg.Group).Scan(&last, &st.Length, &st.Lag, &st.Pending); err != nil {
+		return Stats{}, err
+	}
+	if !last.Valid {
+		return Stats{Length: st.Length}, nil
+	}
+	st.Group = true
+	return st, nil
+}
+
+func (q *sqliteQueue) ensureGroup(ctx context.Context) error {
+	return q.db.Tx(ctx, func(tx *sql.Tx) error {
+		if _, _, err := q.head(ctx, tx); err != nil {
+			return err
+		}
+		_, err := q.exec(ctx, tx, sqlAddGroup, q.cfg.Stream, q.cfg.Group)
+		return err
+	})
+}
+
+func (q *sqliteQueue) readNew(ctx context.Context, consumer string, count int64, block time.Duration) ([]entry, error) {
+	deadline := time.Now().Add(block)
+	for {
+		// Taken before looking, so an append between the look and the wait is not missed.
+		wake := q.db.Wait(q.topic)
+		es, err := q.deliverNew(ctx, consumer, count)
+		if err != nil || len(es) > 0 {
+			return es, err
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil, nil
+		}
+		if !sleepUntil(ctx, min(left, sqlitePoll), wake) {
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// deliverNew hands the group's next entries to consumer; it only writes when there are some.
+func (q *sqliteQueue) deliverNew(ctx context.Context, consumer string, count int64) ([]entry, error) {
+	var waiting bool
+	err := q.row(ctx, nil, sqlWaiting, q.cfg.Stream, q.cfg.Group).Scan(&waiting)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, errNoGroup
+	}
+	if err != nil || !waiting {
+		return nil, err
+	}
+	var out []entry
+	err = q.db.Tx(ctx, func(tx *sql.Tx) error {
+		var last int64
+		err := q.row(ctx, tx, sqlGroupLast, q.cfg.Stream, q.cfg.Group).Scan(&last)
+		if errors.Is(err, sql.ErrNoRows) {
+			return errNoGroup
+		}
+		if err != nil {
+			return err
+		}
+		es, seqs, err := q.entries(ctx, tx, sqlNewEntries, q.cfg.Stream, last, count)
+		if err != nil || len(es) == 0 {
+			return err
+		}
+		now := sqlstate.NowMS()
+		for _, seq := range seqs {
+			if _, err := q.exec(ctx, tx, sqlDeliver, q.cfg.Stream, q.cfg.Group, seq, consumer, now); err != nil {
+				return err
+			}
+		}
+		if _, err := q.exec(ctx, tx, sqlSetGroupLast, seqs[len(seqs)-1], q.cfg.Stream, q.cfg.Group); err != nil {
+			return err
+		}
+		out = es
+		return nil
+	})
+	return out, err
+}
+
+func (q *sqliteQueue) readOwn(ctx context.Context, consumer, after string, count int64) ([]entry, error) {
+	return q.takePending(ctx, consumer, sqlOwnPending, consumer, seqOf(after), count)
+}
+
+func (q *sqliteQueue) claimIdle(ctx context.Context, consumer string, minIdle time.Duration, start string, count int64) ([]entry, string, error) {
+	es, err := q.takePending(ctx, consumer, sqlIdlePending, seqOf(start), sqlstate.NowMS()-minIdle.Milliseconds(), count)
+	if err != nil || int64(len(es)) < count {
+		return es, "", err
+	}
+	return es, streamID(0, seqOf(es[len(es)-1].id)+1), nil
+}
+
+// takePending delivers the pending entries query selects (its arguments after the stream and
+// group) to consumer again, as XREADGROUP from history and XAUTOCLAIM do.
+func (q *sqliteQueue) takePending(ctx context.Context, consumer, query string, args ...any) ([]entry, error) {
+	var out []entry
+	err := q.db.Tx(ctx, func(tx *sql.Tx) error {
+		es, seqs, err := q.entries(ctx, tx, query, append([]any{q.cfg.Stream, q.cfg.Group}, args...)...)
+		if err != nil {
+			return err
+		}
+		out = es
+		return q.claim(ctx, tx, consumer, seqs, 1)
+	})
+	return out, err
+}
+
+// claim gives the pending entries seqs to consumer, fresh, counting count more deliveries.
+func (q *sqliteQueue) claim(ctx context.Context, tx *sql.Tx, consumer string, seqs []int64, count int) error {
+	now := sqlstate.NowMS()
+	for _, seq := range seqs {
+		if _, err := q.exec(ctx, tx, sqlClaim, consumer, now, count, q.cfg.Stream, q.cfg.Group, seq); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (q *sqliteQueue) touch(ctx context.Context, consumer string, ids []string) error {
+	seqs := make([]int64, len(ids))
+	for i, id := range ids {
+		seqs[i] = seqOf(id)
+	}
+	return q.db.Tx(ctx, func(tx *sql.Tx) error { return q.claim(ctx, tx, consumer, seqs, 0) })
+}
+
+func (q *sqliteQueue) ack(ctx context.Context, id string) error {
+	return q.db.Tx(ctx, func(tx *sql.Tx) error { return q.ackTx(ctx, tx, id) })
+}
+
+// ackTx ends the entry's delivery to the group and deletes the entry once no group needs it.
+func (q *sqliteQueue) ackTx(ctx context.Context, tx *sql.Tx, id string) error {
+	seq := seqOf(id)
+	if _, err := q.exec(ctx, tx, sqlAck, q.cfg.Stream, q.cfg.Group, seq); err != nil {
+		return err
+	}
+	_, err := q.exec(ctx, tx, sqlDropEntry, q.cfg.Stream, seq)
+	return err
+}
+
+func (q *sqliteQueue) bury(ctx context.Context, d Delivery, meta []byte, cause string) error {
+	return q.db.Tx(ctx, func(tx *sql.Tx) error {
+		var n int64
+		if err := q.row(ctx, tx, sqlNextDead, q.cfg.Stream).Scan(&n); err != nil {
+			return err
+		}
+		if _, err := q.exec(ctx, tx, sqlInsertDead, q.cfg.Stream, n, sqlstate.NowMS(), d.ID, d.Key, d.Payload, string(meta), d.StreamID, cause); err != nil {
+			return err
+		}
+		if cut := n - q.cfg.MaxLen; cut > 0 {
+			if _, err := q.exec(ctx, tx, sqlTrimDead, q.cfg.Stream, cut); err != nil {
+				return err
+			}
+		}
+		return q.ackTx(ctx, tx, d.StreamID)
+	})
+}
+
+// entries reads entries (seq, ms, event_id, event_key, payload, meta, mac) and their seqs.
+func (q *sqliteQueue) entries(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]entry, []int64, error) {
+	rows, err := q.st.in(ctx, tx, query).QueryContext(ctx, args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	var es []entry
+	var seqs []int64
+	for rows.Next() {
+		var e entry
+		var seq, ms int64
+		if err := rows.Scan(&seq, &ms, &e.eventID, &e.key, &e.payload, &e.meta, &e.mac); err != nil {
+			return nil, nil, err
+		}
+		e.id = streamID(ms, seq)
+		es = append(es, e)
+		seqs = append(seqs, seq)
+	}
+	return es, seqs, rows.Err()
+}
+
+// seqOf is the append number in an entry id ("<ms>-<seq>"; 0 for "0" or "").
+func seqOf(id string) int64 {
+	_, seq := splitID(id)
+	return int64(seq)
+}
+
+type sqliteMarks struct {
+	st     statements
+	prefix string
+	ttl    time.Duration
+}
+
+func (m sqliteMarks) done(ctx context.Context, key string) (bool, error) {
+	var ok bool
+	err := m.st[sqlMarkDone].QueryRowContext(ctx, m.prefix+key, sqlstate.NowMS()).Scan(&ok)
+	return ok, err
+}
+
+func (m sqliteMarks) mark(ctx context.Context, key string) error {
+	_, err := m.st[sqlSetMark].ExecContext(ctx, m.prefix+key, sqlstate.ExpiresAt(m.ttl))
+	return err
+}
