@@ -96,6 +96,13 @@ type Finisher interface {
 	AfterChat(ctx context.Context, ev Event) error
 }
 
+// Whisperer is implemented by channels that can answer one user privately in a shared
+// conversation (Slack's ephemeral messages): a refused button press is explained to the presser
+// alone. Like Send, each message is marked once sent under key.
+type Whisperer interface {
+	SendPrivate(ctx context.Context, ev Event, key string, replies []chatlink.Reply) (int, error)
+}
+
 // Allowlist holds the user ids that may use the assistant; empty means nobody.
 type Allowlist map[string]struct{}
 

@@ -117,6 +117,18 @@ func (r *Runtime) Process(ctx context.Context, ev Event, to Target) error {
 		}
 	}
 	StampTrace(ctx, res.Replies)
+	if w, ok := r.ch.(Whisperer); ok && ev.Kind == KindAction && !res.ActionApplied {
+		// Why a press was refused is for the presser only; the conversation is left as it was.
+		n, err := w.SendPrivate(ctx, ev, "event:"+ev.ID, res.Replies)
+		if err != nil {
+			if errors.Is(err, ErrPermanent) {
+				return inbox.Permanent(err)
+			}
+			return err
+		}
+		log.InfoContext(ctx, r.name+".answered_privately", slog.Int("messages", n))
+		return nil
+	}
 	n, err := r.send(ctx, to, "event:"+ev.ID, res.Replies)
 	if err != nil {
 		return err

@@ -1,5 +1,5 @@
 // Package fakeslack is a local Slack for tests: a Web API server (auth.test, chat.postMessage,
-// chat.update) that checks requests against Slack's limits, and clients for the Events API and
+// chat.postEphemeral, chat.update) that checks requests against Slack's limits, and clients for the Events API and
 // interactivity that sign their bodies with the signing secret exactly as Slack does.
 package fakeslack
 
@@ -48,8 +48,10 @@ type Text struct {
 
 // Post is one accepted chat.postMessage or chat.update.
 type Post struct {
-	Method   string
-	Channel  string
+	Method  string
+	Channel string
+	// User is the only user who sees a chat.postEphemeral message.
+	User     string
 	ThreadTS string
 	TS       string // ts of the new message, or the updated one
 	Text     string
@@ -77,6 +79,7 @@ func NewServer(token string) *Server {
 	mux.HandleFunc("POST /api/auth.test", s.authTest)
 	mux.HandleFunc("POST /api/chat.postMessage", s.chat("chat.postMessage"))
 	mux.HandleFunc("POST /api/chat.update", s.chat("chat.update"))
+	mux.HandleFunc("POST /api/chat.postEphemeral", s.chat("chat.postEphemeral"))
 	s.Server = httptest.NewServer(mux)
 	return s
 }
@@ -142,9 +145,22 @@ func (s *Server) chat(method string) http.HandlerFunc {
 			writeJSON(w, s.failStatus, map[string]any{"ok": false, "error": "service_unavailable"})
 			return
 		}
-		p := Post{Method: method, Channel: vals.Get("channel"), ThreadTS: vals.Get("thread_ts"), Text: vals.Get("text"), TS: vals.Get("ts")}
+		p := Post{Method: method, Channel: vals.Get("channel"), User: vals.Get("user"), ThreadTS: vals.Get("thread_ts"), Text: vals.Get("text"), TS: vals.Get("ts")}
 		if p.Channel == "" {
 			writeJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "channel_not_found"})
+			return
+		}
+		if method == "chat.postEphemeral" {
+			// chat.postEphemeral: user is required; the answer names the message by message_ts.
+			if p.User == "" {
+				writeJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "user_not_in_channel"})
+				return
+			}
+			s.check(p)
+			s.seq++
+			p.TS = fmt.Sprintf("1700000000.%06d", s.seq)
+			s.posts = append(s.posts, p)
+			writeJSON(w, http.StatusOK, map[string]any{"ok": true, "message_ts": p.TS})
 			return
 		}
 		if b := vals.Get("blocks"); b != "" {

@@ -18,6 +18,8 @@ import (
 // Slack is the Web API.
 type Slack interface {
 	Post(ctx context.Context, channel, threadTS string, msg domain.OutMessage) (string, error)
+	// PostEphemeral shows msg to user alone (its buttons are left out).
+	PostEphemeral(ctx context.Context, channel, threadTS, user string, msg domain.OutMessage) error
 	CloseButtons(ctx context.Context, channel, ts, text, note string) error
 }
 
@@ -85,6 +87,22 @@ func (c *Channel) AfterChat(ctx context.Context, ev channel.Event) error {
 		c.log.WarnContext(ctx, "slack.close_buttons_failed", slog.String("event_id", in.EventID), slog.Any("error", err))
 	}
 	return nil
+}
+
+// SendPrivate answers the presser of a refused button alone (ephemeral messages in the
+// thread), leaving the conversation and its buttons as they were.
+func (c *Channel) SendPrivate(ctx context.Context, ev channel.Event, key string, replies []chatlink.Reply) (int, error) {
+	in := ev.Native.(domain.Inbound)
+	msgs := domain.Compose(replies, c.texts)
+	for i, m := range msgs {
+		err := c.once.Do(ctx, key+":private:"+strconv.Itoa(i), func() error {
+			return c.slack.PostEphemeral(ctx, in.Channel, in.ThreadTS, in.UserID, m)
+		})
+		if err != nil {
+			return i, err
+		}
+	}
+	return len(msgs), nil
 }
 
 // Send posts the replies in the thread in order; each message is marked once sent, so a retry

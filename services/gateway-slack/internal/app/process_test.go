@@ -18,6 +18,7 @@ import (
 
 type fakeSlack struct {
 	posts    []string
+	private  []string
 	closed   []string
 	failPost map[int]error // by post call number (0-based)
 	calls    int
@@ -32,6 +33,11 @@ func (f *fakeSlack) Post(_ context.Context, channel, thread string, m domain.Out
 	}
 	f.posts = append(f.posts, channel+"/"+thread+":"+m.Text)
 	return fmt.Sprint("ts", n), nil
+}
+
+func (f *fakeSlack) PostEphemeral(_ context.Context, channel, thread, user string, m domain.OutMessage) error {
+	f.private = append(f.private, channel+"/"+thread+"@"+user+":"+m.Text)
+	return nil
 }
 
 func (f *fakeSlack) CloseButtons(_ context.Context, channel, ts, _, note string) error {
@@ -51,12 +57,13 @@ type fakeChat struct {
 	replies []domain.Reply
 	err     error
 	calls   int
+	refuse  bool // a press is refused (not an approver, already decided)
 }
 
-// HandleMessage answers; a press is applied (this fake refuses no decision).
+// HandleMessage answers; a press is applied unless refuse is set.
 func (f *fakeChat) HandleMessage(_ context.Context, req chatlink.Request) (chatlink.Response, error) {
 	f.calls++
-	return chatlink.Response{Replies: f.replies, ActionApplied: req.Action != nil}, f.err
+	return chatlink.Response{Replies: f.replies, ActionApplied: req.Action != nil && !f.refuse}, f.err
 }
 
 // newProc runs the Slack channel on the channel runtime, as the service does.
@@ -127,5 +134,21 @@ func TestHandleCases(t *testing.T) {
 				t.Fatalf("posts %v closed %v chat calls %d", s.posts, s.closed, chat.calls)
 			}
 		})
+	}
+}
+
+// A refused press keeps the buttons and is explained to the presser alone (ephemeral), never
+// announced in the thread.
+func TestRefusedPressIsAnsweredPrivately(t *testing.T) {
+	s := &fakeSlack{}
+	chat := &fakeChat{replies: []domain.Reply{{Text: "承認する権限がありません"}}, refuse: true}
+	in := domain.Inbound{EventID: "Ev7", Kind: domain.KindAction, Channel: "C1", ThreadTS: "1.0", UserID: "U1",
+		Action: &domain.Action{Kind: chatlink.ActionApprove, JobID: "job_1"}, MessageTS: "2.0"}
+	p := newProc(chat, s, memMarks{})
+	if err := p.Handle(context.Background(), deliver(t, in)); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.posts) != 0 || len(s.closed) != 0 || len(s.private) != 1 || s.private[0] != "C1/1.0@U1:承認する権限がありません" {
+		t.Fatalf("posts %v closed %v private %v", s.posts, s.closed, s.private)
 	}
 }

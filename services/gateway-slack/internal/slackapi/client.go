@@ -71,6 +71,19 @@ func (c *Client) Post(ctx context.Context, channel, threadTS string, msg domain.
 	return ts, nil
 }
 
+// PostEphemeral shows msg to user alone in the thread (chat.postEphemeral); its buttons are
+// left out.
+func (c *Client) PostEphemeral(ctx context.Context, channel, threadTS, user string, msg domain.OutMessage) error {
+	opts := []slack.MsgOption{slack.MsgOptionText(nonEmpty(msg.Text), false)}
+	if threadTS != "" {
+		opts = append(opts, slack.MsgOptionTS(threadTS))
+	}
+	if _, err := c.api.PostEphemeralContext(ctx, channel, user, opts...); err != nil {
+		return classify("chat.postEphemeral", err)
+	}
+	return nil
+}
+
 // CloseButtons replaces a message's buttons with a note of the decision.
 func (c *Client) CloseButtons(ctx context.Context, channel, ts, text, note string) error {
 	blocks := []slack.Block{
