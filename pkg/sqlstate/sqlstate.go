@@ -56,6 +56,7 @@ type DB struct {
 	refs    int
 	expiry  map[string]bool // table → registered
 	waiters map[string]chan struct{}
+	stmts   map[string]*sql.Stmt
 	stop    context.CancelFunc
 	swept   chan struct{}
 }
@@ -122,7 +123,7 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 	_ = os.Chmod(abs, 0o600)
 	sctx, stop := context.WithCancel(context.Background())
 	db := &DB{DB: sdb, path: abs, opts: o, refs: 1, expiry: map[string]bool{}, waiters: map[string]chan struct{}{},
-		stop: stop, swept: make(chan struct{})}
+		stmts: map[string]*sql.Stmt{}, stop: stop, swept: make(chan struct{})}
 	go db.sweeper(sctx)
 	open[abs] = db
 	return db, nil
@@ -145,6 +146,12 @@ func (db *DB) Close() error {
 	delete(open, db.path)
 	db.stop()
 	<-db.swept
+	db.mu.Lock()
+	for _, st := range db.stmts {
+		_ = st.Close()
+	}
+	clear(db.stmts)
+	db.mu.Unlock()
 	// Fold the WAL back into the database so the directory holds one file at rest.
 	_, _ = db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
 	return db.DB.Close()
@@ -172,6 +179,30 @@ func (db *DB) Migrate(ctx context.Context, component string, steps ...string) er
 		}
 	}
 	return nil
+}
+
+// Prepared returns query prepared once for the life of the database: parsing a statement costs
+// more than running most of the stores' statements. In a transaction use tx.StmtContext(ctx,
+// stmt), which reuses the preparation of the transaction's connection.
+func (db *DB) Prepared(ctx context.Context, query string) (*sql.Stmt, error) {
+	db.mu.Lock()
+	st := db.stmts[query]
+	db.mu.Unlock()
+	if st != nil {
+		return st, nil
+	}
+	st, err := db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if prev := db.stmts[query]; prev != nil {
+		_ = st.Close()
+		return prev, nil
+	}
+	db.stmts[query] = st
+	return st, nil
 }
 
 // Tx runs fn in one write transaction, committed when fn returns nil.

@@ -2,6 +2,7 @@ package sqlstate_test
 
 import (
 	"context"
+	"database/sql"
 	"path/filepath"
 	"testing"
 	"time"
@@ -111,5 +112,34 @@ func TestNotifyWakesWaiters(t *testing.T) {
 func TestOpenRefusesUnknownSync(t *testing.T) {
 	if _, err := sqlstate.Open(context.Background(), filepath.Join(t.TempDir(), "x.db"), sqlstate.Options{Sync: "sometimes"}); err == nil {
 		t.Fatal("unknown sync level accepted")
+	}
+}
+
+func TestPreparedIsPreparedOnceAndWorksInTx(t *testing.T) {
+	ctx := context.Background()
+	db := open(t, filepath.Join(t.TempDir(), "state.db"))
+	defer db.Close()
+	if err := db.Migrate(ctx, "test", `CREATE TABLE t (k TEXT PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	ins, err := db.Prepared(ctx, `INSERT INTO t (k) VALUES (?)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := db.Prepared(ctx, `INSERT INTO t (k) VALUES (?)`); err != nil || again != ins {
+		t.Fatalf("prepared twice: %p %p %v", ins, again, err)
+	}
+	if err := db.Tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.StmtContext(ctx, ins).ExecContext(ctx, "a")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Prepared(ctx, `SELECT nothing FROM nowhere`); err == nil {
+		t.Fatal("a broken statement was prepared")
+	}
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM t`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("rows %d (%v), want the one inserted in the transaction", n, err)
 	}
 }

@@ -37,18 +37,23 @@ func New(ctx context.Context, db *sqlstate.DB, loc *time.Location, opts ...jobid
 	return jobid.NewDaily(&counter{db: db}, loc, opts...), nil
 }
 
+const incr = `INSERT INTO ` + Table + ` (day, n, expires_at) VALUES (?1, 1, ?2)
+	ON CONFLICT (day) DO UPDATE SET
+		n          = CASE WHEN expires_at > 0 AND expires_at <= ?3 THEN 1 ELSE n + 1 END,
+		expires_at = CASE WHEN expires_at > 0 AND expires_at <= ?3 THEN ?2 ELSE expires_at END
+	RETURNING n`
+
 // Incr implements jobid.Counter in one statement, hence one transaction: the day's row is
 // created at 1 or incremented; a row past its expiry counts as absent, as an expired Redis key
 // would.
 func (c *counter) Incr(ctx context.Context, day string) (int64, error) {
+	st, err := c.db.Prepared(ctx, incr)
+	if err != nil {
+		return 0, fmt.Errorf("job id counter %s: %w", day, err)
+	}
 	now := sqlstate.NowMS()
 	var n int64
-	err := c.db.QueryRowContext(ctx, `INSERT INTO `+Table+` (day, n, expires_at) VALUES (?1, 1, ?2)
-		ON CONFLICT (day) DO UPDATE SET
-			n          = CASE WHEN expires_at > 0 AND expires_at <= ?3 THEN 1 ELSE n + 1 END,
-			expires_at = CASE WHEN expires_at > 0 AND expires_at <= ?3 THEN ?2 ELSE expires_at END
-		RETURNING n`, day, now+jobid.CounterTTL.Milliseconds(), now).Scan(&n)
-	if err != nil {
+	if err := st.QueryRowContext(ctx, day, now+jobid.CounterTTL.Milliseconds(), now).Scan(&n); err != nil {
 		return 0, fmt.Errorf("job id counter %s: %w", day, err)
 	}
 	return n, nil

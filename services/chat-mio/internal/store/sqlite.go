@@ -63,9 +63,10 @@ var sqliteMigrations = []string{
 		data       BLOB NOT NULL,
 		expires_at INTEGER NOT NULL,
 		PRIMARY KEY (kind, id))`,
+	// Expiry indexes for the sweeper; not on chat_memory, whose rows all get a new expiry at each
+	// append (index upkeep would cost more than the sweeper's scan of a small table).
 	`CREATE INDEX chat_sessions_expiry ON ` + tableSessions + ` (expires_at) WHERE expires_at > 0`,
 	`CREATE INDEX chat_pending_expiry ON ` + tablePending + ` (expires_at) WHERE expires_at > 0`,
-	`CREATE INDEX chat_memory_expiry ON ` + tableMemory + ` (expires_at) WHERE expires_at > 0`,
 	`CREATE INDEX chat_blobs_expiry ON ` + tableBlobs + ` (expires_at) WHERE expires_at > 0`,
 }
 
@@ -88,13 +89,13 @@ func (s *SQLite) Load(ctx context.Context, id, day string, memoryTurns int) (dom
 	now := sqlstate.NowMS()
 	sess := domain.Session{ID: id}
 	var local int
-	err := s.db.QueryRowContext(ctx, `SELECT local_only, prev_route FROM `+tableSessions+` WHERE id = ? AND `+live,
-		id, now).Scan(&local, &sess.PrevPrimaryRoute)
+	err := s.queryRow(ctx, nil, `SELECT local_only, prev_route FROM `+tableSessions+` WHERE id = ? AND `+live,
+		[]any{id, now}, &local, &sess.PrevPrimaryRoute)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return domain.Session{}, unavailable("load", err)
 	}
 	sess.LocalOnly = local == 1
-	if sess.Pending, err = queryStrings(ctx, s.db, `SELECT job_id FROM `+tablePending+` WHERE session = ? AND `+live+
+	if sess.Pending, err = s.strings(ctx, `SELECT job_id FROM `+tablePending+` WHERE session = ? AND `+live+
 		` ORDER BY job_id`, id, now); err != nil {
 		return domain.Session{}, unavailable("load", err)
 	}
@@ -103,7 +104,7 @@ func (s *SQLite) Load(ctx context.Context, id, day string, memoryTurns int) (dom
 	if limit <= 0 {
 		limit = -1
 	}
-	turns, err := queryStrings(ctx, s.db, `SELECT turn FROM (SELECT seq, turn FROM `+tableMemory+
+	turns, err := s.strings(ctx, `SELECT turn FROM (SELECT seq, turn FROM `+tableMemory+
 		` WHERE session = ? AND day = ? AND `+live+` ORDER BY seq DESC LIMIT ?) ORDER BY seq`, id, day, now, limit)
 	if err != nil {
 		return domain.Session{}, unavailable("load", err)
@@ -112,8 +113,41 @@ func (s *SQLite) Load(ctx context.Context, id, day string, memoryTurns int) (dom
 	return sess, nil
 }
 
-func queryStrings(ctx context.Context, db *sqlstate.DB, query string, args ...any) ([]string, error) {
-	rows, err := db.QueryContext(ctx, query, args...)
+// stmt is query prepared once (parsing costs more than running these), in tx when tx is set.
+func (s *SQLite) stmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
+	st, err := s.db.Prepared(ctx, query)
+	if err != nil || tx == nil {
+		return st, err
+	}
+	return tx.StmtContext(ctx, st), nil
+}
+
+// exec runs a statement, in tx when tx is set.
+func (s *SQLite) exec(ctx context.Context, tx *sql.Tx, query string, args ...any) error {
+	st, err := s.stmt(ctx, tx, query)
+	if err == nil {
+		_, err = st.ExecContext(ctx, args...)
+	}
+	return err
+}
+
+// queryRow scans the one row of a query into dest (sql.ErrNoRows when there is none), in tx
+// when tx is set.
+func (s *SQLite) queryRow(ctx context.Context, tx *sql.Tx, query string, args []any, dest ...any) error {
+	st, err := s.stmt(ctx, tx, query)
+	if err != nil {
+		return err
+	}
+	return st.QueryRowContext(ctx, args...).Scan(dest...)
+}
+
+// strings runs a query of one text column.
+func (s *SQLite) strings(ctx context.Context, query string, args ...any) ([]string, error) {
+	st, err := s.stmt(ctx, nil, query)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.QueryContext(ctx, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -138,22 +172,19 @@ func (s *SQLite) write(ctx context.Context, op string, fn func(tx *sql.Tx, now i
 }
 
 // dropExpired deletes table's expired rows matching where (its arguments args).
-func dropExpired(ctx context.Context, tx *sql.Tx, now int64, table, where string, args ...any) error {
-	_, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE `+where+` AND expires_at > 0 AND expires_at <= ?`,
-		append(args, now)...)
-	return err
+func (s *SQLite) dropExpired(ctx context.Context, tx *sql.Tx, now int64, table, where string, args ...any) error {
+	return s.exec(ctx, tx, `DELETE FROM `+table+` WHERE `+where+` AND expires_at > 0 AND expires_at <= ?`, append(args, now)...)
 }
 
 // setField sets one field of the session and renews the session's lifetime.
 func (s *SQLite) setField(ctx context.Context, id, field string, value any) error {
 	return s.write(ctx, "set "+field, func(tx *sql.Tx, now int64) error {
-		if err := dropExpired(ctx, tx, now, tableSessions, `id = ?`, id); err != nil {
+		if err := s.dropExpired(ctx, tx, now, tableSessions, `id = ?`, id); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO `+tableSessions+` (id, `+field+`, expires_at) VALUES (?, ?, ?)
+		return s.exec(ctx, tx, `INSERT INTO `+tableSessions+` (id, `+field+`, expires_at) VALUES (?, ?, ?)
 			ON CONFLICT (id) DO UPDATE SET `+field+` = excluded.`+field+`, expires_at = excluded.expires_at`,
 			id, value, now+s.sessionTTL.Milliseconds())
-		return err
 	})
 }
 
@@ -174,22 +205,21 @@ func (s *SQLite) SetPrevRoute(ctx context.Context, id, route string) error {
 // AddPending implements app.SessionStore: the set's lifetime is renewed, as EXPIRE after SADD.
 func (s *SQLite) AddPending(ctx context.Context, id, jobID string) error {
 	return s.write(ctx, "add pending", func(tx *sql.Tx, now int64) error {
-		if err := dropExpired(ctx, tx, now, tablePending, `session = ?`, id); err != nil {
+		if err := s.dropExpired(ctx, tx, now, tablePending, `session = ?`, id); err != nil {
 			return err
 		}
 		exp := now + s.sessionTTL.Milliseconds()
-		if _, err := tx.ExecContext(ctx, `INSERT INTO `+tablePending+` (session, job_id, expires_at) VALUES (?, ?, ?)
+		if err := s.exec(ctx, tx, `INSERT INTO `+tablePending+` (session, job_id, expires_at) VALUES (?, ?, ?)
 			ON CONFLICT (session, job_id) DO NOTHING`, id, jobID, exp); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE `+tablePending+` SET expires_at = ? WHERE session = ?`, exp, id)
-		return err
+		return s.exec(ctx, tx, `UPDATE `+tablePending+` SET expires_at = ? WHERE session = ?`, exp, id)
 	})
 }
 
 // RemovePending implements app.SessionStore.
 func (s *SQLite) RemovePending(ctx context.Context, id, jobID string) error {
-	if _, err := s.db.ExecContext(ctx, `DELETE FROM `+tablePending+` WHERE session = ? AND job_id = ?`, id, jobID); err != nil {
+	if err := s.exec(ctx, nil, `DELETE FROM `+tablePending+` WHERE session = ? AND job_id = ?`, id, jobID); err != nil {
 		return unavailable("remove pending", err)
 	}
 	return nil
@@ -206,30 +236,29 @@ func (s *SQLite) AppendTurns(ctx context.Context, id, day string, memoryTurns in
 		return err
 	}
 	return s.write(ctx, "append memory", func(tx *sql.Tx, now int64) error {
-		if err := dropExpired(ctx, tx, now, tableMemory, `session = ? AND day = ?`, id, day); err != nil {
+		if err := s.dropExpired(ctx, tx, now, tableMemory, `session = ? AND day = ?`, id, day); err != nil {
 			return err
 		}
 		var last int64
-		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(max(seq), 0) FROM `+tableMemory+` WHERE session = ? AND day = ?`,
-			id, day).Scan(&last); err != nil {
+		if err := s.queryRow(ctx, tx, `SELECT COALESCE(max(seq), 0) FROM `+tableMemory+` WHERE session = ? AND day = ?`,
+			[]any{id, day}, &last); err != nil {
 			return err
 		}
 		exp := now + memoryTTL.Milliseconds()
 		for _, t := range encoded {
 			last++
-			if _, err := tx.ExecContext(ctx, `INSERT INTO `+tableMemory+` (session, day, seq, turn, expires_at) VALUES (?, ?, ?, ?, ?)`,
+			if err := s.exec(ctx, tx, `INSERT INTO `+tableMemory+` (session, day, seq, turn, expires_at) VALUES (?, ?, ?, ?, ?)`,
 				id, day, last, t, exp); err != nil {
 				return err
 			}
 		}
 		if memoryTurns > 0 {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM `+tableMemory+` WHERE session = ? AND day = ? AND seq <= ?`,
+			if err := s.exec(ctx, tx, `DELETE FROM `+tableMemory+` WHERE session = ? AND day = ? AND seq <= ?`,
 				id, day, last-int64(memoryTurns)); err != nil {
 				return err
 			}
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE `+tableMemory+` SET expires_at = ? WHERE session = ? AND day = ?`, exp, id, day)
-		return err
+		return s.exec(ctx, tx, `UPDATE `+tableMemory+` SET expires_at = ? WHERE session = ? AND day = ?`, exp, id, day)
 	})
 }
 
@@ -255,7 +284,7 @@ func (s *SQLite) LoadReply(ctx context.Context, eventID string) ([]byte, error) 
 
 // save replaces the blob kind/id and its lifetime (none when ttl is 0), as SET with a TTL.
 func (s *SQLite) save(ctx context.Context, kind, id string, data []byte, ttl time.Duration) error {
-	if _, err := s.db.ExecContext(ctx, `INSERT INTO `+tableBlobs+` (kind, id, data, expires_at) VALUES (?, ?, ?, ?)
+	if err := s.exec(ctx, nil, `INSERT INTO `+tableBlobs+` (kind, id, data, expires_at) VALUES (?, ?, ?, ?)
 		ON CONFLICT (kind, id) DO UPDATE SET data = excluded.data, expires_at = excluded.expires_at`,
 		kind, id, data, sqlstate.ExpiresAt(ttl)); err != nil {
 		return unavailable("save "+kind, err)
@@ -266,8 +295,8 @@ func (s *SQLite) save(ctx context.Context, kind, id string, data []byte, ttl tim
 // load reads the blob kind/id; a missing or expired one is domain.ErrNotFound, described as missing.
 func (s *SQLite) load(ctx context.Context, kind, id, missing string) ([]byte, error) {
 	var b []byte
-	err := s.db.QueryRowContext(ctx, `SELECT data FROM `+tableBlobs+` WHERE kind = ? AND id = ? AND `+live,
-		kind, id, sqlstate.NowMS()).Scan(&b)
+	err := s.queryRow(ctx, nil, `SELECT data FROM `+tableBlobs+` WHERE kind = ? AND id = ? AND `+live,
+		[]any{kind, id, sqlstate.NowMS()}, &b)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%s: %w", missing, domain.ErrNotFound)
 	}

@@ -35,12 +35,16 @@ func NewSQLite(ctx context.Context, db *sqlstate.DB) (*SQLite, error) {
 
 // Update implements app.Store in one write transaction: SQLite has one writer at a time, so a
 // concurrent update of the same agent waits for this one and then reads its result; fn runs
-// once.
+// once. Every service beats all the time, so the statements are prepared once.
 func (s *SQLite) Update(ctx context.Context, id string, fn func(cur *domain.Agent) *domain.Agent) error {
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
 		var cur *domain.Agent
 		var raw string
-		err := tx.QueryRowContext(ctx, `SELECT data FROM `+tableAgents+` WHERE id = ?`, id).Scan(&raw)
+		sel, err := s.db.Prepared(ctx, `SELECT data FROM `+tableAgents+` WHERE id = ?`)
+		if err != nil {
+			return err
+		}
+		err = tx.StmtContext(ctx, sel).QueryRowContext(ctx, id).Scan(&raw)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 		case err != nil:
@@ -60,8 +64,11 @@ func (s *SQLite) Update(ctx context.Context, id string, fn func(cur *domain.Agen
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO `+tableAgents+` (id, data) VALUES (?, ?)
-			ON CONFLICT (id) DO UPDATE SET data = excluded.data`, id, string(data))
+		put, err := s.db.Prepared(ctx, `INSERT INTO `+tableAgents+` (id, data) VALUES (?, ?)
+			ON CONFLICT (id) DO UPDATE SET data = excluded.data`)
+		if err == nil {
+			_, err = tx.StmtContext(ctx, put).ExecContext(ctx, id, string(data))
+		}
 		return err
 	})
 	if err != nil {
