@@ -47,15 +47,7 @@ func engine(t *testing.T) jobidtest.Engine {
 			return newAlloc(t, db, opts...)
 		},
 		Broken: func(t *testing.T, opts ...jobid.Option) jobid.Allocator {
-			db, err := sqlstate.Open(context.Background(), filepath.Join(t.TempDir(), "gone.db"), sqlstate.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			a := newAlloc(t, db, opts...)
-			if err := db.Close(); err != nil {
-				t.Fatal(err)
-			}
-			return a
+			return sqlstatetest.Closed(t, func(db *sqlstate.DB) jobid.Allocator { return newAlloc(t, db, opts...) })
 		},
 		TTL: func(t *testing.T, day string) time.Duration {
 			return time.Until(time.UnixMilli(expiresAt(t, h.DB(), day)))

@@ -68,6 +68,21 @@ func (h *Handle) Reopen() *sqlstate.DB {
 	return h.db
 }
 
+// Closed returns what build made on a fresh database after closing that database: a store
+// whose engine cannot be reached.
+func Closed[T any](t testing.TB, build func(db *sqlstate.DB) T) T {
+	t.Helper()
+	db, err := sqlstate.Open(context.Background(), filepath.Join(t.TempDir(), "closed.db"), sqlstate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := build(db)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
 const (
 	envCrash = "PICOCLAW_SQLSTATETEST_CRASH"
 	envDir   = "PICOCLAW_SQLSTATETEST_DIR"

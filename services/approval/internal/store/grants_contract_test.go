@@ -291,15 +291,7 @@ func sqliteGrantEngine(t *testing.T) grantEngine {
 			return time.Until(time.UnixMilli(exp))
 		},
 		down: func(t *testing.T) app.GrantStore {
-			db, err := sqlstate.Open(ctx, filepath.Join(t.TempDir(), "gone.db"), sqlstate.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			g := newSQLiteGrants(t, db, grantKey, nil)
-			if err := db.Close(); err != nil {
-				t.Fatal(err)
-			}
-			return g
+			return sqlstatetest.Closed(t, func(db *sqlstate.DB) app.GrantStore { return newSQLiteGrants(t, db, grantKey, nil) })
 		},
 	}
 }

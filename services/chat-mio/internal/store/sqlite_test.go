@@ -71,15 +71,7 @@ func sqliteEngine(t *testing.T) engine {
 			}
 		},
 		down: func(t *testing.T) app.SessionStore {
-			db, err := sqlstate.Open(context.Background(), filepath.Join(t.TempDir(), "gone.db"), sqlstate.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			s := openSQLite(t, db)
-			if err := db.Close(); err != nil {
-				t.Fatal(err)
-			}
-			return s
+			return sqlstatetest.Closed(t, func(db *sqlstate.DB) app.SessionStore { return openSQLite(t, db) })
 		},
 	}
 }
