@@ -158,15 +158,19 @@ func (db *DB) Close() error {
 }
 
 // Migrate brings component's tables to len(steps): step i runs once, in order, each in its
-// own transaction together with the version bump.
+// own transaction together with the version bump. Services of one process may migrate a shared
+// component at the same time: each step's transaction reads the version again under the write
+// lock and skips a step another caller has run.
 func (db *DB) Migrate(ctx context.Context, component string, steps ...string) error {
-	var have int
-	err := db.QueryRowContext(ctx, `SELECT version FROM sqlstate_migrations WHERE component = ?`, component).Scan(&have)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+	have, err := migrated(ctx, db, component)
+	if err != nil {
 		return fmt.Errorf("state database: migrate %s: %w", component, err)
 	}
 	for i := have; i < len(steps); i++ {
 		err := db.Tx(ctx, func(tx *sql.Tx) error {
+			if now, err := migrated(ctx, tx, component); err != nil || now > i {
+				return err
+			}
 			if _, err := tx.ExecContext(ctx, steps[i]); err != nil {
 				return err
 			}
@@ -203,6 +207,18 @@ func (db *DB) Prepared(ctx context.Context, query string) (*sql.Stmt, error) {
 	}
 	db.stmts[query] = st
 	return st, nil
+}
+
+// migrated is component's version (0 before its first step).
+func migrated(ctx context.Context, q interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}, component string) (int, error) {
+	var v int
+	err := q.QueryRowContext(ctx, `SELECT version FROM sqlstate_migrations WHERE component = ?`, component).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return v, err
 }
 
 // Tx runs fn in one write transaction, committed when fn returns nil.

@@ -143,3 +143,23 @@ func TestPreparedIsPreparedOnceAndWorksInTx(t *testing.T) {
 		t.Fatalf("rows %d (%v), want the one inserted in the transaction", n, err)
 	}
 }
+
+// Services of one process migrate a shared component (the JobID counter) at the same time.
+func TestConcurrentMigrateOfOneComponent(t *testing.T) {
+	ctx := context.Background()
+	db := open(t, filepath.Join(t.TempDir(), "state.db"))
+	defer db.Close()
+	steps := []string{`CREATE TABLE t (k TEXT PRIMARY KEY)`, `ALTER TABLE t ADD COLUMN v TEXT`}
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() { errs <- db.Migrate(ctx, "shared", steps...) }()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatalf("concurrent migration: %v", err)
+		}
+	}
+	if _, err := db.ExecContext(ctx, `INSERT INTO t (k, v) VALUES ('a', 'b')`); err != nil {
+		t.Fatal(err)
+	}
+}
