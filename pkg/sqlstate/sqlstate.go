@@ -185,28 +185,42 @@ func (db *DB) Migrate(ctx context.Context, component string, steps ...string) er
 	return nil
 }
 
-// Prepared returns query prepared once for the life of the database: parsing a statement costs
-// more than running most of the stores' statements. In a transaction use tx.StmtContext(ctx,
-// stmt), which reuses the preparation of the transaction's connection.
-func (db *DB) Prepared(ctx context.Context, query string) (*sql.Stmt, error) {
-	db.mu.Lock()
-	st := db.stmts[query]
-	db.mu.Unlock()
-	if st != nil {
-		return st, nil
+// Prepare prepares queries once for the life of the database: parsing a statement costs more
+// than running most of the stores' statements. Call it when a store is built, outside any
+// transaction: preparing takes a connection of the pool, which a transaction holding one must
+// never wait for.
+func (db *DB) Prepare(ctx context.Context, queries ...string) error {
+	for _, q := range queries {
+		db.mu.Lock()
+		done := db.stmts[q] != nil
+		db.mu.Unlock()
+		if done {
+			continue
+		}
+		st, err := db.PrepareContext(ctx, q)
+		if err != nil {
+			return fmt.Errorf("state database: prepare %q: %w", q, err)
+		}
+		db.mu.Lock()
+		if db.stmts[q] == nil {
+			db.stmts[q] = st
+		} else {
+			_ = st.Close()
+		}
+		db.mu.Unlock()
 	}
-	st, err := db.PrepareContext(ctx, query)
-	if err != nil {
-		return nil, err
-	}
+	return nil
+}
+
+// Stmt is query as Prepare prepared it; it takes no connection. In a transaction use
+// tx.StmtContext(ctx, stmt), which reuses the preparation on the transaction's connection.
+func (db *DB) Stmt(query string) (*sql.Stmt, error) {
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	if prev := db.stmts[query]; prev != nil {
-		_ = st.Close()
-		return prev, nil
+	if st := db.stmts[query]; st != nil {
+		return st, nil
 	}
-	db.stmts[query] = st
-	return st, nil
+	return nil, fmt.Errorf("state database: statement not prepared: %q", query)
 }
 
 // migrated is component's version (0 before its first step).

@@ -3,7 +3,9 @@ package sqlstate_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -115,32 +117,49 @@ func TestOpenRefusesUnknownSync(t *testing.T) {
 	}
 }
 
-func TestPreparedIsPreparedOnceAndWorksInTx(t *testing.T) {
+func TestPrepareOnceAndUseInTx(t *testing.T) {
 	ctx := context.Background()
 	db := open(t, filepath.Join(t.TempDir(), "state.db"))
 	defer db.Close()
 	if err := db.Migrate(ctx, "test", `CREATE TABLE t (k TEXT PRIMARY KEY)`); err != nil {
 		t.Fatal(err)
 	}
-	ins, err := db.Prepared(ctx, `INSERT INTO t (k) VALUES (?)`)
+	const q = `INSERT INTO t (k) VALUES (?)`
+	if _, err := db.Stmt(q); err == nil {
+		t.Fatal("a statement not prepared was handed out")
+	}
+	if err := db.Prepare(ctx, q, q); err != nil {
+		t.Fatal(err)
+	}
+	ins, err := db.Stmt(q)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again, err := db.Prepared(ctx, `INSERT INTO t (k) VALUES (?)`); err != nil || again != ins {
-		t.Fatalf("prepared twice: %p %p %v", ins, again, err)
-	}
-	if err := db.Tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.StmtContext(ctx, ins).ExecContext(ctx, "a")
-		return err
-	}); err != nil {
+	if err := db.Prepare(ctx, q); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Prepared(ctx, `SELECT nothing FROM nowhere`); err == nil {
+	if again, err := db.Stmt(q); err != nil || again != ins {
+		t.Fatalf("prepared twice: %p %p %v", ins, again, err)
+	}
+	// A transaction holding every connection of the pool still runs prepared statements.
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			if err := db.Tx(ctx, func(tx *sql.Tx) error {
+				_, err := tx.StmtContext(ctx, ins).ExecContext(ctx, fmt.Sprint(i))
+				return err
+			}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if err := db.Prepare(ctx, `SELECT nothing FROM nowhere`); err == nil {
 		t.Fatal("a broken statement was prepared")
 	}
 	var n int
-	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM t`).Scan(&n); err != nil || n != 1 {
-		t.Fatalf("rows %d (%v), want the one inserted in the transaction", n, err)
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM t`).Scan(&n); err != nil || n != 8 {
+		t.Fatalf("rows %d (%v), want the 8 inserted in transactions", n, err)
 	}
 }
 

@@ -34,6 +34,9 @@ func New(ctx context.Context, db *sqlstate.DB, loc *time.Location, opts ...jobid
 		return nil, fmt.Errorf("job id counter: %w", err)
 	}
 	db.Expire(Table)
+	if err := db.Prepare(ctx, incr); err != nil {
+		return nil, fmt.Errorf("job id counter: %w", err)
+	}
 	return jobid.NewDaily(&counter{db: db}, loc, opts...), nil
 }
 
@@ -47,7 +50,7 @@ const incr = `INSERT INTO ` + Table + ` (day, n, expires_at) VALUES (?1, 1, ?2)
 // created at 1 or incremented; a row past its expiry counts as absent, as an expired Redis key
 // would.
 func (c *counter) Incr(ctx context.Context, day string) (int64, error) {
-	st, err := c.db.Prepared(ctx, incr)
+	st, err := c.db.Stmt(incr)
 	if err != nil {
 		return 0, fmt.Errorf("job id counter %s: %w", day, err)
 	}

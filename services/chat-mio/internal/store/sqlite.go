@@ -22,8 +22,7 @@ import (
 //	chat_blobs     deliberation options by job and replies by event (the plain keys)
 //
 // Every row has the expiry of the Redis key it stands for; readers ignore expired rows and a
-// write first deletes them, so it starts from nothing as a write to an expired key does. Each
-// mutation is one transaction, durable when it returns.
+// write first deletes them. Each mutation is one transaction, durable when it returns.
 type SQLite struct {
 	db         *sqlstate.DB
 	sessionTTL time.Duration
@@ -73,6 +72,46 @@ var sqliteMigrations = []string{
 // live is the condition on a row that has not expired; its argument is sqlstate.NowMS().
 const live = `(expires_at = 0 OR expires_at > ?)`
 
+// The store's statements, prepared when it is built (sqlstate.DB.Prepare).
+const (
+	qSession = `SELECT local_only, prev_route FROM ` + tableSessions + ` WHERE id = ? AND ` + live
+	qPending = `SELECT job_id FROM ` + tablePending + ` WHERE session = ? AND ` + live + ` ORDER BY job_id`
+	qMemory  = `SELECT turn FROM (SELECT seq, turn FROM ` + tableMemory + ` WHERE session = ? AND day = ? AND ` + live +
+		` ORDER BY seq DESC LIMIT ?) ORDER BY seq`
+	qAddPending    = `INSERT INTO ` + tablePending + ` (session, job_id, expires_at) VALUES (?, ?, ?) ON CONFLICT (session, job_id) DO NOTHING`
+	qRenewPending  = `UPDATE ` + tablePending + ` SET expires_at = ? WHERE session = ?`
+	qRemovePending = `DELETE FROM ` + tablePending + ` WHERE session = ? AND job_id = ?`
+	qLastSeq       = `SELECT COALESCE(max(seq), 0) FROM ` + tableMemory + ` WHERE session = ? AND day = ?`
+	qAddTurn       = `INSERT INTO ` + tableMemory + ` (session, day, seq, turn, expires_at) VALUES (?, ?, ?, ?, ?)`
+	qTrimMemory    = `DELETE FROM ` + tableMemory + ` WHERE session = ? AND day = ? AND seq <= ?`
+	qRenewMemory   = `UPDATE ` + tableMemory + ` SET expires_at = ? WHERE session = ? AND day = ?`
+	qSaveBlob      = `INSERT INTO ` + tableBlobs + ` (kind, id, data, expires_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (kind, id) DO UPDATE SET data = excluded.data, expires_at = excluded.expires_at`
+	qBlob = `SELECT data FROM ` + tableBlobs + ` WHERE kind = ? AND id = ? AND ` + live
+)
+
+// A write first deletes the expired rows it would touch (the last argument is
+// sqlstate.NowMS()), so it starts from nothing, as a write to an expired Redis key does.
+const (
+	expired      = ` AND expires_at > 0 AND expires_at <= ?`
+	qDropSession = `DELETE FROM ` + tableSessions + ` WHERE id = ?` + expired
+	qDropPending = `DELETE FROM ` + tablePending + ` WHERE session = ?` + expired
+	qDropMemory  = `DELETE FROM ` + tableMemory + ` WHERE session = ? AND day = ?` + expired
+)
+
+// Setting one field of a session renews the session's expiry.
+const (
+	qSetLocalOnly = `INSERT INTO ` + tableSessions + ` (id, local_only, expires_at) VALUES (?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET local_only = excluded.local_only, expires_at = excluded.expires_at`
+	qSetPrevRoute = `INSERT INTO ` + tableSessions + ` (id, prev_route, expires_at) VALUES (?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET prev_route = excluded.prev_route, expires_at = excluded.expires_at`
+)
+
+func sqliteStatements() []string {
+	return []string{qSession, qPending, qMemory, qAddPending, qRenewPending, qRemovePending, qLastSeq, qAddTurn,
+		qTrimMemory, qRenewMemory, qSaveBlob, qBlob, qDropSession, qDropPending, qDropMemory, qSetLocalOnly, qSetPrevRoute}
+}
+
 // NewSQLite migrates the store's tables in db and returns the store.
 func NewSQLite(ctx context.Context, db *sqlstate.DB, sessionTTL time.Duration) (*SQLite, error) {
 	if err := db.Migrate(ctx, "chat-mio", sqliteMigrations...); err != nil {
@@ -80,6 +119,9 @@ func NewSQLite(ctx context.Context, db *sqlstate.DB, sessionTTL time.Duration) (
 	}
 	for _, t := range []string{tableSessions, tablePending, tableMemory, tableBlobs} {
 		db.Expire(t)
+	}
+	if err := db.Prepare(ctx, sqliteStatements()...); err != nil {
+		return nil, fmt.Errorf("session store: %w", err)
 	}
 	return &SQLite{db: db, sessionTTL: orDefaultTTL(sessionTTL)}, nil
 }
@@ -89,14 +131,12 @@ func (s *SQLite) Load(ctx context.Context, id, day string, memoryTurns int) (dom
 	now := sqlstate.NowMS()
 	sess := domain.Session{ID: id}
 	var local int
-	err := s.queryRow(ctx, nil, `SELECT local_only, prev_route FROM `+tableSessions+` WHERE id = ? AND `+live,
-		[]any{id, now}, &local, &sess.PrevPrimaryRoute)
+	err := s.queryRow(ctx, nil, qSession, []any{id, now}, &local, &sess.PrevPrimaryRoute)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return domain.Session{}, unavailable("load", err)
 	}
 	sess.LocalOnly = local == 1
-	if sess.Pending, err = s.strings(ctx, `SELECT job_id FROM `+tablePending+` WHERE session = ? AND `+live+
-		` ORDER BY job_id`, id, now); err != nil {
+	if sess.Pending, err = s.strings(ctx, qPending, id, now); err != nil {
 		return domain.Session{}, unavailable("load", err)
 	}
 	// The last memoryTurns turns, oldest first; ≤ 0 reads the whole day, as LRANGE 0 -1 does.
@@ -104,8 +144,7 @@ func (s *SQLite) Load(ctx context.Context, id, day string, memoryTurns int) (dom
 	if limit <= 0 {
 		limit = -1
 	}
-	turns, err := s.strings(ctx, `SELECT turn FROM (SELECT seq, turn FROM `+tableMemory+
-		` WHERE session = ? AND day = ? AND `+live+` ORDER BY seq DESC LIMIT ?) ORDER BY seq`, id, day, now, limit)
+	turns, err := s.strings(ctx, qMemory, id, day, now, limit)
 	if err != nil {
 		return domain.Session{}, unavailable("load", err)
 	}
@@ -113,9 +152,9 @@ func (s *SQLite) Load(ctx context.Context, id, day string, memoryTurns int) (dom
 	return sess, nil
 }
 
-// stmt is query prepared once (parsing costs more than running these), in tx when tx is set.
+// stmt is query as prepared when the store was built, in tx when tx is set.
 func (s *SQLite) stmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
-	st, err := s.db.Prepared(ctx, query)
+	st, err := s.db.Stmt(query)
 	if err != nil || tx == nil {
 		return st, err
 	}
@@ -171,20 +210,14 @@ func (s *SQLite) write(ctx context.Context, op string, fn func(tx *sql.Tx, now i
 	return nil
 }
 
-// dropExpired deletes table's expired rows matching where (its arguments args).
-func (s *SQLite) dropExpired(ctx context.Context, tx *sql.Tx, now int64, table, where string, args ...any) error {
-	return s.exec(ctx, tx, `DELETE FROM `+table+` WHERE `+where+` AND expires_at > 0 AND expires_at <= ?`, append(args, now)...)
-}
-
-// setField sets one field of the session and renews the session's lifetime.
-func (s *SQLite) setField(ctx context.Context, id, field string, value any) error {
-	return s.write(ctx, "set "+field, func(tx *sql.Tx, now int64) error {
-		if err := s.dropExpired(ctx, tx, now, tableSessions, `id = ?`, id); err != nil {
+// setField sets one field of the session (query: qSet…, op: its name in errors) and renews the
+// session's lifetime.
+func (s *SQLite) setField(ctx context.Context, id, op, query string, value any) error {
+	return s.write(ctx, op, func(tx *sql.Tx, now int64) error {
+		if err := s.exec(ctx, tx, qDropSession, id, now); err != nil {
 			return err
 		}
-		return s.exec(ctx, tx, `INSERT INTO `+tableSessions+` (id, `+field+`, expires_at) VALUES (?, ?, ?)
-			ON CONFLICT (id) DO UPDATE SET `+field+` = excluded.`+field+`, expires_at = excluded.expires_at`,
-			id, value, now+s.sessionTTL.Milliseconds())
+		return s.exec(ctx, tx, query, id, value, now+s.sessionTTL.Milliseconds())
 	})
 }
 
@@ -194,32 +227,31 @@ func (s *SQLite) SetLocalOnly(ctx context.Context, id string, on bool) error {
 	if on {
 		v = 1
 	}
-	return s.setField(ctx, id, "local_only", v)
+	return s.setField(ctx, id, "set local_only", qSetLocalOnly, v)
 }
 
 // SetPrevRoute implements app.SessionStore.
 func (s *SQLite) SetPrevRoute(ctx context.Context, id, route string) error {
-	return s.setField(ctx, id, "prev_route", route)
+	return s.setField(ctx, id, "set prev_route", qSetPrevRoute, route)
 }
 
 // AddPending implements app.SessionStore: the set's lifetime is renewed, as EXPIRE after SADD.
 func (s *SQLite) AddPending(ctx context.Context, id, jobID string) error {
 	return s.write(ctx, "add pending", func(tx *sql.Tx, now int64) error {
-		if err := s.dropExpired(ctx, tx, now, tablePending, `session = ?`, id); err != nil {
+		if err := s.exec(ctx, tx, qDropPending, id, now); err != nil {
 			return err
 		}
 		exp := now + s.sessionTTL.Milliseconds()
-		if err := s.exec(ctx, tx, `INSERT INTO `+tablePending+` (session, job_id, expires_at) VALUES (?, ?, ?)
-			ON CONFLICT (session, job_id) DO NOTHING`, id, jobID, exp); err != nil {
+		if err := s.exec(ctx, tx, qAddPending, id, jobID, exp); err != nil {
 			return err
 		}
-		return s.exec(ctx, tx, `UPDATE `+tablePending+` SET expires_at = ? WHERE session = ?`, exp, id)
+		return s.exec(ctx, tx, qRenewPending, exp, id)
 	})
 }
 
 // RemovePending implements app.SessionStore.
 func (s *SQLite) RemovePending(ctx context.Context, id, jobID string) error {
-	if err := s.exec(ctx, nil, `DELETE FROM `+tablePending+` WHERE session = ? AND job_id = ?`, id, jobID); err != nil {
+	if err := s.exec(ctx, nil, qRemovePending, id, jobID); err != nil {
 		return unavailable("remove pending", err)
 	}
 	return nil
@@ -236,29 +268,26 @@ func (s *SQLite) AppendTurns(ctx context.Context, id, day string, memoryTurns in
 		return err
 	}
 	return s.write(ctx, "append memory", func(tx *sql.Tx, now int64) error {
-		if err := s.dropExpired(ctx, tx, now, tableMemory, `session = ? AND day = ?`, id, day); err != nil {
+		if err := s.exec(ctx, tx, qDropMemory, id, day, now); err != nil {
 			return err
 		}
 		var last int64
-		if err := s.queryRow(ctx, tx, `SELECT COALESCE(max(seq), 0) FROM `+tableMemory+` WHERE session = ? AND day = ?`,
-			[]any{id, day}, &last); err != nil {
+		if err := s.queryRow(ctx, tx, qLastSeq, []any{id, day}, &last); err != nil {
 			return err
 		}
 		exp := now + memoryTTL.Milliseconds()
 		for _, t := range encoded {
 			last++
-			if err := s.exec(ctx, tx, `INSERT INTO `+tableMemory+` (session, day, seq, turn, expires_at) VALUES (?, ?, ?, ?, ?)`,
-				id, day, last, t, exp); err != nil {
+			if err := s.exec(ctx, tx, qAddTurn, id, day, last, t, exp); err != nil {
 				return err
 			}
 		}
 		if memoryTurns > 0 {
-			if err := s.exec(ctx, tx, `DELETE FROM `+tableMemory+` WHERE session = ? AND day = ? AND seq <= ?`,
-				id, day, last-int64(memoryTurns)); err != nil {
+			if err := s.exec(ctx, tx, qTrimMemory, id, day, last-int64(memoryTurns)); err != nil {
 				return err
 			}
 		}
-		return s.exec(ctx, tx, `UPDATE `+tableMemory+` SET expires_at = ? WHERE session = ? AND day = ?`, exp, id, day)
+		return s.exec(ctx, tx, qRenewMemory, exp, id, day)
 	})
 }
 
@@ -284,9 +313,7 @@ func (s *SQLite) LoadReply(ctx context.Context, eventID string) ([]byte, error) 
 
 // save replaces the blob kind/id and its lifetime (none when ttl is 0), as SET with a TTL.
 func (s *SQLite) save(ctx context.Context, kind, id string, data []byte, ttl time.Duration) error {
-	if err := s.exec(ctx, nil, `INSERT INTO `+tableBlobs+` (kind, id, data, expires_at) VALUES (?, ?, ?, ?)
-		ON CONFLICT (kind, id) DO UPDATE SET data = excluded.data, expires_at = excluded.expires_at`,
-		kind, id, data, sqlstate.ExpiresAt(ttl)); err != nil {
+	if err := s.exec(ctx, nil, qSaveBlob, kind, id, data, sqlstate.ExpiresAt(ttl)); err != nil {
 		return unavailable("save "+kind, err)
 	}
 	return nil
@@ -295,8 +322,7 @@ func (s *SQLite) save(ctx context.Context, kind, id string, data []byte, ttl tim
 // load reads the blob kind/id; a missing or expired one is domain.ErrNotFound, described as missing.
 func (s *SQLite) load(ctx context.Context, kind, id, missing string) ([]byte, error) {
 	var b []byte
-	err := s.queryRow(ctx, nil, `SELECT data FROM `+tableBlobs+` WHERE kind = ? AND id = ? AND `+live,
-		[]any{kind, id, sqlstate.NowMS()}, &b)
+	err := s.queryRow(ctx, nil, qBlob, []any{kind, id, sqlstate.NowMS()}, &b)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%s: %w", missing, domain.ErrNotFound)
 	}

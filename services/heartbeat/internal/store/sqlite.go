@@ -25,9 +25,18 @@ var sqliteMigrations = []string{
 	`CREATE TABLE ` + tableAgents + ` (id TEXT PRIMARY KEY, data TEXT NOT NULL)`,
 }
 
+// Statements of Update, prepared once: every service beats all the time.
+const (
+	selectAgent = `SELECT data FROM ` + tableAgents + ` WHERE id = ?`
+	putAgent    = `INSERT INTO ` + tableAgents + ` (id, data) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET data = excluded.data`
+)
+
 // NewSQLite migrates the store's table in db and returns the store.
 func NewSQLite(ctx context.Context, db *sqlstate.DB) (*SQLite, error) {
 	if err := db.Migrate(ctx, "heartbeat", sqliteMigrations...); err != nil {
+		return nil, fmt.Errorf("heartbeat store: %w", err)
+	}
+	if err := db.Prepare(ctx, selectAgent, putAgent); err != nil {
 		return nil, fmt.Errorf("heartbeat store: %w", err)
 	}
 	return &SQLite{db: db}, nil
@@ -35,12 +44,12 @@ func NewSQLite(ctx context.Context, db *sqlstate.DB) (*SQLite, error) {
 
 // Update implements app.Store in one write transaction: SQLite has one writer at a time, so a
 // concurrent update of the same agent waits for this one and then reads its result; fn runs
-// once. Every service beats all the time, so the statements are prepared once.
+// once.
 func (s *SQLite) Update(ctx context.Context, id string, fn func(cur *domain.Agent) *domain.Agent) error {
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
 		var cur *domain.Agent
 		var raw string
-		sel, err := s.db.Prepared(ctx, `SELECT data FROM `+tableAgents+` WHERE id = ?`)
+		sel, err := s.db.Stmt(selectAgent)
 		if err != nil {
 			return err
 		}
@@ -64,8 +73,7 @@ func (s *SQLite) Update(ctx context.Context, id string, fn func(cur *domain.Agen
 		if err != nil {
 			return err
 		}
-		put, err := s.db.Prepared(ctx, `INSERT INTO `+tableAgents+` (id, data) VALUES (?, ?)
-			ON CONFLICT (id) DO UPDATE SET data = excluded.data`)
+		put, err := s.db.Stmt(putAgent)
 		if err == nil {
 			_, err = tx.StmtContext(ctx, put).ExecContext(ctx, id, string(data))
 		}
