@@ -1,5 +1,6 @@
 // Package jobid holds the JobID rules (SPEC §3: the canonical form, parsing a typed one) and
-// carries JobIDs in OpenTelemetry baggage. Allocation lives in jobid/redisalloc.
+// carries JobIDs in OpenTelemetry baggage. Daily allocates them from a per-day counter kept by a
+// state engine: jobid/redisalloc (Redis) or jobid/sqlitealloc (the embedded SQLite engine).
 package jobid
 
 import (

@@ -59,6 +59,7 @@ type DB struct {
 	refs    int
 	expiry  map[string]bool // table → registered
 	waiters map[string]chan struct{}
+	stmts   map[string]*sql.Stmt
 	stop    context.CancelFunc
 	swept   chan struct{}
 }
@@ -128,7 +129,7 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 	_ = os.Chmod(abs, 0o600)
 	sctx, stop := context.WithCancel(context.Background())
 	db := &DB{DB: sdb, path: abs, opts: o, refs: 1, expiry: map[string]bool{}, waiters: map[string]chan struct{}{},
-		stop: stop, swept: make(chan struct{})}
+		stmts: map[string]*sql.Stmt{}, stop: stop, swept: make(chan struct{})}
 	go db.sweeper(sctx)
 	open[abs] = db
 	return db, nil
@@ -151,21 +152,31 @@ func (db *DB) Close() error {
 	delete(open, db.path)
 	db.stop()
 	<-db.swept
+	db.mu.Lock()
+	for _, st := range db.stmts {
+		_ = st.Close()
+	}
+	clear(db.stmts)
+	db.mu.Unlock()
 	// Fold the WAL back into the database so the directory holds one file at rest.
 	_, _ = db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
 	return db.DB.Close()
 }
 
 // Migrate brings component's tables to len(steps): step i runs once, in order, each in its
-// own transaction together with the version bump.
+// own transaction together with the version bump. Services of one process may migrate a shared
+// component at the same time: each step's transaction reads the version again under the write
+// lock and skips a step another caller has run.
 func (db *DB) Migrate(ctx context.Context, component string, steps ...string) error {
-	var have int
-	err := db.QueryRowContext(ctx, `SELECT version FROM sqlstate_migrations WHERE component = ?`, component).Scan(&have)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+	have, err := migrated(ctx, db, component)
+	if err != nil {
 		return fmt.Errorf("state database: migrate %s: %w", component, err)
 	}
 	for i := have; i < len(steps); i++ {
 		err := db.Tx(ctx, func(tx *sql.Tx) error {
+			if now, err := migrated(ctx, tx, component); err != nil || now > i {
+				return err
+			}
 			if _, err := tx.ExecContext(ctx, steps[i]); err != nil {
 				return err
 			}
@@ -178,6 +189,56 @@ func (db *DB) Migrate(ctx context.Context, component string, steps ...string) er
 		}
 	}
 	return nil
+}
+
+// Prepare prepares queries once for the life of the database: parsing a statement costs more
+// than running most of the stores' statements. Call it when a store is built, outside any
+// transaction: preparing takes a connection of the pool, which a transaction holding one must
+// never wait for.
+func (db *DB) Prepare(ctx context.Context, queries ...string) error {
+	for _, q := range queries {
+		db.mu.Lock()
+		done := db.stmts[q] != nil
+		db.mu.Unlock()
+		if done {
+			continue
+		}
+		st, err := db.PrepareContext(ctx, q)
+		if err != nil {
+			return fmt.Errorf("state database: prepare %q: %w", q, err)
+		}
+		db.mu.Lock()
+		if db.stmts[q] == nil {
+			db.stmts[q] = st
+		} else {
+			_ = st.Close()
+		}
+		db.mu.Unlock()
+	}
+	return nil
+}
+
+// Stmt is query as Prepare prepared it; it takes no connection. In a transaction use
+// tx.StmtContext(ctx, stmt), which reuses the preparation on the transaction's connection.
+func (db *DB) Stmt(query string) (*sql.Stmt, error) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if st := db.stmts[query]; st != nil {
+		return st, nil
+	}
+	return nil, fmt.Errorf("state database: statement not prepared: %q", query)
+}
+
+// migrated is component's version (0 before its first step).
+func migrated(ctx context.Context, q interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}, component string) (int, error) {
+	var v int
+	err := q.QueryRowContext(ctx, `SELECT version FROM sqlstate_migrations WHERE component = ?`, component).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return v, err
 }
 
 // Tx runs fn in one write transaction, committed when fn returns nil.

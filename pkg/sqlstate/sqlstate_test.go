@@ -2,7 +2,10 @@ package sqlstate_test
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -111,5 +114,71 @@ func TestNotifyWakesWaiters(t *testing.T) {
 func TestOpenRefusesUnknownSync(t *testing.T) {
 	if _, err := sqlstate.Open(context.Background(), filepath.Join(t.TempDir(), "x.db"), sqlstate.Options{Sync: "sometimes"}); err == nil {
 		t.Fatal("unknown sync level accepted")
+	}
+}
+
+func TestPrepareOnceAndUseInTx(t *testing.T) {
+	ctx := context.Background()
+	db := open(t, filepath.Join(t.TempDir(), "state.db"))
+	defer db.Close()
+	if err := db.Migrate(ctx, "test", `CREATE TABLE t (k TEXT PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	const q = `INSERT INTO t (k) VALUES (?)`
+	if _, err := db.Stmt(q); err == nil {
+		t.Fatal("a statement not prepared was handed out")
+	}
+	if err := db.Prepare(ctx, q, q); err != nil {
+		t.Fatal(err)
+	}
+	ins, err := db.Stmt(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Prepare(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := db.Stmt(q); err != nil || again != ins {
+		t.Fatalf("prepared twice: %p %p %v", ins, again, err)
+	}
+	// A transaction holding every connection of the pool still runs prepared statements.
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			if err := db.Tx(ctx, func(tx *sql.Tx) error {
+				_, err := tx.StmtContext(ctx, ins).ExecContext(ctx, fmt.Sprint(i))
+				return err
+			}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if err := db.Prepare(ctx, `SELECT nothing FROM nowhere`); err == nil {
+		t.Fatal("a broken statement was prepared")
+	}
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM t`).Scan(&n); err != nil || n != 8 {
+		t.Fatalf("rows %d (%v), want the 8 inserted in transactions", n, err)
+	}
+}
+
+// Services of one process migrate a shared component (the JobID counter) at the same time.
+func TestConcurrentMigrateOfOneComponent(t *testing.T) {
+	ctx := context.Background()
+	db := open(t, filepath.Join(t.TempDir(), "state.db"))
+	defer db.Close()
+	steps := []string{`CREATE TABLE t (k TEXT PRIMARY KEY)`, `ALTER TABLE t ADD COLUMN v TEXT`}
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() { errs <- db.Migrate(ctx, "shared", steps...) }()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatalf("concurrent migration: %v", err)
+		}
+	}
+	if _, err := db.ExecContext(ctx, `INSERT INTO t (k, v) VALUES ('a', 'b')`); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -5,64 +5,50 @@ package redisalloc
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 )
 
-// Allocator hands out job_YYYYMMDD_NNN ids from a per-day Redis counter.
-type Allocator struct {
+// counter keeps the per-day counters in Redis keys <prefix>jobid:<day>.
+type counter struct {
 	rdb    redis.Cmdable
-	loc    *time.Location
 	prefix string
-	log    *slog.Logger
-	now    func() time.Time
 }
 
-// Option configures an Allocator.
-type Option func(*Allocator)
+var _ jobid.Counter = (*counter)(nil)
+
+// Option configures the allocator.
+type Option = jobid.Option
 
 // WithClock replaces time.Now (tests cross the day boundary with it).
-func WithClock(now func() time.Time) Option { return func(a *Allocator) { a.now = now } }
+func WithClock(now func() time.Time) Option { return jobid.WithClock(now) }
 
 // WithLogger sets the logger used to report the fallback.
-func WithLogger(l *slog.Logger) Option { return func(a *Allocator) { a.log = l } }
+func WithLogger(l *slog.Logger) Option { return jobid.WithLogger(l) }
 
-// counterTTL keeps yesterday's counter a little while after the day ends, then lets Redis drop it.
-const counterTTL = 48 * time.Hour
-
-// New returns an allocator; keyPrefix namespaces its Redis keys.
-func New(rdb redis.Cmdable, loc *time.Location, keyPrefix string, opts ...Option) *Allocator {
-	a := &Allocator{rdb: rdb, loc: loc, prefix: keyPrefix, log: slog.New(slog.DiscardHandler), now: time.Now}
-	for _, o := range opts {
-		o(a)
-	}
-	return a
+// New returns an allocator on Redis; keyPrefix namespaces its keys.
+func New(rdb redis.Cmdable, loc *time.Location, keyPrefix string, opts ...Option) *jobid.Daily {
+	return jobid.NewDaily(&counter{rdb: rdb, prefix: keyPrefix}, loc, opts...)
 }
 
-// Next allocates the next JobID. When Redis cannot be reached it returns the fallback form
-// job_YYYYMMDD_<8 hex> and logs jobid.fallback; it only fails if no randomness is available.
-func (a *Allocator) Next(ctx context.Context) (string, error) {
-	day := a.now().In(a.loc).Format("20060102")
-	key := a.prefix + "jobid:" + day
+// key is the Redis key of day's counter.
+func (c *counter) key(day string) string { return c.prefix + "jobid:" + day }
+
+// Incr implements jobid.Counter: INCR, and the key's lifetime set by its first number.
+func (c *counter) Incr(ctx context.Context, day string) (int64, error) {
+	key := c.key(day)
 	var incr *redis.IntCmd
-	_, err := a.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	_, err := c.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		incr = p.Incr(ctx, key)
-		p.ExpireNX(ctx, key, counterTTL)
+		p.ExpireNX(ctx, key, jobid.CounterTTL)
 		return nil
 	})
-	if err == nil {
-		return fmt.Sprintf("job_%s_%03d", day, incr.Val()), nil
+	if err != nil {
+		return 0, err
 	}
-	var b [4]byte
-	if _, rerr := rand.Read(b[:]); rerr != nil {
-		return "", fmt.Errorf("allocate job id: redis: %w; random: %w", err, rerr)
-	}
-	id := fmt.Sprintf("job_%s_%s", day, hex.EncodeToString(b[:]))
-	a.log.WarnContext(ctx, "jobid.fallback", slog.String("job_id", id), slog.String("reason", err.Error()))
-	return id, nil
+	return incr.Val(), nil
 }

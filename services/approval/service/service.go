@@ -14,6 +14,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1/approvalv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/pkg/sqlstate"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/httpapi"
@@ -236,6 +237,29 @@ func Migrate(ctx context.Context, cfg Config) error {
 	return nil
 }
 
+// openGrants opens the Auto-Approve grant store on the configured state engine: Redis, or the
+// embedded SQLite file (no Redis client at all then, and readiness checks the file).
+func openGrants(ctx context.Context, c *Config, srv *rpcserver.Server) (app.GrantStore, func(), error) {
+	seal := store.GrantSealKey([]byte(strings.TrimSpace(c.Approval.Audit.Key.Value())))
+	if c.State.SQLite() {
+		db, err := sqlstate.Open(ctx, c.State.Path, sqlstate.Options{Sync: sqlstate.Sync(c.State.Sync), Logger: srv.Logger()})
+		if err != nil {
+			return nil, nil, err
+		}
+		g, err := store.NewSQLiteGrants(ctx, db, seal, srv.Logger())
+		if err != nil {
+			_ = db.Close()
+			return nil, nil, err
+		}
+		srv.AddReadiness("state", db.PingContext)
+		return g, func() { _ = db.Close() }, nil
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: c.Redis.Addr, DB: c.Redis.DB, Password: c.Redis.Password.Value(),
+		DialTimeout: 2 * time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second})
+	rdb.AddHook(store.NewRedisTracing(srv.Telemetry().TracerProvider))
+	return store.NewRedisGrants(rdb, c.Redis.KeyPrefix, seal, srv.Logger()), func() { _ = rdb.Close() }, nil
+}
+
 // Run serves approval until ctx is cancelled.
 func Run(ctx context.Context, cfg Config) error {
 	if err := cfg.Validate(); err != nil {
@@ -253,10 +277,11 @@ func Run(ctx context.Context, cfg Config) error {
 		return abort(err)
 	}
 	defer st.close()
-	rdb := redis.NewClient(&redis.Options{Addr: cfg.Redis.Addr, DB: cfg.Redis.DB, Password: cfg.Redis.Password.Value(),
-		DialTimeout: 2 * time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second})
-	rdb.AddHook(store.NewRedisTracing(srv.Telemetry().TracerProvider))
-	defer func() { _ = rdb.Close() }()
+	grants, closeGrants, err := openGrants(ctx, &cfg, srv)
+	if err != nil {
+		return abort(err)
+	}
+	defer closeGrants()
 	approvers, err := domain.NewApprovers(cfg.approverConfig())
 	if err != nil {
 		return abort(err)
@@ -278,7 +303,6 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return abort(err)
 	}
-	grants := store.NewRedisGrants(rdb, cfg.Redis.KeyPrefix, store.GrantSealKey([]byte(strings.TrimSpace(cfg.Approval.Audit.Key.Value()))), log)
 	stats, err := promstats.New(srv.Registry(), grants, time.Now)
 	if err != nil {
 		return abort(err)

@@ -14,6 +14,7 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/jackc/pgx/v5"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	approvalv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1/approvalv1connect"
@@ -190,6 +191,59 @@ func TestRestartKeepsPendingJobs(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(nb), `"code":"not_found"`) {
 		t.Errorf("unknown route: %d %s", resp.StatusCode, nb)
+	}
+}
+
+// On the embedded SQLite state engine approval uses no Redis (nothing listens at redis.addr),
+// and Auto-Approve switched on stays on, switched off stays off, when the process is killed
+// with SIGKILL right after the call returned.
+func TestAutoApproveOnSQLiteStateSurvivesSIGKILL(t *testing.T) {
+	dir := t.TempDir()
+	env := []string{"PICOCLAW_APPROVAL_STORE=sqlite", "PICOCLAW_APPROVAL_SQLITE_PATH=" + dir + "/audit.db",
+		"PICOCLAW_STATE_ENGINE=sqlite", "PICOCLAW_STATE_PATH=" + dir + "/state.db", "PICOCLAW_REDIS_ADDR=127.0.0.1:1",
+		"PICOCLAW_AUDIT_KEY=" + testAuditKey, "PICOCLAW_APPROVAL_APPROVERS_LINE=Uowner",
+		"PICOCLAW_APPROVAL_AUTO_APPROVE_ENABLED=true", "PICOCLAW_LOG_LEVEL=warn"}
+	ctx := context.Background()
+	owner := &commonv1.Actor{Id: "Uowner", Channel: "line"}
+	kill := func(c *child) {
+		_ = c.cmd.Process.Kill()
+		_ = c.cmd.Wait()
+	}
+	request := func(c approvalv1connect.ApprovalServiceClient, id string) approvalv1.JobStatus {
+		res, err := c.RequestApproval(ctx, &approvalv1.RequestApprovalRequest{Proposal: &commonv1.Proposal{JobId: id, Plan: "edit docs",
+			Patch: `[{"type":"file_edit","action":"update","target":"docs/a.md","content":"x"}]`}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.GetJob().GetStatus()
+	}
+
+	first := start(t, env)
+	if _, err := first.client(t).SetAutoApprove(ctx, &approvalv1.SetAutoApproveRequest{Actor: owner,
+		Ttl: durationpb.New(time.Hour), PathPrefixes: []string{"docs/"}}); err != nil {
+		t.Fatal(err)
+	}
+	kill(first)
+
+	second := start(t, env)
+	c := second.client(t)
+	if got, err := c.GetAutoApprove(ctx, &approvalv1.GetAutoApproveRequest{}); err != nil || !got.GetGrant().GetActive() {
+		t.Fatalf("Auto-Approve after the crash: %v, %v; want on", got, err)
+	}
+	if st := request(c, "job_20260301_001"); st != approvalv1.JobStatus_JOB_STATUS_AUTO_APPROVED {
+		t.Fatalf("docs patch under the grant: %s", st)
+	}
+	if _, err := c.DisableAutoApprove(ctx, &approvalv1.DisableAutoApproveRequest{Actor: owner, Reason: "done"}); err != nil {
+		t.Fatal(err)
+	}
+	kill(second)
+
+	c = start(t, env).client(t)
+	if got, err := c.GetAutoApprove(ctx, &approvalv1.GetAutoApproveRequest{}); err != nil || got.GetGrant().GetActive() {
+		t.Fatalf("Auto-Approve after the crash: %v, %v; want off", got, err)
+	}
+	if st := request(c, "job_20260301_002"); st != approvalv1.JobStatus_JOB_STATUS_PENDING {
+		t.Fatalf("docs patch with Auto-Approve off: %s", st)
 	}
 }
 

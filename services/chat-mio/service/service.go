@@ -22,9 +22,12 @@ import (
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/heartbeat/v1/heartbeatv1connect"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/router/v1/routerv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid/redisalloc"
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid/sqlitealloc"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/pkg/sqlstate"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/domain"
@@ -139,6 +142,48 @@ func readOptional(path string) (string, error) {
 	return string(b), nil
 }
 
+// sessionStore is the session store with its readiness check.
+type sessionStore interface {
+	app.SessionStore
+	Ping(ctx context.Context) error
+}
+
+// openState opens the session store and the JobID allocator on the configured state engine:
+// Redis, or the embedded SQLite file (no Redis client at all then). Readiness checks the engine.
+func openState(ctx context.Context, cfg Config, srv *rpcserver.Server) (sessionStore, app.JobIDs, func(), error) {
+	log, loc := srv.Logger(), srv.Location()
+	if cfg.State.SQLite() {
+		db, err := sqlstate.Open(ctx, cfg.State.Path, sqlstate.Options{Sync: sqlstate.Sync(cfg.State.Sync), Logger: log})
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		sessions, err := store.NewSQLite(ctx, db, cfg.Chat.SessionTTL)
+		var jobs app.JobIDs
+		if err == nil {
+			jobs, err = sqlitealloc.New(ctx, db, loc, jobid.WithLogger(log))
+		}
+		if err != nil {
+			_ = db.Close()
+			return nil, nil, nil, err
+		}
+		srv.AddReadiness("state", db.PingContext)
+		return sessions, jobs, func() { _ = db.Close() }, nil
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: cfg.Redis.Addr, DB: cfg.Redis.DB, Password: cfg.Redis.Password.Value(),
+		DialTimeout: 2 * time.Second, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second, MaxRetries: 1,
+		// A reply must not wait long on a Redis that is down: the session is then treated as new.
+		DialerRetries: 1})
+	if err := redisotel.InstrumentTracing(rdb, redisotel.WithTracerProvider(srv.Telemetry().TracerProvider), redisotel.WithDBStatement(false),
+		// The caller's file and line cost a stack walk per command; the span name already says what ran.
+		redisotel.WithCallerEnabled(false)); err != nil {
+		_ = rdb.Close()
+		return nil, nil, nil, fmt.Errorf("redis tracing: %w", err)
+	}
+	sessions := store.NewRedis(rdb, cfg.Redis.KeyPrefix, cfg.Chat.SessionTTL)
+	srv.AddReadiness("redis", sessions.Ping)
+	return sessions, redisalloc.New(rdb, loc, cfg.Redis.KeyPrefix, redisalloc.WithLogger(log)), func() { _ = rdb.Close() }, nil
+}
+
 // Run serves chat-mio until ctx is cancelled.
 func Run(ctx context.Context, cfg Config) error {
 	if err := cfg.Validate(); err != nil {
@@ -166,18 +211,11 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	// Mio beats as the chat agent, busy while the chat model writes a reply.
 	model = llm.Tracked(model, srv.Agent("chat", "Mio"))
-	rdb := redis.NewClient(&redis.Options{Addr: cfg.Redis.Addr, DB: cfg.Redis.DB, Password: cfg.Redis.Password.Value(),
-		DialTimeout: 2 * time.Second, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second, MaxRetries: 1,
-		// A reply must not wait long on a Redis that is down: the session is then treated as new.
-		DialerRetries: 1})
-	defer rdb.Close()
-	if err := redisotel.InstrumentTracing(rdb, redisotel.WithTracerProvider(srv.Telemetry().TracerProvider), redisotel.WithDBStatement(false),
-		// The caller's file and line cost a stack walk per command; the span name already says what ran.
-		redisotel.WithCallerEnabled(false)); err != nil {
-		return fmt.Errorf("redis tracing: %w", err)
+	sessions, jobs, closeState, err := openState(ctx, cfg, srv)
+	if err != nil {
+		return srv.Abort(ctx, err)
 	}
-	sessions := store.NewRedis(rdb, cfg.Redis.KeyPrefix, cfg.Chat.SessionTTL)
-	jobs := redisalloc.New(rdb, loc, cfg.Redis.KeyPrefix, redisalloc.WithLogger(log))
+	defer closeState()
 
 	base, err := rpcserver.ClientOptions(srv.Telemetry(), cfg.Chat.ApprovalTimeout)
 	if err != nil {
@@ -211,7 +249,6 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	srv.Mount(chatv1connect.NewChatServiceHandler(&rpc.Handler{App: a, Log: log}, srv.HandlerOptions()...))
-	srv.AddReadiness("redis", sessions.Ping)
 	runErr := srv.Run(ctx)
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()

@@ -25,6 +25,7 @@ import (
 )
 
 type running struct {
+	stop   func()
 	url    string
 	logs   *testinfra.SyncBuffer
 	peers  *peertest.Suite
@@ -36,11 +37,18 @@ type running struct {
 func start(t *testing.T, spans ...sdktrace.SpanProcessor) *running {
 	t.Helper()
 	r := testinfra.Redis(t)
-	peers := peertest.Start(t, "Uowner")
+	return startWith(t, peertest.Start(t, "Uowner"), func(cfg *service.Config) {
+		cfg.Redis.Addr, cfg.Redis.KeyPrefix = r.Addr, r.Prefix
+		cfg.Telemetry.SpanProcessors = spans
+	})
+}
+
+// startWith runs chat-mio against peers, with mutate's changes to the test configuration.
+func startWith(t *testing.T, peers *peertest.Suite, mutate func(*service.Config)) *running {
+	t.Helper()
 	ollama := fakellm.Start(t, fakellm.Ollama, fakellm.Reply("こんにちは、Mio です。"))
 
 	cfg := service.DefaultConfig()
-	cfg.Redis.Addr, cfg.Redis.KeyPrefix = r.Addr, r.Prefix
 	cfg.LogLevel = "debug"
 	cfg.Services.RouterShiro.URL = peers.RouterSrv.URL
 	cfg.Services.Approval.URL = peers.Approval.URL
@@ -54,12 +62,12 @@ func start(t *testing.T, spans ...sdktrace.SpanProcessor) *running {
 	cfg.Auth = testinfra.Auth(service.Name)
 	logs := &testinfra.SyncBuffer{}
 	cfg.LogWriter = logs
-	cfg.Telemetry.SpanProcessors = spans
+	mutate(&cfg)
 	url := testinfra.URL(ln)
-	testinfra.Serve(t, service.Name, url+"/readyz", func(ctx context.Context) error { return service.Run(ctx, cfg) })
+	stop := testinfra.Serve(t, service.Name, url+"/readyz", func(ctx context.Context) error { return service.Run(ctx, cfg) })
 	hc := rpcserver.NewHTTPClient()
 	t.Cleanup(hc.CloseIdleConnections)
-	return &running{url: url, logs: logs, peers: peers, ollama: ollama,
+	return &running{stop: stop, url: url, logs: logs, peers: peers, ollama: ollama,
 		client: chatv1connect.NewChatServiceClient(hc, url, testinfra.AsSuite(t, svcauth.ChatMio)),
 		grpc:   chatv1connect.NewChatServiceClient(hc, url, connect.WithGRPC(), testinfra.AsSuite(t, svcauth.ChatMio))}
 }
@@ -203,6 +211,42 @@ func TestApprovalConversationEndToEnd(t *testing.T) {
 	}
 	if got := strings.Join(r.peers.Events(t, id), ","); got != "requested,decision_rejected,granted,claimed,execution_completed" {
 		t.Fatalf("audit events of %s: %s", id, got)
+	}
+}
+
+// On the embedded SQLite engine chat-mio needs no Redis (nothing listens at redis.addr, and
+// readiness does not ask for it), and sessions and the JobID counter outlive a restart.
+func TestStateOnSQLiteNeedsNoRedis(t *testing.T) {
+	peers := peertest.Start(t, "Uowner")
+	path := filepath.Join(t.TempDir(), "state.db")
+	sqlite := func(cfg *service.Config) {
+		cfg.State = config.State{Engine: config.StateSQLite, Path: path, Sync: "normal"}
+		cfg.Redis.Addr = "127.0.0.1:1"
+	}
+	r := startWith(t, peers, sqlite)
+	first := r.send(t, "Uowner", "おはよう")
+	if got := replyText(first); got != "こんにちは、Mio です。" {
+		t.Fatalf("reply %q", got)
+	}
+	if !strings.HasSuffix(first.GetJobId(), "_001") {
+		t.Fatalf("first job id on a new state file = %s", first.GetJobId())
+	}
+	pending := r.send(t, "Uowner", "/code docs/guide.md を作って").GetJobId()
+	local := r.send(t, "Uowner", "/local")
+	if got := replyText(local); !strings.Contains(got, "ローカル限定モードにしました") {
+		t.Fatalf("/local: %s", got)
+	}
+	r.stop()
+
+	r = startWith(t, peers, sqlite)
+	res := r.send(t, "Uowner", "/status")
+	if got := replyText(res); !strings.Contains(got, "ローカル限定 オン") || !strings.Contains(got, "承認待ち "+pending) {
+		t.Fatalf("status after a restart: %s", got)
+	}
+	for _, before := range []string{first.GetJobId(), pending, local.GetJobId()} {
+		if before == "" || res.GetJobId() == "" || res.GetJobId() == before {
+			t.Fatalf("job id %s handed out again after a restart", before)
+		}
 	}
 }
 

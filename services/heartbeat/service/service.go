@@ -15,6 +15,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/heartbeat/v1/heartbeatv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/pkg/sqlstate"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/services/heartbeat/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/heartbeat/internal/httpapi"
@@ -87,6 +88,28 @@ func sweepEvery(timeout time.Duration) time.Duration {
 	return min(max(timeout/10, 250*time.Millisecond), 5*time.Second)
 }
 
+// openStore opens the agent store on the configured state engine: Redis, or the embedded
+// SQLite file (no Redis client at all then). Readiness checks the engine.
+func openStore(ctx context.Context, cfg Config, srv *rpcserver.Server) (app.Store, func(), error) {
+	if cfg.State.SQLite() {
+		db, err := sqlstate.Open(ctx, cfg.State.Path, sqlstate.Options{Sync: sqlstate.Sync(cfg.State.Sync), Logger: srv.Logger()})
+		if err != nil {
+			return nil, nil, err
+		}
+		st, err := store.NewSQLite(ctx, db)
+		if err != nil {
+			_ = db.Close()
+			return nil, nil, err
+		}
+		srv.AddReadiness("state", db.PingContext)
+		return st, func() { _ = db.Close() }, nil
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: cfg.Redis.Addr, DB: cfg.Redis.DB, Password: cfg.Redis.Password.Value()})
+	st := store.NewRedis(rdb, cfg.Redis.KeyPrefix)
+	srv.AddReadiness("redis", st.Ping)
+	return st, func() { _ = rdb.Close() }, nil
+}
+
 // Run serves heartbeat until ctx is cancelled.
 func Run(ctx context.Context, cfg Config) error {
 	if err := cfg.Validate(); err != nil {
@@ -98,10 +121,11 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	loc := srv.Location()
 	log := srv.Logger()
-	rdb := redis.NewClient(&redis.Options{Addr: cfg.Redis.Addr, DB: cfg.Redis.DB, Password: cfg.Redis.Password.Value()})
-	defer rdb.Close()
-	st := store.NewRedis(rdb, cfg.Redis.KeyPrefix)
-	srv.AddReadiness("redis", st.Ping)
+	st, closeStore, err := openStore(ctx, cfg, srv)
+	if err != nil {
+		return srv.Abort(ctx, err)
+	}
+	defer closeStore()
 
 	timeout := time.Duration(cfg.HeartbeatSender.TimeoutSec) * time.Second
 	var alerter *app.Alerter

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -137,12 +138,26 @@ func TestAPI(t *testing.T) {
 }
 
 // Restarting the heartbeat service keeps the last known state of every agent.
+// The picture outlives a restart on either state engine; on the embedded SQLite engine no Redis
+// is used (nothing listens at redis.addr) nor asked for by readiness.
 func TestRestartKeepsState(t *testing.T) {
-	cfg := service.DefaultConfig()
-	cfg.Auth = testinfra.Auth(service.Name)
-	cfg.Common = testCommon(t, 1, 2)
-	cfg.HeartbeatSender.Enabled = false
-	cfg.LogWriter = io.Discard
+	for _, engine := range []string{config.StateRedis, config.StateSQLite} {
+		t.Run(engine, func(t *testing.T) {
+			cfg := service.DefaultConfig()
+			cfg.Auth = testinfra.Auth(service.Name)
+			cfg.Common = testCommon(t, 1, 2)
+			if engine == config.StateSQLite {
+				cfg.State = config.State{Engine: config.StateSQLite, Path: filepath.Join(t.TempDir(), "state.db"), Sync: "normal"}
+				cfg.Redis.Addr = "127.0.0.1:1"
+			}
+			cfg.HeartbeatSender.Enabled = false
+			cfg.LogWriter = io.Discard
+			restartKeepsState(t, cfg)
+		})
+	}
+}
+
+func restartKeepsState(t *testing.T, cfg service.Config) {
 	ctx := context.Background()
 
 	first := startHeartbeat(t, cfg, testinfra.Listen(t))

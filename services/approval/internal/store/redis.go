@@ -22,10 +22,9 @@ import (
 // Redis (another service, a local user of an unprotected Redis) cannot make or widen a grant —
 // a value without a valid seal reads as no grant at all.
 type RedisGrants struct {
-	rdb  redis.UniversalClient
-	key  string
-	seal []byte
-	log  *slog.Logger
+	rdb redis.UniversalClient
+	key string
+	grantSeal
 }
 
 var _ app.GrantStore = (*RedisGrants)(nil)
@@ -33,10 +32,8 @@ var _ app.GrantStore = (*RedisGrants)(nil)
 // NewRedisGrants stores the grant under keyPrefix + "approval:auto_approve", sealed with
 // sealKey (derive it from a secret only approval holds, see GrantSealKey).
 func NewRedisGrants(rdb redis.UniversalClient, keyPrefix string, sealKey []byte, log *slog.Logger) *RedisGrants {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	return &RedisGrants{rdb: rdb, key: keyPrefix + "approval:auto_approve", seal: sealKey, log: log}
+	key := keyPrefix + "approval:auto_approve"
+	return &RedisGrants{rdb: rdb, key: key, grantSeal: newGrantSeal(sealKey, key, log)}
 }
 
 // GrantSealKey derives the grant seal from the audit key (kept apart from the audit MACs).
@@ -46,33 +43,60 @@ func GrantSealKey(auditKey []byte) []byte {
 	return m.Sum(nil)
 }
 
+// grantSeal seals the grant for one place of storage (both engines): the MAC covers that
+// place's name too, so a sealed value copied elsewhere does not open.
+type grantSeal struct {
+	key   []byte
+	place string
+	log   *slog.Logger
+}
+
+func newGrantSeal(key []byte, place string, log *slog.Logger) grantSeal {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return grantSeal{key: key, place: place, log: log}
+}
+
 type sealedGrant struct {
 	Grant json.RawMessage `json:"grant"`
 	MAC   string          `json:"mac"`
 }
 
-func (r *RedisGrants) mac(grant []byte) []byte {
-	m := hmac.New(sha256.New, r.seal)
-	m.Write([]byte(r.key))
+func (s grantSeal) mac(grant []byte) []byte {
+	m := hmac.New(sha256.New, s.key)
+	m.Write([]byte(s.place))
 	m.Write([]byte{0})
 	m.Write(grant)
 	return m.Sum(nil)
 }
 
+// seal is the stored form of g.
+func (s grantSeal) seal(g domain.Grant) ([]byte, error) {
+	if len(s.key) == 0 {
+		return nil, errors.New("grant store has no seal key")
+	}
+	raw, err := json.Marshal(g)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(sealedGrant{Grant: raw, MAC: base64.StdEncoding.EncodeToString(s.mac(raw))})
+}
+
 // open checks the seal; a value that fails it is not a grant.
-func (r *RedisGrants) open(ctx context.Context, b []byte) *domain.Grant {
-	var s sealedGrant
-	if err := json.Unmarshal(b, &s); err != nil || len(r.seal) == 0 {
-		r.log.ErrorContext(ctx, "approval.grant_unsealed", slog.String("effect", "ignored: Auto-Approve is off"))
+func (s grantSeal) open(ctx context.Context, b []byte) *domain.Grant {
+	var sg sealedGrant
+	if err := json.Unmarshal(b, &sg); err != nil || len(s.key) == 0 {
+		s.log.ErrorContext(ctx, "approval.grant_unsealed", slog.String("effect", "ignored: Auto-Approve is off"))
 		return nil
 	}
-	want, err := base64.StdEncoding.DecodeString(s.MAC)
-	if err != nil || !hmac.Equal(want, r.mac(s.Grant)) {
-		r.log.ErrorContext(ctx, "approval.grant_forged", slog.String("effect", "ignored: Auto-Approve is off"))
+	want, err := base64.StdEncoding.DecodeString(sg.MAC)
+	if err != nil || !hmac.Equal(want, s.mac(sg.Grant)) {
+		s.log.ErrorContext(ctx, "approval.grant_forged", slog.String("effect", "ignored: Auto-Approve is off"))
 		return nil
 	}
 	var g domain.Grant
-	if err := json.Unmarshal(s.Grant, &g); err != nil {
+	if err := json.Unmarshal(sg.Grant, &g); err != nil {
 		return nil
 	}
 	return &g
@@ -97,14 +121,7 @@ func (r *RedisGrants) read(ctx context.Context, op string, cmd *redis.StringCmd)
 
 // Set replaces the grant; the key expires with it.
 func (r *RedisGrants) Set(ctx context.Context, g domain.Grant, ttl time.Duration) error {
-	if len(r.seal) == 0 {
-		return errors.New("grant store has no seal key")
-	}
-	raw, err := json.Marshal(g)
-	if err != nil {
-		return err
-	}
-	b, err := json.Marshal(sealedGrant{Grant: raw, MAC: base64.StdEncoding.EncodeToString(r.mac(raw))})
+	b, err := r.seal(g)
 	if err != nil {
 		return err
 	}

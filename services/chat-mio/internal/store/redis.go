@@ -1,9 +1,9 @@
-// Package store keeps chat-mio's sessions in Redis.
+// Package store keeps chat-mio's sessions: in Redis (Redis) or in the embedded state engine
+// (SQLite), one contract for both.
 package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -36,12 +36,17 @@ var _ app.SessionStore = (*Redis)(nil)
 
 const memoryTTL = 48 * time.Hour
 
+// orDefaultTTL is the session lifetime, 30 days unless configured.
+func orDefaultTTL(sessionTTL time.Duration) time.Duration {
+	if sessionTTL <= 0 {
+		return 30 * 24 * time.Hour
+	}
+	return sessionTTL
+}
+
 // NewRedis returns the store; prefix is config.Common.Redis.KeyPrefix.
 func NewRedis(rdb redis.Cmdable, prefix string, sessionTTL time.Duration) *Redis {
-	if sessionTTL <= 0 {
-		sessionTTL = 30 * 24 * time.Hour
-	}
-	return &Redis{rdb: rdb, prefix: prefix, sessionTTL: sessionTTL}
+	return &Redis{rdb: rdb, prefix: prefix, sessionTTL: orDefaultTTL(sessionTTL)}
 }
 
 func (r *Redis) sessionKey(id string) string { return r.prefix + "chat:session:" + id }
@@ -70,14 +75,9 @@ func (r *Redis) Load(ctx context.Context, id, day string, memoryTurns int) (doma
 	if err != nil {
 		return domain.Session{}, unavailable("load", err)
 	}
-	s := domain.Session{ID: id, LocalOnly: h.Val()["local_only"] == "1", PrevPrimaryRoute: h.Val()["prev_route"], Pending: p.Val()}
-	sortStrings(s.Pending)
-	for _, raw := range m.Val() {
-		var t domain.Turn
-		if json.Unmarshal([]byte(raw), &t) == nil {
-			s.Memory = append(s.Memory, t)
-		}
-	}
+	s := domain.Session{ID: id, LocalOnly: h.Val()["local_only"] == "1", PrevPrimaryRoute: h.Val()["prev_route"], Pending: p.Val(),
+		Memory: decodeTurns(m.Val())}
+	slices.Sort(s.Pending)
 	return s, nil
 }
 
@@ -133,16 +133,16 @@ func (r *Redis) AppendTurns(ctx context.Context, id, day string, memoryTurns int
 	if len(turns) == 0 {
 		return nil
 	}
-	vals := make([]any, 0, len(turns))
-	for _, t := range turns {
-		b, err := json.Marshal(t)
-		if err != nil {
-			return fmt.Errorf("encode turn: %w", err)
-		}
-		vals = append(vals, b)
+	encoded, err := encodeTurns(turns)
+	if err != nil {
+		return err
+	}
+	vals := make([]any, len(encoded))
+	for i, t := range encoded {
+		vals[i] = t
 	}
 	key := r.memKey(id, day)
-	_, err := r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	_, err = r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.RPush(ctx, key, vals...)
 		p.LTrim(ctx, key, int64(-memoryTurns), -1)
 		p.Expire(ctx, key, memoryTTL)
@@ -198,5 +198,3 @@ func (r *Redis) load(ctx context.Context, what, key, missing string) ([]byte, er
 func (r *Redis) Ping(ctx context.Context) error {
 	return r.rdb.Ping(ctx).Err()
 }
-
-func sortStrings(s []string) { slices.Sort(s) }

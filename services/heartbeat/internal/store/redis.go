@@ -1,5 +1,5 @@
-// Package store keeps the latest picture of every agent in Redis, so a restart of the heartbeat
-// service keeps it.
+// Package store keeps the latest picture of every agent in Redis or in the embedded state
+// engine (SQLite), so a restart of the heartbeat service keeps it; one contract for both.
 package store
 
 import (

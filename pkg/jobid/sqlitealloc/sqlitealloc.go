@@ -1,0 +1,63 @@
+// Package sqlitealloc allocates JobIDs (SPEC §3) from a per-day counter in the embedded state
+// engine (pkg/sqlstate), the same counter the Redis allocator keeps in a distributed
+// deployment: every service of the embedded suite opens the same file, so chat-mio and the
+// gateways never hand out one id twice, and a number is on disk before it is handed out.
+package sqlitealloc
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
+	"github.com/picoclaw-suite/picoclaw/pkg/sqlstate"
+)
+
+// Table holds one row per day: its last number and when the row expires (jobid.CounterTTL
+// after the day's first number, like the Redis key).
+const Table = "jobid_counters"
+
+var migrations = []string{
+	`CREATE TABLE ` + Table + ` (
+		day        TEXT PRIMARY KEY,
+		n          INTEGER NOT NULL,
+		expires_at INTEGER NOT NULL)`,
+}
+
+type counter struct{ db *sqlstate.DB }
+
+var _ jobid.Counter = (*counter)(nil)
+
+// New migrates the counter table and returns an allocator on db.
+func New(ctx context.Context, db *sqlstate.DB, loc *time.Location, opts ...jobid.Option) (*jobid.Daily, error) {
+	if err := db.Migrate(ctx, "jobid", migrations...); err != nil {
+		return nil, fmt.Errorf("job id counter: %w", err)
+	}
+	db.Expire(Table)
+	if err := db.Prepare(ctx, incr); err != nil {
+		return nil, fmt.Errorf("job id counter: %w", err)
+	}
+	return jobid.NewDaily(&counter{db: db}, loc, opts...), nil
+}
+
+const incr = `INSERT INTO ` + Table + ` (day, n, expires_at) VALUES (?1, 1, ?2)
+	ON CONFLICT (day) DO UPDATE SET
+		n          = CASE WHEN expires_at > 0 AND expires_at <= ?3 THEN 1 ELSE n + 1 END,
+		expires_at = CASE WHEN expires_at > 0 AND expires_at <= ?3 THEN ?2 ELSE expires_at END
+	RETURNING n`
+
+// Incr implements jobid.Counter in one statement, hence one transaction: the day's row is
+// created at 1 or incremented; a row past its expiry counts as absent, as an expired Redis key
+// would.
+func (c *counter) Incr(ctx context.Context, day string) (int64, error) {
+	st, err := c.db.Stmt(incr)
+	if err != nil {
+		return 0, fmt.Errorf("job id counter %s: %w", day, err)
+	}
+	now := sqlstate.NowMS()
+	var n int64
+	if err := st.QueryRowContext(ctx, day, now+jobid.CounterTTL.Milliseconds(), now).Scan(&n); err != nil {
+		return 0, fmt.Errorf("job id counter %s: %w", day, err)
+	}
+	return n, nil
+}

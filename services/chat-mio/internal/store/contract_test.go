@@ -1,0 +1,315 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/app"
+	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/domain"
+)
+
+const sid = "slack:C1:1700000000.000100"
+
+// sessionTTL is the session lifetime every engine under the contract is opened with.
+const sessionTTL = time.Hour
+
+// item names one stored thing: a session's flags, its pending set, its memory of a day,
+// deliberation options of a job, the reply to an event.
+type item struct {
+	kind string // session, pending, memory, options, reply
+	id   string // session id, job id or event id
+	day  string // memory only
+}
+
+// engine is one implementation under the contract, on state of its own.
+type engine struct {
+	store app.SessionStore
+	// reopen drops the store's connection and opens the same state again (a restart).
+	reopen func(t *testing.T) app.SessionStore
+	// ttl is the remaining lifetime of it; 0 when it never expires; the test fails when it
+	// does not exist.
+	ttl func(t *testing.T, it item) time.Duration
+	// expire makes it expire now.
+	expire func(t *testing.T, it item)
+	// down is a store whose engine cannot be reached.
+	down func(t *testing.T) app.SessionStore
+}
+
+func contract(t *testing.T, newEngine func(t *testing.T) engine) {
+	cases := []struct {
+		name string
+		run  func(t *testing.T, e engine)
+	}{
+		{"LoadEmptySession", loadEmptySession},
+		{"FlagsAndTTL", flagsAndTTL},
+		{"PendingSetUnderConcurrency", pendingSetUnderConcurrency},
+		{"PendingSetExpiresAsOne", pendingSetExpiresAsOne},
+		{"MemoryBoundAndDays", memoryBoundAndDays},
+		{"MemoryExpires", memoryExpires},
+		{"OptionsAndReplies", optionsAndReplies},
+		{"SurvivesReopen", survivesReopen},
+		{"EngineDownIsUnavailable", engineDownIsUnavailable},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { c.run(t, newEngine(t)) })
+	}
+}
+
+func load(t *testing.T, s app.SessionStore, day string, memoryTurns int) domain.Session {
+	t.Helper()
+	got, err := s.Load(context.Background(), sid, day, memoryTurns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func loadEmptySession(t *testing.T, e engine) {
+	got := load(t, e.store, "20260101", 10)
+	if got.ID != sid || got.LocalOnly || got.PrevPrimaryRoute != "" || len(got.Pending) != 0 || len(got.Memory) != 0 || got.Degraded {
+		t.Fatalf("empty session = %+v", got)
+	}
+}
+
+func flagsAndTTL(t *testing.T, e engine) {
+	s, ctx := e.store, context.Background()
+	must(t, s.SetLocalOnly(ctx, sid, true))
+	must(t, s.SetPrevRoute(ctx, sid, "PLAN"))
+	if got := load(t, s, "20260101", 10); !got.LocalOnly || got.PrevPrimaryRoute != "PLAN" {
+		t.Fatalf("session = %+v", got)
+	}
+	if ttl := e.ttl(t, item{kind: "session", id: sid}); ttl <= 0 || ttl > sessionTTL {
+		t.Fatalf("session ttl %v", ttl)
+	}
+	must(t, s.SetLocalOnly(ctx, sid, false))
+	if got := load(t, s, "20260101", 10); got.LocalOnly || got.PrevPrimaryRoute != "PLAN" {
+		t.Fatalf("after reset = %+v", got)
+	}
+	// An expired session reads as new, and a write after expiry does not bring the old fields back.
+	must(t, s.SetLocalOnly(ctx, sid, true))
+	e.expire(t, item{kind: "session", id: sid})
+	if got := load(t, s, "20260101", 10); got.LocalOnly || got.PrevPrimaryRoute != "" {
+		t.Fatalf("expired session = %+v", got)
+	}
+	must(t, s.SetPrevRoute(ctx, sid, "CHAT"))
+	if got := load(t, s, "20260101", 10); got.LocalOnly || got.PrevPrimaryRoute != "CHAT" {
+		t.Fatalf("written after expiry = %+v", got)
+	}
+	if ttl := e.ttl(t, item{kind: "session", id: sid}); ttl <= sessionTTL-time.Minute {
+		t.Fatalf("session written after expiry lives %v", ttl)
+	}
+}
+
+func pendingSetUnderConcurrency(t *testing.T, e engine) {
+	s, ctx := e.store, context.Background()
+	const n = 50
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			if err := s.AddPending(ctx, sid, fmt.Sprintf("job_20260101_%03d", i)); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	got := load(t, s, "20260101", 10)
+	if len(got.Pending) != n || got.Pending[0] != "job_20260101_000" || got.Pending[n-1] != "job_20260101_049" {
+		t.Fatalf("pending = %d %v", len(got.Pending), got.Pending)
+	}
+	must(t, s.AddPending(ctx, sid, "job_20260101_000"))
+	must(t, s.RemovePending(ctx, sid, "job_20260101_001"))
+	must(t, s.RemovePending(ctx, sid, "job_20260101_999"))
+	if got = load(t, s, "20260101", 10); len(got.Pending) != n-1 || got.Pending[1] != "job_20260101_002" {
+		t.Fatalf("after add-again and remove: %d %v", len(got.Pending), got.Pending)
+	}
+	if ttl := e.ttl(t, item{kind: "pending", id: sid}); ttl <= 0 || ttl > sessionTTL {
+		t.Fatalf("pending ttl %v", ttl)
+	}
+}
+
+func pendingSetExpiresAsOne(t *testing.T, e engine) {
+	s, ctx := e.store, context.Background()
+	must(t, s.AddPending(ctx, sid, "job_20260101_001"))
+	must(t, s.AddPending(ctx, sid, "job_20260101_002"))
+	e.expire(t, item{kind: "pending", id: sid})
+	if got := load(t, s, "20260101", 10); len(got.Pending) != 0 {
+		t.Fatalf("expired pending set = %v", got.Pending)
+	}
+	must(t, s.AddPending(ctx, sid, "job_20260101_003"))
+	if got := load(t, s, "20260101", 10); len(got.Pending) != 1 || got.Pending[0] != "job_20260101_003" {
+		t.Fatalf("added after expiry: %v", got.Pending)
+	}
+	if ttl := e.ttl(t, item{kind: "pending", id: sid}); ttl <= sessionTTL-time.Minute {
+		t.Fatalf("pending set renewed to %v", ttl)
+	}
+}
+
+func memoryBoundAndDays(t *testing.T, e engine) {
+	s, ctx := e.store, context.Background()
+	at := time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)
+	for i := range 6 {
+		must(t, s.AppendTurns(ctx, sid, "20260101", 4, domain.Turn{Role: "user", Text: fmt.Sprint(i), At: at.Add(time.Duration(i) * time.Minute)}))
+	}
+	got := load(t, s, "20260101", 4)
+	if len(got.Memory) != 4 || got.Memory[0].Text != "2" || got.Memory[3].Text != "5" {
+		t.Fatalf("memory = %+v", got.Memory)
+	}
+	if m := got.Memory[3]; m.Role != "user" || !m.At.Equal(at.Add(5*time.Minute)) {
+		t.Fatalf("turn read back as %+v", m)
+	}
+	if got = load(t, s, "20260101", 2); len(got.Memory) != 2 || got.Memory[0].Text != "4" {
+		t.Fatalf("bounded load = %+v", got.Memory)
+	}
+	if got = load(t, s, "20260102", 4); len(got.Memory) != 0 {
+		t.Fatalf("next day sees %+v", got.Memory)
+	}
+	// Several turns in one call are trimmed together.
+	must(t, s.AppendTurns(ctx, sid, "20260101", 4,
+		domain.Turn{Role: "user", Text: "q"}, domain.Turn{Role: "assistant", Text: "a"}, domain.Turn{Role: "user", Text: "r"}))
+	if got = load(t, s, "20260101", 10); len(got.Memory) != 4 || got.Memory[0].Text != "5" || got.Memory[2].Role != "assistant" {
+		t.Fatalf("after a three-turn append = %+v", got.Memory)
+	}
+	if ttl := e.ttl(t, item{kind: "memory", id: sid, day: "20260101"}); ttl <= 0 || ttl > memoryTTL {
+		t.Fatalf("memory ttl %v", ttl)
+	}
+	// Appending nothing writes nothing.
+	must(t, s.AppendTurns(ctx, sid, "20260103", 4))
+	if got = load(t, s, "20260103", 4); len(got.Memory) != 0 {
+		t.Fatalf("empty append stored %+v", got.Memory)
+	}
+}
+
+func memoryExpires(t *testing.T, e engine) {
+	s, ctx := e.store, context.Background()
+	mem := item{kind: "memory", id: sid, day: "20260101"}
+	must(t, s.AppendTurns(ctx, sid, "20260101", 4, domain.Turn{Role: "user", Text: "old"}))
+	e.expire(t, mem)
+	if got := load(t, s, "20260101", 4); len(got.Memory) != 0 {
+		t.Fatalf("expired memory = %+v", got.Memory)
+	}
+	must(t, s.AppendTurns(ctx, sid, "20260101", 4, domain.Turn{Role: "user", Text: "new"}))
+	if got := load(t, s, "20260101", 4); len(got.Memory) != 1 || got.Memory[0].Text != "new" {
+		t.Fatalf("appended after expiry = %+v", got.Memory)
+	}
+	if ttl := e.ttl(t, mem); ttl <= memoryTTL-time.Minute {
+		t.Fatalf("memory renewed to %v", ttl)
+	}
+}
+
+func optionsAndReplies(t *testing.T, e engine) {
+	s, ctx := e.store, context.Background()
+	for _, k := range []struct {
+		kind string
+		save func(ctx context.Context, id string, data []byte, ttl time.Duration) error
+		load func(ctx context.Context, id string) ([]byte, error)
+	}{
+		{"options", s.SaveOptions, s.LoadOptions},
+		{"reply", s.SaveReply, s.LoadReply},
+	} {
+		const id = "job_20260101_001"
+		if _, err := k.load(ctx, id); !errors.Is(err, domain.ErrNotFound) {
+			t.Fatalf("missing %s: %v", k.kind, err)
+		}
+		must(t, k.save(ctx, id, []byte{1, 2, 3}, time.Minute))
+		if b, err := k.load(ctx, id); err != nil || string(b) != "\x01\x02\x03" {
+			t.Fatalf("%s = %v, %v", k.kind, b, err)
+		}
+		if ttl := e.ttl(t, item{kind: k.kind, id: id}); ttl <= 0 || ttl > time.Minute {
+			t.Fatalf("%s ttl %v", k.kind, ttl)
+		}
+		// Saving again replaces the value and its lifetime; no ttl keeps it for good.
+		must(t, k.save(ctx, id, []byte("again"), 0))
+		if b, err := k.load(ctx, id); err != nil || string(b) != "again" {
+			t.Fatalf("%s replaced = %q, %v", k.kind, b, err)
+		}
+		if ttl := e.ttl(t, item{kind: k.kind, id: id}); ttl != 0 {
+			t.Fatalf("%s saved without ttl expires in %v", k.kind, ttl)
+		}
+		must(t, k.save(ctx, id, []byte("short"), time.Hour))
+		e.expire(t, item{kind: k.kind, id: id})
+		if _, err := k.load(ctx, id); !errors.Is(err, domain.ErrNotFound) {
+			t.Fatalf("expired %s: %v", k.kind, err)
+		}
+	}
+}
+
+func survivesReopen(t *testing.T, e engine) {
+	s, ctx := e.store, context.Background()
+	must(t, s.SetLocalOnly(ctx, sid, true))
+	must(t, s.SetPrevRoute(ctx, sid, "CODE2"))
+	must(t, s.AddPending(ctx, sid, "job_20260101_007"))
+	must(t, s.AppendTurns(ctx, sid, "20260101", 4, domain.Turn{Role: "user", Text: "hi"}))
+	must(t, s.SaveOptions(ctx, "job_20260101_007", []byte("opts"), time.Hour))
+	must(t, s.SaveReply(ctx, "ev-1", []byte("reply"), time.Hour))
+	s = e.reopen(t)
+	got := load(t, s, "20260101", 4)
+	if !got.LocalOnly || got.PrevPrimaryRoute != "CODE2" || len(got.Pending) != 1 || len(got.Memory) != 1 || got.Memory[0].Text != "hi" {
+		t.Fatalf("after reopening: %+v", got)
+	}
+	if b, err := s.LoadOptions(ctx, "job_20260101_007"); err != nil || string(b) != "opts" {
+		t.Fatalf("options after reopening: %q %v", b, err)
+	}
+	if b, err := s.LoadReply(ctx, "ev-1"); err != nil || string(b) != "reply" {
+		t.Fatalf("reply after reopening: %q %v", b, err)
+	}
+}
+
+func engineDownIsUnavailable(t *testing.T, e engine) {
+	s, ctx := e.down(t), context.Background()
+	for name, err := range map[string]error{
+		"load":         func() error { _, err := s.Load(ctx, sid, "20260101", 4); return err }(),
+		"local":        s.SetLocalOnly(ctx, sid, true),
+		"route":        s.SetPrevRoute(ctx, sid, "PLAN"),
+		"pending":      s.AddPending(ctx, sid, "job_20260101_001"),
+		"done":         s.RemovePending(ctx, sid, "job_20260101_001"),
+		"memory":       s.AppendTurns(ctx, sid, "20260101", 4, domain.Turn{Text: "x"}),
+		"save options": s.SaveOptions(ctx, "job_20260101_001", []byte("x"), time.Minute),
+		"load options": func() error { _, err := s.LoadOptions(ctx, "job_20260101_001"); return err }(),
+		"save reply":   s.SaveReply(ctx, "ev", []byte("x"), time.Minute),
+		"load reply":   func() error { _, err := s.LoadReply(ctx, "ev"); return err }(),
+	} {
+		if !errors.Is(err, domain.ErrUnavailable) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// benchmark measures what every message costs: loading the session with a full memory, and
+// appending the exchange.
+func benchmark(b *testing.B, s app.SessionStore) {
+	ctx := context.Background()
+	for i := range 20 {
+		if err := s.AppendTurns(ctx, sid, "20260101", 20, domain.Turn{Role: "user", Text: fmt.Sprint("turn ", i)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := s.AddPending(ctx, sid, "job_20260101_001"); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("Load", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := s.Load(ctx, sid, "20260101", 20); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("AppendTurns", func(b *testing.B) {
+		q, a := domain.Turn{Role: "user", Text: "question"}, domain.Turn{Role: "assistant", Text: "answer"}
+		for b.Loop() {
+			if err := s.AppendTurns(ctx, sid, "20260101", 20, q, a); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -1,0 +1,361 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/sqlstate"
+	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/app"
+	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/domain"
+)
+
+// SQLite is the session store on the embedded state engine (pkg/sqlstate), with Redis's
+// behaviour table for key:
+//
+//	chat_sessions  one row per session: local_only, prev_route (the hash)
+//	chat_pending   one row per pending job of a session (the set); its rows share one expiry
+//	chat_memory    one row per turn of a session's day, in seq order (the list)
+//	chat_blobs     deliberation options by job and replies by event (the plain keys)
+//
+// Every row has the expiry of the Redis key it stands for; readers ignore expired rows and a
+// write first deletes them. Each mutation is one transaction, durable when it returns.
+type SQLite struct {
+	db         *sqlstate.DB
+	sessionTTL time.Duration
+}
+
+var _ app.SessionStore = (*SQLite)(nil)
+
+// Tables of the store, each registered for the engine's expiry sweeper.
+const (
+	tableSessions = "chat_sessions"
+	tablePending  = "chat_pending"
+	tableMemory   = "chat_memory"
+	tableBlobs    = "chat_blobs"
+)
+
+var sqliteMigrations = []string{
+	`CREATE TABLE ` + tableSessions + ` (
+		id         TEXT PRIMARY KEY,
+		local_only INTEGER NOT NULL DEFAULT 0,
+		prev_route TEXT NOT NULL DEFAULT '',
+		expires_at INTEGER NOT NULL)`,
+	`CREATE TABLE ` + tablePending + ` (
+		session    TEXT NOT NULL,
+		job_id     TEXT NOT NULL,
+		expires_at INTEGER NOT NULL,
+		PRIMARY KEY (session, job_id)) WITHOUT ROWID`,
+	`CREATE TABLE ` + tableMemory + ` (
+		session    TEXT NOT NULL,
+		day        TEXT NOT NULL,
+		seq        INTEGER NOT NULL,
+		turn       TEXT NOT NULL,
+		expires_at INTEGER NOT NULL,
+		PRIMARY KEY (session, day, seq))`,
+	`CREATE TABLE ` + tableBlobs + ` (
+		kind       TEXT NOT NULL,
+		id         TEXT NOT NULL,
+		data       BLOB NOT NULL,
+		expires_at INTEGER NOT NULL,
+		PRIMARY KEY (kind, id))`,
+	// Expiry indexes for the sweeper; not on chat_memory, whose rows all get a new expiry at each
+	// append (index upkeep would cost more than the sweeper's scan of a small table).
+	`CREATE INDEX chat_sessions_expiry ON ` + tableSessions + ` (expires_at) WHERE expires_at > 0`,
+	`CREATE INDEX chat_pending_expiry ON ` + tablePending + ` (expires_at) WHERE expires_at > 0`,
+	`CREATE INDEX chat_blobs_expiry ON ` + tableBlobs + ` (expires_at) WHERE expires_at > 0`,
+}
+
+// live is the condition on a row that has not expired; its argument is sqlstate.NowMS().
+const live = `(expires_at = 0 OR expires_at > ?)`
+
+// The store's statements, prepared when it is built (sqlstate.DB.Prepare).
+const (
+	qSession = `SELECT local_only, prev_route FROM ` + tableSessions + ` WHERE id = ? AND ` + live
+	qPending = `SELECT job_id FROM ` + tablePending + ` WHERE session = ? AND ` + live + ` ORDER BY job_id`
+	qMemory  = `SELECT turn FROM (SELECT seq, turn FROM ` + tableMemory + ` WHERE session = ? AND day = ? AND ` + live +
+		` ORDER BY seq DESC LIMIT ?) ORDER BY seq`
+	qAddPending    = `INSERT INTO ` + tablePending + ` (session, job_id, expires_at) VALUES (?, ?, ?) ON CONFLICT (session, job_id) DO NOTHING`
+	qRenewPending  = `UPDATE ` + tablePending + ` SET expires_at = ? WHERE session = ?`
+	qRemovePending = `DELETE FROM ` + tablePending + ` WHERE session = ? AND job_id = ?`
+	qLastSeq       = `SELECT COALESCE(max(seq), 0) FROM ` + tableMemory + ` WHERE session = ? AND day = ?`
+	qAddTurn       = `INSERT INTO ` + tableMemory + ` (session, day, seq, turn, expires_at) VALUES (?, ?, ?, ?, ?)`
+	qTrimMemory    = `DELETE FROM ` + tableMemory + ` WHERE session = ? AND day = ? AND seq <= ?`
+	qRenewMemory   = `UPDATE ` + tableMemory + ` SET expires_at = ? WHERE session = ? AND day = ?`
+	qSaveBlob      = `INSERT INTO ` + tableBlobs + ` (kind, id, data, expires_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (kind, id) DO UPDATE SET data = excluded.data, expires_at = excluded.expires_at`
+	qBlob = `SELECT data FROM ` + tableBlobs + ` WHERE kind = ? AND id = ? AND ` + live
+)
+
+// A write first deletes the expired rows it would touch (the last argument is
+// sqlstate.NowMS()), so it starts from nothing, as a write to an expired Redis key does.
+const (
+	expired      = ` AND expires_at > 0 AND expires_at <= ?`
+	qDropSession = `DELETE FROM ` + tableSessions + ` WHERE id = ?` + expired
+	qDropPending = `DELETE FROM ` + tablePending + ` WHERE session = ?` + expired
+	qDropMemory  = `DELETE FROM ` + tableMemory + ` WHERE session = ? AND day = ?` + expired
+)
+
+// Setting one field of a session renews the session's expiry.
+const (
+	qSetLocalOnly = `INSERT INTO ` + tableSessions + ` (id, local_only, expires_at) VALUES (?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET local_only = excluded.local_only, expires_at = excluded.expires_at`
+	qSetPrevRoute = `INSERT INTO ` + tableSessions + ` (id, prev_route, expires_at) VALUES (?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET prev_route = excluded.prev_route, expires_at = excluded.expires_at`
+)
+
+func sqliteStatements() []string {
+	return []string{qSession, qPending, qMemory, qAddPending, qRenewPending, qRemovePending, qLastSeq, qAddTurn,
+		qTrimMemory, qRenewMemory, qSaveBlob, qBlob, qDropSession, qDropPending, qDropMemory, qSetLocalOnly, qSetPrevRoute}
+}
+
+// NewSQLite migrates the store's tables in db and returns the store.
+func NewSQLite(ctx context.Context, db *sqlstate.DB, sessionTTL time.Duration) (*SQLite, error) {
+	if err := db.Migrate(ctx, "chat-mio", sqliteMigrations...); err != nil {
+		return nil, fmt.Errorf("session store: %w", err)
+	}
+	for _, t := range []string{tableSessions, tablePending, tableMemory, tableBlobs} {
+		db.Expire(t)
+	}
+	if err := db.Prepare(ctx, sqliteStatements()...); err != nil {
+		return nil, fmt.Errorf("session store: %w", err)
+	}
+	return &SQLite{db: db, sessionTTL: orDefaultTTL(sessionTTL)}, nil
+}
+
+// Load implements app.SessionStore.
+func (s *SQLite) Load(ctx context.Context, id, day string, memoryTurns int) (domain.Session, error) {
+	now := sqlstate.NowMS()
+	sess := domain.Session{ID: id}
+	var local int
+	err := s.queryRow(ctx, nil, qSession, []any{id, now}, &local, &sess.PrevPrimaryRoute)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return domain.Session{}, unavailable("load", err)
+	}
+	sess.LocalOnly = local == 1
+	if sess.Pending, err = s.strings(ctx, qPending, id, now); err != nil {
+		return domain.Session{}, unavailable("load", err)
+	}
+	// The last memoryTurns turns, oldest first; ≤ 0 reads the whole day, as LRANGE 0 -1 does.
+	limit := memoryTurns
+	if limit <= 0 {
+		limit = -1
+	}
+	turns, err := s.strings(ctx, qMemory, id, day, now, limit)
+	if err != nil {
+		return domain.Session{}, unavailable("load", err)
+	}
+	sess.Memory = decodeTurns(turns)
+	return sess, nil
+}
+
+// stmt is query as prepared when the store was built, in tx when tx is set.
+func (s *SQLite) stmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
+	st, err := s.db.Stmt(query)
+	if err != nil || tx == nil {
+		return st, err
+	}
+	return tx.StmtContext(ctx, st), nil
+}
+
+// exec runs a statement, in tx when tx is set.
+func (s *SQLite) exec(ctx context.Context, tx *sql.Tx, query string, args ...any) error {
+	st, err := s.stmt(ctx, tx, query)
+	if err == nil {
+		_, err = st.ExecContext(ctx, args...)
+	}
+	return err
+}
+
+// queryRow scans the one row of a query into dest (sql.ErrNoRows when there is none), in tx
+// when tx is set.
+func (s *SQLite) queryRow(ctx context.Context, tx *sql.Tx, query string, args []any, dest ...any) error {
+	st, err := s.stmt(ctx, tx, query)
+	if err != nil {
+		return err
+	}
+	return st.QueryRowContext(ctx, args...).Scan(dest...)
+}
+
+// strings runs a query of one text column.
+func (s *SQLite) strings(ctx context.Context, query string, args ...any) ([]string, error) {
+	st, err := s.stmt(ctx, nil, query)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.QueryContext(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// write runs fn in one transaction; op names the mutation in errors.
+func (s *SQLite) write(ctx context.Context, op string, fn func(tx *sql.Tx, now int64) error) error {
+	if err := s.db.Tx(ctx, func(tx *sql.Tx) error { return fn(tx, sqlstate.NowMS()) }); err != nil {
+		return unavailable(op, err)
+	}
+	return nil
+}
+
+// setField sets one field of the session (query: qSet…, op: its name in errors) and renews the
+// session's lifetime.
+func (s *SQLite) setField(ctx context.Context, id, op, query string, value any) error {
+	return s.write(ctx, op, func(tx *sql.Tx, now int64) error {
+		if err := s.exec(ctx, tx, qDropSession, id, now); err != nil {
+			return err
+		}
+		return s.exec(ctx, tx, query, id, value, now+s.sessionTTL.Milliseconds())
+	})
+}
+
+// SetLocalOnly implements app.SessionStore.
+func (s *SQLite) SetLocalOnly(ctx context.Context, id string, on bool) error {
+	v := 0
+	if on {
+		v = 1
+	}
+	return s.setField(ctx, id, "set local_only", qSetLocalOnly, v)
+}
+
+// SetPrevRoute implements app.SessionStore.
+func (s *SQLite) SetPrevRoute(ctx context.Context, id, route string) error {
+	return s.setField(ctx, id, "set prev_route", qSetPrevRoute, route)
+}
+
+// AddPending implements app.SessionStore: the set's lifetime is renewed, as EXPIRE after SADD.
+func (s *SQLite) AddPending(ctx context.Context, id, jobID string) error {
+	return s.write(ctx, "add pending", func(tx *sql.Tx, now int64) error {
+		if err := s.exec(ctx, tx, qDropPending, id, now); err != nil {
+			return err
+		}
+		exp := now + s.sessionTTL.Milliseconds()
+		if err := s.exec(ctx, tx, qAddPending, id, jobID, exp); err != nil {
+			return err
+		}
+		return s.exec(ctx, tx, qRenewPending, exp, id)
+	})
+}
+
+// RemovePending implements app.SessionStore.
+func (s *SQLite) RemovePending(ctx context.Context, id, jobID string) error {
+	if err := s.exec(ctx, nil, qRemovePending, id, jobID); err != nil {
+		return unavailable("remove pending", err)
+	}
+	return nil
+}
+
+// AppendTurns implements app.SessionStore: append, keep the last memoryTurns (all when ≤ 0, as
+// LTRIM -0 -1 does) and renew the day's lifetime.
+func (s *SQLite) AppendTurns(ctx context.Context, id, day string, memoryTurns int, turns ...domain.Turn) error {
+	if len(turns) == 0 {
+		return nil
+	}
+	encoded, err := encodeTurns(turns)
+	if err != nil {
+		return err
+	}
+	return s.write(ctx, "append memory", func(tx *sql.Tx, now int64) error {
+		if err := s.exec(ctx, tx, qDropMemory, id, day, now); err != nil {
+			return err
+		}
+		var last int64
+		if err := s.queryRow(ctx, tx, qLastSeq, []any{id, day}, &last); err != nil {
+			return err
+		}
+		exp := now + memoryTTL.Milliseconds()
+		for _, t := range encoded {
+			last++
+			if err := s.exec(ctx, tx, qAddTurn, id, day, last, t, exp); err != nil {
+				return err
+			}
+		}
+		if memoryTurns > 0 {
+			if err := s.exec(ctx, tx, qTrimMemory, id, day, last-int64(memoryTurns)); err != nil {
+				return err
+			}
+		}
+		return s.exec(ctx, tx, qRenewMemory, exp, id, day)
+	})
+}
+
+// SaveOptions implements app.SessionStore.
+func (s *SQLite) SaveOptions(ctx context.Context, jobID string, data []byte, ttl time.Duration) error {
+	return s.save(ctx, "options", jobID, data, ttl)
+}
+
+// LoadOptions implements app.SessionStore.
+func (s *SQLite) LoadOptions(ctx context.Context, jobID string) ([]byte, error) {
+	return s.load(ctx, "options", jobID, "options of "+jobID)
+}
+
+// SaveReply implements app.SessionStore.
+func (s *SQLite) SaveReply(ctx context.Context, eventID string, data []byte, ttl time.Duration) error {
+	return s.save(ctx, "reply", eventID, data, ttl)
+}
+
+// LoadReply implements app.SessionStore.
+func (s *SQLite) LoadReply(ctx context.Context, eventID string) ([]byte, error) {
+	return s.load(ctx, "reply", eventID, "reply to "+eventID)
+}
+
+// save replaces the blob kind/id and its lifetime (none when ttl is 0), as SET with a TTL.
+func (s *SQLite) save(ctx context.Context, kind, id string, data []byte, ttl time.Duration) error {
+	if err := s.exec(ctx, nil, qSaveBlob, kind, id, data, sqlstate.ExpiresAt(ttl)); err != nil {
+		return unavailable("save "+kind, err)
+	}
+	return nil
+}
+
+// load reads the blob kind/id; a missing or expired one is domain.ErrNotFound, described as missing.
+func (s *SQLite) load(ctx context.Context, kind, id, missing string) ([]byte, error) {
+	var b []byte
+	err := s.queryRow(ctx, nil, qBlob, []any{kind, id, sqlstate.NowMS()}, &b)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("%s: %w", missing, domain.ErrNotFound)
+	}
+	if err != nil {
+		return nil, unavailable("load "+kind, err)
+	}
+	return b, nil
+}
+
+// Ping checks the database (readiness).
+func (s *SQLite) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
+
+// encodeTurns is the stored form of turns, one JSON object each (both engines).
+func encodeTurns(turns []domain.Turn) ([]string, error) {
+	out := make([]string, 0, len(turns))
+	for _, t := range turns {
+		b, err := json.Marshal(t)
+		if err != nil {
+			return nil, fmt.Errorf("encode turn: %w", err)
+		}
+		out = append(out, string(b))
+	}
+	return out, nil
+}
+
+// decodeTurns skips what does not decode: a damaged entry must not lose the rest.
+func decodeTurns(raw []string) []domain.Turn {
+	var out []domain.Turn
+	for _, r := range raw {
+		var t domain.Turn
+		if json.Unmarshal([]byte(r), &t) == nil {
+			out = append(out, t)
+		}
+	}
+	return out
+}

@@ -1,0 +1,125 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/sqlstate"
+	"github.com/picoclaw-suite/picoclaw/pkg/sqlstate/sqlstatetest"
+	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/app"
+	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/domain"
+)
+
+func openSQLite(t testing.TB, db *sqlstate.DB) *SQLite {
+	t.Helper()
+	s, err := NewSQLite(context.Background(), db, sessionTTL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// where selects the rows of it: table, condition and arguments.
+func where(t *testing.T, it item) (string, string, []any) {
+	switch it.kind {
+	case "session":
+		return tableSessions, `id = ?`, []any{it.id}
+	case "pending":
+		return tablePending, `session = ?`, []any{it.id}
+	case "memory":
+		return tableMemory, `session = ? AND day = ?`, []any{it.id, it.day}
+	case "options", "reply":
+		return tableBlobs, `kind = ? AND id = ?`, []any{it.kind, it.id}
+	}
+	t.Fatalf("unknown item %+v", it)
+	return "", "", nil
+}
+
+func sqliteEngine(t *testing.T) engine {
+	h := sqlstatetest.New(t)
+	return engine{
+		store:  openSQLite(t, h.DB()),
+		reopen: func(t *testing.T) app.SessionStore { return openSQLite(t, h.Reopen()) },
+		ttl: func(t *testing.T, it item) time.Duration {
+			table, cond, args := where(t, it)
+			// The rows of one item share one expiry, as the members of a Redis key do.
+			var n, distinct int
+			var exp int64
+			if err := h.DB().QueryRowContext(context.Background(), `SELECT count(*), count(DISTINCT expires_at), COALESCE(max(expires_at), 0) FROM `+
+				table+` WHERE `+cond, args...).Scan(&n, &distinct, &exp); err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case n == 0:
+				t.Fatalf("%+v does not exist", it)
+			case distinct != 1:
+				t.Fatalf("the rows of %+v expire at %d different times", it, distinct)
+			case exp == 0:
+				return 0
+			}
+			return time.Until(time.UnixMilli(exp))
+		},
+		expire: func(t *testing.T, it item) {
+			table, cond, args := where(t, it)
+			if _, err := h.DB().ExecContext(context.Background(), `UPDATE `+table+` SET expires_at = ? WHERE `+cond,
+				append([]any{sqlstate.NowMS() - 1}, args...)...); err != nil {
+				t.Fatal(err)
+			}
+		},
+		down: func(t *testing.T) app.SessionStore {
+			return sqlstatetest.Closed(t, func(db *sqlstate.DB) app.SessionStore { return openSQLite(t, db) })
+		},
+	}
+}
+
+func TestSQLiteContract(t *testing.T) { contract(t, sqliteEngine) }
+
+// The engine's sweeper deletes what has expired in every table of the store.
+func TestSQLiteExpiredRowsAreSwept(t *testing.T) {
+	ctx := context.Background()
+	e := sqliteEngine(t)
+	s := e.store
+	must(t, s.SetLocalOnly(ctx, sid, true))
+	must(t, s.AddPending(ctx, sid, "job_20260101_001"))
+	must(t, s.AddPending(ctx, sid, "job_20260101_002"))
+	must(t, s.AppendTurns(ctx, sid, "20260101", 4, domain.Turn{Text: "a"}, domain.Turn{Text: "b"}))
+	must(t, s.SaveOptions(ctx, "job_20260101_001", []byte("o"), time.Hour))
+	must(t, s.SaveReply(ctx, "ev-1", []byte("r"), time.Hour))
+	must(t, s.SaveReply(ctx, "ev-2", []byte("kept"), 0))
+	for _, it := range []item{{kind: "session", id: sid}, {kind: "pending", id: sid}, {kind: "memory", id: sid, day: "20260101"},
+		{kind: "options", id: "job_20260101_001"}, {kind: "reply", id: "ev-1"}} {
+		e.expire(t, it)
+	}
+	db := s.(*SQLite).db
+	if n, err := db.Sweep(ctx); err != nil || n != 7 {
+		t.Fatalf("swept %d rows (%v), want 7", n, err)
+	}
+	if b, err := s.LoadReply(ctx, "ev-2"); err != nil || string(b) != "kept" {
+		t.Fatalf("a reply without expiry was swept: %q %v", b, err)
+	}
+}
+
+// A local_only switch survives the process being killed right after it returned, both ways.
+func TestSQLiteLocalOnlySurvivesSIGKILL(t *testing.T) {
+	dir := t.TempDir()
+	for _, on := range []bool{true, false} {
+		t.Run(fmt.Sprint("local_only=", on), func(t *testing.T) {
+			sqlstatetest.Crash(t, dir, func(t *testing.T, dir string, out io.Writer) {
+				s := openSQLite(t, sqlstatetest.OpenAt(t, filepath.Join(dir, "state.db")).DB())
+				must(t, s.SetLocalOnly(context.Background(), sid, on))
+			})
+			s := openSQLite(t, sqlstatetest.OpenAt(t, filepath.Join(dir, "state.db")).DB())
+			if got := load(t, s, "20260101", 4); got.LocalOnly != on {
+				t.Fatalf("after the crash local_only = %v, want %v", got.LocalOnly, on)
+			}
+		})
+	}
+}
+
+func BenchmarkSQLite(b *testing.B) {
+	benchmark(b, openSQLite(b, sqlstatetest.New(b).DB()))
+}
