@@ -25,11 +25,11 @@ type session struct {
 	seen  strings.Builder
 }
 
-func startRun(t *testing.T, bin, dataDir string) *session {
+func startRun(t *testing.T, bin, dataDir string, env ...string) *session {
 	t.Helper()
-	cmd := exec.Command(bin, "run", "--data", dataDir, "--user", "tester")
+	cmd := exec.Command(bin, "run", "--data", dataDir, "--user", "tester", "--chat", "on")
 	cmd.Dir = filepath.Join("..", "..") // persona and rules files are found from the repository root
-	cmd.Env = append(os.Environ(), "PICOCLAW_OLLAMA_BASE_URL=http://127.0.0.1:1", "PICOCLAW_LOCALE=ja")
+	cmd.Env = append(append(os.Environ(), "PICOCLAW_OLLAMA_BASE_URL=http://127.0.0.1:1", "PICOCLAW_LOCALE=ja"), env...)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -52,6 +52,13 @@ func startRun(t *testing.T, bin, dataDir string) *session {
 	}()
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	return s
+}
+
+// kill ends the suite with SIGKILL: no shutdown code runs.
+func (s *session) kill() {
+	s.t.Helper()
+	_ = s.cmd.Process.Kill()
+	_ = s.cmd.Wait()
 }
 
 // expect reads output until a line matches re and returns the match.
@@ -108,10 +115,7 @@ var (
 // job and its history are still there.
 func TestEmbeddedSessionApprovesAJob(t *testing.T) {
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "picoclaw")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildPicoclaw(t, dir)
 	data := filepath.Join(dir, "data")
 
 	start := time.Now()
@@ -129,7 +133,7 @@ func TestEmbeddedSessionApprovesAJob(t *testing.T) {
 	if err != nil || len(written) == 0 {
 		t.Fatalf("the approved patch wrote nothing into the workspace: %v", err)
 	}
-	for _, f := range []string{"audit.db", "redis.json"} {
+	for _, f := range []string{"audit.db", "state.db"} {
 		if _, err := os.Stat(filepath.Join(data, f)); err != nil {
 			t.Fatalf("%s not kept: %v", f, err)
 		}
@@ -145,6 +149,16 @@ func TestEmbeddedSessionApprovesAJob(t *testing.T) {
 		t.Fatalf("after a restart, approving %s again does not say it was decided:\n%s", job, s2.seen.String())
 	}
 	auditVerifyEmbedded(t, bin, data, job)
+}
+
+// buildPicoclaw builds this command into dir.
+func buildPicoclaw(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "picoclaw")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }
 
 // auditVerifyEmbedded: the suite generated its audit key on first start (owner-only) and kept

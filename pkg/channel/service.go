@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -14,7 +15,9 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/chatlink/chatclient"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid/redisalloc"
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid/sqlitealloc"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/sqlstate"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
@@ -67,13 +70,11 @@ func Run(ctx context.Context, spec Spec) error {
 		log.WarnContext(ctx, spec.Channel+".allowlist_empty", slog.String("key", spec.Channel+".allowed_users"),
 			slog.String("effect", "every sender gets a refusal until user ids are listed"))
 	}
-	st, err := openState(ctx, cfg, log)
+	st, err := openState(ctx, cfg, srv.Location(), log)
 	if err != nil {
 		return fmt.Errorf("%s: %w", spec.Service, err)
 	}
 	defer st.close()
-	// nil on SQLite, where the JobID allocator below is to run on the state database too.
-	rdb := st.rdb
 	metrics, err := inbox.NewMetrics(srv.Registry())
 	if err != nil {
 		return err
@@ -84,9 +85,7 @@ func Run(ctx context.Context, spec Spec) error {
 	if err != nil {
 		return err
 	}
-	loc := srv.Location()
-	// Same counter and key prefix as chat-mio, so ids stay unique whoever allocates them.
-	jobs := redisalloc.New(rdb, loc, cfg.Redis.KeyPrefix, redisalloc.WithLogger(log))
+	jobs := st.jobs
 	env := Env{
 		Log: log, Telemetry: tel,
 		Ingest:       NewIngester(spec.Channel, store, jobs, log, tel.TracerProvider, spec.Service, tel.Propagator),
@@ -143,8 +142,8 @@ func Run(ctx context.Context, spec Spec) error {
 // state is where a gateway keeps its inbox and sent marks.
 type state struct {
 	engine inbox.Engine
-	// rdb is the Redis client (nil on SQLite).
-	rdb *redis.Client
+	// jobs allocates JobIDs from the counter chat-mio shares (same engine, same key prefix).
+	jobs jobid.Allocator
 	// name names the readiness check, where the place in errors.
 	name, where string
 	close       func()
@@ -152,10 +151,11 @@ type state struct {
 
 // openState opens the engine state.engine names: the SQLite state database at state.path
 // (shared with every service of the process that opens the same file), or Redis.
-func openState(ctx context.Context, cfg config.Common, log *slog.Logger) (state, error) {
+func openState(ctx context.Context, cfg config.Common, loc *time.Location, log *slog.Logger) (state, error) {
 	if !cfg.State.SQLite() {
 		rdb := redis.NewClient(&redis.Options{Addr: cfg.Redis.Addr, DB: cfg.Redis.DB, Password: cfg.Redis.Password.Value()})
-		return state{engine: inbox.RedisEngine(rdb), rdb: rdb, name: "redis", where: "redis " + cfg.Redis.Addr,
+		return state{engine: inbox.RedisEngine(rdb), name: "redis", where: "redis " + cfg.Redis.Addr,
+			jobs:  redisalloc.New(rdb, loc, cfg.Redis.KeyPrefix, redisalloc.WithLogger(log)),
 			close: func() { _ = rdb.Close() }}, nil
 	}
 	db, err := sqlstate.Open(ctx, cfg.State.Path, sqlstate.Options{Sync: sqlstate.Sync(cfg.State.Sync), Logger: log})
@@ -167,5 +167,10 @@ func openState(ctx context.Context, cfg config.Common, log *slog.Logger) (state,
 		_ = db.Close()
 		return state{}, err
 	}
-	return state{engine: e, name: "sqlite", where: "state database " + db.Path(), close: func() { _ = db.Close() }}, nil
+	jobs, err := sqlitealloc.New(ctx, db, loc, jobid.WithLogger(log))
+	if err != nil {
+		_ = db.Close()
+		return state{}, err
+	}
+	return state{engine: e, jobs: jobs, name: "sqlite", where: "state database " + db.Path(), close: func() { _ = db.Close() }}, nil
 }

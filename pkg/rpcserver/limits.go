@@ -80,7 +80,7 @@ func (s *Server) httpServer(ctx context.Context, h http.Handler, h2c bool) *http
 	}
 	l := s.cfg.Limits
 	return &http.Server{
-		Handler:           h,
+		Handler:           s.inflight.wrap(h),
 		ReadHeaderTimeout: l.ReadHeaderTimeout,
 		IdleTimeout:       l.IdleTimeout,
 		MaxHeaderBytes:    l.MaxHeaderBytes,

@@ -81,6 +81,8 @@ type ReadinessCheck func(ctx context.Context) error
 // Server is one service's HTTP server.
 type Server struct {
 	cfg      Config
+	// inflight counts requests being served, for a shutdown that ends when they do.
+	inflight inflight
 	tel      *telemetry.Telemetry
 	router   chi.Router
 	public   chi.Router
@@ -333,12 +335,7 @@ func (s *Server) Run(ctx context.Context) error {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
 	defer cancel()
 	var err error
-	for _, hs := range servers {
-		if e := hs.Shutdown(sctx); e != nil {
-			// Streams (e.g. Watch) do not end by themselves; cut them once the grace period is over.
-			err = errors.Join(err, hs.Close())
-		}
-	}
+	_ = drain(sctx, &s.inflight, servers)
 	for range len(servers) - btoi(serveErr != nil) {
 		<-errc
 	}

@@ -15,7 +15,6 @@ import (
 
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1/approvalv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
-	"github.com/picoclaw-suite/picoclaw/pkg/embedredis"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
@@ -74,21 +73,17 @@ type Server struct {
 // ready or does not stop cleanly.
 func Start(t testing.TB, opts ...Option) *Server {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	rdb, err := embedredis.Start(ctx, "127.0.0.1:0", "")
-	if err != nil {
-		cancel()
-		t.Fatalf("approvaltest: %v", err)
-	}
-	t.Cleanup(func() { cancel(); rdb.Close() })
 	ln, pub := testinfra.Listen(t), testinfra.Listen(t)
+	dir := t.TempDir()
 	cfg := service.DefaultConfig()
 	cfg.Auth = testinfra.Auth(service.Name)
 	cfg.LogLevel = "debug"
 	cfg.HeartbeatSender.Enabled = false
-	cfg.Redis.Addr = rdb.Addr()
+	// The embedded engines: the Auto-Approve grant in an SQLite state file, the audit log in
+	// another; no Redis or Postgres.
+	cfg.State = config.State{Engine: config.StateSQLite, Path: filepath.Join(dir, "state.db"), Sync: "normal"}
 	cfg.Approval.Store = service.StoreSQLite
-	cfg.Approval.SQLitePath = filepath.Join(t.TempDir(), "audit.db")
+	cfg.Approval.SQLitePath = filepath.Join(dir, "audit.db")
 	cfg.Approval.Audit.Key = config.Secret(AuditKey)
 	cfg.Listener, cfg.PublicListener = ln, pub
 	cfg.Services.Approval = config.Endpoint{Listen: ln.Addr().String(), URL: testinfra.URL(ln),

@@ -125,6 +125,13 @@ func formatReply(r chatlink.Reply) string {
 // chatLoop reads lines, sends each to chat-mio and prints the replies until EOF or /quit.
 // ln receives the notifications chat-mio pushes for the session (services.cli).
 func chatLoop(ctx context.Context, g *globals, creds *svcauth.Credentials, name, chatURL string, ln net.Listener) error {
+	return chatSession(ctx, g, creds, name, chatURL, ln, true)
+}
+
+// chatSession serves the terminal channel's notifications on ln and, when interactive, reads
+// chat lines from the terminal until /quit or end of input; otherwise it only shows what the
+// suite pushes to the terminal user until ctx ends (the suite running as a service).
+func chatSession(ctx context.Context, g *globals, creds *svcauth.Credentials, name, chatURL string, ln net.Listener, interactive bool) error {
 	term := &terminal{out: g.io.Out}
 	session := "cli:" + name
 	tel, err := telemetry.New(ctx, telemetry.Config{ServiceName: "picoclaw-cli", LogWriter: io.Discard}.FromEnv())
@@ -154,6 +161,10 @@ func chatLoop(ctx context.Context, g *globals, creds *svcauth.Credentials, name,
 	go func() { srvDone <- srv.Run(srvCtx) }()
 	defer func() { stopSrv(); <-srvDone }()
 
+	if !interactive {
+		<-ctx.Done()
+		return nil
+	}
 	lines := make(chan string)
 	go func() {
 		defer close(lines)

@@ -88,7 +88,8 @@ func (g *globals) clientOptions(tel *telemetry.Telemetry, defaultTimeout time.Du
 
 func commands() map[string]command {
 	return map[string]command{
-		"run":          {"start the whole suite in this process and chat in this terminal", "run [--data DIR] [--user NAME]", runEmbedded},
+		"run":          {"start the whole suite in this process and chat in this terminal (or run it as a service)", "run [--data DIR] [--user NAME] [--chat auto|on|off] [--grace 2s] [--log-max-size MB] [--log-max-age 24h] [--log-keep N]", runEmbedded},
+		"data":         {"compact or export the embedded suite's data directory", "data compact|export [--data DIR] [--out FILE]", runData},
 		"chat":         {"chat with a running suite (channel cli)", "chat [--user NAME]", runChat},
 		"jobs":         {"list approval jobs", "jobs [--status pending|granted|auto_approved|denied|expired|cancelled|executing|completed|failed|refused]", runJobs},
 		"job":          {"show a job and its audit trail", "job <job_id>", runJob},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -11,11 +12,11 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
-	"github.com/picoclaw-suite/picoclaw/pkg/embedredis"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
-	"github.com/picoclaw-suite/picoclaw/pkg/runner"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	approval "github.com/picoclaw-suite/picoclaw/services/approval/service"
 	chatmio "github.com/picoclaw-suite/picoclaw/services/chat-mio/service"
@@ -39,10 +40,10 @@ type suite struct {
 	g       *globals
 	dataDir string
 	user    string
-	// logFile is every service's log: *os.File serialises concurrent writes and each log
-	// record is one write, so the services share it without a lock of their own.
-	logFile    *os.File
-	redis      *embedredis.Server
+	// log is every service's log (each record is one write; the writer serialises them).
+	log *suiteLog
+	// lock holds the data directory for this process.
+	lock       *os.File
 	listeners  map[string]net.Listener
 	services   config.Services
 	offline    bool
@@ -52,10 +53,26 @@ type suite struct {
 	cliCreds   *svcauth.Credentials
 }
 
+// runOptions are the flags of `picoclaw run`.
+type runOptions struct {
+	dataDir, user string
+	// chat is on (read the terminal), off (run as a service) or auto (on when stdin is a terminal).
+	chat string
+	log  logOptions
+	// grace bounds the wait for in-flight work at shutdown; what is still running then is cancelled.
+	grace time.Duration
+}
+
 func runEmbedded(ctx context.Context, g *globals, args []string) error {
 	fs := newFlags(g, "run", commands()["run"].usage)
-	dataDir := fs.String("data", "data", "directory for the audit database, the Redis snapshot, the workspace and the logs")
-	name := fs.String("user", defaultUser(g), "your name; the session is cli:<name> and you are its approver (env PICOCLAW_USER)")
+	o := runOptions{}
+	fs.StringVar(&o.dataDir, "data", "data", "directory for all state: the audit and state databases, the workspace, the credentials and the logs")
+	fs.StringVar(&o.user, "user", defaultUser(g), "your name; the session is cli:<name> and you are its approver (env PICOCLAW_USER)")
+	fs.StringVar(&o.chat, "chat", "auto", "on: chat in this terminal; off: run as a service until SIGTERM; auto: on when stdin is a terminal")
+	fs.IntVar(&o.log.maxMB, "log-max-size", 20, "rotate suite.log when it reaches this many MB")
+	fs.DurationVar(&o.log.maxAge, "log-max-age", 24*time.Hour, "rotate suite.log when it is this old")
+	fs.IntVar(&o.log.keep, "log-keep", 5, "rotated logs to keep (older ones are deleted)")
+	fs.DurationVar(&o.grace, "grace", 2*time.Second, "at shutdown, how long in-flight work may finish before it is cancelled")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -63,30 +80,34 @@ func runEmbedded(ctx context.Context, g *globals, args []string) error {
 	if len(pos) > 0 {
 		return usagef("unexpected argument %q", pos[0])
 	}
+	interactive, err := o.interactive(g.io.In)
+	if err != nil {
+		return err
+	}
+	if err := o.log.validate(); err != nil {
+		return err
+	}
 	start := time.Now()
-	s, err := newSuite(ctx, g, *dataDir, *name)
+	s, err := newSuite(ctx, g, o)
 	if err != nil {
 		return err
 	}
 	defer s.close()
 	runCtx, stop := context.WithCancel(ctx)
 	errc := s.start(runCtx)
-	saved := s.saveEvery(runCtx, 5*time.Second)
+	rotated := s.log.rotateEvery(runCtx, o.log.maxAge)
 	defer func() {
 		stop()
-		s.wait(errc, 10*time.Second)
-		<-saved
-		if err := s.redis.Save(context.WithoutCancel(ctx)); err != nil {
-			fmt.Fprintf(g.io.Err, "picoclaw: saving the Redis snapshot: %v\n", err)
-		}
+		s.wait(errc, o.grace)
+		<-rotated
 	}()
 	if err := s.waitReady(runCtx, errc, 60*time.Second); err != nil {
 		return err
 	}
-	s.banner(time.Since(start))
+	s.banner(time.Since(start), interactive)
 	chatDone := make(chan error, 1)
 	go func() {
-		chatDone <- chatLoop(runCtx, g, s.cliCreds, s.user, s.services.ChatMio.URL, s.listeners["cli"])
+		chatDone <- chatSession(runCtx, g, s.cliCreds, s.user, s.services.ChatMio.URL, s.listeners["cli"], interactive)
 	}()
 	select {
 	case err := <-chatDone:
@@ -104,33 +125,38 @@ func runEmbedded(ctx context.Context, g *globals, args []string) error {
 	}
 }
 
-// saveEvery snapshots the embedded Redis periodically, so a crash loses at most a few seconds
-// of sessions, counters and queued events; the channel closes when ctx ends.
-func (s *suite) saveEvery(ctx context.Context, every time.Duration) <-chan struct{} {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		runner.Every(ctx, every, func() {
-			if err := s.redis.Save(ctx); err != nil && ctx.Err() == nil {
-				fmt.Fprintf(s.g.io.Err, "picoclaw: saving the Redis snapshot: %v\n", err)
-			}
-		})
-	}()
-	return done
+// interactive decides whether `run` chats in the terminal.
+func (o runOptions) interactive(in io.Reader) (bool, error) {
+	switch o.chat {
+	case "on":
+		return true, nil
+	case "off":
+		return false, nil
+	case "auto":
+		f, ok := in.(*os.File)
+		if !ok {
+			return true, nil
+		}
+		// A terminal answers the terminal ioctl; /dev/null, pipes and files do not.
+		_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+		return err == nil, nil
+	}
+	return false, usagef("--chat must be on, off or auto, got %q", o.chat)
 }
 
-func newSuite(ctx context.Context, g *globals, dataDir, user string) (*suite, error) {
+func newSuite(ctx context.Context, g *globals, o runOptions) (*suite, error) {
+	dataDir := o.dataDir
 	if err := os.MkdirAll(filepath.Join(dataDir, "workspace"), 0o750); err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
 	}
-	logFile, err := os.OpenFile(filepath.Join(dataDir, "suite.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	// Nothing but this suite may hold the data directory: two suites on one state file would
+	// answer every message twice.
+	lock, err := lockDataDir(dataDir)
 	if err != nil {
-		return nil, fmt.Errorf("log file: %w", err)
-	}
-	s := &suite{g: g, dataDir: dataDir, user: user, logFile: logFile, listeners: map[string]net.Listener{}}
-	if s.redis, err = embedredis.Start(ctx, "127.0.0.1:0", filepath.Join(dataDir, "redis.json")); err != nil {
 		return nil, err
 	}
+	s := &suite{g: g, dataDir: dataDir, user: o.user, lock: lock, listeners: map[string]net.Listener{},
+		log: openSuiteLog(filepath.Join(dataDir, "suite.log"), o.log)}
 	if s.keys, err = loadOrCreateSuiteKeys(filepath.Join(dataDir, "credentials")); err != nil {
 		s.close()
 		return nil, err
@@ -189,10 +215,11 @@ func (s *suite) load(dst any) error {
 // Redis, credentials) and its wiring (the listeners opened for it, the shared log).
 func (s *suite) wire(name string, c *config.Common, w *rpcserver.Wiring) {
 	c.Services = s.services
-	c.Redis.Addr = s.redis.Addr()
-	c.Redis.DB = 0
+	// Sessions, queues, counters and the Auto-Approve cache live in one SQLite file, durable at
+	// every commit; no Redis is needed.
+	c.State = config.State{Engine: config.StateSQLite, Path: filepath.Join(s.dataDir, "state.db"), Sync: "normal"}
 	c.Auth = authFor(s.keys, name)
-	w.Listener, w.PublicListener, w.LogWriter = s.listeners[name], s.listeners[name+"-public"], s.logFile
+	w.Listener, w.PublicListener, w.LogWriter = s.listeners[name], s.listeners[name+"-public"], s.log
 }
 
 func (s *suite) configure(ctx context.Context) error {
@@ -377,11 +404,18 @@ func (s *suite) waitReady(ctx context.Context, errc chan componentEnd, limit tim
 	return nil
 }
 
-func (s *suite) banner(took time.Duration) {
+func (s *suite) banner(took time.Duration, interactive bool) {
 	w := s.g.io.Out
 	fmt.Fprintf(w, "PicoClaw Suite — %s (%d services, %s)\n", msg(s.g.locale, "組み込みモード", "embedded mode"), len(s.components), took.Round(time.Millisecond))
 	fmt.Fprintf(w, "  data: %s   log: %s\n", s.dataDir, filepath.Join(s.dataDir, "suite.log"))
 	fmt.Fprintf(w, "  %s: %s/ui/   REST: %s/v1/\n", msg(s.g.locale, "承認コンソール", "approval console"), s.services.Approval.PublicURL, s.services.Approval.PublicURL)
+	if _, ok := s.listeners["gateway-line-public"]; ok {
+		fmt.Fprintf(w, "  LINE webhook: %s%s\n", s.services.GatewayLine.PublicURL, gatewayline.WebhookPath)
+	}
+	if _, ok := s.listeners["gateway-slack-public"]; ok {
+		fmt.Fprintf(w, "  Slack events: %s%s   interactivity: %s%s\n", s.services.GatewaySlack.PublicURL, gatewayslack.EventsPath,
+			s.services.GatewaySlack.PublicURL, gatewayslack.InteractivePath)
+	}
 	if s.offline {
 		fmt.Fprintln(w, msg(s.g.locale,
 			"  ⚠ Ollama に接続できないため、オフラインプロバイダで動いています。これはモデルではありません：答えは入力から機械的に作られます。",
@@ -390,17 +424,21 @@ func (s *suite) banner(took time.Duration) {
 	for _, n := range s.notes {
 		fmt.Fprintln(w, "  · "+n)
 	}
+	if !interactive {
+		fmt.Fprintln(w, msg(s.g.locale, "  サービスとして動いています（端末のチャットなし）。SIGTERM で停止します。",
+			"  Running as a service (no terminal chat). SIGTERM stops it."))
+	}
 }
 
 func (s *suite) close() {
 	for n := range s.listeners {
 		s.closeListener(n)
 	}
-	if s.redis != nil {
-		s.redis.Close()
+	if s.log != nil {
+		_ = s.log.Close()
 	}
-	if s.logFile != nil {
-		_ = s.logFile.Close()
+	if s.lock != nil {
+		_ = s.lock.Close()
 	}
 }
 

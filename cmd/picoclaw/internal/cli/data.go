@@ -1,0 +1,217 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+
+	_ "modernc.org/sqlite" // database/sql driver "sqlite"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/redact"
+)
+
+// dataFiles are the databases of an embedded data directory.
+var dataFiles = []string{"audit.db", "state.db"}
+
+// runData is `picoclaw data compact|export`: the operator's tools for the embedded suite's
+// data directory.
+func runData(ctx context.Context, g *globals, args []string) error {
+	fs := newFlags(g, "data", commands()["data"].usage)
+	dir := fs.String("data", "data", "the embedded suite's data directory")
+	out := fs.String("out", "-", "export: file to write (- = standard output)")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("want compact or export")
+	}
+	switch pos[0] {
+	case "compact":
+		return compactData(ctx, g, *dir)
+	case "export":
+		return exportData(ctx, g, *dir, *out)
+	}
+	return usagef("unknown data command %q (want compact or export)", pos[0])
+}
+
+// openData opens one database of the data directory (nil when the file does not exist).
+func openData(dir, name string) (*sql.DB, error) {
+	path := filepath.Join(dir, name)
+	if _, err := os.Stat(path); os.IsNotExist(err) {
+		return nil, nil
+	}
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	db.SetMaxOpenConns(1)
+	return db, nil
+}
+
+// compactData folds the write-ahead logs back and rebuilds each database without its free
+// pages. It needs the suite stopped (it takes the data directory's lock).
+func compactData(ctx context.Context, g *globals, dir string) error {
+	lock, err := lockDataDir(dir)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	for _, name := range dataFiles {
+		db, err := openData(dir, name)
+		if err != nil || db == nil {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		before := diskSize(filepath.Join(dir, name))
+		_, err = db.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
+		if err == nil {
+			_, err = db.ExecContext(ctx, `VACUUM`)
+		}
+		if err == nil {
+			_, err = db.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
+		}
+		_ = db.Close()
+		if err != nil {
+			return fmt.Errorf("compact %s: %w", name, err)
+		}
+		fmt.Fprintf(g.io.Out, "%s: %s → %s\n", name, human(before), human(diskSize(filepath.Join(dir, name))))
+	}
+	return nil
+}
+
+// diskSize is a database's size with its write-ahead log.
+func diskSize(path string) int64 {
+	var n int64
+	for _, p := range []string{path, path + "-wal"} {
+		if fi, err := os.Stat(p); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n
+}
+
+func human(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// exportRow is one line of an export: a row of a table of a database, secrets masked.
+type exportRow struct {
+	DB    string         `json:"db"`
+	Table string         `json:"table"`
+	Row   map[string]any `json:"row"`
+}
+
+// exportData writes every row of every table of the data directory's databases as JSON
+// lines. It reads a consistent snapshot of each database and may run while the suite does.
+func exportData(ctx context.Context, g *globals, dir, out string) error {
+	var w io.Writer = g.io.Out
+	if out != "-" {
+		f, err := os.OpenFile(out, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		w = f
+	}
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	rows := 0
+	for _, name := range dataFiles {
+		db, err := openData(dir, name)
+		if err != nil {
+			return err
+		}
+		if db == nil {
+			continue
+		}
+		n, err := exportDB(ctx, db, name, enc)
+		_ = db.Close()
+		if err != nil {
+			return fmt.Errorf("export %s: %w", name, err)
+		}
+		rows += n
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(g.io.Err, "exported %d rows\n", rows)
+	return nil
+}
+
+func exportDB(ctx context.Context, db *sql.DB, name string, enc *json.Encoder) (int, error) {
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = tx.Rollback() }()
+	var tables []string
+	trows, err := tx.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`)
+	if err != nil {
+		return 0, err
+	}
+	for trows.Next() {
+		var t string
+		if err := trows.Scan(&t); err != nil {
+			trows.Close()
+			return 0, err
+		}
+		tables = append(tables, t)
+	}
+	trows.Close()
+	n := 0
+	for _, t := range tables {
+		rows, err := tx.QueryContext(ctx, `SELECT * FROM "`+t+`"`)
+		if err != nil {
+			return n, err
+		}
+		cols, _ := rows.Columns()
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				rows.Close()
+				return n, err
+			}
+			row := make(map[string]any, len(cols))
+			for i, c := range cols {
+				switch v := vals[i].(type) {
+				case []byte:
+					row[c] = redact.Secrets(string(v))
+				case string:
+					row[c] = redact.Secrets(v)
+				default:
+					row[c] = v
+				}
+			}
+			if err := enc.Encode(exportRow{DB: name, Table: t, Row: row}); err != nil {
+				rows.Close()
+				return n, err
+			}
+			n++
+		}
+		if err := rows.Close(); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}

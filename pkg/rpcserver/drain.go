@@ -1,0 +1,80 @@
+package rpcserver
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"sync/atomic"
+)
+
+// inflight counts the requests being served, so a shutdown can end the moment the last one
+// finishes instead of waiting for http.Server.Shutdown's idle polling (which backs off to half
+// a second between looks).
+type inflight struct {
+	n    atomic.Int64
+	mu   sync.Mutex
+	idle chan struct{} // closed when n drops to 0 while someone waits
+}
+
+func (f *inflight) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.n.Add(1)
+		defer f.done()
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (f *inflight) done() {
+	if f.n.Add(-1) != 0 {
+		return
+	}
+	f.mu.Lock()
+	if f.idle != nil {
+		close(f.idle)
+		f.idle = nil
+	}
+	f.mu.Unlock()
+}
+
+// wait returns when no request is in flight or ctx ends; false means requests were still
+// running.
+func (f *inflight) wait(ctx context.Context) bool {
+	for {
+		f.mu.Lock()
+		if f.n.Load() == 0 {
+			f.mu.Unlock()
+			return true
+		}
+		if f.idle == nil {
+			f.idle = make(chan struct{})
+		}
+		ch := f.idle
+		f.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return f.n.Load() == 0
+		}
+	}
+}
+
+// drain shuts the servers down: listeners close at once, requests in flight get until ctx ends
+// to finish, then every connection is closed (streams such as Watch do not end by themselves).
+func drain(ctx context.Context, f *inflight, servers []*http.Server) error {
+	done := make(chan error, len(servers))
+	for _, hs := range servers {
+		go func() { done <- hs.Shutdown(ctx) }()
+	}
+	f.wait(ctx)
+	var err error
+	for _, hs := range servers {
+		// Idle keep-alive and HTTP/2 connections are closed now rather than at the next poll.
+		_ = hs.Close()
+	}
+	for range servers {
+		if e := <-done; e != nil && e != http.ErrServerClosed && ctx.Err() != nil {
+			err = e
+		}
+	}
+	return err
+}
