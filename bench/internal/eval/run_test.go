@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakellm"
 
 	"github.com/picoclaw-suite/picoclaw/bench/internal/eval"
+	"github.com/picoclaw-suite/picoclaw/bench/internal/stats"
 	"github.com/picoclaw-suite/picoclaw/bench/internal/suite"
 )
 
@@ -59,7 +61,7 @@ func answerer(t *testing.T, tasks []eval.Task, s script) fakellm.Answerer {
 func proposal(job string, task eval.Task, patch string) string {
 	typ, plan := "codegen", "Change the code as asked: "+task.Title+"."
 	if patch == "" {
-		typ, plan = "review", "Not correct: dividing by len(nums)-1 is not the mean, and a single element divides by zero."
+		typ, plan = "review", "Findings: "+task.Checks.AnswerMentions[0]+"."
 	}
 	b, _ := json.Marshal(map[string]any{
 		"job_id": job, "plan": plan, "patch": patch,
@@ -70,11 +72,13 @@ func proposal(job string, task eval.Task, patch string) string {
 	return string(b)
 }
 
-// TestRunMeasuresTruthfully runs the eval against fake OpenAI, Anthropic and Ollama servers
-// scripted with known outcomes (reference changes, a diff whose context does not match, a
-// change that breaks the tests, a patch where a review was asked for, an answer that is not a
-// proposal, reviews) and checks that the report counts exactly those outcomes.
-func TestRunMeasuresTruthfully(t *testing.T) {
+// harness is what the runs of the test share: the stores, the built binaries, the tasks.
+type harness struct {
+	opts  eval.Options
+	tasks []eval.Task
+}
+
+func newHarness(t *testing.T, ctx context.Context) harness {
 	pg := testinfra.Postgres(t)
 	rd := testinfra.Redis(t)
 	wd, _ := os.Getwd()
@@ -82,54 +86,117 @@ func TestRunMeasuresTruthfully(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
 	bin := t.TempDir()
 	if err := suite.Build(ctx, root, bin); err != nil {
 		t.Fatal(err)
 	}
 	data := filepath.Join(root, "bench", "testdata", "eval")
-	tasks, err := eval.LoadTasks(filepath.Join(data, "tasks"), "fix-div-by-zero", "add-percent", "review-diff")
+	tasks, err := eval.LoadTasks(filepath.Join(data, "tasks"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	sol := map[string]string{}
-	for _, task := range tasks {
-		sol[task.ID] = task.Solution
-	}
-	const divDoc = " // Div returns a / b, truncated toward zero.\n"
-	staleContext := strings.Replace(sol["fix-div-by-zero"], divDoc, " // Div divides a by b.\n", 1)
-	wrongPercent := strings.Replace(sol["add-percent"], "+\treturn part / whole * 100, nil\n", "+\treturn part / whole, nil\n", 1)
-	if staleContext == sol["fix-div-by-zero"] || wrongPercent == sol["add-percent"] {
-		t.Fatal("the reference changes no longer have the lines the broken variants edit")
-	}
+	return harness{tasks: tasks, opts: eval.Options{Root: root, BinDir: bin, Fixture: filepath.Join(data, "fixture"),
+		CallTimeout: 30 * time.Second, Iso: &suite.Isolation{DSN: pg.DSN, RedisAddr: rd.Addr, RedisPrefix: rd.Prefix}}}
+}
 
-	openai := fakellm.Start(t, fakellm.OpenAI, answerer(t, tasks, script{
-		"fix-div-by-zero": {patch: sol["fix-div-by-zero"]}, "add-percent": {patch: sol["add-percent"]}, "review-diff": {},
-	}), fakellm.WithAPIKey(openAIKey))
-	anthropic := fakellm.Start(t, fakellm.Anthropic, answerer(t, tasks, script{
-		"fix-div-by-zero": {patch: staleContext}, "add-percent": {patch: wrongPercent}, "review-diff": {patch: sol["add-percent"]},
-	}), fakellm.WithAPIKey(anthropicKey))
-	ollama := fakellm.Start(t, fakellm.Ollama, answerer(t, tasks, script{
-		"fix-div-by-zero": {raw: "I would add a check for a zero divisor to Div."}, "add-percent": {patch: sol["add-percent"]}, "review-diff": {},
-	}), fakellm.WithModels(ollamaModel), fakellm.WithParameters("num_ctx 16384"))
-
-	env := map[string]string{"OPENAI_API_KEY": openAIKey, "ANTHROPIC_API_KEY": anthropicKey, "OLLAMA_HOST": ollama.URL}
-	providers := eval.Detect(ctx, eval.DetectOptions{
+// run runs the eval on the named tasks (all when none) with the providers env and base URLs
+// make.
+func (h harness) run(t *testing.T, ctx context.Context, env, baseURLs map[string]string, ids ...string) *eval.Report {
+	t.Helper()
+	o := h.opts
+	for _, task := range h.tasks {
+		if len(ids) == 0 || slices.Contains(ids, task.ID) {
+			o.Tasks = append(o.Tasks, task)
+		}
+	}
+	o.Providers = eval.Detect(ctx, eval.DetectOptions{
 		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
 		Models:    map[string]string{llm.ProviderOllama: ollamaModel},
-		BaseURLs:  map[string]string{llm.ProviderOpenAI: openai.URL + "/v1", llm.ProviderAnthropic: anthropic.URL},
+		BaseURLs:  baseURLs,
 	})
-	work := t.TempDir()
-	rep := eval.Run(ctx, eval.Options{Root: root, BinDir: bin, Fixture: filepath.Join(data, "fixture"), Tasks: tasks,
-		Providers: providers, WorkDir: work, CallTimeout: 30 * time.Second, Logf: t.Logf,
-		Iso: &suite.Isolation{DSN: pg.DSN, RedisAddr: rd.Addr, RedisPrefix: rd.Prefix}})
+	o.WorkDir, o.Logf = t.TempDir(), t.Logf
 	t.Cleanup(func() {
 		if t.Failed() {
-			dumpLogs(t, work)
+			dumpLogs(t, o.WorkDir)
+		}
+	})
+	return eval.Run(ctx, o)
+}
+
+// TestRunMeasuresTruthfully runs the eval against fake OpenAI, Anthropic and Ollama servers
+// scripted with known outcomes and checks that the report counts exactly those outcomes:
+// first every task's reference change (or answer) through the real binaries, all solved; then
+// three tasks with reference changes, a diff whose context does not match, a change that breaks
+// the tests, a patch where a review was asked for, an answer that is not a proposal.
+func TestRunMeasuresTruthfully(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	h := newHarness(t, ctx)
+	sol := map[string]string{}
+	references := script{}
+	for _, task := range h.tasks {
+		sol[task.ID] = task.Solution
+		references[task.ID] = struct{ patch, raw string }{patch: task.Solution}
+	}
+	openai := fakellm.Start(t, fakellm.OpenAI, answerer(t, h.tasks, references), fakellm.WithAPIKey(openAIKey))
+
+	t.Run("reference changes", func(t *testing.T) {
+		rep := h.run(t, ctx, map[string]string{"OPENAI_API_KEY": openAIKey}, map[string]string{llm.ProviderOpenAI: openai.URL + "/v1"})
+		p := rep.Providers[0]
+		n, changes := len(h.tasks), 0
+		for _, task := range h.tasks {
+			if task.Expect == eval.ExpectPatch {
+				changes++
+			}
+		}
+		want := eval.Summary{Tasks: n, Proposals: n, PatchTasks: changes, Patches: changes, Applied: changes, TestsPassed: changes,
+			AnswerTasks: n - changes, Answers: n - changes, Solved: n, InputTokens: int64(n) * promptTokens, OutputTokens: int64(n) * completionTokens}
+		got := p.Summary
+		got.CostUSD, got.Latency = 0, stats.Summary{}
+		if p.Name != llm.ProviderOpenAI || got != want {
+			t.Errorf("%s: summary\n got %+v\nwant %+v", p.Name, got, want)
+		}
+		for _, r := range p.Results {
+			if !r.Solved {
+				t.Errorf("%s: %s (error %q, execution %q, checks %+v)", r.Task, r.Status, r.Error, r.Execution, r.Checks)
+			}
+		}
+		for _, p := range rep.Providers[1:] {
+			if p.Skip == "" || len(p.Results) > 0 {
+				t.Errorf("%s ran without a key", p.Name)
+			}
 		}
 	})
 
+	t.Run("known outcomes", func(t *testing.T) {
+		const divDoc = " // Div returns a / b, truncated toward zero.\n"
+		staleContext := strings.Replace(sol["fix-div-by-zero"], divDoc, " // Div divides a by b.\n", 1)
+		wrongPercent := strings.Replace(sol["add-percent"], "+\treturn part / whole * 100, nil\n", "+\treturn part / whole, nil\n", 1)
+		if staleContext == sol["fix-div-by-zero"] || wrongPercent == sol["add-percent"] {
+			t.Fatal("the reference changes no longer have the lines the broken variants edit")
+		}
+		anthropic := fakellm.Start(t, fakellm.Anthropic, answerer(t, h.tasks, script{
+			"fix-div-by-zero": {patch: staleContext}, "add-percent": {patch: wrongPercent}, "review-diff": {patch: sol["add-percent"]},
+		}), fakellm.WithAPIKey(anthropicKey))
+		ollama := fakellm.Start(t, fakellm.Ollama, answerer(t, h.tasks, script{
+			"fix-div-by-zero": {raw: "I would add a check for a zero divisor to Div."}, "add-percent": {patch: sol["add-percent"]}, "review-diff": {},
+		}), fakellm.WithModels(ollamaModel), fakellm.WithParameters("num_ctx 16384"))
+		openAICalls := openai.Calls()
+		rep := h.run(t, ctx, map[string]string{"OPENAI_API_KEY": openAIKey, "ANTHROPIC_API_KEY": anthropicKey, "OLLAMA_HOST": ollama.URL},
+			map[string]string{llm.ProviderOpenAI: openai.URL + "/v1", llm.ProviderAnthropic: anthropic.URL},
+			"fix-div-by-zero", "add-percent", "review-diff")
+		checkKnownOutcomes(t, rep)
+		for name, want := range map[string]int{"openai": 3, "anthropic": 3, "ollama": 4} {
+			got := map[string]int{"openai": openai.Calls() - openAICalls, "anthropic": anthropic.Calls(), "ollama": ollama.Calls()}[name]
+			if got != want {
+				t.Errorf("%s fake got %d calls, want %d", name, got, want)
+			}
+		}
+	})
+}
+
+func checkKnownOutcomes(t *testing.T, rep *eval.Report) {
+	t.Helper()
 	want := map[string]struct {
 		skip     string
 		summary  eval.Summary
@@ -179,12 +246,6 @@ func TestRunMeasuresTruthfully(t *testing.T) {
 	// The failed proposal asked once more (the repair attempt) and then gave up.
 	if r := result(rep, "ollama", "fix-div-by-zero"); r.ErrorCode == "" || r.Proposed {
 		t.Errorf("failed proposal reported as %+v", r)
-	}
-	for name, want := range map[string]int{"openai": 3, "anthropic": 3, "ollama": 4} {
-		srv := map[string]*fakellm.Server{"openai": openai, "anthropic": anthropic, "ollama": ollama}[name]
-		if got := srv.Calls(); got != want {
-			t.Errorf("%s fake got %d calls, want %d", name, got, want)
-		}
 	}
 	// The review that came with a patch was not executed; the answers were recorded by approval.
 	if r := result(rep, "anthropic", "review-diff"); r.Applied || r.Outcome != "" {
