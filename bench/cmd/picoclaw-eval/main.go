@@ -1,6 +1,6 @@
 // Command picoclaw-eval measures the coders on real tasks. For every provider whose API key is
 // set (OPENAI_API_KEY, DEEPSEEK_API_KEY, ANTHROPIC_API_KEY; Ollama when it answers at
-// OLLAMA_HOST or -ollama and has the model) and every task of bench/testdata/eval, it starts the
+// OLLAMA_HOST or -ollama-base-url and has the model) and every task of bench/testdata/eval, it starts the
 // real approval, executor and coder-order binaries on a fresh copy of the fixture, asks
 // coder-order for a proposal, has it approved and executed, runs `go test ./...` and the task's
 // checks, and writes eval.json and eval.md. Providers without a key are reported as skipped.
@@ -8,7 +8,8 @@
 // The tests of the code a model wrote run on this machine (with a minimal environment and no
 // API keys): run it where that is acceptable.
 //
-// Usage: picoclaw-eval [-out bench/results] [-tasks id,...] [-providers openai,...] [-ollama URL]
+// Usage: picoclaw-eval [-out bench/results] [-tasks id,...] [-providers openai,...]
+// [-<provider>-model M] [-<provider>-base-url URL] [-prices model=in/out,...]
 package main
 
 import (
@@ -31,24 +32,28 @@ import (
 )
 
 type options struct {
-	out, data, tasks, only, ollama, prices string
-	models                                 map[string]*string
-	callTimeout                            time.Duration
-	numCtx                                 int
+	out, data, tasks, only, prices string
+	models, baseURLs               map[string]*string
+	callTimeout                    time.Duration
+	numCtx                         int
 }
 
 func main() {
-	o := options{models: map[string]*string{}}
+	o := options{models: map[string]*string{}, baseURLs: map[string]*string{}}
 	flag.StringVar(&o.out, "out", "bench/results", "directory for eval.json, eval.md and the workspaces and logs of every task (under eval/)")
 	flag.StringVar(&o.data, "data", "bench/testdata/eval", "directory holding fixture/ and tasks/")
 	flag.StringVar(&o.tasks, "tasks", "", "task ids to run, comma separated (default: all)")
 	flag.StringVar(&o.only, "providers", "", "providers to run, comma separated (default: every one with a key)")
-	flag.StringVar(&o.ollama, "ollama", "", "Ollama base URL (default: OLLAMA_HOST, else "+llm.DefaultOllamaURL+")")
 	flag.StringVar(&o.prices, "prices", "", "prices of models coder-order has none for: model=input/output USD per million tokens, comma separated")
 	flag.DurationVar(&o.callTimeout, "call-timeout", 120*time.Second, "bound of each model call")
 	flag.IntVar(&o.numCtx, "ollama-num-ctx", 16384, "context length of the Ollama order")
 	for _, d := range eval.DefaultModels {
 		o.models[d.Provider] = flag.String(d.Provider+"-model", d.Model, "model asked of "+d.Provider)
+		def := "the provider's API"
+		if d.Provider == llm.ProviderOllama {
+			def = "OLLAMA_HOST, else " + llm.DefaultOllamaURL
+		}
+		o.baseURLs[d.Provider] = flag.String(d.Provider+"-base-url", "", d.Provider+" base URL (default: "+def+")")
 	}
 	flag.Parse()
 
@@ -87,9 +92,9 @@ func run(ctx context.Context, o options) (err error) {
 		return err
 	}
 	det := eval.DetectOptions{LookupEnv: os.LookupEnv, Prices: prices, Only: split(o.only),
-		Models: map[string]string{}, BaseURLs: map[string]string{llm.ProviderOllama: o.ollama}}
+		Models: map[string]string{}, BaseURLs: map[string]string{}}
 	for name, m := range o.models {
-		det.Models[name] = *m
+		det.Models[name], det.BaseURLs[name] = *m, *o.baseURLs[name]
 	}
 	providers := eval.Detect(ctx, det)
 	runnable := 0

@@ -155,7 +155,7 @@ func (o Options) runTask(ctx context.Context, p Provider, t Task) TaskResult {
 }
 
 // writeConfig writes the suite configuration of a run with p as order1 and the other orders
-// off (JSON, which is YAML).
+// off (JSON, which is YAML), in English.
 func (o Options) writeConfig(path string, p Provider) error {
 	ord := map[string]any{"alias": "Eval", "enabled": true, "provider": p.Name, "model": p.Model,
 		"max_tokens": maxTokens, "timeout_sec": int(o.CallTimeout.Seconds()), "retry_max": 2}
@@ -171,7 +171,9 @@ func (o Options) writeConfig(path string, p Provider) error {
 		orders["prices"] = map[string]any{p.Model: map[string]float64{
 			"input_per_mtok": p.Price.InputPerMTok, "output_per_mtok": p.Price.OutputPerMTok}}
 	}
-	data, err := json.MarshalIndent(map[string]any{"locale": "en", "orders": orders}, "", "  ")
+	// No heartbeat service runs: the services do not beat.
+	data, err := json.MarshalIndent(map[string]any{"locale": "en", "orders": orders,
+		"heartbeat": map[string]any{"enabled": false}}, "", "  ")
 	if err != nil {
 		return err
 	}
