@@ -70,6 +70,10 @@ bench: ## Run the Go benchmarks, then the load tool (writes bench/results/report
 	go test -run '^$$' -bench . -benchmem $(PKGS)
 	go run ./bench/cmd/picoclaw-bench -out bench/results
 
+.PHONY: eval
+eval: ## Measure the coders on the eval tasks with every provider whose API key is set (writes bench/results/eval.{json,md}; EVAL_FLAGS for picoclaw-eval)
+	go run ./bench/cmd/picoclaw-eval -out bench/results $(EVAL_FLAGS)
+
 .PHONY: up
 up: ## Start the docker compose stack (redis, postgres, jaeger, every service)
 	@[ -f .env ] || { cp .env.example .env; echo "created .env from .env.example: put your secrets there"; }

@@ -15,7 +15,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
@@ -102,7 +101,7 @@ func run(ctx context.Context, o options) (err error) {
 		return err
 	}
 	rep := &report.Report{StartedAt: time.Now()}
-	rep.Host = report.Host{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), LoadAvgBefore: loadAvg(), Commit: gitCommit(root)}
+	rep.Host = report.Host{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), LoadAvgBefore: loadAvg(), Commit: suite.GitCommit(root)}
 
 	bin, err := os.MkdirTemp("", "picoclaw-bench-bin")
 	if err != nil {
@@ -114,14 +113,7 @@ func run(ctx context.Context, o options) (err error) {
 		return err
 	}
 
-	dsn := os.Getenv("PICOCLAW_POSTGRES_DSN")
-	if dsn == "" {
-		dsn = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-	}
-	redisAddr := os.Getenv("PICOCLAW_REDIS_ADDR")
-	if redisAddr == "" {
-		redisAddr = "127.0.0.1:6379"
-	}
+	dsn, redisAddr := suite.Stores()
 	iso, err := suite.Isolate(ctx, dsn, redisAddr)
 	if err != nil {
 		return err
@@ -594,16 +586,6 @@ func loadAvg() [3]float64 {
 		out[i], _ = strconv.ParseFloat(f, 64)
 	}
 	return out
-}
-
-func gitCommit(root string) string {
-	cmd := exec.Command("git", "rev-parse", "--short", "HEAD")
-	cmd.Dir = root
-	out, err := cmd.Output()
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(out))
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -37,6 +38,30 @@ func Build(ctx context.Context, root, dir string) error { return launch.Build(ct
 
 // Root finds the repository root (the directory holding go.work) from dir upwards.
 func Root(dir string) (string, error) { return launch.Root(dir) }
+
+// Stores are the Postgres DSN and the Redis address the tools run against:
+// PICOCLAW_POSTGRES_DSN and PICOCLAW_REDIS_ADDR, else the local servers.
+func Stores() (dsn, redisAddr string) {
+	dsn, redisAddr = os.Getenv("PICOCLAW_POSTGRES_DSN"), os.Getenv("PICOCLAW_REDIS_ADDR")
+	if dsn == "" {
+		dsn = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+	}
+	if redisAddr == "" {
+		redisAddr = "127.0.0.1:6379"
+	}
+	return dsn, redisAddr
+}
+
+// GitCommit is the short commit of the repository at root ("" when unknown).
+func GitCommit(root string) string {
+	cmd := exec.Command("git", "rev-parse", "--short", "HEAD")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
 
 // Isolation is a Postgres schema and a Redis key prefix owned by one run.
 type Isolation struct {
@@ -114,6 +139,10 @@ type Options struct {
 	LineAPI, Ollama      string
 	// LineUsers are the LINE user ids on the allowlist.
 	LineUsers []string
+	// Services are the services to start, in start order (default: every one).
+	Services []string
+	// Workspace is the executor's workspace (default: LogDir/workspace).
+	Workspace string
 	// Env is appended last (overrides).
 	Env []string
 }
@@ -138,7 +167,10 @@ func Start(ctx context.Context, o Options) (*Suite, error) {
 	if err != nil {
 		return nil, err
 	}
-	workspace := filepath.Join(o.LogDir, "workspace")
+	workspace := o.Workspace
+	if workspace == "" {
+		workspace = filepath.Join(o.LogDir, "workspace")
+	}
 	if err := os.MkdirAll(workspace, 0o755); err != nil {
 		return nil, err
 	}
@@ -162,8 +194,12 @@ func Start(ctx context.Context, o Options) (*Suite, error) {
 		"OTEL_EXPORTER_OTLP_ENDPOINT=", "OTEL_TRACES_EXPORTER=none",
 	)
 	env = append(append(env, layout.Env()...), o.Env...)
+	names := o.Services
+	if len(names) == 0 {
+		names = Services
+	}
 	st := &Suite{Procs: map[string]*Proc{}}
-	for _, name := range Services {
+	for _, name := range names {
 		logf, err := os.Create(filepath.Join(o.LogDir, name+".log"))
 		if err != nil {
 			st.Stop()
