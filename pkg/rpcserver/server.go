@@ -80,7 +80,7 @@ type ReadinessCheck func(ctx context.Context) error
 
 // Server is one service's HTTP server.
 type Server struct {
-	cfg      Config
+	cfg Config
 	// inflight counts requests being served, for a shutdown that ends when they do.
 	inflight inflight
 	tel      *telemetry.Telemetry
