@@ -105,7 +105,10 @@ func detect(text string) Format {
 			break
 		}
 		if strings.HasPrefix(line, "diff --git ") || (prevMinus && strings.HasPrefix(line, "+++ ")) {
+			// Whichever comes first decides: a diff's own lines (a context line " ```" of a
+			// README) must not turn it into Markdown, and a ```diff fence stays Markdown.
 			hasDiff = true
+			break
 		}
 		prevMinus = strings.HasPrefix(line, "--- ")
 	}

@@ -76,3 +76,25 @@ func TestDiffUpdatesLeavesTextAloneWhenNothingChanges(t *testing.T) {
 		}
 	}
 }
+
+// A diff of a Markdown file whose context holds a code fence is a diff, not Markdown; a
+// fence around a diff is still Markdown.
+func TestDiffWithFenceLinesIsADiff(t *testing.T) {
+	readme := "# calc\n\n```sh\ngo test ./...\n```\n\nUsage below.\n"
+	d := patch.UnifiedDiff("README.md", readme, strings.Replace(readme, "Usage below.", "Usage: see docs/usage.md.", 1))
+	if !strings.Contains(d, "\n ```\n") {
+		t.Fatalf("premise: the context holds a fence line:\n%s", d)
+	}
+	p, err := patch.Parse(d, patch.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Format != patch.FormatDiff || len(p.Operations) != 1 || p.Operations[0].Target != "README.md" || len(p.Unknown) != 0 {
+		t.Fatalf("parsed as %s with %d operations, unknown %v", p.Format, len(p.Operations), p.Unknown)
+	}
+	// Inside Markdown the fence must be longer than the fences it holds, as CommonMark says.
+	fenced := "````diff\n" + d + "````\n"
+	if p, err := patch.Parse(fenced, patch.Options{}); err != nil || p.Format != patch.FormatMarkdown {
+		t.Fatalf("a fenced diff: %v, %v", p, err)
+	}
+}
