@@ -8,7 +8,7 @@ PROTOC_GEN_GO_VERSION := v1.36.12
 PROTOC_GEN_CONNECT_GO_VERSION := v1.21.1
 
 # Every module of the workspace (see go.work).
-MODULES := gen pkg $(wildcard services/*) $(wildcard e2e) $(wildcard cmd/picoclaw) $(wildcard bench) tools
+MODULES := gen config pkg $(wildcard services/*) $(wildcard e2e) $(wildcard cmd/picoclaw) $(wildcard bench) tools
 PKGS := $(addsuffix /...,$(addprefix ./,$(MODULES)))
 SERVICES := $(notdir $(wildcard services/*))
 

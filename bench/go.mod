@@ -82,3 +82,5 @@ require (
 	golang.org/x/text v0.42.0 // indirect
 	mvdan.cc/sh/v3 v3.14.1 // indirect
 )
+
+replace github.com/picoclaw-suite/picoclaw/config => ../config

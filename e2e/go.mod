@@ -103,3 +103,5 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
+
+replace github.com/picoclaw-suite/picoclaw/config => ../config

@@ -130,14 +130,14 @@ func textsOf(m fakeline.Sent) []string {
 	return out
 }
 
-// Without a terminal the suite runs as a service: it does not stop when stdin ends, a second
+// Without a terminal the suite runs as a service, from any directory: it does not stop when stdin ends, a second
 // suite on the same data directory is refused, and SIGTERM stops it cleanly.
 func TestEmbeddedSuiteRunsAsAServiceUntilSIGTERM(t *testing.T) {
 	dir := t.TempDir()
 	bin := buildPicoclaw(t, dir)
 	data := filepath.Join(dir, "data")
 	cmd := exec.Command(bin, "run", "--data", data, "--user", "tester") // stdin is not a terminal
-	cmd.Dir = filepath.Join("..", "..")
+	cmd.Dir = dir // not the repository: the persona and the rules are built in
 	cmd.Env = append(os.Environ(), "PICOCLAW_OLLAMA_BASE_URL=http://127.0.0.1:1")
 	var out lockedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out

@@ -73,6 +73,7 @@ require (
 	github.com/ncruces/go-strftime v1.1.0 // indirect
 	github.com/opencontainers/go-digest v1.0.0 // indirect
 	github.com/opencontainers/image-spec v1.1.1 // indirect
+	github.com/picoclaw-suite/picoclaw/config v0.0.0-00010101000000-000000000000
 	github.com/pmezard/go-difflib v1.0.0 // indirect
 	github.com/power-devops/perfstat v0.0.0-20240221224432-82ca36839d55 // indirect
 	github.com/prometheus/client_golang v1.25.0 // indirect
@@ -115,3 +116,5 @@ require (
 	modernc.org/sqlite v1.61.1 // indirect
 	mvdan.cc/sh/v3 v3.14.1 // indirect
 )
+
+replace github.com/picoclaw-suite/picoclaw/config => ../../config

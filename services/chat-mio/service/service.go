@@ -5,10 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
+
+	builtin "github.com/picoclaw-suite/picoclaw/config"
 
 	"connectrpc.com/connect"
 
@@ -135,7 +136,8 @@ func readOptional(path string) (string, error) {
 	if path == "" {
 		return "", nil
 	}
-	b, err := os.ReadFile(path)
+	// A default path that is not on disk reads the built-in copy.
+	b, _, err := builtin.ReadFile(path)
 	if err != nil {
 		return "", err
 	}

@@ -4,8 +4,9 @@ package service
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
+
+	builtin "github.com/picoclaw-suite/picoclaw/config"
 
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/coder/v1/coderv1connect"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/executor/v1/executorv1connect"
@@ -81,7 +82,8 @@ func (c *Config) Validate() error {
 
 // LoadRules reads and validates the rule dictionary; errors name the file and the rule.
 func LoadRules(path string) (*rules.Dictionary, error) {
-	data, err := os.ReadFile(path)
+	// A default path that is not on disk reads the built-in copy.
+	data, _, err := builtin.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("routing.rules_file: %w", err)
 	}
