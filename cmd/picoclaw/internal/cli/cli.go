@@ -260,20 +260,39 @@ func exitCode(w io.Writer, name, use string, err error) int {
 	return ExitError
 }
 
-// newFlags builds a command's flag set; --help prints its usage.
+// newFlags builds a command's flag set; --help prints its usage and every option with its
+// default, on standard output.
 func newFlags(g *globals, name, use string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(g.io.Err)
-	fs.Usage = func() { fmt.Fprintf(g.io.Out, "usage: picoclaw %s\n", use) }
+	// Parse errors are reported once, by exitCode, with the usage line.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {
+		fmt.Fprintf(g.io.Out, "usage: picoclaw %s\n", use)
+		if c, ok := commands()[name]; ok {
+			fmt.Fprintf(g.io.Out, "\n%s\n", c.summary)
+		}
+		has := false
+		fs.VisitAll(func(*flag.Flag) { has = true })
+		if has {
+			fmt.Fprintln(g.io.Out, "\noptions:")
+			fs.SetOutput(g.io.Out)
+			fs.PrintDefaults()
+			fs.SetOutput(io.Discard)
+		}
+	}
 	return fs
 }
 
-// parseInterspersed lets flags follow positional arguments (`deny job_x --reason "..."`).
+// parseInterspersed lets flags follow positional arguments (`deny job_x --reason "..."`). An
+// unknown flag or a bad value is a usage error (exit code 2).
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return nil, err
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, usagef("%v", err)
 		}
 		args = fs.Args()
 		if len(args) == 0 {

@@ -78,3 +78,19 @@ func TestDataCompactNeedsTheSuiteStopped(t *testing.T) {
 		t.Errorf("unknown data command exit %d, want %d", code, ExitUsage)
 	}
 }
+
+// An unknown flag is a usage error (exit 2); --help lists every option with its default.
+func TestFlagsUsageAndHelp(t *testing.T) {
+	if code, _, errOut := run(t, "", "", "data", "export", "--bogus"); code != ExitUsage || !strings.Contains(errOut, "-bogus") {
+		t.Fatalf("unknown flag: exit %d %q", code, errOut)
+	}
+	code, out, _ := run(t, "", "", "run", "--help")
+	if code != ExitOK {
+		t.Fatalf("--help exit %d", code)
+	}
+	for _, want := range []string{"usage: picoclaw run", "-data string", "-chat string", `(default "auto")`, "-grace duration"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("run --help lacks %q:\n%s", want, out)
+		}
+	}
+}
