@@ -2,9 +2,11 @@ package rpcserver
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // inflight counts the requests being served, so a shutdown can end the moment the last one
@@ -66,15 +68,35 @@ func drain(ctx context.Context, f *inflight, servers []*http.Server) error {
 		go func() { done <- hs.Shutdown(ctx) }()
 	}
 	f.wait(ctx)
+	// A response is written out after its handler returns: give the servers a moment to finish
+	// them and see their connections idle, then close what is left rather than wait for
+	// Shutdown's next idle poll.
+	settle := time.NewTimer(settleTime)
+	defer settle.Stop()
 	var err error
+	finished := 0
+	for finished < len(servers) {
+		select {
+		case e := <-done:
+			finished++
+			if e != nil && !errors.Is(e, http.ErrServerClosed) {
+				err = e
+			}
+			continue
+		case <-settle.C:
+		case <-ctx.Done():
+		}
+		break
+	}
 	for _, hs := range servers {
-		// Idle keep-alive and HTTP/2 connections are closed now rather than at the next poll.
 		_ = hs.Close()
 	}
-	for range servers {
-		if e := <-done; e != nil && e != http.ErrServerClosed && ctx.Err() != nil {
-			err = e
-		}
+	for ; finished < len(servers); finished++ {
+		<-done
 	}
 	return err
 }
+
+// settleTime bounds the wait, once no request is in flight, for the responses to be written
+// and the connections to go idle.
+const settleTime = 50 * time.Millisecond
