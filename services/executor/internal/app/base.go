@@ -40,40 +40,42 @@ func (r *Runner) checkBase(jobID string, p *patch.Patch, l domain.Locale) error 
 		if now == want {
 			continue
 		}
-		return fmt.Errorf("%w: %s", ErrStaleBase, staleText(l, clean, want, now, exists, jobID))
+		return fmt.Errorf("%w: %s", ErrStaleBase, stale(l, clean, want, now, exists, jobID))
 	}
 	return nil
 }
 
-// staleText tells, in the user's language, which file changed since the proposal, that
-// nothing was written, and what to do next.
-func staleText(l domain.Locale, path, want, now string, exists bool, jobID string) string {
-	if l == domain.LocaleEN {
-		what := "was changed"
-		switch {
-		case want == patch.BaseAbsent:
-			what = "was created"
-		case !exists:
-			what = "was deleted"
-		}
-		next := "ask for a new proposal"
-		if jobID != "" {
-			next = "send /retry " + jobID + " to ask the same order again with the current content"
-		}
-		return fmt.Sprintf("%s %s after the proposal was written (proposal base %s, now %s); nothing was written — %s",
-			path, what, short(want), short(now), next)
+// staleWords are the words of the refusal of a job whose file changed since the proposal.
+type staleWords struct {
+	changed, created, deleted, ask, retry, sentence string
+}
+
+var staleText = map[domain.Locale]staleWords{
+	domain.LocaleEN: {changed: "was changed", created: "was created", deleted: "was deleted",
+		ask: "ask for a new proposal", retry: "send /retry %s to ask the same order again with the current content",
+		sentence: "%s %s after the proposal was written (proposal base %s, now %s); nothing was written — %s"},
+	domain.LocaleJA: {changed: "変更されました", created: "作成されました", deleted: "削除されました",
+		ask: "もう一度依頼してください", retry: "/retry %s で同じオーダーに今の内容で依頼し直せます",
+		sentence: "%s は提案が書かれた後に%s（提案時 %s、今 %s）。何も書き込んでいません。%s"},
+}
+
+// stale tells, in the user's language, which file changed since the proposal, that nothing
+// was written, and what to do next.
+func stale(l domain.Locale, path, want, now string, exists bool, jobID string) string {
+	w, ok := staleText[l]
+	if !ok {
+		w = staleText[domain.LocaleJA]
 	}
-	what := "変更されました"
+	what := w.changed
 	switch {
 	case want == patch.BaseAbsent:
-		what = "作成されました"
+		what = w.created
 	case !exists:
-		what = "削除されました"
+		what = w.deleted
 	}
-	next := "もう一度依頼してください"
+	next := w.ask
 	if jobID != "" {
-		next = "/retry " + jobID + " で同じオーダーに今の内容で依頼し直せます"
+		next = fmt.Sprintf(w.retry, jobID)
 	}
-	return fmt.Sprintf("%s は提案が書かれた後に%s（提案時 %s、今 %s）。何も書き込んでいません。%s",
-		path, what, short(want), short(now), next)
+	return fmt.Sprintf(w.sentence, path, what, short(want), short(now), next)
 }
