@@ -23,6 +23,8 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/runner"
 )
 
 // Sync is the durability level of a commit.
@@ -102,13 +104,7 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, fmt.Errorf("state database: create %s: %w", filepath.Dir(abs), err)
 	}
-	q := url.Values{}
-	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", o.BusyTimeout.Milliseconds()))
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous("+string(o.Sync)+")")
-	q.Add("_pragma", "foreign_keys(1)")
-	q.Set("_txlock", "immediate")
-	sdb, err := sql.Open("sqlite", "file:"+abs+"?"+q.Encode())
+	sdb, err := sql.Open("sqlite", DSN(abs, o.Sync, o.BusyTimeout))
 	if err != nil {
 		return nil, fmt.Errorf("state database: open %s: %w", abs, err)
 	}
@@ -133,6 +129,19 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 	go db.sweeper(sctx)
 	open[abs] = db
 	return db, nil
+}
+
+// DSN is the data source name of the suite's SQLite files: WAL, the given durability, foreign
+// keys on, writers waiting up to busy for each other, write transactions taking the lock at
+// their start.
+func DSN(path string, sync Sync, busy time.Duration) string {
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy.Milliseconds()))
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous("+string(sync)+")")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Set("_txlock", "immediate")
+	return "file:" + path + "?" + q.Encode()
 }
 
 // Path is the absolute path of the database file.
@@ -285,18 +294,11 @@ func (db *DB) Sweep(ctx context.Context) (int64, error) {
 
 func (db *DB) sweeper(ctx context.Context) {
 	defer close(db.swept)
-	t := time.NewTicker(db.opts.SweepEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if _, err := db.Sweep(ctx); err != nil && ctx.Err() == nil {
-				db.opts.Logger.Warn("sqlstate.sweep_failed", slog.String("error", err.Error()))
-			}
+	runner.Every(ctx, db.opts.SweepEvery, func() {
+		if _, err := db.Sweep(ctx); err != nil && ctx.Err() == nil {
+			db.opts.Logger.Warn("sqlstate.sweep_failed", slog.String("error", err.Error()))
 		}
-	}
+	})
 }
 
 // Notify wakes every Wait on topic (for example a queue that got an entry).
