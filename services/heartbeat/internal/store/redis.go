@@ -38,25 +38,13 @@ func (r *Redis) indexKey() string          { return r.prefix + "agents" }
 func (r *Redis) Update(ctx context.Context, id string, fn func(cur *domain.Agent) *domain.Agent) error {
 	key := r.agentKey(id)
 	txf := func(tx *redis.Tx) error {
-		var cur *domain.Agent
 		raw, err := tx.Get(ctx, key).Bytes()
-		switch {
-		case errors.Is(err, redis.Nil):
-		case err != nil:
+		missing := errors.Is(err, redis.Nil)
+		if err != nil && !missing {
 			return err
-		default:
-			a, err := decode(raw)
-			if err != nil {
-				return fmt.Errorf("decode %s: %w", key, err)
-			}
-			cur = &a
 		}
-		next := fn(cur)
-		if next == nil {
-			return nil
-		}
-		data, err := encode(*next)
-		if err != nil {
+		data, err := step(key, raw, missing, fn)
+		if err != nil || data == nil {
 			return err
 		}
 		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
@@ -162,4 +150,23 @@ func decode(data []byte) (domain.Agent, error) {
 		},
 		State: domain.State(r.State), LastSeen: r.LastSeen, StateSince: r.StateSince, IncidentSince: r.IncidentSince,
 	}, nil
+}
+
+// step is the read-modify-write of one agent shared by both engines: raw is the stored record
+// (missing when absent), fn decides, and the encoded record to store comes back (nil: nothing
+// to write).
+func step(name string, raw []byte, missing bool, fn func(cur *domain.Agent) *domain.Agent) ([]byte, error) {
+	var cur *domain.Agent
+	if !missing {
+		a, err := decode(raw)
+		if err != nil {
+			return nil, fmt.Errorf("decode %s: %w", name, err)
+		}
+		cur = &a
+	}
+	next := fn(cur)
+	if next == nil {
+		return nil, nil
+	}
+	return encode(*next)
 }

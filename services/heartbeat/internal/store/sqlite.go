@@ -47,30 +47,18 @@ func NewSQLite(ctx context.Context, db *sqlstate.DB) (*SQLite, error) {
 // once.
 func (s *SQLite) Update(ctx context.Context, id string, fn func(cur *domain.Agent) *domain.Agent) error {
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
-		var cur *domain.Agent
 		var raw string
 		sel, err := s.db.Stmt(selectAgent)
 		if err != nil {
 			return err
 		}
 		err = tx.StmtContext(ctx, sel).QueryRowContext(ctx, id).Scan(&raw)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-		case err != nil:
+		missing := errors.Is(err, sql.ErrNoRows)
+		if err != nil && !missing {
 			return err
-		default:
-			a, err := decode([]byte(raw))
-			if err != nil {
-				return fmt.Errorf("decode %s: %w", id, err)
-			}
-			cur = &a
 		}
-		next := fn(cur)
-		if next == nil {
-			return nil
-		}
-		data, err := encode(*next)
-		if err != nil {
+		data, err := step(id, []byte(raw), missing, fn)
+		if err != nil || data == nil {
 			return err
 		}
 		put, err := s.db.Stmt(putAgent)
