@@ -4,6 +4,7 @@ package service
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"regexp"
 	"strings"
 	"sync"
@@ -56,6 +57,9 @@ type Approval struct {
 	// BotIDs are the bot's own identities on LINE/Slack; they never approve.
 	BotIDs   []string `yaml:"bot_ids"`
 	HardDeny HardDeny `yaml:"hard_deny"`
+	// ConsoleURL is the console's address as approvers reach it (e.g. https://picoclaw.example/ui);
+	// when set, every approval request links to its job there.
+	ConsoleURL string `yaml:"console_url"`
 	// PolicyFile is the YAML policy (config/policy.yaml is the default); empty uses the
 	// built-in copy of the default.
 	PolicyFile  string      `yaml:"policy_file"`
@@ -142,6 +146,9 @@ func (c *Config) Validate() error {
 	}
 	if a.AutoApprove.DefaultTTL <= 0 || a.AutoApprove.DefaultTTL > a.AutoApprove.MaxTTL {
 		errs.Addf("approval.auto_approve.default_ttl", "must be positive and at most max_ttl (%s), got %s", a.AutoApprove.MaxTTL, a.AutoApprove.DefaultTTL)
+	}
+	if u, err := url.Parse(a.ConsoleURL); a.ConsoleURL != "" && (err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "") {
+		errs.Addf("approval.console_url", "must be an http(s) URL, got %q", a.ConsoleURL)
 	}
 	if err := app.ValidateScope(app.GrantInput{TaskTypes: a.AutoApprove.DefaultScope.Tasks, PathPrefixes: a.AutoApprove.DefaultScope.Paths,
 		Routes: a.AutoApprove.DefaultScope.Routes}); err != nil {
@@ -313,7 +320,7 @@ func Run(ctx context.Context, cfg Config) error {
 		Engine:              engine.holder,
 		BroadOverwriteFiles: cfg.Approval.BroadOverwriteFiles, PendingTTL: cfg.Approval.PendingTTL,
 		AutoApproveAllowed: cfg.Approval.AutoApprove.Enabled, DefaultGrantTTL: cfg.Approval.AutoApprove.DefaultTTL,
-		MaxGrantTTL: cfg.Approval.AutoApprove.MaxTTL, DefaultScope: app.GrantInput{TaskTypes: cfg.Approval.AutoApprove.DefaultScope.Tasks,
+		MaxGrantTTL: cfg.Approval.AutoApprove.MaxTTL, ConsoleURL: cfg.Approval.ConsoleURL, DefaultScope: app.GrantInput{TaskTypes: cfg.Approval.AutoApprove.DefaultScope.Tasks,
 			PathPrefixes: cfg.Approval.AutoApprove.DefaultScope.Paths, Routes: cfg.Approval.AutoApprove.DefaultScope.Routes}, Location: loc, DefaultLocale: cfg.Locale,
 	}, log, app.WithMetrics(m), app.WithKeyring(st.keys))
 	srv.Mount(approvalv1connect.NewApprovalServiceHandler(rpc.NewHandler(svc, log), srv.HandlerOptions()...))

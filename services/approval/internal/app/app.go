@@ -67,6 +67,9 @@ type Config struct {
 	AutoApproveAllowed bool
 	DefaultGrantTTL    time.Duration
 	MaxGrantTTL        time.Duration
+	// ConsoleURL is the console's address as approvers reach it (approval.console_url); each
+	// approval request then links to its job there.
+	ConsoleURL string
 	// DefaultScope is the scope of a grant asked for without any (a bare /auto-approve on).
 	DefaultScope GrantInput
 	Location     *time.Location

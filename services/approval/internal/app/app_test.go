@@ -425,3 +425,17 @@ func TestBareAutoApproveOnGetsTheDefaultScope(t *testing.T) {
 		t.Error("an unknown task type in a default scope was accepted")
 	}
 }
+
+// With approval.console_url set, an approval request links to its job in the console.
+func TestRequestTextLinksToTheConsole(t *testing.T) {
+	approvers, _ := domain.NewApprovers(domain.ApproverConfig{Line: []string{owner.ID}})
+	svc := app.New(newMemStore(), &memGrants{}, approvers, app.Config{PendingTTL: time.Hour, ConsoleURL: "https://picoclaw.example/ui/"}, nil)
+	res, err := svc.RequestApproval(context.Background(), app.RequestInput{JobID: "job_20260301_001", Patch: docs})
+	if err != nil || !strings.Contains(res.Text, "https://picoclaw.example/ui/#/jobs/job_20260301_001") {
+		t.Fatalf("text %q, %v", res.Text, err)
+	}
+	plain := app.New(newMemStore(), &memGrants{}, approvers, app.Config{PendingTTL: time.Hour}, nil)
+	if res, _ := plain.RequestApproval(context.Background(), app.RequestInput{JobID: "job_20260301_002", Patch: docs}); strings.Contains(res.Text, "#/jobs/") {
+		t.Errorf("a link without console_url: %q", res.Text)
+	}
+}

@@ -175,7 +175,11 @@ func (s *Service) text(j domain.Job, p *patch.Patch, hits []domain.Hit) string {
 		}
 		return fmt.Sprintf("⛔ %s はポリシーにより拒否されました（%s）: %s", j.ID, j.PolicyRule, domain.SafeText(j.PolicyReason, 200))
 	}
-	return domain.RequestText(j, p, hits, s.cfg.Location)
+	text := domain.RequestText(j, p, hits, s.cfg.Location)
+	if link := domain.ConsoleLink(s.cfg.ConsoleURL, j.ID); link != "" {
+		text += "\n" + link
+	}
+	return text
 }
 
 // CheckPolicy evaluates a proposal against the policy and the active grant without recording

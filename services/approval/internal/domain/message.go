@@ -234,6 +234,15 @@ func RequestText(j Job, p *patch.Patch, hits []Hit, loc *time.Location) string {
 	return b.String()
 }
 
+// ConsoleLink is the address of job id in the console at base (empty without a base): the
+// console's own route, #/jobs/<id>.
+func ConsoleLink(base, id string) string {
+	if base == "" {
+		return ""
+	}
+	return strings.TrimRight(base, "/") + "/#/jobs/" + url.PathEscape(id)
+}
+
 // GrantStatusText describes Auto-Approve for chat: scope and remaining time, or that it is off.
 func GrantStatusText(g *Grant, now time.Time, locale string, unavailable bool) string {
 	enl := strings.HasPrefix(strings.ToLower(locale), "en")
