@@ -35,6 +35,9 @@ const (
 	KindAction   Kind = "action"   // the user pressed a button
 	KindFollow   Kind = "follow"   // the user added the assistant (gets the welcome text)
 	KindUnfollow Kind = "unfollow" // the user left (logged, nothing sent)
+	// KindUnsupported: a message the assistant cannot read (sticker, audio, …); the user is
+	// told what is supported.
+	KindUnsupported Kind = "unsupported"
 )
 
 // Event is one inbound event in its channel-neutral form.

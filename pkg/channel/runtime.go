@@ -86,6 +86,11 @@ func (r *Runtime) Process(ctx context.Context, ev Event, to Target) error {
 		_, err := r.send(ctx, to, "welcome:"+ev.ID, Notice(r.texts.Welcome))
 		return err
 	}
+	if ev.Kind == KindUnsupported {
+		log.InfoContext(ctx, r.name+".unsupported_message", slog.String("type", ev.Text))
+		_, err := r.send(ctx, to, "unsupported:"+ev.ID, Notice(r.texts.Unsupported))
+		return err
+	}
 	if ev.Ignore != nil {
 		log.WarnContext(ctx, r.name+".action_ignored", slog.Any("error", ev.Ignore))
 		return nil

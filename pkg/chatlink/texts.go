@@ -9,6 +9,9 @@ import (
 type Texts struct {
 	Refusal       string
 	Welcome       string
+	// Unsupported answers a message the assistant cannot read (a sticker, audio, video, a file,
+	// a location, an image).
+	Unsupported string
 	Failure       string
 	Truncated     string
 	ChooseButton  string
@@ -38,6 +41,7 @@ func TextsFor(locale string) Texts {
 		return Texts{
 			Refusal:      "Sorry, this assistant is only available to registered users.",
 			Welcome:      "Thanks for adding me. Send a message to start; /help lists the commands.",
+			Unsupported:  "Sorry, I can only read text messages for now (not stickers, images, audio, video, files or locations). Please write it as text.",
 			Failure:      "Sorry, your message could not be processed. Please try again later.",
 			Truncated:    "(the rest was cut off)",
 			ChooseButton: "Choose:",
@@ -47,6 +51,7 @@ func TextsFor(locale string) Texts {
 	return Texts{
 		Refusal:      "申し訳ありません。このアシスタントは登録されたユーザーだけが利用できます。",
 		Welcome:      "友だち追加ありがとうございます。メッセージを送ると始まります。/help でコマンド一覧を表示します。",
+		Unsupported:  "申し訳ありません。今はテキストのメッセージだけを読めます（スタンプ・画像・音声・動画・ファイル・位置情報には対応していません）。文章で送ってください。",
 		Failure:      "申し訳ありません。メッセージを処理できませんでした。しばらくしてからもう一度お試しください。",
 		Truncated:    "（長いため以降は省略しました）",
 		ChooseButton: "選択してください:",

@@ -77,15 +77,23 @@ func TestWebhookRejectsForgedOversizedAndReplayed(t *testing.T) {
 	if !strings.Contains(string(metrics), want) {
 		t.Errorf("metrics lack %s", want)
 	}
-	// Ignored event types are acknowledged without being stored.
+	// A sticker is answered with what is supported (chat-mio is not asked); a join is
+	// acknowledged without being stored.
 	if got := h.post(t, testSecret, fakeline.Body(
 		fakeline.OtherEvent("01EVSTICKER", "message", allowed, nowMillis()),
 		fakeline.OtherEvent("01EVJOIN", "join", allowed, nowMillis()),
 	)); got != http.StatusOK {
 		t.Fatalf("ignored events: %d", got)
 	}
-	if n := h.StreamLen(); n != 1 {
-		t.Fatalf("ignored events were stored: %d entries", n)
+	channeltest.WaitFor(t, "the sticker's answer", func() bool { return len(h.sentTo(allowed)) == 2 })
+	if got := h.sentTo(allowed)[1]; len(got.Messages) != 1 || !strings.Contains(got.Messages[0].Text, "テキストのメッセージだけ") {
+		t.Fatalf("sticker answered with %+v", got)
+	}
+	if n := h.StreamLen(); n != 2 {
+		t.Fatalf("stream holds %d entries, want the text and the sticker", n)
+	}
+	if n := h.Chat.CountEvent("01EVSTICKER"); n != 0 {
+		t.Fatalf("chat-mio was asked about a sticker %d times", n)
 	}
 	assertClean(t, h)
 }

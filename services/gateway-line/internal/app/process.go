@@ -70,6 +70,8 @@ func (c *Channel) Decode(payload []byte) (channel.Event, error) {
 		ev.Kind = channel.KindFollow
 	case domain.KindUnfollow:
 		ev.Kind = channel.KindUnfollow
+	case domain.KindUnsupported:
+		ev.Kind = channel.KindUnsupported
 	case domain.KindPostback:
 		ev.Kind = channel.KindAction
 		if a, err := domain.DecodePostback(in.PostbackData); err != nil {

@@ -30,6 +30,9 @@ const (
 	KindPostback Kind = "postback"
 	KindFollow   Kind = "follow"
 	KindUnfollow Kind = "unfollow"
+	// KindUnsupported is a message the assistant cannot read (sticker, image, audio, video,
+	// file, location); Text names its type.
+	KindUnsupported Kind = "unsupported"
 )
 
 // SourceType is where the event came from.

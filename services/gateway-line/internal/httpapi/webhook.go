@@ -81,8 +81,9 @@ func (h *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write([]byte("{}"))
 }
 
-// Normalize keeps the events the gateway handles: text messages, postbacks, follow and unfollow
-// in active mode. Everything else (stickers, images, joins, standby mode, …) is ignored.
+// Normalize keeps the events the gateway handles in active mode: text messages, postbacks,
+// follow and unfollow, and the other messages (stickers, images, audio, …), which are answered
+// with what is supported. Everything else (joins, standby mode, …) is ignored.
 func Normalize(e webhook.EventInterface) (domain.Inbound, bool) {
 	var (
 		in       domain.Inbound
@@ -93,11 +94,14 @@ func Normalize(e webhook.EventInterface) (domain.Inbound, bool) {
 	)
 	switch ev := e.(type) {
 	case webhook.MessageEvent:
-		text, ok := ev.Message.(webhook.TextMessageContent)
-		if !ok {
+		if text, ok := ev.Message.(webhook.TextMessageContent); ok {
+			in = domain.Inbound{EventID: ev.WebhookEventId, Kind: domain.KindText, Text: text.Text, ReplyToken: ev.ReplyToken}
+		} else if ev.Message != nil {
+			// Told what is supported rather than met with silence.
+			in = domain.Inbound{EventID: ev.WebhookEventId, Kind: domain.KindUnsupported, Text: ev.Message.GetType(), ReplyToken: ev.ReplyToken}
+		} else {
 			return in, false
 		}
-		in = domain.Inbound{EventID: ev.WebhookEventId, Kind: domain.KindText, Text: text.Text, ReplyToken: ev.ReplyToken}
 		source, ts, mode, delivery = ev.Source, ev.Timestamp, ev.Mode, ev.DeliveryContext
 	case webhook.PostbackEvent:
 		if ev.Postback == nil {
