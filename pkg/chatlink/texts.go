@@ -7,11 +7,11 @@ import (
 
 // Texts are the user-facing strings every channel shows, in one locale.
 type Texts struct {
-	Refusal       string
-	Welcome       string
+	Refusal string
+	Welcome string
 	// Unsupported answers a message the assistant cannot read (a sticker, audio, video, a file,
 	// a location, an image).
-	Unsupported string
+	Unsupported   string
 	Failure       string
 	Truncated     string
 	ChooseButton  string
