@@ -326,6 +326,17 @@ func TextEvent(id, userID, group, replyToken, text string, tsMillis int64, redel
 	}
 }
 
+// MentionBot adds a mention of the bot itself (mentionee type user, isSelf true) to a text
+// message event, as LINE sends it when a group member writes @bot.
+func MentionBot(e Event) Event {
+	if m, ok := e["message"].(map[string]any); ok {
+		m["mention"] = map[string]any{"mentionees": []any{
+			map[string]any{"index": 0, "length": 4, "type": "user", "userId": "Ubot0000000000000000000000000000", "isSelf": true},
+		}}
+	}
+	return e
+}
+
 // PostbackEvent is a button press.
 func PostbackEvent(id, userID, replyToken, data string, tsMillis int64) Event {
 	return Event{

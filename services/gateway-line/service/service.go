@@ -29,6 +29,9 @@ type LineConfig struct {
 	ReplyTokenMargin time.Duration `yaml:"reply_token_margin"`
 	// LoadingSeconds is the loading animation's duration in 1:1 chats (5..60, multiple of 5).
 	LoadingSeconds int `yaml:"loading_seconds"`
+	// GroupMentionOnly: in group chats and rooms, only text messages that mention the bot are
+	// answered (button presses always are).
+	GroupMentionOnly bool `yaml:"group_mention_only"`
 
 	ChannelSecret      config.Secret `yaml:"-" env:"LINE_CHANNEL_SECRET"`
 	ChannelAccessToken config.Secret `yaml:"-" env:"LINE_CHANNEL_ACCESS_TOKEN"`
@@ -51,6 +54,7 @@ func DefaultConfig() Config {
 		Settings:         channel.DefaultSettings("https://api.line.me"),
 		ReplyTokenMargin: 50 * time.Second,
 		LoadingSeconds:   20,
+		GroupMentionOnly: true,
 	}}
 }
 
@@ -86,7 +90,7 @@ func Run(ctx context.Context, cfg Config) error {
 			if err != nil {
 				return nil, err
 			}
-			env.HandlePublic(http.MethodPost, WebhookPath, httpapi.NewWebhook(cfg.Line.ChannelSecret.Value(), env.Ingest, env.Log))
+			env.HandlePublic(http.MethodPost, WebhookPath, httpapi.NewWebhook(cfg.Line.ChannelSecret.Value(), env.Ingest, env.Log).MentionOnlyInGroups(cfg.Line.GroupMentionOnly))
 			return app.New(app.Config{ReplyTokenMargin: cfg.Line.ReplyTokenMargin, LoadingSeconds: cfg.Line.LoadingSeconds,
 				Locale: cfg.Locale}, line, env.Log), nil
 		},

@@ -216,14 +216,16 @@ func TestApprovalButtonsAndPostback(t *testing.T) {
 	assertClean(t, h)
 }
 
-// TestAllowlistGroupsAndFollow: a stranger gets a polite refusal and nothing else; groups get no
-// loading animation; follow is welcomed, unfollow only logged.
+// TestAllowlistGroupsAndFollow: a stranger gets a polite refusal and nothing else; in a group
+// only a message that mentions the bot is answered, with no loading animation; follow is
+// welcomed, unfollow only logged.
 func TestAllowlistGroupsAndFollow(t *testing.T) {
 	h := start(t, nil)
 	stranger := "Ustranger0000000000000000000000x"
 	h.post(t, testSecret, fakeline.Body(
 		fakeline.TextEvent("01EVSTRANGER", stranger, "", "", "こんにちは", nowMillis(), false),
-		fakeline.TextEvent("01EVGROUP", allowed, "Cgroup0001", "", "グループから", nowMillis(), false),
+		fakeline.MentionBot(fakeline.TextEvent("01EVGROUP", allowed, "Cgroup0001", "", "グループから", nowMillis(), false)),
+		fakeline.TextEvent("01EVCHATTER", allowed, "Cgroup0001", "", "メンションなし", nowMillis(), false),
 		fakeline.Event{"type": "follow", "mode": "active", "timestamp": nowMillis(), "webhookEventId": "01EVFOLLOW",
 			"deliveryContext": map[string]any{"isRedelivery": false}, "source": map[string]any{"type": "user", "userId": allowed2},
 			"follow": map[string]any{"isUnblocked": false}},
@@ -237,6 +239,9 @@ func TestAllowlistGroupsAndFollow(t *testing.T) {
 	}
 	if h.Chat.CountEvent("01EVSTRANGER") != 0 {
 		t.Fatal("a stranger's message reached chat-mio")
+	}
+	if h.Chat.CountEvent("01EVCHATTER") != 0 || !strings.Contains(h.Logs.String(), "line.group_message_ignored") {
+		t.Fatal("a group message that does not mention the bot was handled")
 	}
 	group := h.sentTo("Cgroup0001")
 	if len(group) != 1 || group[0].Messages[0].Text != "echo: グループから" {

@@ -60,6 +60,8 @@ type Inbound struct {
 	Timestamp    time.Time `json:"timestamp"`
 	// Redelivery is LINE's deliveryContext.isRedelivery.
 	Redelivery bool `json:"redelivery,omitempty"`
+	// Mentioned: the text message mentions the bot (isSelf).
+	Mentioned bool `json:"mentioned,omitempty"`
 }
 
 // SessionID is the chat-mio session of the event (SPEC §10: line:<userId>, groups line:<groupId>).

@@ -21,6 +21,15 @@ type Webhook struct {
 	secret string
 	ingest *channel.Ingester
 	log    *slog.Logger
+	// mentionOnly: group and room text messages are stored only when they mention the bot.
+	mentionOnly bool
+}
+
+// MentionOnlyInGroups makes the webhook keep a group's or room's text message only when it
+// mentions the bot (line.group_mention_only).
+func (h *Webhook) MentionOnlyInGroups(on bool) *Webhook {
+	h.mentionOnly = on
+	return h
 }
 
 // NewWebhook returns the handler; secret is the channel secret.
@@ -52,6 +61,10 @@ func (h *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		in, ok := Normalize(e)
 		if !ok {
 			h.log.InfoContext(ctx, "line.event_ignored", slog.String("type", e.GetType()))
+			continue
+		}
+		if h.mentionOnly && in.SourceType != domain.SourceUser && in.Kind != domain.KindPostback && !in.Mentioned {
+			h.log.InfoContext(ctx, "line.group_message_ignored", slog.String("reason", "not_mentioned"))
 			continue
 		}
 		payload, err := in.Encode()
@@ -95,7 +108,8 @@ func Normalize(e webhook.EventInterface) (domain.Inbound, bool) {
 	switch ev := e.(type) {
 	case webhook.MessageEvent:
 		if text, ok := ev.Message.(webhook.TextMessageContent); ok {
-			in = domain.Inbound{EventID: ev.WebhookEventId, Kind: domain.KindText, Text: text.Text, ReplyToken: ev.ReplyToken}
+			in = domain.Inbound{EventID: ev.WebhookEventId, Kind: domain.KindText, Text: text.Text, ReplyToken: ev.ReplyToken,
+				Mentioned: mentionsSelf(text.Mention)}
 		} else if ev.Message != nil {
 			// Told what is supported rather than met with silence.
 			in = domain.Inbound{EventID: ev.WebhookEventId, Kind: domain.KindUnsupported, Text: ev.Message.GetType(), ReplyToken: ev.ReplyToken}
@@ -137,4 +151,17 @@ func Normalize(e webhook.EventInterface) (domain.Inbound, bool) {
 	in.Timestamp = time.UnixMilli(ts)
 	in.Redelivery = delivery != nil && delivery.IsRedelivery
 	return in, true
+}
+
+// mentionsSelf reports whether a message's mentions include the bot itself.
+func mentionsSelf(m *webhook.Mention) bool {
+	if m == nil {
+		return false
+	}
+	for _, x := range m.Mentionees {
+		if u, ok := x.(webhook.UserMentionee); ok && u.IsSelf {
+			return true
+		}
+	}
+	return false
 }
