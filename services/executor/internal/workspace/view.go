@@ -121,7 +121,7 @@ type walkItem struct {
 
 // walk visits the tree below dir breadth first, in name order, skipping git internals,
 // symlinks and what .gitignore excludes. visit returns false to stop.
-func (w *Workspace) walk(dir string, maxDepth int, visit func(dir *os.Root, p string, d fs.DirEntry, depth int) bool) error {
+func (w *Workspace) walk(dir string, maxDepth int, visit func(dir *dirHandle, p string, d fs.DirEntry, depth int) bool) error {
 	queue := []walkItem{{dir: dir, depth: 0, ig: w.ignorerFor(dir)}}
 	for len(queue) > 0 {
 		it := queue[0]
@@ -130,33 +130,28 @@ func (w *Workspace) walk(dir string, maxDepth int, visit func(dir *os.Root, p st
 		if open == "" {
 			open = "."
 		}
-		// A root per directory: its files are then opened with one openat each.
-		sub, err := w.root.OpenRoot(open)
+		// One open per directory; a root for reading its files is opened only when needed.
+		f, err := w.root.Open(open)
 		if err != nil {
 			if it.dir == dir {
 				return rootErr(open, err)
 			}
 			continue // a directory that vanished or cannot be read is left out
 		}
-		f, err := sub.Open(".")
-		if err != nil {
-			_ = sub.Close()
-			if it.dir == dir {
-				return rootErr(open, err)
-			}
-			continue
-		}
 		ents, err := f.ReadDir(-1)
 		_ = f.Close()
 		if err != nil && it.dir == dir {
-			_ = sub.Close()
 			return rootErr(open, err)
 		}
 		sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
 		ig := it.ig
-		if s, ok := w.loadIgnore(it.dir); ok {
-			ig = append(ig[:len(ig):len(ig)], s)
+		if hasEntry(ents, ".gitignore") {
+			if s, ok := w.loadIgnore(it.dir); ok {
+				ig = append(ig[:len(ig):len(ig)], s)
+			}
 		}
+		h := &dirHandle{w: w, path: open}
+		stop := false
 		for _, e := range ents {
 			name := e.Name()
 			if domain.IsGitDirName(name) || e.Type()&fs.ModeSymlink != 0 {
@@ -172,17 +167,55 @@ func (w *Workspace) walk(dir string, maxDepth int, visit func(dir *os.Root, p st
 			if ig.ignored(p, e.IsDir()) {
 				continue
 			}
-			if !visit(sub, p, e, it.depth+1) {
-				_ = sub.Close()
-				return nil
+			if !visit(h, p, e, it.depth+1) {
+				stop = true
+				break
 			}
 			if e.IsDir() && (maxDepth <= 0 || it.depth+1 < maxDepth) {
 				queue = append(queue, walkItem{dir: p, depth: it.depth + 1, ig: ig})
 			}
 		}
-		_ = sub.Close()
+		h.close()
+		if stop {
+			return nil
+		}
 	}
 	return nil
+}
+
+// dirHandle is a directory being walked; its root (for reading the files in it) is opened on
+// first use and closed when the walk leaves the directory.
+type dirHandle struct {
+	w    *Workspace
+	path string
+	root *os.Root
+}
+
+// ReadFile reads the file called name in the directory, confined like every read.
+func (h *dirHandle) ReadFile(name string) ([]byte, error) {
+	if h.root == nil {
+		r, err := h.w.root.OpenRoot(h.path)
+		if err != nil {
+			return nil, err
+		}
+		h.root = r
+	}
+	return h.root.ReadFile(name)
+}
+
+func (h *dirHandle) close() {
+	if h.root != nil {
+		_ = h.root.Close()
+	}
+}
+
+func hasEntry(ents []fs.DirEntry, name string) bool {
+	for _, e := range ents {
+		if e.Name() == name {
+			return true
+		}
+	}
+	return false
 }
 
 func clamp(v, def, max int) int {
@@ -204,7 +237,7 @@ func (w *Workspace) ListTree(opts TreeOptions) (Tree, error) {
 	depth := clamp(opts.MaxDepth, DefaultTreeDepth, 64)
 	limit := clamp(opts.MaxEntries, DefaultTreeEntries, MaxTreeEntries)
 	var t Tree
-	err = w.walk(dir, depth, func(_ *os.Root, p string, d fs.DirEntry, _ int) bool {
+	err = w.walk(dir, depth, func(_ *dirHandle, p string, d fs.DirEntry, _ int) bool {
 		if !d.IsDir() && domain.IsSecretPath(p) {
 			t.Withheld++
 			return true
@@ -387,7 +420,7 @@ func (w *Workspace) Search(opts SearchOptions) (SearchResult, error) {
 	limit := clamp(opts.MaxMatches, DefaultMatches, MaxMatches)
 	var res SearchResult
 	files := 0
-	err = w.walk(dir, 0, func(in *os.Root, p string, d fs.DirEntry, _ int) bool {
+	err = w.walk(dir, 0, func(in *dirHandle, p string, d fs.DirEntry, _ int) bool {
 		if d.IsDir() || domain.IsSecretPath(p) {
 			return true
 		}
