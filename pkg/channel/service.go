@@ -10,12 +10,14 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1/approvalv1connect"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1/chatv1connect"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1/gatewayv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/chatlink/chatclient"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid/auditfloor"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid/redisalloc"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid/sqlitealloc"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
@@ -70,7 +72,13 @@ func Run(ctx context.Context, spec Spec) error {
 		log.WarnContext(ctx, spec.Channel+".allowlist_empty", slog.String("key", spec.Channel+".allowed_users"),
 			slog.String("effect", "every sender gets a refusal until user ids are listed"))
 	}
-	st, err := openState(ctx, cfg, srv.Location(), log)
+	// A JobID counter lost with Redis starts above the audit store's ids of the day.
+	floorOpts, err := rpcserver.ClientOptions(tel, 5*time.Second, svcauth.Client(creds, svcauth.Approval))
+	if err != nil {
+		return err
+	}
+	floor := auditfloor.New(approvalv1connect.NewApprovalServiceClient(rpcserver.NewHTTPClient(), cfg.Services.Approval.URL, floorOpts...))
+	st, err := openState(ctx, cfg, srv.Location(), floor, log)
 	if err != nil {
 		return fmt.Errorf("%s: %w", spec.Service, err)
 	}
@@ -151,11 +159,11 @@ type state struct {
 
 // openState opens the engine state.engine names: the SQLite state database at state.path
 // (shared with every service of the process that opens the same file), or Redis.
-func openState(ctx context.Context, cfg config.Common, loc *time.Location, log *slog.Logger) (state, error) {
+func openState(ctx context.Context, cfg config.Common, loc *time.Location, floor jobid.Floor, log *slog.Logger) (state, error) {
 	if !cfg.State.SQLite() {
 		rdb := redis.NewClient(&redis.Options{Addr: cfg.Redis.Addr, DB: cfg.Redis.DB, Password: cfg.Redis.Password.Value()})
 		return state{engine: inbox.RedisEngine(rdb), name: "redis", where: "redis " + cfg.Redis.Addr,
-			jobs:  redisalloc.New(rdb, loc, cfg.Redis.KeyPrefix, redisalloc.WithLogger(log)),
+			jobs:  redisalloc.New(rdb, loc, cfg.Redis.KeyPrefix, redisalloc.WithLogger(log), jobid.WithFloor(floor)),
 			close: func() { _ = rdb.Close() }}, nil
 	}
 	db, err := sqlstate.Open(ctx, cfg.State.Path, sqlstate.Options{Sync: sqlstate.Sync(cfg.State.Sync), Logger: log})

@@ -52,3 +52,25 @@ func (c *counter) Incr(ctx context.Context, day string) (int64, error) {
 	}
 	return incr.Val(), nil
 }
+
+// incrIfPresent increments a counter that exists; a missing one is reported, not created.
+var incrIfPresent = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return redis.call('INCR', KEYS[1])
+end
+return -1
+`)
+
+// IncrIfPresent implements jobid.Seeder.
+func (c *counter) IncrIfPresent(ctx context.Context, day string) (int64, bool, error) {
+	n, err := incrIfPresent.Run(ctx, c.rdb, []string{c.key(day)}).Int64()
+	if err != nil {
+		return 0, false, err
+	}
+	return n, n >= 0, nil
+}
+
+// Seed implements jobid.Seeder: the counter starts at floor unless it exists by now.
+func (c *counter) Seed(ctx context.Context, day string, floor int64) error {
+	return c.rdb.SetNX(ctx, c.key(day), floor, jobid.CounterTTL).Err()
+}

@@ -24,6 +24,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/router/v1/routerv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid/auditfloor"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid/redisalloc"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid/sqlitealloc"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
@@ -152,7 +153,7 @@ type sessionStore interface {
 
 // openState opens the session store and the JobID allocator on the configured state engine:
 // Redis, or the embedded SQLite file (no Redis client at all then). Readiness checks the engine.
-func openState(ctx context.Context, cfg Config, srv *rpcserver.Server) (sessionStore, app.JobIDs, func(), error) {
+func openState(ctx context.Context, cfg Config, srv *rpcserver.Server, floor jobid.Floor) (sessionStore, app.JobIDs, func(), error) {
 	log, loc := srv.Logger(), srv.Location()
 	if cfg.State.SQLite() {
 		db, err := sqlstate.Open(ctx, cfg.State.Path, sqlstate.Options{Sync: sqlstate.Sync(cfg.State.Sync), Logger: log})
@@ -183,7 +184,10 @@ func openState(ctx context.Context, cfg Config, srv *rpcserver.Server) (sessionS
 	}
 	sessions := store.NewRedis(rdb, cfg.Redis.KeyPrefix, cfg.Chat.SessionTTL)
 	srv.AddReadiness("redis", sessions.Ping)
-	return sessions, redisalloc.New(rdb, loc, cfg.Redis.KeyPrefix, redisalloc.WithLogger(log)), func() { _ = rdb.Close() }, nil
+	// A counter lost with Redis (a flush, a restart without persistence) starts above the audit
+	// store's ids of the day.
+	return sessions, redisalloc.New(rdb, loc, cfg.Redis.KeyPrefix, redisalloc.WithLogger(log), jobid.WithFloor(floor)),
+		func() { _ = rdb.Close() }, nil
 }
 
 // Run serves chat-mio until ctx is cancelled.
@@ -213,12 +217,6 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	// Mio beats as the chat agent, busy while the chat model writes a reply.
 	model = llm.Tracked(model, srv.Agent("chat", "Mio"))
-	sessions, jobs, closeState, err := openState(ctx, cfg, srv)
-	if err != nil {
-		return srv.Abort(ctx, err)
-	}
-	defer closeState()
-
 	base, err := rpcserver.ClientOptions(srv.Telemetry(), cfg.Chat.ApprovalTimeout)
 	if err != nil {
 		return fmt.Errorf("client options: %w", err)
@@ -229,6 +227,12 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	hc := rpcserver.NewHTTPClient()
 	defer hc.CloseIdleConnections()
+	approvals := approvalv1connect.NewApprovalServiceClient(hc, cfg.Services.Approval.URL, copts(svcauth.Approval)...)
+	sessions, jobs, closeState, err := openState(ctx, cfg, srv, auditfloor.New(approvals))
+	if err != nil {
+		return srv.Abort(ctx, err)
+	}
+	defer closeState()
 	gw := peers.Gateways{ByChannel: map[string]gatewayv1connect.NotificationServiceClient{
 		"line":  gatewayv1connect.NewNotificationServiceClient(hc, cfg.Services.GatewayLine.URL, copts(svcauth.GatewayLine)...),
 		"slack": gatewayv1connect.NewNotificationServiceClient(hc, cfg.Services.GatewaySlack.URL, copts(svcauth.GatewaySlack)...),
@@ -243,7 +247,7 @@ func Run(ctx context.Context, cfg Config) error {
 		Tracer: srv.Telemetry().Tracer("chat-mio"),
 	}, sessions, jobs, app.Peers{
 		Router:    peers.Router{Client: routerv1connect.NewRouterServiceClient(hc, cfg.Services.RouterShiro.URL, copts(svcauth.RouterShiro)...)},
-		Approvals: peers.Approvals{Client: approvalv1connect.NewApprovalServiceClient(hc, cfg.Services.Approval.URL, copts(svcauth.Approval)...)},
+		Approvals: peers.Approvals{Client: approvals},
 		Executor:  peers.Executor{Client: executorv1connect.NewExecutorServiceClient(hc, cfg.Services.Executor.URL, copts(svcauth.Executor)...)},
 		Heartbeat: peers.Heartbeat{Client: heartbeatv1connect.NewHeartbeatServiceClient(hc, cfg.Services.Heartbeat.URL, copts(svcauth.Heartbeat)...)},
 	}, model, gw, log)

@@ -2360,6 +2360,96 @@ func (x *DisableAutoApproveResponse) GetStatusText() string {
 	return ""
 }
 
+type HighestJobNumberRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// YYYYMMDD.
+	Day           string `protobuf:"bytes,1,opt,name=day,proto3" json:"day,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HighestJobNumberRequest) Reset() {
+	*x = HighestJobNumberRequest{}
+	mi := &file_picoclaw_approval_v1_approval_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HighestJobNumberRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HighestJobNumberRequest) ProtoMessage() {}
+
+func (x *HighestJobNumberRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_picoclaw_approval_v1_approval_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HighestJobNumberRequest.ProtoReflect.Descriptor instead.
+func (*HighestJobNumberRequest) Descriptor() ([]byte, []int) {
+	return file_picoclaw_approval_v1_approval_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *HighestJobNumberRequest) GetDay() string {
+	if x != nil {
+		return x.Day
+	}
+	return ""
+}
+
+type HighestJobNumberResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// 0 when the day has no job with a counter id.
+	Number        int64 `protobuf:"varint,1,opt,name=number,proto3" json:"number,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HighestJobNumberResponse) Reset() {
+	*x = HighestJobNumberResponse{}
+	mi := &file_picoclaw_approval_v1_approval_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HighestJobNumberResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HighestJobNumberResponse) ProtoMessage() {}
+
+func (x *HighestJobNumberResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_picoclaw_approval_v1_approval_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HighestJobNumberResponse.ProtoReflect.Descriptor instead.
+func (*HighestJobNumberResponse) Descriptor() ([]byte, []int) {
+	return file_picoclaw_approval_v1_approval_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *HighestJobNumberResponse) GetNumber() int64 {
+	if x != nil {
+		return x.Number
+	}
+	return 0
+}
+
 var File_picoclaw_approval_v1_approval_proto protoreflect.FileDescriptor
 
 const file_picoclaw_approval_v1_approval_proto_rawDesc = "" +
@@ -2564,7 +2654,11 @@ const file_picoclaw_approval_v1_approval_proto_rawDesc = "" +
 	"\x06locale\x18\x03 \x01(\tR\x06locale\"=\n" +
 	"\x1aDisableAutoApproveResponse\x12\x1f\n" +
 	"\vstatus_text\x18\x01 \x01(\tR\n" +
-	"statusText*\xba\x02\n" +
+	"statusText\"+\n" +
+	"\x17HighestJobNumberRequest\x12\x10\n" +
+	"\x03day\x18\x01 \x01(\tR\x03day\"2\n" +
+	"\x18HighestJobNumberResponse\x12\x16\n" +
+	"\x06number\x18\x01 \x01(\x03R\x06number*\xba\x02\n" +
 	"\tJobStatus\x12\x1a\n" +
 	"\x16JOB_STATUS_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12JOB_STATUS_PENDING\x10\x01\x12\x16\n" +
@@ -2591,7 +2685,8 @@ const file_picoclaw_approval_v1_approval_proto_rawDesc = "" +
 	"\x19EXECUTION_EVENT_COMPLETED\x10\x02\x12\x1a\n" +
 	"\x16EXECUTION_EVENT_FAILED\x10\x03\x12!\n" +
 	"\x1dEXECUTION_EVENT_HASH_MISMATCH\x10\x04\x12\x1b\n" +
-	"\x17EXECUTION_EVENT_REFUSED\x10\x052\xcd\t\n" +
+	"\x17EXECUTION_EVENT_REFUSED\x10\x052\xc2\n" +
+	"\n" +
 	"\x0fApprovalService\x12p\n" +
 	"\x0fRequestApproval\x12,.picoclaw.approval.v1.RequestApprovalRequest\x1a-.picoclaw.approval.v1.RequestApprovalResponse\"\x00\x12U\n" +
 	"\x06GetJob\x12#.picoclaw.approval.v1.GetJobRequest\x1a$.picoclaw.approval.v1.GetJobResponse\"\x00\x12[\n" +
@@ -2604,7 +2699,8 @@ const file_picoclaw_approval_v1_approval_proto_rawDesc = "" +
 	"\rListJobEvents\x12*.picoclaw.approval.v1.ListJobEventsRequest\x1a+.picoclaw.approval.v1.ListJobEventsResponse\"\x00\x12m\n" +
 	"\x0eGetAutoApprove\x12+.picoclaw.approval.v1.GetAutoApproveRequest\x1a,.picoclaw.approval.v1.GetAutoApproveResponse\"\x00\x12m\n" +
 	"\x0eSetAutoApprove\x12+.picoclaw.approval.v1.SetAutoApproveRequest\x1a,.picoclaw.approval.v1.SetAutoApproveResponse\"\x00\x12y\n" +
-	"\x12DisableAutoApprove\x12/.picoclaw.approval.v1.DisableAutoApproveRequest\x1a0.picoclaw.approval.v1.DisableAutoApproveResponse\"\x00B\xe3\x01\n" +
+	"\x12DisableAutoApprove\x12/.picoclaw.approval.v1.DisableAutoApproveRequest\x1a0.picoclaw.approval.v1.DisableAutoApproveResponse\"\x00\x12s\n" +
+	"\x10HighestJobNumber\x12-.picoclaw.approval.v1.HighestJobNumberRequest\x1a..picoclaw.approval.v1.HighestJobNumberResponse\"\x00B\xe3\x01\n" +
 	"\x18com.picoclaw.approval.v1B\rApprovalProtoP\x01ZFgithub.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1;approvalv1\xa2\x02\x03PAX\xaa\x02\x14Picoclaw.Approval.V1\xca\x02\x14Picoclaw\\Approval\\V1\xe2\x02 Picoclaw\\Approval\\V1\\GPBMetadata\xea\x02\x16Picoclaw::Approval::V1b\x06proto3"
 
 var (
@@ -2620,7 +2716,7 @@ func file_picoclaw_approval_v1_approval_proto_rawDescGZIP() []byte {
 }
 
 var file_picoclaw_approval_v1_approval_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_picoclaw_approval_v1_approval_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_picoclaw_approval_v1_approval_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_picoclaw_approval_v1_approval_proto_goTypes = []any{
 	(JobStatus)(0),                     // 0: picoclaw.approval.v1.JobStatus
 	(Outcome)(0),                       // 1: picoclaw.approval.v1.Outcome
@@ -2654,68 +2750,70 @@ var file_picoclaw_approval_v1_approval_proto_goTypes = []any{
 	(*SetAutoApproveResponse)(nil),     // 29: picoclaw.approval.v1.SetAutoApproveResponse
 	(*DisableAutoApproveRequest)(nil),  // 30: picoclaw.approval.v1.DisableAutoApproveRequest
 	(*DisableAutoApproveResponse)(nil), // 31: picoclaw.approval.v1.DisableAutoApproveResponse
-	(v1.Route)(0),                      // 32: picoclaw.common.v1.Route
-	(*v1.Risk)(nil),                    // 33: picoclaw.common.v1.Risk
-	(*v1.CostHint)(nil),                // 34: picoclaw.common.v1.CostHint
-	(v1.TaskType)(0),                   // 35: picoclaw.common.v1.TaskType
-	(*v1.Actor)(nil),                   // 36: picoclaw.common.v1.Actor
-	(*timestamppb.Timestamp)(nil),      // 37: google.protobuf.Timestamp
-	(*v1.ExecutionResult)(nil),         // 38: picoclaw.common.v1.ExecutionResult
-	(*v1.Proposal)(nil),                // 39: picoclaw.common.v1.Proposal
-	(*durationpb.Duration)(nil),        // 40: google.protobuf.Duration
+	(*HighestJobNumberRequest)(nil),    // 32: picoclaw.approval.v1.HighestJobNumberRequest
+	(*HighestJobNumberResponse)(nil),   // 33: picoclaw.approval.v1.HighestJobNumberResponse
+	(v1.Route)(0),                      // 34: picoclaw.common.v1.Route
+	(*v1.Risk)(nil),                    // 35: picoclaw.common.v1.Risk
+	(*v1.CostHint)(nil),                // 36: picoclaw.common.v1.CostHint
+	(v1.TaskType)(0),                   // 37: picoclaw.common.v1.TaskType
+	(*v1.Actor)(nil),                   // 38: picoclaw.common.v1.Actor
+	(*timestamppb.Timestamp)(nil),      // 39: google.protobuf.Timestamp
+	(*v1.ExecutionResult)(nil),         // 40: picoclaw.common.v1.ExecutionResult
+	(*v1.Proposal)(nil),                // 41: picoclaw.common.v1.Proposal
+	(*durationpb.Duration)(nil),        // 42: google.protobuf.Duration
 }
 var file_picoclaw_approval_v1_approval_proto_depIdxs = []int32{
 	0,  // 0: picoclaw.approval.v1.Job.status:type_name -> picoclaw.approval.v1.JobStatus
-	32, // 1: picoclaw.approval.v1.Job.route:type_name -> picoclaw.common.v1.Route
-	33, // 2: picoclaw.approval.v1.Job.risk:type_name -> picoclaw.common.v1.Risk
-	34, // 3: picoclaw.approval.v1.Job.cost_hint:type_name -> picoclaw.common.v1.CostHint
-	35, // 4: picoclaw.approval.v1.Job.task_type:type_name -> picoclaw.common.v1.TaskType
+	34, // 1: picoclaw.approval.v1.Job.route:type_name -> picoclaw.common.v1.Route
+	35, // 2: picoclaw.approval.v1.Job.risk:type_name -> picoclaw.common.v1.Risk
+	36, // 3: picoclaw.approval.v1.Job.cost_hint:type_name -> picoclaw.common.v1.CostHint
+	37, // 4: picoclaw.approval.v1.Job.task_type:type_name -> picoclaw.common.v1.TaskType
 	3,  // 5: picoclaw.approval.v1.Job.operations:type_name -> picoclaw.approval.v1.Operation
 	4,  // 6: picoclaw.approval.v1.Job.diff_stats:type_name -> picoclaw.approval.v1.DiffStats
-	36, // 7: picoclaw.approval.v1.Job.requested_by:type_name -> picoclaw.common.v1.Actor
-	36, // 8: picoclaw.approval.v1.Job.decided_by:type_name -> picoclaw.common.v1.Actor
-	37, // 9: picoclaw.approval.v1.Job.requested_at:type_name -> google.protobuf.Timestamp
-	37, // 10: picoclaw.approval.v1.Job.decided_at:type_name -> google.protobuf.Timestamp
-	37, // 11: picoclaw.approval.v1.Job.expires_at:type_name -> google.protobuf.Timestamp
-	37, // 12: picoclaw.approval.v1.Job.executed_at:type_name -> google.protobuf.Timestamp
-	37, // 13: picoclaw.approval.v1.Job.finished_at:type_name -> google.protobuf.Timestamp
-	38, // 14: picoclaw.approval.v1.Job.result:type_name -> picoclaw.common.v1.ExecutionResult
-	39, // 15: picoclaw.approval.v1.RequestApprovalRequest.proposal:type_name -> picoclaw.common.v1.Proposal
-	36, // 16: picoclaw.approval.v1.RequestApprovalRequest.requested_by:type_name -> picoclaw.common.v1.Actor
-	32, // 17: picoclaw.approval.v1.RequestApprovalRequest.route:type_name -> picoclaw.common.v1.Route
+	38, // 7: picoclaw.approval.v1.Job.requested_by:type_name -> picoclaw.common.v1.Actor
+	38, // 8: picoclaw.approval.v1.Job.decided_by:type_name -> picoclaw.common.v1.Actor
+	39, // 9: picoclaw.approval.v1.Job.requested_at:type_name -> google.protobuf.Timestamp
+	39, // 10: picoclaw.approval.v1.Job.decided_at:type_name -> google.protobuf.Timestamp
+	39, // 11: picoclaw.approval.v1.Job.expires_at:type_name -> google.protobuf.Timestamp
+	39, // 12: picoclaw.approval.v1.Job.executed_at:type_name -> google.protobuf.Timestamp
+	39, // 13: picoclaw.approval.v1.Job.finished_at:type_name -> google.protobuf.Timestamp
+	40, // 14: picoclaw.approval.v1.Job.result:type_name -> picoclaw.common.v1.ExecutionResult
+	41, // 15: picoclaw.approval.v1.RequestApprovalRequest.proposal:type_name -> picoclaw.common.v1.Proposal
+	38, // 16: picoclaw.approval.v1.RequestApprovalRequest.requested_by:type_name -> picoclaw.common.v1.Actor
+	34, // 17: picoclaw.approval.v1.RequestApprovalRequest.route:type_name -> picoclaw.common.v1.Route
 	5,  // 18: picoclaw.approval.v1.RequestApprovalResponse.job:type_name -> picoclaw.approval.v1.Job
 	1,  // 19: picoclaw.approval.v1.RequestApprovalResponse.outcome:type_name -> picoclaw.approval.v1.Outcome
 	5,  // 20: picoclaw.approval.v1.GetJobResponse.job:type_name -> picoclaw.approval.v1.Job
 	0,  // 21: picoclaw.approval.v1.ListJobsRequest.statuses:type_name -> picoclaw.approval.v1.JobStatus
 	5,  // 22: picoclaw.approval.v1.ListJobsResponse.jobs:type_name -> picoclaw.approval.v1.Job
-	36, // 23: picoclaw.approval.v1.ApproveRequest.actor:type_name -> picoclaw.common.v1.Actor
-	40, // 24: picoclaw.approval.v1.ApproveRequest.similar_ttl:type_name -> google.protobuf.Duration
+	38, // 23: picoclaw.approval.v1.ApproveRequest.actor:type_name -> picoclaw.common.v1.Actor
+	42, // 24: picoclaw.approval.v1.ApproveRequest.similar_ttl:type_name -> google.protobuf.Duration
 	5,  // 25: picoclaw.approval.v1.ApproveResponse.job:type_name -> picoclaw.approval.v1.Job
 	25, // 26: picoclaw.approval.v1.ApproveResponse.grant:type_name -> picoclaw.approval.v1.AutoApproveGrant
-	36, // 27: picoclaw.approval.v1.DenyRequest.actor:type_name -> picoclaw.common.v1.Actor
+	38, // 27: picoclaw.approval.v1.DenyRequest.actor:type_name -> picoclaw.common.v1.Actor
 	5,  // 28: picoclaw.approval.v1.DenyResponse.job:type_name -> picoclaw.approval.v1.Job
-	36, // 29: picoclaw.approval.v1.CancelRequest.actor:type_name -> picoclaw.common.v1.Actor
+	38, // 29: picoclaw.approval.v1.CancelRequest.actor:type_name -> picoclaw.common.v1.Actor
 	5,  // 30: picoclaw.approval.v1.CancelResponse.job:type_name -> picoclaw.approval.v1.Job
 	5,  // 31: picoclaw.approval.v1.ClaimJobResponse.job:type_name -> picoclaw.approval.v1.Job
 	2,  // 32: picoclaw.approval.v1.ReportExecutionRequest.event:type_name -> picoclaw.approval.v1.ExecutionEvent
-	38, // 33: picoclaw.approval.v1.ReportExecutionRequest.result:type_name -> picoclaw.common.v1.ExecutionResult
+	40, // 33: picoclaw.approval.v1.ReportExecutionRequest.result:type_name -> picoclaw.common.v1.ExecutionResult
 	5,  // 34: picoclaw.approval.v1.ReportExecutionResponse.job:type_name -> picoclaw.approval.v1.Job
-	36, // 35: picoclaw.approval.v1.JobEvent.actor:type_name -> picoclaw.common.v1.Actor
-	37, // 36: picoclaw.approval.v1.JobEvent.created_at:type_name -> google.protobuf.Timestamp
+	38, // 35: picoclaw.approval.v1.JobEvent.actor:type_name -> picoclaw.common.v1.Actor
+	39, // 36: picoclaw.approval.v1.JobEvent.created_at:type_name -> google.protobuf.Timestamp
 	22, // 37: picoclaw.approval.v1.ListJobEventsResponse.events:type_name -> picoclaw.approval.v1.JobEvent
-	35, // 38: picoclaw.approval.v1.AutoApproveGrant.task_types:type_name -> picoclaw.common.v1.TaskType
-	32, // 39: picoclaw.approval.v1.AutoApproveGrant.routes:type_name -> picoclaw.common.v1.Route
-	36, // 40: picoclaw.approval.v1.AutoApproveGrant.created_by:type_name -> picoclaw.common.v1.Actor
-	37, // 41: picoclaw.approval.v1.AutoApproveGrant.created_at:type_name -> google.protobuf.Timestamp
-	37, // 42: picoclaw.approval.v1.AutoApproveGrant.expires_at:type_name -> google.protobuf.Timestamp
-	40, // 43: picoclaw.approval.v1.AutoApproveGrant.remaining:type_name -> google.protobuf.Duration
+	37, // 38: picoclaw.approval.v1.AutoApproveGrant.task_types:type_name -> picoclaw.common.v1.TaskType
+	34, // 39: picoclaw.approval.v1.AutoApproveGrant.routes:type_name -> picoclaw.common.v1.Route
+	38, // 40: picoclaw.approval.v1.AutoApproveGrant.created_by:type_name -> picoclaw.common.v1.Actor
+	39, // 41: picoclaw.approval.v1.AutoApproveGrant.created_at:type_name -> google.protobuf.Timestamp
+	39, // 42: picoclaw.approval.v1.AutoApproveGrant.expires_at:type_name -> google.protobuf.Timestamp
+	42, // 43: picoclaw.approval.v1.AutoApproveGrant.remaining:type_name -> google.protobuf.Duration
 	25, // 44: picoclaw.approval.v1.GetAutoApproveResponse.grant:type_name -> picoclaw.approval.v1.AutoApproveGrant
-	36, // 45: picoclaw.approval.v1.SetAutoApproveRequest.actor:type_name -> picoclaw.common.v1.Actor
-	40, // 46: picoclaw.approval.v1.SetAutoApproveRequest.ttl:type_name -> google.protobuf.Duration
-	35, // 47: picoclaw.approval.v1.SetAutoApproveRequest.task_types:type_name -> picoclaw.common.v1.TaskType
-	32, // 48: picoclaw.approval.v1.SetAutoApproveRequest.routes:type_name -> picoclaw.common.v1.Route
+	38, // 45: picoclaw.approval.v1.SetAutoApproveRequest.actor:type_name -> picoclaw.common.v1.Actor
+	42, // 46: picoclaw.approval.v1.SetAutoApproveRequest.ttl:type_name -> google.protobuf.Duration
+	37, // 47: picoclaw.approval.v1.SetAutoApproveRequest.task_types:type_name -> picoclaw.common.v1.TaskType
+	34, // 48: picoclaw.approval.v1.SetAutoApproveRequest.routes:type_name -> picoclaw.common.v1.Route
 	25, // 49: picoclaw.approval.v1.SetAutoApproveResponse.grant:type_name -> picoclaw.approval.v1.AutoApproveGrant
-	36, // 50: picoclaw.approval.v1.DisableAutoApproveRequest.actor:type_name -> picoclaw.common.v1.Actor
+	38, // 50: picoclaw.approval.v1.DisableAutoApproveRequest.actor:type_name -> picoclaw.common.v1.Actor
 	6,  // 51: picoclaw.approval.v1.ApprovalService.RequestApproval:input_type -> picoclaw.approval.v1.RequestApprovalRequest
 	8,  // 52: picoclaw.approval.v1.ApprovalService.GetJob:input_type -> picoclaw.approval.v1.GetJobRequest
 	10, // 53: picoclaw.approval.v1.ApprovalService.ListJobs:input_type -> picoclaw.approval.v1.ListJobsRequest
@@ -2728,20 +2826,22 @@ var file_picoclaw_approval_v1_approval_proto_depIdxs = []int32{
 	26, // 60: picoclaw.approval.v1.ApprovalService.GetAutoApprove:input_type -> picoclaw.approval.v1.GetAutoApproveRequest
 	28, // 61: picoclaw.approval.v1.ApprovalService.SetAutoApprove:input_type -> picoclaw.approval.v1.SetAutoApproveRequest
 	30, // 62: picoclaw.approval.v1.ApprovalService.DisableAutoApprove:input_type -> picoclaw.approval.v1.DisableAutoApproveRequest
-	7,  // 63: picoclaw.approval.v1.ApprovalService.RequestApproval:output_type -> picoclaw.approval.v1.RequestApprovalResponse
-	9,  // 64: picoclaw.approval.v1.ApprovalService.GetJob:output_type -> picoclaw.approval.v1.GetJobResponse
-	11, // 65: picoclaw.approval.v1.ApprovalService.ListJobs:output_type -> picoclaw.approval.v1.ListJobsResponse
-	13, // 66: picoclaw.approval.v1.ApprovalService.Approve:output_type -> picoclaw.approval.v1.ApproveResponse
-	15, // 67: picoclaw.approval.v1.ApprovalService.Deny:output_type -> picoclaw.approval.v1.DenyResponse
-	17, // 68: picoclaw.approval.v1.ApprovalService.Cancel:output_type -> picoclaw.approval.v1.CancelResponse
-	19, // 69: picoclaw.approval.v1.ApprovalService.ClaimJob:output_type -> picoclaw.approval.v1.ClaimJobResponse
-	21, // 70: picoclaw.approval.v1.ApprovalService.ReportExecution:output_type -> picoclaw.approval.v1.ReportExecutionResponse
-	24, // 71: picoclaw.approval.v1.ApprovalService.ListJobEvents:output_type -> picoclaw.approval.v1.ListJobEventsResponse
-	27, // 72: picoclaw.approval.v1.ApprovalService.GetAutoApprove:output_type -> picoclaw.approval.v1.GetAutoApproveResponse
-	29, // 73: picoclaw.approval.v1.ApprovalService.SetAutoApprove:output_type -> picoclaw.approval.v1.SetAutoApproveResponse
-	31, // 74: picoclaw.approval.v1.ApprovalService.DisableAutoApprove:output_type -> picoclaw.approval.v1.DisableAutoApproveResponse
-	63, // [63:75] is the sub-list for method output_type
-	51, // [51:63] is the sub-list for method input_type
+	32, // 63: picoclaw.approval.v1.ApprovalService.HighestJobNumber:input_type -> picoclaw.approval.v1.HighestJobNumberRequest
+	7,  // 64: picoclaw.approval.v1.ApprovalService.RequestApproval:output_type -> picoclaw.approval.v1.RequestApprovalResponse
+	9,  // 65: picoclaw.approval.v1.ApprovalService.GetJob:output_type -> picoclaw.approval.v1.GetJobResponse
+	11, // 66: picoclaw.approval.v1.ApprovalService.ListJobs:output_type -> picoclaw.approval.v1.ListJobsResponse
+	13, // 67: picoclaw.approval.v1.ApprovalService.Approve:output_type -> picoclaw.approval.v1.ApproveResponse
+	15, // 68: picoclaw.approval.v1.ApprovalService.Deny:output_type -> picoclaw.approval.v1.DenyResponse
+	17, // 69: picoclaw.approval.v1.ApprovalService.Cancel:output_type -> picoclaw.approval.v1.CancelResponse
+	19, // 70: picoclaw.approval.v1.ApprovalService.ClaimJob:output_type -> picoclaw.approval.v1.ClaimJobResponse
+	21, // 71: picoclaw.approval.v1.ApprovalService.ReportExecution:output_type -> picoclaw.approval.v1.ReportExecutionResponse
+	24, // 72: picoclaw.approval.v1.ApprovalService.ListJobEvents:output_type -> picoclaw.approval.v1.ListJobEventsResponse
+	27, // 73: picoclaw.approval.v1.ApprovalService.GetAutoApprove:output_type -> picoclaw.approval.v1.GetAutoApproveResponse
+	29, // 74: picoclaw.approval.v1.ApprovalService.SetAutoApprove:output_type -> picoclaw.approval.v1.SetAutoApproveResponse
+	31, // 75: picoclaw.approval.v1.ApprovalService.DisableAutoApprove:output_type -> picoclaw.approval.v1.DisableAutoApproveResponse
+	33, // 76: picoclaw.approval.v1.ApprovalService.HighestJobNumber:output_type -> picoclaw.approval.v1.HighestJobNumberResponse
+	64, // [64:77] is the sub-list for method output_type
+	51, // [51:64] is the sub-list for method input_type
 	51, // [51:51] is the sub-list for extension type_name
 	51, // [51:51] is the sub-list for extension extendee
 	0,  // [0:51] is the sub-list for field type_name
@@ -2758,7 +2858,7 @@ func file_picoclaw_approval_v1_approval_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_picoclaw_approval_v1_approval_proto_rawDesc), len(file_picoclaw_approval_v1_approval_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   29,
+			NumMessages:   31,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -29,6 +29,8 @@ type Store interface {
 	Append(ctx context.Context, stream string, drafts []domain.Draft) error
 	// LastEvent returns the newest event of a stream whose type is one of types (nil when none).
 	LastEvent(ctx context.Context, stream string, types ...domain.EventType) (*domain.Event, error)
+	// JobIDsOfDay lists the ids of the jobs whose id starts with job_<day>_.
+	JobIDsOfDay(ctx context.Context, day string) ([]string, error)
 }
 
 // ListFilter selects jobs; zero values do not filter.

@@ -109,6 +109,18 @@ func (m *memStore) Append(_ context.Context, stream string, drafts []domain.Draf
 	return m.seal(stream, drafts)
 }
 
+func (m *memStore) JobIDsOfDay(_ context.Context, day string) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for id := range m.events {
+		if strings.HasPrefix(id, "job_"+day+"_") {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
 func (m *memStore) LastEvent(_ context.Context, stream string, types ...domain.EventType) (*domain.Event, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -437,5 +449,25 @@ func TestRequestTextLinksToTheConsole(t *testing.T) {
 	plain := app.New(newMemStore(), &memGrants{}, approvers, app.Config{PendingTTL: time.Hour}, nil)
 	if res, _ := plain.RequestApproval(context.Background(), app.RequestInput{JobID: "job_20260301_002", Patch: docs}); strings.Contains(res.Text, "#/jobs/") {
 		t.Errorf("a link without console_url: %q", res.Text)
+	}
+}
+
+// HighestJobNumber finds where the day's counter ids end, ignoring other days and fallback ids.
+func TestHighestJobNumber(t *testing.T) {
+	svc, _, _ := newApp(t, &memGrants{})
+	ctx := context.Background()
+	for _, id := range []string{"job_20260301_007", "job_20260301_012", "job_20260301_3fa9c2d1", "job_20260302_099"} {
+		if _, err := svc.RequestApproval(ctx, app.RequestInput{JobID: id, Patch: docs}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := svc.HighestJobNumber(ctx, "20260301"); err != nil || n != 12 {
+		t.Fatalf("highest = %d, %v; want 12", n, err)
+	}
+	if n, err := svc.HighestJobNumber(ctx, "20260303"); err != nil || n != 0 {
+		t.Fatalf("empty day = %d, %v", n, err)
+	}
+	if _, err := svc.HighestJobNumber(ctx, "2026-03-01"); !errors.Is(err, domain.ErrInvalid) {
+		t.Fatalf("bad day: %v", err)
 	}
 }

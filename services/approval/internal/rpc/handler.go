@@ -70,6 +70,15 @@ func (h *Handler) RequestApproval(ctx context.Context, req *approvalv1.RequestAp
 	}, nil
 }
 
+// HighestJobNumber answers where the audit store's JobIDs of a day end.
+func (h *Handler) HighestJobNumber(ctx context.Context, req *approvalv1.HighestJobNumberRequest) (*approvalv1.HighestJobNumberResponse, error) {
+	n, err := h.svc.HighestJobNumber(ctx, req.GetDay())
+	if err != nil {
+		return nil, h.fail(ctx, err)
+	}
+	return &approvalv1.HighestJobNumberResponse{Number: n}, nil
+}
+
 // GetJob returns one job.
 func (h *Handler) GetJob(ctx context.Context, req *approvalv1.GetJobRequest) (*approvalv1.GetJobResponse, error) {
 	j, err := h.svc.Get(ctx, req.GetJobId())

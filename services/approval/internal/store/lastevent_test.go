@@ -38,3 +38,20 @@ func TestLastEvent(t *testing.T) {
 		}
 	})
 }
+
+// JobIDsOfDay lists exactly the day's jobs, on both stores.
+func TestJobIDsOfDay(t *testing.T) {
+	onBothStores(t, func(t *testing.T, b backend) {
+		svc := newService(t, b.store, newClock())
+		for _, id := range []string{"job_20260301_007", "job_20260301_3fa9c2d1", "job_20260302_001"} {
+			request(t, svc, id, docsPatch)
+		}
+		ids, err := b.store.JobIDsOfDay(context.Background(), "20260301")
+		if err != nil || len(ids) != 2 {
+			t.Fatalf("ids %v, %v", ids, err)
+		}
+		if n, err := svc.HighestJobNumber(context.Background(), "20260301"); err != nil || n != 7 {
+			t.Fatalf("highest %d, %v", n, err)
+		}
+	})
+}

@@ -80,3 +80,8 @@ func (o outage) LastEvent(ctx context.Context, stream string, types ...domain.Ev
 	e, err := o.next.LastEvent(ctx, stream, types...)
 	return e, Unavailable(err)
 }
+
+func (o outage) JobIDsOfDay(ctx context.Context, day string) ([]string, error) {
+	ids, err := o.next.JobIDsOfDay(ctx, day)
+	return ids, Unavailable(err)
+}

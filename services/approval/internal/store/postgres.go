@@ -418,6 +418,15 @@ type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
+// JobIDsOfDay lists the ids of the jobs whose id starts with job_<day>_.
+func (s *Postgres) JobIDsOfDay(ctx context.Context, day string) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT job_id FROM approval_jobs WHERE job_id LIKE $1`, "job_"+day+"_%")
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
 // LastEvent returns the newest event of stream whose type is one of types (nil when none).
 func (s *Postgres) LastEvent(ctx context.Context, stream string, types ...domain.EventType) (*domain.Event, error) {
 	names := make([]string, len(types))

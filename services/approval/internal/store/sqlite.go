@@ -345,6 +345,24 @@ type sqliteQuerier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
+// JobIDsOfDay lists the ids of the jobs whose id starts with job_<day>_.
+func (s *SQLite) JobIDsOfDay(ctx context.Context, day string) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT job_id FROM approval_jobs WHERE job_id LIKE ?`, "job_"+day+"_%")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
 // LastEvent returns the newest event of stream whose type is one of types (nil when none).
 func (s *SQLite) LastEvent(ctx context.Context, stream string, types ...domain.EventType) (*domain.Event, error) {
 	args := []any{stream}

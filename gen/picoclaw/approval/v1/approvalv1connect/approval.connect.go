@@ -66,6 +66,9 @@ const (
 	// ApprovalServiceDisableAutoApproveProcedure is the fully-qualified name of the ApprovalService's
 	// DisableAutoApprove RPC.
 	ApprovalServiceDisableAutoApproveProcedure = "/picoclaw.approval.v1.ApprovalService/DisableAutoApprove"
+	// ApprovalServiceHighestJobNumberProcedure is the fully-qualified name of the ApprovalService's
+	// HighestJobNumber RPC.
+	ApprovalServiceHighestJobNumberProcedure = "/picoclaw.approval.v1.ApprovalService/HighestJobNumber"
 )
 
 // ApprovalServiceClient is a client for the picoclaw.approval.v1.ApprovalService service.
@@ -85,6 +88,9 @@ type ApprovalServiceClient interface {
 	GetAutoApprove(context.Context, *v1.GetAutoApproveRequest) (*v1.GetAutoApproveResponse, error)
 	SetAutoApprove(context.Context, *v1.SetAutoApproveRequest) (*v1.SetAutoApproveResponse, error)
 	DisableAutoApprove(context.Context, *v1.DisableAutoApproveRequest) (*v1.DisableAutoApproveResponse, error)
+	// HighestJobNumber is the highest NNN of the day's job_YYYYMMDD_NNN ids in the audit store:
+	// the floor a JobID counter that lost its state (a flush, a crash) starts above.
+	HighestJobNumber(context.Context, *v1.HighestJobNumberRequest) (*v1.HighestJobNumberResponse, error)
 }
 
 // NewApprovalServiceClient constructs a client for the picoclaw.approval.v1.ApprovalService
@@ -170,6 +176,12 @@ func NewApprovalServiceClient(httpClient connect.HTTPClient, baseURL string, opt
 			connect.WithSchema(approvalServiceMethods.ByName("DisableAutoApprove")),
 			connect.WithClientOptions(opts...),
 		),
+		highestJobNumber: connect.NewClient[v1.HighestJobNumberRequest, v1.HighestJobNumberResponse](
+			httpClient,
+			baseURL+ApprovalServiceHighestJobNumberProcedure,
+			connect.WithSchema(approvalServiceMethods.ByName("HighestJobNumber")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -187,6 +199,7 @@ type approvalServiceClient struct {
 	getAutoApprove     *connect.Client[v1.GetAutoApproveRequest, v1.GetAutoApproveResponse]
 	setAutoApprove     *connect.Client[v1.SetAutoApproveRequest, v1.SetAutoApproveResponse]
 	disableAutoApprove *connect.Client[v1.DisableAutoApproveRequest, v1.DisableAutoApproveResponse]
+	highestJobNumber   *connect.Client[v1.HighestJobNumberRequest, v1.HighestJobNumberResponse]
 }
 
 // RequestApproval calls picoclaw.approval.v1.ApprovalService.RequestApproval.
@@ -297,6 +310,15 @@ func (c *approvalServiceClient) DisableAutoApprove(ctx context.Context, req *v1.
 	return nil, err
 }
 
+// HighestJobNumber calls picoclaw.approval.v1.ApprovalService.HighestJobNumber.
+func (c *approvalServiceClient) HighestJobNumber(ctx context.Context, req *v1.HighestJobNumberRequest) (*v1.HighestJobNumberResponse, error) {
+	response, err := c.highestJobNumber.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // ApprovalServiceHandler is an implementation of the picoclaw.approval.v1.ApprovalService service.
 type ApprovalServiceHandler interface {
 	// RequestApproval stores a proposal as a job, evaluates policy and answers auto_approved,
@@ -314,6 +336,9 @@ type ApprovalServiceHandler interface {
 	GetAutoApprove(context.Context, *v1.GetAutoApproveRequest) (*v1.GetAutoApproveResponse, error)
 	SetAutoApprove(context.Context, *v1.SetAutoApproveRequest) (*v1.SetAutoApproveResponse, error)
 	DisableAutoApprove(context.Context, *v1.DisableAutoApproveRequest) (*v1.DisableAutoApproveResponse, error)
+	// HighestJobNumber is the highest NNN of the day's job_YYYYMMDD_NNN ids in the audit store:
+	// the floor a JobID counter that lost its state (a flush, a crash) starts above.
+	HighestJobNumber(context.Context, *v1.HighestJobNumberRequest) (*v1.HighestJobNumberResponse, error)
 }
 
 // NewApprovalServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -395,6 +420,12 @@ func NewApprovalServiceHandler(svc ApprovalServiceHandler, opts ...connect.Handl
 		connect.WithSchema(approvalServiceMethods.ByName("DisableAutoApprove")),
 		connect.WithHandlerOptions(opts...),
 	)
+	approvalServiceHighestJobNumberHandler := connect.NewUnaryHandlerSimple(
+		ApprovalServiceHighestJobNumberProcedure,
+		svc.HighestJobNumber,
+		connect.WithSchema(approvalServiceMethods.ByName("HighestJobNumber")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/picoclaw.approval.v1.ApprovalService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case ApprovalServiceRequestApprovalProcedure:
@@ -421,6 +452,8 @@ func NewApprovalServiceHandler(svc ApprovalServiceHandler, opts ...connect.Handl
 			approvalServiceSetAutoApproveHandler.ServeHTTP(w, r)
 		case ApprovalServiceDisableAutoApproveProcedure:
 			approvalServiceDisableAutoApproveHandler.ServeHTTP(w, r)
+		case ApprovalServiceHighestJobNumberProcedure:
+			approvalServiceHighestJobNumberHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -476,4 +509,8 @@ func (UnimplementedApprovalServiceHandler) SetAutoApprove(context.Context, *v1.S
 
 func (UnimplementedApprovalServiceHandler) DisableAutoApprove(context.Context, *v1.DisableAutoApproveRequest) (*v1.DisableAutoApproveResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("picoclaw.approval.v1.ApprovalService.DisableAutoApprove is not implemented"))
+}
+
+func (UnimplementedApprovalServiceHandler) HighestJobNumber(context.Context, *v1.HighestJobNumberRequest) (*v1.HighestJobNumberResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("picoclaw.approval.v1.ApprovalService.HighestJobNumber is not implemented"))
 }
