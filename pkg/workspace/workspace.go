@@ -49,6 +49,30 @@ func (c *Client) ListTree(ctx context.Context, maxEntries int) ([]string, bool, 
 	return out, res.GetTruncated(), nil
 }
 
+// Survey lists the tree (at most maxEntries files) and searches it for the regular expression
+// expr (at most maxMatches, one path per matching line) in one walk of the executor's view; a
+// view that does not search along (an older executor) is asked separately.
+func (c *Client) Survey(ctx context.Context, maxEntries int, expr string, maxMatches int) (files []string, truncated bool, hits []string, err error) {
+	res, err := c.c.ListTree(ctx, &executorv1.ListTreeRequest{JobId: jobid.FromContext(ctx), MaxEntries: int32(maxEntries), MaxDepth: 64,
+		Search: &executorv1.SearchRequest{Query: expr, Regexp: true, MaxMatches: int32(maxMatches)}})
+	if err != nil {
+		return nil, false, nil, viewError("", err)
+	}
+	for _, e := range res.GetEntries() {
+		if !e.GetDir() {
+			files = append(files, e.GetPath())
+		}
+	}
+	if res.GetSearch() == nil {
+		hits, err = c.Search(ctx, expr, maxMatches)
+		return files, res.GetTruncated(), hits, err
+	}
+	for _, m := range res.GetSearch().GetMatches() {
+		hits = append(hits, m.GetPath())
+	}
+	return files, res.GetTruncated(), hits, nil
+}
+
 // ReadFile reads a text file: its content (at most maxBytes), the sha256 of the whole file and
 // whether the content was cut. Missing files wrap ErrNotFound; withheld, binary and too large
 // ones ErrRefused.

@@ -14,8 +14,8 @@ import (
 
 // BenchmarkContextPackViewRPC5000 is the executor's side of one context pack for a 5,000-file
 // repository as coder-order asks for it, over the real service (Connect, authentication,
-// one log line per read): the tree, one search for the task's identifiers and three file
-// reads. coder-order's own side is BenchmarkContextPack5000 there.
+// one log line per read): the tree and the search for the task's identifiers in one walk, and
+// three file reads. coder-order's own side is BenchmarkContextPack5000 there.
 func BenchmarkContextPackViewRPC5000(b *testing.B) {
 	s := start(b, nil)
 	files := map[string]string{".gitignore": "*.tmp\nbuild/\n"}
@@ -30,13 +30,15 @@ func BenchmarkContextPackViewRPC5000(b *testing.B) {
 	var times []time.Duration
 	for b.Loop() {
 		start := time.Now()
-		tree, err := c.ListTree(ctx, &executorv1.ListTreeRequest{JobId: job, MaxEntries: 5000, MaxDepth: 64})
+		// As coder-order asks: the tree and the search for the task's identifiers in one walk.
+		tree, err := c.ListTree(ctx, &executorv1.ListTreeRequest{JobId: job, MaxEntries: 5000, MaxDepth: 64,
+			Search: &executorv1.SearchRequest{Query: `\b(Sub|F42|helper43)\b`, Regexp: true, MaxMatches: 400}})
 		if err != nil || len(tree.GetEntries()) < 5000 {
 			b.Fatalf("tree %d %v", len(tree.GetEntries()), err)
 		}
-		res, err := c.Search(ctx, &executorv1.SearchRequest{JobId: job, Query: `\b(Sub|F42|helper43)\b`, Regexp: true, MaxMatches: 400})
-		if err != nil || len(res.GetMatches()) == 0 {
-			b.Fatalf("search %v %v", res, err)
+		res := tree.GetSearch()
+		if len(res.GetMatches()) == 0 {
+			b.Fatalf("search %v", res)
 		}
 		for _, m := range res.GetMatches()[:min(3, len(res.GetMatches()))] {
 			if _, err := c.ReadFile(ctx, &executorv1.ReadFileRequest{JobId: job, Path: m.GetPath()}); err != nil {

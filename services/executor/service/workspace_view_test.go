@@ -140,3 +140,20 @@ func TestWorkspaceViewOverRPC(t *testing.T) {
 		t.Error("the log holds workspace content or a secret")
 	}
 }
+
+// Over RPC, a listing can carry a search of the same walk (what a context pack asks).
+func TestListTreeWithSearchOverRPC(t *testing.T) {
+	s := start(t, nil)
+	if err := os.WriteFile(filepath.Join(s.ws, "calc.go"), []byte("package calc\n\nfunc Add(a, b int) int { return a + b }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := viewClient(t, s, svcauth.CoderOrder)
+	res, err := c.ListTree(context.Background(), &executorv1.ListTreeRequest{JobId: "job_20260101_202",
+		Search: &executorv1.SearchRequest{Query: `\bAdd\b`, Regexp: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.GetEntries()) != 1 || len(res.GetSearch().GetMatches()) != 1 || res.GetSearch().GetMatches()[0].GetLine() != 3 {
+		t.Fatalf("entries %v search %v", res.GetEntries(), res.GetSearch())
+	}
+}

@@ -311,7 +311,10 @@ type ListTreeRequest struct {
 	// 0 = the server's default depth.
 	MaxDepth int32 `protobuf:"varint,3,opt,name=max_depth,json=maxDepth,proto3" json:"max_depth,omitempty"`
 	// 0 = the server's default entry cap.
-	MaxEntries    int32 `protobuf:"varint,4,opt,name=max_entries,json=maxEntries,proto3" json:"max_entries,omitempty"`
+	MaxEntries int32 `protobuf:"varint,4,opt,name=max_entries,json=maxEntries,proto3" json:"max_entries,omitempty"`
+	// When set, the same walk of the tree also searches it (its path is ignored: the listed
+	// directory is searched, past the entry cap too): a context pack reads one snapshot in one pass.
+	Search        *SearchRequest `protobuf:"bytes,5,opt,name=search,proto3" json:"search,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -374,13 +377,22 @@ func (x *ListTreeRequest) GetMaxEntries() int32 {
 	return 0
 }
 
+func (x *ListTreeRequest) GetSearch() *SearchRequest {
+	if x != nil {
+		return x.Search
+	}
+	return nil
+}
+
 type ListTreeResponse struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Entries []*TreeEntry           `protobuf:"bytes,1,rep,name=entries,proto3" json:"entries,omitempty"`
 	// More entries exist than were returned.
 	Truncated bool `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"`
 	// Files left out because they hold secrets.
-	Withheld      int32 `protobuf:"varint,3,opt,name=withheld,proto3" json:"withheld,omitempty"`
+	Withheld int32 `protobuf:"varint,3,opt,name=withheld,proto3" json:"withheld,omitempty"`
+	// The answer to ListTreeRequest.search.
+	Search        *SearchResponse `protobuf:"bytes,4,opt,name=search,proto3" json:"search,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -434,6 +446,13 @@ func (x *ListTreeResponse) GetWithheld() int32 {
 		return x.Withheld
 	}
 	return 0
+}
+
+func (x *ListTreeResponse) GetSearch() *SearchResponse {
+	if x != nil {
+		return x.Search
+	}
+	return nil
 }
 
 type ReadFileRequest struct {
@@ -1481,17 +1500,19 @@ const file_picoclaw_executor_v1_executor_proto_rawDesc = "" +
 	"\tTreeEntry\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x10\n" +
 	"\x03dir\x18\x02 \x01(\bR\x03dir\x12\x12\n" +
-	"\x04size\x18\x03 \x01(\x03R\x04size\"z\n" +
+	"\x04size\x18\x03 \x01(\x03R\x04size\"\xb7\x01\n" +
 	"\x0fListTreeRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x1b\n" +
 	"\tmax_depth\x18\x03 \x01(\x05R\bmaxDepth\x12\x1f\n" +
 	"\vmax_entries\x18\x04 \x01(\x05R\n" +
-	"maxEntries\"\x87\x01\n" +
+	"maxEntries\x12;\n" +
+	"\x06search\x18\x05 \x01(\v2#.picoclaw.executor.v1.SearchRequestR\x06search\"\xc5\x01\n" +
 	"\x10ListTreeResponse\x129\n" +
 	"\aentries\x18\x01 \x03(\v2\x1f.picoclaw.executor.v1.TreeEntryR\aentries\x12\x1c\n" +
 	"\ttruncated\x18\x02 \x01(\bR\ttruncated\x12\x1a\n" +
-	"\bwithheld\x18\x03 \x01(\x05R\bwithheld\"\x93\x01\n" +
+	"\bwithheld\x18\x03 \x01(\x05R\bwithheld\x12<\n" +
+	"\x06search\x18\x04 \x01(\v2$.picoclaw.executor.v1.SearchResponseR\x06search\"\x93\x01\n" +
 	"\x0fReadFileRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x1d\n" +
@@ -1619,35 +1640,37 @@ var file_picoclaw_executor_v1_executor_proto_goTypes = []any{
 var file_picoclaw_executor_v1_executor_proto_depIdxs = []int32{
 	24, // 0: picoclaw.executor.v1.ExecuteResponse.result:type_name -> picoclaw.common.v1.ExecutionResult
 	24, // 1: picoclaw.executor.v1.DryRunResponse.result:type_name -> picoclaw.common.v1.ExecutionResult
-	4,  // 2: picoclaw.executor.v1.ListTreeResponse.entries:type_name -> picoclaw.executor.v1.TreeEntry
-	10, // 3: picoclaw.executor.v1.SearchResponse.matches:type_name -> picoclaw.executor.v1.SearchMatch
-	13, // 4: picoclaw.executor.v1.GitStatusResponse.entries:type_name -> picoclaw.executor.v1.GitStatusEntry
-	16, // 5: picoclaw.executor.v1.GitLogResponse.commits:type_name -> picoclaw.executor.v1.GitCommit
-	19, // 6: picoclaw.executor.v1.DiffSummaryResponse.files:type_name -> picoclaw.executor.v1.DiffFileStat
-	22, // 7: picoclaw.executor.v1.RemotesResponse.remotes:type_name -> picoclaw.executor.v1.Remote
-	0,  // 8: picoclaw.executor.v1.ExecutorService.Execute:input_type -> picoclaw.executor.v1.ExecuteRequest
-	2,  // 9: picoclaw.executor.v1.ExecutorService.DryRun:input_type -> picoclaw.executor.v1.DryRunRequest
-	5,  // 10: picoclaw.executor.v1.WorkspaceService.ListTree:input_type -> picoclaw.executor.v1.ListTreeRequest
-	7,  // 11: picoclaw.executor.v1.WorkspaceService.ReadFile:input_type -> picoclaw.executor.v1.ReadFileRequest
-	9,  // 12: picoclaw.executor.v1.WorkspaceService.Search:input_type -> picoclaw.executor.v1.SearchRequest
-	12, // 13: picoclaw.executor.v1.WorkspaceService.GitStatus:input_type -> picoclaw.executor.v1.GitStatusRequest
-	15, // 14: picoclaw.executor.v1.WorkspaceService.GitLog:input_type -> picoclaw.executor.v1.GitLogRequest
-	18, // 15: picoclaw.executor.v1.WorkspaceService.DiffSummary:input_type -> picoclaw.executor.v1.DiffSummaryRequest
-	21, // 16: picoclaw.executor.v1.WorkspaceService.Remotes:input_type -> picoclaw.executor.v1.RemotesRequest
-	1,  // 17: picoclaw.executor.v1.ExecutorService.Execute:output_type -> picoclaw.executor.v1.ExecuteResponse
-	3,  // 18: picoclaw.executor.v1.ExecutorService.DryRun:output_type -> picoclaw.executor.v1.DryRunResponse
-	6,  // 19: picoclaw.executor.v1.WorkspaceService.ListTree:output_type -> picoclaw.executor.v1.ListTreeResponse
-	8,  // 20: picoclaw.executor.v1.WorkspaceService.ReadFile:output_type -> picoclaw.executor.v1.ReadFileResponse
-	11, // 21: picoclaw.executor.v1.WorkspaceService.Search:output_type -> picoclaw.executor.v1.SearchResponse
-	14, // 22: picoclaw.executor.v1.WorkspaceService.GitStatus:output_type -> picoclaw.executor.v1.GitStatusResponse
-	17, // 23: picoclaw.executor.v1.WorkspaceService.GitLog:output_type -> picoclaw.executor.v1.GitLogResponse
-	20, // 24: picoclaw.executor.v1.WorkspaceService.DiffSummary:output_type -> picoclaw.executor.v1.DiffSummaryResponse
-	23, // 25: picoclaw.executor.v1.WorkspaceService.Remotes:output_type -> picoclaw.executor.v1.RemotesResponse
-	17, // [17:26] is the sub-list for method output_type
-	8,  // [8:17] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	9,  // 2: picoclaw.executor.v1.ListTreeRequest.search:type_name -> picoclaw.executor.v1.SearchRequest
+	4,  // 3: picoclaw.executor.v1.ListTreeResponse.entries:type_name -> picoclaw.executor.v1.TreeEntry
+	11, // 4: picoclaw.executor.v1.ListTreeResponse.search:type_name -> picoclaw.executor.v1.SearchResponse
+	10, // 5: picoclaw.executor.v1.SearchResponse.matches:type_name -> picoclaw.executor.v1.SearchMatch
+	13, // 6: picoclaw.executor.v1.GitStatusResponse.entries:type_name -> picoclaw.executor.v1.GitStatusEntry
+	16, // 7: picoclaw.executor.v1.GitLogResponse.commits:type_name -> picoclaw.executor.v1.GitCommit
+	19, // 8: picoclaw.executor.v1.DiffSummaryResponse.files:type_name -> picoclaw.executor.v1.DiffFileStat
+	22, // 9: picoclaw.executor.v1.RemotesResponse.remotes:type_name -> picoclaw.executor.v1.Remote
+	0,  // 10: picoclaw.executor.v1.ExecutorService.Execute:input_type -> picoclaw.executor.v1.ExecuteRequest
+	2,  // 11: picoclaw.executor.v1.ExecutorService.DryRun:input_type -> picoclaw.executor.v1.DryRunRequest
+	5,  // 12: picoclaw.executor.v1.WorkspaceService.ListTree:input_type -> picoclaw.executor.v1.ListTreeRequest
+	7,  // 13: picoclaw.executor.v1.WorkspaceService.ReadFile:input_type -> picoclaw.executor.v1.ReadFileRequest
+	9,  // 14: picoclaw.executor.v1.WorkspaceService.Search:input_type -> picoclaw.executor.v1.SearchRequest
+	12, // 15: picoclaw.executor.v1.WorkspaceService.GitStatus:input_type -> picoclaw.executor.v1.GitStatusRequest
+	15, // 16: picoclaw.executor.v1.WorkspaceService.GitLog:input_type -> picoclaw.executor.v1.GitLogRequest
+	18, // 17: picoclaw.executor.v1.WorkspaceService.DiffSummary:input_type -> picoclaw.executor.v1.DiffSummaryRequest
+	21, // 18: picoclaw.executor.v1.WorkspaceService.Remotes:input_type -> picoclaw.executor.v1.RemotesRequest
+	1,  // 19: picoclaw.executor.v1.ExecutorService.Execute:output_type -> picoclaw.executor.v1.ExecuteResponse
+	3,  // 20: picoclaw.executor.v1.ExecutorService.DryRun:output_type -> picoclaw.executor.v1.DryRunResponse
+	6,  // 21: picoclaw.executor.v1.WorkspaceService.ListTree:output_type -> picoclaw.executor.v1.ListTreeResponse
+	8,  // 22: picoclaw.executor.v1.WorkspaceService.ReadFile:output_type -> picoclaw.executor.v1.ReadFileResponse
+	11, // 23: picoclaw.executor.v1.WorkspaceService.Search:output_type -> picoclaw.executor.v1.SearchResponse
+	14, // 24: picoclaw.executor.v1.WorkspaceService.GitStatus:output_type -> picoclaw.executor.v1.GitStatusResponse
+	17, // 25: picoclaw.executor.v1.WorkspaceService.GitLog:output_type -> picoclaw.executor.v1.GitLogResponse
+	20, // 26: picoclaw.executor.v1.WorkspaceService.DiffSummary:output_type -> picoclaw.executor.v1.DiffSummaryResponse
+	23, // 27: picoclaw.executor.v1.WorkspaceService.Remotes:output_type -> picoclaw.executor.v1.RemotesResponse
+	19, // [19:28] is the sub-list for method output_type
+	10, // [10:19] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_picoclaw_executor_v1_executor_proto_init() }

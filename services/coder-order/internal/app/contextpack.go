@@ -31,6 +31,11 @@ type Workspace interface {
 	Remotes(ctx context.Context) (map[string]string, error)
 }
 
+// Surveyor is a Workspace that lists and searches in one walk (the executor's view does).
+type Surveyor interface {
+	Survey(ctx context.Context, maxEntries int, expr string, maxMatches int) (files []string, truncated bool, hits []string, err error)
+}
+
 // Sentinels of Workspace.ReadFile: the shared view client's (pkg/workspace).
 var (
 	ErrFileNotFound = workspace.ErrNotFound
@@ -129,7 +134,30 @@ func BuildContextPack(ctx context.Context, ws Workspace, t Task, budget int64) (
 	if budget <= 0 {
 		return pack, nil
 	}
-	files, truncated, err := ws.ListTree(ctx, packTreeEntries)
+	// The task's identifiers are searched for in the same walk as the listing when the view can.
+	var search string
+	if ids := identifiers(t.Text); len(ids) > 0 {
+		quoted := make([]string, len(ids))
+		for i, id := range ids {
+			quoted[i] = regexp.QuoteMeta(id)
+		}
+		search = `\b(` + strings.Join(quoted, "|") + `)\b`
+	}
+	var (
+		files, hits []string
+		truncated   bool
+		err         error
+	)
+	if sv, ok := ws.(Surveyor); ok && search != "" {
+		files, truncated, hits, err = sv.Survey(ctx, packTreeEntries, search, packSearchLimit)
+	} else {
+		files, truncated, err = ws.ListTree(ctx, packTreeEntries)
+		if err == nil && search != "" {
+			if hits, err = ws.Search(ctx, search, packSearchLimit); err != nil {
+				return pack, fmt.Errorf("search: %w", err)
+			}
+		}
+	}
 	if err != nil {
 		return pack, fmt.Errorf("list tree: %w", err)
 	}
@@ -164,15 +192,7 @@ func BuildContextPack(ctx context.Context, ws Workspace, t Task, budget int64) (
 		}
 	}
 	// Then the files using the task's identifiers, most matches first.
-	if ids := identifiers(t.Text); len(ids) > 0 {
-		quoted := make([]string, len(ids))
-		for i, id := range ids {
-			quoted[i] = regexp.QuoteMeta(id)
-		}
-		hits, err := ws.Search(ctx, `\b(`+strings.Join(quoted, "|")+`)\b`, packSearchLimit)
-		if err != nil {
-			return pack, fmt.Errorf("search: %w", err)
-		}
+	if search != "" {
 		count := map[string]int{}
 		var paths []string
 		for _, h := range hits {

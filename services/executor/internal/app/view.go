@@ -45,7 +45,11 @@ func (v *View) logged(ctx context.Context, op, target string, err error, attrs .
 // ListTree lists the tree.
 func (v *View) ListTree(ctx context.Context, o workspace.TreeOptions) (workspace.Tree, error) {
 	t, err := v.ws.ListTree(o)
-	v.logged(ctx, "list_tree", o.Dir, err, slog.Int("entries", len(t.Entries)), slog.Int("withheld", t.Withheld))
+	attrs := []slog.Attr{slog.Int("entries", len(t.Entries)), slog.Int("withheld", t.Withheld)}
+	if o.Search != nil && t.Search != nil {
+		attrs = append(attrs, slog.String("query", redact.Secrets(o.Search.Query)), slog.Int("matches", len(t.Search.Matches)))
+	}
+	v.logged(ctx, "list_tree", o.Dir, err, attrs...)
 	return t, err
 }
 

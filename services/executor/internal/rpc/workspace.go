@@ -10,14 +10,34 @@ import (
 
 // ListTree lists the tree.
 func (h *Handler) ListTree(ctx context.Context, req *executorv1.ListTreeRequest) (*executorv1.ListTreeResponse, error) {
-	t, err := h.view.ListTree(ctx, workspace.TreeOptions{Dir: req.GetPath(), MaxDepth: int(req.GetMaxDepth()), MaxEntries: int(req.GetMaxEntries())})
+	o := workspace.TreeOptions{Dir: req.GetPath(), MaxDepth: int(req.GetMaxDepth()), MaxEntries: int(req.GetMaxEntries())}
+	if s := req.GetSearch(); s != nil {
+		so := searchOptions(s)
+		o.Search = &so
+	}
+	t, err := h.view.ListTree(ctx, o)
 	if err != nil {
 		return nil, h.toConnect(ctx, err)
 	}
-	return &executorv1.ListTreeResponse{Truncated: t.Truncated, Withheld: int32(t.Withheld),
+	res := &executorv1.ListTreeResponse{Truncated: t.Truncated, Withheld: int32(t.Withheld),
 		Entries: each(t.Entries, func(e workspace.Entry) *executorv1.TreeEntry {
 			return &executorv1.TreeEntry{Path: e.Path, Dir: e.Dir, Size: e.Size}
-		})}, nil
+		})}
+	if t.Search != nil {
+		res.Search = searchResponse(*t.Search)
+	}
+	return res, nil
+}
+
+func searchOptions(req *executorv1.SearchRequest) workspace.SearchOptions {
+	return workspace.SearchOptions{Query: req.GetQuery(), Regexp: req.GetRegexp(),
+		CaseInsensitive: req.GetCaseInsensitive(), Dir: req.GetPath(), MaxMatches: int(req.GetMaxMatches())}
+}
+
+func searchResponse(r workspace.SearchResult) *executorv1.SearchResponse {
+	return &executorv1.SearchResponse{Truncated: r.Truncated, Matches: each(r.Matches, func(m workspace.Match) *executorv1.SearchMatch {
+		return &executorv1.SearchMatch{Path: m.Path, Line: int32(m.Line), Text: m.Text}
+	})}
 }
 
 // ReadFile reads one file.
@@ -32,14 +52,11 @@ func (h *Handler) ReadFile(ctx context.Context, req *executorv1.ReadFileRequest)
 
 // Search searches the tree.
 func (h *Handler) Search(ctx context.Context, req *executorv1.SearchRequest) (*executorv1.SearchResponse, error) {
-	r, err := h.view.Search(ctx, workspace.SearchOptions{Query: req.GetQuery(), Regexp: req.GetRegexp(),
-		CaseInsensitive: req.GetCaseInsensitive(), Dir: req.GetPath(), MaxMatches: int(req.GetMaxMatches())})
+	r, err := h.view.Search(ctx, searchOptions(req))
 	if err != nil {
 		return nil, h.toConnect(ctx, err)
 	}
-	return &executorv1.SearchResponse{Truncated: r.Truncated, Matches: each(r.Matches, func(m workspace.Match) *executorv1.SearchMatch {
-		return &executorv1.SearchMatch{Path: m.Path, Line: int32(m.Line), Text: m.Text}
-	})}, nil
+	return searchResponse(r), nil
 }
 
 // GitStatus is git status.

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -58,5 +59,37 @@ func TestSearchSeesEditsOfCachedFiles(t *testing.T) {
 	}
 	if search(`func Old\(`) != 0 || search(`func New\(`) != 1 {
 		t.Fatal("the search answered from the old content")
+	}
+}
+
+// A listing with a search along gives the same answers as the two calls apart — the search
+// reaching below the listing's depth and past its entry cap.
+func TestListTreeWithSearchMatchesTheTwoCalls(t *testing.T) {
+	files := map[string]string{".gitignore": "*.log\n", "x.log": "needle\n", ".env": "needle=1\n"}
+	for i := range 30 {
+		files[fmt.Sprintf("d%d/e/f%02d.go", i%3, i)] = fmt.Sprintf("package p\n// needle %d\n", i)
+	}
+	w, _ := open(t, files)
+	q := SearchOptions{Query: `needle \d+`, Regexp: true, MaxMatches: 100}
+	for _, o := range []TreeOptions{{MaxEntries: 1000, MaxDepth: 64}, {MaxEntries: 5, MaxDepth: 64}, {MaxEntries: 1000, MaxDepth: 1}} {
+		alone, err := w.ListTree(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		searched, err := w.Search(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Search = &q
+		both, err := w.ListTree(o)
+		if err != nil || both.Search == nil {
+			t.Fatalf("%+v: %v", o, err)
+		}
+		if fmt.Sprint(both.Entries, both.Truncated, both.Withheld) != fmt.Sprint(alone.Entries, alone.Truncated, alone.Withheld) {
+			t.Errorf("%+v: listing %v, alone %v", o, both.Entries, alone.Entries)
+		}
+		if fmt.Sprint(both.Search.Matches) != fmt.Sprint(searched.Matches) || len(searched.Matches) != 30 {
+			t.Errorf("%+v: search %d matches, alone %d", o, len(both.Search.Matches), len(searched.Matches))
+		}
 	}
 }

@@ -47,6 +47,9 @@ type TreeOptions struct {
 	Dir        string
 	MaxDepth   int
 	MaxEntries int
+	// Search, when set, is run over the same walk (its Dir is ignored; the whole listed tree is
+	// searched, past the entry cap too).
+	Search *SearchOptions
 }
 
 // Tree is a listing.
@@ -55,6 +58,8 @@ type Tree struct {
 	Truncated bool
 	// Withheld counts files left out because their names say they hold secrets.
 	Withheld int
+	// Search is the answer to TreeOptions.Search.
+	Search *SearchResult
 }
 
 // cleanDir checks a directory argument ("" or "." is the root).
@@ -237,14 +242,27 @@ func (w *Workspace) ListTree(opts TreeOptions) (Tree, error) {
 	depth := clamp(opts.MaxDepth, DefaultTreeDepth, 64)
 	limit := clamp(opts.MaxEntries, DefaultTreeEntries, MaxTreeEntries)
 	var t Tree
-	err = w.walk(dir, depth, func(_ *dirHandle, p string, d fs.DirEntry, _ int) bool {
+	var sr *searcher
+	walkDepth := depth
+	if opts.Search != nil {
+		if sr, err = newSearcher(w, *opts.Search); err != nil {
+			return Tree{}, err
+		}
+		walkDepth = 0 // the search goes below the listing's depth
+	}
+	full := false
+	err = w.walk(dir, walkDepth, func(in *dirHandle, p string, d fs.DirEntry, at int) bool {
+		searching := sr != nil && sr.visit(in, p, d)
+		if full || at > depth {
+			return searching
+		}
 		if !d.IsDir() && domain.IsSecretPath(p) {
 			t.Withheld++
 			return true
 		}
 		if len(t.Entries) >= limit {
-			t.Truncated = true
-			return false
+			t.Truncated, full = true, true
+			return searching
 		}
 		e := Entry{Path: p, Dir: d.IsDir()}
 		if !e.Dir {
@@ -255,6 +273,9 @@ func (w *Workspace) ListTree(opts TreeOptions) (Tree, error) {
 		t.Entries = append(t.Entries, e)
 		return true
 	})
+	if sr != nil {
+		t.Search = &sr.res
+	}
 	return t, err
 }
 
@@ -390,11 +411,35 @@ type SearchResult struct {
 // opts.Dir (not ignored, not secret, not binary, at most 1 MiB each). Files with
 // secret-looking content are left out; returned lines are masked as well.
 func (w *Workspace) Search(opts SearchOptions) (SearchResult, error) {
+	dir, err := w.cleanDir(opts.Dir)
+	if err != nil {
+		return SearchResult{}, err
+	}
+	sr, err := newSearcher(w, opts)
+	if err != nil {
+		return SearchResult{}, err
+	}
+	err = w.walk(dir, 0, func(in *dirHandle, p string, d fs.DirEntry, _ int) bool { return sr.visit(in, p, d) })
+	return sr.res, err
+}
+
+// searcher is one search over a walk: it looks at each file the walk visits until its match cap.
+type searcher struct {
+	w        *Workspace
+	re       *regexp.Regexp
+	literals [][]byte
+	limit    int
+	files    int
+	res      SearchResult
+	done     bool
+}
+
+func newSearcher(w *Workspace, opts SearchOptions) (*searcher, error) {
 	if opts.Query == "" {
-		return SearchResult{}, fmt.Errorf("%w: empty query", domain.ErrInvalid)
+		return nil, fmt.Errorf("%w: empty query", domain.ErrInvalid)
 	}
 	if len(opts.Query) > maxSearchPatternSz {
-		return SearchResult{}, fmt.Errorf("%w: query longer than %d bytes", domain.ErrInvalid, maxSearchPatternSz)
+		return nil, fmt.Errorf("%w: query longer than %d bytes", domain.ErrInvalid, maxSearchPatternSz)
 	}
 	expr := opts.Query
 	if !opts.Regexp {
@@ -405,82 +450,89 @@ func (w *Workspace) Search(opts SearchOptions) (SearchResult, error) {
 	}
 	re, err := regexp.Compile(expr)
 	if err != nil {
-		return SearchResult{}, fmt.Errorf("%w: regexp: %v", domain.ErrInvalid, err)
+		return nil, fmt.Errorf("%w: regexp: %v", domain.ErrInvalid, err)
 	}
-	var literals [][]byte
+	sr := &searcher{w: w, re: re, limit: clamp(opts.MaxMatches, DefaultMatches, MaxMatches)}
 	if !opts.Regexp && !opts.CaseInsensitive {
-		literals = [][]byte{[]byte(opts.Query)}
+		sr.literals = [][]byte{[]byte(opts.Query)}
 	} else {
-		literals = requiredLiterals(expr)
+		sr.literals = requiredLiterals(expr)
 	}
-	dir, err := w.cleanDir(opts.Dir)
-	if err != nil {
-		return SearchResult{}, err
+	return sr, nil
+}
+
+// visit searches the file p; false once the search is complete (cap reached).
+func (sr *searcher) visit(in *dirHandle, p string, d fs.DirEntry) bool {
+	if sr.done {
+		return false
 	}
-	limit := clamp(opts.MaxMatches, DefaultMatches, MaxMatches)
-	var res SearchResult
-	files := 0
-	err = w.walk(dir, 0, func(in *dirHandle, p string, d fs.DirEntry, _ int) bool {
-		if d.IsDir() || domain.IsSecretPath(p) {
+	ok := sr.file(in, p, d)
+	if !ok {
+		sr.done = true
+	}
+	return ok
+}
+
+func (sr *searcher) file(in *dirHandle, p string, d fs.DirEntry) bool {
+	w, re, literals, limit, res := sr.w, sr.re, sr.literals, sr.limit, &sr.res
+	if d.IsDir() || domain.IsSecretPath(p) {
+		return true
+	}
+	if sr.files++; sr.files > maxWalkFiles {
+		res.Truncated = true
+		return false
+	}
+	fi, err := d.Info()
+	if err != nil || fi.Size() > searchFileBytes || fi.Size() == 0 {
+		return true
+	}
+	stamp, stamped := stampOf(fi)
+	data, cached := w.cache.get(p, stamp)
+	if !cached || !stamped {
+		if data, err = in.ReadFile(d.Name()); err != nil {
 			return true
 		}
-		if files++; files > maxWalkFiles {
+		if stamped {
+			w.cache.put(p, stamp, data)
+		}
+	}
+	if literals != nil && !containsAny(data, literals) {
+		return true
+	}
+	if !re.Match(data) {
+		return true
+	}
+	if IsBinary(data) {
+		return true
+	}
+	text := string(data)
+	if domain.HasSecretContent(text) {
+		return true
+	}
+	line := 0
+	for rest := text; rest != ""; {
+		var l string
+		if i := strings.IndexByte(rest, '\n'); i >= 0 {
+			l, rest = rest[:i], rest[i+1:]
+		} else {
+			l, rest = rest, ""
+		}
+		line++
+		if !re.MatchString(l) {
+			continue
+		}
+		if len(res.Matches) >= limit {
 			res.Truncated = true
 			return false
 		}
-		fi, err := d.Info()
-		if err != nil || fi.Size() > searchFileBytes || fi.Size() == 0 {
-			return true
-		}
-		stamp, stamped := stampOf(fi)
-		data, cached := w.cache.get(p, stamp)
-		if !cached || !stamped {
-			if data, err = in.ReadFile(d.Name()); err != nil {
-				return true
+		if len(l) > maxMatchLine {
+			cut := maxMatchLine
+			for cut > 0 && !utf8.RuneStart(l[cut]) {
+				cut--
 			}
-			if stamped {
-				w.cache.put(p, stamp, data)
-			}
+			l = l[:cut] + "…"
 		}
-		if literals != nil && !containsAny(data, literals) {
-			return true
-		}
-		if !re.Match(data) {
-			return true
-		}
-		if IsBinary(data) {
-			return true
-		}
-		text := string(data)
-		if domain.HasSecretContent(text) {
-			return true
-		}
-		line := 0
-		for rest := text; rest != ""; {
-			var l string
-			if i := strings.IndexByte(rest, '\n'); i >= 0 {
-				l, rest = rest[:i], rest[i+1:]
-			} else {
-				l, rest = rest, ""
-			}
-			line++
-			if !re.MatchString(l) {
-				continue
-			}
-			if len(res.Matches) >= limit {
-				res.Truncated = true
-				return false
-			}
-			if len(l) > maxMatchLine {
-				cut := maxMatchLine
-				for cut > 0 && !utf8.RuneStart(l[cut]) {
-					cut--
-				}
-				l = l[:cut] + "…"
-			}
-			res.Matches = append(res.Matches, Match{Path: p, Line: line, Text: redact.Secrets(l)})
-		}
-		return true
-	})
-	return res, err
+		res.Matches = append(res.Matches, Match{Path: p, Line: line, Text: redact.Secrets(l)})
+	}
+	return true
 }
