@@ -100,19 +100,24 @@ func runEmbedded(ctx context.Context, o options) (err error) {
 	if _, err := s.AwaitWebhook(client, 10*time.Second); err != nil {
 		return err
 	}
-	pprofURL := ""
-	if o.profile {
-		if pprofURL, err = suite.InternalURL(opts.DataDir, "approval"); err != nil {
-			return err
-		}
+	// Any internal listener serves the whole process's /metrics (and /debug/pprof with -profile).
+	internal, err := suite.InternalURL(opts.DataDir, "approval")
+	if err != nil {
+		return err
 	}
+	pprofURL := internal
+	mem := func() (report.ProcMemory, error) { return memory(ctx, s.Pid(), internal) }
 	logf("idle: %s to settle, then CPU over %s", eo.settle, eo.idle)
 	if err := sleep(ctx, eo.settle); err != nil {
 		return err
 	}
-	if e.Idle, err = idleWindow(ctx, s.Pid(), eo.idle, fmt.Sprintf("%s from %s after the start", eo.idle, eo.settle)); err != nil {
+	if e.Idle.Memory, err = mem(); err != nil {
 		return err
 	}
+	if e.Idle.CPUPercent, err = cpuPercent(ctx, s.Pid(), eo.idle); err != nil {
+		return err
+	}
+	e.Idle.CPUWindow = fmt.Sprintf("%s from %s after the start", eo.idle, eo.settle)
 	if err := snapshot(e, opts.DataDir, "before the traffic"); err != nil {
 		return err
 	}
@@ -147,7 +152,7 @@ func runEmbedded(ctx context.Context, o options) (err error) {
 	if err != nil {
 		return err
 	}
-	if e.AfterTraffic.Memory, err = memory(s.Pid()); err != nil {
+	if e.AfterTraffic.Memory, err = mem(); err != nil {
 		return err
 	}
 	pwg.Wait()
@@ -177,7 +182,7 @@ func runEmbedded(ctx context.Context, o options) (err error) {
 		return err
 	}
 	e.AfterSec = eo.after.Seconds()
-	if e.Later.Memory, err = memory(s.Pid()); err != nil {
+	if e.Later.Memory, err = mem(); err != nil {
 		return err
 	}
 	if o.profile {
@@ -335,16 +340,6 @@ func (t *embeddedTraffic) result(eo embeddedOptions, end time.Time) report.Traff
 		Seconds: secs, MsgPerSec: float64(tally.Answered) / secs, Latency: stats.Summarize(t.latency)}
 }
 
-// idleWindow reads the memory, then the CPU share over window.
-func idleWindow(ctx context.Context, pid int, window time.Duration, name string) (report.Resources, error) {
-	m, err := memory(pid)
-	if err != nil {
-		return report.Resources{}, err
-	}
-	cpu, err := cpuPercent(ctx, pid, window)
-	return report.Resources{Memory: m, CPUPercent: cpu, CPUWindow: name}, err
-}
-
 // cpuPercent is pid's CPU time over window as a percentage of one core.
 func cpuPercent(ctx context.Context, pid int, window time.Duration) (float64, error) {
 	c0, err := suite.ProcessCPU(pid)
@@ -371,8 +366,9 @@ func cpuPair(pid int) (proc, tool time.Duration, err error) {
 	return proc, tool, err
 }
 
-// memory reads pid's resident, proportional and unique memory.
-func memory(pid int) (report.ProcMemory, error) {
+// memory reads pid's resident, proportional and unique memory, and the Go runtime's part from
+// the /metrics of internal (a listener of that process).
+func memory(ctx context.Context, pid int, internal string) (report.ProcMemory, error) {
 	m, err := suite.ReadMemory(pid)
 	if err != nil {
 		return report.ProcMemory{}, err
@@ -381,8 +377,13 @@ func memory(pid int) (report.ProcMemory, error) {
 	if err != nil {
 		return report.ProcMemory{}, err
 	}
+	g, err := suite.ReadGoRuntime(ctx, http.DefaultClient, internal)
+	if err != nil {
+		return report.ProcMemory{}, err
+	}
 	return report.ProcMemory{RSSMB: mb(m.RSS), AnonMB: mb(m.Anon), FileMB: mb(m.File), PSSMB: mb(p.PSS), USSMB: mb(p.USS),
-		FilePMDMB: mb(p.FilePMD), PeakMB: mb(m.Peak)}, nil
+		FilePMDMB: mb(p.FilePMD), PeakMB: mb(m.Peak), Go: &report.GoMemory{HeapInuseMB: mb(g.HeapInuse), HeapFreeMB: mb(g.HeapIdle - g.HeapReleased),
+			StacksMB: mb(g.Stack), HeldMB: mb(g.Held()), Goroutines: g.Goroutines}}, nil
 }
 
 // snapshot adds the data directory's files to the report.

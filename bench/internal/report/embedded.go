@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/picoclaw-suite/picoclaw/bench/internal/stats"
@@ -62,6 +63,18 @@ type ProcMemory struct {
 	USSMB     float64 `json:"uss_mb"`
 	FilePMDMB float64 `json:"file_pmd_mb"`
 	PeakMB    float64 `json:"peak_mb"`
+	// Go is the Go runtime's part, from the suite's /metrics (nil when not read).
+	Go *GoMemory `json:"go,omitempty"`
+}
+
+// GoMemory is the Go runtime's memory in MB: heap spans in use, heap kept free (idle, not
+// released), goroutine stacks, and everything the runtime holds from the OS (sys − released).
+type GoMemory struct {
+	HeapInuseMB float64 `json:"heap_inuse_mb"`
+	HeapFreeMB  float64 `json:"heap_free_mb"`
+	StacksMB    float64 `json:"stacks_mb"`
+	HeldMB      float64 `json:"held_mb"`
+	Goroutines  int     `json:"goroutines"`
 }
 
 // Traffic is the message phase: LINE text messages through the real webhook.
@@ -153,9 +166,15 @@ func (e *Embedded) explain() []string {
 			r = e.Later
 		}
 		m := r.Memory
-		notes = append(notes, fmt.Sprintf("%s: %.1f MB = %.1f MB private (RssAnon: heap, stacks) + %.1f MB pages of the %.1f MB binary "+
+		note := fmt.Sprintf("%s: %.1f MB = %.1f MB private (RssAnon: heap, stacks) + %.1f MB pages of the %.1f MB binary "+
 			"(RssFile, shared with the page cache and reclaimable; %.1f MB of it mapped in 2 MB huge pages); idle before the traffic %.1f MB (%.1f + %.1f).",
-			strings.TrimPrefix(g.Name, "Embedded: "), m.RSSMB, m.AnonMB, m.FileMB, mb(e.BinaryBytes), m.FilePMDMB, e.Idle.Memory.RSSMB, e.Idle.Memory.AnonMB, e.Idle.Memory.FileMB))
+			strings.TrimPrefix(g.Name, "Embedded: "), m.RSSMB, m.AnonMB, m.FileMB, mb(e.BinaryBytes), m.FilePMDMB, e.Idle.Memory.RSSMB, e.Idle.Memory.AnonMB, e.Idle.Memory.FileMB)
+		if m.Go != nil {
+			note += fmt.Sprintf(" Of the private part the Go runtime holds %.1f MB (heap in use %.1f MB, kept free %.1f MB, stacks %.1f MB); "+
+				"%.1f MB is outside it (SQLite's page caches and allocations through modernc libc).",
+				m.Go.HeldMB, m.Go.HeapInuseMB, m.Go.HeapFreeMB, m.Go.StacksMB, max(0, m.AnonMB-m.Go.HeldMB))
+		}
+		notes = append(notes, note)
 	}
 	return notes
 }
@@ -201,16 +220,29 @@ func (e *Embedded) markdown(w io.Writer) {
 	p("")
 	p("| Process | VmRSS (MB) | anon / file (MB) | file in 2 MB pages (MB) | PSS (MB) | USS (MB) | peak VmHWM (MB) | idle CPU (%% of a core) |")
 	p("|---|---|---|---|---|---|---|---|")
-	for _, r := range []struct {
+	type moment struct {
 		name string
 		r    Resources
-	}{{"idle, before the traffic", e.Idle}, {"right after the traffic", e.AfterTraffic}, {fmt.Sprintf("%g s after the traffic", e.AfterSec), e.Later}} {
+	}
+	moments := []moment{{"idle, before the traffic", e.Idle}, {"right after the traffic", e.AfterTraffic}, {fmt.Sprintf("%g s after the traffic", e.AfterSec), e.Later}}
+	for _, r := range moments {
 		m := r.r.Memory
 		cpu := "—"
 		if r.r.CPUWindow != "" {
 			cpu = fmt.Sprintf("%.2f (%s)", r.r.CPUPercent, r.r.CPUWindow)
 		}
 		p("| %s | %.1f | %.1f / %.1f | %.1f | %.1f | %.1f | %.1f | %s |", r.name, m.RSSMB, m.AnonMB, m.FileMB, m.FilePMDMB, m.PSSMB, m.USSMB, m.PeakMB, cpu)
+	}
+	if slices.ContainsFunc(moments, func(m moment) bool { return m.r.Memory.Go != nil }) {
+		p("")
+		p("| Go runtime (from /metrics) | heap in use (MB) | heap kept free (MB) | stacks (MB) | held from the OS (MB) | RssAnon outside it (MB) | goroutines |")
+		p("|---|---|---|---|---|---|---|")
+		for _, r := range moments {
+			m := r.r.Memory
+			if g := m.Go; g != nil {
+				p("| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %d |", r.name, g.HeapInuseMB, g.HeapFreeMB, g.StacksMB, g.HeldMB, max(0, m.AnonMB-g.HeldMB), g.Goroutines)
+			}
+		}
 	}
 	if len(e.Data) > 0 {
 		e.dataMarkdown(p)

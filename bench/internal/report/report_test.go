@@ -117,8 +117,9 @@ func embeddedSample() *Report {
 		Idle:         Resources{Memory: ProcMemory{RSSMB: 85, AnonMB: 12, FileMB: 73}, CPUPercent: 0.1, CPUWindow: "10s from 5s after the start"},
 		Traffic:      Traffic{Messages: 100, Answered: 100, MsgPerSec: 300, CPUPerMsgMS: 3.5},
 		AfterTraffic: Resources{Memory: ProcMemory{RSSMB: 38, AnonMB: 20, FileMB: 18}, CPUPercent: 1.5, CPUWindow: "10s from 5s after the last answer"},
-		Later:        Resources{Memory: ProcMemory{RSSMB: 45, AnonMB: 21, FileMB: 24, FilePMDMB: 20}},
-		AfterSec:     60,
+		Later: Resources{Memory: ProcMemory{RSSMB: 45, AnonMB: 21, FileMB: 24, FilePMDMB: 20,
+			Go: &GoMemory{HeapInuseMB: 8, HeapFreeMB: 2, StacksMB: 1.5, HeldMB: 15, Goroutines: 70}}},
+		AfterSec: 60,
 		Data: []DataSnapshot{
 			{When: "after the traffic", Files: []DataFile{{"state.db", 4096}, {"state.db-wal", 2048}}},
 			{When: "after compact", Files: []DataFile{{"state.db", 3072}}},
@@ -151,7 +152,8 @@ func TestEmbeddedGoalsAndSection(t *testing.T) {
 	for _, s := range []string{"## Embedded suite", "**80.0 MB**", "| start → ready (banner), empty data directory | 5 | 95.0 | 120.0 |",
 		"| 60 s after the traffic | 45.0 | 21.0 / 24.0 | 20.0 |", "| 1.50 (10s from 5s after the last answer) |",
 		"| Data directory (KB) | after the traffic | after compact |", "| `state.db-wal` | 2.0 | — |", "| **total** | **6.0** | **3.0** |",
-		"RSS 60 s after the traffic: 45.0 MB = 21.0 MB private"} {
+		"RSS 60 s after the traffic: 45.0 MB = 21.0 MB private", "the Go runtime holds 15.0 MB", "6.0 MB is outside it",
+		"| 60 s after the traffic | 8.0 | 2.0 | 1.5 | 15.0 | 6.0 | 70 |"} {
 		if !strings.Contains(md.String(), s) {
 			t.Errorf("markdown lacks %q:\n%s", s, md.String())
 		}

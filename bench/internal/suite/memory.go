@@ -2,11 +2,16 @@ package suite
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // Memory is a process's resident memory from /proc/<pid>/status, in bytes.
@@ -94,4 +99,57 @@ func parseKB(r io.Reader, fields map[string]*int64) error {
 		}
 	}
 	return nil
+}
+
+// GoRuntime is the Go runtime's view of a process's memory, from the Prometheus Go collector
+// on its /metrics: what of RssAnon is Go's (heap, stacks, runtime structures) and what is not
+// (e.g. memory the SQLite engine allocates outside the Go heap).
+type GoRuntime struct {
+	// HeapInuse is heap spans in use; HeapIdle spans without objects, of which HeapReleased
+	// went back to the OS; Stack goroutine stacks; Sys everything the runtime mapped.
+	HeapInuse, HeapIdle, HeapReleased, Stack, Sys int64
+	Goroutines                                    int
+}
+
+// Held is what the runtime holds from the OS: mapped and not released.
+func (g GoRuntime) Held() int64 { return g.Sys - g.HeapReleased }
+
+// ReadGoRuntime scrapes baseURL/metrics.
+func ReadGoRuntime(ctx context.Context, client *http.Client, baseURL string) (GoRuntime, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+"/metrics", nil)
+	if err != nil {
+		return GoRuntime{}, err
+	}
+	res, err := client.Do(req)
+	if err != nil {
+		return GoRuntime{}, err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return GoRuntime{}, fmt.Errorf("%s/metrics: %s", baseURL, res.Status)
+	}
+	return parseGoRuntime(res.Body)
+}
+
+func parseGoRuntime(r io.Reader) (GoRuntime, error) {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := p.TextToMetricFamilies(r)
+	if err != nil {
+		return GoRuntime{}, err
+	}
+	var g GoRuntime
+	var goroutines int64
+	for name, dst := range map[string]*int64{
+		"go_memstats_heap_inuse_bytes": &g.HeapInuse, "go_memstats_heap_idle_bytes": &g.HeapIdle,
+		"go_memstats_heap_released_bytes": &g.HeapReleased, "go_memstats_stack_inuse_bytes": &g.Stack,
+		"go_memstats_sys_bytes": &g.Sys, "go_goroutines": &goroutines,
+	} {
+		f := families[name]
+		if f == nil || len(f.GetMetric()) != 1 || f.GetMetric()[0].GetGauge() == nil {
+			return GoRuntime{}, fmt.Errorf("metrics: no gauge %s", name)
+		}
+		*dst = int64(f.GetMetric()[0].GetGauge().GetValue())
+	}
+	g.Goroutines = int(goroutines)
+	return g, nil
 }

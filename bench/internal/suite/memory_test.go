@@ -77,3 +77,33 @@ func TestReadMemoryOfThisProcess(t *testing.T) {
 		t.Fatalf("memory %+v, proportional %+v", m, p)
 	}
 }
+
+func TestParseGoRuntimeFromMetrics(t *testing.T) {
+	text := `# HELP go_goroutines Number of goroutines that currently exist.
+# TYPE go_goroutines gauge
+go_goroutines 67
+# TYPE go_memstats_heap_inuse_bytes gauge
+go_memstats_heap_inuse_bytes 7.094272e+06
+# TYPE go_memstats_heap_idle_bytes gauge
+go_memstats_heap_idle_bytes 4.308992e+06
+# TYPE go_memstats_heap_released_bytes gauge
+go_memstats_heap_released_bytes 3.964928e+06
+# TYPE go_memstats_stack_inuse_bytes gauge
+go_memstats_stack_inuse_bytes 1.179648e+06
+# TYPE go_memstats_sys_bytes gauge
+go_memstats_sys_bytes 1.8454792e+07
+# TYPE picoclaw_http_requests_total counter
+picoclaw_http_requests_total{service="approval"} 3
+`
+	g, err := parseGoRuntime(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := GoRuntime{HeapInuse: 7094272, HeapIdle: 4308992, HeapReleased: 3964928, Stack: 1179648, Sys: 18454792, Goroutines: 67}
+	if g != want || g.Held() != 18454792-3964928 {
+		t.Fatalf("got %+v, want %+v", g, want)
+	}
+	if _, err := parseGoRuntime(strings.NewReader("go_goroutines 1\n")); err == nil {
+		t.Fatal("metrics without the memstats gauges accepted")
+	}
+}
