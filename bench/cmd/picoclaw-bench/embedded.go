@@ -85,7 +85,11 @@ func runEmbedded(ctx context.Context, o options) (err error) {
 		return err
 	}
 
-	opts.DataDir = filepath.Join(tmp, "data")
+	// The data directory of the measured run stays for inspection (suite.log, the databases).
+	opts.DataDir = filepath.Join(o.out, "embedded-data")
+	if err := os.RemoveAll(opts.DataDir); err != nil {
+		return err
+	}
 	s, err := suite.StartEmbedded(ctx, opts)
 	if err != nil {
 		return err
@@ -139,13 +143,13 @@ func runEmbedded(ctx context.Context, o options) (err error) {
 	calls, pushes := ollama.Calls(), line.Pushes.Load()
 	ledger := suite.NewLedger(eo.messages)
 	line.Observe(ledger.Record)
-	t := embeddedTraffic{hook: suite.Webhook{URL: s.WebhookURL, Client: client}, line: line, ledger: ledger, users: users}
+	t := embeddedTraffic{hook: suite.Webhook{URL: s.WebhookURL, Client: client}, line: line, ledger: ledger, users: users, exited: s.Done()}
 	cpu0, tool0, err := cpuPair(s.Pid())
 	if err != nil {
 		return err
 	}
 	if err := t.send(ctx, eo.messages, eo.inFlight); err != nil {
-		return err
+		return fmt.Errorf("traffic: %w\n%s", err, s.Output())
 	}
 	end := time.Now()
 	cpu1, tool1, err := cpuPair(s.Pid())
@@ -228,6 +232,7 @@ func runEmbedded(ctx context.Context, o options) (err error) {
 			"CPU from /proc/<pid>/stat (utime + stime, 10 ms ticks) over the window named.",
 		"The suite logs JSON at level info to suite.log, as in production; traces are not exported.",
 		"The load tool and the fakes share the same CPUs with the suite.")
+	rep.Notes = append(rep.Notes, "The data directory of the run is kept in "+opts.DataDir+".")
 	if o.profile {
 		rep.Notes = append(rep.Notes, "Profiles (debug.pprof on) under "+profiles+"; the after-traffic CPU window was profiled at the same time.")
 	}
@@ -265,6 +270,8 @@ type embeddedTraffic struct {
 	line   *suite.LineAPI
 	ledger *suite.Ledger
 	users  []string
+	// exited ends the traffic early: the suite is gone.
+	exited <-chan struct{}
 
 	mu       sync.Mutex
 	acked    []int
@@ -285,6 +292,9 @@ func (t *embeddedTraffic) send(ctx context.Context, n, inFlight int) error {
 		case <-ctx.Done():
 			wg.Wait()
 			return ctx.Err()
+		case <-t.exited:
+			wg.Wait()
+			return errors.New("picoclaw run exited during the traffic")
 		}
 		token := fmt.Sprintf("embedded-reply-%010d", i)
 		t.line.IssueReplyToken(token)
@@ -322,6 +332,7 @@ func (t *embeddedTraffic) one(ctx context.Context, i int, body []byte, sig strin
 		t.mu.Unlock()
 	case <-time.After(answerTimeout):
 	case <-ctx.Done():
+	case <-t.exited:
 	}
 }
 

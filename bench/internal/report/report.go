@@ -246,7 +246,11 @@ func (r *Report) WriteAs(dir, name string) error {
 // Markdown writes the human-readable report.
 func (r *Report) Markdown(w io.Writer) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
-	p("# PicoClaw Suite load report")
+	title := "# PicoClaw Suite load report"
+	if len(r.Services) == 0 && r.Embedded != nil {
+		title += ": embedded suite"
+	}
+	p("%s", title)
 	p("")
 	p("Run %s, %.0f s, %d CPUs, %s%s. Load average before %.2f %.2f %.2f, after %.2f %.2f %.2f.",
 		r.StartedAt.UTC().Format(time.RFC3339), r.DurationSec, r.Host.CPUs, r.Host.GoVersion, commit(r.Host.Commit),

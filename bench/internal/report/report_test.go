@@ -149,7 +149,7 @@ func TestEmbeddedGoalsAndSection(t *testing.T) {
 	}
 	var md strings.Builder
 	r.Markdown(&md)
-	for _, s := range []string{"## Embedded suite", "**80.0 MB**", "| start → ready (banner), empty data directory | 5 | 95.0 | 120.0 |",
+	for _, s := range []string{"# PicoClaw Suite load report: embedded suite\n", "## Embedded suite", "**80.0 MB**", "| start → ready (banner), empty data directory | 5 | 95.0 | 120.0 |",
 		"| 60 s after the traffic | 45.0 | 21.0 / 24.0 | 20.0 |", "| 1.50 (10s from 5s after the last answer) |",
 		"| Data directory (KB) | after the traffic | after compact |", "| `state.db-wal` | 2.0 | — |", "| **total** | **6.0** | **3.0** |",
 		"RSS 60 s after the traffic: 45.0 MB = 21.0 MB private", "the Go runtime holds 15.0 MB", "6.0 MB is outside it",

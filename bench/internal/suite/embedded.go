@@ -176,6 +176,9 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions) (*Embedded, error) {
 // Pid is the process id.
 func (e *Embedded) Pid() int { return e.cmd.Process.Pid }
 
+// Done is closed when the process has exited.
+func (e *Embedded) Done() <-chan struct{} { return e.done }
+
 // Output is what the process printed so far.
 func (e *Embedded) Output() string { return e.out.String() }
 
