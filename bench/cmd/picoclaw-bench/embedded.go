@@ -232,9 +232,9 @@ func runEmbedded(ctx context.Context, o options) (err error) {
 			"CPU from /proc/<pid>/stat (utime + stime, 10 ms ticks) over the window named.",
 		"The suite logs JSON at level info to suite.log, as in production; traces are not exported.",
 		"The load tool and the fakes share the same CPUs with the suite.")
-	rep.Notes = append(rep.Notes, "The data directory of the run is kept in "+opts.DataDir+".")
+	rep.Notes = append(rep.Notes, "The data directory of the run is kept in "+inRepo(root, opts.DataDir)+".")
 	if o.profile {
-		rep.Notes = append(rep.Notes, "Profiles (debug.pprof on) under "+profiles+"; the after-traffic CPU window was profiled at the same time.")
+		rep.Notes = append(rep.Notes, "Profiles (debug.pprof on) under "+inRepo(root, profiles)+"; the after-traffic CPU window was profiled at the same time.")
 	}
 	return finish(rep, o, "embedded")
 }
@@ -409,6 +409,14 @@ func snapshot(e *report.Embedded, dir, when string) error {
 	}
 	e.Data = append(e.Data, s)
 	return nil
+}
+
+// inRepo shows path relative to the repository root when it lies inside it.
+func inRepo(root, path string) string {
+	if rel, err := filepath.Rel(root, path); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return path
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
