@@ -3,6 +3,11 @@
 // report.json and report.md.
 //
 // Usage: picoclaw-bench [-out bench/results] [-rate 500] [-webhook 10s] [-chat 300] [-sustain 10s] [-approvals 300]
+//
+// With -embedded it measures the embedded suite (`picoclaw run --chat off`, every service in
+// one process on SQLite) instead and writes embedded.json and embedded.md:
+//
+//	picoclaw-bench -embedded [-embedded-messages 10000] [-embedded-users 256] [-embedded-inflight 32] [-embedded-runs 5]
 package main
 
 import (
@@ -53,6 +58,7 @@ type options struct {
 	slowChat     int
 	workerName   string
 	profile      bool
+	embedded     embeddedOptions
 }
 
 func main() {
@@ -69,12 +75,17 @@ func main() {
 	flag.IntVar(&o.users, "users", 512, "LINE users on the allowlist (chats run in parallel across users)")
 	flag.StringVar(&o.extraEnv, "env", "", "extra KEY=VALUE settings for every service, comma separated")
 	flag.BoolVar(&o.profile, "profile", false, "enable debug.pprof and save CPU profiles of the sustained phase and idle heap profiles under <out>/profiles")
+	o.embedded.flags()
 	flag.Parse()
 	o.chatModel, o.workerName = "chat-v1:latest", "worker-v1:latest"
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, o); err != nil {
+	mode := run
+	if o.embedded.on {
+		mode = runEmbedded
+	}
+	if err := mode(ctx, o); err != nil {
 		fmt.Fprintln(os.Stderr, "picoclaw-bench:", err)
 		os.Exit(1)
 	}
@@ -84,24 +95,67 @@ func logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05.000")}, args...)...)
 }
 
-func run(ctx context.Context, o options) (err error) {
+// setup finds the repository root, makes o.out absolute and starts the report.
+func setup(o *options) (root string, rep *report.Report, err error) {
 	wd, err := os.Getwd()
 	if err != nil {
-		return err
+		return "", nil, err
 	}
-	root, err := suite.Root(wd)
-	if err != nil {
-		return err
+	if root, err = suite.Root(wd); err != nil {
+		return "", nil, err
 	}
 	if !filepath.IsAbs(o.out) {
 		o.out = filepath.Join(root, o.out)
+	}
+	rep = &report.Report{StartedAt: time.Now()}
+	rep.Host = report.Host{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), LoadAvgBefore: loadAvg(), Commit: suite.GitCommit(root)}
+	return root, rep, nil
+}
+
+// lineUsers are n LINE user ids for the allowlist.
+func lineUsers(n int) []string {
+	users := make([]string, n)
+	for i := range users {
+		users[i] = fmt.Sprintf("Ubench%027d", i)
+	}
+	return users
+}
+
+// extraEnv is -env as a list, with debug.pprof on for -profile.
+func extraEnv(o options) []string {
+	var env []string
+	if o.extraEnv != "" {
+		env = strings.Split(o.extraEnv, ",")
+	}
+	if o.profile {
+		env = append(env, "PICOCLAW_DEBUG_PPROF=true")
+	}
+	return env
+}
+
+// finish completes the report, writes name.json and name.md to o.out and prints the Markdown.
+func finish(rep *report.Report, o options, name string) error {
+	rep.Host.LoadAvgAfter = loadAvg()
+	rep.DurationSec = time.Since(rep.StartedAt).Round(time.Second).Seconds()
+	rep.Evaluate()
+	rep.Explain()
+	if err := rep.WriteAs(o.out, name); err != nil {
+		return err
+	}
+	rep.Markdown(os.Stdout)
+	logf("report written to %s", filepath.Join(o.out, name+".{json,md}"))
+	return nil
+}
+
+func run(ctx context.Context, o options) (err error) {
+	root, rep, err := setup(&o)
+	if err != nil {
+		return err
 	}
 	logDir := filepath.Join(o.out, "logs")
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return err
 	}
-	rep := &report.Report{StartedAt: time.Now()}
-	rep.Host = report.Host{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), LoadAvgBefore: loadAvg(), Commit: suite.GitCommit(root)}
 
 	bin, err := os.MkdirTemp("", "picoclaw-bench-bin")
 	if err != nil {
@@ -129,17 +183,8 @@ func run(ctx context.Context, o options) (err error) {
 	var modelLatency atomic.Int64
 	ollama := suite.NewOllama(&modelLatency, o.chatModel, o.workerName)
 	defer ollama.Close()
-	users := make([]string, o.users)
-	for i := range users {
-		users[i] = fmt.Sprintf("Ubench%027d", i)
-	}
-	var env []string
-	if o.extraEnv != "" {
-		env = strings.Split(o.extraEnv, ",")
-	}
-	if o.profile {
-		env = append(env, "PICOCLAW_DEBUG_PPROF=true")
-	}
+	users := lineUsers(o.users)
+	env := extraEnv(o)
 	logf("starting the suite (schema %s)", iso.Schema)
 	s, err := suite.Start(ctx, suite.Options{Root: root, BinDir: bin, LogDir: logDir, Iso: iso,
 		LineAPI: line.URL, Ollama: ollama.URL, LineUsers: users, Env: env})
@@ -282,20 +327,11 @@ func run(ctx context.Context, o options) (err error) {
 	if n := line.Pushes.Load(); n > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d answers went out as pushes (reply token too old)", n))
 	}
-	rep.Host.LoadAvgAfter = loadAvg()
-	rep.DurationSec = time.Since(rep.StartedAt).Round(time.Second).Seconds()
 	rep.Notes = append(rep.Notes,
 		fmt.Sprintf("Fake Ollama answered %d model calls for %d messages sent (plain chat: the chat model only; the router decides it by cheap signals).", ollama.Calls(), b.seq.Load()),
 		"Every service logs JSON at level info to a file, as in production; traces are not exported.",
 		"The load generator, the fakes, Postgres and Redis share the same CPUs with the services.")
-	rep.Evaluate()
-	rep.Explain()
-	if err := rep.Write(o.out); err != nil {
-		return err
-	}
-	rep.Markdown(os.Stdout)
-	logf("report written to %s", o.out)
-	return nil
+	return finish(rep, o, "report")
 }
 
 type bench struct {

@@ -28,6 +28,8 @@ type Report struct {
 	// Baseline is what this machine gives trivial requests at the time of the run: the floor
 	// under every latency above.
 	Baseline Baseline `json:"baseline"`
+	// Embedded is the embedded suite's run (picoclaw-bench -embedded), nil when not measured.
+	Embedded *Embedded `json:"embedded,omitempty"`
 
 	Goals []Goal   `json:"goals"`
 	Notes []string `json:"notes,omitempty"`
@@ -128,8 +130,19 @@ const (
 	WebhookRateGoal = 500.0
 )
 
-// Evaluate fills Goals from the measurements.
+// Evaluate fills Goals from the measurements: the services' goals when the services ran, the
+// embedded suite's when it ran.
 func (r *Report) Evaluate() {
+	r.Goals = nil
+	if len(r.Services) > 0 {
+		r.evaluateServices()
+	}
+	if r.Embedded != nil {
+		r.Goals = append(r.Goals, r.Embedded.goals()...)
+	}
+}
+
+func (r *Report) evaluateServices() {
 	atMost := func(name string, target, v float64, unit string) Goal {
 		return Goal{Name: name, Target: fmt.Sprintf("≤ %g %s", target, unit), Measured: fmt.Sprintf("%.2f %s", v, unit), Value: v, Met: v <= target}
 	}
@@ -172,6 +185,9 @@ func (r *Report) Evaluate() {
 // Explain adds a note with the measured evidence to each missed goal whose cause the run itself
 // shows: CPU-bound throughput, acks slowed by the pipeline sharing the CPUs, file-backed RSS.
 func (r *Report) Explain() {
+	if r.Embedded != nil {
+		r.Notes = append(r.Notes, r.Embedded.explain()...)
+	}
 	for _, g := range r.Goals {
 		if g.Met {
 			continue
@@ -208,7 +224,10 @@ func (r *Report) Explain() {
 }
 
 // Write stores report.json and report.md in dir.
-func (r *Report) Write(dir string) error {
+func (r *Report) Write(dir string) error { return r.WriteAs(dir, "report") }
+
+// WriteAs stores name.json and name.md in dir.
+func (r *Report) WriteAs(dir, name string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -216,18 +235,22 @@ func (r *Report) Write(dir string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "report.json"), append(js, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, name+".json"), append(js, '\n'), 0o644); err != nil {
 		return err
 	}
 	var md strings.Builder
 	r.Markdown(&md)
-	return os.WriteFile(filepath.Join(dir, "report.md"), []byte(md.String()), 0o644)
+	return os.WriteFile(filepath.Join(dir, name+".md"), []byte(md.String()), 0o644)
 }
 
 // Markdown writes the human-readable report.
 func (r *Report) Markdown(w io.Writer) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
-	p("# PicoClaw Suite load report")
+	title := "# PicoClaw Suite load report"
+	if len(r.Services) == 0 && r.Embedded != nil {
+		title += ": embedded suite"
+	}
+	p("%s", title)
 	p("")
 	p("Run %s, %.0f s, %d CPUs, %s%s. Load average before %.2f %.2f %.2f, after %.2f %.2f %.2f.",
 		r.StartedAt.UTC().Format(time.RFC3339), r.DurationSec, r.Host.CPUs, r.Host.GoVersion, commit(r.Host.Commit),
@@ -243,6 +266,25 @@ func (r *Report) Markdown(w io.Writer) {
 		}
 		p("| %s | %s | %s | %s |", g.Name, g.Target, g.Measured, status)
 	}
+	if len(r.Services) > 0 {
+		r.servicesMarkdown(p)
+	}
+	if r.Embedded != nil {
+		p("")
+		r.Embedded.markdown(w)
+	}
+	if len(r.Notes) > 0 {
+		p("")
+		p("## Notes")
+		p("")
+		for _, n := range r.Notes {
+			p("- %s", n)
+		}
+	}
+}
+
+// servicesMarkdown writes the sections of the services' run.
+func (r *Report) servicesMarkdown(p func(string, ...any)) {
 	p("")
 	p("## Latencies (ms)")
 	p("")
@@ -276,14 +318,6 @@ func (r *Report) Markdown(w io.Writer) {
 	p("|---|---|---|---|---|---|---|")
 	for _, s := range r.Services {
 		p("| %s | %.1f | %.1f | %.1f / %.1f | %.1f | %.1f | %.3f |", s.Name, s.ReadyMS, s.IdleRSSMB, s.IdleAnonMB, s.IdleFileMB, s.LoadRSSMB, s.PeakRSSMB, s.CPUPerMsgMS)
-	}
-	if len(r.Notes) > 0 {
-		p("")
-		p("## Notes")
-		p("")
-		for _, n := range r.Notes {
-			p("- %s", n)
-		}
 	}
 }
 

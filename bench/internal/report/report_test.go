@@ -109,3 +109,95 @@ func TestExplainNamesTheEvidence(t *testing.T) {
 		t.Errorf("note without evidence: %s", all)
 	}
 }
+
+func embeddedSample() *Report {
+	return &Report{Embedded: &Embedded{
+		BinaryBytes: 80 << 20, BuildFlags: "go build -trimpath -ldflags=-s -w",
+		Fresh:        StartStop{Runs: 5, Ready: stats.Summary{Count: 5, P50: 95, Max: 120}, Exit: stats.Summary{Count: 5, P50: 6, Max: 9}},
+		Idle:         Resources{Memory: ProcMemory{RSSMB: 85, AnonMB: 12, FileMB: 73}, CPUPercent: 0.1, CPUWindow: "10s from 5s after the start"},
+		Traffic:      Traffic{Messages: 100, Answered: 100, MsgPerSec: 300, CPUPerMsgMS: 3.5},
+		AfterTraffic: Resources{Memory: ProcMemory{RSSMB: 38, AnonMB: 20, FileMB: 18}, CPUPercent: 1.5, CPUWindow: "10s from 5s after the last answer"},
+		Later: Resources{Memory: ProcMemory{RSSMB: 45, AnonMB: 21, FileMB: 24, FilePMDMB: 20,
+			Go: &GoMemory{HeapInuseMB: 8, HeapFreeMB: 2, StacksMB: 1.5, HeldMB: 15, Goroutines: 70}}},
+		AfterSec: 60,
+		Data: []DataSnapshot{
+			{When: "after the traffic", Files: []DataFile{{"state.db", 4096}, {"state.db-wal", 2048}}},
+			{When: "after compact", Files: []DataFile{{"state.db", 3072}}},
+		},
+	}}
+}
+
+// An embedded-only run has the embedded goals only, and the report shows none of the services'
+// sections.
+func TestEmbeddedGoalsAndSection(t *testing.T) {
+	r := embeddedSample()
+	r.Evaluate()
+	r.Explain()
+	want := map[string]bool{
+		"Embedded: answers lost / duplicated":   true,
+		"Embedded: idle CPU after the traffic":  false,
+		"Embedded: RSS right after the traffic": true,
+		"Embedded: RSS 60 s after the traffic":  false,
+	}
+	if len(r.Goals) != len(want) {
+		t.Fatalf("goals = %+v", r.Goals)
+	}
+	for _, g := range r.Goals {
+		if met, ok := want[g.Name]; !ok || met != g.Met {
+			t.Errorf("goal %q met=%v, want %v (known %v)", g.Name, g.Met, met, ok)
+		}
+	}
+	var md strings.Builder
+	r.Markdown(&md)
+	for _, s := range []string{"# PicoClaw Suite load report: embedded suite\n", "## Embedded suite", "**80.0 MB**", "| start → ready (banner), empty data directory | 5 | 95.0 | 120.0 |",
+		"| 60 s after the traffic | 45.0 | 21.0 / 24.0 | 20.0 |", "| 1.50 (10s from 5s after the last answer) |",
+		"| Data directory (KB) | after the traffic | after compact |", "| `state.db-wal` | 2.0 | — |", "| **total** | **6.0** | **3.0** |",
+		"RSS 60 s after the traffic: 45.0 MB = 21.0 MB private", "the Go runtime holds 15.0 MB", "6.0 MB is outside it",
+		"| 60 s after the traffic | 8.0 | 2.0 | 1.5 | 15.0 | 6.0 | 70 |"} {
+		if !strings.Contains(md.String(), s) {
+			t.Errorf("markdown lacks %q:\n%s", s, md.String())
+		}
+	}
+	for _, s := range []string{"## Services", "## Latencies", "data after the traffic, compacted"} {
+		if strings.Contains(md.String(), s) {
+			t.Errorf("markdown has %q without its measurement:\n%s", s, md.String())
+		}
+	}
+}
+
+// A lost or duplicated answer, a webhook error or a stray answer each fail the answers goal.
+func TestEmbeddedAnswersGoalNeedsEveryMessageAnsweredOnce(t *testing.T) {
+	for name, change := range map[string]func(*Traffic){
+		"lost":         func(t *Traffic) { t.Lost, t.Answered = 1, 99 },
+		"duplicated":   func(t *Traffic) { t.Duplicated = 1 },
+		"webhook":      func(t *Traffic) { t.WebhookErrors, t.Answered = 1, 99 },
+		"unattributed": func(t *Traffic) { t.Unattributed = 1 },
+	} {
+		r := embeddedSample()
+		change(&r.Embedded.Traffic)
+		r.Evaluate()
+		if r.Goals[0].Met {
+			t.Errorf("%s: answers goal met: %+v", name, r.Goals[0])
+		}
+	}
+}
+
+func TestWriteAsNamesTheFiles(t *testing.T) {
+	r := embeddedSample()
+	r.Evaluate()
+	dir := t.TempDir()
+	if err := r.WriteAs(dir, "embedded"); err != nil {
+		t.Fatal(err)
+	}
+	js, err := os.ReadFile(filepath.Join(dir, "embedded.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Report
+	if err := json.Unmarshal(js, &back); err != nil || back.Embedded == nil || back.Embedded.Traffic.Answered != 100 || len(back.Embedded.Data) != 2 {
+		t.Fatalf("json round trip: %v %+v", err, back.Embedded)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "embedded.md")); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -44,3 +44,12 @@ func TestSummarizeDoesNotReorderInput(t *testing.T) {
 		t.Fatal("empty summary not zero")
 	}
 }
+
+// Five start-up runs: p50 is the third fastest (the median), max the slowest.
+func TestSummarizeFiveRuns(t *testing.T) {
+	runs := []time.Duration{95 * time.Millisecond, 70 * time.Millisecond, 120 * time.Millisecond, 68 * time.Millisecond, 99 * time.Millisecond}
+	got := Summarize(runs)
+	if got.Count != 5 || got.P50 != 95 || got.Max != 120 {
+		t.Fatalf("Summarize = %+v, want p50 95 ms, max 120 ms", got)
+	}
+}

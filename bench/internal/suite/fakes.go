@@ -25,6 +25,7 @@ type LineAPI struct {
 	*fakeline.Server
 	mu      sync.Mutex
 	waiters map[string]chan Reply
+	observe func(fakeline.Sent)
 	// Replies counts accepted replies; Unawaited those nobody waited for; Pushes the pushes.
 	Replies, Unawaited, Pushes atomic.Int64
 }
@@ -36,7 +37,21 @@ func NewLineAPI() *LineAPI {
 	return l
 }
 
+// Observe calls f with every reply and push accepted from now on (as with OnSent, f must not
+// call the server).
+func (l *LineAPI) Observe(f func(fakeline.Sent)) {
+	l.mu.Lock()
+	l.observe = f
+	l.mu.Unlock()
+}
+
 func (l *LineAPI) sent(s fakeline.Sent) {
+	l.mu.Lock()
+	observe := l.observe
+	l.mu.Unlock()
+	if observe != nil {
+		observe(s)
+	}
 	if s.Kind != "reply" {
 		l.Pushes.Add(1)
 		return
@@ -79,7 +94,8 @@ func writeJSON(w http.ResponseWriter, status int, body string) {
 
 // Ollama is the shared Ollama fake (pkg/testinfra/fakellm) with zero model latency: JSON-mode
 // calls (the router's classifier) get a confident CHAT classification, other calls a short
-// chat answer. It counts calls and keeps no request.
+// chat answer that repeats the number of the latest user message (see Marked). It counts calls
+// and keeps no request.
 type Ollama = fakellm.Server
 
 // NewOllama starts the fake; models are the names /api/tags lists. Every call takes
@@ -90,8 +106,22 @@ func NewOllama(latency *atomic.Int64, models ...string) *Ollama {
 		if r.JSON {
 			return fakellm.Answer{Delay: delay, Content: `{"route":"CHAT","confidence":0.95,"reason":"small talk","evidence":[]}`}
 		}
-		return fakellm.Answer{Delay: delay, Content: "了解です。ほかに何かあれば気軽にどうぞ。"}
+		answer := "了解です。ほかに何かあれば気軽にどうぞ。"
+		if n, ok := lastUserMarker(r.Messages); ok {
+			answer = Marked(answer, n)
+		}
+		return fakellm.Answer{Delay: delay, Content: answer}
 	}, fakellm.WithModels(models...), fakellm.CountOnly())
+}
+
+// lastUserMarker is the message number in the latest user message of a prompt.
+func lastUserMarker(msgs []fakellm.Message) (int, bool) {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == "user" {
+			return Marker(msgs[i].Content)
+		}
+	}
+	return 0, false
 }
 
 // Webhook posts signed LINE webhook requests to gateway-line.

@@ -3,7 +3,6 @@
 package suite
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -222,41 +221,8 @@ func Start(ctx context.Context, o Options) (*Suite, error) {
 // PublicURL is the base URL of the public listener.
 func (p *Proc) PublicURL() string { return "http://" + p.PublicAddr }
 
-// Memory is a process's resident memory from /proc/<pid>/status, in bytes.
-type Memory struct {
-	// RSS is VmRSS; Anon and File split it into private memory (heap, stacks) and pages of
-	// the mapped binary; Peak is VmHWM.
-	RSS, Anon, File, Peak int64
-}
-
 // Memory reads the process's resident memory.
-func (p *Proc) Memory() (Memory, error) {
-	var m Memory
-	f, err := os.Open("/proc/" + strconv.Itoa(p.Pid()) + "/status")
-	if err != nil {
-		return m, err
-	}
-	defer f.Close()
-	fields := map[string]*int64{"VmRSS": &m.RSS, "RssAnon": &m.Anon, "RssFile": &m.File, "VmHWM": &m.Peak}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		dst, want := fields[k]
-		if !ok || !want {
-			continue
-		}
-		fs := strings.Fields(v)
-		if len(fs) != 2 || fs[1] != "kB" {
-			return m, fmt.Errorf("%s: unexpected %s line %q", p.Name, k, v)
-		}
-		n, err := strconv.ParseInt(fs[0], 10, 64)
-		if err != nil {
-			return m, err
-		}
-		*dst = n * 1024
-	}
-	return m, sc.Err()
-}
+func (p *Proc) Memory() (Memory, error) { return ReadMemory(p.Pid()) }
 
 // CPU is the process's user + system CPU time so far.
 func (p *Proc) CPU() (time.Duration, error) { return ProcessCPU(p.Pid()) }
