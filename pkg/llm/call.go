@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
+	"github.com/picoclaw-suite/picoclaw/pkg/outbound"
 	"github.com/picoclaw-suite/picoclaw/pkg/redact"
 )
 
@@ -186,7 +187,7 @@ func NewRunner(cfg Config, opts ...Option) (*Runner, error) {
 		opt(&o)
 	}
 	if o.httpClient == nil {
-		o.httpClient = &http.Client{}
+		o.httpClient = outbound.Client(0)
 	}
 	if o.tracer == nil {
 		o.tracer = noop.NewTracerProvider().Tracer("")

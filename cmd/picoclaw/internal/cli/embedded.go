@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/pkg/runner"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	approval "github.com/picoclaw-suite/picoclaw/services/approval/service"
 	chatmio "github.com/picoclaw-suite/picoclaw/services/chat-mio/service"
@@ -96,10 +98,15 @@ func runEmbedded(ctx context.Context, g *globals, args []string) error {
 	runCtx, stop := context.WithCancel(ctx)
 	errc := s.start(runCtx)
 	rotated := s.log.rotateEvery(runCtx, o.log.maxAge)
+	// The heap a burst of traffic grew is handed back to the system within a minute: the
+	// runtime alone keeps it until the next collection, which an idle suite never needs.
+	released := make(chan struct{})
+	go func() { defer close(released); runner.Every(runCtx, time.Minute, debug.FreeOSMemory) }()
 	defer func() {
 		stop()
 		s.wait(errc, o.grace)
 		<-rotated
+		<-released
 	}()
 	if err := s.waitReady(runCtx, errc, 60*time.Second); err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/line/line-bot-sdk-go/v8/linebot/messaging_api"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/outbound"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/domain"
 )
 
@@ -42,7 +43,7 @@ func New(cfg Config) (*Client, error) {
 		cfg.BaseURL = "https://api.line.me"
 	}
 	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{Timeout: 20 * time.Second}
+		cfg.HTTPClient = outbound.Client(20 * time.Second)
 	}
 	if cfg.PushAttempts <= 0 {
 		cfg.PushAttempts = 3

@@ -12,6 +12,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/chatlink"
+	"github.com/picoclaw-suite/picoclaw/pkg/outbound"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/domain"
 )
 
@@ -40,7 +41,7 @@ func New(cfg Config) (*Client, error) {
 		cfg.BaseURL = "https://slack.com/api"
 	}
 	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{Timeout: 20 * time.Second}
+		cfg.HTTPClient = outbound.Client(20 * time.Second)
 	}
 	api := slack.New(cfg.Token, slack.OptionAPIURL(strings.TrimRight(cfg.BaseURL, "/")+"/"), slack.OptionHTTPClient(cfg.HTTPClient))
 	return &Client{api: api, texts: domain.TextsFor(cfg.Locale)}, nil

@@ -1,0 +1,46 @@
+package outbound_test
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/outbound"
+)
+
+// A burst of concurrent calls to one host reuses its connections: far fewer are opened than
+// calls are made.
+func TestBurstReusesConnections(t *testing.T) {
+	var conns atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "ok") }))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	c := outbound.Client(0)
+	for range 10 {
+		var wg sync.WaitGroup
+		for range 16 {
+			wg.Go(func() {
+				res, err := c.Get(srv.URL)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				_, _ = io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+			})
+		}
+		wg.Wait()
+	}
+	if n := conns.Load(); n > 16 {
+		t.Fatalf("%d connections for 160 calls in bursts of 16", n)
+	}
+}
