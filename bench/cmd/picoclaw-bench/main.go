@@ -157,26 +157,11 @@ func run(ctx context.Context, o options) (err error) {
 		return err
 	}
 
-	bin, err := os.MkdirTemp("", "picoclaw-bench-bin")
+	bin, iso, done, err := suite.Prepare(ctx, root, "picoclaw-bench", logf)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(bin)
-	logf("building the services")
-	if err := suite.Build(ctx, root, bin); err != nil {
-		return err
-	}
-
-	dsn, redisAddr := suite.Stores()
-	iso, err := suite.Isolate(ctx, dsn, redisAddr)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		err = errors.Join(err, iso.Close(cctx))
-	}()
+	defer func() { err = errors.Join(err, done()) }()
 
 	line := suite.NewLineAPI()
 	defer line.Close()

@@ -108,25 +108,11 @@ func run(ctx context.Context, o options) (err error) {
 	opts := eval.Options{Root: root, Fixture: filepath.Join(o.data, "fixture"), Tasks: tasks, Providers: providers,
 		WorkDir: filepath.Join(o.out, "eval"), CallTimeout: o.callTimeout, OllamaNumCtx: o.numCtx, Logf: logf}
 	if runnable > 0 {
-		bin, err := os.MkdirTemp("", "picoclaw-eval-bin")
+		bin, iso, done, err := suite.Prepare(ctx, root, "picoclaw-eval", logf)
 		if err != nil {
 			return err
 		}
-		defer os.RemoveAll(bin)
-		logf("building the services")
-		if err := suite.Build(ctx, root, bin); err != nil {
-			return err
-		}
-		dsn, redisAddr := suite.Stores()
-		iso, err := suite.Isolate(ctx, dsn, redisAddr)
-		if err != nil {
-			return err
-		}
-		defer func() {
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-			defer cancel()
-			err = errors.Join(err, iso.Close(cctx))
-		}()
+		defer func() { err = errors.Join(err, done()) }()
 		opts.BinDir, opts.Iso = bin, iso
 	}
 	rep := eval.Run(ctx, opts)

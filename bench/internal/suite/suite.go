@@ -294,3 +294,30 @@ func (s *Suite) LogTails(n int) string {
 	}
 	return b.String()
 }
+
+// Prepare builds the services from root into a temporary directory and isolates a schema and
+// key prefix on the stores the environment names; done removes both (its error joins the
+// caller's).
+func Prepare(ctx context.Context, root, name string, logf func(string, ...any)) (bin string, iso *Isolation, done func() error, err error) {
+	bin, err = os.MkdirTemp("", name+"-bin")
+	if err != nil {
+		return "", nil, nil, err
+	}
+	logf("building the services")
+	if err := Build(ctx, root, bin); err != nil {
+		_ = os.RemoveAll(bin)
+		return "", nil, nil, err
+	}
+	dsn, redisAddr := Stores()
+	iso, err = Isolate(ctx, dsn, redisAddr)
+	if err != nil {
+		_ = os.RemoveAll(bin)
+		return "", nil, nil, err
+	}
+	return bin, iso, func() error {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		defer os.RemoveAll(bin)
+		return iso.Close(cctx)
+	}, nil
+}

@@ -347,18 +347,23 @@ type sqliteQuerier interface {
 
 // JobIDsOfDay lists the ids of the jobs whose id starts with job_<day>_.
 func (s *SQLite) JobIDsOfDay(ctx context.Context, day string) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT job_id FROM approval_jobs WHERE job_id LIKE ?`, "job_"+day+"_%")
+	return s.strings(ctx, `SELECT job_id FROM approval_jobs WHERE job_id LIKE ?`, "job_"+day+"_%")
+}
+
+// strings runs a query of one text column and returns its values.
+func (s *SQLite) strings(ctx context.Context, query string, args ...any) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var out []string
 	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
+		var v string
+		if err := rows.Scan(&v); err != nil {
 			return nil, err
 		}
-		out = append(out, id)
+		out = append(out, v)
 	}
 	return out, rows.Err()
 }
@@ -409,20 +414,7 @@ func (s *SQLite) eventsWhere(ctx context.Context, q sqliteQuerier, where string,
 
 // StreamIDs lists every id with events or a job row, sorted.
 func (s *SQLite) StreamIDs(ctx context.Context) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT job_id FROM approval_jobs UNION SELECT job_id FROM approval_events ORDER BY 1`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
+	return s.strings(ctx, `SELECT job_id FROM approval_jobs UNION SELECT job_id FROM approval_events ORDER BY 1`)
 }
 
 // AuditRead returns a stream's row (nil when there is none) and its events from one snapshot.
