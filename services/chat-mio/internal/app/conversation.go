@@ -70,7 +70,13 @@ func (a *App) converse(ctx context.Context, t *turn, text string) {
 	case route == "PLAN":
 		a.chatReply(ctx, t, text, workerText(res.Workers), res.Questions, route)
 	default:
-		t.say(workerPlain(t.loc, workerText(res.Workers), res.Questions))
+		if plain := workerPlain(t.loc, workerText(res.Workers), res.Questions); strings.TrimSpace(plain) != "" {
+			t.say(plain)
+		} else {
+			// A turn never ends with the route declaration alone.
+			a.log.WarnContext(ctx, "chat.worker_no_result", slog.String("route", route), slog.Int("worker_calls", len(res.Workers)))
+			t.say(domain.T(t.loc, domain.MsgWorkerNoResult))
+		}
 	}
 	if decl != "" && len(t.result.Messages) > start {
 		m := t.result.Messages[start]

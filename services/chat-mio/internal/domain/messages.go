@@ -52,6 +52,7 @@ const (
 	MsgRouterDown          MsgKey = "router_down"
 	MsgChatModelDown       MsgKey = "chat_model_down"
 	MsgWorkerResultPlain   MsgKey = "worker_result_plain"
+	MsgWorkerNoResult      MsgKey = "worker_no_result"
 	MsgApprovalDown        MsgKey = "approval_down"
 	MsgApprovalRefused     MsgKey = "approval_refused"
 	MsgDecisionDown        MsgKey = "decision_down"
@@ -152,6 +153,8 @@ var catalog = map[MsgKey][2]string{
 		"The router (router-shiro) could not be reached. Please try again shortly."},
 	MsgChatModelDown: {"会話モデル（%s）が応答しませんでした。少し待ってからもう一度送ってください。",
 		"The chat model (%s) did not answer. Please try again shortly."},
+	MsgWorkerNoResult: {"Shiro（作業モデル）から使える結果が返りませんでした。もう一度送るか、言い方を変えて依頼してください。",
+		"Shiro (the worker model) returned no usable result. Please send it again or rephrase the request."},
 	MsgWorkerResultPlain: {"（会話モデルが応答しないため、Shiro の結果をそのまま表示します）", "(The chat model did not answer; here is Shiro's result as is.)"},
 	MsgApprovalDown: {"承認サービスに接続できないため、ジョブ %s の提案は実行していません。承認サービスが戻ったら、もう一度依頼してください。",
 		"The approval service is unreachable, so the proposal of job %s was not executed. Please ask again once it is back."},

@@ -167,7 +167,8 @@ func (e *Executor) Execute(ctx context.Context, req *executorv1.ExecuteRequest) 
 
 // Router decides routes the way router-shiro does for the inputs tests send: routing commands
 // first, code fences → CODE, otherwise CHAT; CODE under local_only is refused. CODE routes get
-// the proposal from Propose; /plan runs a worker output; /deliberate returns two proposals.
+// the proposal from Propose; /plan runs a worker output; /analyze comes back with no usable
+// worker result; /deliberate returns two proposals.
 type Router struct {
 	routerv1connect.UnimplementedRouterServiceHandler
 	// Propose returns the proposal patch and task type for a CODE message.
@@ -220,6 +221,9 @@ func (r *Router) ProcessTask(ctx context.Context, req *routerv1.ProcessTaskReque
 	switch {
 	case strings.HasPrefix(text, "/plan"):
 		dec = &commonv1.RouteDecision{Route: commonv1.Route_ROUTE_PLAN, Source: commonv1.DecisionSource_DECISION_SOURCE_COMMAND, Confidence: 1, Matched: "/plan"}
+	case strings.HasPrefix(text, "/analyze"):
+		// The worker's answer was unusable: a decision and nothing else.
+		dec = &commonv1.RouteDecision{Route: commonv1.Route_ROUTE_ANALYZE, Source: commonv1.DecisionSource_DECISION_SOURCE_COMMAND, Confidence: 1, Matched: "/analyze"}
 	case strings.HasPrefix(text, "/ops"):
 		dec = &commonv1.RouteDecision{Route: commonv1.Route_ROUTE_OPS, Source: commonv1.DecisionSource_DECISION_SOURCE_COMMAND, Confidence: 1, Matched: "/ops"}
 	case strings.HasPrefix(text, "/deliberate"):
