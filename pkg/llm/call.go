@@ -275,6 +275,8 @@ func (c *Runner) runRetries(ctx context.Context, req Request, do Attempt) (*Resp
 	start := time.Now()
 	attempts := 0
 	var lastErr error
+	// retryIn is the wait the provider asked for when it exceeded the retry budget.
+	var retryIn time.Duration
 	for {
 		attempts++
 		actx, cancel := context.WithTimeout(ctx, perAttempt)
@@ -290,6 +292,13 @@ func (c *Runner) runRetries(ctx context.Context, req Request, do Attempt) (*Resp
 		lastErr = fmt.Errorf("%s %s: %w: %s", c.provider, c.model, class, redact.Secrets(err.Error()))
 		retryable := errors.Is(class, ErrRateLimited) || errors.Is(class, ErrUnavailable) || errors.Is(class, ErrTimeout)
 		if ctx.Err() != nil || !retryable || attempts > c.cfg.RetryMax {
+			break
+		}
+		if retryAfter > c.opts.maxWait {
+			// The provider asks for longer than any wait here: the outcome is known now.
+			until := time.Now().Add(retryAfter).UTC().Format(time.RFC3339)
+			lastErr = fmt.Errorf("%w (the provider asks to wait %s: try again after %s)", lastErr, retryAfter.Round(time.Second), until)
+			retryIn = retryAfter
 			break
 		}
 		wait := retryAfter
@@ -320,13 +329,15 @@ func (c *Runner) runRetries(ctx context.Context, req Request, do Attempt) (*Resp
 		}
 	}
 	c.finish(ctx, Usage{}, time.Since(start), attempts, lastErr)
-	return nil, &CallError{Err: lastErr, Attempts: attempts}
+	return nil, &CallError{Err: lastErr, Attempts: attempts, RetryAfter: retryIn}
 }
 
 // CallError is a failed call: the classified error plus how many attempts were made.
 type CallError struct {
 	Err      error
 	Attempts int
+	// RetryAfter is how long the provider asked to wait when that was beyond the retry budget.
+	RetryAfter time.Duration
 }
 
 func (e *CallError) Error() string { return e.Err.Error() }

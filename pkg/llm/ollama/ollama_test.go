@@ -316,3 +316,19 @@ func TestOllamaJSONWithToolsIsUnfenced(t *testing.T) {
 		}
 	}
 }
+
+// A Retry-After longer than any wait the client would make fails at once and says when to try
+// again, instead of waiting out its own cap first.
+func TestRetryAfterBeyondTheBudgetFailsAtOnce(t *testing.T) {
+	f := llmtest.NewFake(t, llmtest.Step{Status: 429, Header: map[string]string{"Retry-After": "600"}, Body: `{"error":"busy"}`})
+	s := &llmtest.Sleeps{}
+	c := ollamaClient(t, f, s, nil)
+	_, err := c.Chat(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "x"}}})
+	var ce *llm.CallError
+	if !errors.Is(err, llm.ErrRateLimited) || !errors.As(err, &ce) || ce.RetryAfter != 10*time.Minute || !strings.Contains(err.Error(), "try again after") {
+		t.Fatalf("err = %v", err)
+	}
+	if len(s.Waits()) != 0 || len(f.Requests()) != 1 {
+		t.Errorf("waited %v with %d requests", s.Waits(), len(f.Requests()))
+	}
+}
