@@ -173,6 +173,9 @@ func (a *App) jobStatus(ctx context.Context, id string, cause error) string {
 		}
 		return cause.Error()
 	}
+	if job.DecidedBy != "" {
+		return string(job.Status) + ", " + job.DecidedBy
+	}
 	return string(job.Status)
 }
 

@@ -119,9 +119,9 @@ func TestDenyRecordsReason(t *testing.T) {
 	if got := pendingOf(t, e); len(got) != 0 {
 		t.Fatalf("pending = %v", got)
 	}
-	// A second decision is a conflict and says so.
+	// A second decision is a conflict and says so, and by whom.
 	res = e.send(t, approver, "/approve "+id)
-	mustContain(t, text(res), "すでに決定済み", "denied")
+	mustContain(t, text(res), "すでに決定済み", "denied, ", approver)
 	if e.peers.Executor.Calls() != 0 {
 		t.Fatal("denied job executed")
 	}

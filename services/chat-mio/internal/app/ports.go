@@ -230,6 +230,8 @@ type ApprovalJob struct {
 	Status     JobStatus
 	Summary    string
 	DenyReason string
+	// DecidedBy names who decided (a display name, else channel:id); empty for expiry or none.
+	DecidedBy string
 }
 
 // AutoApproveInput switches the Auto-Approve grant on with a scope.

@@ -55,8 +55,12 @@ func decodeProposal(p app.Proposal) (*commonv1.Proposal, error) {
 func actorProto(a app.Actor) *commonv1.Actor { return &commonv1.Actor{Id: a.ID, Channel: a.Channel} }
 
 func jobOf(j *approvalv1.Job) app.ApprovalJob {
+	by := j.GetDecidedBy().GetDisplayName()
+	if by == "" && j.GetDecidedBy().GetId() != "" {
+		by = j.GetDecidedBy().GetChannel() + ":" + j.GetDecidedBy().GetId()
+	}
 	return app.ApprovalJob{ID: j.GetJobId(), Status: app.JobStatus(strings.ToLower(enumName(j.GetStatus().String(), "JOB_STATUS_"))),
-		Summary: j.GetSummary(), DenyReason: j.GetDenyReason()}
+		Summary: j.GetSummary(), DenyReason: j.GetDenyReason(), DecidedBy: by}
 }
 
 // Request implements app.Approvals.
