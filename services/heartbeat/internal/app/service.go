@@ -80,7 +80,7 @@ func (s *Service) Beat(ctx context.Context, b domain.Beat) error {
 		return fmt.Errorf("record beat of %s: %w", b.AgentID, err)
 	}
 	s.cfg.Logger.InfoContext(ctx, "heartbeat.received",
-		slog.String("agent_id", b.AgentID), slog.String("alias", b.Alias), slog.String("service", b.Service),
+		slog.String("agent_id", b.AgentID), slog.String("alias", b.Alias), slog.String("agent_service", b.Service),
 		slog.String("status", string(b.Status)), slog.Any("current_job_ids", b.JobIDs),
 		slog.Float64("memory_usage_mb", b.MemoryMB), slog.Int64("last_task_duration_ms", b.LastTaskDurationMs))
 	if change != nil {
@@ -142,7 +142,7 @@ func (s *Service) Run(ctx context.Context) error {
 func (s *Service) changed(ctx context.Context, ch domain.Change) {
 	a := ch.Agent
 	attrs := []slog.Attr{
-		slog.String("agent_id", a.Last.AgentID), slog.String("alias", a.Last.Alias), slog.String("service", a.Last.Service),
+		slog.String("agent_id", a.Last.AgentID), slog.String("alias", a.Last.Alias), slog.String("agent_service", a.Last.Service),
 		slog.String("state", string(a.State)), slog.String("previous_state", string(ch.Previous)),
 		slog.Time("last_seen", a.LastSeen),
 	}
