@@ -124,16 +124,16 @@ type auditWatch struct {
 
 func newAuditWatch(reg prometheus.Registerer, st openedStore, log *slog.Logger) (*auditWatch, error) {
 	w := &auditWatch{st: st, log: log,
-		tampered: prometheus.NewGauge(prometheus.GaugeOpts{Name: "approval_audit_tampered_streams",
+		tampered: prometheus.NewGauge(prometheus.GaugeOpts{Name: "picoclaw_approval_audit_tampered_streams",
 			Help: "Jobs and streams whose audit chain, anchor or row failed the last verification (0 = intact)."}),
-		findings: prometheus.NewGauge(prometheus.GaugeOpts{Name: "approval_audit_findings",
+		findings: prometheus.NewGauge(prometheus.GaugeOpts{Name: "picoclaw_approval_audit_findings",
 			Help: "Problems found by the last verification of the audit log."}),
-		lastCheck: prometheus.NewGauge(prometheus.GaugeOpts{Name: "approval_audit_last_verified_timestamp_seconds",
+		lastCheck: prometheus.NewGauge(prometheus.GaugeOpts{Name: "picoclaw_approval_audit_last_verified_timestamp_seconds",
 			Help: "When the audit log was last verified completely."}),
-		failures: prometheus.NewCounter(prometheus.CounterOpts{Name: "approval_audit_verify_errors_total",
+		failures: prometheus.NewCounter(prometheus.CounterOpts{Name: "picoclaw_approval_audit_verify_errors_total",
 			Help: "Verifications of the audit log that could not complete (store unreachable)."}),
 	}
-	alterable := prometheus.NewGauge(prometheus.GaugeOpts{Name: "approval_audit_log_alterable",
+	alterable := prometheus.NewGauge(prometheus.GaugeOpts{Name: "picoclaw_approval_audit_log_alterable",
 		Help: "1 when the service's own database role could change or delete audit events (no separate migration role)."})
 	for _, c := range []prometheus.Collector{w.tampered, w.findings, w.lastCheck, w.failures, alterable} {
 		if err := reg.Register(c); err != nil {

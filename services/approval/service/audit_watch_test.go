@@ -29,9 +29,9 @@ func TestPeriodicAuditCheckReportsTampering(t *testing.T) {
 		Patch: `[{"type":"file_edit","action":"update","target":"docs/a.md","content":"x"}]`}}); err != nil {
 		t.Fatal(err)
 	}
-	waitMetric(t, base, "approval_audit_last_verified_timestamp_seconds", func(v float64) bool { return v > 0 })
-	if got := scrape(t, base)["approval_audit_tampered_streams"]; got != 0 {
-		t.Fatalf("approval_audit_tampered_streams = %v on an untouched log", got)
+	waitMetric(t, base, "picoclaw_approval_audit_last_verified_timestamp_seconds", func(v float64) bool { return v > 0 })
+	if got := scrape(t, base)["picoclaw_approval_audit_tampered_streams"]; got != 0 {
+		t.Fatalf("picoclaw_approval_audit_tampered_streams = %v on an untouched log", got)
 	}
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
 	if err != nil {
@@ -41,7 +41,7 @@ func TestPeriodicAuditCheckReportsTampering(t *testing.T) {
 	if _, err := db.Exec(`UPDATE approval_jobs SET status = 'granted', approver = 'Umallory' WHERE job_id = 'job_20260301_001'`); err != nil {
 		t.Fatal(err)
 	}
-	waitMetric(t, base, "approval_audit_tampered_streams", func(v float64) bool { return v == 1 })
+	waitMetric(t, base, "picoclaw_approval_audit_tampered_streams", func(v float64) bool { return v == 1 })
 	// The row now claims a grant the log never recorded: the claim is refused, not executed.
 	if _, err := c.ClaimJob(ctx, &approvalv1.ClaimJobRequest{JobId: "job_20260301_001", ExecutorId: "ex1"}); err == nil {
 		t.Fatal("a job whose row was edited to granted was claimed")

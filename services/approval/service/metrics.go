@@ -11,7 +11,7 @@ import (
 )
 
 // metrics exports approvals by outcome; the auto-approve share is
-// approval_requests_total{outcome="auto_approved"} over the sum.
+// picoclaw_approval_requests_total{outcome="auto_approved"} over the sum.
 type metrics struct {
 	requests *prometheus.CounterVec
 	results  *prometheus.CounterVec
@@ -19,9 +19,9 @@ type metrics struct {
 
 func newMetrics(reg prometheus.Registerer, st app.Store, now func() time.Time) (*metrics, error) {
 	m := &metrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "approval_requests_total",
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "picoclaw_approval_requests_total",
 			Help: "Approval requests by policy outcome."}, []string{"outcome"}),
-		results: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "approval_results_total",
+		results: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "picoclaw_approval_results_total",
 			Help: "Decisions, claims and refusals by kind."}, []string{"kind"}),
 	}
 	pending := &pendingCollector{st: st, now: now,

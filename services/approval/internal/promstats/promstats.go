@@ -35,16 +35,16 @@ func New(reg prometheus.Registerer, grants app.GrantStore, now func() time.Time)
 	}
 	s := &Stats{
 		wait: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "approval_pending_wait_seconds",
+			Name:    "picoclaw_approval_pending_wait_seconds",
 			Help:    "How long a job waited in pending before it was granted, denied, expired or cancelled.",
 			Buckets: []float64{1, 5, 15, 30, 60, 120, 300, 600, 900, 1800, 3600},
 		}),
 		grants: grants, now: now,
-		share: prometheus.NewDesc("approval_auto_approve_share",
+		share: prometheus.NewDesc("picoclaw_approval_auto_approve_share",
 			"Share of approvals given by Auto-Approve since start: auto_approved / (auto_approved + granted by a person); 0 before the first approval.", nil, nil),
-		active:    prometheus.NewDesc("approval_auto_approve_active", "1 while an Auto-Approve grant is in force.", nil, nil),
-		remaining: prometheus.NewDesc("approval_auto_approve_remaining_seconds", "Seconds until the Auto-Approve grant expires (0 when off).", nil, nil),
-		grantErr:  prometheus.NewDesc("approval_auto_approve_unavailable", "1 when the grant store could not be read at the last scrape.", nil, nil),
+		active:    prometheus.NewDesc("picoclaw_approval_auto_approve_active", "1 while an Auto-Approve grant is in force.", nil, nil),
+		remaining: prometheus.NewDesc("picoclaw_approval_auto_approve_remaining_seconds", "Seconds until the Auto-Approve grant expires (0 when off).", nil, nil),
+		grantErr:  prometheus.NewDesc("picoclaw_approval_auto_approve_unavailable", "1 when the grant store could not be read at the last scrape.", nil, nil),
 	}
 	for _, c := range []prometheus.Collector{s.wait, (*collector)(s)} {
 		if err := reg.Register(c); err != nil {

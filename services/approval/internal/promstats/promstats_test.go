@@ -77,9 +77,9 @@ func TestSeries(t *testing.T) {
 		wantWaits uint64
 		wantGauge string
 	}{
-		{name: "nothing yet", wantShare: 0, wantGauge: "approval_auto_approve_active 0"},
+		{name: "nothing yet", wantShare: 0, wantGauge: "picoclaw_approval_auto_approve_active 0"},
 		{name: "one person, one Auto-Approve", steps: []step{{id: "a"}, {id: "b", auto: true}, {id: "a", ev: domain.EventGranted, wait: 90 * time.Second}},
-			wantShare: 0.5, wantWaits: 1, wantGauge: "approval_auto_approve_active 0"},
+			wantShare: 0.5, wantWaits: 1, wantGauge: "picoclaw_approval_auto_approve_active 0"},
 		{name: "denials and expiries wait but do not count as approvals", steps: []step{{id: "a"}, {id: "b"}, {id: "c", auto: true},
 			{id: "a", ev: domain.EventDenied, wait: time.Minute}, {id: "b", ev: domain.EventExpired, wait: 30 * time.Minute}},
 			wantShare: 1, wantWaits: 2},
@@ -89,8 +89,8 @@ func TestSeries(t *testing.T) {
 		{name: "claims after approval are not decisions", steps: []step{{id: "a"}, {id: "a", ev: domain.EventGranted, wait: time.Second},
 			{id: "a", ev: domain.EventClaimed, wait: time.Minute}}, wantShare: 0, wantWaits: 1},
 		{name: "active grant", grants: fakeGrants{g: &domain.Grant{ID: "g1", ExpiresAt: t0.Add(10 * time.Minute)}},
-			wantGauge: "approval_auto_approve_remaining_seconds 600"},
-		{name: "grant store down", grants: fakeGrants{err: errors.New("redis down")}, wantGauge: "approval_auto_approve_unavailable 1"},
+			wantGauge: "picoclaw_approval_auto_approve_remaining_seconds 600"},
+		{name: "grant store down", grants: fakeGrants{err: errors.New("redis down")}, wantGauge: "picoclaw_approval_auto_approve_unavailable 1"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -157,10 +157,10 @@ func histogramCount(t *testing.T, reg *prometheus.Registry) uint64 {
 		t.Fatal(err)
 	}
 	for _, mf := range mfs {
-		if mf.GetName() == "approval_pending_wait_seconds" {
+		if mf.GetName() == "picoclaw_approval_pending_wait_seconds" {
 			return mf.GetMetric()[0].GetHistogram().GetSampleCount()
 		}
 	}
-	t.Fatal("approval_pending_wait_seconds not registered")
+	t.Fatal("picoclaw_approval_pending_wait_seconds not registered")
 	return 0
 }
