@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
@@ -106,6 +107,11 @@ type Service struct {
 	now       func() time.Time
 	log       *slog.Logger
 	keys      *domain.Keyring
+
+	// grantMu guards grantVerified: the hash of the newest decisive Auto-Approve event whose
+	// stream last verified.
+	grantMu       sync.Mutex
+	grantVerified string
 }
 
 // Option customises a Service.

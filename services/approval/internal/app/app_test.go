@@ -169,8 +169,12 @@ func newApp(t *testing.T, grants *memGrants) (*app.Service, *memStore, *time.Tim
 	st := newMemStore()
 	if grants.g != nil {
 		// A grant given to the test is in force: the audit log, which decides, says so.
+		g := *grants.g
+		if g.CreatedAt.IsZero() {
+			g.CreatedAt = t0
+		}
 		if err := st.Append(context.Background(), domain.StreamAutoApprove, []domain.Draft{{Type: domain.EventAutoApproveEnabled,
-			Actor: owner, Channel: owner.Channel, At: t0, PolicyRule: domain.RuleAutoApprove, Payload: *grants.g}}); err != nil {
+			Actor: owner, Channel: owner.Channel, At: t0, PolicyRule: domain.RuleAutoApprove, Payload: g}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -469,5 +473,25 @@ func TestHighestJobNumber(t *testing.T) {
 	}
 	if _, err := svc.HighestJobNumber(ctx, "2026-03-01"); !errors.Is(err, domain.ErrInvalid) {
 		t.Fatalf("bad day: %v", err)
+	}
+}
+
+// A grant in the audit log whose record was edited (widened, lengthened) does not verify and is
+// not in force; one longer than the maximum is cut to it.
+func TestEditedGrantIsNotInForce(t *testing.T) {
+	grants := &memGrants{}
+	svc, st, _ := newApp(t, grants)
+	ctx := context.Background()
+	g, err := svc.EnableAutoApprove(ctx, owner, app.GrantInput{PathPrefixes: []string{"docs"}, TTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := svc.AutoApproveStatus(ctx); got.Grant == nil || got.Grant.ID != g.ID {
+		t.Fatalf("premise: the grant is in force: %+v", got)
+	}
+	evs := st.events[domain.StreamAutoApprove]
+	evs[len(evs)-1].Payload = []byte(strings.Replace(string(evs[len(evs)-1].Payload), `"docs"`, `""`, 1))
+	if got := svc.AutoApproveStatus(ctx); got.Grant != nil {
+		t.Fatalf("an edited grant is in force: %+v", got.Grant)
 	}
 }

@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -44,50 +46,80 @@ func (s *Service) grantInForce(ctx context.Context) (*domain.Grant, error) {
 
 // auditedGrant is the grant the newest Auto-Approve event of the audit log names: the grant
 // of an auto_approve_enabled (possibly expired by now), nil after auto_approve_disabled or
-// when Auto-Approve was never switched on.
+// when Auto-Approve was never switched on. The stream's keyed hash chain is verified whenever
+// its newest event changes, so an edited or inserted event is refused (Auto-Approve then
+// counts as off); a grant longer than the configured maximum is cut to it.
 func (s *Service) auditedGrant(ctx context.Context) (*domain.Grant, error) {
 	e, err := s.store.LastEvent(ctx, domain.StreamAutoApprove, domain.EventAutoApproveEnabled, domain.EventAutoApproveDisabled)
 	if err != nil {
 		return nil, fmt.Errorf("%w: Auto-Approve audit log: %v", domain.ErrUnavailable, err)
 	}
-	if e == nil || e.Type != domain.EventAutoApproveEnabled {
+	if e == nil {
+		return nil, nil
+	}
+	if err := s.verifiedUpTo(ctx, e); err != nil {
+		return nil, err
+	}
+	if e.Type != domain.EventAutoApproveEnabled {
 		return nil, nil
 	}
 	var g domain.Grant
 	if err := json.Unmarshal(e.Payload, &g); err != nil || g.ID == "" {
 		return nil, fmt.Errorf("Auto-Approve audit event %d: the grant does not decode: %v", e.Seq, err)
 	}
+	if max := s.cfg.MaxGrantTTL; max > 0 && g.ExpiresAt.After(g.CreatedAt.Add(max)) {
+		g.ExpiresAt = g.CreatedAt.Add(max)
+	}
 	return &g, nil
 }
 
-// putGrant records a new grant: first in the audit log (the truth), then in the cache. When
-// the cache cannot take it, the audit log gets the previous state back, so a failed change
+// verifiedUpTo checks the keyed chain of the Auto-Approve stream once its newest decisive event
+// is e, remembering what it verified.
+func (s *Service) verifiedUpTo(ctx context.Context, e *domain.Event) error {
+	// The event as read — any edit of it since it verified changes this — names the check.
+	sum := sha256.Sum256(append([]byte(fmt.Sprintf("%d|%s|%s|%s|", e.Seq, e.Type, e.Hash, e.PrevHash)), e.Payload...))
+	key := hex.EncodeToString(sum[:])
+	s.grantMu.Lock()
+	defer s.grantMu.Unlock()
+	if s.grantVerified == key {
+		return nil
+	}
+	if s.keys == nil {
+		// Without the audit key (use cases tested alone) there is no chain to check.
+		return nil
+	}
+	evs, err := s.store.Events(ctx, domain.StreamAutoApprove)
+	if err != nil {
+		return fmt.Errorf("%w: Auto-Approve audit log: %v", domain.ErrUnavailable, err)
+	}
+	if err := s.keys.VerifyChain(evs); err != nil {
+		s.log.ErrorContext(ctx, "approval.auto_approve_log_invalid", slog.String("error", err.Error()))
+		return fmt.Errorf("%w: the Auto-Approve audit log does not verify: %v", domain.ErrTampered, err)
+	}
+	s.grantVerified = key
+	return nil
+}
+
+// putGrant records a new grant: first in the audit log (the truth, and the commit), then in the
+// cache. A cache that is unreachable before anything is recorded fails the change, which then
 // leaves Auto-Approve as it was.
 func (s *Service) putGrant(ctx context.Context, g domain.Grant, ttl time.Duration, rule string, actor domain.Actor) error {
 	if _, err := s.grants.Get(ctx); err != nil {
 		// Nothing is recorded while the cache is unreachable: the change could not take effect.
 		return fmt.Errorf("%w: Auto-Approve grant store: %v", domain.ErrUnavailable, err)
 	}
-	prev, err := s.auditedGrant(ctx)
-	if err != nil {
+	// A log that does not verify is not written on top of.
+	if _, err := s.auditedGrant(ctx); err != nil {
 		return err
 	}
 	d := domain.Draft{Type: domain.EventAutoApproveEnabled, Actor: actor, Channel: actor.Channel, At: g.CreatedAt, PolicyRule: rule, Payload: g}
 	if err := s.store.Append(ctx, domain.StreamAutoApprove, []domain.Draft{d}); err != nil {
 		return fmt.Errorf("audit Auto-Approve grant: %w", err)
 	}
-	serr := s.grants.Set(ctx, g, ttl)
-	if serr == nil {
-		return nil
+	// The audit log is the commit: a cache that cannot take the grant now is corrected from it
+	// on the next read (and reads fail closed while the cache is down).
+	if err := s.grants.Set(ctx, g, ttl); err != nil {
+		s.log.WarnContext(ctx, "approval.auto_approve_cache_stale", slog.String("grant_id", g.ID), slog.String("error", err.Error()))
 	}
-	back := domain.Draft{Type: domain.EventAutoApproveDisabled, Actor: domain.System, Channel: domain.System.Channel, At: s.clock(),
-		PolicyRule: domain.RuleAutoApprove, Payload: map[string]string{"grant_id": g.ID, "reason": "the grant could not be stored; the previous state stands"}}
-	if now := s.clock(); prev.ActiveAt(now) {
-		back = domain.Draft{Type: domain.EventAutoApproveEnabled, Actor: domain.System, Channel: domain.System.Channel, At: now,
-			PolicyRule: domain.RuleAutoApprove, Payload: *prev}
-	}
-	if err := s.store.Append(ctx, domain.StreamAutoApprove, []domain.Draft{back}); err != nil {
-		s.log.ErrorContext(ctx, "approval.auto_approve_rollback_failed", slog.String("error", err.Error()))
-	}
-	return fmt.Errorf("%w: store Auto-Approve grant: %v", domain.ErrUnavailable, serr)
+	return nil
 }
