@@ -326,10 +326,12 @@ func TextEvent(id, userID, group, replyToken, text string, tsMillis int64, redel
 	}
 }
 
-// MentionBot adds a mention of the bot itself (mentionee type user, isSelf true) to a text
-// message event, as LINE sends it when a group member writes @bot.
+// MentionBot makes a text message event start with "@Mio " and mention the bot itself there
+// (mentionee type user, isSelf true, index and length in UTF-16 units), as LINE sends it when a
+// group member writes @Mio.
 func MentionBot(e Event) Event {
 	if m, ok := e["message"].(map[string]any); ok {
+		m["text"] = "@Mio " + fmt.Sprint(m["text"])
 		m["mention"] = map[string]any{"mentionees": []any{
 			map[string]any{"index": 0, "length": 4, "type": "user", "userId": "Ubot0000000000000000000000000000", "isSelf": true},
 		}}

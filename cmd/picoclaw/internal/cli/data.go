@@ -123,9 +123,10 @@ type exportRow struct {
 func exportData(ctx context.Context, g *globals, dir, out string) error {
 	var w io.Writer = g.io.Out
 	if out != "-" {
-		f, err := os.OpenFile(out, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+		// A new file, owner-only: an existing file (or a link planted there) is never written.
+		f, err := os.OpenFile(out, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 		if err != nil {
-			return err
+			return fmt.Errorf("export to %s: %w (choose a new file)", out, err)
 		}
 		defer f.Close()
 		w = f

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -92,5 +93,21 @@ func TestFlagsUsageAndHelp(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("run --help lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// An export goes to a new owner-only file; an existing one is not overwritten.
+func TestDataExportToANewFileOnly(t *testing.T) {
+	dir := seedData(t)
+	out := filepath.Join(t.TempDir(), "export.jsonl")
+	if code, _, errOut := run(t, "", "", "data", "export", "--data", dir, "--out", out); code != ExitOK {
+		t.Fatalf("export: %d %s", code, errOut)
+	}
+	fi, err := os.Stat(out)
+	if err != nil || fi.Mode().Perm() != 0o600 || fi.Size() == 0 {
+		t.Fatalf("export file: %v %v", fi, err)
+	}
+	if code, _, errOut := run(t, "", "", "data", "export", "--data", dir, "--out", out); code == ExitOK || !strings.Contains(errOut, "choose a new file") {
+		t.Fatalf("export over an existing file: %d %s", code, errOut)
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
+	"unicode/utf16"
 
 	"github.com/line/line-bot-sdk-go/v8/linebot/webhook"
 	"go.opentelemetry.io/otel/attribute"
@@ -108,8 +110,9 @@ func Normalize(e webhook.EventInterface) (domain.Inbound, bool) {
 	switch ev := e.(type) {
 	case webhook.MessageEvent:
 		if text, ok := ev.Message.(webhook.TextMessageContent); ok {
-			in = domain.Inbound{EventID: ev.WebhookEventId, Kind: domain.KindText, Text: text.Text, ReplyToken: ev.ReplyToken,
-				Mentioned: mentionsSelf(text.Mention)}
+			mentioned, rest := withoutSelfMention(text.Text, text.Mention)
+			in = domain.Inbound{EventID: ev.WebhookEventId, Kind: domain.KindText, Text: rest, ReplyToken: ev.ReplyToken,
+				Mentioned: mentioned}
 		} else if ev.Message != nil {
 			// Told what is supported rather than met with silence.
 			in = domain.Inbound{EventID: ev.WebhookEventId, Kind: domain.KindUnsupported, Text: ev.Message.GetType(), ReplyToken: ev.ReplyToken}
@@ -153,15 +156,25 @@ func Normalize(e webhook.EventInterface) (domain.Inbound, bool) {
 	return in, true
 }
 
-// mentionsSelf reports whether a message's mentions include the bot itself.
-func mentionsSelf(m *webhook.Mention) bool {
+// withoutSelfMention reports whether a message mentions the bot itself and returns the text
+// without that mention ("@Mio /auto-approve off" → "/auto-approve off"), so a command typed in a
+// group is still a command. LINE gives the mention's place in UTF-16 code units.
+func withoutSelfMention(text string, m *webhook.Mention) (bool, string) {
 	if m == nil {
-		return false
+		return false, text
 	}
 	for _, x := range m.Mentionees {
-		if u, ok := x.(webhook.UserMentionee); ok && u.IsSelf {
-			return true
+		u, ok := x.(webhook.UserMentionee)
+		if !ok || !u.IsSelf {
+			continue
 		}
+		units := utf16.Encode([]rune(text))
+		start, end := int(u.Index), int(u.Index+u.Length)
+		if start < 0 || end > len(units) || start > end {
+			return true, text
+		}
+		rest := append(append([]uint16(nil), units[:start]...), units[end:]...)
+		return true, strings.TrimSpace(string(utf16.Decode(rest)))
 	}
-	return false
+	return false, text
 }
