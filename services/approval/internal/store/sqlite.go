@@ -45,7 +45,9 @@ func OpenSQLite(ctx context.Context, path string, opts ...Option) (*SQLite, erro
 			return nil, fmt.Errorf("sqlite: create %s: %w", dir, err)
 		}
 	}
-	db, err := sql.Open("sqlite", sqlstate.DSN(path, sqlstate.SyncNormal, 5*time.Second))
+	// The audit log is the truth (a switch-off of Auto-Approve included): every commit is on
+	// disk before it is answered, power loss included.
+	db, err := sql.Open("sqlite", sqlstate.DSN(path, sqlstate.SyncFull, 5*time.Second))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
