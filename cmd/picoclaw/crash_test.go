@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"net/http"
 	"os"
@@ -10,11 +9,11 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakeline"
 )
 
@@ -139,7 +138,7 @@ func TestEmbeddedSuiteRunsAsAServiceUntilSIGTERM(t *testing.T) {
 	cmd := exec.Command(bin, "run", "--data", data, "--user", "tester") // stdin is not a terminal
 	cmd.Dir = dir                                                       // not the repository: the persona and the rules are built in
 	cmd.Env = append(os.Environ(), "PICOCLAW_OLLAMA_BASE_URL=http://127.0.0.1:1")
-	var out lockedBuffer
+	var out testinfra.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -173,22 +172,4 @@ func TestEmbeddedSuiteRunsAsAServiceUntilSIGTERM(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatalf("the service did not stop after SIGTERM:\n%s", out.String())
 	}
-}
-
-// lockedBuffer collects a process's output for polling.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -7,13 +7,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
-
-	_ "modernc.org/sqlite" // database/sql driver "sqlite"
+	"time"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/redact"
+	"github.com/picoclaw-suite/picoclaw/pkg/sqlstate"
 )
 
 // dataFiles are the databases of an embedded data directory.
@@ -47,9 +46,7 @@ func openData(dir, name string) (*sql.DB, error) {
 	if _, err := os.Stat(path); os.IsNotExist(err) {
 		return nil, nil
 	}
-	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(10000)")
-	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	db, err := sql.Open("sqlite", sqlstate.DSN(path, sqlstate.SyncFull, 10*time.Second))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
