@@ -51,18 +51,23 @@ test: ## Run every module's tests with -race
 
 .PHONY: run
 run: ## Start the whole suite in one process with a chat prompt (embedded default; data in data/)
-	go run ./cmd/picoclaw run
+	@mkdir -p bin
+	CGO_ENABLED=0 go build -tags $(EMBEDDED_TAGS) -trimpath -ldflags "$(LDFLAGS)" -o bin/picoclaw ./cmd/picoclaw
+	exec bin/picoclaw run
 
 # Release builds: stripped, without local paths, version and commit stamped (`<bin> --version`,
 # /healthz).
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
+# The embedded build links only SQLite (no Redis client, no Postgres driver).
+EMBEDDED_TAGS := sqliteonly
 LDFLAGS := -s -w -X github.com/picoclaw-suite/picoclaw/pkg/buildinfo.version=$(VERSION) -X github.com/picoclaw-suite/picoclaw/pkg/buildinfo.commit=$(COMMIT)
 
 .PHONY: build
 build: ## Build every binary into bin/ (the eight services and the picoclaw CLI), stripped and version-stamped
 	@mkdir -p bin
-	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o bin/ $(foreach s,$(SERVICES),./services/$(s)/cmd/$(s)) ./cmd/picoclaw
+	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o bin/ $(foreach s,$(SERVICES),./services/$(s)/cmd/$(s))
+	CGO_ENABLED=0 go build -tags $(EMBEDDED_TAGS) -trimpath -ldflags "$(LDFLAGS)" -o bin/picoclaw ./cmd/picoclaw
 	@ls -l bin/
 
 .PHONY: bench

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/config"
+
 	_ "modernc.org/sqlite"
 )
 
@@ -151,11 +153,11 @@ func TestEmbeddedSessionApprovesAJob(t *testing.T) {
 	auditVerifyEmbedded(t, bin, data, job)
 }
 
-// buildPicoclaw builds this command into dir.
+// buildPicoclaw builds this command into dir as it is shipped (SQLite only).
 func buildPicoclaw(t *testing.T, dir string) string {
 	t.Helper()
 	bin := filepath.Join(dir, "picoclaw")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-tags", config.SQLiteOnlyTag, "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin

@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1/approvalv1connect"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1/chatv1connect"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1/gatewayv1connect"
@@ -18,7 +16,6 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid/auditfloor"
-	"github.com/picoclaw-suite/picoclaw/pkg/jobid/redisalloc"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid/sqlitealloc"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/sqlstate"
@@ -161,10 +158,7 @@ type state struct {
 // (shared with every service of the process that opens the same file), or Redis.
 func openState(ctx context.Context, cfg config.Common, loc *time.Location, floor jobid.Floor, log *slog.Logger) (state, error) {
 	if !cfg.State.SQLite() {
-		rdb := redis.NewClient(&redis.Options{Addr: cfg.Redis.Addr, DB: cfg.Redis.DB, Password: cfg.Redis.Password.Value()})
-		return state{engine: inbox.RedisEngine(rdb), name: "redis", where: "redis " + cfg.Redis.Addr,
-			jobs:  redisalloc.New(rdb, loc, cfg.Redis.KeyPrefix, redisalloc.WithLogger(log), jobid.WithFloor(floor)),
-			close: func() { _ = rdb.Close() }}, nil
+		return openRedisState(cfg, loc, floor, log)
 	}
 	db, err := sqlstate.Open(ctx, cfg.State.Path, sqlstate.Options{Sync: sqlstate.Sync(cfg.State.Sync), Logger: log})
 	if err != nil {

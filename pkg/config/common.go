@@ -278,3 +278,13 @@ func (s Services) byName() map[string]Endpoint {
 		"cli":           s.CLI,
 	}
 }
+
+// SQLiteOnlyTag is the build tag of the embedded build (`picoclaw`): it links neither the
+// Redis client nor the Postgres driver, so the binary holds only the engine it runs on.
+const SQLiteOnlyTag = "sqliteonly"
+
+// NotLinked is the error of a binary built with SQLiteOnlyTag asked for what it does not hold.
+func NotLinked(what string) error {
+	return fmt.Errorf("%s is not linked into this binary (built with -tags %s for state.engine %s); use the service binaries for %s",
+		what, SQLiteOnlyTag, StateSQLite, what)
+}

@@ -13,8 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/picoclaw-suite/picoclaw/pkg/runner"
 )
 
@@ -141,11 +139,6 @@ type Consumer struct {
 
 type lane struct {
 	queue []Delivery
-}
-
-// NewConsumer returns a consumer of cfg.Stream in Redis (NewConsumerOn with RedisEngine).
-func NewConsumer(rdb redis.UniversalClient, cfg Config, ccfg ConsumerConfig, h Handler) (*Consumer, error) {
-	return NewConsumerOn(RedisEngine(rdb), cfg, ccfg, h)
 }
 
 // NewConsumerOn returns a consumer of cfg.Stream on the engine e; Run starts it.

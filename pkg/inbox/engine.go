@@ -74,6 +74,15 @@ type appended struct {
 	err error
 }
 
+// failAll is the result of an append that failed as a whole.
+func failAll(n int, err error) []appended {
+	res := make([]appended, n)
+	for i := range res {
+		res[i].err = err
+	}
+	return res
+}
+
 // errNoGroup: the consumer group does not exist (any more).
 var errNoGroup = errors.New("inbox: consumer group missing")
 

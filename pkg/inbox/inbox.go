@@ -23,8 +23,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // Event is one inbound event as the gateway stores it.
@@ -103,11 +101,6 @@ func (c *Config) defaults() {
 type Store struct {
 	q   queue
 	cfg Config
-}
-
-// NewStore returns a store for cfg.Stream in Redis (NewStoreOn with RedisEngine).
-func NewStore(rdb redis.UniversalClient, cfg Config) (*Store, error) {
-	return NewStoreOn(RedisEngine(rdb), cfg)
 }
 
 // NewStoreOn returns a store for cfg.Stream on the engine e.

@@ -3,19 +3,12 @@ package inbox
 import (
 	"context"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // Marks remembers which outbound deliveries already succeeded, for channels whose API has no
 // idempotency key of its own (Slack): a retried send checks its key first and skips what went out.
 type Marks struct {
 	m marker
-}
-
-// NewMarks keeps marks in Redis (NewMarksOn with RedisEngine).
-func NewMarks(rdb redis.UniversalClient, prefix string, ttl time.Duration) *Marks {
-	return NewMarksOn(RedisEngine(rdb), prefix, ttl)
 }
 
 // NewMarksOn keeps marks under prefix for ttl (default 24 h) on the engine e.

@@ -1,3 +1,5 @@
+//go:build !sqliteonly
+
 package inbox
 
 import (
@@ -80,14 +82,6 @@ func (q *redisQueue) appendOnce(ctx context.Context, entries []entry) ([]*redis.
 
 func isNoScript(err error) bool {
 	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
-}
-
-func failAll(n int, err error) []appended {
-	res := make([]appended, n)
-	for i := range res {
-		res[i].err = err
-	}
-	return res
 }
 
 func (q *redisQueue) ping(ctx context.Context) error { return q.rdb.Ping(ctx).Err() }
@@ -220,4 +214,19 @@ func (m redisMarks) done(ctx context.Context, key string) (bool, error) {
 
 func (m redisMarks) mark(ctx context.Context, key string) error {
 	return m.rdb.Set(ctx, m.prefix+key, "1", m.ttl).Err()
+}
+
+// NewStore returns a store for cfg.Stream in Redis (NewStoreOn with RedisEngine).
+func NewStore(rdb redis.UniversalClient, cfg Config) (*Store, error) {
+	return NewStoreOn(RedisEngine(rdb), cfg)
+}
+
+// NewMarks keeps marks in Redis (NewMarksOn with RedisEngine).
+func NewMarks(rdb redis.UniversalClient, prefix string, ttl time.Duration) *Marks {
+	return NewMarksOn(RedisEngine(rdb), prefix, ttl)
+}
+
+// NewConsumer returns a consumer of cfg.Stream in Redis (NewConsumerOn with RedisEngine).
+func NewConsumer(rdb redis.UniversalClient, cfg Config, ccfg ConsumerConfig, h Handler) (*Consumer, error) {
+	return NewConsumerOn(RedisEngine(rdb), cfg, ccfg, h)
 }

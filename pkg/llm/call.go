@@ -119,20 +119,6 @@ func HTTPStatusError(status int, header http.Header, msg string) error {
 	return &statusError{status: status, retryAfter: parseRetryAfter(header, time.Now()), msg: msg}
 }
 
-// WrapSDKError turns the error of an SDK call into our classes, given the last HTTP status and
-// headers the call saw (0 when none): a non-2xx status becomes an HTTPStatusError, an error
-// after a 2xx answer is a malformed body, anything else (transport, context) is passed on. It
-// keeps classification independent of how the SDK shapes its errors.
-func WrapSDKError(status int, header http.Header, msg string, err error) error {
-	switch {
-	case status >= 300 || status != 0 && status < 200:
-		return HTTPStatusError(status, header, msg)
-	case status >= 200 && status < 300 && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled):
-		return BadResponse("%v", err)
-	}
-	return err
-}
-
 // BadResponse marks an answer that is not the provider's protocol (ErrBadResponse).
 func BadResponse(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrBadResponse, fmt.Sprintf(format, args...))
@@ -436,28 +422,6 @@ func EstimateTokens(msgs []Message) int64 {
 		}
 	}
 	return n
-}
-
-// SDKStatus records the last HTTP status and headers an SDK call saw (from the SDK's
-// middleware), so classification does not depend on how the SDK shapes its errors (a 5xx with
-// a non-JSON body, a malformed 200).
-type SDKStatus struct {
-	status int
-	header http.Header
-}
-
-// Saw records a response (nil when the call failed before one).
-func (s *SDKStatus) Saw(res *http.Response) {
-	if res != nil {
-		s.status = res.StatusCode
-		s.header = res.Header.Clone()
-	}
-}
-
-// Wrap turns the SDK's error into our classes (WrapSDKError); msg is the provider's own
-// message when the SDK parsed one.
-func (s *SDKStatus) Wrap(msg string, err error) error {
-	return WrapSDKError(s.status, s.header, msg, err)
 }
 
 // NewCloudRunner is the runner of a cloud provider's client: cfg with defaults filled and

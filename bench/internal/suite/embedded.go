@@ -23,8 +23,9 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakeline"
 )
 
-// StrippedBuildFlags build a binary as it is shipped: no symbol table, no DWARF, no local paths.
-var StrippedBuildFlags = []string{"-trimpath", "-ldflags=-s -w"}
+// StrippedBuildFlags build the embedded binary as it is shipped (make build, make run): SQLite
+// only, no symbol table, no DWARF, no local paths.
+var StrippedBuildFlags = []string{"-tags=sqliteonly", "-trimpath", "-ldflags=-s -w"}
 
 // BuildEmbedded compiles the picoclaw command of the repository at root, stripped, into dir
 // and returns the binary's path.

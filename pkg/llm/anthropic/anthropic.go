@@ -1,26 +1,27 @@
-// Package anthropic is the client for the Anthropic Messages API through the official SDK.
-// Only composition roots that may call a cloud model import it.
+// Package anthropic is the client for the Anthropic Messages API (POST {base_url}/v1/messages),
+// spoken directly as the API reference defines it. Only composition roots that may call a cloud
+// model import it.
 package anthropic
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strings"
-
-	"github.com/anthropics/anthropic-sdk-go"
-	"github.com/anthropics/anthropic-sdk-go/option"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 )
 
-// anthropicClient speaks the Anthropic Messages API through the official SDK, built from our
-// options only (no ANTHROPIC_* environment defaults, no SDK retries).
+// apiVersion is the anthropic-version header the requests are written for.
+const apiVersion = "2023-06-01"
+
+// anthropicClient speaks the Messages API, built from our options only (no ANTHROPIC_*
+// environment defaults); the retry policy is the runner's.
 type anthropicClient struct {
-	cfg  llm.Config
-	svc  anthropic.MessageService
-	call *llm.Runner
+	cfg    llm.Config
+	url    string
+	header http.Header
+	call   *llm.Runner
 }
 
 // New builds the client for cfg (provider anthropic) after filling defaults and validating;
@@ -31,14 +32,52 @@ func New(cfg llm.Config, opts ...llm.Option) (llm.Client, error) {
 		return nil, err
 	}
 	cfg = r.Config()
-	svc := anthropic.NewMessageService(
-		option.WithHTTPClient(r.HTTPClient()),
-		option.WithBaseURL(cfg.BaseURL),
-		option.WithAPIKey(key),
-		option.WithMaxRetries(0),
-	)
-	return &anthropicClient{cfg: cfg, svc: svc, call: r}, nil
+	return &anthropicClient{cfg: cfg, url: strings.TrimRight(cfg.BaseURL, "/") + "/v1/messages",
+		header: http.Header{"X-Api-Key": {key}, "Anthropic-Version": {apiVersion}}, call: r}, nil
 }
+
+// The request and answer of POST /v1/messages, as far as we use them.
+type (
+	messagesRequest struct {
+		Model      string      `json:"model"`
+		MaxTokens  int         `json:"max_tokens"`
+		System     []block     `json:"system,omitempty"`
+		Messages   []turn      `json:"messages"`
+		Tools      []tool      `json:"tools,omitempty"`
+		ToolChoice *toolChoice `json:"tool_choice,omitempty"`
+	}
+	turn struct {
+		Role    string  `json:"role"`
+		Content []block `json:"content"`
+	}
+	// block is a content block: text, tool_use (an answer's call) or tool_result.
+	block struct {
+		Type      string          `json:"type"`
+		Text      string          `json:"text,omitempty"`
+		ID        string          `json:"id,omitempty"`
+		Name      string          `json:"name,omitempty"`
+		Input     json.RawMessage `json:"input,omitempty"`
+		ToolUseID string          `json:"tool_use_id,omitempty"`
+		Content   []block         `json:"content,omitempty"`
+		IsError   bool            `json:"is_error,omitempty"`
+	}
+	tool struct {
+		Name        string         `json:"name"`
+		Description string         `json:"description,omitempty"`
+		InputSchema map[string]any `json:"input_schema"`
+	}
+	toolChoice struct {
+		Type string `json:"type"`
+	}
+	messagesAnswer struct {
+		Type    string  `json:"type"`
+		Content []block `json:"content"`
+		Usage   struct {
+			InputTokens  int64 `json:"input_tokens"`
+			OutputTokens int64 `json:"output_tokens"`
+		} `json:"usage"`
+	}
+)
 
 func (c *anthropicClient) Provider() string { return llm.ProviderAnthropic }
 func (c *anthropicClient) Model() string    { return c.cfg.Model }
@@ -53,33 +92,30 @@ func (c *anthropicClient) Chat(ctx context.Context, req llm.Request) (*llm.Respo
 const jsonInstruction = "Answer with a single JSON object only, no prose and no code fences."
 
 func (c *anthropicClient) attempt(ctx context.Context, req llm.Request) (llm.Answer, error) {
-	params := anthropic.MessageNewParams{Model: anthropic.Model(c.cfg.Model), MaxTokens: int64(req.MaxTokens)}
+	body := messagesRequest{Model: c.cfg.Model, MaxTokens: req.MaxTokens}
 	var system []string
 	for _, m := range req.Messages {
 		if m.Role == llm.RoleSystem {
 			system = append(system, m.Content)
 			continue
 		}
-		params.Messages = appendMessage(params.Messages, m)
+		body.Messages = appendMessage(body.Messages, m)
 	}
 	for _, t := range req.Tools {
-		params.Tools = append(params.Tools, anthropic.ToolUnionParam{OfTool: &anthropic.ToolParam{
-			Name: t.Name, Description: anthropic.String(t.Description), InputSchema: inputSchema(t.Parameters),
-		}})
+		body.Tools = append(body.Tools, tool{Name: t.Name, Description: t.Description, InputSchema: inputSchema(t.Parameters)})
 	}
 	if len(req.Tools) > 0 && req.ToolChoice == llm.ToolChoiceNone {
-		params.ToolChoice = anthropic.ToolChoiceUnionParam{OfNone: &anthropic.ToolChoiceNoneParam{}}
+		body.ToolChoice = &toolChoice{Type: "none"}
 	}
 	if req.JSON {
 		system = append(system, jsonInstruction)
 	}
 	if len(system) > 0 {
-		params.System = []anthropic.TextBlockParam{{Text: strings.Join(system, "\n\n")}}
+		body.System = []block{{Type: "text", Text: strings.Join(system, "\n\n")}}
 	}
-	var st anthropicStatus
-	res, err := c.svc.New(ctx, params, option.WithMiddleware(st.middleware))
-	if err != nil {
-		return llm.Answer{}, st.wrap(err)
+	var res messagesAnswer
+	if err := llm.PostJSON(ctx, c.call.HTTPClient(), c.url, c.header, body, &res, errorText); err != nil {
+		return llm.Answer{}, err
 	}
 	if res.Type != "message" {
 		return llm.Answer{}, llm.BadResponse("anthropic: answer type %q is not a message", res.Type)
@@ -91,7 +127,11 @@ func (c *anthropicClient) attempt(ctx context.Context, req llm.Request) (llm.Ans
 		case "text":
 			b.WriteString(blk.Text)
 		case "tool_use":
-			ans.ToolCalls = append(ans.ToolCalls, llm.ToolCall{ID: blk.ID, Name: blk.Name, Arguments: string(blk.Input)})
+			args := string(blk.Input)
+			if args == "" {
+				args = "{}"
+			}
+			ans.ToolCalls = append(ans.ToolCalls, llm.ToolCall{ID: blk.ID, Name: blk.Name, Arguments: args})
 		}
 	}
 	ans.Text = b.String()
@@ -106,32 +146,36 @@ func (c *anthropicClient) attempt(ctx context.Context, req llm.Request) (llm.Ans
 // blocks after its text, and tool results are tool_result blocks of a user turn. Consecutive
 // user-side messages share one turn, tool results first, as the API requires the results of
 // an answer's calls in the turn right after it.
-func appendMessage(msgs []anthropic.MessageParam, m llm.Message) []anthropic.MessageParam {
-	var blocks []anthropic.ContentBlockParamUnion
-	role := anthropic.MessageParamRoleUser
+func appendMessage(msgs []turn, m llm.Message) []turn {
+	var blocks []block
+	role := string(llm.RoleUser)
 	switch m.Role {
 	case llm.RoleAssistant:
-		role = anthropic.MessageParamRoleAssistant
+		role = string(llm.RoleAssistant)
 		if m.Content != "" {
-			blocks = append(blocks, anthropic.NewTextBlock(m.Content))
+			blocks = append(blocks, block{Type: "text", Text: m.Content})
 		}
 		for _, tc := range m.ToolCalls {
-			blocks = append(blocks, anthropic.NewToolUseBlock(tc.ID, toolInput(tc.Arguments), tc.Name))
+			blocks = append(blocks, block{Type: "tool_use", ID: tc.ID, Name: tc.Name, Input: toolInput(tc.Arguments)})
 		}
 		if len(blocks) == 0 {
-			blocks = append(blocks, anthropic.NewTextBlock(m.Content))
+			blocks = append(blocks, block{Type: "text", Text: m.Content})
 		}
 	case llm.RoleTool:
-		blocks = append(blocks, anthropic.NewToolResultBlock(m.ToolCallID, m.Content, m.ToolError))
+		res := block{Type: "tool_result", ToolUseID: m.ToolCallID, IsError: m.ToolError}
+		if m.Content != "" {
+			res.Content = []block{{Type: "text", Text: m.Content}}
+		}
+		blocks = append(blocks, res)
 	default:
-		blocks = append(blocks, anthropic.NewTextBlock(m.Content))
+		blocks = append(blocks, block{Type: "text", Text: m.Content})
 	}
-	if n := len(msgs); n > 0 && msgs[n-1].Role == role && role == anthropic.MessageParamRoleUser {
+	if n := len(msgs); n > 0 && msgs[n-1].Role == role && role == string(llm.RoleUser) {
 		last := &msgs[n-1]
 		if m.Role == llm.RoleTool {
 			// Results go before any text of the turn.
 			i := 0
-			for i < len(last.Content) && last.Content[i].OfToolResult != nil {
+			for i < len(last.Content) && last.Content[i].Type == "tool_result" {
 				i++
 			}
 			last.Content = append(last.Content[:i], append(blocks, last.Content[i:]...)...)
@@ -140,7 +184,7 @@ func appendMessage(msgs []anthropic.MessageParam, m llm.Message) []anthropic.Mes
 		}
 		return msgs
 	}
-	return append(msgs, anthropic.MessageParam{Role: role, Content: blocks})
+	return append(msgs, turn{Role: role, Content: blocks})
 }
 
 // toolInput is a call's arguments as the object tool_use.input must be.
@@ -152,23 +196,21 @@ func toolInput(args string) json.RawMessage {
 	return json.RawMessage(args)
 }
 
-// inputSchema maps a JSON object schema to input_schema: properties and required in their
-// fields, any other keyword kept as it is.
-func inputSchema(p map[string]any) anthropic.ToolInputSchemaParam {
-	s := anthropic.ToolInputSchemaParam{ExtraFields: map[string]any{}}
+// inputSchema is a JSON object schema as input_schema: type object, properties (an empty
+// object when none) and every other keyword kept as it is.
+func inputSchema(p map[string]any) map[string]any {
+	s := make(map[string]any, len(p)+2)
 	for k, v := range p {
-		switch k {
-		case "type":
-		case "properties":
-			s.Properties = v
-		case "required":
-			s.Required = asStrings(v)
-		default:
-			s.ExtraFields[k] = v
-		}
+		s[k] = v
 	}
-	if s.Properties == nil {
-		s.Properties = map[string]any{}
+	s["type"] = "object"
+	if s["properties"] == nil {
+		s["properties"] = map[string]any{}
+	}
+	if r := asStrings(s["required"]); r != nil {
+		s["required"] = r
+	} else {
+		delete(s, "required")
 	}
 	return s
 }
@@ -189,19 +231,17 @@ func asStrings(v any) []string {
 	return nil
 }
 
-// anthropicStatus is the call's HTTP status as the SDK middleware saw it.
-type anthropicStatus struct{ llm.SDKStatus }
-
-func (s *anthropicStatus) middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-	res, err := next(req)
-	s.Saw(res)
-	return res, err
-}
-
-func (s *anthropicStatus) wrap(err error) error {
-	msg := ""
-	if ae, ok := errors.AsType[*anthropic.Error](err); ok {
-		msg = ae.Error()
+// errorText is the message of an error answer ({"type": "error", "error": {"type", "message"}}).
+func errorText(raw []byte) string {
+	var e struct {
+		Error struct {
+			Type    string `json:"type"`
+			Message string `json:"message"`
+		} `json:"error"`
 	}
-	return s.Wrap(msg, err)
+	_ = json.Unmarshal(raw, &e)
+	if e.Error.Type != "" && e.Error.Message != "" {
+		return e.Error.Type + ": " + e.Error.Message
+	}
+	return e.Error.Message
 }

@@ -3,12 +3,10 @@
 package ollama
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os/exec"
 	"strconv"
@@ -183,40 +181,20 @@ func (c *Client) attempt(ctx context.Context, req llm.Request) (llm.Answer, erro
 }
 
 func (c *Client) post(ctx context.Context, path string, in, out any) error {
-	data, err := json.Marshal(in)
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", path, err)
-	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(c.cfg.BaseURL, "/")+path, bytes.NewReader(data))
-	if err != nil {
-		return err
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	return c.do(hreq, path, out)
+	return llm.PostJSON(ctx, c.call.HTTPClient(), strings.TrimRight(c.cfg.BaseURL, "/")+path, nil, in, out, ollamaError)
 }
 
-func (c *Client) do(hreq *http.Request, path string, out any) error {
-	hreq.Header.Set("Accept", "application/json")
-	res, err := c.call.HTTPClient().Do(hreq)
-	if err != nil {
-		return err
+func (c *Client) do(hreq *http.Request, out any) error {
+	return llm.DoJSON(c.call.HTTPClient(), hreq, out, ollamaError)
+}
+
+// ollamaError is the message of an Ollama error body ({"error": "..."}).
+func ollamaError(raw []byte) string {
+	var e struct {
+		Error string `json:"error"`
 	}
-	defer res.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(res.Body, 16<<20))
-	if err != nil {
-		return err
-	}
-	if res.StatusCode < 200 || res.StatusCode > 299 {
-		var e struct {
-			Error string `json:"error"`
-		}
-		_ = json.Unmarshal(raw, &e)
-		return llm.HTTPStatusError(res.StatusCode, res.Header, e.Error)
-	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		return llm.BadResponse("ollama %s: %v", path, err)
-	}
-	return nil
+	_ = json.Unmarshal(raw, &e)
+	return e.Error
 }
 
 // Health is the result of an Ollama health check.
@@ -252,7 +230,7 @@ func (c *Client) Health(ctx context.Context) (Health, error) {
 			Model string `json:"model"`
 		} `json:"models"`
 	}
-	if err := c.do(hreq, "/api/tags", &tags); err != nil {
+	if err := c.do(hreq, &tags); err != nil {
 		return h, fmt.Errorf("ollama health: %w: %w", llm.ErrUnavailable, err)
 	}
 	for _, m := range tags.Models {

@@ -1,27 +1,24 @@
-// Package openai is the client for OpenAI-compatible chat completions (OpenAI, DeepSeek)
-// through the official SDK. Only composition roots that may call a cloud model import it.
+// Package openai is the client for OpenAI-compatible chat completions (OpenAI, DeepSeek): the
+// Chat Completions wire (POST {base_url}/chat/completions) spoken directly, as the API
+// reference defines it. Only composition roots that may call a cloud model import it.
 package openai
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
 	"net/http"
-
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/shared"
+	"strings"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 )
 
-// openAIClient speaks OpenAI-compatible chat completions (OpenAI, DeepSeek) through the
-// official SDK. The SDK's environment defaults (OPENAI_BASE_URL, OPENAI_API_KEY, org and
-// project headers) and its own retries are bypassed: the service is built from our options
-// only, and the retry policy is ours.
-type openAIClient struct {
-	cfg  llm.Config
-	svc  openai.ChatCompletionService
-	call *llm.Runner
+// client speaks Chat Completions, built from our options only (no OPENAI_* environment
+// defaults, no organisation or project headers); the retry policy is the runner's.
+type client struct {
+	cfg    llm.Config
+	url    string
+	header http.Header
+	call   *llm.Runner
 }
 
 // New builds the client for cfg (provider openai or deepseek) after filling defaults and
@@ -32,58 +29,104 @@ func New(cfg llm.Config, opts ...llm.Option) (llm.Client, error) {
 		return nil, err
 	}
 	cfg = r.Config()
-	svc := openai.NewChatCompletionService(
-		option.WithHTTPClient(r.HTTPClient()),
-		option.WithBaseURL(cfg.BaseURL),
-		option.WithAPIKey(key),
-		option.WithMaxRetries(0),
-	)
-	return &openAIClient{cfg: cfg, svc: svc, call: r}, nil
+	return &client{cfg: cfg, url: strings.TrimRight(cfg.BaseURL, "/") + "/chat/completions",
+		header: http.Header{"Authorization": {"Bearer " + key}}, call: r}, nil
 }
 
-func (c *openAIClient) Provider() string { return c.cfg.Provider }
-func (c *openAIClient) Model() string    { return c.cfg.Model }
-func (c *openAIClient) Cloud() bool      { return true }
+func (c *client) Provider() string { return c.cfg.Provider }
+func (c *client) Model() string    { return c.cfg.Model }
+func (c *client) Cloud() bool      { return true }
 
-func (c *openAIClient) Chat(ctx context.Context, req llm.Request) (*llm.Response, error) {
+func (c *client) Chat(ctx context.Context, req llm.Request) (*llm.Response, error) {
 	return c.call.Run(ctx, req, c.attempt)
 }
 
-func (c *openAIClient) attempt(ctx context.Context, req llm.Request) (llm.Answer, error) {
-	params := openai.ChatCompletionNewParams{Model: shared.ChatModel(c.cfg.Model)}
+// The request and answer of POST /chat/completions, as far as we use them.
+type (
+	chatRequest struct {
+		Model               string          `json:"model"`
+		Messages            []message       `json:"messages"`
+		Tools               []tool          `json:"tools,omitempty"`
+		ToolChoice          string          `json:"tool_choice,omitempty"`
+		MaxTokens           int             `json:"max_tokens,omitempty"`
+		MaxCompletionTokens int             `json:"max_completion_tokens,omitempty"`
+		ResponseFormat      *responseFormat `json:"response_format,omitempty"`
+	}
+	responseFormat struct {
+		Type string `json:"type"`
+	}
+	message struct {
+		Role       string     `json:"role"`
+		Content    *string    `json:"content,omitempty"`
+		ToolCalls  []toolCall `json:"tool_calls,omitempty"`
+		ToolCallID string     `json:"tool_call_id,omitempty"`
+	}
+	toolCall struct {
+		ID       string `json:"id"`
+		Type     string `json:"type"`
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	}
+	tool struct {
+		Type     string   `json:"type"`
+		Function function `json:"function"`
+	}
+	function struct {
+		Name        string         `json:"name"`
+		Description string         `json:"description,omitempty"`
+		Parameters  map[string]any `json:"parameters,omitempty"`
+	}
+	chatAnswer struct {
+		Choices []struct {
+			Message struct {
+				Content   *string    `json:"content"`
+				ToolCalls []toolCall `json:"tool_calls"`
+			} `json:"message"`
+		} `json:"choices"`
+		Usage struct {
+			PromptTokens     int64 `json:"prompt_tokens"`
+			CompletionTokens int64 `json:"completion_tokens"`
+		} `json:"usage"`
+	}
+)
+
+func (c *client) attempt(ctx context.Context, req llm.Request) (llm.Answer, error) {
+	body := chatRequest{Model: c.cfg.Model}
 	for _, m := range req.Messages {
-		params.Messages = append(params.Messages, message(m))
+		body.Messages = append(body.Messages, wireMessage(m))
 	}
 	for _, t := range req.Tools {
-		params.Tools = append(params.Tools, openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
-			Name: t.Name, Description: openai.String(t.Description), Parameters: shared.FunctionParameters(t.Parameters),
-		}))
+		body.Tools = append(body.Tools, tool{Type: "function", Function: function{Name: t.Name, Description: t.Description, Parameters: t.Parameters}})
 	}
 	if len(req.Tools) > 0 && req.ToolChoice == llm.ToolChoiceNone {
-		params.ToolChoice = openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: openai.String("none")}
+		body.ToolChoice = "none"
 	}
 	if req.MaxTokens > 0 {
 		// OpenAI deprecates max_tokens for max_completion_tokens (its o-series models refuse
 		// max_tokens); DeepSeek's API documents max_tokens only.
 		if c.cfg.Provider == llm.ProviderDeepSeek {
-			params.MaxTokens = openai.Int(int64(req.MaxTokens))
+			body.MaxTokens = req.MaxTokens
 		} else {
-			params.MaxCompletionTokens = openai.Int(int64(req.MaxTokens))
+			body.MaxCompletionTokens = req.MaxTokens
 		}
 	}
 	if req.JSON {
-		params.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONObject: &shared.ResponseFormatJSONObjectParam{}}
+		body.ResponseFormat = &responseFormat{Type: "json_object"}
 	}
-	var st httpStatus
-	res, err := c.svc.New(ctx, params, option.WithMiddleware(st.middleware))
-	if err != nil {
-		return llm.Answer{}, st.wrap(err)
+	var res chatAnswer
+	if err := llm.PostJSON(ctx, c.call.HTTPClient(), c.url, c.header, body, &res, errorText); err != nil {
+		return llm.Answer{}, err
 	}
 	if len(res.Choices) == 0 {
 		return llm.Answer{}, llm.BadResponse("%s: no choices in the answer", c.cfg.Provider)
 	}
 	msg := res.Choices[0].Message
-	ans := llm.Answer{Text: msg.Content, Usage: llm.Usage{InputTokens: res.Usage.PromptTokens, OutputTokens: res.Usage.CompletionTokens}}
+	ans := llm.Answer{Usage: llm.Usage{InputTokens: res.Usage.PromptTokens, OutputTokens: res.Usage.CompletionTokens}}
+	if msg.Content != nil {
+		ans.Text = *msg.Content
+	}
 	for _, tc := range msg.ToolCalls {
 		if tc.Type != "function" {
 			return llm.Answer{}, llm.BadResponse("%s: tool call of type %q, only function tools are offered", c.cfg.Provider, tc.Type)
@@ -96,46 +139,38 @@ func (c *openAIClient) attempt(ctx context.Context, req llm.Request) (llm.Answer
 	return ans, nil
 }
 
-// message is m on the Chat Completions wire: an assistant's tool calls go in tool_calls and a
-// tool result is a role tool message naming its call.
-func message(m llm.Message) openai.ChatCompletionMessageParamUnion {
+// wireMessage is m on the Chat Completions wire: an assistant's tool calls go in tool_calls
+// (its content left out when empty) and a tool result is a role tool message naming its call.
+func wireMessage(m llm.Message) message {
+	content := m.Content
+	out := message{Role: string(m.Role), Content: &content}
 	switch m.Role {
-	case llm.RoleSystem:
-		return openai.SystemMessage(m.Content)
+	case llm.RoleSystem, llm.RoleAssistant:
 	case llm.RoleTool:
-		return openai.ToolMessage(m.Content, m.ToolCallID)
-	case llm.RoleAssistant:
-		if len(m.ToolCalls) == 0 {
-			return openai.AssistantMessage(m.Content)
-		}
-		a := openai.ChatCompletionAssistantMessageParam{}
-		if m.Content != "" {
-			a.Content.OfString = openai.String(m.Content)
+		out.ToolCallID = m.ToolCallID
+	default:
+		out.Role = string(llm.RoleUser)
+	}
+	if m.Role == llm.RoleAssistant && len(m.ToolCalls) > 0 {
+		if m.Content == "" {
+			out.Content = nil
 		}
 		for _, tc := range m.ToolCalls {
-			a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-				ID: tc.ID, Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: tc.Arguments},
-			}})
+			w := toolCall{ID: tc.ID, Type: "function"}
+			w.Function.Name, w.Function.Arguments = tc.Name, tc.Arguments
+			out.ToolCalls = append(out.ToolCalls, w)
 		}
-		return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}
 	}
-	return openai.UserMessage(m.Content)
+	return out
 }
 
-// httpStatus is the call's HTTP status as the SDK middleware saw it.
-type httpStatus struct{ llm.SDKStatus }
-
-func (s *httpStatus) middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-	res, err := next(req)
-	s.Saw(res)
-	return res, err
-}
-
-// wrap turns an SDK error into our classes (see llm.WrapSDKError).
-func (s *httpStatus) wrap(err error) error {
-	msg := ""
-	if oe, ok := errors.AsType[*openai.Error](err); ok {
-		msg = oe.Message
+// errorText is the message of an error answer ({"error": {"message": ...}}).
+func errorText(raw []byte) string {
+	var e struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
 	}
-	return s.Wrap(msg, err)
+	_ = json.Unmarshal(raw, &e)
+	return e.Error.Message
 }

@@ -102,11 +102,11 @@ func VerifyAudit(ctx context.Context, cfg Config, jobID string) (AuditReport, er
 		defer func() { _ = s.Close() }()
 		r = s
 	default:
-		s, err := store.OpenPostgres(ctx, cfg.Postgres.DSN.Value(), store.ReadOnly())
+		s, closeStore, err := openPostgresReader(ctx, cfg.Postgres.DSN.Value())
 		if err != nil {
 			return AuditReport{}, err
 		}
-		defer s.Close()
+		defer closeStore()
 		r = s
 	}
 	return app.VerifyAudit(ctx, r, keys, jobID)

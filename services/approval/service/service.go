@@ -10,8 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1/approvalv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
@@ -220,14 +218,7 @@ func openStore(ctx context.Context, c *Config, opts ...store.Option) (openedStor
 		}
 		return openedStore{Store: s, audit: s, keys: keys, ping: s.Ping, close: func() { _ = s.Close() }}, nil
 	default:
-		if c.Postgres.MigrateDSN.Set() {
-			opts = append(opts, store.WithMigrateDSN(c.Postgres.MigrateDSN.Value()), store.WithRuntimeRole(c.Approval.Audit.RuntimeRole))
-		}
-		s, err := store.OpenPostgres(ctx, c.Postgres.DSN.Value(), opts...)
-		if err != nil {
-			return openedStore{}, err
-		}
-		return openedStore{Store: s, audit: s, keys: keys, alterable: s.LogAlterable(), ping: s.Ping, close: s.Close}, nil
+		return openPostgres(ctx, c, keys, opts)
 	}
 }
 
@@ -261,10 +252,7 @@ func openGrants(ctx context.Context, c *Config, srv *rpcserver.Server) (app.Gran
 		srv.AddReadiness("state", db.PingContext)
 		return g, func() { _ = db.Close() }, nil
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: c.Redis.Addr, DB: c.Redis.DB, Password: c.Redis.Password.Value(),
-		DialTimeout: 2 * time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second})
-	rdb.AddHook(store.NewRedisTracing(srv.Telemetry().TracerProvider))
-	return store.NewRedisGrants(rdb, c.Redis.KeyPrefix, seal, srv.Logger()), func() { _ = rdb.Close() }, nil
+	return openRedisGrants(c, srv, seal)
 }
 
 // Run serves approval until ctx is cancelled.

@@ -13,9 +13,6 @@ import (
 
 	"connectrpc.com/connect"
 
-	"github.com/redis/go-redis/extra/redisotel/v9"
-	"github.com/redis/go-redis/v9"
-
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1/approvalv1connect"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1/chatv1connect"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/executor/v1/executorv1connect"
@@ -25,7 +22,6 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid/auditfloor"
-	"github.com/picoclaw-suite/picoclaw/pkg/jobid/redisalloc"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid/sqlitealloc"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
@@ -172,22 +168,7 @@ func openState(ctx context.Context, cfg Config, srv *rpcserver.Server, floor job
 		srv.AddReadiness("state", db.PingContext)
 		return sessions, jobs, func() { _ = db.Close() }, nil
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: cfg.Redis.Addr, DB: cfg.Redis.DB, Password: cfg.Redis.Password.Value(),
-		DialTimeout: 2 * time.Second, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second, MaxRetries: 1,
-		// A reply must not wait long on a Redis that is down: the session is then treated as new.
-		DialerRetries: 1})
-	if err := redisotel.InstrumentTracing(rdb, redisotel.WithTracerProvider(srv.Telemetry().TracerProvider), redisotel.WithDBStatement(false),
-		// The caller's file and line cost a stack walk per command; the span name already says what ran.
-		redisotel.WithCallerEnabled(false)); err != nil {
-		_ = rdb.Close()
-		return nil, nil, nil, fmt.Errorf("redis tracing: %w", err)
-	}
-	sessions := store.NewRedis(rdb, cfg.Redis.KeyPrefix, cfg.Chat.SessionTTL)
-	srv.AddReadiness("redis", sessions.Ping)
-	// A counter lost with Redis (a flush, a restart without persistence) starts above the audit
-	// store's ids of the day.
-	return sessions, redisalloc.New(rdb, loc, cfg.Redis.KeyPrefix, redisalloc.WithLogger(log), jobid.WithFloor(floor)),
-		func() { _ = rdb.Close() }, nil
+	return openRedisState(cfg, srv, floor)
 }
 
 // Run serves chat-mio until ctx is cancelled.

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"gopkg.in/yaml.v3"
 
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/heartbeat/v1/heartbeatv1connect"
@@ -104,10 +103,7 @@ func openStore(ctx context.Context, cfg Config, srv *rpcserver.Server) (app.Stor
 		srv.AddReadiness("state", db.PingContext)
 		return st, func() { _ = db.Close() }, nil
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: cfg.Redis.Addr, DB: cfg.Redis.DB, Password: cfg.Redis.Password.Value()})
-	st := store.NewRedis(rdb, cfg.Redis.KeyPrefix)
-	srv.AddReadiness("redis", st.Ping)
-	return st, func() { _ = rdb.Close() }, nil
+	return openRedisStore(cfg, srv)
 }
 
 // Run serves heartbeat until ctx is cancelled.

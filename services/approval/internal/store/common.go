@@ -243,3 +243,10 @@ func update(ctx context.Context, keys *domain.Keyring, tx updateTx, id string, f
 	}
 	return next, ferr
 }
+
+func nullJSON(b []byte) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return string(b)
+}

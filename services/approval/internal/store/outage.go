@@ -6,10 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"strings"
 	"syscall"
-
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
@@ -28,23 +25,11 @@ func Unavailable(err error) error {
 		return err
 	}
 	var ne net.Error
-	var ce *pgconn.ConnectError
-	if errors.As(err, &ne) || errors.As(err, &ce) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
-		errors.Is(err, syscall.ECONNRESET) || pgconn.Timeout(err) || serverGoingAway(err) {
+	if errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, syscall.ECONNRESET) || postgresUnavailable(err) {
 		return fmt.Errorf("%w: audit store: %w", domain.ErrUnavailable, err)
 	}
 	return err
-}
-
-// serverGoingAway reports the server's own word that it cannot serve now: a connection
-// exception (class 08) or an operator intervention that ends sessions (57P01 admin shutdown,
-// 57P02 crash shutdown, 57P03 cannot connect now).
-func serverGoingAway(err error) bool {
-	var pe *pgconn.PgError
-	if !errors.As(err, &pe) {
-		return false
-	}
-	return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
 }
 
 func (o outage) Create(ctx context.Context, id string, drafts []domain.Draft) (domain.Job, error) {

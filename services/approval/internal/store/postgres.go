@@ -1,3 +1,5 @@
+//go:build !sqliteonly
+
 package store
 
 import (
@@ -497,13 +499,6 @@ func (s *Postgres) AuditRead(ctx context.Context, id string) (*domain.ReadModel,
 		return err
 	})
 	return rm, evs, err
-}
-
-func nullJSON(b []byte) any {
-	if len(b) == 0 {
-		return nil
-	}
-	return string(b)
 }
 
 func isUniqueViolation(err error) bool {

@@ -1,3 +1,5 @@
+//go:build !sqliteonly
+
 // Package store keeps chat-mio's sessions: in Redis (Redis) or in the embedded state engine
 // (SQLite), one contract for both.
 package store
@@ -34,16 +36,6 @@ type Redis struct {
 
 var _ app.SessionStore = (*Redis)(nil)
 
-const memoryTTL = 48 * time.Hour
-
-// orDefaultTTL is the session lifetime, 30 days unless configured.
-func orDefaultTTL(sessionTTL time.Duration) time.Duration {
-	if sessionTTL <= 0 {
-		return 30 * 24 * time.Hour
-	}
-	return sessionTTL
-}
-
 // NewRedis returns the store; prefix is config.Common.Redis.KeyPrefix.
 func NewRedis(rdb redis.Cmdable, prefix string, sessionTTL time.Duration) *Redis {
 	return &Redis{rdb: rdb, prefix: prefix, sessionTTL: orDefaultTTL(sessionTTL)}
@@ -56,10 +48,6 @@ func (r *Redis) memKey(id, day string) string {
 }
 func (r *Redis) optionsKey(job string) string { return r.prefix + "chat:options:" + job }
 func (r *Redis) replyKey(event string) string { return r.prefix + "chat:reply:" + event }
-
-func unavailable(op string, err error) error {
-	return fmt.Errorf("session store %s: %w: %w", op, domain.ErrUnavailable, err)
-}
 
 // Load implements app.SessionStore.
 func (r *Redis) Load(ctx context.Context, id, day string, memoryTurns int) (domain.Session, error) {

@@ -1,13 +1,9 @@
-// Package openai is the provider package, the one place that imports the SDK.
+// Package openai is the provider package: it speaks the wire itself, without the SDK.
 package openai
 
-import (
-	"github.com/openai/openai-go/v3"
+import "github.com/picoclaw-suite/picoclaw/pkg/llm"
 
-	"github.com/picoclaw-suite/picoclaw/pkg/llm"
-)
-
-// Provider names the SDK.
-const Provider = openai.Name
+// Provider names the provider.
+const Provider = "openai"
 
 var _ llm.Tracker = nil

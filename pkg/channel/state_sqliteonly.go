@@ -1,0 +1,16 @@
+//go:build sqliteonly
+
+package channel
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/config"
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
+)
+
+// openRedisState: Redis is not linked into this build.
+func openRedisState(config.Common, *time.Location, jobid.Floor, *slog.Logger) (state, error) {
+	return state{}, config.NotLinked("redis")
+}
