@@ -110,7 +110,7 @@ func TestComposeFileValidates(t *testing.T) {
 	for _, p := range j.Ports {
 		ports[p.Target] = true
 	}
-	if !ports[16686] || !ports[4317] {
+	if !ports[16686] || !ports[4318] {
 		t.Errorf("jaeger ports: %+v", j.Ports)
 	}
 }

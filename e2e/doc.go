@@ -4,7 +4,7 @@
 // The flow tests start all eight binaries per scenario against the real Postgres and Redis
 // (isolated by pkg/testinfra: own schema, own key prefix), with the outside world as local
 // servers speaking the real protocols: the LINE Messaging API, the Slack Web API, Ollama and the
-// OpenAI Chat Completions API. Every binary exports its spans to an in-process OTLP/gRPC
+// OpenAI Chat Completions API. Every binary exports its spans to an in-process OTLP/HTTP
 // receiver and is stopped with SIGTERM, so it flushes them. Scenarios:
 //
 //   - LINE: a signed webhook with a CODE request, the approval request with postback buttons, a

@@ -3,12 +3,15 @@ package e2e
 import (
 	"context"
 	"encoding/hex"
+	"io"
 	"net"
+	"net/http"
 	"sync"
 	"testing"
+	"time"
 
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
-	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
 )
 
 // span is what the receiver keeps of an exported span.
@@ -19,10 +22,9 @@ type span struct {
 	JobID   string
 }
 
-// otlpReceiver is an OTLP/gRPC trace collector: the binaries export to it with
-// OTEL_EXPORTER_OTLP_ENDPOINT, the test reads what they sent.
+// otlpReceiver is an OTLP/HTTP trace collector (protobuf on /v1/traces): the binaries export
+// to it with OTEL_EXPORTER_OTLP_ENDPOINT, the test reads what they sent.
 type otlpReceiver struct {
-	coltracepb.UnimplementedTraceServiceServer
 	mu    sync.Mutex
 	spans []span
 	addr  string
@@ -35,10 +37,25 @@ func startOTLP(t *testing.T) *otlpReceiver {
 		t.Fatal(err)
 	}
 	r := &otlpReceiver{addr: ln.Addr().String()}
-	srv := grpc.NewServer()
-	coltracepb.RegisterTraceServiceServer(srv, r)
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/traces", func(w http.ResponseWriter, req *http.Request) {
+		body, err := io.ReadAll(io.LimitReader(req.Body, 64<<20))
+		var in coltracepb.ExportTraceServiceRequest
+		if err == nil {
+			err = proto.Unmarshal(body, &in)
+		}
+		if err != nil || req.Header.Get("Content-Type") != "application/x-protobuf" {
+			http.Error(w, "want an OTLP protobuf export", http.StatusBadRequest)
+			return
+		}
+		out, _ := r.Export(req.Context(), &in)
+		data, _ := proto.Marshal(out)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		_, _ = w.Write(data)
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(srv.Stop)
+	t.Cleanup(func() { _ = srv.Close() })
 	return r
 }
 

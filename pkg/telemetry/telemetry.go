@@ -14,7 +14,6 @@ import (
 
 	"go.opentelemetry.io/contrib/processors/baggagecopy"
 	"go.opentelemetry.io/otel/baggage"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -28,7 +27,7 @@ import (
 type Config struct {
 	ServiceName string
 	LogLevel    string
-	// OTLPEndpoint is the OTLP/gRPC collector (OTEL_EXPORTER_OTLP_ENDPOINT); empty = no export.
+	// OTLPEndpoint is the OTLP/HTTP collector (OTEL_EXPORTER_OTLP_ENDPOINT, e.g. http://127.0.0.1:4318); empty = no export.
 	OTLPEndpoint string
 	// LogWriter receives the JSON log; default stdout.
 	LogWriter io.Writer
@@ -78,7 +77,7 @@ func New(ctx context.Context, cfg Config) (*Telemetry, error) {
 		})),
 	}
 	if cfg.OTLPEndpoint != "" {
-		exp, err := otlptracegrpc.New(ctx, otlpOptions(cfg.OTLPEndpoint)...)
+		exp, err := newOTLPExporter(ctx, cfg.OTLPEndpoint)
 		if err != nil {
 			return nil, fmt.Errorf("telemetry: otlp exporter: %w", err)
 		}
