@@ -22,12 +22,14 @@ func FailAcks(e Engine, n int) (Engine, func() int) {
 
 type failingAcks struct {
 	Engine
-	mu    sync.Mutex
-	left  int
-	acks  int
+	mu   sync.Mutex
+	left int
+	acks int
 }
 
-func (f *failingAcks) queue(cfg Config) queue { return &failingAckQueue{queue: f.Engine.queue(cfg), f: f} }
+func (f *failingAcks) queue(cfg Config) queue {
+	return &failingAckQueue{queue: f.Engine.queue(cfg), f: f}
+}
 
 func (f *failingAcks) acked() int {
 	f.mu.Lock()
