@@ -390,6 +390,11 @@ func (c *Consumer) process(ctx context.Context, d Delivery) {
 		if err == nil {
 			c.ack(ctx, d.StreamID)
 			c.cfg.Metrics.entry(c.cfg.Stream, "acked")
+			if attempt > 1 {
+				// What was failing works again: the other entries waiting out a backoff (other
+				// chats' answers held up by the same outage) are retried now, not at the end of it.
+				c.recovered()
+			}
 			return
 		}
 		if ctx.Err() != nil {

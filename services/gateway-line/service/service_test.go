@@ -313,7 +313,7 @@ func TestNotificationPush(t *testing.T) {
 				}
 			}
 			return n
-		})
+		}, func() bool { return h.Pending() == 0 })
 	assertClean(t, h)
 }
 
