@@ -219,6 +219,7 @@ func TestConfigValidate(t *testing.T) {
 		{Name: "missing bot token", Mutate: func(c *service.Config) { c.Slack.BotToken = "" }, Key: "slack.bot_token"},
 		{Name: "bad base url", Mutate: func(c *service.Config) { c.Slack.APIBaseURL = "slack.com" }, Key: "slack.api_base_url"},
 		{Name: "short dedupe", Mutate: func(c *service.Config) { c.Slack.Inbox.DedupeTTL = time.Minute }, Key: "slack.inbox.dedupe_ttl"},
+		{Name: "short approver token", Mutate: func(c *service.Config) { c.Slack.ApproverTokens = "ops:short" }, Key: "slack.approver_tokens"},
 	})
 }
 
