@@ -34,6 +34,7 @@ type deadAPI struct {
 	mu      sync.Mutex
 	handled map[string]int
 	fail    bool
+	db      *sqlstate.DB
 }
 
 func startDeadAPI(t *testing.T) *deadAPI {
@@ -48,7 +49,7 @@ func startDeadAPI(t *testing.T) *deadAPI {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &deadAPI{handled: map[string]int{}, fail: true}
+	a := &deadAPI{handled: map[string]int{}, fail: true, db: db}
 	seal := []byte("dead-letter-test-seal-0123456789")
 	stores := map[string]*inbox.Store{}
 	for _, q := range []string{QueueInbox, QueueOutbox} {
@@ -233,6 +234,14 @@ func TestDeadLetterAPI(t *testing.T) {
 	a.call(t, http.MethodGet, DeadLettersPath+"/"+in.ID, approverToken, &shown)
 	if shown.Replayed == nil || shown.Replayed.Entry != first.Entry {
 		t.Fatalf("shown after replay %+v", shown)
+	}
+
+	// A dead letter edited in the storage has no valid seal any more: never replayed.
+	if _, err := a.db.Exec(`UPDATE inbox_dead SET payload = ? WHERE stream = 'outbox:fake'`, []byte(`{"session_id":"fake:U2","replies":[]}`)); err != nil {
+		t.Fatal(err)
+	}
+	if code := a.call(t, http.MethodPost, DeadLettersPath+"/"+out.ID+"/replay", approverToken, nil); code != http.StatusConflict {
+		t.Fatalf("replay of an edited dead letter = %d", code)
 	}
 
 	// Drop: gone for good.
