@@ -361,6 +361,7 @@ func TestServicesRefuseToStartOpen(t *testing.T) {
 		{"gateway-slack", "SLACK_SIGNING_SECRET", "replace-with-signing-secret"},
 		{"gateway-slack", "SLACK_BOT_TOKEN", "xoxb-replace-me"},
 		{"approval", "PICOCLAW_APPROVAL_TOKENS", "admin:replace-with-a-long-random-token"},
+		{"gateway-line", "PICOCLAW_APPROVAL_TOKENS", "admin:replace-with-a-long-random-token"},
 		{"approval", "PICOCLAW_AUDIT_KEY", "change-me-change-me-change-me-change-me"},
 	} {
 		t.Run(tc.service+" with "+tc.variable+"="+tc.value, func(t *testing.T) {

@@ -2,8 +2,10 @@ package channel
 
 import (
 	"net/url"
+	"strings"
 	"time"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/bearer"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
@@ -18,6 +20,9 @@ type Settings struct {
 	// ChatTimeout bounds one call to chat-mio.
 	ChatTimeout time.Duration  `yaml:"chat_timeout"`
 	Inbox       inbox.Settings `yaml:"inbox"`
+	// ApproverTokens are the approvers' REST tokens ("name:token,…", the same variable approval
+	// reads): they open the gateway's dead-letter API. Unset means nobody may use it.
+	ApproverTokens config.Secret `yaml:"-" env:"PICOCLAW_APPROVAL_TOKENS"`
 }
 
 // DefaultSettings are the defaults of the spec for a channel whose API lives at apiBaseURL.
@@ -35,6 +40,16 @@ func (s Settings) Validate(section string) error {
 		errs.Addf(section+".chat_timeout", "must be positive, got %s", s.ChatTimeout)
 	}
 	errs.Add(config.Prefix(section+".inbox", s.Inbox.Validate()))
+	if _, err := bearer.Parse(s.ApproverTokens.Value()); err != nil {
+		errs.Addf(section+".approver_tokens", "env PICOCLAW_APPROVAL_TOKENS: %v", err)
+	}
+	for _, pair := range strings.Split(s.ApproverTokens.Value(), ",") {
+		if _, token, ok := strings.Cut(strings.TrimSpace(pair), ":"); ok {
+			if err := config.CheckSecret("PICOCLAW_APPROVAL_TOKENS", strings.TrimSpace(token), config.MinSecretBytes); err != nil {
+				errs.Addf(section+".approver_tokens", "%v", err)
+			}
+		}
+	}
 	return errs.Err()
 }
 

@@ -27,6 +27,9 @@ type RuntimeConfig struct {
 	Allow  Allowlist
 	// Tracer names the spans' instrumentation scope (the service name).
 	Tracer string
+	// Outbox, when set, stores every reply and notification before it is sent; the outbox
+	// consumer sends them (Deliver). Without one (the terminal) they are sent at once.
+	Outbox Appender
 }
 
 // Runtime processes a channel's events: allowlist, chat-mio, replies; and its notifications.
@@ -67,11 +70,12 @@ func (r *Runtime) Handle(ctx context.Context, d inbox.Delivery) (err error) {
 	if err != nil {
 		return inbox.Permanent(err)
 	}
-	return r.Process(ctx, ev, Target{SessionID: ev.SessionID, Event: &ev, InReply: true, Redelivered: d.Redelivered, Attempt: d.Attempt})
+	return r.process(ctx, ev, d.Payload, Target{SessionID: ev.SessionID, Event: &ev, InReply: true, Redelivered: d.Redelivered, Attempt: d.Attempt})
 }
 
-// Process answers one event: the allowlist first, then chat-mio, then the replies to to.
-func (r *Runtime) Process(ctx context.Context, ev Event, to Target) error {
+// process answers one event (raw is its stored form): the allowlist first, then chat-mio, then
+// the replies to to.
+func (r *Runtime) process(ctx context.Context, ev Event, raw []byte, to Target) error {
 	log := r.log.With(slog.String("event_id", ev.ID), slog.String("kind", string(ev.Kind)))
 	if ev.Kind == KindUnfollow {
 		log.InfoContext(ctx, r.name+".unfollow", slog.String("user_id", ev.UserID))
@@ -79,16 +83,16 @@ func (r *Runtime) Process(ctx context.Context, ev Event, to Target) error {
 	}
 	if !r.cfg.Allow.Allowed(ev.UserID) {
 		log.WarnContext(ctx, r.name+".sender_refused", slog.String("user_id", ev.UserID))
-		_, err := r.send(ctx, to, "refusal:"+ev.ID, Notice(r.texts.Refusal))
+		_, err := r.deliver(ctx, to, raw, "refusal:"+ev.ID, outbound{Replies: Notice(r.texts.Refusal)})
 		return err
 	}
 	if ev.Kind == KindFollow {
-		_, err := r.send(ctx, to, "welcome:"+ev.ID, Notice(r.texts.Welcome))
+		_, err := r.deliver(ctx, to, raw, "welcome:"+ev.ID, outbound{Replies: Notice(r.texts.Welcome)})
 		return err
 	}
 	if ev.Kind == KindUnsupported {
 		log.InfoContext(ctx, r.name+".unsupported_message", slog.String("type", ev.Text))
-		_, err := r.send(ctx, to, "unsupported:"+ev.ID, Notice(r.texts.Unsupported))
+		_, err := r.deliver(ctx, to, raw, "unsupported:"+ev.ID, outbound{Replies: Notice(r.texts.Unsupported)})
 		return err
 	}
 	if ev.Ignore != nil {
@@ -115,39 +119,24 @@ func (r *Runtime) Process(ctx context.Context, ev Event, to Target) error {
 		ctx = jobid.WithJobID(ctx, res.JobID)
 		trace.SpanFromContext(ctx).SetAttributes(attribute.String(jobid.BaggageKey, res.JobID))
 	}
+	o := outbound{JobID: res.JobID, Replies: res.Replies}
 	// A refused press (not an approver, already decided) leaves the buttons as they are.
-	if f, ok := r.ch.(Finisher); ok && ev.Kind == KindAction && res.ActionApplied {
-		if err := f.AfterChat(ctx, ev); err != nil {
-			return err
-		}
-	}
+	_, finishes := r.ch.(Finisher)
+	o.Finish = finishes && ev.Kind == KindAction && res.ActionApplied
 	StampTrace(ctx, res.Replies)
-	if w, ok := r.ch.(Whisperer); ok && ev.Kind == KindAction && !res.ActionApplied {
-		// Why a press was refused is for the presser only; the conversation is left as it was.
-		n, err := w.SendPrivate(ctx, ev, "event:"+ev.ID, res.Replies)
-		if err != nil {
-			if errors.Is(err, ErrPermanent) {
-				return inbox.Permanent(err)
-			}
-			return err
-		}
-		log.InfoContext(ctx, r.name+".answered_privately", slog.Int("messages", n))
-		return nil
-	}
-	n, err := r.send(ctx, to, "event:"+ev.ID, res.Replies)
+	// Why a press was refused is for the presser only; the conversation is left as it was.
+	_, whispers := r.ch.(Whisperer)
+	o.Private = whispers && ev.Kind == KindAction && !res.ActionApplied
+	n, err := r.deliver(ctx, to, raw, "event:"+ev.ID, o)
 	if err != nil {
 		return err
 	}
-	log.InfoContext(ctx, r.name+".answered", slog.Int("messages", n), slog.Bool("async_pending", res.AsyncPending))
-	return nil
-}
-
-func (r *Runtime) send(ctx context.Context, to Target, key string, replies []chatlink.Reply) (int, error) {
-	n, err := r.ch.Send(ctx, to, key, replies)
-	if err != nil && errors.Is(err, ErrPermanent) {
-		return n, inbox.Permanent(err)
+	event := r.name + ".answered"
+	if o.Private {
+		event = r.name + ".answered_privately"
 	}
-	return n, err
+	log.InfoContext(ctx, event, slog.Int("messages", n), slog.Bool("async_pending", res.AsyncPending), slog.Bool("queued", r.cfg.Outbox != nil))
+	return nil
 }
 
 // GiveUp tells the user their message could not be handled (the event goes to the dead letters).
@@ -157,14 +146,15 @@ func (r *Runtime) GiveUp(ctx context.Context, d inbox.Delivery, cause error) {
 		return
 	}
 	to := Target{SessionID: ev.SessionID, Event: &ev, Redelivered: d.Redelivered, Attempt: d.Attempt}
-	if _, err := r.ch.Send(ctx, to, "failure:"+ev.ID, Notice(r.texts.Failure)); err != nil {
+	if _, err := r.deliver(ctx, to, d.Payload, "failure:"+ev.ID, outbound{Replies: Notice(r.texts.Failure)}); err != nil {
 		r.log.ErrorContext(ctx, r.name+".failure_notice_failed", slog.String("event_id", ev.ID),
 			slog.Any("cause", cause), slog.Any("error", err))
 	}
 }
 
 // Notify delivers messages to a session (late results, alerts). Repeated calls with the same
-// retry key deliver once; without a key, the key is derived from the content.
+// retry key deliver once; without a key, the key is derived from the content. With an outbox it
+// returns once the messages are stored: the outbox sends them, retrying a channel that is down.
 func (r *Runtime) Notify(ctx context.Context, sessionID, jobID, retryKey string, replies []chatlink.Reply) (int, error) {
 	to, err := r.ch.Target(sessionID)
 	if err != nil {
@@ -173,6 +163,9 @@ func (r *Runtime) Notify(ctx context.Context, sessionID, jobID, retryKey string,
 	to.SessionID = sessionID
 	if jobID != "" {
 		ctx = jobid.WithJobID(ctx, jobID)
+	}
+	if sendable(replies) == 0 {
+		return 0, fmt.Errorf("%w: nothing to send", ErrInvalid)
 	}
 	StampTrace(ctx, replies)
 	if retryKey == "" {
@@ -184,14 +177,15 @@ func (r *Runtime) Notify(ctx context.Context, sessionID, jobID, retryKey string,
 	} else {
 		retryKey = "notify:" + retryKey
 	}
-	n, err := r.ch.Send(ctx, to, retryKey, replies)
+	n, err := r.deliver(ctx, to, nil, retryKey, outbound{JobID: jobID, Replies: replies})
 	if err != nil {
 		return 0, err
 	}
 	if n == 0 {
 		return 0, fmt.Errorf("%w: nothing to send", ErrInvalid)
 	}
-	r.log.InfoContext(ctx, r.name+".notified", slog.String("session_id", sessionID), slog.Int("messages", n))
+	r.log.InfoContext(ctx, r.name+".notified", slog.String("session_id", sessionID), slog.Int("messages", n),
+		slog.Bool("queued", r.cfg.Outbox != nil))
 	return n, nil
 }
 

@@ -94,8 +94,43 @@ func (c *fakeChat) HandleMessage(_ context.Context, req chatlink.Request) (chatl
 }
 
 func newRuntime(ch Channel, chat Chat, tp ...sdktrace.TracerProviderOption) *Runtime {
-	return NewRuntime(ch, RuntimeConfig{Locale: "en", Allow: NewAllowlist([]string{"U1"})}, chat, slog.New(slog.DiscardHandler),
+	return newRuntimeWith(ch, chat, nil, tp...)
+}
+
+// newRuntimeWith is a runtime whose sends go through outbox (nil: sent at once).
+func newRuntimeWith(ch Channel, chat Chat, outbox Appender, tp ...sdktrace.TracerProviderOption) *Runtime {
+	return NewRuntime(ch, RuntimeConfig{Locale: "en", Allow: NewAllowlist([]string{"U1"}), Outbox: outbox}, chat, slog.New(slog.DiscardHandler),
 		sdktrace.NewTracerProvider(tp...), propagation.TraceContext{})
+}
+
+// modes runs f with sends made at once and with sends stored in an outbox and then delivered by
+// the outbox's handler (handle returns the event's error, then the first send's).
+func modes(t *testing.T, f func(t *testing.T, handle func(rt *Runtime, d inbox.Delivery) error, mk func(ch Channel, chat Chat) *Runtime)) {
+	t.Run("direct", func(t *testing.T) {
+		f(t, func(rt *Runtime, d inbox.Delivery) error { return rt.Handle(context.Background(), d) },
+			func(ch Channel, chat Chat) *Runtime { return newRuntime(ch, chat) })
+	})
+	t.Run("outbox", func(t *testing.T) {
+		out := &memStore{}
+		f(t, func(rt *Runtime, d inbox.Delivery) error {
+			if err := rt.Handle(context.Background(), d); err != nil {
+				return err
+			}
+			return drain(rt, out)
+		}, func(ch Channel, chat Chat) *Runtime { return newRuntimeWith(ch, chat, out) })
+	})
+}
+
+// drain delivers what out holds through rt's outbox handler, first error first.
+func drain(rt *Runtime, out *memStore) error {
+	var first error
+	for _, ev := range out.events {
+		if err := rt.Deliver(context.Background(), inbox.Delivery{Event: ev, Attempt: 1}); err != nil && first == nil {
+			first = err
+		}
+	}
+	out.events = nil
+	return first
 }
 
 func delivery(t *testing.T, ev Event, attempt int) inbox.Delivery {
@@ -108,24 +143,27 @@ func delivery(t *testing.T, ev Event, attempt int) inbox.Delivery {
 	return inbox.Delivery{Event: inbox.Event{ID: ev.ID, Payload: b}, Attempt: attempt}
 }
 
+// handleCase is one event of TestHandle and what must come of it.
+type handleCase struct {
+	name      string
+	ev        Event
+	chatErr   error
+	sendErr   error
+	finErr    error
+	wantKey   string // the send's key, "" = nothing sent
+	wantText  string
+	wantChat  bool
+	wantErr   string // "", "retry", "permanent"
+	finished  bool
+	preparing bool
+	refused   bool // chat-mio did not apply the decision
+}
+
 func TestHandle(t *testing.T) {
 	approve := &chatlink.Action{Kind: chatlink.ActionApprove, JobID: "job_20261121_003"}
 	answer := chatlink.Response{JobID: "job_20261121_003", ActionApplied: true, Replies: []chatlink.Reply{{Text: "ok",
 		Actions: []chatlink.Action{{Kind: chatlink.ActionDeny, JobID: "job_20261121_003"}}}}}
-	for _, tc := range []struct {
-		name      string
-		ev        Event
-		chatErr   error
-		sendErr   error
-		finErr    error
-		wantKey   string // the send's key, "" = nothing sent
-		wantText  string
-		wantChat  bool
-		wantErr   string // "", "retry", "permanent"
-		finished  bool
-		preparing bool
-		refused   bool // chat-mio did not apply the decision
-	}{
+	for _, tc := range []handleCase{
 		{name: "message answered", ev: Event{ID: "E1", Kind: KindMessage, UserID: "U1", Text: "hi"},
 			wantKey: "event:E1", wantText: "ok", wantChat: true, preparing: true},
 		{name: "stranger refused without chat-mio", ev: Event{ID: "E2", Kind: KindMessage, UserID: "U9"},
@@ -146,35 +184,8 @@ func TestHandle(t *testing.T) {
 		{name: "channel refusal is permanent", ev: Event{ID: "E10", Kind: KindMessage, UserID: "U1"},
 			sendErr: fmt.Errorf("%w: 400", ErrPermanent), wantChat: true, wantErr: "permanent", preparing: true},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ch := &fakeChannel{sendErr: tc.sendErr, finErr: tc.finErr}
-			res := answer
-			res.ActionApplied = !tc.refused
-			chat := &fakeChat{res: res, err: tc.chatErr}
-			err := newRuntime(ch, chat).Handle(context.Background(), delivery(t, tc.ev, 1))
-			if (tc.wantErr == "permanent") != inbox.IsPermanent(err) || (tc.wantErr == "") != (err == nil) {
-				t.Fatalf("err = %v, want %q", err, tc.wantErr)
-			}
-			if (chat.seen > 0) != tc.wantChat {
-				t.Fatalf("chat-mio called %d times", chat.seen)
-			}
-			if tc.wantChat && (chat.req.SessionID != tc.ev.SessionID || chat.req.EventID != tc.ev.ID || chat.req.Locale != "en" ||
-				(tc.ev.Action != nil && *chat.req.Action != *tc.ev.Action)) {
-				t.Fatalf("request %+v", chat.req)
-			}
-			if tc.wantKey == "" {
-				if len(ch.sends) != 0 {
-					t.Fatalf("sent %+v", ch.sends)
-				}
-			} else {
-				if len(ch.sends) != 1 || ch.sends[0].key != tc.wantKey || ch.sends[0].replies[0].Text != tc.wantText ||
-					!ch.sends[0].to.InReply || ch.sends[0].to.Event == nil || ch.sends[0].to.Event.ID != tc.ev.ID {
-					t.Fatalf("sends %+v, want %s %q", ch.sends, tc.wantKey, tc.wantText)
-				}
-			}
-			if (len(ch.finished) > 0) != tc.finished || (len(ch.prepared) > 0) != tc.preparing {
-				t.Fatalf("finished %v prepared %v", ch.finished, ch.prepared)
-			}
+		modes(t, func(t *testing.T, handle func(*Runtime, inbox.Delivery) error, mk func(Channel, Chat) *Runtime) {
+			t.Run(tc.name, func(t *testing.T) { testHandleCase(t, tc, answer, handle, mk) })
 		})
 	}
 	t.Run("undecodable event is permanent", func(t *testing.T) {
@@ -183,6 +194,37 @@ func TestHandle(t *testing.T) {
 			t.Fatalf("err = %v", err)
 		}
 	})
+}
+
+func testHandleCase(t *testing.T, tc handleCase, answer chatlink.Response, handle func(*Runtime, inbox.Delivery) error, mk func(Channel, Chat) *Runtime) {
+	ch := &fakeChannel{sendErr: tc.sendErr, finErr: tc.finErr}
+	res := answer
+	res.ActionApplied = !tc.refused
+	chat := &fakeChat{res: res, err: tc.chatErr}
+	err := handle(mk(ch, chat), delivery(t, tc.ev, 1))
+	if (tc.wantErr == "permanent") != inbox.IsPermanent(err) || (tc.wantErr == "") != (err == nil) {
+		t.Fatalf("err = %v, want %q", err, tc.wantErr)
+	}
+	if (chat.seen > 0) != tc.wantChat {
+		t.Fatalf("chat-mio called %d times", chat.seen)
+	}
+	if tc.wantChat && (chat.req.SessionID != tc.ev.SessionID || chat.req.EventID != tc.ev.ID || chat.req.Locale != "en" ||
+		(tc.ev.Action != nil && *chat.req.Action != *tc.ev.Action)) {
+		t.Fatalf("request %+v", chat.req)
+	}
+	if tc.wantKey == "" {
+		if len(ch.sends) != 0 {
+			t.Fatalf("sent %+v", ch.sends)
+		}
+	} else {
+		if len(ch.sends) != 1 || ch.sends[0].key != tc.wantKey || ch.sends[0].replies[0].Text != tc.wantText ||
+			!ch.sends[0].to.InReply || ch.sends[0].to.Event == nil || ch.sends[0].to.Event.ID != tc.ev.ID {
+			t.Fatalf("sends %+v, want %s %q", ch.sends, tc.wantKey, tc.wantText)
+		}
+	}
+	if (len(ch.finished) > 0) != tc.finished || (len(ch.prepared) > 0) != tc.preparing {
+		t.Fatalf("finished %v prepared %v", ch.finished, ch.prepared)
+	}
 }
 
 // TestButtonsCarryTheTrace: the buttons of an answer carry the traceparent of the event's trace,
@@ -286,5 +328,102 @@ func TestOnce(t *testing.T) {
 	}
 	if calls != 2 {
 		t.Fatalf("%d calls: a failed send is retried, a done one is not repeated", calls)
+	}
+}
+
+// memOutbox is an outbox in memory that deduplicates send keys as the inbox does.
+type memOutbox struct {
+	events []inbox.Event
+	seen   map[string]bool
+	err    error
+}
+
+func (m *memOutbox) Append(_ context.Context, evs ...inbox.Event) (inbox.Result, error) {
+	if m.err != nil {
+		return inbox.Result{}, m.err
+	}
+	var res inbox.Result
+	for _, ev := range evs {
+		if m.seen[ev.ID] {
+			res.Duplicate++
+			continue
+		}
+		if m.seen == nil {
+			m.seen = map[string]bool{}
+		}
+		m.seen[ev.ID] = true
+		m.events = append(m.events, ev)
+		res.Stored++
+	}
+	return res, nil
+}
+
+// TestOutbox: with an outbox, answers and notifications are stored under their send keys — once
+// however often they are produced — and sent only by the outbox's handler, which retries what
+// the channel could not take for a transient reason and gives up on what it refused.
+func TestOutbox(t *testing.T) {
+	ctx := context.Background()
+	ch := &fakeChannel{}
+	out := &memOutbox{}
+	chat := &fakeChat{res: chatlink.Response{JobID: "job_20261121_004", Replies: []chatlink.Reply{{Text: "ok",
+		Actions: []chatlink.Action{{Kind: chatlink.ActionApprove, JobID: "job_20261121_004"}}}}}}
+	rt := newRuntimeWith(ch, chat, out)
+	ev := delivery(t, Event{ID: "E1", Kind: KindMessage, SessionID: "fake:U1", UserID: "U1", Text: "hi"}, 1)
+	for range 2 { // the event is redelivered after its answer was stored
+		if err := rt.Handle(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := rt.Notify(ctx, "fake:U1", "job_20261121_004", "k1", []chatlink.Reply{{Text: "結果"}}); err != nil || n != 1 {
+		t.Fatalf("notify = %d, %v", n, err)
+	}
+	if len(ch.sends) != 0 {
+		t.Fatalf("sent before the outbox delivered: %+v", ch.sends)
+	}
+	if len(out.events) != 2 || out.events[0].ID != "event:E1" || out.events[0].Key != "fake:U1" || out.events[1].ID != "notify:k1" ||
+		out.events[0].Meta["traceparent"] == "" {
+		t.Fatalf("outbox %+v", out.events)
+	}
+	// The channel is down: the send fails, retryably, and is tried again as attempt 2.
+	ch.sendErr = errors.New("503 from the channel")
+	answer := inbox.Delivery{Event: out.events[0], Attempt: 1}
+	if err := rt.Deliver(ctx, answer); err == nil || inbox.IsPermanent(err) {
+		t.Fatalf("transient send failure = %v", err)
+	}
+	ch.sendErr = nil
+	answer.Attempt = 2
+	if err := rt.Deliver(ctx, answer); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Deliver(ctx, inbox.Delivery{Event: out.events[1], Attempt: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if len(ch.sends) != 2 {
+		t.Fatalf("sends %+v", ch.sends)
+	}
+	got, note := ch.sends[0], ch.sends[1]
+	if got.key != "event:E1" || !got.to.InReply || got.to.Attempt != 2 || got.to.Event == nil || got.to.Event.ID != "E1" ||
+		got.replies[0].Text != "ok" || len(strings.Split(got.replies[0].Actions[0].Trace, "-")) != 4 {
+		t.Fatalf("answer sent as %+v", got)
+	}
+	if note.key != "notify:k1" || note.to.InReply || note.to.Event != nil || note.to.Native != "U1" || note.to.SessionID != "fake:U1" {
+		t.Fatalf("notification sent as %+v", note)
+	}
+	// The channel refuses: permanent, so the outbox dead-letters it instead of retrying.
+	ch.sendErr = fmt.Errorf("%w: 400", ErrPermanent)
+	if err := rt.Deliver(ctx, answer); !inbox.IsPermanent(err) {
+		t.Fatalf("refused send = %v", err)
+	}
+	if err := rt.Deliver(ctx, inbox.Delivery{Event: inbox.Event{ID: "x", Payload: []byte("{")}}); !inbox.IsPermanent(err) {
+		t.Fatalf("undecodable outbound = %v", err)
+	}
+	// The outbox cannot be written: the event is retried, the push answered Unavailable.
+	out.err = errors.New("redis down")
+	if err := rt.Handle(ctx, delivery(t, Event{ID: "E2", Kind: KindMessage, SessionID: "fake:U1", UserID: "U1"}, 1)); err == nil || inbox.IsPermanent(err) {
+		t.Fatalf("outbox down while answering = %v", err)
+	}
+	_, err := NewNotificationHandler(rt, "Fake").Push(ctx, &gatewayv1.PushRequest{SessionId: "fake:U1", Messages: []*commonv1.ReplyMessage{{Text: "x"}}})
+	if connect.CodeOf(err) != connect.CodeUnavailable {
+		t.Fatalf("push with the outbox down = %v", err)
 	}
 }

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1/approvalv1connect"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1/chatv1connect"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1/gatewayv1connect"
+	"github.com/picoclaw-suite/picoclaw/pkg/bearer"
 	"github.com/picoclaw-suite/picoclaw/pkg/chatlink/chatclient"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
@@ -52,9 +54,10 @@ type Env struct {
 }
 
 // Run serves a gateway until ctx is cancelled: the internal listener (notification API, health,
-// metrics), the public one (the channel's webhooks) and the inbox consumer. The inbox and the
-// sent marks live in Redis, or in the SQLite state database when state.engine is sqlite (then
-// the gateway opens no Redis connection for them).
+// metrics), the public one (the channel's webhooks, the dead-letter API), the inbox consumer
+// (events → chat-mio → the outbox) and the outbox consumer (the outbox → the channel's API). The
+// inbox, the outbox and the sent marks live in Redis, or in the SQLite state database when
+// state.engine is sqlite (then the gateway opens no Redis connection for them).
 func Run(ctx context.Context, spec Spec) error {
 	cfg := spec.Common
 	// The webhooks are the only public surface; the notification API stays internal.
@@ -90,6 +93,17 @@ func Run(ctx context.Context, spec Spec) error {
 	if err != nil {
 		return err
 	}
+	// Every reply and notification is stored here before it is sent, under its send key.
+	outboxCfg := inbox.Config{Stream: cfg.Redis.KeyPrefix + "outbox:" + spec.Channel, Group: spec.Service, DedupeTTL: spec.Settings.Inbox.DedupeTTL,
+		Metrics: metrics, Seal: creds.DeriveKey("outbox")}
+	outbox, err := inbox.NewStoreOn(st.engine, outboxCfg)
+	if err != nil {
+		return err
+	}
+	tokens, err := bearer.Parse(spec.Settings.ApproverTokens.Value())
+	if err != nil {
+		return fmt.Errorf("%s: PICOCLAW_APPROVAL_TOKENS: %w", spec.Service, err)
+	}
 	jobs := st.jobs
 	env := Env{
 		Log: log, Telemetry: tel,
@@ -106,28 +120,50 @@ func Run(ctx context.Context, spec Spec) error {
 		return err
 	}
 	chat := chatclient.New(chatv1connect.NewChatServiceClient(rpcserver.NewHTTPClient(), cfg.Services.ChatMio.URL, chatOpts...), spec.Channel, creds)
-	rt := NewRuntime(ch, RuntimeConfig{Locale: cfg.Locale, Allow: NewAllowlist(spec.Settings.AllowedUsers), Tracer: spec.Service},
+	rt := NewRuntime(ch, RuntimeConfig{Locale: cfg.Locale, Allow: NewAllowlist(spec.Settings.AllowedUsers), Tracer: spec.Service, Outbox: outbox},
 		chat, log, tel.TracerProvider, tel.Propagator)
 	consumer, err := inbox.NewConsumerOn(st.engine, inboxCfg, spec.Settings.Inbox.ConsumerConfig(spec.Service, rt.GiveUp, log), rt.Handle)
 	if err != nil {
 		return err
 	}
-	if err := consumer.EnsureGroup(ctx); err != nil {
-		return fmt.Errorf("%s: %s: %w", spec.Service, st.where, err)
+	// A send that fails for a transient reason (the channel's API down, 429, 5xx) is retried
+	// until max_age whatever max_attempts says, and nobody is told anything meanwhile: the
+	// channel itself is what is failing.
+	senderCfg := spec.Settings.Inbox.ConsumerConfig(spec.Service, nil, log)
+	senderCfg.MaxAttempts = 0
+	sender, err := inbox.NewConsumerOn(st.engine, outboxCfg, senderCfg, rt.Deliver)
+	if err != nil {
+		return err
+	}
+	for _, c := range []*inbox.Consumer{consumer, sender} {
+		if err := c.EnsureGroup(ctx); err != nil {
+			return fmt.Errorf("%s: %s: %w", spec.Service, st.where, err)
+		}
 	}
 	srv.Mount(gatewayv1connect.NewNotificationServiceHandler(NewNotificationHandler(rt, spec.Display), srv.HandlerOptions()...))
 	srv.AddReadiness(st.name, store.Ping)
+	dead := &deadLetters{channel: spec.Channel, queues: map[string]*inbox.Store{QueueInbox: store, QueueOutbox: outbox}, ch: ch, log: log}
+	dead.Register(srv.HandlePublic, tokens)
 
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	var errMu sync.Mutex
 	var consumerErr error
+	var running sync.WaitGroup
+	for _, c := range []*inbox.Consumer{consumer, sender} {
+		running.Go(func() {
+			if err := c.Run(cctx); err != nil {
+				errMu.Lock()
+				consumerErr = errors.Join(consumerErr, err)
+				errMu.Unlock()
+				cancel()
+			}
+		})
+	}
 	consumed := make(chan struct{})
 	go func() {
-		defer close(consumed)
-		if err := consumer.Run(cctx); err != nil {
-			consumerErr = err
-			cancel()
-		}
+		running.Wait()
+		close(consumed)
 	}()
 	// The server, and with it the telemetry, stops only once the consumer has finished the
 	// events in hand: their last spans and logs are flushed, not lost in the shutdown.

@@ -370,7 +370,7 @@ func (c *Consumer) process(ctx context.Context, d Delivery) {
 	if want := c.cfg.mac(d.ID, d.Key, d.Payload, []byte(d.rawMeta)); !hmac.Equal([]byte(want), []byte(d.mac)) {
 		// Not written by this gateway: never handled (nobody gets vouched for), kept for a look.
 		c.log.ErrorContext(ctx, "inbox.entry_forged", slog.String("stream", c.cfg.Stream), slog.String("entry", d.StreamID))
-		c.bury(ctx, d, errors.New("entry without a valid seal"))
+		c.bury(ctx, d, why(DeadForged, d, errors.New("entry without a valid seal")))
 		c.cfg.Metrics.entry(c.cfg.Stream, "dead")
 		return
 	}
@@ -383,6 +383,11 @@ func (c *Consumer) process(ctx context.Context, d Delivery) {
 		if err == nil {
 			c.ack(ctx, d.StreamID)
 			c.cfg.Metrics.entry(c.cfg.Stream, "acked")
+			if attempt > 1 {
+				// What was failing works again: the other entries waiting out a backoff (other
+				// chats' answers held up by the same outage) are retried now, not at the end of it.
+				c.recovered()
+			}
 			return
 		}
 		if ctx.Err() != nil {
@@ -391,12 +396,21 @@ func (c *Consumer) process(ctx context.Context, d Delivery) {
 		}
 		attrs := []any{slog.String("stream", c.cfg.Stream), slog.String("event_id", d.ID),
 			slog.Int("attempt", attempt), slog.Any("error", err)}
-		if IsPermanent(err) || (c.ccfg.MaxAttempts > 0 && attempt >= c.ccfg.MaxAttempts) || entryAge(d.StreamID) >= c.ccfg.MaxAge {
-			c.log.ErrorContext(ctx, "inbox.give_up", attrs...)
+		kind := ""
+		switch {
+		case IsPermanent(err):
+			kind = DeadPermanent
+		case c.ccfg.MaxAttempts > 0 && attempt >= c.ccfg.MaxAttempts:
+			kind = DeadAttempts
+		case entryAge(d.StreamID) >= c.ccfg.MaxAge:
+			kind = DeadExpired
+		}
+		if kind != "" {
+			c.log.ErrorContext(ctx, "inbox.give_up", append(attrs, slog.String("kind", kind))...)
 			if c.ccfg.GiveUp != nil {
 				c.ccfg.GiveUp(ctx, d, err)
 			}
-			c.bury(ctx, d, err)
+			c.bury(ctx, d, why(kind, d, err))
 			c.cfg.Metrics.entry(c.cfg.Stream, "dead")
 			return
 		}
@@ -408,30 +422,45 @@ func (c *Consumer) process(ctx context.Context, d Delivery) {
 	}
 }
 
-// ackAttempts and ackRetry: a failed ack is tried again (100 ms, 400 ms, 1.6 s, …) well
-// within ClaimIdle, so an answered event is not redelivered and answered twice.
-const (
-	ackAttempts = 5
-	ackRetry    = 100 * time.Millisecond
-)
+// settleAttempts bounds the tries of an ack (or a move to the dead letters) while the consumer
+// shuts down.
+const settleAttempts = 3
 
-// ack runs even while shutting down: the reply already went out.
+// ack ends the entry once its handler succeeded (see settle).
 func (c *Consumer) ack(ctx context.Context, id string) {
-	wait := ackRetry
+	c.settle(ctx, "ack", id, func(ctx context.Context) error { return c.q.ack(ctx, id) })
+}
+
+// settle runs op, the last step of an entry (its ack, or its move to the dead letters). A failed
+// step is tried again — with the consumer's backoff, and at once when the engine answers again —
+// until it succeeds: meanwhile the entry stays in flight (kept fresh by keepAlive, never handed
+// to the handler again by this consumer), so an answered event is not redelivered and answered
+// twice. While shutting down it is tried settleAttempts times; an entry still pending then is
+// redelivered at the next start, where the handler's own dedupe (sent marks, the outbox's send
+// keys) keeps it from going out twice.
+func (c *Consumer) settle(ctx context.Context, step, id string, op func(ctx context.Context) error) {
 	for attempt := 1; ; attempt++ {
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		err := c.q.ack(actx, id)
+		err := op(actx)
 		cancel()
 		if err == nil {
+			if attempt > 1 {
+				c.log.InfoContext(ctx, "inbox."+step+"_recovered", slog.String("entry", id), slog.Int("attempts", attempt))
+			}
 			return
 		}
-		if attempt >= ackAttempts {
-			c.log.ErrorContext(ctx, "inbox.ack_failed", slog.String("entry", id), slog.Int("attempts", attempt), slog.Any("error", err))
+		if ctx.Err() != nil && attempt >= settleAttempts {
+			c.log.ErrorContext(ctx, "inbox."+step+"_failed", slog.String("entry", id), slog.Int("attempts", attempt), slog.Any("error", err))
 			return
 		}
-		c.log.WarnContext(ctx, "inbox.ack_retry", slog.String("entry", id), slog.Int("attempt", attempt), slog.Any("error", err))
-		time.Sleep(wait)
-		wait *= 4
+		c.log.WarnContext(ctx, "inbox."+step+"_retry", slog.String("entry", id), slog.Int("attempt", attempt), slog.Any("error", err))
+		c.cfg.Metrics.entry(c.cfg.Stream, step+"_retried")
+		wait := backoff(c.ccfg.Backoff, c.ccfg.MaxBackoff, attempt)
+		if ctx.Err() != nil {
+			time.Sleep(min(wait, time.Second))
+			continue
+		}
+		c.sleepOrWake(ctx, wait)
 	}
 }
 
@@ -460,13 +489,13 @@ func entryAge(streamID string) time.Duration {
 	return time.Since(time.UnixMilli(int64(ms)))
 }
 
-func (c *Consumer) bury(ctx context.Context, d Delivery, cause error) {
-	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	meta, _ := json.Marshal(d.Meta)
-	if err := c.q.bury(actx, d, meta, cause.Error()); err != nil {
-		c.log.ErrorContext(ctx, "inbox.bury_failed", slog.String("entry", d.StreamID), slog.Any("error", err))
+func (c *Consumer) bury(ctx context.Context, d Delivery, w deadWhy) {
+	// The meta exactly as stored: the dead letter keeps the entry's seal valid for a replay.
+	meta := []byte(d.rawMeta)
+	if len(meta) == 0 {
+		meta, _ = json.Marshal(d.Meta)
 	}
+	c.settle(ctx, "bury", d.StreamID, func(ctx context.Context) error { return c.q.bury(ctx, d, meta, w) })
 }
 
 func backoff(base, limit time.Duration, attempt int) time.Duration {

@@ -43,9 +43,19 @@ type queue interface {
 	touch(ctx context.Context, consumer string, ids []string) error
 	// ack ends the entry id for the group.
 	ack(ctx context.Context, id string) error
-	// bury moves the delivery to the dead letters (meta as stored, cause the error text) and
+	// bury moves the delivery to the dead letters (meta as stored, why it died) and
 	// acknowledges it, in one step.
-	bury(ctx context.Context, d Delivery, meta []byte, cause string) error
+	bury(ctx context.Context, d Delivery, meta []byte, why deadWhy) error
+	// deadList returns up to count dead letters older than before ("" = the newest), newest first.
+	deadList(ctx context.Context, before string, count int64) ([]DeadLetter, error)
+	// deadGet returns the dead letter id; false when there is none.
+	deadGet(ctx context.Context, id string) (DeadLetter, bool, error)
+	// deadReplay appends e (the dead letter id's event) to the stream and marks the dead letter
+	// replayed, in one step; a dead letter marked already is returned as it is (Already), not
+	// appended again. found is false when there is no dead letter id.
+	deadReplay(ctx context.Context, id string, e entry) (r Replay, found bool, err error)
+	// deadDrop deletes the dead letter id; false when there was none.
+	deadDrop(ctx context.Context, id string) (bool, error)
 }
 
 // marker keeps the sent marks.

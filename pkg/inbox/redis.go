@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -13,7 +14,8 @@ import (
 )
 
 // RedisEngine keeps the queue in Redis: one stream per Config.Stream with a consumer group, the
-// dedupe keys and marks as keys with a TTL, the dead letters in the stream "<Stream>:dead".
+// dedupe keys and marks as keys with a TTL, the dead letters in the stream "<Stream>:dead" and
+// the marks of replayed dead letters in the hash "<Stream>:dead:replayed".
 func RedisEngine(rdb redis.UniversalClient) Engine { return redisEngine{rdb: rdb} }
 
 type redisEngine struct{ rdb redis.UniversalClient }
@@ -174,15 +176,127 @@ func (q *redisQueue) ack(ctx context.Context, id string) error {
 	return q.rdb.XAck(ctx, q.cfg.Stream, q.cfg.Group, id).Err()
 }
 
-func (q *redisQueue) bury(ctx context.Context, d Delivery, meta []byte, cause string) error {
+func (q *redisQueue) bury(ctx context.Context, d Delivery, meta []byte, w deadWhy) error {
 	_, err := q.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.XAdd(ctx, &redis.XAddArgs{Stream: q.deadKey(), MaxLen: q.cfg.MaxLen, Approx: true, Values: []any{
-			"id", d.ID, "key", d.Key, "payload", d.Payload, "meta", meta, "entry", d.StreamID, "error", cause,
+			"id", d.ID, "key", d.Key, "payload", d.Payload, "meta", meta, "mac", d.mac, "entry", d.StreamID,
+			"error", w.reason, "kind", w.kind, "attempts", w.attempts,
 		}})
 		p.XAck(ctx, q.cfg.Stream, q.cfg.Group, d.StreamID)
 		return nil
 	})
 	return err
+}
+
+// replayedKey is the hash of replayed dead letters: dead letter id → "<new entry id> <ms>".
+func (q *redisQueue) replayedKey() string { return q.cfg.Stream + ":dead:replayed" }
+
+func (q *redisQueue) deadList(ctx context.Context, before string, count int64) ([]DeadLetter, error) {
+	end := "+"
+	if before != "" {
+		end = "(" + before
+	}
+	msgs, err := q.rdb.XRevRangeN(ctx, q.deadKey(), end, "-", count).Result()
+	if err != nil {
+		return nil, err
+	}
+	return q.deadLetters(ctx, msgs)
+}
+
+func (q *redisQueue) deadGet(ctx context.Context, id string) (DeadLetter, bool, error) {
+	msgs, err := q.rdb.XRange(ctx, q.deadKey(), id, id).Result()
+	if err != nil || len(msgs) == 0 {
+		return DeadLetter{}, false, err
+	}
+	out, err := q.deadLetters(ctx, msgs)
+	if err != nil {
+		return DeadLetter{}, false, err
+	}
+	return out[0], true, nil
+}
+
+// deadLetters reads dead-letter stream entries and their replay marks.
+func (q *redisQueue) deadLetters(ctx context.Context, msgs []redis.XMessage) ([]DeadLetter, error) {
+	if len(msgs) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, len(msgs))
+	for i, m := range msgs {
+		ids[i] = m.ID
+	}
+	marks, err := q.rdb.HMGet(ctx, q.replayedKey(), ids...).Result()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]DeadLetter, len(msgs))
+	for i, m := range msgs {
+		str := func(k string) string {
+			v, _ := m.Values[k].(string)
+			return v
+		}
+		attempts, _ := strconv.Atoi(str("attempts"))
+		dl := DeadLetter{ID: m.ID, EventID: str("id"), Key: str("key"), Payload: []byte(str("payload")), Entry: str("entry"),
+			Kind: str("kind"), Reason: str("error"), Attempts: attempts, rawMeta: str("meta"), mac: str("mac")}
+		if v, ok := marks[i].(string); ok {
+			dl.Replayed = parseReplayed(v)
+		}
+		dl.finish()
+		out[i] = dl
+	}
+	return out, nil
+}
+
+// parseReplayed reads a replay mark "<entry id> <ms>".
+func parseReplayed(v string) *Replay {
+	entry, ms, _ := strings.Cut(v, " ")
+	at, _ := strconv.ParseInt(ms, 10, 64)
+	return &Replay{Entry: entry, At: time.UnixMilli(at)}
+}
+
+// replayScript appends a dead letter's event to the stream and marks the dead letter replayed,
+// in one step; a marked (or missing) dead letter is left alone.
+var replayScript = redis.NewScript(`
+local done = redis.call('HGET', KEYS[2], ARGV[1])
+if done then return {'already', done} end
+if #redis.call('XRANGE', KEYS[1], ARGV[1], ARGV[1]) == 0 then return {'missing', ''} end
+local id = redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[2], '*', 'id', ARGV[3], 'key', ARGV[4], 'payload', ARGV[5], 'meta', ARGV[6], 'mac', ARGV[7])
+local t = redis.call('TIME')
+local mark = id .. ' ' .. (t[1] * 1000 + math.floor(t[2] / 1000))
+redis.call('HSET', KEYS[2], ARGV[1], mark)
+return {'replayed', mark}
+`)
+
+func (q *redisQueue) deadReplay(ctx context.Context, id string, e entry) (Replay, bool, error) {
+	v, err := replayScript.Run(ctx, q.rdb, []string{q.deadKey(), q.replayedKey(), q.cfg.Stream},
+		id, q.cfg.MaxLen, e.eventID, e.key, e.payload, e.meta, e.mac).StringSlice()
+	if err != nil {
+		return Replay{}, false, err
+	}
+	if len(v) != 2 {
+		return Replay{}, false, fmt.Errorf("replay script answered %q", v)
+	}
+	switch v[0] {
+	case "missing":
+		return Replay{}, false, nil
+	case "already":
+		r := parseReplayed(v[1])
+		r.Already = true
+		return *r, true, nil
+	}
+	return *parseReplayed(v[1]), true, nil
+}
+
+func (q *redisQueue) deadDrop(ctx context.Context, id string) (bool, error) {
+	var del *redis.IntCmd
+	_, err := q.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		del = p.XDel(ctx, q.deadKey(), id)
+		p.HDel(ctx, q.replayedKey(), id)
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	return del.Val() > 0, nil
 }
 
 func fromRedis(msgs []redis.XMessage) []entry {

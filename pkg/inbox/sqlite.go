@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/sqlstate"
@@ -14,12 +15,12 @@ import (
 // stream: per stream a counter of appends (inbox_streams), the entries (inbox_entries), the
 // consumer groups with the last entry they were handed (inbox_groups), the delivered and not
 // yet acknowledged entries per consumer (inbox_pending), the dedupe ids (inbox_seen) and the
-// dead letters (inbox_dead); the sent marks live in inbox_marks. Every change is one
+// dead letters with why they died and whether they were replayed (inbox_dead); the sent marks live in inbox_marks. Every change is one
 // transaction, durable when it returns. An entry is deleted as soon as every group
 // acknowledged it, so the tables hold the traffic in flight, not its history; dedupe ids and
 // marks expire through the sqlstate sweeper. It migrates its tables on db.
 func SQLiteEngine(ctx context.Context, db *sqlstate.DB) (Engine, error) {
-	if err := db.Migrate(ctx, "inbox", sqliteSchema); err != nil {
+	if err := db.Migrate(ctx, "inbox", sqliteSchema, sqliteDeadWhy); err != nil {
 		return nil, fmt.Errorf("inbox: %w", err)
 	}
 	db.Expire("inbox_seen")
@@ -91,6 +92,16 @@ CREATE TABLE inbox_marks (
 CREATE INDEX inbox_marks_expiry ON inbox_marks (expires_at);
 `
 
+// sqliteDeadWhy records why each dead letter died, its seal (a replay puts back only sealed
+// events) and whether it was replayed.
+const sqliteDeadWhy = `
+ALTER TABLE inbox_dead ADD COLUMN kind TEXT NOT NULL DEFAULT '';
+ALTER TABLE inbox_dead ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE inbox_dead ADD COLUMN mac TEXT NOT NULL DEFAULT '';
+ALTER TABLE inbox_dead ADD COLUMN replayed_ms INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE inbox_dead ADD COLUMN replayed_entry TEXT NOT NULL DEFAULT '';
+`
+
 // sqlitePoll is how often a waiting read looks at the tables although nobody woke it: an
 // append in this process wakes it at once (Notify), one by another process writing the same
 // file is seen within this time.
@@ -143,8 +154,14 @@ const (
 		AND NOT EXISTS (SELECT 1 FROM inbox_pending WHERE stream = ?1 AND seq = ?2)`
 	sqlNextDead = `INSERT INTO inbox_streams (stream, dead_seq) VALUES (?, 1)
 		ON CONFLICT (stream) DO UPDATE SET dead_seq = dead_seq + 1 RETURNING dead_seq`
-	sqlInsertDead = `INSERT INTO inbox_dead (stream, seq, ms, event_id, event_key, payload, meta, entry, error)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	sqlInsertDead = `INSERT INTO inbox_dead (stream, seq, ms, event_id, event_key, payload, meta, entry, error, kind, attempts, mac)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	sqlDeadColumns = `SELECT seq, ms, event_id, event_key, payload, meta, entry, error, kind, attempts, mac, replayed_ms, replayed_entry
+		FROM inbox_dead`
+	sqlListDead = sqlDeadColumns + ` WHERE stream = ? AND seq < ? ORDER BY seq DESC LIMIT ?`
+	sqlGetDead  = sqlDeadColumns + ` WHERE stream = ? AND seq = ?`
+	sqlReplayed = `UPDATE inbox_dead SET replayed_ms = ?, replayed_entry = ? WHERE stream = ? AND seq = ?`
+	sqlDropDead = `DELETE FROM inbox_dead WHERE stream = ? AND seq = ?`
 	sqlTrimDead = `DELETE FROM inbox_dead WHERE stream = ? AND seq <= ?`
 	sqlMarkDone = `SELECT EXISTS (SELECT 1 FROM inbox_marks WHERE mark = ? AND (expires_at = 0 OR expires_at > ?))`
 	sqlSetMark  = `INSERT INTO inbox_marks (mark, expires_at) VALUES (?, ?) ON CONFLICT (mark) DO UPDATE SET expires_at = excluded.expires_at`
@@ -152,7 +169,8 @@ const (
 
 var sqliteStatements = []string{sqlHead, sqlSetHead, sqlSeen, sqlInsertEntry, sqlTrimEntries, sqlTrimPending, sqlPing,
 	sqlDeadCount, sqlStats, sqlAddGroup, sqlWaiting, sqlGroupLast, sqlNewEntries, sqlDeliver, sqlSetGroupLast, sqlOwnPending,
-	sqlIdlePending, sqlClaim, sqlAck, sqlDropEntry, sqlNextDead, sqlInsertDead, sqlTrimDead, sqlMarkDone, sqlSetMark}
+	sqlIdlePending, sqlClaim, sqlAck, sqlDropEntry, sqlNextDead, sqlInsertDead, sqlTrimDead, sqlMarkDone, sqlSetMark,
+	sqlListDead, sqlGetDead, sqlReplayed, sqlDropDead}
 
 // statements are the prepared statements: SQLite parses each once per connection instead of
 // at every call, a third of an append's time. They are prepared up front, outside any
@@ -215,49 +233,64 @@ func (q *sqliteQueue) head(ctx context.Context, tx *sql.Tx) (lastMS, lastSeq int
 
 func (q *sqliteQueue) append(ctx context.Context, entries []entry) []appended {
 	var res []appended
-	now := sqlstate.NowMS()
-	seenUntil := now + max(q.cfg.DedupeTTL.Milliseconds(), 1)
 	err := q.db.Tx(ctx, func(tx *sql.Tx) error {
-		res = make([]appended, len(entries))
-		lastMS, lastSeq, err := q.head(ctx, tx)
-		if err != nil {
-			return err
-		}
-		stored := false
-		for i, e := range entries {
-			r, err := q.exec(ctx, tx, sqlSeen, q.cfg.Stream, e.eventID, seenUntil, now)
-			if err != nil {
-				return err
-			}
-			if n, err := r.RowsAffected(); err != nil || n == 0 {
-				continue // a duplicate
-			}
-			// Ids grow even when the clock steps back, as Redis stream ids do.
-			lastMS, lastSeq = max(lastMS, now), lastSeq+1
-			if _, err := q.exec(ctx, tx, sqlInsertEntry, q.cfg.Stream, lastSeq, lastMS, e.eventID, e.key, e.payload, e.meta, e.mac); err != nil {
-				return err
-			}
-			res[i].id = streamID(lastMS, lastSeq)
-			stored = true
-		}
-		if !stored {
-			return nil
-		}
-		if _, err := q.exec(ctx, tx, sqlSetHead, lastMS, lastSeq, q.cfg.Stream); err != nil {
-			return err
-		}
-		return q.trim(ctx, tx, lastSeq-q.cfg.MaxLen)
+		var err error
+		res, err = q.appendTx(ctx, tx, entries, true)
+		return err
 	})
 	if err != nil {
 		return failAll(len(entries), err)
 	}
+	q.notifyAppended(res)
+	return res
+}
+
+// appendTx stores entries within tx; with dedupe, only those whose event id is not remembered
+// (and it is remembered then).
+func (q *sqliteQueue) appendTx(ctx context.Context, tx *sql.Tx, entries []entry, dedupe bool) ([]appended, error) {
+	res := make([]appended, len(entries))
+	now := sqlstate.NowMS()
+	seenUntil := now + max(q.cfg.DedupeTTL.Milliseconds(), 1)
+	lastMS, lastSeq, err := q.head(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	stored := false
+	for i, e := range entries {
+		if dedupe {
+			r, err := q.exec(ctx, tx, sqlSeen, q.cfg.Stream, e.eventID, seenUntil, now)
+			if err != nil {
+				return nil, err
+			}
+			if n, err := r.RowsAffected(); err != nil || n == 0 {
+				continue // a duplicate
+			}
+		}
+		// Ids grow even when the clock steps back, as Redis stream ids do.
+		lastMS, lastSeq = max(lastMS, now), lastSeq+1
+		if _, err := q.exec(ctx, tx, sqlInsertEntry, q.cfg.Stream, lastSeq, lastMS, e.eventID, e.key, e.payload, e.meta, e.mac); err != nil {
+			return nil, err
+		}
+		res[i].id = streamID(lastMS, lastSeq)
+		stored = true
+	}
+	if !stored {
+		return res, nil
+	}
+	if _, err := q.exec(ctx, tx, sqlSetHead, lastMS, lastSeq, q.cfg.Stream); err != nil {
+		return nil, err
+	}
+	return res, q.trim(ctx, tx, lastSeq-q.cfg.MaxLen)
+}
+
+// notifyAppended wakes this process's waiting readers when res stored anything.
+func (q *sqliteQueue) notifyAppended(res []appended) {
 	for _, r := range res {
 		if r.id != "" {
 			q.db.Notify(q.topic)
-			break
+			return
 		}
 	}
-	return res
 }
 
 // trim drops the entries (and their deliveries) appended before the last MaxLen, as Redis
@@ -425,13 +458,14 @@ func (q *sqliteQueue) ackTx(ctx context.Context, tx *sql.Tx, id string) error {
 	return err
 }
 
-func (q *sqliteQueue) bury(ctx context.Context, d Delivery, meta []byte, cause string) error {
+func (q *sqliteQueue) bury(ctx context.Context, d Delivery, meta []byte, w deadWhy) error {
 	return q.db.Tx(ctx, func(tx *sql.Tx) error {
 		var n int64
 		if err := q.row(ctx, tx, sqlNextDead, q.cfg.Stream).Scan(&n); err != nil {
 			return err
 		}
-		if _, err := q.exec(ctx, tx, sqlInsertDead, q.cfg.Stream, n, sqlstate.NowMS(), d.ID, d.Key, d.Payload, string(meta), d.StreamID, cause); err != nil {
+		if _, err := q.exec(ctx, tx, sqlInsertDead, q.cfg.Stream, n, sqlstate.NowMS(), d.ID, d.Key, d.Payload, string(meta), d.StreamID,
+			w.reason, w.kind, w.attempts, d.mac); err != nil {
 			return err
 		}
 		if cut := n - q.cfg.MaxLen; cut > 0 {
@@ -441,6 +475,100 @@ func (q *sqliteQueue) bury(ctx context.Context, d Delivery, meta []byte, cause s
 		}
 		return q.ackTx(ctx, tx, d.StreamID)
 	})
+}
+
+func (q *sqliteQueue) deadList(ctx context.Context, before string, count int64) ([]DeadLetter, error) {
+	upTo := int64(math.MaxInt64)
+	if before != "" {
+		upTo = seqOf(before)
+	}
+	rows, err := q.st[sqlListDead].QueryContext(ctx, q.cfg.Stream, upTo, count)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []DeadLetter
+	for rows.Next() {
+		dl, err := scanDead(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, dl)
+	}
+	return out, rows.Err()
+}
+
+func (q *sqliteQueue) deadGet(ctx context.Context, id string) (DeadLetter, bool, error) {
+	return q.deadGetTx(ctx, nil, id)
+}
+
+func (q *sqliteQueue) deadGetTx(ctx context.Context, tx *sql.Tx, id string) (DeadLetter, bool, error) {
+	dl, err := scanDead(q.row(ctx, tx, sqlGetDead, q.cfg.Stream, seqOf(id)))
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && dl.ID != id) {
+		return DeadLetter{}, false, nil
+	}
+	return dl, err == nil, err
+}
+
+func (q *sqliteQueue) deadReplay(ctx context.Context, id string, e entry) (Replay, bool, error) {
+	var r Replay
+	found := false
+	var res []appended
+	err := q.db.Tx(ctx, func(tx *sql.Tx) error {
+		dl, ok, err := q.deadGetTx(ctx, tx, id)
+		if err != nil || !ok {
+			return err
+		}
+		found = true
+		if dl.Replayed != nil {
+			r = *dl.Replayed
+			r.Already = true
+			return nil
+		}
+		// Not deduplicated: the event id is still remembered from its first arrival.
+		if res, err = q.appendTx(ctx, tx, []entry{e}, false); err != nil {
+			return err
+		}
+		r = Replay{Entry: res[0].id, At: time.UnixMilli(sqlstate.NowMS())}
+		_, err = q.exec(ctx, tx, sqlReplayed, r.At.UnixMilli(), r.Entry, q.cfg.Stream, seqOf(id))
+		return err
+	})
+	if err != nil {
+		return Replay{}, false, err
+	}
+	q.notifyAppended(res)
+	return r, found, nil
+}
+
+func (q *sqliteQueue) deadDrop(ctx context.Context, id string) (bool, error) {
+	found := false
+	err := q.db.Tx(ctx, func(tx *sql.Tx) error {
+		_, ok, err := q.deadGetTx(ctx, tx, id)
+		if err != nil || !ok {
+			return err
+		}
+		found = true
+		_, err = q.exec(ctx, tx, sqlDropDead, q.cfg.Stream, seqOf(id))
+		return err
+	})
+	return found, err
+}
+
+// scanDead reads one row of sqlDeadColumns.
+func scanDead(row interface{ Scan(...any) error }) (DeadLetter, error) {
+	var dl DeadLetter
+	var seq, ms, replayedMS int64
+	var replayedEntry string
+	if err := row.Scan(&seq, &ms, &dl.EventID, &dl.Key, &dl.Payload, &dl.rawMeta, &dl.Entry, &dl.Reason, &dl.Kind, &dl.Attempts,
+		&dl.mac, &replayedMS, &replayedEntry); err != nil {
+		return DeadLetter{}, err
+	}
+	dl.ID = streamID(ms, seq)
+	if replayedMS > 0 {
+		dl.Replayed = &Replay{Entry: replayedEntry, At: time.UnixMilli(replayedMS)}
+	}
+	dl.finish()
+	return dl, nil
 }
 
 // entries reads entries (seq, ms, event_id, event_key, payload, meta, mac) and their seqs.

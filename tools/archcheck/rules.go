@@ -30,7 +30,7 @@ var (
 	openAISDK    = "github.com/openai/openai-go/..."
 	anthropicSDK = "github.com/anthropics/anthropic-sdk-go/..."
 	// Value packages a domain may use: pure rules and types, no I/O.
-	domainValues = []string{"pkg/patch", "pkg/jobid", "pkg/redact", "pkg/llm", "pkg/fault"}
+	domainValues = []string{"pkg/patch", "pkg/jobid", "pkg/redact", "pkg/llm", "pkg/fault", "pkg/bearer"}
 )
 
 // Rules is the table ARCHITECTURE.md shows.

@@ -42,8 +42,9 @@ type Gateway struct {
 	Logs    *testinfra.SyncBuffer
 	// Listener and PublicListener are handed to the service's Config.
 	Listener, PublicListener net.Listener
-	// Stream is the inbox stream, Group its consumer group (the service name).
-	Stream, Group string
+	// Stream is the inbox stream, Outbox the outbox stream, Group their consumer group (the
+	// service name).
+	Stream, Outbox, Group string
 }
 
 // Start runs a gateway: run gets the prepared parts (listeners, Redis, fake chat-mio, log
@@ -57,7 +58,7 @@ func Start(t testing.TB, channel, service string, run func(ctx context.Context, 
 	ln, pub := testinfra.Listen(t), testinfra.Listen(t)
 	g := &Gateway{URL: testinfra.URL(pub), Internal: testinfra.URL(ln), Chat: chat, ChatURL: chatSrv.URL,
 		Redis: r, Logs: &testinfra.SyncBuffer{}, Listener: ln, PublicListener: pub,
-		Stream: r.Prefix + "inbox:" + channel, Group: service}
+		Stream: r.Prefix + "inbox:" + channel, Outbox: r.Prefix + "outbox:" + channel, Group: service}
 	// Registered before Serve, so it runs after the gateway stopped.
 	t.Cleanup(func() { close(chat.Release) })
 	testinfra.Serve(t, service, g.URL+"/readyz", func(ctx context.Context) error { return run(ctx, g) })
@@ -88,9 +89,28 @@ func (g *Gateway) StreamLen() int64 {
 	return g.Redis.Client.XLen(context.Background(), g.Stream).Val()
 }
 
-// Pending is the number of delivered, unacknowledged inbox entries.
+// Pending is the work left: delivered, unacknowledged inbox entries plus the outbox's entries
+// not yet sent (not delivered, or delivered and unacknowledged).
 func (g *Gateway) Pending() int64 {
-	return g.Redis.Client.XPending(context.Background(), g.Stream, g.Group).Val().Count
+	return g.Redis.Client.XPending(context.Background(), g.Stream, g.Group).Val().Count + unsent(g.Redis, g.Outbox, g.Group)
+}
+
+// unsent is the number of entries of the outbox stream not yet sent and acknowledged.
+func unsent(r testinfra.RedisDB, stream, group string) int64 {
+	ctx := context.Background()
+	groups, err := r.Client.XInfoGroups(ctx, stream).Result()
+	if err != nil {
+		if n := r.Client.XLen(ctx, stream).Val(); n > 0 {
+			return n // entries but no group yet
+		}
+		return 0
+	}
+	for _, g := range groups {
+		if g.Name == group {
+			return g.Lag + g.Pending
+		}
+	}
+	return r.Client.XLen(ctx, stream).Val()
 }
 
 // WaitFor polls cond for up to 15 s.
@@ -147,12 +167,14 @@ func (b *Binary) Start(t testing.TB, env ...string) *exec.Cmd {
 	return StartBinary(t, b.Path, append(slices.Clip(b.Env), env...), b.Addr)
 }
 
-// WaitSettled waits until answered holds and the inbox has no unacknowledged entry.
+// WaitSettled waits until answered holds, the inbox has no unacknowledged entry and the outbox
+// nothing left to send.
 func (b *Binary) WaitSettled(t testing.TB, what string, answered func() bool) {
 	t.Helper()
 	stream := b.Redis.Prefix + "inbox:" + b.channel
 	WaitFor(t, what, func() bool {
-		return answered() && b.Redis.Client.XPending(context.Background(), stream, b.service).Val().Count == 0
+		return answered() && b.Redis.Client.XPending(context.Background(), stream, b.service).Val().Count == 0 &&
+			unsent(b.Redis, b.Redis.Prefix+"outbox:"+b.channel, b.service) == 0
 	})
 }
 
@@ -309,11 +331,12 @@ func CheckValidate[C any](t *testing.T, valid func() C, validate func(*C) error,
 }
 
 // CheckPushOnce pushes a notification twice, over Connect and over gRPC, with one retry key per
-// protocol (result-connect, result-grpc) to session(protocol): each push answers delivered=1 and
+// protocol (result-connect, result-grpc) to session(protocol): each push answers delivered=1
+// (stored in the outbox) and, once settled holds (the outbox sent everything),
 // delivered(protocol) must count one delivery. A push to foreign, another channel's session, is
 // refused as an invalid argument.
 func CheckPushOnce(t *testing.T, internalURL, service string, session func(protocol string) string, foreign string,
-	delivered func(protocol string) int) {
+	delivered func(protocol string) int, settled func() bool) {
 	t.Helper()
 	clients := map[string]gatewayv1connect.NotificationServiceClient{
 		"connect": gatewayv1connect.NewNotificationServiceClient(rpcserver.NewHTTPClient(), internalURL, testinfra.AsSuite(t, service)),
@@ -330,6 +353,7 @@ func CheckPushOnce(t *testing.T, internalURL, service string, session func(proto
 					t.Fatalf("push: %v, %v", res, err)
 				}
 			}
+			WaitFor(t, "the push sent", func() bool { return delivered(name) > 0 && settled() })
 			if n := delivered(name); n != 1 {
 				t.Fatalf("delivered %d times", n)
 			}

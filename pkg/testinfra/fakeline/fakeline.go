@@ -1,11 +1,13 @@
 // Package fakeline is a local LINE platform for tests: a Messaging API server (reply with
 // single-use reply tokens, push with X-Line-Retry-Key semantics, loading animation) that checks
-// the requests against LINE's limits, and a webhook client that signs its bodies with the
-// channel secret exactly as LINE does.
+// the requests against LINE's limits and can be taken down (Outage: 5xx, 429 with Retry-After,
+// dropped connections, pushes accepted whose answer is lost), and a webhook client that signs
+// its bodies with the channel secret exactly as LINE does.
 package fakeline
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -74,6 +76,77 @@ type Server struct {
 	acceptFirst bool
 	problems    []string
 	onSent      func(Sent)
+	// An outage: faults for the next outageLeft requests to reply and push (-1: until Up).
+	outage      []Fault
+	outageLeft  int
+	outageCount int
+	failed      int
+}
+
+// Fault is how the API fails one request during an outage.
+type Fault struct {
+	// Status is the answer's status (500, 503, 429 — with Retry-After: 1 —); with Reset instead
+	// the connection is dropped without an answer (a network error).
+	Status int
+	Reset  bool
+	// Accept: a push is nevertheless delivered before the failure (its answer is lost on the way
+	// back), which a retry under the same retry key must find accepted (409). Replies have no
+	// retry key and are never accepted by a fault.
+	Accept bool
+}
+
+// Outage makes the next n requests to reply and push fail, cycling through faults, then the
+// API recovers; n < 0 keeps it down until Up.
+func (s *Server) Outage(n int, faults ...Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.outage, s.outageLeft, s.outageCount = faults, n, 0
+}
+
+// Up ends an outage.
+func (s *Server) Up() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.outage, s.outageLeft = nil, 0
+}
+
+// Failed is the number of requests an outage failed.
+func (s *Server) Failed() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.failed
+}
+
+// fault takes the outage's next fault for a request; s.mu is held.
+func (s *Server) fault() (Fault, bool) {
+	if len(s.outage) == 0 || s.outageLeft == 0 {
+		return Fault{}, false
+	}
+	f := s.outage[s.outageCount%len(s.outage)]
+	s.outageCount++
+	s.failed++
+	if s.outageLeft > 0 {
+		s.outageLeft--
+	}
+	return f, true
+}
+
+// fail answers a request with f; s.mu is held.
+func fail(w http.ResponseWriter, f Fault) {
+	if f.Reset {
+		if hj, ok := w.(http.Hijacker); ok {
+			if conn, _, err := hj.Hijack(); err == nil {
+				_ = conn.Close()
+				return
+			}
+		}
+	}
+	if f.Status == http.StatusTooManyRequests {
+		w.Header().Set("Retry-After", "1")
+		writeJSON(w, f.Status, map[string]string{"message": "The API rate limit has been exceeded. Try again later."})
+		return
+	}
+	writeJSON(w, cmp.Or(f.Status, http.StatusInternalServerError), map[string]string{"message": "An error occurred in the backend"})
 }
 
 var uuidPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
@@ -229,6 +302,10 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if f, ok := s.fault(); ok {
+		fail(w, f)
+		return
+	}
 	if !s.tokens[b.ReplyToken] {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"message": "Invalid reply token"})
 		return
@@ -250,6 +327,14 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 	s.pushKeys = append(s.pushKeys, key)
 	if key != "" && !uuidPattern.MatchString(key) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"message": "The value for the 'X-Line-Retry-Key' header is invalid"})
+		return
+	}
+	if f, ok := s.fault(); ok {
+		if f.Accept && key != "" && !s.accepted[key] {
+			s.accepted[key] = true
+			s.record(Sent{Kind: "push", To: b.To, RetryKey: key, Messages: b.Messages, At: at})
+		}
+		fail(w, f)
 		return
 	}
 	if s.failPushes > 0 {

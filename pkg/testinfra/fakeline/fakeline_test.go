@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -42,5 +43,37 @@ func TestSentMessagesAsUsersSeeThem(t *testing.T) {
 	}
 	if p := s.Problems(); len(p) > 0 {
 		t.Errorf("problems %v", p)
+	}
+}
+
+// TestOutage: during an outage pushes and replies fail as configured — a dropped connection, a
+// 429 with Retry-After, a push accepted whose answer is lost (its retry then gets 409) — and the
+// API answers again after it.
+func TestOutage(t *testing.T) {
+	s := NewServer("tok")
+	defer s.Close()
+	push := func(key string) (*http.Response, error) {
+		req, _ := http.NewRequest(http.MethodPost, s.URL+"/v2/bot/message/push",
+			strings.NewReader(`{"to":"U1","messages":[{"type":"text","text":"hi"}]}`))
+		req.Header.Set("Authorization", "Bearer tok")
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Line-Retry-Key", key)
+		return http.DefaultClient.Do(req)
+	}
+	const key = "123e4567-e89b-12d3-a456-426614174000"
+	s.Outage(3, Fault{Reset: true}, Fault{Status: http.StatusTooManyRequests}, Fault{Status: http.StatusInternalServerError, Accept: true})
+	if res, err := push(key); err == nil {
+		res.Body.Close()
+		t.Fatal("a dropped connection answered")
+	}
+	for _, want := range []int{http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusConflict} {
+		res, err := push(key)
+		if err != nil || res.StatusCode != want {
+			t.Fatalf("push: %v %v, want %d", res, err, want)
+		}
+		res.Body.Close()
+	}
+	if s.Failed() != 3 || len(s.Sent()) != 1 {
+		t.Fatalf("failed %d, sent %+v", s.Failed(), s.Sent())
 	}
 }

@@ -1,6 +1,9 @@
-// Package fakeslack is a local Slack for tests: a Web API server (auth.test, chat.postMessage,
-// chat.postEphemeral, chat.update) that checks requests against Slack's limits, and clients for the Events API and
-// interactivity that sign their bodies with the signing secret exactly as Slack does.
+// Package fakeslack is a local Slack for tests: a Web API server (auth.test, chat.postMessage
+// with message metadata, chat.postEphemeral, chat.update, conversations.replies and
+// conversations.history) that checks requests against Slack's limits and can be taken down
+// (Outage: 5xx, 429 with Retry-After, dropped connections, posts made whose answer is lost), and
+// clients for the Events API and interactivity that sign their bodies with the signing secret
+// exactly as Slack does.
 package fakeslack
 
 import (
@@ -14,6 +17,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,6 +60,25 @@ type Post struct {
 	TS       string // ts of the new message, or the updated one
 	Text     string
 	Blocks   []Block
+	// Metadata is the message's metadata (chat.postMessage's metadata argument), if any.
+	Metadata *Metadata
+}
+
+// Metadata is a message's metadata: an event type and its payload.
+type Metadata struct {
+	EventType    string         `json:"event_type"`
+	EventPayload map[string]any `json:"event_payload"`
+}
+
+// Fault is how the Web API fails one call during an outage.
+type Fault struct {
+	// Status is the answer's status (500, 503, 429 — with Retry-After: 1 —); with Reset instead
+	// the connection is dropped without an answer (a network error).
+	Status int
+	Reset  bool
+	// Accept: the message is nevertheless posted before the failure (the answer is lost on the
+	// way back), as Slack can do; a retry must find it instead of posting it again.
+	Accept bool
 }
 
 // Server is the fake Web API; its URL + "/api" is the API base URL.
@@ -70,6 +93,69 @@ type Server struct {
 	failAfter  int
 	failStatus int
 	problems   []string
+	// An outage: faults for the next outageLeft chat.* calls (-1: until Up).
+	outage      []Fault
+	outageLeft  int
+	outageCount int
+	failed      int
+}
+
+// Outage makes the next n calls of chat.postMessage, chat.update and chat.postEphemeral fail,
+// cycling through faults, then the API recovers; n < 0 keeps it down until Up.
+func (s *Server) Outage(n int, faults ...Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.outage, s.outageLeft, s.outageCount = faults, n, 0
+}
+
+// Up ends an outage.
+func (s *Server) Up() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.outage, s.outageLeft = nil, 0
+}
+
+// Failed is the number of calls an outage failed.
+func (s *Server) Failed() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.failed
+}
+
+// fault takes the outage's next fault; s.mu is held.
+func (s *Server) fault() (Fault, bool) {
+	if len(s.outage) == 0 || s.outageLeft == 0 {
+		return Fault{}, false
+	}
+	f := s.outage[s.outageCount%len(s.outage)]
+	s.outageCount++
+	s.failed++
+	if s.outageLeft > 0 {
+		s.outageLeft--
+	}
+	return f, true
+}
+
+// fail answers a call with f.
+func fail(w http.ResponseWriter, f Fault) {
+	if f.Reset {
+		if hj, ok := w.(http.Hijacker); ok {
+			if conn, _, err := hj.Hijack(); err == nil {
+				_ = conn.Close()
+				return
+			}
+		}
+	}
+	status := f.Status
+	if status == 0 {
+		status = http.StatusInternalServerError
+	}
+	if status == http.StatusTooManyRequests {
+		w.Header().Set("Retry-After", "1")
+		writeJSON(w, status, map[string]any{"ok": false, "error": "ratelimited"})
+		return
+	}
+	writeJSON(w, status, map[string]any{"ok": false, "error": "service_unavailable"})
 }
 
 // NewServer starts a Web API that accepts the bot token token.
@@ -80,6 +166,10 @@ func NewServer(token string) *Server {
 	mux.HandleFunc("POST /api/chat.postMessage", s.chat("chat.postMessage"))
 	mux.HandleFunc("POST /api/chat.update", s.chat("chat.update"))
 	mux.HandleFunc("POST /api/chat.postEphemeral", s.chat("chat.postEphemeral"))
+	mux.HandleFunc("POST /api/conversations.replies", s.conversations("conversations.replies"))
+	mux.HandleFunc("POST /api/conversations.history", s.conversations("conversations.history"))
+	mux.HandleFunc("GET /api/conversations.replies", s.conversations("conversations.replies"))
+	mux.HandleFunc("GET /api/conversations.history", s.conversations("conversations.history"))
 	s.Server = httptest.NewServer(mux)
 	return s
 }
@@ -135,6 +225,11 @@ func (s *Server) chat(method string) http.HandlerFunc {
 		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		f, down := s.fault()
+		if down && !(f.Accept && method == "chat.postMessage") {
+			fail(w, f)
+			return
+		}
 		if method == "chat.postMessage" && s.failPosts > 0 && s.failAfter > 0 {
 			s.failAfter--
 		} else if method == "chat.postMessage" && s.failPosts > 0 {
@@ -169,14 +264,89 @@ func (s *Server) chat(method string) http.HandlerFunc {
 				return
 			}
 		}
+		if m := vals.Get("metadata"); m != "" {
+			p.Metadata = &Metadata{}
+			if err := json.Unmarshal([]byte(m), p.Metadata); err != nil {
+				writeJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "invalid_metadata_format"})
+				return
+			}
+		}
 		s.check(p)
 		if method == "chat.postMessage" {
 			s.seq++
 			p.TS = fmt.Sprintf("1700000000.%06d", s.seq)
 		}
 		s.posts = append(s.posts, p)
+		if down {
+			fail(w, f) // posted, but the answer is lost
+			return
+		}
 		writeJSON(w, http.StatusOK, map[string]any{"ok": true, "channel": p.Channel, "ts": p.TS,
 			"message": map[string]any{"text": p.Text, "ts": p.TS, "thread_ts": p.ThreadTS}})
+	}
+}
+
+// conversations serves conversations.replies (the thread ts names: its replies, oldest first) and
+// conversations.history (the channel's top-level messages, newest first), with each message's
+// metadata only when include_all_metadata is set, paged by cursor as Slack does.
+func (s *Server) conversations(method string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		vals, err := params(r)
+		if err != nil {
+			writeJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "invalid_form_data"})
+			return
+		}
+		for k, v := range r.URL.Query() {
+			if vals.Get(k) == "" {
+				vals[k] = v
+			}
+		}
+		if !s.authed(w, r, vals) {
+			return
+		}
+		channel, ts := vals.Get("channel"), vals.Get("ts")
+		if channel == "" || (method == "conversations.replies" && ts == "") {
+			writeJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "invalid_arguments"})
+			return
+		}
+		meta := vals.Get("include_all_metadata") == "1" || vals.Get("include_all_metadata") == "true"
+		limit, _ := strconv.Atoi(vals.Get("limit"))
+		if limit <= 0 || limit > 1000 {
+			limit = 100
+		}
+		start, _ := strconv.Atoi(vals.Get("cursor"))
+		s.mu.Lock()
+		var msgs []map[string]any
+		for _, p := range s.posts {
+			if p.Method != "chat.postMessage" || p.Channel != channel {
+				continue
+			}
+			if (method == "conversations.replies" && p.ThreadTS != ts && p.TS != ts) || (method == "conversations.history" && p.ThreadTS != "") {
+				continue
+			}
+			m := map[string]any{"type": "message", "user": BotUserID, "bot_id": "B0001", "text": p.Text, "ts": p.TS}
+			if p.ThreadTS != "" {
+				m["thread_ts"] = p.ThreadTS
+			}
+			if meta && p.Metadata != nil {
+				m["metadata"] = p.Metadata
+			}
+			msgs = append(msgs, m)
+		}
+		s.mu.Unlock()
+		if method == "conversations.history" {
+			slices.Reverse(msgs)
+		}
+		next := ""
+		if start > len(msgs) {
+			start = len(msgs)
+		}
+		msgs = msgs[start:]
+		if len(msgs) > limit {
+			msgs, next = msgs[:limit], strconv.Itoa(start+limit)
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"ok": true, "messages": msgs, "has_more": next != "",
+			"response_metadata": map[string]any{"next_cursor": next}})
 	}
 }
 

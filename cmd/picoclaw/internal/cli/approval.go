@@ -79,12 +79,18 @@ type restError struct {
 
 // rest calls the approval REST API with the bearer token.
 func rest(ctx context.Context, g *globals, method, path string, query url.Values, body, out any) error {
-	if g.token == "" {
-		return &apiError{code: ExitUnauthorized, msg: "PICOCLAW_TOKEN is not set (the approval API needs a bearer token)"}
-	}
 	base := g.restURL
 	if base == "" {
 		base = g.cfg.Services.Approval.PublicURL
+	}
+	return restAt(ctx, g, "approval", base, method, path, query, body, out)
+}
+
+// restAt calls a REST API of the suite (approval's, a gateway's dead letters) at base with the
+// approver's bearer token; service names it in errors.
+func restAt(ctx context.Context, g *globals, service, base, method, path string, query url.Values, body, out any) error {
+	if g.token == "" {
+		return &apiError{code: ExitUnauthorized, msg: "PICOCLAW_TOKEN is not set (the " + service + " API needs an approver's bearer token)"}
 	}
 	if query == nil {
 		query = url.Values{}
@@ -109,7 +115,7 @@ func rest(ctx context.Context, g *globals, method, path string, query url.Values
 	}
 	res, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
 	if err != nil {
-		return &apiError{code: ExitUnavailable, msg: fmt.Sprintf("approval service unreachable at %s: %v", base, err)}
+		return &apiError{code: ExitUnavailable, msg: fmt.Sprintf("%s unreachable at %s: %v", service, base, err)}
 	}
 	defer res.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(res.Body, 16<<20))
@@ -132,7 +138,7 @@ func rest(ctx context.Context, g *globals, method, path string, query url.Values
 		return nil
 	}
 	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("unexpected answer from the approval API: %w", err)
+		return fmt.Errorf("unexpected answer from the %s API: %w", service, err)
 	}
 	return nil
 }

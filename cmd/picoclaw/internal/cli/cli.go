@@ -91,6 +91,7 @@ func commands() map[string]command {
 		"run":          {"start the whole suite in this process and chat in this terminal (or run it as a service)", "run [--data DIR] [--user NAME] [--chat auto|on|off] [--grace 2s] [--log-max-size MB] [--log-max-age 24h] [--log-keep N]", runEmbedded},
 		"data":         {"compact or export the embedded suite's data directory", "data compact|export [--data DIR] [--out FILE]", runData},
 		"chat":         {"chat with a running suite (channel cli)", "chat [--user NAME]", runChat},
+		"deadletters":  {"list, show, replay or drop the gateways' dead letters (events not handled, replies and pushes not sent)", "deadletters list [--channel line|slack] [--queue inbox|outbox] [--limit N] | show|replay|drop <channel>:<queue>:<id> [--gateway-url URL] [--json]", runDeadLetters},
 		"jobs":         {"list approval jobs", "jobs [--status pending|granted|auto_approved|denied|expired|cancelled|executing|completed|failed|refused]", runJobs},
 		"job":          {"show a job and its audit trail", "job <job_id>", runJob},
 		"approve":      {"approve a pending job", "approve <job_id>", runApprove},
@@ -204,7 +205,7 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-13s %s\n", n, cmds[n].summary)
 	}
 	fmt.Fprintln(w, "\n`picoclaw help <command>` or `picoclaw <command> --help` shows a command's options.")
-	fmt.Fprintln(w, "Approval commands send the token in PICOCLAW_TOKEN.")
+	fmt.Fprintln(w, "Approval and dead-letter commands send the approver's token in PICOCLAW_TOKEN.")
 	fmt.Fprintf(w, "\nexit codes: %d ok, %d error, %d usage, %d not found, %d conflict (already decided), %d unauthorized/forbidden, %d service unavailable, %d audit log tampered\n",
 		ExitOK, ExitError, ExitUsage, ExitNotFound, ExitConflict, ExitUnauthorized, ExitUnavailable, ExitTampered)
 }

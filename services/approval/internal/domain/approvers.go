@@ -1,11 +1,10 @@
 package domain
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/hex"
 	"fmt"
 	"strings"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/bearer"
 )
 
 // Approvers is the allowlist of people who may approve, deny or change Auto-Approve. An empty
@@ -13,12 +12,8 @@ import (
 type Approvers struct {
 	line, slack, cli map[string]bool
 	bots             map[string]bool
-	tokens           []restToken
-}
-
-type restToken struct {
-	digest [32]byte
-	name   string
+	// tokens are the REST approvers (pkg/bearer, shared with the gateways' dead-letter API).
+	tokens *bearer.Tokens
 }
 
 // ApproverConfig is the allowlist's input: ids per channel, REST "name:token" pairs (from the
@@ -40,40 +35,30 @@ func NewApprovers(c ApproverConfig) (*Approvers, error) {
 		}
 		return m
 	}
-	a := &Approvers{line: set(c.Line), slack: set(c.Slack), cli: set(c.CLI), bots: set(c.BotIDs)}
-	for i, pair := range strings.Split(c.RESTTokens, ",") {
-		pair = strings.TrimSpace(pair)
-		if pair == "" {
-			continue
-		}
-		name, token, ok := strings.Cut(pair, ":")
-		name, token = strings.TrimSpace(name), strings.TrimSpace(token)
-		if !ok || name == "" || len(token) < 32 {
-			return nil, fmt.Errorf("%w: REST token entry %d must be name:token with a token of at least 32 characters", ErrInvalid, i+1)
-		}
-		a.tokens = append(a.tokens, restToken{digest: sha256.Sum256([]byte(token)), name: name})
+	tokens, err := bearer.Parse(c.RESTTokens)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	return a, nil
+	return &Approvers{line: set(c.Line), slack: set(c.Slack), cli: set(c.CLI), bots: set(c.BotIDs), tokens: tokens}, nil
 }
+
+// Tokens are the REST approvers' tokens.
+func (a *Approvers) Tokens() *bearer.Tokens { return a.tokens }
 
 // Authenticate maps a REST bearer token to its approver, comparing digests in constant time.
 func (a *Approvers) Authenticate(token string) (Actor, bool) {
-	d := sha256.Sum256([]byte(token))
-	var found Actor
-	ok := false
-	for _, t := range a.tokens {
-		if subtle.ConstantTimeCompare(d[:], t.digest[:]) == 1 {
-			found, ok = Actor{ID: t.name, Channel: "rest", DisplayName: t.name}, true
-		}
+	name, ok := a.tokens.Authenticate(token)
+	if !ok {
+		return Actor{}, false
 	}
-	return found, ok
+	return RESTActor(name), true
 }
 
+// RESTActor is the approver a REST token names.
+func RESTActor(name string) Actor { return Actor{ID: name, Channel: "rest", DisplayName: name} }
+
 // TokenFingerprint identifies a token in the audit log without revealing it.
-func TokenFingerprint(token string) string {
-	d := sha256.Sum256([]byte(token))
-	return "sha256:" + hex.EncodeToString(d[:6])
-}
+func TokenFingerprint(token string) string { return bearer.Fingerprint(token) }
 
 // Check returns nil when actor may decide, or an error wrapping ErrPermission.
 func (a *Approvers) Check(actor Actor) error {
@@ -92,9 +77,7 @@ func (a *Approvers) Check(actor Actor) error {
 	case "cli":
 		allowed = a.cli[actor.ID]
 	case "rest":
-		for _, t := range a.tokens {
-			allowed = allowed || t.name == actor.ID
-		}
+		allowed = a.tokens.Has(actor.ID)
 	}
 	if !allowed {
 		return fmt.Errorf("%w: %s:%s is not an approver", ErrPermission, actor.Channel, actor.ID)

@@ -19,6 +19,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/fault"
+	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
 )
@@ -135,36 +136,30 @@ func (a *API) Register(handle func(method, pattern string, h http.Handler)) {
 
 type actorKey struct{}
 
-// authenticate maps the bearer token to an approver: no credentials → 401; a token that names
-// no approver → 403, audited with the token's fingerprint only.
+// authenticate maps the bearer token to an approver (rpcserver.RequireApprover, as on the gateways): no
+// credentials → 401; a token that names no approver → 403, audited with the token's fingerprint
+// only.
 func (a *API) authenticate(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-		token = strings.TrimSpace(token)
-		if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="picoclaw-approval"`)
-			writeError(w, http.StatusUnauthorized, "unauthenticated", "a bearer token is required")
-			return
-		}
-		actor, ok := a.approvers.Authenticate(token)
-		if !ok {
-			attempt := r.Method + " " + r.URL.Path
-			if len(attempt) > maxAttemptLen {
-				attempt = strings.ToValidUTF8(attempt[:maxAttemptLen], "") + "…"
-			}
-			if ok, dropped := a.refusals.take(a.now()); ok {
-				if dropped > 0 {
-					attempt += fmt.Sprintf(" (+%d refusals not recorded one by one)", dropped)
-				}
-				a.svc.RefuseAccess(r.Context(), attempt, domain.Actor{ID: domain.TokenFingerprint(token), Channel: "rest"})
-			} else {
-				a.log.WarnContext(r.Context(), "approval.access_refused_unrecorded", slog.String("token", domain.TokenFingerprint(token)))
-			}
-			writeError(w, http.StatusForbidden, "unknown_approver", "the token does not belong to an approver")
-			return
-		}
+	return rpcserver.RequireApprover(a.approvers.Tokens(), "picoclaw-approval", a.refused, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		actor := domain.RESTActor(rpcserver.Approver(r.Context()))
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), actorKey{}, actor)))
-	})
+	}))
+}
+
+// refused audits a request whose token names no approver, within the refusal budget.
+func (a *API) refused(r *http.Request, fingerprint string) {
+	attempt := r.Method + " " + r.URL.Path
+	if len(attempt) > maxAttemptLen {
+		attempt = strings.ToValidUTF8(attempt[:maxAttemptLen], "") + "…"
+	}
+	if ok, dropped := a.refusals.take(a.now()); ok {
+		if dropped > 0 {
+			attempt += fmt.Sprintf(" (+%d refusals not recorded one by one)", dropped)
+		}
+		a.svc.RefuseAccess(r.Context(), attempt, domain.Actor{ID: fingerprint, Channel: "rest"})
+	} else {
+		a.log.WarnContext(r.Context(), "approval.access_refused_unrecorded", slog.String("token", fingerprint))
+	}
 }
 
 func actorFrom(r *http.Request) domain.Actor {

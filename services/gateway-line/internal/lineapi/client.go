@@ -88,7 +88,8 @@ func (c *Client) Reply(ctx context.Context, replyToken string, msgs []domain.Out
 
 // Push sends messages to a user, group or room. Every attempt carries the same retry key, so LINE
 // delivers the push at most once; a 409 means an earlier attempt was accepted and counts as
-// success. 5xx, 429 and network errors are retried; other 4xx are domain.ErrPermanent.
+// success. 5xx, 408, 429 and network errors are retried (here a few times, then by the outbox
+// until its maximum age); other 4xx are domain.ErrPermanent.
 func (c *Client) Push(ctx context.Context, to string, msgs []domain.OutMessage, retryKey string) error {
 	req := &messaging_api.PushMessageRequest{To: to, Messages: toSDK(msgs)}
 	var last error
@@ -108,7 +109,7 @@ func (c *Client) Push(ctx context.Context, to string, msgs []domain.OutMessage, 
 		switch {
 		case status == http.StatusConflict:
 			return nil
-		case status >= 400 && status < 500 && status != http.StatusTooManyRequests:
+		case status >= 400 && status < 500 && status != http.StatusTooManyRequests && status != http.StatusRequestTimeout:
 			return fmt.Errorf("line push: %w: %w", domain.ErrPermanent, err)
 		}
 		last = err

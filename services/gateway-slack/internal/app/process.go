@@ -17,7 +17,10 @@ import (
 
 // Slack is the Web API.
 type Slack interface {
-	Post(ctx context.Context, channel, threadTS string, msg domain.OutMessage) (string, error)
+	// Post posts msg with its send key (kept in the message's metadata).
+	Post(ctx context.Context, channel, threadTS string, msg domain.OutMessage, key string) (string, error)
+	// Posted finds the message posted under key in the thread; "" when there is none.
+	Posted(ctx context.Context, channel, threadTS, key string) (string, error)
 	// PostEphemeral shows msg to user alone (its buttons are left out).
 	PostEphemeral(ctx context.Context, channel, threadTS, user string, msg domain.OutMessage) error
 	CloseButtons(ctx context.Context, channel, ts, text, note string) error
@@ -106,8 +109,12 @@ func (c *Channel) SendPrivate(ctx context.Context, ev channel.Event, key string,
 }
 
 // Send posts the replies in the thread in order; each message is marked once sent, so a retry
-// resumes after it.
+// resumes after it. Slack has no idempotency key, so every message carries its send key in its
+// metadata, and a retry (a later attempt, or a redelivery after a crash) first looks for the
+// message in the thread: one whose post was made but whose answer was lost is found there and
+// not posted again.
 func (c *Channel) Send(ctx context.Context, to channel.Target, key string, replies []chatlink.Reply) (int, error) {
+	retry := to.Attempt > 1 || to.Redelivered
 	var a address
 	if to.Event != nil {
 		in := to.Event.Native.(domain.Inbound)
@@ -117,8 +124,19 @@ func (c *Channel) Send(ctx context.Context, to channel.Target, key string, repli
 	}
 	msgs := domain.Compose(replies, c.texts)
 	for i, m := range msgs {
-		err := c.once.Do(ctx, key+":"+strconv.Itoa(i), func() error {
-			_, err := c.slack.Post(ctx, a.channel, a.thread, m)
+		k := key + ":" + strconv.Itoa(i)
+		err := c.once.Do(ctx, k, func() error {
+			if retry {
+				ts, err := c.slack.Posted(ctx, a.channel, a.thread, k)
+				if err != nil {
+					return err
+				}
+				if ts != "" {
+					c.log.InfoContext(ctx, "slack.found_posted", slog.String("key", k), slog.String("ts", ts))
+					return nil
+				}
+			}
+			_, err := c.slack.Post(ctx, a.channel, a.thread, m, k)
 			return err
 		})
 		if err != nil {

@@ -18,21 +18,36 @@ import (
 
 type fakeSlack struct {
 	posts    []string
+	keys     map[string]string // send key -> ts of the post
 	private  []string
 	closed   []string
 	failPost map[int]error // by post call number (0-based)
+	lost     map[int]bool  // the post is made but its answer is lost (a 503)
 	calls    int
+	lookups  int
 	closeErr error
 }
 
-func (f *fakeSlack) Post(_ context.Context, channel, thread string, m domain.OutMessage) (string, error) {
+func (f *fakeSlack) Post(_ context.Context, channel, thread string, m domain.OutMessage, key string) (string, error) {
 	n := f.calls
 	f.calls++
 	if err := f.failPost[n]; err != nil {
 		return "", err
 	}
 	f.posts = append(f.posts, channel+"/"+thread+":"+m.Text)
+	if f.keys == nil {
+		f.keys = map[string]string{}
+	}
+	f.keys[channel+"/"+thread+"/"+key] = fmt.Sprint("ts", n)
+	if f.lost[n] {
+		return "", errors.New("slack chat.postMessage: slack server error: 503")
+	}
 	return fmt.Sprint("ts", n), nil
+}
+
+func (f *fakeSlack) Posted(_ context.Context, channel, thread, key string) (string, error) {
+	f.lookups++
+	return f.keys[channel+"/"+thread+"/"+key], nil
 }
 
 func (f *fakeSlack) PostEphemeral(_ context.Context, channel, thread, user string, m domain.OutMessage) error {
@@ -94,6 +109,28 @@ func TestRetryResumesWithoutRepeating(t *testing.T) {
 		t.Fatal(err)
 	}
 	if fmt.Sprint(s.posts) != "[C1/1.0:one C1/1.0:two]" {
+		t.Fatalf("posts %v", s.posts)
+	}
+}
+
+// TestLostAnswerIsFoundNotReposted: a post Slack made but whose answer was lost is found by its
+// send key when the send is retried, and not posted again; a first attempt looks nothing up.
+func TestLostAnswerIsFoundNotReposted(t *testing.T) {
+	s := &fakeSlack{lost: map[int]bool{1: true}}
+	chat := &fakeChat{replies: []domain.Reply{{Text: "one"}, {Text: "two"}, {Text: "three"}}}
+	p := newProc(chat, s, memMarks{})
+	d := deliver(t, domain.Inbound{EventID: "Ev1", Kind: domain.KindMessage, Channel: "C1", ThreadTS: "1.0", UserID: "U1", Text: "hi"})
+	if err := p.Handle(context.Background(), d); err == nil || inbox.IsPermanent(err) {
+		t.Fatalf("first attempt: %v, want retryable", err)
+	}
+	if s.lookups != 0 {
+		t.Fatalf("%d lookups on a first attempt", s.lookups)
+	}
+	d.Attempt = 2
+	if err := p.Handle(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(s.posts) != "[C1/1.0:one C1/1.0:two C1/1.0:three]" {
 		t.Fatalf("posts %v", s.posts)
 	}
 }

@@ -56,9 +56,14 @@ func (c *Client) BotUserID(ctx context.Context) (string, error) {
 	return res.UserID, nil
 }
 
-// Post posts msg in the thread and returns its ts.
-func (c *Client) Post(ctx context.Context, channel, threadTS string, msg domain.OutMessage) (string, error) {
-	opts := []slack.MsgOption{slack.MsgOptionText(msg.Text, false), slack.MsgOptionDisableLinkUnfurl()}
+// sendEvent is the metadata event type of every message the gateway posts; its payload's key
+// is the message's send key (Posted finds a message by it).
+const sendEvent = "picoclaw_send"
+
+// Post posts msg in the thread with its send key in the message's metadata and returns its ts.
+func (c *Client) Post(ctx context.Context, channel, threadTS string, msg domain.OutMessage, key string) (string, error) {
+	opts := []slack.MsgOption{slack.MsgOptionText(msg.Text, false), slack.MsgOptionDisableLinkUnfurl(),
+		slack.MsgOptionMetadata(slack.SlackMetadata{EventType: sendEvent, EventPayload: map[string]any{"key": key}})}
 	if threadTS != "" {
 		opts = append(opts, slack.MsgOptionTS(threadTS))
 	}
@@ -70,6 +75,46 @@ func (c *Client) Post(ctx context.Context, channel, threadTS string, msg domain.
 		return "", classify("chat.postMessage", err)
 	}
 	return ts, nil
+}
+
+// postedPages bounds the pages of a thread (200 messages each) Posted reads.
+const postedPages = 5
+
+// Posted finds the message posted under key in the thread (in the channel's latest messages
+// when threadTS is empty) and returns its ts, or "" when there is none. Slack has no
+// idempotency key: a post whose answer was lost (a 5xx, a dropped connection) may have been
+// made, and a retry looks here first instead of posting it again.
+func (c *Client) Posted(ctx context.Context, channel, threadTS, key string) (string, error) {
+	cursor := ""
+	for range postedPages {
+		var msgs []slack.Message
+		var next string
+		var err error
+		if threadTS != "" {
+			msgs, _, next, err = c.api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
+				ChannelID: channel, Timestamp: threadTS, Cursor: cursor, Limit: 200, IncludeAllMetadata: true})
+		} else {
+			var res *slack.GetConversationHistoryResponse
+			res, err = c.api.GetConversationHistoryContext(ctx, &slack.GetConversationHistoryParameters{
+				ChannelID: channel, Cursor: cursor, Limit: 200, IncludeAllMetadata: true})
+			if res != nil {
+				msgs, next = res.Messages, res.ResponseMetaData.NextCursor
+			}
+		}
+		if err != nil {
+			return "", classify("conversations.replies", err)
+		}
+		for _, m := range msgs {
+			if m.Metadata.EventType == sendEvent && m.Metadata.EventPayload["key"] == key {
+				return m.Timestamp, nil
+			}
+		}
+		if next == "" || threadTS == "" {
+			return "", nil
+		}
+		cursor = next
+	}
+	return "", nil
 }
 
 // PostEphemeral shows msg to user alone in the thread (chat.postEphemeral); its buttons are
@@ -130,13 +175,18 @@ func nonEmpty(s string) string {
 }
 
 // classify marks errors that retrying cannot fix (Slack answered ok=false with a client error
-// such as channel_not_found or not_in_channel) as domain.ErrPermanent; rate limits, 5xx and
-// network errors stay retryable.
+// such as channel_not_found or not_in_channel, or an HTTP 4xx other than 408 and 429) as
+// domain.ErrPermanent; rate limits, 5xx and network errors stay retryable.
 func classify(method string, err error) error {
 	var rl *slack.RateLimitedError
 	var sc slack.StatusCodeError
 	switch {
-	case errors.As(err, &rl), errors.As(err, &sc):
+	case errors.As(err, &rl):
+		return fmt.Errorf("slack %s: %w", method, err)
+	case errors.As(err, &sc):
+		if sc.Code >= 400 && sc.Code < 500 && sc.Code != http.StatusTooManyRequests && sc.Code != http.StatusRequestTimeout {
+			return fmt.Errorf("slack %s: %w: %w", method, domain.ErrPermanent, err)
+		}
 		return fmt.Errorf("slack %s: %w", method, err)
 	}
 	var se slack.SlackErrorResponse

@@ -1,0 +1,200 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/channel"
+)
+
+// gatewayChannels are the channels whose gateways keep dead letters, in listing order.
+var gatewayChannels = []string{"line", "slack"}
+
+// runDeadLetters is `picoclaw deadletters list|show|replay|drop`: the dead letters of the
+// gateways (events that could not be handled, replies and pushes that could not be sent) over
+// each gateway's REST API, with the approver's token (PICOCLAW_TOKEN).
+func runDeadLetters(ctx context.Context, g *globals, args []string) error {
+	fs := newFlags(g, "deadletters", commands()["deadletters"].usage)
+	only := fs.String("channel", "", "list: only this channel's gateway (line or slack)")
+	queue := fs.String("queue", "", "list: only this queue (inbox: events; outbox: replies and pushes)")
+	limit := fs.Int("limit", 50, "list: at most this many per gateway")
+	gatewayURL := fs.String("gateway-url", "", "the gateway's public base URL (default: services.gateway-<channel>.public_url)")
+	jsonOut := fs.Bool("json", false, "print JSON")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usagef("want list, show, replay or drop")
+	}
+	d := deadLetterCmd{g: g, gatewayURL: *gatewayURL, json: *jsonOut}
+	switch pos[0] {
+	case "list":
+		if len(pos) != 1 {
+			return usagef("list takes no argument")
+		}
+		if *only != "" && !isGatewayChannel(*only) {
+			return usagef("--channel must be line or slack, got %q", *only)
+		}
+		if *queue != "" && *queue != channel.QueueInbox && *queue != channel.QueueOutbox {
+			return usagef("--queue must be inbox or outbox, got %q", *queue)
+		}
+		if *limit < 1 || *limit > 500 {
+			return usagef("--limit must be 1..500")
+		}
+		return d.list(ctx, *only, *queue, *limit)
+	case "show", "replay", "drop":
+		if len(pos) != 2 {
+			return usagef("%s takes one dead letter id (<channel>:<queue>:<id>, as list shows it)", pos[0])
+		}
+		ch, id, err := splitDeadLetterID(pos[1])
+		if err != nil {
+			return err
+		}
+		switch pos[0] {
+		case "show":
+			return d.show(ctx, ch, id)
+		case "replay":
+			return d.replay(ctx, ch, id)
+		}
+		return d.drop(ctx, ch, id)
+	}
+	return usagef("unknown deadletters command %q (want list, show, replay or drop)", pos[0])
+}
+
+func isGatewayChannel(ch string) bool { return ch == "line" || ch == "slack" }
+
+// splitDeadLetterID reads "<channel>:<queue>:<id>" into the channel and the gateway's own id.
+func splitDeadLetterID(s string) (string, string, error) {
+	ch, id, ok := strings.Cut(s, ":")
+	if !ok || !isGatewayChannel(ch) || id == "" {
+		return "", "", usagef("dead letter id %q: want <channel>:<queue>:<id> (e.g. line:outbox:1700000000000-0)", s)
+	}
+	return ch, id, nil
+}
+
+type deadLetterCmd struct {
+	g          *globals
+	gatewayURL string
+	json       bool
+}
+
+// base is the public URL of the gateway of ch.
+func (d deadLetterCmd) base(ch string) string {
+	if d.gatewayURL != "" {
+		return d.gatewayURL
+	}
+	if ch == "slack" {
+		return d.g.cfg.Services.GatewaySlack.PublicURL
+	}
+	return d.g.cfg.Services.GatewayLine.PublicURL
+}
+
+func (d deadLetterCmd) call(ctx context.Context, ch, method, path string, query url.Values, out any) error {
+	return restAt(ctx, d.g, "gateway-"+ch, d.base(ch), method, path, query, nil, out)
+}
+
+func (d deadLetterCmd) list(ctx context.Context, only, queue string, limit int) error {
+	channels := gatewayChannels
+	if only != "" {
+		channels = []string{only}
+	}
+	var all []channel.DeadLetterJSON
+	var failed []error
+	for _, ch := range channels {
+		q := url.Values{"limit": {fmt.Sprint(limit)}}
+		if queue != "" {
+			q.Set("queue", queue)
+		}
+		var page channel.DeadLetterList
+		if err := d.call(ctx, ch, http.MethodGet, channel.DeadLettersPath, q, &page); err != nil {
+			var ae *apiError
+			if only == "" && errors.As(err, &ae) && ae.code == ExitUnavailable {
+				// A channel that is not deployed has no gateway to ask.
+				fmt.Fprintf(d.g.io.Err, "%s: %v\n", msg(d.g.locale, "スキップ", "skipped"), err)
+				failed = append(failed, err)
+				continue
+			}
+			return err
+		}
+		all = append(all, page.DeadLetters...)
+	}
+	if len(failed) == len(channels) {
+		return errors.Join(failed...)
+	}
+	if d.json {
+		return json.NewEncoder(d.g.io.Out).Encode(channel.DeadLetterList{DeadLetters: all})
+	}
+	if len(all) == 0 {
+		fmt.Fprintln(d.g.io.Out, msg(d.g.locale, "デッドレターはありません。", "No dead letters."))
+		return nil
+	}
+	tw := tabwriter.NewWriter(d.g.io.Out, 0, 2, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tDIED\tKIND\tTRIES\tCHAT\tREPLAYED\tREASON")
+	for _, dl := range all {
+		replayed := "-"
+		if dl.Replayed != nil {
+			replayed = dl.Replayed.At.Local().Format("01-02 15:04")
+		}
+		fmt.Fprintf(tw, "%s:%s\t%s\t%s\t%d\t%s\t%s\t%s\n", dl.Channel, dl.ID, dl.DiedAt.Local().Format("01-02 15:04:05"), dl.Kind,
+			dl.Attempts, dl.Key, replayed, oneLine(dl.Reason, 60))
+	}
+	return tw.Flush()
+}
+
+func (d deadLetterCmd) show(ctx context.Context, ch, id string) error {
+	var dl channel.DeadLetterJSON
+	if err := d.call(ctx, ch, http.MethodGet, channel.DeadLettersPath+"/"+url.PathEscape(id), nil, &dl); err != nil {
+		return err
+	}
+	if d.json {
+		return json.NewEncoder(d.g.io.Out).Encode(dl)
+	}
+	w := d.g.io.Out
+	fmt.Fprintf(w, "%s:%s  %s\n", dl.Channel, dl.ID, dl.Kind)
+	fmt.Fprintf(w, "%s: %s\n", msg(d.g.locale, "理由", "reason"), dl.Reason)
+	fmt.Fprintf(w, "%s: %d\n", msg(d.g.locale, "試行回数", "attempts"), dl.Attempts)
+	fmt.Fprintf(w, "%s: %s\n", msg(d.g.locale, "受信", "stored"), dl.StoredAt.Local().Format("2006-01-02 15:04:05"))
+	fmt.Fprintf(w, "%s: %s\n", msg(d.g.locale, "断念", "died"), dl.DiedAt.Local().Format("2006-01-02 15:04:05"))
+	fmt.Fprintf(w, "%s: %s\n", msg(d.g.locale, "イベント", "event"), dl.EventID)
+	fmt.Fprintf(w, "%s: %s\n", msg(d.g.locale, "チャット", "chat"), dl.Key)
+	if dl.Text != "" {
+		fmt.Fprintf(w, "%s: %s\n", msg(d.g.locale, "テキスト", "text"), oneLine(dl.Text, 200))
+	}
+	if dl.Replayed != nil {
+		fmt.Fprintf(w, "%s: %s (entry %s)\n", msg(d.g.locale, "再投入済み", "replayed"), dl.Replayed.At.Local().Format("2006-01-02 15:04:05"), dl.Replayed.Entry)
+	}
+	fmt.Fprintf(w, "\npayload:\n%s\n", dl.Payload)
+	return nil
+}
+
+func (d deadLetterCmd) replay(ctx context.Context, ch, id string) error {
+	var r channel.ReplayJSON
+	if err := d.call(ctx, ch, http.MethodPost, channel.DeadLettersPath+"/"+url.PathEscape(id)+"/replay", nil, &r); err != nil {
+		return err
+	}
+	if d.json {
+		return json.NewEncoder(d.g.io.Out).Encode(r)
+	}
+	if r.Already {
+		fmt.Fprintf(d.g.io.Out, msg(d.g.locale, "%s:%s は %s に再投入済みです（entry %s）。何も追加していません。\n",
+			"%s:%s was already replayed at %s (entry %s); nothing was enqueued.\n"), ch, id, r.At.Local().Format("2006-01-02 15:04:05"), r.Entry)
+		return nil
+	}
+	fmt.Fprintf(d.g.io.Out, msg(d.g.locale, "%s:%s を再投入しました（entry %s）。\n", "%s:%s replayed (entry %s).\n"), ch, id, r.Entry)
+	return nil
+}
+
+func (d deadLetterCmd) drop(ctx context.Context, ch, id string) error {
+	if err := d.call(ctx, ch, http.MethodDelete, channel.DeadLettersPath+"/"+url.PathEscape(id), nil, nil); err != nil {
+		return err
+	}
+	fmt.Fprintf(d.g.io.Out, msg(d.g.locale, "%s:%s を削除しました。\n", "%s:%s dropped.\n"), ch, id)
+	return nil
+}
