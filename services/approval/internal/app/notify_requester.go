@@ -81,7 +81,10 @@ func (s *Service) DeliverNotices(ctx context.Context) (int, error) {
 
 // deliverNotice makes one attempt at n; only a store failure is returned.
 func (s *Service) deliverNotice(ctx context.Context, n domain.Notice, now time.Time) (bool, error) {
-	ctx = jobid.WithJobID(ctx, n.JobID)
+	// The notice is the last action on the job: all of it runs in the job's trace.
+	ctx, span := telemetry.JoinTrace(jobid.WithJobID(ctx, n.JobID), s.tracer, n.TraceParent, "approval.notify_requester", trace.WithAttributes(
+		attribute.String("session_id", n.SessionID), attribute.String("decision", string(n.Status)), attribute.Int("attempt", n.Attempts+1)))
+	defer span.End()
 	claimed, err := s.store.ClaimNotice(ctx, n.JobID, now, now.Add(noticeRetryAfter(n.Attempts+1)))
 	if err != nil || !claimed {
 		return false, err
@@ -93,10 +96,6 @@ func (s *Service) deliverNotice(ctx context.Context, n domain.Notice, now time.T
 	if err != nil {
 		return false, err
 	}
-	// The notice is the last action on the job: it joins the job's trace.
-	ctx, span := telemetry.JoinTrace(ctx, s.tracer, job.TraceParent, "approval.notify_requester", trace.WithAttributes(
-		attribute.String("session_id", n.SessionID), attribute.String("decision", string(n.Status)), attribute.Int("attempt", n.Attempts+1)))
-	defer span.End()
 	log := s.log.With(slog.String("session_id", n.SessionID), slog.String("decision", string(n.Status)), slog.Int("attempt", n.Attempts+1))
 	if now.Sub(n.At) > NoticeMaxAge {
 		span.SetStatus(codes.Error, "given up")

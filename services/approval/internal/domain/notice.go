@@ -35,6 +35,8 @@ type Notice struct {
 	At time.Time
 	// Attempts counts the deliveries tried so far.
 	Attempts int
+	// TraceParent is the job's trace: the delivery joins it.
+	TraceParent string
 }
 
 // NoticeOf is the notice the change from prev to next owes the requester's chat, if any: a job
@@ -45,7 +47,7 @@ func NoticeOf(prev, next Job) (Notice, bool) {
 	if prev.Status != StatusPending || next.SessionID == "" {
 		return Notice{}, false
 	}
-	n := Notice{JobID: next.ID, SessionID: next.SessionID, Status: next.Status, At: next.DecidedAt}
+	n := Notice{JobID: next.ID, SessionID: next.SessionID, Status: next.Status, At: next.DecidedAt, TraceParent: next.TraceParent}
 	switch next.Status {
 	case StatusExpired:
 		return n, true

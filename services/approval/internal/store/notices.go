@@ -13,14 +13,14 @@ import (
 // and closed by the app's dispatcher (app.Service.DeliverNotices).
 
 func (u pgUpdate) insertNotice(ctx context.Context, n domain.Notice) error {
-	_, err := u.tx.Exec(ctx, `INSERT INTO approval_notices (job_id, session_id, status, created_at, next_at)
-		VALUES ($1, $2, $3, $4, $4) ON CONFLICT (job_id) DO NOTHING`, n.JobID, n.SessionID, string(n.Status), n.At)
+	_, err := u.tx.Exec(ctx, `INSERT INTO approval_notices (job_id, session_id, status, trace_parent, created_at, next_at)
+		VALUES ($1, $2, $3, $4, $5, $5) ON CONFLICT (job_id) DO NOTHING`, n.JobID, n.SessionID, string(n.Status), n.TraceParent, n.At)
 	return err
 }
 
 // DueNotices returns the notices not yet done whose next attempt is due at now, oldest first.
 func (s *Postgres) DueNotices(ctx context.Context, now time.Time, limit int) ([]domain.Notice, error) {
-	rows, err := s.pool.Query(ctx, `SELECT job_id, session_id, status, created_at, attempts FROM approval_notices
+	rows, err := s.pool.Query(ctx, `SELECT job_id, session_id, status, trace_parent, created_at, attempts FROM approval_notices
 		WHERE done_at IS NULL AND next_at <= $1 ORDER BY next_at, job_id LIMIT $2`, now, limit)
 	if err != nil {
 		return nil, err
@@ -28,7 +28,7 @@ func (s *Postgres) DueNotices(ctx context.Context, now time.Time, limit int) ([]
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (domain.Notice, error) {
 		var n domain.Notice
 		var status string
-		err := r.Scan(&n.JobID, &n.SessionID, &status, &n.At, &n.Attempts)
+		err := r.Scan(&n.JobID, &n.SessionID, &status, &n.TraceParent, &n.At, &n.Attempts)
 		n.Status, n.At = domain.Status(status), n.At.UTC()
 		return n, err
 	})
@@ -54,14 +54,15 @@ func (s *Postgres) NoticeDone(ctx context.Context, jobID string, at time.Time, o
 }
 
 func (u sqliteUpdate) insertNotice(ctx context.Context, n domain.Notice) error {
-	_, err := u.tx.ExecContext(ctx, `INSERT INTO approval_notices (job_id, session_id, status, created_at, next_at)
-		VALUES (?, ?, ?, ?, ?) ON CONFLICT (job_id) DO NOTHING`, n.JobID, n.SessionID, string(n.Status), n.At.UnixMicro(), n.At.UnixMicro())
+	_, err := u.tx.ExecContext(ctx, `INSERT INTO approval_notices (job_id, session_id, status, trace_parent, created_at, next_at)
+		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (job_id) DO NOTHING`, n.JobID, n.SessionID, string(n.Status), n.TraceParent,
+		n.At.UnixMicro(), n.At.UnixMicro())
 	return err
 }
 
 // DueNotices returns the notices not yet done whose next attempt is due at now, oldest first.
 func (s *SQLite) DueNotices(ctx context.Context, now time.Time, limit int) ([]domain.Notice, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT job_id, session_id, status, created_at, attempts FROM approval_notices
+	rows, err := s.db.QueryContext(ctx, `SELECT job_id, session_id, status, trace_parent, created_at, attempts FROM approval_notices
 		WHERE done_at IS NULL AND next_at <= ? ORDER BY next_at, job_id LIMIT ?`, now.UnixMicro(), limit)
 	if err != nil {
 		return nil, err
@@ -74,7 +75,7 @@ func (s *SQLite) DueNotices(ctx context.Context, now time.Time, limit int) ([]do
 			status string
 			at     int64
 		)
-		if err := rows.Scan(&n.JobID, &n.SessionID, &status, &at, &n.Attempts); err != nil {
+		if err := rows.Scan(&n.JobID, &n.SessionID, &status, &n.TraceParent, &at, &n.Attempts); err != nil {
 			return nil, err
 		}
 		n.Status, n.At = domain.Status(status), time.UnixMicro(at).UTC()
