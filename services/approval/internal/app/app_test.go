@@ -207,7 +207,7 @@ var (
 	t0    = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 )
 
-func newApp(t *testing.T, grants *memGrants) (*app.Service, *memStore, *time.Time) {
+func newApp(t *testing.T, grants *memGrants, opts ...app.Option) (*app.Service, *memStore, *time.Time) {
 	t.Helper()
 	approvers, err := domain.NewApprovers(domain.ApproverConfig{Line: []string{owner.ID}})
 	if err != nil {
@@ -227,7 +227,8 @@ func newApp(t *testing.T, grants *memGrants) (*app.Service, *memStore, *time.Tim
 		}
 	}
 	svc := app.New(st, grants, approvers, app.Config{PendingTTL: 30 * time.Minute, AutoApproveAllowed: true,
-		DefaultGrantTTL: time.Hour, MaxGrantTTL: 2 * time.Hour, Policy: domain.PolicyConfig{HardDenyPaths: []string{".git"}}}, nil, app.WithClock(func() time.Time { return now }), app.WithKeyring(testKeys))
+		DefaultGrantTTL: time.Hour, MaxGrantTTL: 2 * time.Hour, Policy: domain.PolicyConfig{HardDenyPaths: []string{".git"}}}, nil,
+		append([]app.Option{app.WithClock(func() time.Time { return now }), app.WithKeyring(testKeys)}, opts...)...)
 	return svc, st, &now
 }
 
