@@ -17,7 +17,6 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"github.com/picoclaw-suite/picoclaw/services/approval/approvaltest"
-	"github.com/picoclaw-suite/picoclaw/services/approval/service"
 )
 
 // recordingGateway is a gateway's push API that records what it is asked to deliver.
@@ -70,7 +69,7 @@ func TestRequesterIsToldThroughTheGateway(t *testing.T) {
 	gw := &recordingGateway{}
 	gwURL := serveGateway(t, gw)
 	s := approvaltest.Start(t, approvaltest.WithApprovers("line", "Uowner"), approvaltest.WithApprovers("slack", "Ulead"),
-		approvaltest.WithConfig(func(c *service.Config) { c.Services.GatewayLine.URL = gwURL }))
+		approvaltest.WithGateways(gwURL, ""))
 	ctx := t.Context()
 	owner := &commonv1.Actor{Id: "Uowner", Channel: "line"}
 	const chat = "line:Uowner"
