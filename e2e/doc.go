@@ -12,6 +12,11 @@
 //   - Slack: the same through a signed app_mention and a block_actions press.
 //   - Terminal: Auto-Approve switched on over the approval REST API for docs/, a cli message to
 //     chat-mio, the result in its reply.
+//   - One trace per job (jobtrace_test.go): a typed /approve, a pressed button, /deliberate with a
+//     typed /pick, a REST approval (the requester's chat is told once) and an expiry by the
+//     sweeper (told once too), with every result pushed; on the exported spans, every span
+//     naming a job is in the job's trace (where approval's RequestApproval ran) or in a trace
+//     linked to it, and the job's trace holds the decision, the execution and the push.
 //
 // Each checks the job's audit chain over the REST API and that the job is exactly one trace,
 // across every service involved, with job_id on every span of it.

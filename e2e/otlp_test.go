@@ -16,11 +16,18 @@ import (
 
 // span is what the receiver keeps of an exported span.
 type span struct {
-	Service string
-	Name    string
-	TraceID string
-	JobID   string
+	Service  string
+	Name     string
+	TraceID  string
+	SpanID   string
+	ParentID string
+	JobID    string
+	// Links are the spans this one links to.
+	Links []spanRef
 }
+
+// spanRef names a span.
+type spanRef struct{ TraceID, SpanID string }
 
 // otlpReceiver is an OTLP/HTTP trace collector (protobuf on /v1/traces): the binaries export
 // to it with OTEL_EXPORTER_OTLP_ENDPOINT, the test reads what they sent.
@@ -71,7 +78,11 @@ func (r *otlpReceiver) Export(_ context.Context, req *coltracepb.ExportTraceServ
 		}
 		for _, ss := range rs.GetScopeSpans() {
 			for _, sp := range ss.GetSpans() {
-				s := span{Service: service, Name: sp.GetName(), TraceID: hex.EncodeToString(sp.GetTraceId())}
+				s := span{Service: service, Name: sp.GetName(), TraceID: hex.EncodeToString(sp.GetTraceId()),
+					SpanID: hex.EncodeToString(sp.GetSpanId()), ParentID: hex.EncodeToString(sp.GetParentSpanId())}
+				for _, l := range sp.GetLinks() {
+					s.Links = append(s.Links, spanRef{TraceID: hex.EncodeToString(l.GetTraceId()), SpanID: hex.EncodeToString(l.GetSpanId())})
+				}
 				for _, kv := range sp.GetAttributes() {
 					if kv.GetKey() == "job_id" {
 						s.JobID = kv.GetValue().GetStringValue()

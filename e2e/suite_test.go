@@ -66,8 +66,8 @@ approval:
 `
 
 // startSuite starts the fakes, the OTLP receiver and the eight binaries, and waits until every
-// one answers /healthz.
-func startSuite(t *testing.T, bin string) *suite {
+// one answers /healthz. extraEnv (KEY=value) overrides the suite's configuration.
+func startSuite(t *testing.T, bin string, extraEnv ...string) *suite {
 	t.Helper()
 	s := &suite{otlp: startOTLP(t), line: startLINE(t), slack: startSlack(t), openai: startOpenAI(t), ollama: startOllama(t),
 		workspace: t.TempDir()}
@@ -88,8 +88,12 @@ func startSuite(t *testing.T, bin string) *suite {
 		"PICOCLAW_OLLAMA_BASE_URL="+s.ollama.URL,
 		"PICOCLAW_ORDERS_ORDER2_BASE_URL="+s.openai.URL+"/v1",
 		"OPENAI_API_KEY="+openAIKey,
+		// order1 (DeepSeek) speaks the same protocol: /deliberate asks both.
+		"PICOCLAW_ORDERS_ORDER1_BASE_URL="+s.openai.URL+"/v1",
+		"DEEPSEEK_API_KEY="+openAIKey,
 		"PICOCLAW_APPROVAL_TOKENS=e2e:"+approvalToken,
 	)
+	env = append(env, extraEnv...)
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/chatlink"
 	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
+	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 )
 
 // Chat is chat-mio (chatclient.Client). Errors that retrying cannot fix wrap ErrPermanent.
@@ -123,7 +124,7 @@ func (r *Runtime) process(ctx context.Context, ev Event, raw []byte, to Target) 
 	// A refused press (not an approver, already decided) leaves the buttons as they are.
 	_, finishes := r.ch.(Finisher)
 	o.Finish = finishes && ev.Kind == KindAction && res.ActionApplied
-	StampTrace(ctx, res.Replies)
+	stampTraceParent(ctx, res.Replies, res.TraceParent)
 	// Why a press was refused is for the presser only; the conversation is left as it was.
 	_, whispers := r.ch.(Whisperer)
 	o.Private = whispers && ev.Kind == KindAction && !res.ActionApplied
@@ -192,9 +193,16 @@ func (r *Runtime) Notify(ctx context.Context, sessionID, jobID, retryKey string,
 // StampTrace puts the current trace into the replies' buttons: a press arrives as a new request,
 // and carrying the traceparent lets its processing continue this job's trace.
 func StampTrace(ctx context.Context, replies []chatlink.Reply) {
-	carrier := propagation.MapCarrier{}
-	propagation.TraceContext{}.Inject(ctx, carrier)
-	tp := carrier.Get("traceparent")
+	stampTraceParent(ctx, replies, "")
+}
+
+// stampTraceParent puts tp into the replies' buttons, or ctx's trace when tp is empty: chat-mio
+// names the job's trace when its turn ran in one other than the request's (a typed command
+// about an existing job).
+func stampTraceParent(ctx context.Context, replies []chatlink.Reply, tp string) {
+	if tp == "" {
+		tp = telemetry.TraceParent(ctx)
+	}
 	if tp == "" {
 		return
 	}

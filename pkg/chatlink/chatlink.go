@@ -68,6 +68,9 @@ type Response struct {
 	AsyncPending bool
 	// ActionApplied: the decision the event carried was applied (its buttons may close).
 	ActionApplied bool
+	// TraceParent is the job's trace the turn ran in (W3C traceparent); the reply's buttons
+	// carry it, so a press continues that trace. Empty: the request's own.
+	TraceParent string
 }
 
 // RepliesFromProto maps reply messages (also used by the notification API).

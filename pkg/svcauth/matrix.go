@@ -67,8 +67,9 @@ func Matrix() []Rule {
 		{executorv1connect.WorkspaceServiceGitLogProcedure, []string{Executor}, []string{CoderOrder, RouterShiro}, false},
 		{executorv1connect.WorkspaceServiceDiffSummaryProcedure, []string{Executor}, []string{CoderOrder, RouterShiro}, false},
 		{executorv1connect.WorkspaceServiceRemotesProcedure, []string{Executor}, []string{CoderOrder, RouterShiro}, false},
-		// Only chat-mio (results) and heartbeat (alerts) write into a chat.
-		{gatewayv1connect.NotificationServicePushProcedure, []string{GatewayLine, GatewaySlack, CLI}, []string{ChatMio, Heartbeat}, false},
+		// Only chat-mio (results), heartbeat (alerts) and approval (telling a requester how their
+		// job was decided elsewhere, or that it expired) write into a chat.
+		{gatewayv1connect.NotificationServicePushProcedure, []string{GatewayLine, GatewaySlack, CLI}, []string{ChatMio, Heartbeat, Approval}, false},
 		{heartbeatv1connect.HeartbeatServiceBeatProcedure, []string{Heartbeat}, Services(), false},
 		{heartbeatv1connect.HeartbeatServiceReportProcedure, []string{Heartbeat}, []string{ChatMio, CLI}, false},
 		{heartbeatv1connect.HeartbeatServiceWatchProcedure, []string{Heartbeat}, []string{ChatMio, CLI}, false},

@@ -57,7 +57,7 @@ func (c *Client) HandleMessage(ctx context.Context, req chatlink.Request) (chatl
 		return chatlink.Response{}, err
 	}
 	return chatlink.Response{JobID: res.GetJobId(), Replies: chatlink.RepliesFromProto(res.GetMessages()), AsyncPending: res.GetAsyncPending(),
-		ActionApplied: res.GetActionApplied()}, nil
+		ActionApplied: res.GetActionApplied(), TraceParent: res.GetTraceParent()}, nil
 }
 
 func permanent(err error) bool {

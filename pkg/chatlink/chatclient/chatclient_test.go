@@ -31,8 +31,11 @@ func (f *fakeChat) HandleMessage(_ context.Context, req *chatv1.HandleMessageReq
 		Text: "承認しますか", JobId: "job_20261121_004",
 		Actions: []*commonv1.Action{{Kind: commonv1.ActionKind_ACTION_KIND_APPROVE, Label: "承認"},
 			{Kind: commonv1.ActionKind_ACTION_KIND_UNSPECIFIED}},
-	}}}, nil
+	}}, TraceParent: jobTrace}, nil
 }
+
+// jobTrace is the job's trace chat-mio's turn ran in.
+const jobTrace = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 
 func TestHandleMessageOverConnect(t *testing.T) {
 	fake := &fakeChat{}
@@ -54,6 +57,9 @@ func TestHandleMessageOverConnect(t *testing.T) {
 	}
 	if a := res.Replies[0].Actions[0]; a.Kind != chatlink.ActionApprove || a.JobID != "job_20261121_004" {
 		t.Fatalf("action = %+v (job id falls back to the message's)", a)
+	}
+	if res.TraceParent != jobTrace {
+		t.Fatalf("trace parent %q, want the job's %q", res.TraceParent, jobTrace)
 	}
 
 	for code, perm := range map[connect.Code]bool{connect.CodeInvalidArgument: true, connect.CodeUnavailable: false, connect.CodeInternal: false} {

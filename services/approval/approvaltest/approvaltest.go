@@ -52,6 +52,19 @@ func WithPendingTTL(ttl, sweep time.Duration) Option {
 	return func(c *service.Config) { c.Approval.PendingTTL, c.Approval.SweepInterval = ttl, sweep }
 }
 
+// WithGateways points the push path (requester notices) at the gateways serving LINE and Slack
+// sessions; "" leaves a channel's default.
+func WithGateways(line, slack string) Option {
+	return func(c *service.Config) {
+		if line != "" {
+			c.Services.GatewayLine.URL = line
+		}
+		if slack != "" {
+			c.Services.GatewaySlack.URL = slack
+		}
+	}
+}
+
 // WithConfig changes anything else.
 func WithConfig(f func(*service.Config)) Option { return Option(f) }
 

@@ -6,17 +6,23 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"connectrpc.com/connect"
+
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1/approvalv1connect"
+	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1/gatewayv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/sqlstate"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/httpapi"
+	"github.com/picoclaw-suite/picoclaw/services/approval/internal/notify"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/policy"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/promstats"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/rpc"
@@ -302,6 +308,12 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return abort(err)
 	}
+	hc := rpcserver.NewHTTPClient()
+	defer hc.CloseIdleConnections()
+	notifier, err := gateways(srv, hc, cfg)
+	if err != nil {
+		return abort(err)
+	}
 	svc := app.New(stats.Store(store.MarkOutages(st)), grants, approvers, app.Config{
 		Policy: domain.PolicyConfig{HardDenyPaths: cfg.Approval.HardDeny.Paths, HardDenyCommands: hardDeny,
 			CostLimitUSD: cfg.Approval.CostLimitUSD, TokenLimit: cfg.Approval.TokenLimit},
@@ -310,7 +322,8 @@ func Run(ctx context.Context, cfg Config) error {
 		AutoApproveAllowed: cfg.Approval.AutoApprove.Enabled, DefaultGrantTTL: cfg.Approval.AutoApprove.DefaultTTL,
 		MaxGrantTTL: cfg.Approval.AutoApprove.MaxTTL, ConsoleURL: cfg.Approval.ConsoleURL, DefaultScope: app.GrantInput{TaskTypes: cfg.Approval.AutoApprove.DefaultScope.Tasks,
 			PathPrefixes: cfg.Approval.AutoApprove.DefaultScope.Paths, Routes: cfg.Approval.AutoApprove.DefaultScope.Routes}, Location: loc, DefaultLocale: cfg.Locale,
-	}, log, app.WithMetrics(m), app.WithKeyring(st.keys))
+	}, log, app.WithMetrics(m), app.WithKeyring(st.keys), app.WithTracer(srv.Telemetry().TracerProvider),
+		app.WithNotifier(notifier))
 	srv.Mount(approvalv1connect.NewApprovalServiceHandler(rpc.NewHandler(svc, log), srv.HandlerOptions()...))
 	httpapi.New(svc, approvers, log).Register(srv.HandlePublic)
 	// After the REST API, so the full console (assets, diff view, Auto-Approve) owns /ui/.
@@ -342,8 +355,31 @@ func Run(ctx context.Context, cfg Config) error {
 		defer wg.Done()
 		engine.watch(sweepCtx)
 	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		svc.RunNotices(sweepCtx, cfg.Approval.SweepInterval)
+	}()
 	err = srv.Run(ctx)
 	stopSweep()
 	wg.Wait()
 	return err
+}
+
+// gateways is the push path to the chats (the gateways' NotificationService), for the notices
+// a requester is owed when their job is decided elsewhere or expires.
+func gateways(srv *rpcserver.Server, hc connect.HTTPClient, cfg Config) (notify.Gateways, error) {
+	base, err := rpcserver.ClientOptions(srv.Telemetry(), 30*time.Second)
+	if err != nil {
+		return notify.Gateways{}, fmt.Errorf("client options: %w", err)
+	}
+	client := func(url, target string) gatewayv1connect.NotificationServiceClient {
+		return gatewayv1connect.NewNotificationServiceClient(hc, url, append(slices.Clip(base), svcauth.Client(srv.Credentials(), target))...)
+	}
+	return notify.Gateways{ByChannel: map[string]gatewayv1connect.NotificationServiceClient{
+		"line":  client(cfg.Services.GatewayLine.URL, svcauth.GatewayLine),
+		"slack": client(cfg.Services.GatewaySlack.URL, svcauth.GatewaySlack),
+		// The terminal (picoclaw chat / run) serves notifications for cli: sessions.
+		"cli": client(cfg.Services.CLI.URL, svcauth.CLI),
+	}}, nil
 }

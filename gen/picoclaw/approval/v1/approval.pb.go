@@ -402,7 +402,10 @@ type Job struct {
 	// Number of events recorded for the job (the read model's version).
 	Version int64 `protobuf:"varint,29,opt,name=version,proto3" json:"version,omitempty"`
 	// "sha256:" and the hex sha256 of the policy file that made the request's decision.
-	PolicyHash    string `protobuf:"bytes,30,opt,name=policy_hash,json=policyHash,proto3" json:"policy_hash,omitempty"`
+	PolicyHash string `protobuf:"bytes,30,opt,name=policy_hash,json=policyHash,proto3" json:"policy_hash,omitempty"`
+	// W3C traceparent of the request that created the job: every later action on the job joins
+	// this trace (ARCHITECTURE.md, telemetry).
+	TraceParent   string `protobuf:"bytes,31,opt,name=trace_parent,json=traceParent,proto3" json:"trace_parent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -643,6 +646,13 @@ func (x *Job) GetVersion() int64 {
 func (x *Job) GetPolicyHash() string {
 	if x != nil {
 		return x.PolicyHash
+	}
+	return ""
+}
+
+func (x *Job) GetTraceParent() string {
+	if x != nil {
+		return x.TraceParent
 	}
 	return ""
 }
@@ -1054,7 +1064,10 @@ type ApproveRequest struct {
 	Similar    bool                 `protobuf:"varint,3,opt,name=similar,proto3" json:"similar,omitempty"`
 	SimilarTtl *durationpb.Duration `protobuf:"bytes,4,opt,name=similar_ttl,json=similarTtl,proto3" json:"similar_ttl,omitempty"`
 	// Locale of status_text (ja or en).
-	Locale        string `protobuf:"bytes,5,opt,name=locale,proto3" json:"locale,omitempty"`
+	Locale string `protobuf:"bytes,5,opt,name=locale,proto3" json:"locale,omitempty"`
+	// The chat session the approver answered from; when it is not the job's own session, the
+	// requester's chat is told of the decision.
+	SessionId     string `protobuf:"bytes,6,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1124,6 +1137,13 @@ func (x *ApproveRequest) GetLocale() string {
 	return ""
 }
 
+func (x *ApproveRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
 type ApproveResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Job   *Job                   `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
@@ -1186,10 +1206,12 @@ func (x *ApproveResponse) GetStatusText() string {
 }
 
 type DenyRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
-	Actor         *v1.Actor              `protobuf:"bytes,2,opt,name=actor,proto3" json:"actor,omitempty"`
-	Reason        string                 `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	JobId  string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	Actor  *v1.Actor              `protobuf:"bytes,2,opt,name=actor,proto3" json:"actor,omitempty"`
+	Reason string                 `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	// As ApproveRequest.session_id.
+	SessionId     string `protobuf:"bytes,4,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1241,6 +1263,13 @@ func (x *DenyRequest) GetActor() *v1.Actor {
 func (x *DenyRequest) GetReason() string {
 	if x != nil {
 		return x.Reason
+	}
+	return ""
+}
+
+func (x *DenyRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
 	}
 	return ""
 }
@@ -2465,7 +2494,7 @@ const file_picoclaw_approval_v1_approval_proto_rawDesc = "" +
 	"\tDiffStats\x12\x14\n" +
 	"\x05files\x18\x01 \x01(\x05R\x05files\x12\x1c\n" +
 	"\tadditions\x18\x02 \x01(\x05R\tadditions\x12\x1c\n" +
-	"\tdeletions\x18\x03 \x01(\x05R\tdeletions\"\xa2\n" +
+	"\tdeletions\x18\x03 \x01(\x05R\tdeletions\"\xc5\n" +
 	"\n" +
 	"\x03Job\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x127\n" +
@@ -2510,7 +2539,8 @@ const file_picoclaw_approval_v1_approval_proto_rawDesc = "" +
 	"\x06result\x18\x1c \x01(\v2#.picoclaw.common.v1.ExecutionResultR\x06result\x12\x18\n" +
 	"\aversion\x18\x1d \x01(\x03R\aversion\x12\x1f\n" +
 	"\vpolicy_hash\x18\x1e \x01(\tR\n" +
-	"policyHash\"\xcd\x02\n" +
+	"policyHash\x12!\n" +
+	"\ftrace_parent\x18\x1f \x01(\tR\vtraceParent\"\xcd\x02\n" +
 	"\x16RequestApprovalRequest\x128\n" +
 	"\bproposal\x18\x01 \x01(\v2\x1c.picoclaw.common.v1.ProposalR\bproposal\x12\x1d\n" +
 	"\n" +
@@ -2544,23 +2574,27 @@ const file_picoclaw_approval_v1_approval_proto_rawDesc = "" +
 	"page_token\x18\x04 \x01(\tR\tpageToken\"i\n" +
 	"\x10ListJobsResponse\x12-\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x19.picoclaw.approval.v1.JobR\x04jobs\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xc6\x01\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xe5\x01\n" +
 	"\x0eApproveRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12/\n" +
 	"\x05actor\x18\x02 \x01(\v2\x19.picoclaw.common.v1.ActorR\x05actor\x12\x18\n" +
 	"\asimilar\x18\x03 \x01(\bR\asimilar\x12:\n" +
 	"\vsimilar_ttl\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\n" +
 	"similarTtl\x12\x16\n" +
-	"\x06locale\x18\x05 \x01(\tR\x06locale\"\x9d\x01\n" +
+	"\x06locale\x18\x05 \x01(\tR\x06locale\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x06 \x01(\tR\tsessionId\"\x9d\x01\n" +
 	"\x0fApproveResponse\x12+\n" +
 	"\x03job\x18\x01 \x01(\v2\x19.picoclaw.approval.v1.JobR\x03job\x12<\n" +
 	"\x05grant\x18\x02 \x01(\v2&.picoclaw.approval.v1.AutoApproveGrantR\x05grant\x12\x1f\n" +
 	"\vstatus_text\x18\x03 \x01(\tR\n" +
-	"statusText\"m\n" +
+	"statusText\"\x8c\x01\n" +
 	"\vDenyRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12/\n" +
 	"\x05actor\x18\x02 \x01(\v2\x19.picoclaw.common.v1.ActorR\x05actor\x12\x16\n" +
-	"\x06reason\x18\x03 \x01(\tR\x06reason\";\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x04 \x01(\tR\tsessionId\";\n" +
 	"\fDenyResponse\x12+\n" +
 	"\x03job\x18\x01 \x01(\v2\x19.picoclaw.approval.v1.JobR\x03job\"o\n" +
 	"\rCancelRequest\x12\x15\n" +

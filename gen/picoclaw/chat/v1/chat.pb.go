@@ -149,6 +149,9 @@ type HandleMessageResponse struct {
 	// True when the pressed or typed decision (approve, deny, pick) was applied; false when it was
 	// refused (not an approver, already decided, expired): a channel then keeps the buttons.
 	ActionApplied bool `protobuf:"varint,5,opt,name=action_applied,json=actionApplied,proto3" json:"action_applied,omitempty"`
+	// W3C traceparent of the job's trace the turn ran in (for a typed command about an existing
+	// job, that job's trace, not the request's); the gateway stamps the reply's buttons with it.
+	TraceParent   string `protobuf:"bytes,6,opt,name=trace_parent,json=traceParent,proto3" json:"trace_parent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -218,6 +221,13 @@ func (x *HandleMessageResponse) GetActionApplied() bool {
 	return false
 }
 
+func (x *HandleMessageResponse) GetTraceParent() string {
+	if x != nil {
+		return x.TraceParent
+	}
+	return ""
+}
+
 var File_picoclaw_chat_v1_chat_proto protoreflect.FileDescriptor
 
 const file_picoclaw_chat_v1_chat_proto_rawDesc = "" +
@@ -234,13 +244,14 @@ const file_picoclaw_chat_v1_chat_proto_rawDesc = "" +
 	"\vreceived_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"receivedAt\x12\x16\n" +
 	"\x06locale\x18\b \x01(\tR\x06locale\x12\x19\n" +
-	"\bis_group\x18\t \x01(\bR\aisGroup\"\xf7\x01\n" +
+	"\bis_group\x18\t \x01(\bR\aisGroup\"\x9a\x02\n" +
 	"\x15HandleMessageResponse\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12<\n" +
 	"\bmessages\x18\x02 \x03(\v2 .picoclaw.common.v1.ReplyMessageR\bmessages\x12=\n" +
 	"\bdecision\x18\x03 \x01(\v2!.picoclaw.common.v1.RouteDecisionR\bdecision\x12#\n" +
 	"\rasync_pending\x18\x04 \x01(\bR\fasyncPending\x12%\n" +
-	"\x0eaction_applied\x18\x05 \x01(\bR\ractionApplied2q\n" +
+	"\x0eaction_applied\x18\x05 \x01(\bR\ractionApplied\x12!\n" +
+	"\ftrace_parent\x18\x06 \x01(\tR\vtraceParent2q\n" +
 	"\vChatService\x12b\n" +
 	"\rHandleMessage\x12&.picoclaw.chat.v1.HandleMessageRequest\x1a'.picoclaw.chat.v1.HandleMessageResponse\"\x00B\xc3\x01\n" +
 	"\x14com.picoclaw.chat.v1B\tChatProtoP\x01Z>github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1;chatv1\xa2\x02\x03PCX\xaa\x02\x10Picoclaw.Chat.V1\xca\x02\x10Picoclaw\\Chat\\V1\xe2\x02\x1cPicoclaw\\Chat\\V1\\GPBMetadata\xea\x02\x12Picoclaw::Chat::V1b\x06proto3"

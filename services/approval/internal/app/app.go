@@ -9,8 +9,12 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/patch"
+	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
 )
 
@@ -32,6 +36,16 @@ type Store interface {
 	LastEvent(ctx context.Context, stream string, types ...domain.EventType) (*domain.Event, error)
 	// JobIDsOfDay lists the ids of the jobs whose id starts with job_<day>_.
 	JobIDsOfDay(ctx context.Context, day string) ([]string, error)
+
+	// Requester notices (domain.NoticeOf): Update records them with the decision.
+
+	// DueNotices returns the notices not yet done whose next attempt is due at now, oldest first.
+	DueNotices(ctx context.Context, now time.Time, limit int) ([]domain.Notice, error)
+	// ClaimNotice takes a due notice for one attempt (counted; not due again before retryAt) and
+	// reports false when it is done or claimed by another dispatcher.
+	ClaimNotice(ctx context.Context, jobID string, now, retryAt time.Time) (bool, error)
+	// NoticeDone closes a notice with its outcome ("sent", or why it was given up).
+	NoticeDone(ctx context.Context, jobID string, at time.Time, outcome string) error
 }
 
 // ListFilter selects jobs; zero values do not filter.
@@ -99,7 +113,11 @@ func WithMetrics(m Metrics) Option { return func(s *Service) { s.metrics = m } }
 
 // Service runs the use cases.
 type Service struct {
-	metrics   Metrics
+	metrics  Metrics
+	tracer   trace.Tracer
+	notifier Notifier
+	// kick wakes the notice dispatcher after a decision (buffered, one pending wake-up).
+	kick      chan struct{}
 	store     Store
 	grants    GrantStore
 	approvers *domain.Approvers
@@ -120,6 +138,15 @@ type Option func(*Service)
 // WithKeyring gives the service the audit keys, to verify the chains it shows.
 func WithKeyring(k *domain.Keyring) Option { return func(s *Service) { s.keys = k } }
 
+// WithTracer starts the service's own spans (an action on a job joining the job's trace) on tp.
+func WithTracer(tp trace.TracerProvider) Option {
+	return func(s *Service) { s.tracer = tp.Tracer("github.com/picoclaw-suite/picoclaw/services/approval") }
+}
+
+// WithNotifier delivers the notices owed to requesters' chats (RunNotices); without one they
+// stay recorded and undelivered.
+func WithNotifier(n Notifier) Option { return func(s *Service) { s.notifier = n } }
+
 // WithClock replaces time.Now (tests).
 func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = now } }
 
@@ -131,7 +158,8 @@ func New(store Store, grants GrantStore, approvers *domain.Approvers, cfg Config
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{metrics: noMetrics{}, store: store, grants: grants, approvers: approvers, cfg: cfg, now: time.Now, log: log}
+	s := &Service{metrics: noMetrics{}, store: store, grants: grants, approvers: approvers, cfg: cfg, now: time.Now, log: log,
+		tracer: noop.NewTracerProvider().Tracer(""), kick: make(chan struct{}, 1)}
 	for _, o := range opts {
 		o(s)
 	}
@@ -139,6 +167,18 @@ func New(store Store, grants GrantStore, approvers *domain.Approvers, cfg Config
 }
 
 func (s *Service) clock() time.Time { return domain.Normalize(s.now()) }
+
+// joinJob starts span name for an action on job id in the job's trace (telemetry.JoinTrace): a
+// call that arrived in a trace of its own (the REST API, the console, a typed command whose
+// caller did not join it) is linked to it. A job that cannot be read yet has no trace to join.
+func (s *Service) joinJob(ctx context.Context, id, name string) (context.Context, trace.Span) {
+	ctx = jobid.WithJobID(ctx, id)
+	j, err := s.store.Get(ctx, id)
+	if err != nil {
+		return s.tracer.Start(ctx, name)
+	}
+	return telemetry.JoinTrace(ctx, s.tracer, j.TraceParent, name)
+}
 
 func (s *Service) parseOpts() patch.Options {
 	return patch.Options{BroadOverwriteFiles: s.cfg.BroadOverwriteFiles}

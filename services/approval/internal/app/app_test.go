@@ -24,11 +24,22 @@ var testKeys = func() *domain.Keyring {
 
 // memStore is an in-memory event store: enough to test the use cases without I/O.
 type memStore struct {
-	mu     sync.Mutex
-	events map[string][]domain.Event
+	mu      sync.Mutex
+	events  map[string][]domain.Event
+	notices map[string]*memNotice
 }
 
-func newMemStore() *memStore { return &memStore{events: map[string][]domain.Event{}} }
+// memNotice is a requester notice and its delivery state.
+type memNotice struct {
+	domain.Notice
+	next    time.Time
+	done    bool
+	outcome string
+}
+
+func newMemStore() *memStore {
+	return &memStore{events: map[string][]domain.Event{}, notices: map[string]*memNotice{}}
+}
 
 func (m *memStore) seal(stream string, drafts []domain.Draft) error {
 	evs := m.events[stream]
@@ -71,8 +82,45 @@ func (m *memStore) Update(_ context.Context, id string, fn func(domain.Job) ([]d
 	if err := m.seal(id, drafts); err != nil {
 		return j, err
 	}
-	j, _ = domain.Rebuild(m.events[id])
-	return j, ferr
+	next, _ := domain.Rebuild(m.events[id])
+	if n, ok := domain.NoticeOf(j, next); ok && m.notices[id] == nil {
+		m.notices[id] = &memNotice{Notice: n, next: n.At}
+	}
+	return next, ferr
+}
+
+func (m *memStore) DueNotices(_ context.Context, now time.Time, limit int) ([]domain.Notice, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []domain.Notice
+	for _, n := range m.notices {
+		if !n.done && !n.next.After(now) {
+			out = append(out, n.Notice)
+		}
+	}
+	slices.SortFunc(out, func(a, b domain.Notice) int { return strings.Compare(a.JobID, b.JobID) })
+	return out[:min(limit, len(out))], nil
+}
+
+func (m *memStore) ClaimNotice(_ context.Context, id string, now, retryAt time.Time) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := m.notices[id]
+	if n == nil || n.done || n.next.After(now) {
+		return false, nil
+	}
+	n.Attempts++
+	n.next = retryAt
+	return true, nil
+}
+
+func (m *memStore) NoticeDone(_ context.Context, id string, _ time.Time, outcome string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if n := m.notices[id]; n != nil && !n.done {
+		n.done, n.outcome = true, outcome
+	}
+	return nil
 }
 
 func (m *memStore) Get(_ context.Context, id string) (domain.Job, error) {
@@ -159,7 +207,7 @@ var (
 	t0    = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 )
 
-func newApp(t *testing.T, grants *memGrants) (*app.Service, *memStore, *time.Time) {
+func newApp(t *testing.T, grants *memGrants, opts ...app.Option) (*app.Service, *memStore, *time.Time) {
 	t.Helper()
 	approvers, err := domain.NewApprovers(domain.ApproverConfig{Line: []string{owner.ID}})
 	if err != nil {
@@ -179,7 +227,8 @@ func newApp(t *testing.T, grants *memGrants) (*app.Service, *memStore, *time.Tim
 		}
 	}
 	svc := app.New(st, grants, approvers, app.Config{PendingTTL: 30 * time.Minute, AutoApproveAllowed: true,
-		DefaultGrantTTL: time.Hour, MaxGrantTTL: 2 * time.Hour, Policy: domain.PolicyConfig{HardDenyPaths: []string{".git"}}}, nil, app.WithClock(func() time.Time { return now }), app.WithKeyring(testKeys))
+		DefaultGrantTTL: time.Hour, MaxGrantTTL: 2 * time.Hour, Policy: domain.PolicyConfig{HardDenyPaths: []string{".git"}}}, nil,
+		append([]app.Option{app.WithClock(func() time.Time { return now }), app.WithKeyring(testKeys)}, opts...)...)
 	return svc, st, &now
 }
 
@@ -408,7 +457,7 @@ func TestRetriedRequestForADecidedJobConflicts(t *testing.T) {
 	if _, err := svc.RequestApproval(ctx, in); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.Deny(ctx, "job_20260301_001", owner, "no"); err != nil {
+	if _, err := svc.Deny(ctx, "job_20260301_001", owner, "no", ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := svc.RequestApproval(ctx, in); !errors.Is(err, domain.ErrConflict) || !strings.Contains(err.Error(), "denied") {

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
 )
 
@@ -46,13 +45,15 @@ func (s *Service) similarTTL(ttl time.Duration) (time.Duration, error) {
 // directories, task type, route and operation kinds, never a hard-require kind) for ttl. Only
 // approvers may. It replaces an earlier "approve similar" grant but never a grant made with
 // /auto-approve on (ErrConflict: switch that off first). The job is approved first; the grant is
-// stored and audited after, so a grant never exists for a job that was not approved.
-func (s *Service) ApproveSimilar(ctx context.Context, id string, actor domain.Actor, ttl time.Duration) (SimilarResult, error) {
+// stored and audited after, so a grant never exists for a job that was not approved. from as
+// for Approve.
+func (s *Service) ApproveSimilar(ctx context.Context, id string, actor domain.Actor, ttl time.Duration, from string) (SimilarResult, error) {
 	id, err := normalizeID(id)
 	if err != nil {
 		return SimilarResult{}, err
 	}
-	ctx = jobid.WithJobID(ctx, id)
+	ctx, span := s.joinJob(ctx, id, "approval.approve_similar")
+	defer span.End()
 	if perr := s.approvers.Check(actor); perr != nil {
 		s.auditRefusal(ctx, id, "approve_similar", actor, perr)
 		return SimilarResult{}, perr
@@ -79,7 +80,8 @@ func (s *Service) ApproveSimilar(ctx context.Context, id string, actor domain.Ac
 		return SimilarResult{}, fmt.Errorf("%w: Auto-Approve is on (grant %s); approve %s alone, or switch Auto-Approve off first", domain.ErrConflict, old.ID, id)
 	}
 	job, err := s.store.Update(ctx, id, func(j domain.Job) ([]domain.Draft, error) {
-		return j.Approve(actor, s.clock())
+		drafts, err := j.Approve(actor, s.clock())
+		return domain.DecidedFrom(from, drafts), err
 	})
 	s.logDecision(ctx, "approve", actor, err)
 	if err != nil {

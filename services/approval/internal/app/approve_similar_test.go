@@ -28,17 +28,17 @@ func TestApproveSimilar(t *testing.T) {
 	request(t, svc, "job_20260301_001", "docs", `[{"type":"file_edit","action":"update","target":"docs/a.md","content":"x"},{"type":"file_edit","action":"delete","target":"tmp/old.md"}]`)
 
 	// A stranger may not, and the attempt is on the job's trail.
-	if _, err := svc.ApproveSimilar(ctx, "job_20260301_001", domain.Actor{ID: "U9", Channel: "line"}, 0); !errors.Is(err, domain.ErrPermission) {
+	if _, err := svc.ApproveSimilar(ctx, "job_20260301_001", domain.Actor{ID: "U9", Channel: "line"}, 0, ""); !errors.Is(err, domain.ErrPermission) {
 		t.Fatalf("stranger: %v", err)
 	}
 	if grants.g != nil {
 		t.Fatal("a refused approve similar left a grant")
 	}
-	if _, err := svc.ApproveSimilar(ctx, "job_20260301_001", owner, 25*time.Hour); !errors.Is(err, domain.ErrInvalid) {
+	if _, err := svc.ApproveSimilar(ctx, "job_20260301_001", owner, 25*time.Hour, ""); !errors.Is(err, domain.ErrInvalid) {
 		t.Fatalf("25h: %v", err)
 	}
 
-	res, err := svc.ApproveSimilar(ctx, "job_20260301_001", owner, 0)
+	res, err := svc.ApproveSimilar(ctx, "job_20260301_001", owner, 0, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestApproveSimilar(t *testing.T) {
 	if _, err := svc.EnableAutoApprove(ctx, owner, app.GrantInput{PathPrefixes: []string{"README.md"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.ApproveSimilar(ctx, "job_20260301_002", owner, time.Hour); !errors.Is(err, domain.ErrConflict) {
+	if _, err := svc.ApproveSimilar(ctx, "job_20260301_002", owner, time.Hour, ""); !errors.Is(err, domain.ErrConflict) {
 		t.Fatalf("over a manual grant: %v", err)
 	}
 	if j, _ := svc.Get(ctx, "job_20260301_002"); j.Status != domain.StatusPending {
@@ -117,7 +117,7 @@ func TestApproveSimilarRefusesHardRequireOnlyJobs(t *testing.T) {
 			if _, err := svc.RequestApproval(ctx, app.RequestInput{JobID: "job_20260301_001", Patch: patch, TaskType: "docs"}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := svc.ApproveSimilar(ctx, "job_20260301_001", owner, 0); !errors.Is(err, domain.ErrInvalid) {
+			if _, err := svc.ApproveSimilar(ctx, "job_20260301_001", owner, 0, ""); !errors.Is(err, domain.ErrInvalid) {
 				t.Fatalf("err = %v, want ErrInvalid", err)
 			}
 			if j, _ := svc.Get(ctx, "job_20260301_001"); j.Status != domain.StatusPending || grants.g != nil {

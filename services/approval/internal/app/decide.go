@@ -6,21 +6,24 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
 )
 
-// Approve grants a pending job. Only allowlisted approvers may; a refusal is audited.
-func (s *Service) Approve(ctx context.Context, id string, actor domain.Actor) (domain.Job, error) {
+// Approve grants a pending job. Only allowlisted approvers may; a refusal is audited. from is the
+// chat session the approver answered from ("" for the REST API and the console): a decision made
+// anywhere but the requester's chat is told to that chat (domain.NoticeOf).
+func (s *Service) Approve(ctx context.Context, id string, actor domain.Actor, from string) (domain.Job, error) {
 	return s.decide(ctx, id, actor, "approve", func(j domain.Job) ([]domain.Draft, error) {
-		return j.Approve(actor, s.clock())
+		drafts, err := j.Approve(actor, s.clock())
+		return domain.DecidedFrom(from, drafts), err
 	})
 }
 
-// Deny refuses a pending job with an optional reason.
-func (s *Service) Deny(ctx context.Context, id string, actor domain.Actor, reason string) (domain.Job, error) {
+// Deny refuses a pending job with an optional reason; from as for Approve.
+func (s *Service) Deny(ctx context.Context, id string, actor domain.Actor, reason, from string) (domain.Job, error) {
 	return s.decide(ctx, id, actor, "deny", func(j domain.Job) ([]domain.Draft, error) {
-		return j.Deny(actor, reason, s.clock())
+		drafts, err := j.Deny(actor, reason, s.clock())
+		return domain.DecidedFrom(from, drafts), err
 	})
 }
 
@@ -30,7 +33,8 @@ func (s *Service) Cancel(ctx context.Context, id string, actor domain.Actor, rea
 	if err != nil {
 		return domain.Job{}, err
 	}
-	ctx = jobid.WithJobID(ctx, id)
+	ctx, span := s.joinJob(ctx, id, "approval.cancel")
+	defer span.End()
 	job, err := s.store.Update(ctx, id, func(j domain.Job) ([]domain.Draft, error) {
 		if perr := s.approvers.Check(actor); perr != nil && (actor.ID == "" || actor != j.RequestedBy) {
 			return []domain.Draft{refusal("cancel", actor, perr, s.clock())}, perr
@@ -46,7 +50,8 @@ func (s *Service) decide(ctx context.Context, id string, actor domain.Actor, att
 	if err != nil {
 		return domain.Job{}, err
 	}
-	ctx = jobid.WithJobID(ctx, id)
+	ctx, span := s.joinJob(ctx, id, "approval."+attempt)
+	defer span.End()
 	if perr := s.approvers.Check(actor); perr != nil {
 		s.auditRefusal(ctx, id, attempt, actor, perr)
 		return domain.Job{}, perr
@@ -85,8 +90,12 @@ func (s *Service) logDecision(ctx context.Context, attempt string, actor domain.
 		s.metrics.Result(map[string]string{"approve": "granted", "deny": "denied", "cancel": "cancelled"}[attempt])
 	case errors.Is(err, domain.ErrExpired):
 		s.metrics.Result("expired")
+		s.kickNotices()
 	case errors.Is(err, domain.ErrConflict):
 		s.metrics.Result("rejected")
+	}
+	if err == nil {
+		s.kickNotices()
 	}
 	if err != nil {
 		s.log.InfoContext(ctx, "approval.decision_rejected", slog.String("attempt", attempt),

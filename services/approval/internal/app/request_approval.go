@@ -9,6 +9,7 @@ import (
 
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/patch"
+	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
 )
 
@@ -79,6 +80,7 @@ func (s *Service) RequestApproval(ctx context.Context, in RequestInput) (Request
 		Risk: in.Risk, Cost: in.Cost, UsesBrowser: p.HasFlag(patch.FlagBrowser) || in.UsesBrowser,
 		ProposalUsesBrowser: in.UsesBrowser, Operations: ops, AffectedPaths: p.AffectedPaths, Flags: flags,
 		Stats: p.Stats, Unknown: p.Unknown, PolicyReason: dec.Reason, PolicyHash: dec.PolicyHash, ExpiresAt: now.Add(s.cfg.PendingTTL),
+		TraceParent: telemetry.TraceParent(ctx),
 	}
 	drafts := []domain.Draft{{Type: domain.EventRequested, Actor: in.RequestedBy, Channel: in.Channel, At: now,
 		PolicyRule: dec.Rule, Payload: req}}
@@ -126,7 +128,8 @@ func (s *Service) recordAnswer(ctx context.Context, id string, in RequestInput) 
 	now := s.clock()
 	hash := patch.Hash(nil)
 	req := domain.Job{SessionID: in.SessionID, Channel: in.Channel, Route: in.Route, TaskType: in.TaskType, Order: in.Order,
-		Locale: in.Locale, Summary: in.Summary, Plan: in.Plan, ContentHash: hash, Risk: in.Risk, Cost: in.Cost, ExpiresAt: now}
+		Locale: in.Locale, Summary: in.Summary, Plan: in.Plan, ContentHash: hash, Risk: in.Risk, Cost: in.Cost, ExpiresAt: now,
+		TraceParent: telemetry.TraceParent(ctx)}
 	drafts := []domain.Draft{
 		{Type: domain.EventRequested, Actor: in.RequestedBy, Channel: in.Channel, At: now, Payload: req},
 		{Type: domain.EventAnswered, Actor: domain.System, Channel: domain.System.Channel, At: now},

@@ -92,6 +92,12 @@ type (
 		Reason string `json:"reason,omitempty"`
 		// PolicyHash names the policy file of a refusal by policy.
 		PolicyHash string `json:"policy_hash,omitempty"`
+		// DecidedIn is the chat session a person denied or cancelled from.
+		DecidedIn string `json:"decided_in,omitempty"`
+	}
+	// DecisionPayload is a grant's: the chat session the approver answered from.
+	DecisionPayload struct {
+		DecidedIn string `json:"decided_in,omitempty"`
 	}
 	RejectedPayload struct {
 		Attempt string `json:"attempt"`
@@ -157,14 +163,18 @@ func (j *Job) Apply(e Event) error {
 		}
 		j.DecidedBy, j.DecidedAt = e.Actor, e.At
 	case EventGranted:
-		j.Status, j.DecidedBy, j.DecidedAt = StatusGranted, e.Actor, e.At
+		var p DecisionPayload
+		if err := decode(&p); err != nil {
+			return err
+		}
+		j.Status, j.DecidedBy, j.DecidedAt, j.DecidedIn = StatusGranted, e.Actor, e.At, p.DecidedIn
 		j.PolicyRule = e.PolicyRule
 	case EventDenied:
 		var p ReasonPayload
 		if err := decode(&p); err != nil {
 			return err
 		}
-		j.Status, j.DecidedBy, j.DecidedAt, j.DenyReason = StatusDenied, e.Actor, e.At, p.Reason
+		j.Status, j.DecidedBy, j.DecidedAt, j.DenyReason, j.DecidedIn = StatusDenied, e.Actor, e.At, p.Reason, p.DecidedIn
 		j.PolicyRule = e.PolicyRule
 	case EventExpired:
 		j.Status, j.DecidedAt, j.PolicyRule = StatusExpired, e.At, e.PolicyRule
@@ -173,7 +183,7 @@ func (j *Job) Apply(e Event) error {
 		if err := decode(&p); err != nil {
 			return err
 		}
-		j.Status, j.DecidedBy, j.DecidedAt, j.DenyReason = StatusCancelled, e.Actor, e.At, p.Reason
+		j.Status, j.DecidedBy, j.DecidedAt, j.DenyReason, j.DecidedIn = StatusCancelled, e.Actor, e.At, p.Reason, p.DecidedIn
 	case EventAutoApprovalRevoked:
 		var p ReasonPayload
 		if err := decode(&p); err != nil {
@@ -181,7 +191,7 @@ func (j *Job) Apply(e Event) error {
 		}
 		j.Status, j.AutoApproved, j.GrantID = StatusPending, false, ""
 		j.PolicyRule, j.PolicyReason = e.PolicyRule, p.Reason
-		j.DecidedBy, j.DecidedAt = Actor{}, time.Time{}
+		j.DecidedBy, j.DecidedAt, j.DecidedIn = Actor{}, time.Time{}, ""
 	case EventClaimed:
 		var p ExecutorPayload
 		if err := decode(&p); err != nil {

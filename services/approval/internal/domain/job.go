@@ -95,20 +95,26 @@ type Job struct {
 	PolicyRule   string `json:"policy_rule,omitempty"`
 	PolicyReason string `json:"policy_reason,omitempty"`
 	// PolicyHash is the sha256 of the policy file that made the request's decision.
-	PolicyHash   string    `json:"policy_hash,omitempty"`
-	AutoApproved bool      `json:"auto_approved"`
-	GrantID      string    `json:"grant_id,omitempty"`
-	RequestedBy  Actor     `json:"requested_by"`
-	DecidedBy    Actor     `json:"decided_by"`
-	DenyReason   string    `json:"deny_reason,omitempty"`
-	ClaimedBy    string    `json:"claimed_by,omitempty"`
-	RequestedAt  time.Time `json:"requested_at"`
-	DecidedAt    time.Time `json:"decided_at"`
-	ExpiresAt    time.Time `json:"expires_at"`
-	ExecutedAt   time.Time `json:"executed_at"`
-	FinishedAt   time.Time `json:"finished_at"`
+	PolicyHash   string `json:"policy_hash,omitempty"`
+	AutoApproved bool   `json:"auto_approved"`
+	GrantID      string `json:"grant_id,omitempty"`
+	RequestedBy  Actor  `json:"requested_by"`
+	DecidedBy    Actor  `json:"decided_by"`
+	// DecidedIn is the chat session a person decided from ("" for the REST API, the console and
+	// the service's own decisions).
+	DecidedIn   string    `json:"decided_in,omitempty"`
+	DenyReason  string    `json:"deny_reason,omitempty"`
+	ClaimedBy   string    `json:"claimed_by,omitempty"`
+	RequestedAt time.Time `json:"requested_at"`
+	DecidedAt   time.Time `json:"decided_at"`
+	ExpiresAt   time.Time `json:"expires_at"`
+	ExecutedAt  time.Time `json:"executed_at"`
+	FinishedAt  time.Time `json:"finished_at"`
 	// Result is the executor's report (protojson of common.v1.ExecutionResult).
 	Result json.RawMessage `json:"result,omitempty"`
+	// TraceParent is the W3C trace context of the request that created the job; every later
+	// action on the job joins that trace.
+	TraceParent string `json:"trace_parent,omitempty"`
 	// Version is the number of events recorded; LastHash is the hash of the latest one.
 	Version  int64  `json:"version"`
 	LastHash string `json:"last_hash,omitempty"`

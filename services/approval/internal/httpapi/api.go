@@ -237,7 +237,7 @@ func (a *API) jobEvents(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) approve(w http.ResponseWriter, r *http.Request) {
-	j, err := a.svc.Approve(r.Context(), chi.URLParam(r, "id"), actorFrom(r))
+	j, err := a.svc.Approve(r.Context(), chi.URLParam(r, "id"), actorFrom(r), "")
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -262,7 +262,7 @@ func (a *API) approveSimilar(w http.ResponseWriter, r *http.Request) {
 		}
 		ttl = d
 	}
-	res, err := a.svc.ApproveSimilar(r.Context(), chi.URLParam(r, "id"), actorFrom(r), ttl)
+	res, err := a.svc.ApproveSimilar(r.Context(), chi.URLParam(r, "id"), actorFrom(r), ttl, "")
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -279,7 +279,7 @@ func (a *API) deny(w http.ResponseWriter, r *http.Request) {
 	if !decodeOptional(w, r, &body) {
 		return
 	}
-	j, err := a.svc.Deny(r.Context(), chi.URLParam(r, "id"), actorFrom(r), body.Reason)
+	j, err := a.svc.Deny(r.Context(), chi.URLParam(r, "id"), actorFrom(r), body.Reason, "")
 	if err != nil {
 		a.fail(w, r, err)
 		return

@@ -125,7 +125,7 @@ func (h *Handler) Approve(ctx context.Context, req *approvalv1.ApproveRequest) (
 		return nil, err
 	}
 	if req.GetSimilar() {
-		res, err := h.svc.ApproveSimilar(ctx, req.GetJobId(), actor, req.GetSimilarTtl().AsDuration())
+		res, err := h.svc.ApproveSimilar(ctx, req.GetJobId(), actor, req.GetSimilarTtl().AsDuration(), req.GetSessionId())
 		if err != nil {
 			return nil, h.fail(ctx, err)
 		}
@@ -133,7 +133,7 @@ func (h *Handler) Approve(ctx context.Context, req *approvalv1.ApproveRequest) (
 		return &approvalv1.ApproveResponse{Job: JobToProto(res.Job), Grant: grantToProto(&res.Grant, now),
 			StatusText: domain.SimilarApprovedText(res.Job.ID, &res.Grant, now, req.GetLocale())}, nil
 	}
-	j, err := h.svc.Approve(ctx, req.GetJobId(), actor)
+	j, err := h.svc.Approve(ctx, req.GetJobId(), actor, req.GetSessionId())
 	if err != nil {
 		return nil, h.fail(ctx, err)
 	}
@@ -146,7 +146,7 @@ func (h *Handler) Deny(ctx context.Context, req *approvalv1.DenyRequest) (*appro
 	if err != nil {
 		return nil, err
 	}
-	j, err := h.svc.Deny(ctx, req.GetJobId(), actor, req.GetReason())
+	j, err := h.svc.Deny(ctx, req.GetJobId(), actor, req.GetReason(), req.GetSessionId())
 	if err != nil {
 		return nil, h.fail(ctx, err)
 	}
@@ -376,7 +376,7 @@ func JobToProto(j domain.Job) *approvalv1.Job {
 		ContentHash: j.ContentHash, AffectedPaths: j.AffectedPaths, Flags: j.Flags, PolicyRule: j.PolicyRule, PolicyHash: j.PolicyHash, Order: j.Order,
 		RequestedBy: actorToProto(j.RequestedBy), DecidedBy: actorToProto(j.DecidedBy), DenyReason: j.DenyReason,
 		RequestedAt: ts(j.RequestedAt), DecidedAt: ts(j.DecidedAt), ExpiresAt: ts(j.ExpiresAt), ExecutedAt: ts(j.ExecutedAt),
-		FinishedAt: ts(j.FinishedAt), Version: j.Version,
+		FinishedAt: ts(j.FinishedAt), Version: j.Version, TraceParent: j.TraceParent,
 		DiffStats: &approvalv1.DiffStats{Files: int32(j.Stats.Files), Additions: int32(j.Stats.Additions), Deletions: int32(j.Stats.Deletions)},
 		CostHint:  &commonv1.CostHint{EstimatedTokens: j.Cost.EstimatedTokens, EstimatedCostUsd: j.Cost.EstimatedCostUSD, NearLimit: j.Cost.NearLimit},
 		Risk: &commonv1.Risk{Level: commonv1.RiskLevel(commonv1.RiskLevel_value["RISK_LEVEL_"+strings.ToUpper(j.Risk.Level)]),

@@ -33,7 +33,7 @@ func TestAnswerIsRecordedAsCompletedWithoutExecution(t *testing.T) {
 		if again, err := svc.RequestApproval(ctx, in); err != nil || again.Job.Version != res.Job.Version {
 			t.Fatalf("retried record: %+v, %v", again.Job, err)
 		}
-		if _, err := svc.Approve(ctx, in.JobID, approver); !errors.Is(err, domain.ErrConflict) {
+		if _, err := svc.Approve(ctx, in.JobID, approver, ""); !errors.Is(err, domain.ErrConflict) {
 			t.Errorf("approve of an answer: %v, want ErrConflict", err)
 		}
 		if _, err := svc.ClaimJob(ctx, in.JobID, "executor"); !errors.Is(err, domain.ErrConflict) {

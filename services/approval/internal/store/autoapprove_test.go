@@ -190,7 +190,7 @@ func TestAutoApproveTTLAndDisable(t *testing.T) {
 		t.Errorf("status after disable = %+v", st)
 	}
 	// A person can still approve it, and then it runs.
-	if _, err := svc.Approve(ctx, "job_20260303_003", approver); err != nil {
+	if _, err := svc.Approve(ctx, "job_20260303_003", approver, ""); err != nil {
 		t.Fatal(err)
 	}
 	if j, err := svc.ClaimJob(ctx, "job_20260303_003", "executor-1"); err != nil || j.AutoApproved {

@@ -39,7 +39,7 @@ func BenchmarkApproveAuditClaimPostgres(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
-		if _, err := svc.Approve(ctx, ids[i], approver); err != nil {
+		if _, err := svc.Approve(ctx, ids[i], approver, ""); err != nil {
 			b.Fatal(err)
 		}
 		approveTimes = append(approveTimes, time.Since(t0))

@@ -199,11 +199,14 @@ type updateTx interface {
 	// writeRow stores next's read model if the row is still at version prev; otherwise it is
 	// domain.ErrVersionConflict.
 	writeRow(ctx context.Context, id string, next domain.Job, r row, prev int64) error
+	// insertNotice records a notice owed to the requester's chat (once per job).
+	insertNotice(ctx context.Context, n domain.Notice) error
 	commit(ctx context.Context) error
 }
 
 // update is Update's one flow over both databases: read the job and its events, check them,
-// run fn, seal and insert the new events and write the read model, all in tx.
+// run fn, seal and insert the new events, write the read model and the notice the change owes
+// the requester's chat (domain.NoticeOf), all in tx.
 func update(ctx context.Context, keys *domain.Keyring, tx updateTx, id string, fn func(domain.Job) ([]domain.Draft, error)) (domain.Job, error) {
 	rm, err := tx.lockedReadModel(ctx, id)
 	if err != nil {
@@ -237,6 +240,12 @@ func update(ctx context.Context, keys *domain.Keyring, tx updateTx, id string, f
 	}
 	if err := tx.writeRow(ctx, id, next, r, job.Version); err != nil {
 		return job, err
+	}
+	// The notice is part of the decision: both commit, or neither.
+	if n, ok := domain.NoticeOf(job, next); ok {
+		if err := tx.insertNotice(ctx, n); err != nil {
+			return job, err
+		}
 	}
 	if err := tx.commit(ctx); err != nil {
 		return job, err

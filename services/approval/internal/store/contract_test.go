@@ -289,9 +289,9 @@ func runContract(t *testing.T, open func(*testing.T) backend) {
 				defer wg.Done()
 				var err error
 				if i%2 == 0 {
-					_, err = svc.Approve(ctx, id, approver)
+					_, err = svc.Approve(ctx, id, approver, "")
 				} else {
-					_, err = svc.Deny(ctx, id, approver, fmt.Sprintf("no %d", i))
+					_, err = svc.Deny(ctx, id, approver, fmt.Sprintf("no %d", i), "")
 				}
 				switch {
 				case err == nil:
@@ -329,7 +329,7 @@ func runContract(t *testing.T, open func(*testing.T) backend) {
 		if _, err := svc.ClaimJob(ctx, id, "executor-1"); !errors.Is(err, domain.ErrConflict) {
 			t.Errorf("claim of a pending job = %v, want ErrConflict", err)
 		}
-		if _, err := svc.Approve(ctx, id, approver); err != nil {
+		if _, err := svc.Approve(ctx, id, approver, ""); err != nil {
 			t.Fatal(err)
 		}
 		job, err := svc.ClaimJob(ctx, id, "executor-1")
@@ -350,7 +350,7 @@ func runContract(t *testing.T, open func(*testing.T) backend) {
 
 		id2 := "job_20260301_004"
 		request(t, svc, id2, docsPatch)
-		if _, err := svc.Approve(ctx, id2, approver); err != nil {
+		if _, err := svc.Approve(ctx, id2, approver, ""); err != nil {
 			t.Fatal(err)
 		}
 		altered := `[{"type":"file_edit","action":"update","target":"docs/a.md","content":"rm -rf ~\n"}]`
@@ -377,7 +377,7 @@ func runContract(t *testing.T, open func(*testing.T) backend) {
 		svc := newService(t, b.store, c)
 		id := "job_20260301_005"
 		request(t, svc, id, docsPatch)
-		if _, err := svc.Approve(ctx, id, approver); err != nil {
+		if _, err := svc.Approve(ctx, id, approver, ""); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := svc.ClaimJob(ctx, id, "executor-1"); err != nil {
@@ -422,12 +422,12 @@ func runContract(t *testing.T, open func(*testing.T) backend) {
 		if j.Status != domain.StatusExpired {
 			t.Errorf("status = %s, want expired", j.Status)
 		}
-		if _, err := svc.Approve(ctx, "job_20260301_007", approver); !errors.Is(err, domain.ErrConflict) {
+		if _, err := svc.Approve(ctx, "job_20260301_007", approver, ""); !errors.Is(err, domain.ErrConflict) {
 			t.Errorf("approve after expiry = %v, want ErrConflict", err)
 		}
 		// The sweeper has not run for the second job yet: a late approval still finds it expired.
 		c.advance(10 * time.Minute)
-		if _, err := svc.Approve(ctx, "job_20260301_008", approver); !errors.Is(err, domain.ErrExpired) {
+		if _, err := svc.Approve(ctx, "job_20260301_008", approver, ""); !errors.Is(err, domain.ErrExpired) {
 			t.Errorf("late approve = %v, want ErrExpired", err)
 		}
 		j, _ = b.store.Get(ctx, "job_20260301_008")
@@ -444,20 +444,20 @@ func runContract(t *testing.T, open func(*testing.T) backend) {
 		id := "job_20260301_009"
 		request(t, svc, id, docsPatch)
 		for _, who := range []domain.Actor{stranger, {ID: "Ubot", Channel: "line"}, {ID: "Uapprover", Channel: "slack"}, {}} {
-			if _, err := svc.Approve(ctx, id, who); !errors.Is(err, domain.ErrPermission) {
+			if _, err := svc.Approve(ctx, id, who, ""); !errors.Is(err, domain.ErrPermission) {
 				t.Errorf("approve by %+v = %v, want ErrPermission", who, err)
 			}
 		}
 		if got := countType(events(t, b.store, id), domain.EventDecisionRejected); got != 4 {
 			t.Errorf("%d refusals audited, want 4", got)
 		}
-		if _, err := svc.Approve(ctx, "job_20260301_404", stranger); !errors.Is(err, domain.ErrPermission) {
+		if _, err := svc.Approve(ctx, "job_20260301_404", stranger, ""); !errors.Is(err, domain.ErrPermission) {
 			t.Errorf("approve unknown job by stranger = %v", err)
 		}
 		if got := countType(events(t, b.store, domain.StreamAccess), domain.EventAccessRefused); got != 1 {
 			t.Errorf("%d access refusals on the access stream, want 1", got)
 		}
-		if _, err := svc.Approve(ctx, "job_20260301_404", approver); !errors.Is(err, domain.ErrNotFound) {
+		if _, err := svc.Approve(ctx, "job_20260301_404", approver, ""); !errors.Is(err, domain.ErrNotFound) {
 			t.Errorf("approve unknown job = %v, want ErrNotFound", err)
 		}
 		assertConsistent(t, b.store, id)
@@ -468,7 +468,7 @@ func runContract(t *testing.T, open func(*testing.T) backend) {
 		svc := newService(t, b.store, c)
 		request(t, svc, "job_20260301_010", docsPatch)
 		request(t, svc, "job_20260301_011", docsPatch)
-		if _, err := svc.Deny(ctx, "job_20260301_011", approver, "not now"); err != nil {
+		if _, err := svc.Deny(ctx, "job_20260301_011", approver, "not now", ""); err != nil {
 			t.Fatal(err)
 		}
 		s2 := b.reopen(t)
@@ -481,7 +481,7 @@ func runContract(t *testing.T, open func(*testing.T) backend) {
 		if denied.Status != domain.StatusDenied || denied.DenyReason != "not now" {
 			t.Errorf("denied job after restart = %+v", denied)
 		}
-		if _, err := svc2.Approve(ctx, "job_20260301_010", approver); err != nil {
+		if _, err := svc2.Approve(ctx, "job_20260301_010", approver, ""); err != nil {
 			t.Fatal(err)
 		}
 		for _, id := range []string{"job_20260301_010", "job_20260301_011"} {
@@ -496,7 +496,7 @@ func runContract(t *testing.T, open func(*testing.T) backend) {
 			request(t, svc, fmt.Sprintf("job_20260301_1%02d", i), docsPatch)
 			c.advance(time.Second)
 		}
-		if _, err := svc.Approve(ctx, "job_20260301_102", approver); err != nil {
+		if _, err := svc.Approve(ctx, "job_20260301_102", approver, ""); err != nil {
 			t.Fatal(err)
 		}
 		all, _ := svc.List(ctx, app.ListFilter{})

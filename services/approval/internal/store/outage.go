@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"syscall"
+	"time"
 
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
@@ -69,4 +70,18 @@ func (o outage) LastEvent(ctx context.Context, stream string, types ...domain.Ev
 func (o outage) JobIDsOfDay(ctx context.Context, day string) ([]string, error) {
 	ids, err := o.next.JobIDsOfDay(ctx, day)
 	return ids, Unavailable(err)
+}
+
+func (o outage) DueNotices(ctx context.Context, now time.Time, limit int) ([]domain.Notice, error) {
+	ns, err := o.next.DueNotices(ctx, now, limit)
+	return ns, Unavailable(err)
+}
+
+func (o outage) ClaimNotice(ctx context.Context, jobID string, now, retryAt time.Time) (bool, error) {
+	ok, err := o.next.ClaimNotice(ctx, jobID, now, retryAt)
+	return ok, Unavailable(err)
+}
+
+func (o outage) NoticeDone(ctx context.Context, jobID string, at time.Time, outcome string) error {
+	return Unavailable(o.next.NoticeDone(ctx, jobID, at, outcome))
 }

@@ -31,7 +31,7 @@ func TestRuntimeRoleCannotAlterTheLog(t *testing.T) {
 	svc := newService(t, s, newClock())
 	id := "job_20260301_001"
 	request(t, svc, id, docsPatch)
-	if _, err := svc.Approve(ctx, id, approver); err != nil {
+	if _, err := svc.Approve(ctx, id, approver, ""); err != nil {
 		t.Fatal(err) // the role may insert events and update the read model
 	}
 	for _, q := range []string{
@@ -110,9 +110,9 @@ func tamperedRefuses(t *testing.T, open func(*testing.T) backend) {
 		request(t, svc, tc.id, docsPatch)
 		var err error
 		if tc.deny {
-			_, err = svc.Deny(ctx, tc.id, approver, "no")
+			_, err = svc.Deny(ctx, tc.id, approver, "no", "")
 		} else {
-			_, err = svc.Approve(ctx, tc.id, approver)
+			_, err = svc.Approve(ctx, tc.id, approver, "")
 		}
 		if err != nil {
 			t.Fatal(err)

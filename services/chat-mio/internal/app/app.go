@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -20,6 +21,7 @@ import (
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
+	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/domain"
 )
 
@@ -129,14 +131,17 @@ func (a *App) Close(ctx context.Context) error {
 
 // turn is one inbound message being handled.
 type turn struct {
-	req    *chatv1.HandleMessageRequest
-	loc    domain.Locale
-	jobID  string
-	sess   domain.Session
-	actor  Actor
-	now    time.Time
-	day    string
-	result *chatv1.HandleMessageResponse
+	req   *chatv1.HandleMessageRequest
+	loc   domain.Locale
+	jobID string
+	sess  domain.Session
+	actor Actor
+	now   time.Time
+	day   string
+	// request is the span context the message arrived in (the gateway's event, the terminal's
+	// call), before the turn joined a job's trace.
+	request trace.SpanContext
+	result  *chatv1.HandleMessageResponse
 }
 
 func (t *turn) say(text string, actions ...*commonv1.Action) {
@@ -159,9 +164,20 @@ func (a *App) HandleMessage(ctx context.Context, req *chatv1.HandleMessageReques
 	if cached := a.cachedReply(ctx, replyKey(req)); cached != nil {
 		return cached, nil
 	}
-	// The gateways allocate the JobID when the event arrives (and a button press carries its
-	// job's id); only a caller without one (the terminal channel) gets one here.
+	text := req.GetText()
+	if act := req.GetAction(); act != nil {
+		text = actionText(act)
+	}
+	cmd, cmdErr := domain.ParseCommand(text)
+	// The gateways allocate the JobID when the event arrives (and a button press or a typed
+	// command about a job carries that job's id); a command about a job is that job's whatever
+	// the caller said, and only a caller without an id (the terminal channel) gets a new one.
 	id := jobid.FromContext(ctx)
+	if job := commandJob(cmd, cmdErr); job != "" && job != id {
+		id = job
+		ctx = jobid.WithJobID(ctx, id)
+		trace.SpanFromContext(ctx).SetAttributes(attribute.String(jobid.BaggageKey, id))
+	}
 	if !jobid.Valid(id) {
 		next, err := a.allocate(ctx)
 		if err != nil {
@@ -172,18 +188,23 @@ func (a *App) HandleMessage(ctx context.Context, req *chatv1.HandleMessageReques
 		// The request's span started before the id existed; name the job on it too.
 		trace.SpanFromContext(ctx).SetAttributes(attribute.String(jobid.BaggageKey, id))
 	}
-	ctx, span := a.cfg.Tracer.Start(ctx, "chat.handle_message", trace.WithAttributes(
+	request := trace.SpanContextFromContext(ctx)
+	// A command about an existing job runs in the job's trace (a child of the job's stored
+	// context, linked to this request), so the decision, the execution and the pushed result
+	// join the job's one trace; anything else is this request's trace.
+	ctx, span := telemetry.JoinTrace(ctx, a.cfg.Tracer, a.jobTrace(ctx, cmd, cmdErr), "chat.handle_message", trace.WithAttributes(
 		attribute.String("session_id", req.GetSessionId()), attribute.String("event_id", req.GetEventId())))
 	defer span.End()
 	now := a.cfg.Now()
 	t := &turn{
-		req:    req,
-		loc:    domain.ParseLocale(req.GetLocale(), a.cfg.Locale),
-		jobID:  id,
-		actor:  Actor{ID: req.GetUserId(), Channel: domain.Channel(req.GetSessionId())},
-		now:    now,
-		day:    domain.MemoryDay(now, a.cfg.Location),
-		result: &chatv1.HandleMessageResponse{JobId: id},
+		req:     req,
+		loc:     domain.ParseLocale(req.GetLocale(), a.cfg.Locale),
+		jobID:   id,
+		actor:   Actor{ID: req.GetUserId(), Channel: domain.Channel(req.GetSessionId()), SessionID: req.GetSessionId()},
+		now:     now,
+		day:     domain.MemoryDay(now, a.cfg.Location),
+		request: request,
+		result:  &chatv1.HandleMessageResponse{JobId: id, TraceParent: telemetry.TraceParent(ctx)},
 	}
 	a.log.InfoContext(ctx, "message.received", slog.String("session_id", req.GetSessionId()),
 		slog.String("channel", t.actor.Channel), slog.String("event_id", req.GetEventId()),
@@ -196,14 +217,9 @@ func (a *App) HandleMessage(ctx context.Context, req *chatv1.HandleMessageReques
 	}
 	t.sess = sess
 
-	text := req.GetText()
-	if act := req.GetAction(); act != nil {
-		text = actionText(act)
-	}
-	cmd, err := domain.ParseCommand(text)
 	switch {
-	case errors.Is(err, domain.ErrUsage):
-		a.log.InfoContext(ctx, "command.usage", slog.String("command", cmd.Name), slog.Any("error", err))
+	case errors.Is(cmdErr, domain.ErrUsage):
+		a.log.InfoContext(ctx, "command.usage", slog.String("command", cmd.Name), slog.Any("error", cmdErr))
 		t.say(domain.UsageFor(t.loc, cmd.Name))
 	case cmd.Kind != domain.CmdNone:
 		a.command(ctx, t, cmd)
@@ -286,6 +302,44 @@ func (a *App) allocate(ctx context.Context) (string, error) {
 	// Not job_id: the job's spans are exactly its trace.
 	span.SetAttributes(attribute.String("jobid.allocated", id))
 	return id, nil
+}
+
+// commandJob is the existing job a command is about ("" for none, and for a command that did
+// not parse).
+func commandJob(cmd domain.Command, err error) string {
+	if err != nil || !jobid.Valid(cmd.JobID) {
+		return ""
+	}
+	switch cmd.Kind {
+	case domain.CmdApprove, domain.CmdDeny, domain.CmdPick, domain.CmdRetry:
+		return cmd.JobID
+	}
+	return ""
+}
+
+// jobTrace is the stored trace context of the job a command is about: approval's record of it,
+// or for /pick (a deliberation has no approval record yet) the kept options. "" when there is
+// none or it cannot be read now: the turn then runs in the request's trace.
+func (a *App) jobTrace(ctx context.Context, cmd domain.Command, err error) string {
+	id := commandJob(cmd, err)
+	if id == "" {
+		return ""
+	}
+	if cmd.Kind == domain.CmdPick {
+		var opts options
+		if data, err := a.store.LoadOptions(ctx, id); err == nil && json.Unmarshal(data, &opts) == nil {
+			return opts.Trace
+		}
+		return ""
+	}
+	actx, cancel := context.WithTimeout(ctx, a.cfg.ApprovalTimeout)
+	defer cancel()
+	job, err := a.peers.Approvals.Job(actx, id)
+	if err != nil {
+		a.log.InfoContext(ctx, "chat.job_trace_unknown", slog.Any("error", err))
+		return ""
+	}
+	return job.TraceParent
 }
 
 // actionText turns a button press into the command text it stands for, so buttons and typed

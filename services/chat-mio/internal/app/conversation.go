@@ -14,6 +14,7 @@ import (
 
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
+	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/domain"
 )
 
@@ -300,11 +301,13 @@ func (a *App) recordAnswer(ctx context.Context, t *turn, p Proposal, route strin
 // options are a deliberation's proposals, kept for /pick.
 type options struct {
 	Proposals []ProposalOption `json:"proposals"`
+	// Trace is the deliberation job's trace (W3C traceparent): a typed /pick joins it.
+	Trace string `json:"trace,omitempty"`
 }
 
 // presentOptions shows deliberation proposals with pick buttons and keeps them for /pick.
 func (a *App) presentOptions(ctx context.Context, t *turn, res RouteResult) {
-	var opts options
+	opts := options{Trace: telemetry.TraceParent(ctx)}
 	var lines []string
 	var actions []*commonv1.Action
 	n := 0

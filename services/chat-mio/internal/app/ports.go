@@ -110,6 +110,9 @@ type Peers struct {
 type Actor struct {
 	ID      string
 	Channel string
+	// SessionID is the chat the person wrote in: approval tells the requester's chat of a
+	// decision made in another one.
+	SessionID string
 }
 
 // RouteRequest is one message for the router.
@@ -232,6 +235,8 @@ type ApprovalJob struct {
 	DenyReason string
 	// DecidedBy names who decided (a display name, else channel:id); empty for expiry or none.
 	DecidedBy string
+	// TraceParent is the job's trace (W3C traceparent): actions on the job join it.
+	TraceParent string
 }
 
 // AutoApproveInput switches the Auto-Approve grant on with a scope.

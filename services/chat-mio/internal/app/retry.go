@@ -5,7 +5,11 @@ import (
 	"encoding/json"
 	"log/slog"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
+	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/domain"
 )
 
@@ -56,8 +60,16 @@ func (a *App) retry(ctx context.Context, t *turn, id string) {
 		t.say(domain.T(t.loc, domain.MsgPeerFailed, "job id"))
 		return
 	}
-	ctx = jobid.WithJobID(ctx, next)
-	t.jobID, t.result.JobId = next, next
+	// The retry is a new job: a trace of its own, linked to the old job's (where this command
+	// ran) and to the request that asked for it.
+	links := []trace.Link{trace.LinkFromContext(ctx)}
+	if t.request.IsValid() {
+		links = append(links, trace.Link{SpanContext: t.request})
+	}
+	ctx, span := a.cfg.Tracer.Start(jobid.WithJobID(ctx, next), "chat.retry", trace.WithNewRoot(), trace.WithLinks(links...),
+		trace.WithAttributes(attribute.String("retry_of", id)))
+	defer span.End()
+	t.jobID, t.result.JobId, t.result.TraceParent = next, next, telemetry.TraceParent(ctx)
 	who := rec.Order
 	if who == "" {
 		who = rec.Route

@@ -60,7 +60,7 @@ func jobOf(j *approvalv1.Job) app.ApprovalJob {
 		by = j.GetDecidedBy().GetChannel() + ":" + j.GetDecidedBy().GetId()
 	}
 	return app.ApprovalJob{ID: j.GetJobId(), Status: app.JobStatus(strings.ToLower(enumName(j.GetStatus().String(), "JOB_STATUS_"))),
-		Summary: j.GetSummary(), DenyReason: j.GetDenyReason(), DecidedBy: by}
+		Summary: j.GetSummary(), DenyReason: j.GetDenyReason(), DecidedBy: by, TraceParent: j.GetTraceParent()}
 }
 
 // Request implements app.Approvals.
@@ -95,7 +95,7 @@ func (a Approvals) Request(ctx context.Context, in app.ProposalInput) (app.Appro
 
 // Approve implements app.Approvals.
 func (a Approvals) Approve(ctx context.Context, jobID string, by app.Actor) (app.ApprovalJob, error) {
-	res, err := a.Client.Approve(ctx, &approvalv1.ApproveRequest{JobId: jobID, Actor: actorProto(by)})
+	res, err := a.Client.Approve(ctx, &approvalv1.ApproveRequest{JobId: jobID, Actor: actorProto(by), SessionId: by.SessionID})
 	if err != nil {
 		return app.ApprovalJob{}, classify(approvalPeer, err)
 	}
@@ -104,7 +104,7 @@ func (a Approvals) Approve(ctx context.Context, jobID string, by app.Actor) (app
 
 // ApproveSimilar implements app.Approvals.
 func (a Approvals) ApproveSimilar(ctx context.Context, jobID string, by app.Actor, ttl time.Duration, loc domain.Locale) (app.ApprovalJob, string, error) {
-	req := &approvalv1.ApproveRequest{JobId: jobID, Actor: actorProto(by), Similar: true, Locale: string(loc)}
+	req := &approvalv1.ApproveRequest{JobId: jobID, Actor: actorProto(by), Similar: true, Locale: string(loc), SessionId: by.SessionID}
 	if ttl > 0 {
 		req.SimilarTtl = durationpb.New(ttl)
 	}
@@ -117,7 +117,7 @@ func (a Approvals) ApproveSimilar(ctx context.Context, jobID string, by app.Acto
 
 // Deny implements app.Approvals.
 func (a Approvals) Deny(ctx context.Context, jobID string, by app.Actor, reason string) (app.ApprovalJob, error) {
-	res, err := a.Client.Deny(ctx, &approvalv1.DenyRequest{JobId: jobID, Actor: actorProto(by), Reason: reason})
+	res, err := a.Client.Deny(ctx, &approvalv1.DenyRequest{JobId: jobID, Actor: actorProto(by), Reason: reason, SessionId: by.SessionID})
 	if err != nil {
 		return app.ApprovalJob{}, classify(approvalPeer, err)
 	}

@@ -76,8 +76,13 @@ func DocsPatch(string) (string, commonv1.TaskType) {
 // Start runs the peers; approvers (LINE user ids) may approve and switch Auto-Approve on.
 func Start(t testing.TB, approvers ...string) *Suite {
 	t.Helper()
-	s := &Suite{Approval: approvaltest.Start(t, approvaltest.WithApprovers("line", approvers...), approvaltest.WithAutoApprove()),
-		Router: &Router{Propose: DocsPatch}, Heartbeat: &Heartbeat{}, Gateway: NewGateway(), Workspace: t.TempDir()}
+	s := &Suite{Router: &Router{Propose: DocsPatch}, Heartbeat: &Heartbeat{}, Gateway: NewGateway(), Workspace: t.TempDir()}
+	s.GatewaySrv = Serve(t, "gateway-line", func(srv *rpcserver.Server) {
+		srv.Mount(gatewayv1connect.NewNotificationServiceHandler(s.Gateway, srv.HandlerOptions()...))
+	})
+	// Approval tells a requester's LINE chat of decisions made elsewhere through this gateway.
+	s.Approval = approvaltest.Start(t, approvaltest.WithApprovers("line", approvers...), approvaltest.WithAutoApprove(),
+		approvaltest.WithGateways(s.GatewaySrv.URL, ""))
 	s.ExecutorSrv = Serve(t, "executor", func(srv *rpcserver.Server) {
 		opts, err := rpcserver.ClientOptions(srv.Telemetry(), 10*time.Second,
 			svcauth.Client(testinfra.Credentials(t, svcauth.Executor), svcauth.Approval))
@@ -96,9 +101,6 @@ func Start(t testing.TB, approvers ...string) *Suite {
 	})
 	s.HeartbeatSrv = Serve(t, "heartbeat", func(srv *rpcserver.Server) {
 		srv.Mount(heartbeatv1connect.NewHeartbeatServiceHandler(s.Heartbeat, srv.HandlerOptions()...))
-	})
-	s.GatewaySrv = Serve(t, "gateway-line", func(srv *rpcserver.Server) {
-		srv.Mount(gatewayv1connect.NewNotificationServiceHandler(s.Gateway, srv.HandlerOptions()...))
 	})
 	return s
 }
