@@ -142,7 +142,13 @@ type turn struct {
 	// call), before the turn joined a job's trace.
 	request trace.SpanContext
 	result  *chatv1.HandleMessageResponse
+	// failed is a transient failure that ends the turn without an answer (see fail).
+	failed error
 }
+
+// fail ends the turn without an answer: a peer the answer needs is unreachable for now. The
+// caller gets the error (Unavailable) and a gateway tries the event again later.
+func (t *turn) fail(err error) { t.failed = err }
 
 func (t *turn) say(text string, actions ...*commonv1.Action) {
 	t.result.Messages = append(t.result.Messages, &commonv1.ReplyMessage{Text: text, Actions: actions, JobId: t.result.JobId})
@@ -150,7 +156,10 @@ func (t *turn) say(text string, actions ...*commonv1.Action) {
 
 // HandleMessage handles one inbound event: it takes the JobID from baggage (or allocates one),
 // loads the session and either runs a command or the conversation. Peer failures become user
-// messages; only a malformed request or an internal failure is returned as an error.
+// messages, except a transient failure of the peer a conversation needs (router-shiro
+// unreachable or too slow), which is returned as ErrUnavailable so the gateway retries the event
+// instead of answering with an error; a malformed request or an internal failure is returned
+// as an error too.
 func (a *App) HandleMessage(ctx context.Context, req *chatv1.HandleMessageRequest) (*chatv1.HandleMessageResponse, error) {
 	if err := domain.ValidateSessionID(req.GetSessionId()); err != nil {
 		return nil, err
@@ -227,6 +236,12 @@ func (a *App) HandleMessage(ctx context.Context, req *chatv1.HandleMessageReques
 		t.say(domain.T(t.loc, domain.MsgEmpty))
 	default:
 		a.converse(ctx, t, text)
+	}
+	if t.failed != nil {
+		// Nothing is said and nothing kept: the redelivered event runs the turn again.
+		a.log.WarnContext(ctx, "message.deferred", slog.String("event_id", req.GetEventId()), slog.Any("error", t.failed))
+		span.SetStatus(codes.Error, "deferred")
+		return nil, t.failed
 	}
 	if t.sess.Degraded && len(t.result.Messages) > 0 {
 		first := t.result.Messages[0]

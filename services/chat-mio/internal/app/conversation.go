@@ -28,6 +28,12 @@ func (a *App) converse(ctx context.Context, t *turn, text string) {
 	cancel()
 	if err != nil {
 		a.log.ErrorContext(ctx, "router.failed", slog.String("kind", errKind(err)), slog.Any("error", err))
+		if errors.Is(err, domain.ErrUnavailable) {
+			// Transient: the turn fails without an answer, so the gateway keeps the event and
+			// tries again (and the user is not told to resend what is already being retried).
+			t.fail(fmt.Errorf("route: %w", err))
+			return
+		}
 		t.say(domain.T(t.loc, domain.MsgRouterDown))
 		return
 	}

@@ -1,6 +1,8 @@
 package app_test
 
 import (
+	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -13,6 +15,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/app"
+	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/domain"
 )
 
 func TestChatReplyUsesPersonaPolicyOverlayAndMemory(t *testing.T) {
@@ -171,9 +174,15 @@ func TestStatus(t *testing.T) {
 
 func TestPeerFailuresAreToldAndFailClosed(t *testing.T) {
 	t.Run("router down", func(t *testing.T) {
+		// Transient: no answer at all, the gateway keeps the event and tries it again.
 		e := newEnv(t)
 		e.peers.Router.SetDown(true)
-		mustContain(t, text(e.send(t, approver, "hello")), "router-shiro）に接続できませんでした")
+		req := &chatv1.HandleMessageRequest{SessionId: session, Channel: "line", UserId: approver, Text: "hello", EventId: "ev-1"}
+		if res, err := e.app.HandleMessage(context.Background(), req); !errors.Is(err, domain.ErrUnavailable) || res != nil {
+			t.Fatalf("router down: %v, %v; want ErrUnavailable and no answer", res, err)
+		}
+		e.peers.Router.SetDown(false)
+		mustContain(t, text(e.sendReq(t, req)), "はい、Mio です。")
 	})
 	t.Run("approval down", func(t *testing.T) {
 		e := newEnv(t, withApprovalDown())

@@ -78,10 +78,13 @@ func (s *seqIDs) Next(context.Context) (string, error) {
 	return fmt.Sprintf("job_20260101_%03d", s.n), nil
 }
 
-type fakeRouter struct{ res app.RouteResult }
+type fakeRouter struct {
+	res app.RouteResult
+	err error
+}
 
 func (f *fakeRouter) Route(context.Context, app.RouteRequest) (app.RouteResult, error) {
-	return f.res, nil
+	return f.res, f.err
 }
 
 // fakeApprovals answers every call with the scripted result or error.
