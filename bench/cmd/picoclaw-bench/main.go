@@ -8,6 +8,13 @@
 // one process on SQLite) instead and writes embedded.json and embedded.md:
 //
 //	picoclaw-bench -embedded [-embedded-messages 10000] [-embedded-users 256] [-embedded-inflight 32] [-embedded-runs 5]
+//
+// With -faults it sends LINE messages while every service in turn is killed (SIGKILL) and
+// stopped (SIGTERM) and restarted, Redis and Postgres are paused and their connections dropped
+// and the LINE API is down, and counts lost, repeated, reordered and error answers; it writes
+// faults.json and faults.md and fails when any is not zero:
+//
+//	picoclaw-bench -faults [-faults-messages 2000] [-faults-chats 100] [-faults-pause 60s] [-replicas 1]
 package main
 
 import (
@@ -59,6 +66,7 @@ type options struct {
 	workerName   string
 	profile      bool
 	embedded     embeddedOptions
+	faults       faultOptions
 }
 
 func main() {
@@ -76,14 +84,18 @@ func main() {
 	flag.StringVar(&o.extraEnv, "env", "", "extra KEY=VALUE settings for every service, comma separated")
 	flag.BoolVar(&o.profile, "profile", false, "enable debug.pprof and save CPU profiles of the sustained phase and idle heap profiles under <out>/profiles")
 	o.embedded.flags()
+	o.faults.flags()
 	flag.Parse()
 	o.chatModel, o.workerName = "chat-v1:latest", "worker-v1:latest"
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	mode := run
-	if o.embedded.on {
+	switch {
+	case o.embedded.on:
 		mode = runEmbedded
+	case o.faults.on:
+		mode = runFaults
 	}
 	if err := mode(ctx, o); err != nil {
 		fmt.Fprintln(os.Stderr, "picoclaw-bench:", err)

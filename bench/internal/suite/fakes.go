@@ -92,6 +92,9 @@ func writeJSON(w http.ResponseWriter, status int, body string) {
 	_, _ = io.WriteString(w, body)
 }
 
+// ChatAnswer is the fake Ollama's chat answer; to a marked message it is Marked(ChatAnswer, n).
+const ChatAnswer = "了解です。ほかに何かあれば気軽にどうぞ。"
+
 // Ollama is the shared Ollama fake (pkg/testinfra/fakellm) with zero model latency: JSON-mode
 // calls (the router's classifier) get a confident CHAT classification, other calls a short
 // chat answer that repeats the number of the latest user message (see Marked). It counts calls
@@ -106,7 +109,7 @@ func NewOllama(latency *atomic.Int64, models ...string) *Ollama {
 		if r.JSON {
 			return fakellm.Answer{Delay: delay, Content: `{"route":"CHAT","confidence":0.95,"reason":"small talk","evidence":[]}`}
 		}
-		answer := "了解です。ほかに何かあれば気軽にどうぞ。"
+		answer := ChatAnswer
 		if n, ok := lastUserMarker(r.Messages); ok {
 			answer = Marked(answer, n)
 		}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +21,8 @@ import (
 
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/launch"
+
+	"github.com/picoclaw-suite/picoclaw/bench/internal/faultproxy"
 )
 
 // Services are the suite's services in start order.
@@ -140,24 +143,47 @@ type Options struct {
 	LineUsers []string
 	// Services are the services to start, in start order (default: every one).
 	Services []string
+	// Replicas is how many processes run each of ReplicatedServices (default 1). With more than
+	// one, every replica listens on ports of its own behind a round-robin balancer
+	// (faultproxy) at the service's addresses, and each gateway replica has a consumer name of
+	// its own.
+	Replicas int
 	// Workspace is the executor's workspace (default: LogDir/workspace).
 	Workspace string
 	// Env is appended last (overrides).
 	Env []string
 }
 
-// Proc is one running service.
+// ReplicatedServices are the services that may run as several replicas: every consumer of
+// the suite's queues and every stateless server in the message path.
+var ReplicatedServices = []string{"approval", "executor", "router-shiro", "chat-mio", "gateway-line", "gateway-slack"}
+
+// consumerKeys are the settings that name a gateway's consumer in its queues' groups.
+var consumerKeys = map[string]string{
+	"gateway-line":  "PICOCLAW_LINE_INBOX_CONSUMER",
+	"gateway-slack": "PICOCLAW_SLACK_INBOX_CONSUMER",
+}
+
+// Proc is one running service process.
 type Proc struct {
 	*launch.Proc
-	// PublicAddr is the public listener (webhooks, REST), "" for services without one.
+	// PublicAddr is the service's public listener (webhooks, REST) — its balancer's when it
+	// runs as replicas —, "" for services without one.
 	PublicAddr string
-	log        *os.File
+	// Replica numbers the process among its service's replicas, from 1.
+	Replica int
+	spec    launch.Spec
+	log     *os.File
 }
 
 // Suite is the running services.
 type Suite struct {
+	// Procs are the services' processes, the first replica of each.
 	Procs map[string]*Proc
-	order []string
+	// Replicas are every service's processes.
+	Replicas  map[string][]*Proc
+	order     []*Proc
+	balancers []*faultproxy.Proxy
 }
 
 // Start launches the services one after another, each once the previous one is ready.
@@ -197,25 +223,99 @@ func Start(ctx context.Context, o Options) (*Suite, error) {
 	if len(names) == 0 {
 		names = Services
 	}
-	st := &Suite{Procs: map[string]*Proc{}}
+	st := &Suite{Procs: map[string]*Proc{}, Replicas: map[string][]*Proc{}}
 	for _, name := range names {
-		logf, err := os.Create(filepath.Join(o.LogDir, name+".log"))
+		replicas := 1
+		if o.Replicas > 1 && slices.Contains(ReplicatedServices, name) {
+			replicas = o.Replicas
+		}
+		specs, public, err := st.replicaSpecs(name, replicas, layout, env)
 		if err != nil {
 			st.Stop()
 			return nil, err
 		}
-		// relative paths of the default config (rules, persona) resolve in Root
-		lp, err := launch.Start(ctx, launch.Spec{Name: name, BinDir: o.BinDir, Dir: o.Root, Env: env,
-			Addr: layout.Addrs[name], Output: logf})
-		if err != nil {
-			logf.Close()
-			st.Stop()
-			return nil, fmt.Errorf("%w (log %s)", err, logf.Name())
+		for i, sp := range specs {
+			suffix := ""
+			if i > 0 {
+				suffix = fmt.Sprintf("-%d", i+1)
+			}
+			logf, err := os.Create(filepath.Join(o.LogDir, name+suffix+".log"))
+			if err != nil {
+				st.Stop()
+				return nil, err
+			}
+			// relative paths of the default config (rules, persona) resolve in Root
+			sp.BinDir, sp.Dir, sp.Output = o.BinDir, o.Root, logf
+			lp, err := launch.Start(ctx, sp)
+			if err != nil {
+				logf.Close()
+				st.Stop()
+				return nil, fmt.Errorf("%w (log %s)", err, logf.Name())
+			}
+			p := &Proc{Proc: lp, PublicAddr: public, Replica: i + 1, spec: sp, log: logf}
+			if i == 0 {
+				st.Procs[name] = p
+			}
+			st.Replicas[name] = append(st.Replicas[name], p)
+			st.order = append(st.order, p)
 		}
-		st.Procs[name] = &Proc{Proc: lp, PublicAddr: layout.Public[name], log: logf}
-		st.order = append(st.order, name)
 	}
 	return st, nil
+}
+
+// replicaSpecs are the launch specs of a service's replicas (without binary, directory and
+// output) and its public address. One replica listens where the layout says; several get
+// addresses of their own behind balancers at the layout's addresses.
+func (s *Suite) replicaSpecs(name string, n int, layout launch.Layout, env []string) ([]launch.Spec, string, error) {
+	public := layout.Public[name]
+	if n <= 1 {
+		return []launch.Spec{{Name: name, Env: env, Addr: layout.Addrs[name]}}, public, nil
+	}
+	addrs, err := testinfra.FreeAddrs(2 * n)
+	if err != nil {
+		return nil, "", err
+	}
+	internal, publics := addrs[:n], addrs[n:]
+	b, err := faultproxy.Listen(layout.Addrs[name], internal...)
+	if err != nil {
+		return nil, "", err
+	}
+	s.balancers = append(s.balancers, b)
+	if public != "" {
+		pb, err := faultproxy.Listen(public, publics...)
+		if err != nil {
+			return nil, "", err
+		}
+		s.balancers = append(s.balancers, pb)
+	}
+	specs := make([]launch.Spec, n)
+	for i := range specs {
+		e := append(slices.Clip(env), fmt.Sprintf("PICOCLAW_SERVICES_%s_LISTEN=%s", launch.EnvKey(name), internal[i]))
+		if public != "" {
+			e = append(e, fmt.Sprintf("PICOCLAW_SERVICES_%s_PUBLIC_LISTEN=%s", launch.EnvKey(name), publics[i]))
+		}
+		if key := consumerKeys[name]; key != "" {
+			e = append(e, fmt.Sprintf("%s=%s-%d", key, name, i+1))
+		}
+		specs[i] = launch.Spec{Name: name, Env: e, Addr: internal[i]}
+	}
+	return specs, public, nil
+}
+
+// Restart starts a process that has ended again, with the same settings, its output appended
+// to the same log.
+func (s *Suite) Restart(ctx context.Context, p *Proc) error {
+	select {
+	case <-p.Done():
+	default:
+		return fmt.Errorf("%s (replica %d) is still running", p.Name, p.Replica)
+	}
+	lp, err := launch.Start(ctx, p.spec)
+	if err != nil {
+		return fmt.Errorf("%w (log %s)", err, p.log.Name())
+	}
+	p.Proc = lp
+	return nil
 }
 
 // PublicURL is the base URL of the public listener.
@@ -264,33 +364,37 @@ func (p *Proc) stop() error {
 	return p.Stop(5 * time.Second)
 }
 
-// Stop ends the services in reverse start order.
+// Stop ends the services in reverse start order, then their balancers.
 func (s *Suite) Stop() error {
 	var errs []error
 	for i := len(s.order) - 1; i >= 0; i-- {
-		if err := s.Procs[s.order[i]].stop(); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", s.order[i], err))
+		p := s.order[i]
+		if err := p.stop(); err != nil {
+			errs = append(errs, fmt.Errorf("%s (replica %d): %w", p.Name, p.Replica, err))
 		}
 	}
 	s.order = nil
+	for _, b := range s.balancers {
+		errs = append(errs, b.Close())
+	}
+	s.balancers = nil
 	return errors.Join(errs...)
 }
 
 // LogTails returns the last n lines of every service's log, for a failing test to show.
 func (s *Suite) LogTails(n int) string {
 	var b strings.Builder
-	for _, name := range s.order {
-		p := s.Procs[name]
+	for _, p := range s.order {
 		data, err := os.ReadFile(p.log.Name())
 		if err != nil {
-			fmt.Fprintf(&b, "== %s: %v\n", name, err)
+			fmt.Fprintf(&b, "== %s: %v\n", p.log.Name(), err)
 			continue
 		}
 		lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
 		if len(lines) > n {
 			lines = lines[len(lines)-n:]
 		}
-		fmt.Fprintf(&b, "== %s (last %d lines)\n%s\n", name, len(lines), strings.Join(lines, "\n"))
+		fmt.Fprintf(&b, "== %s (last %d lines)\n%s\n", filepath.Base(p.log.Name()), len(lines), strings.Join(lines, "\n"))
 	}
 	return b.String()
 }
