@@ -65,9 +65,9 @@ func TestCheckerFindsEveryKindOfProblem(t *testing.T) {
 	acked := allAcked(plan)
 	acked[6] = false // never acknowledged: not expected, and its answer is unexpected
 	c.Record(reply(plan, 1, plan.Answer(1)))
-	c.Record(push(plan.User(0), plan.Answer(1)))              // duplicate of 1
+	c.Record(push(plan.User(0), plan.Answer(1)))   // duplicate of 1
 	c.Record(reply(plan, 3, "振り分け担当に接続できませんでした。")) // error reply instead of 3's answer
-	c.Record(reply(plan, 2, plan.Answer(4)))                  // 4's answer with 2's reply token
+	c.Record(reply(plan, 2, plan.Answer(4)))       // 4's answer with 2's reply token
 	c.Record(push(plan.User(1), plan.Answer(4)))
 	c.Record(push(plan.User(1), plan.Answer(2))) // chat 1 answered 4 before 2
 	c.Record(push(plan.User(0), "（Redis に接続できません）\n\n"+plan.Answer(5)))
