@@ -315,7 +315,7 @@ func TestTrustBoundaryAsAnAttacker(t *testing.T) {
 // TestServicesRefuseToStartOpen: every binary without its key, or with a placeholder secret,
 // exits non-zero and names the variable, also when asked to listen on every interface.
 func TestServicesRefuseToStartOpen(t *testing.T) {
-	_, env := suiteEnv(t, t.TempDir())
+	_, env, _ := suiteEnv(t, t.TempDir())
 	run := func(t *testing.T, name string, env []string) string {
 		t.Helper()
 		cmd := exec.Command(filepath.Join(binDir, name))

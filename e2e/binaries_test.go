@@ -60,7 +60,7 @@ var envKey = launch.EnvKey
 const auditKey = "e2e-audit-key-0123456789abcdef0123456789"
 
 // suiteEnv points every service at free ports and at this test's isolated databases.
-func suiteEnv(t *testing.T, workspace string) (map[string]string, []string) {
+func suiteEnv(t *testing.T, workspace string) (map[string]string, []string, testinfra.RedisDB) {
 	pg := testinfra.Postgres(t)
 	_, runtimeDSN := testinfra.PostgresRole(t, pg)
 	rd := testinfra.Redis(t)
@@ -92,7 +92,7 @@ func suiteEnv(t *testing.T, workspace string) (map[string]string, []string) {
 	for s, a := range layout.Public {
 		addrs[s+"-public"] = a
 	}
-	return addrs, append(env, layout.Env()...)
+	return addrs, append(env, layout.Env()...), rd
 }
 
 // identityEnv gives one service process its own key (and every public key).
@@ -104,7 +104,7 @@ func identityEnv(env []string, service string) []string {
 // process: /healthz, a gRPC health check over h2c, then SIGTERM must end it cleanly.
 func TestEveryBinaryStartsAnswersHealthAndStopsOnSIGTERM(t *testing.T) {
 	bin := binDir
-	addrs, env := suiteEnv(t, t.TempDir())
+	addrs, env, _ := suiteEnv(t, t.TempDir())
 	for _, name := range services {
 		t.Run(name, func(t *testing.T) {
 			logs := &testinfra.SyncBuffer{}

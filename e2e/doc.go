@@ -17,6 +17,10 @@
 //     sweeper (told once too), with every result pushed; on the exported spans, every span
 //     naming a job is in the job's trace (where approval's RequestApproval ran) or in a trace
 //     linked to it, and the job's trace holds the decision, the execution and the push.
+//   - Crashes (crash_test.go): Auto-Approve switched off, approval killed with SIGKILL and Redis
+//     handing back the grant as it was while on — still off after the restart; gateway-line and
+//     chat-mio killed and every key of the deployment deleted (FLUSHALL), then deleted again
+//     while they run — every job still gets a new id, above the audit log's ids of the day.
 //
 // Each checks the job's audit chain over the REST API and that the job is exactly one trace,
 // across every service involved, with job_id on every span of it.

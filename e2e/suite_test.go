@@ -32,6 +32,7 @@ const (
 type process struct {
 	*launch.Proc
 	name string
+	spec launch.Spec
 	logs *testinfra.SyncBuffer
 }
 
@@ -45,7 +46,12 @@ type suite struct {
 	openai    *fakellm.Server
 	ollama    *fakellm.Server
 	workspace string
-	stopOnce  sync.Once
+	// redis is the suite's Redis (its key prefix is all the suite's state there); env and
+	// root are what the processes were started with, for restart.
+	redis    testinfra.RedisDB
+	env      []string
+	root     string
+	stopOnce sync.Once
 }
 
 const suiteConfig = `timezone: Asia/Tokyo
@@ -75,8 +81,8 @@ func startSuite(t *testing.T, bin string, extraEnv ...string) *suite {
 	if err := os.WriteFile(cfgPath, fmt.Appendf(nil, suiteConfig, lineUser, slackUser, cliUser, slackBotUser), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addrs, env := suiteEnv(t, s.workspace)
-	s.addrs = addrs
+	addrs, env, rd := suiteEnv(t, s.workspace)
+	s.addrs, s.redis = addrs, rd
 	env = append(env,
 		"PICOCLAW_CONFIG="+cfgPath,
 		"OTEL_EXPORTER_OTLP_ENDPOINT=http://"+s.otlp.addr,
@@ -98,6 +104,7 @@ func startSuite(t *testing.T, bin string, extraEnv ...string) *suite {
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.env, s.root = env, root
 	t.Cleanup(func() {
 		s.stop(t)
 		if t.Failed() {
@@ -109,8 +116,8 @@ func startSuite(t *testing.T, bin string, extraEnv ...string) *suite {
 	for _, name := range services {
 		p := &process{name: name, logs: &testinfra.SyncBuffer{}}
 		// The config names the persona and rules files relative to the repository.
-		lp, err := launch.Start(ctx, launch.Spec{Name: name, BinDir: bin, Dir: root, Env: env,
-			Addr: addrs[name], ReadyPath: "/healthz", Output: p.logs})
+		p.spec = launch.Spec{Name: name, BinDir: bin, Dir: root, Env: env, Addr: addrs[name], ReadyPath: "/healthz", Output: p.logs}
+		lp, err := launch.Start(ctx, p.spec)
 		if err != nil {
 			t.Fatalf("%v\n%s", err, p.logs)
 		}
@@ -118,6 +125,46 @@ func startSuite(t *testing.T, bin string, extraEnv ...string) *suite {
 		s.procs = append(s.procs, p)
 	}
 	return s
+}
+
+// proc is the named service's process.
+func (s *suite) proc(t *testing.T, name string) *process {
+	t.Helper()
+	for _, p := range s.procs {
+		if p.name == name {
+			return p
+		}
+	}
+	t.Fatalf("no service %s", name)
+	return nil
+}
+
+// crash kills the named services with SIGKILL and waits until they are gone.
+func (s *suite) crash(t *testing.T, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		p := s.proc(t, name)
+		if err := p.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		<-p.Done()
+	}
+}
+
+// restart starts the named services again as they were started, their output appended to
+// their logs, and waits until each answers /healthz.
+func (s *suite) restart(t *testing.T, names ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for _, name := range names {
+		p := s.proc(t, name)
+		lp, err := launch.Start(ctx, p.spec)
+		if err != nil {
+			t.Fatalf("restart %s: %v\n%s", name, err, p.logs)
+		}
+		p.Proc = lp
+	}
 }
 
 // stop sends SIGTERM to every process (so each flushes its spans) and waits for them to end.
