@@ -59,6 +59,7 @@ type options struct {
 	workerName   string
 	profile      bool
 	embedded     embeddedOptions
+	compare      compareOptions
 }
 
 func main() {
@@ -76,13 +77,17 @@ func main() {
 	flag.StringVar(&o.extraEnv, "env", "", "extra KEY=VALUE settings for every service, comma separated")
 	flag.BoolVar(&o.profile, "profile", false, "enable debug.pprof and save CPU profiles of the sustained phase and idle heap profiles under <out>/profiles")
 	o.embedded.flags()
+	o.compare.flags()
 	flag.Parse()
 	o.chatModel, o.workerName = "chat-v1:latest", "worker-v1:latest"
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	mode := run
-	if o.embedded.on {
+	switch {
+	case o.compare.ref != "":
+		mode = runCompare
+	case o.embedded.on:
 		mode = runEmbedded
 	}
 	if err := mode(ctx, o); err != nil {
