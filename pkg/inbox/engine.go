@@ -46,6 +46,12 @@ type queue interface {
 	// bury moves the delivery to the dead letters (meta as stored, cause the error text) and
 	// acknowledges it, in one step.
 	bury(ctx context.Context, d Delivery, meta []byte, cause string) error
+	// turn says whether consumer may handle the entry id of key now (order.go).
+	turn(ctx context.Context, consumer, key, id string) (turn, error)
+	// settled forgets the entry id of key in the key's order once it was acknowledged or buried.
+	settled(ctx context.Context, key, id string) error
+	// prune removes consumers of the group idle for idle or longer with nothing pending.
+	prune(ctx context.Context, idle time.Duration) (int, error)
 }
 
 // marker keeps the sent marks.

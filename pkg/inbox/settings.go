@@ -3,7 +3,6 @@ package inbox
 import (
 	"context"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
@@ -11,8 +10,10 @@ import (
 
 // Settings is the `inbox:` part of a gateway's config section.
 type Settings struct {
-	// Consumer names this process in the consumer group; keep it stable across restarts
-	// (default: the host name) so a restart resumes its own pending events at once.
+	// Consumer names this process in the consumer group. It must differ between replicas; the
+	// default is unique per process (DefaultConsumerName), so a restart's events left pending
+	// are reclaimed after claim_idle. A name that is stable and unique per replica (a
+	// StatefulSet pod name) resumes them at once.
 	Consumer string `yaml:"consumer"`
 	// Concurrency is how many chats are processed at the same time.
 	Concurrency int `yaml:"concurrency"`
@@ -59,16 +60,12 @@ func (s Settings) Validate() error {
 	return errs.Err()
 }
 
-// ConsumerConfig is the consumer these settings describe; the name defaults to the host name,
-// then to fallback.
+// ConsumerConfig is the consumer these settings describe; the name defaults to
+// DefaultConsumerName (fallback standing in for a missing host name).
 func (s Settings) ConsumerConfig(fallback string, giveUp func(context.Context, Delivery, error), log *slog.Logger) ConsumerConfig {
 	name := s.Consumer
 	if name == "" {
-		if h, err := os.Hostname(); err == nil && h != "" {
-			name = h
-		} else {
-			name = fallback
-		}
+		name = DefaultConsumerName(fallback)
 	}
 	return ConsumerConfig{Name: name, Concurrency: s.Concurrency, ClaimIdle: s.ClaimIdle, MaxAge: s.MaxAge, MaxAttempts: s.MaxAttempts,
 		Block: s.Block, GiveUp: giveUp, Logger: log}

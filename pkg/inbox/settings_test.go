@@ -1,6 +1,8 @@
 package inbox
 
 import (
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +30,19 @@ func TestConsumerConfigName(t *testing.T) {
 		t.Fatalf("consumer config = %+v", c)
 	}
 	s.Consumer = ""
-	if c := s.ConsumerConfig("gateway-line", nil, nil); c.Name == "" {
-		t.Fatal("empty consumer name: want the host name or the fallback")
+	a, b := s.ConsumerConfig("gateway-line", nil, nil).Name, s.ConsumerConfig("gateway-line", nil, nil).Name
+	host, _ := os.Hostname()
+	if host == "" {
+		host = "gateway-line"
+	}
+	pid := fmt.Sprintf("-%d-", os.Getpid())
+	for _, n := range []string{a, b} {
+		if !strings.HasPrefix(n, host+pid) || len(n) != len(host+pid)+8 {
+			t.Fatalf("default name %q: want <host>-<pid>-<8 hex>", n)
+		}
+	}
+	// Two replicas on one host (or two containers with one host name and pid) never share it.
+	if a == b {
+		t.Fatalf("two consumers got the same default name %q", a)
 	}
 }
