@@ -18,8 +18,8 @@ import (
 // maxRetries bounds optimistic retries when two updates of one agent race.
 const maxRetries = 32
 
-// Redis stores one JSON value per agent under <prefix>heartbeat:agent:<id> and the set of
-// known ids under <prefix>heartbeat:agents.
+// Redis stores one JSON value per agent (per replica: the key is domain.Beat.Key) under
+// <prefix>heartbeat:agent:<key> and the set of known keys under <prefix>heartbeat:agents.
 type Redis struct {
 	rdb    redis.UniversalClient
 	prefix string
@@ -74,6 +74,29 @@ func (r *Redis) Update(ctx context.Context, id string, fn func(cur *domain.Agent
 	return fmt.Errorf("update agent %s: too much contention", id)
 }
 
+// Delete implements app.Store: the agent's value and its id in the index go together.
+func (r *Redis) Delete(ctx context.Context, key string) (*domain.Agent, error) {
+	var get *redis.StringCmd
+	_, err := r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		get = p.Get(ctx, r.agentKey(key))
+		p.Del(ctx, r.agentKey(key))
+		p.SRem(ctx, r.indexKey(), key)
+		return nil
+	})
+	raw, gerr := get.Bytes()
+	if errors.Is(gerr, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("forget agent %s: %w", key, err)
+	}
+	a, err := decode(raw)
+	if err != nil {
+		return nil, fmt.Errorf("decode %s: %w", key, err)
+	}
+	return &a, nil
+}
+
 // List implements app.Store.
 func (r *Redis) List(ctx context.Context) ([]domain.Agent, error) {
 	ids, err := r.rdb.SMembers(ctx, r.indexKey()).Result()
@@ -122,18 +145,22 @@ type record struct {
 	LastTaskDurationMs int64     `json:"last_task_duration_ms"`
 	ErrorMessage       string    `json:"error_message,omitempty"`
 	Note               string    `json:"note,omitempty"`
+	Replica            string    `json:"replica,omitempty"`
 	State              string    `json:"state"`
 	LastSeen           time.Time `json:"last_seen"`
 	StateSince         time.Time `json:"state_since"`
 	IncidentSince      time.Time `json:"incident_since"`
+	Streak             int       `json:"streak,omitempty"`
+	FirstSeen          time.Time `json:"first_seen,omitzero"`
 }
 
 func encode(a domain.Agent) ([]byte, error) {
 	return json.Marshal(record{
 		AgentID: a.Last.AgentID, Alias: a.Last.Alias, Service: a.Last.Service, Kind: a.Last.Kind,
 		SentAt: a.Last.SentAt, Status: string(a.Last.Status), JobIDs: a.Last.JobIDs, MemoryMB: a.Last.MemoryMB,
-		LastTaskDurationMs: a.Last.LastTaskDurationMs, ErrorMessage: a.Last.ErrorMessage, Note: a.Last.Note,
-		State: string(a.State), LastSeen: a.LastSeen, StateSince: a.StateSince, IncidentSince: a.IncidentSince,
+		LastTaskDurationMs: a.Last.LastTaskDurationMs, ErrorMessage: a.Last.ErrorMessage, Note: a.Last.Note, Replica: a.Last.Replica,
+		State: string(a.State), LastSeen: a.LastSeen, StateSince: a.StateSince, IncidentSince: a.IncidentSince, Streak: a.Streak,
+		FirstSeen: a.FirstSeen,
 	})
 }
 
@@ -146,9 +173,10 @@ func decode(data []byte) (domain.Agent, error) {
 		Last: domain.Beat{
 			AgentID: r.AgentID, Alias: r.Alias, Service: r.Service, Kind: r.Kind, SentAt: r.SentAt,
 			Status: domain.State(r.Status), JobIDs: r.JobIDs, MemoryMB: r.MemoryMB,
-			LastTaskDurationMs: r.LastTaskDurationMs, ErrorMessage: r.ErrorMessage, Note: r.Note,
+			LastTaskDurationMs: r.LastTaskDurationMs, ErrorMessage: r.ErrorMessage, Note: r.Note, Replica: r.Replica,
 		},
-		State: domain.State(r.State), LastSeen: r.LastSeen, StateSince: r.StateSince, IncidentSince: r.IncidentSince,
+		State: domain.State(r.State), LastSeen: r.LastSeen, StateSince: r.StateSince, IncidentSince: r.IncidentSince, Streak: r.Streak,
+		FirstSeen: r.FirstSeen,
 	}, nil
 }
 

@@ -11,3 +11,5 @@ REVOKE ALL ON approval_jobs FROM {{role}};
 GRANT SELECT, INSERT, UPDATE ON approval_jobs TO {{role}};
 REVOKE ALL ON approval_schema_migrations, approval_audit_legacy FROM {{role}};
 GRANT SELECT ON approval_schema_migrations, approval_audit_legacy TO {{role}};
+REVOKE ALL ON approval_leases FROM {{role}};
+GRANT SELECT, INSERT, UPDATE, DELETE ON approval_leases TO {{role}};
