@@ -22,6 +22,9 @@ func SQLiteEngine(ctx context.Context, db *sqlstate.DB) (Engine, error) {
 	if err := db.Migrate(ctx, "inbox", sqliteSchema); err != nil {
 		return nil, fmt.Errorf("inbox: %w", err)
 	}
+	if err := migrateOrder(ctx, db); err != nil {
+		return nil, fmt.Errorf("inbox: %w", err)
+	}
 	db.Expire("inbox_seen")
 	db.Expire("inbox_marks")
 	st, err := prepare(ctx, db)

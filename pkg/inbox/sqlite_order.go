@@ -4,15 +4,23 @@ import (
 	"context"
 	"database/sql"
 	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/sqlstate"
 )
 
 // sqlTurn reads an entry's turn (order.go) in one statement: who holds it now, and whether an
-// earlier entry of its key is pending in the group. The pending rows are the traffic in flight,
-// so the join stays small.
+// earlier entry of its key is pending in the group. Entries are deleted once acknowledged, so the
+// earlier entries of one key (found through inbox_entries_key) are the few still in flight.
 const sqlTurn = `SELECT
 	(SELECT consumer FROM inbox_pending WHERE stream = ?1 AND grp = ?2 AND seq = ?3),
-	EXISTS (SELECT 1 FROM inbox_pending p JOIN inbox_entries e ON e.stream = p.stream AND e.seq = p.seq
-		WHERE p.stream = ?1 AND p.grp = ?2 AND p.seq < ?3 AND e.event_key = ?4)`
+	EXISTS (SELECT 1 FROM inbox_entries e JOIN inbox_pending p ON p.stream = e.stream AND p.grp = ?2 AND p.seq = e.seq
+		WHERE e.stream = ?1 AND e.event_key = ?4 AND e.seq < ?3)`
+
+// migrateOrder adds what the turn reads by, under a component of its own (the inbox's own
+// steps stay the inbox's).
+func migrateOrder(ctx context.Context, db *sqlstate.DB) error {
+	return db.Migrate(ctx, "inbox_order", `CREATE INDEX inbox_entries_key ON inbox_entries (stream, event_key, seq)`)
+}
 
 func (q *sqliteQueue) turn(ctx context.Context, consumer, key, id string) (turn, error) {
 	var holder sql.NullString
