@@ -52,6 +52,11 @@ func WithPendingTTL(ttl, sweep time.Duration) Option {
 	return func(c *service.Config) { c.Approval.PendingTTL, c.Approval.SweepInterval = ttl, sweep }
 }
 
+// WithClaimLease makes executors' claims lapse after d without a renewal.
+func WithClaimLease(d time.Duration) Option {
+	return func(c *service.Config) { c.Approval.ClaimLease = d }
+}
+
 // WithConfig changes anything else.
 func WithConfig(f func(*service.Config)) Option { return Option(f) }
 

@@ -17,7 +17,6 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakemcp"
 	"github.com/picoclaw-suite/picoclaw/services/approval/approvaltest"
-	approvalsvc "github.com/picoclaw-suite/picoclaw/services/approval/service"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/journal"
@@ -38,8 +37,7 @@ type replicas struct {
 
 func startReplicas(t *testing.T) *replicas {
 	t.Helper()
-	appr := approvaltest.Start(t, approvaltest.WithApprovers("line", owner.GetId()),
-		approvaltest.WithConfig(func(c *approvalsvc.Config) { c.Approval.ClaimLease = claimLease }))
+	appr := approvaltest.Start(t, approvaltest.WithApprovers("line", owner.GetId()), approvaltest.WithClaimLease(claimLease))
 	dir := t.TempDir()
 	r := &replicas{appr: appr, ws: filepath.Join(dir, "ws"), state: filepath.Join(dir, "state"), bridge: startBridge(t)}
 	if err := os.Mkdir(r.ws, 0o755); err != nil {
