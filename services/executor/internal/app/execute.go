@@ -130,6 +130,12 @@ type Outcome struct {
 // Execute claims jobID from approval, verifies the content hash and runs it. dryRun reads the
 // job without claiming it and only reports what would happen.
 func (s *Service) Execute(ctx context.Context, rawID, locale string, dryRun bool) (Outcome, error) {
+	return s.execute(ctx, rawID, locale, dryRun, false)
+}
+
+// execute is Execute; with takeover it only claims a job that is still executing once it has the
+// workspace (another executor may have taken the job over and finished it meanwhile).
+func (s *Service) execute(ctx context.Context, rawID, locale string, dryRun, takeover bool) (Outcome, error) {
 	id, err := jobid.Normalize(rawID)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("%w: %v", domain.ErrInvalid, err)
@@ -165,6 +171,11 @@ func (s *Service) Execute(ctx context.Context, rawID, locale string, dryRun bool
 			return Outcome{}, err
 		}
 		defer unlock()
+		if takeover {
+			if c, err := s.cfg.Approval.Get(ctx, id); err != nil || c.Status != "executing" {
+				return Outcome{}, fmt.Errorf("take over %s: %w: no longer executing (%v)", id, errClaimRefused, err)
+			}
+		}
 		claim, err = s.cfg.Approval.Claim(ctx, id, s.cfg.ExecutorID)
 		if err != nil {
 			// approval recorded the refusal itself; the job may well be running at another

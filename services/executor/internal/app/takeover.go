@@ -264,7 +264,7 @@ func (s *Service) TakeOver(ctx context.Context) (int, error) {
 			break
 		}
 		jctx := jobid.WithJobID(ctx, id)
-		out, err := s.Execute(jctx, id, "", false)
+		out, err := s.execute(jctx, id, "", false, true)
 		switch {
 		case errors.Is(err, errClaimRefused):
 			// Another executor was quicker, or the job ended meanwhile.
