@@ -309,9 +309,9 @@ func testEntryTakenOverIsHandledByItsNewHolderOnly(t *testing.T, b *orderBackend
 	var mu sync.Mutex
 	var handled []string
 	started, release := make(chan struct{}), make(chan struct{})
-	// A keep-alive every 667 ms; nothing is reclaimed before it is idle for 2 s.
+	// A keep-alive every second; nothing is reclaimed before it is idle for 3 s.
 	a := fastConsumer("replica-a")
-	a.ClaimIdle = 2 * time.Second
+	a.ClaimIdle = 3 * time.Second
 	a.TurnPoll = 2 * time.Millisecond
 	stopA := runConsumer(t, b.engine, cfg, a, func(_ context.Context, d inbox.Delivery) error {
 		if d.ID == "first" {
@@ -326,7 +326,7 @@ func testEntryTakenOverIsHandledByItsNewHolderOnly(t *testing.T, b *orderBackend
 	<-started
 	waitFor(t, "both events in the first consumer's hands", func() bool { return stats(t, s).Pending == 2 })
 	b.move(t, cfg.Stream, second, "replica-b")
-	// Two keep-alives of the first consumer pass while it holds both events in hand.
+	// A keep-alive of the first consumer passes while it holds both events in hand.
 	time.Sleep(1500 * time.Millisecond)
 	if o := b.owner(t, cfg.Stream, second); o != "replica-b" {
 		t.Fatalf("the keep-alive took the entry back: pending with %q", o)
