@@ -277,5 +277,5 @@ func reading(fn func(domain.Job) ([]domain.Draft, error)) func(domain.Job, app.S
 	return func(j domain.Job, _ app.StreamReader) ([]domain.Draft, error) { return fn(j) }
 }
 
-// leaseName names the advisory lock of a stream that is not a job (Append, UpdateReading).
+// streamLock names the advisory lock of a stream that is not a job (Append, UpdateReading).
 func streamLock(stream string) string { return "picoclaw.approval.stream." + stream }
