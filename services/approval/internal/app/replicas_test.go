@@ -68,7 +68,7 @@ func approved(t *testing.T, svc *app.Service, id string) {
 	if _, err := svc.RequestApproval(ctx, app.RequestInput{JobID: id, Patch: docs, TaskType: "docs"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.Approve(ctx, id, owner); err != nil {
+	if _, err := svc.Approve(ctx, id, owner, ""); err != nil {
 		t.Fatal(err)
 	}
 }

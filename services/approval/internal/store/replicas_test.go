@@ -100,7 +100,7 @@ func runReplicaContract(t *testing.T, open func(*testing.T) backend) {
 		svc := newService(t, b.store, c)
 		id := "job_20260301_201"
 		request(t, svc, id, docsPatch)
-		if _, err := svc.Approve(ctx, id, approver); err != nil {
+		if _, err := svc.Approve(ctx, id, approver, ""); err != nil {
 			t.Fatal(err)
 		}
 		a, err := svc.ClaimJob(ctx, id, "executor-a")
