@@ -70,6 +70,11 @@ build: ## Build every binary into bin/ (the eight services and the picoclaw CLI)
 	CGO_ENABLED=0 go build -tags $(EMBEDDED_TAGS) -trimpath -ldflags "$(LDFLAGS)" -o bin/picoclaw ./cmd/picoclaw
 	@ls -l bin/
 
+.PHONY: bench-compare
+bench-compare: ## Compare the embedded suite built at REF (A) with the working tree (B), interleaved A, B, A, B … (writes bench/results/compare.{json,md})
+	@test -n "$(REF)" || { echo "usage: make bench-compare REF=<commit>"; exit 2; }
+	go run ./bench/cmd/picoclaw-bench -compare $(REF) -out bench/results $(COMPARE_FLAGS)
+
 .PHONY: bench
 bench: ## Run the Go benchmarks, then the load tool (writes bench/results/report.json and report.md)
 	go test -run '^$$' -bench . -benchmem $(PKGS)

@@ -73,6 +73,7 @@ func suiteEnv(t *testing.T, workspace string) (map[string]string, []string, test
 		"PICOCLAW_REDIS_ADDR="+rd.Addr,
 		"PICOCLAW_REDIS_KEY_PREFIX="+rd.Prefix,
 		"PICOCLAW_EXECUTOR_WORKSPACE="+workspace,
+		"PICOCLAW_EXECUTOR_STATE_DIR="+workspace+"-executor-state",
 		"PICOCLAW_HEARTBEAT_INTERVAL_SEC=1",
 		"PICOCLAW_HEARTBEAT_TIMEOUT_SEC=3",
 		"LINE_CHANNEL_SECRET="+lineSecret,

@@ -192,6 +192,7 @@ func startStack(t *testing.T, as runAs, day string) *stack {
 		"PICOCLAW_CONFIG="+s.cfgPath,
 		"OPENAI_API_KEY="+canaryAPIKey,
 		"PICOCLAW_EXECUTOR_WORKSPACE="+s.ws,
+		"PICOCLAW_EXECUTOR_STATE_DIR="+s.ws+"-executor-state",
 		"PICOCLAW_EXECUTOR_COMMAND_TIMEOUT=20s",
 		"PICOCLAW_EXECUTOR_GIT_TIMEOUT=20s",
 		"PICOCLAW_EXECUTOR_ENV_ALLOWLIST=PATH,HOME,LANG",

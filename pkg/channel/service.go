@@ -122,7 +122,7 @@ func Run(ctx context.Context, spec Spec) error {
 	chat := chatclient.New(chatv1connect.NewChatServiceClient(rpcserver.NewHTTPClient(), cfg.Services.ChatMio.URL, chatOpts...), spec.Channel, creds)
 	rt := NewRuntime(ch, RuntimeConfig{Locale: cfg.Locale, Allow: NewAllowlist(spec.Settings.AllowedUsers), Tracer: spec.Service, Outbox: outbox},
 		chat, log, tel.TracerProvider, tel.Propagator)
-	consumer, err := inbox.NewConsumerOn(st.engine, inboxCfg, spec.Settings.Inbox.ConsumerConfig(spec.Service, rt.GiveUp, log), rt.Handle)
+	consumer, err := inbox.NewConsumerOn(st.engine, inboxCfg, spec.Settings.Inbox.ConsumerConfig(srv.Replica(), rt.GiveUp, log), rt.Handle)
 	if err != nil {
 		return err
 	}

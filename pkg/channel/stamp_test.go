@@ -28,7 +28,7 @@ func TestRepliesCarryTheJobsTrace(t *testing.T) {
 				Text: "approve?", Actions: []chatlink.Action{{Kind: chatlink.ActionApprove, JobID: "job_20260101_001"}}}}}}
 			ctx := trace.ContextWithSpanContext(context.Background(), event)
 			ev := Event{ID: "E1", Kind: KindMessage, UserID: "U1", Text: "/approve job_20260101_001"}
-			if err := newRuntime(ch, chat).Process(ctx, ev, Target{SessionID: "fake:U1", Event: &ev, InReply: true}); err != nil {
+			if err := newRuntime(ch, chat).process(ctx, ev, nil, Target{SessionID: "fake:U1", Event: &ev, InReply: true}); err != nil {
 				t.Fatal(err)
 			}
 			if len(ch.sends) != 1 {

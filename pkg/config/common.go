@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/replica"
 )
 
 // Endpoint is where a service listens and how its peers reach it.
@@ -154,6 +156,11 @@ type Common struct {
 	// HeartbeatSender is the sender's part of the heartbeat section.
 	HeartbeatSender Heartbeat `yaml:"heartbeat"`
 	Debug           Debug     `yaml:"debug"`
+	// Replica names this process among the replicas of its service (PICOCLAW_REPLICA_ID): in
+	// heartbeats, as the consumer name of an inbox, as the executor that holds a claim, as the
+	// holder of approval's sweeper lease. Empty: a new id per process start (host, pid and a
+	// random suffix). Set it only to something unique per replica, e.g. a StatefulSet pod name.
+	Replica string `yaml:"replica_id"`
 }
 
 // HTTP holds the timeouts and caps every listener of the suite applies.
@@ -249,6 +256,9 @@ func (c Common) Validate() error {
 	}
 	errs.Add(c.HTTP.Validate())
 	errs.Add(c.State.Validate(c.Redis))
+	if c.Replica != "" && !replica.Valid(c.Replica) {
+		errs.Addf("replica_id", "must be 1 to %d letters, digits, '.', '_', '@' or '-', got %q", replica.MaxLen, c.Replica)
+	}
 	if c.HeartbeatSender.IntervalSec <= 0 {
 		errs.Addf("heartbeat.interval_sec", "must be positive, got %d", c.HeartbeatSender.IntervalSec)
 	}

@@ -23,6 +23,9 @@ type Config struct {
 	// Service is the name of the service that runs the sender; it beats as an agent of kind
 	// service under this name.
 	Service string
+	// Replica names this process among the service's replicas (rpcserver's Replica): the
+	// heartbeat service tracks and alerts on every replica by itself.
+	Replica string
 	// URL is the heartbeat service's base URL. Empty disables sending; trackers keep working.
 	URL string
 	// Interval between beats (default 30 s).
@@ -116,7 +119,8 @@ func (s *Sender) Agent(id, alias string) *Agent {
 }
 
 // Run beats right away and then every interval until ctx ends. A failed beat is logged and
-// retried at the next tick; Run only returns when ctx ends.
+// retried at the next tick; Run only returns when ctx ends. Its last beat says the replica is
+// leaving, so a replica stopped on purpose is forgotten rather than reported as timed out.
 func (s *Sender) Run(ctx context.Context) error {
 	if s.client == nil {
 		<-ctx.Done()
@@ -128,8 +132,24 @@ func (s *Sender) Run(ctx context.Context) error {
 		s.beatAndLog(ctx)
 		select {
 		case <-ctx.Done():
+			s.leave(ctx)
 			return nil
 		case <-tick.C:
+		}
+	}
+}
+
+// leaveTimeout bounds the leaving beat during shutdown.
+const leaveTimeout = 2 * time.Second
+
+func (s *Sender) leave(ctx context.Context) {
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaveTimeout)
+	defer cancel()
+	for _, hb := range s.Heartbeats() {
+		hb.Leaving = true
+		if _, err := s.client.Beat(lctx, &heartbeatv1.BeatRequest{Heartbeat: hb}); err != nil {
+			s.cfg.Logger.InfoContext(ctx, "heartbeat.leave_failed", slog.String("agent_id", hb.GetAgentId()), slog.String("error", err.Error()))
+			return
 		}
 	}
 }
@@ -188,6 +208,7 @@ func (s *Sender) Heartbeats() []*heartbeatv1.Heartbeat {
 			Service:            s.cfg.Service,
 			Kind:               string(a.Kind),
 			Note:               a.Note(),
+			ReplicaId:          s.cfg.Replica,
 		}
 		if len(snap.JobIDs) > 0 {
 			hb.CurrentJobId = snap.JobIDs[0]

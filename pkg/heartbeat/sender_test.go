@@ -116,6 +116,39 @@ func TestSenderRunBeatsUntilCancelled(t *testing.T) {
 	}
 }
 
+// Every beat names the sender's replica, and the beats sent when Run ends say it is leaving.
+func TestSenderNamesItsReplicaAndLeaves(t *testing.T) {
+	rec, url := startRecorder(t)
+	s, err := NewSender(Config{Service: "chat-mio", Replica: "chat-mio-pod-1", URL: url, Interval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Agent("chat", "Mio")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	<-rec.got
+	testinfra.Eventually(t, 5*time.Second, "the first beats", func() bool {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		return len(rec.beats) == 2
+	})
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.beats) != 4 {
+		t.Fatalf("%d beats, want 2 while running and 2 leaving", len(rec.beats))
+	}
+	for i, b := range rec.beats {
+		if b.GetReplicaId() != "chat-mio-pod-1" || b.GetLeaving() != (i >= 2) {
+			t.Errorf("beat %d: replica %q leaving %v", i, b.GetReplicaId(), b.GetLeaving())
+		}
+	}
+}
+
 func TestSenderWithoutURLOnlyTracks(t *testing.T) {
 	s, err := NewSender(Config{Service: "approval"})
 	if err != nil {

@@ -57,8 +57,10 @@ func IsPermanent(err error) bool {
 
 // ConsumerConfig tunes a Consumer.
 type ConsumerConfig struct {
-	// Name identifies this consumer in the group. Keep it stable across restarts (e.g. the host
-	// name) so a restarted process picks up its own pending entries at once.
+	// Name identifies this consumer in the group and must differ between the replicas that
+	// share it (DefaultConsumerName). A stable name (e.g. a StatefulSet pod's) lets a restarted
+	// process pick up its own pending entries at once; otherwise they are reclaimed after
+	// ClaimIdle.
 	Name string
 	// Concurrency bounds how many keys (chats) are processed at the same time (default 8).
 	Concurrency int
@@ -80,6 +82,9 @@ type ConsumerConfig struct {
 	// Backoff is the first retry delay, doubled per attempt up to MaxBackoff (defaults 500 ms, 30 s).
 	Backoff    time.Duration
 	MaxBackoff time.Duration
+	// TurnPoll is how often an entry looks again whose chat has an earlier entry pending with
+	// another consumer (default 20 ms; see order.go).
+	TurnPoll time.Duration
 	// GiveUp, when set, is called before an entry goes to the dead-letter stream (e.g. to tell
 	// the user that their message could not be handled).
 	GiveUp func(ctx context.Context, d Delivery, err error)
@@ -110,6 +115,9 @@ func (c *ConsumerConfig) defaults() {
 	}
 	if c.Backoff <= 0 {
 		c.Backoff = 500 * time.Millisecond
+	}
+	if c.TurnPoll <= 0 {
+		c.TurnPoll = 20 * time.Millisecond
 	}
 	if c.MaxBackoff < c.Backoff {
 		c.MaxBackoff = max(30*time.Second, c.Backoff)
@@ -191,12 +199,16 @@ func (c *Consumer) Run(ctx context.Context) error {
 	if err := c.recoverOwn(ctx, &wg); err != nil && ctx.Err() == nil {
 		return err
 	}
-	var lastClaim time.Time
+	var lastClaim, lastPrune time.Time
 	failures := 0
 	for ctx.Err() == nil {
 		if time.Since(lastClaim) >= c.ccfg.ClaimIdle/2 {
 			if err := c.reclaim(ctx, &wg); err != nil && ctx.Err() == nil {
 				c.log.WarnContext(ctx, "inbox.reclaim_failed", slog.String("stream", c.cfg.Stream), slog.Any("error", err))
+			}
+			if time.Since(lastPrune) >= pruneIdle/24 {
+				c.prune(ctx)
+				lastPrune = time.Now()
 			}
 			lastClaim = time.Now()
 		}
@@ -337,32 +349,36 @@ func (c *Consumer) dispatch(ctx context.Context, wg *sync.WaitGroup, e entry, re
 	}
 }
 
+// runLane handles the key's entries one after another. Each waits for its turn (order.go)
+// before it takes one of the Concurrency slots, so a lane waiting for another consumer never
+// holds a slot.
 func (c *Consumer) runLane(ctx context.Context, key string, l *lane) {
-	select {
-	case c.slots <- struct{}{}:
-		defer func() { <-c.slots }()
-	case <-ctx.Done():
-	}
 	for {
-		c.mu.Lock()
-		if len(l.queue) == 0 {
-			delete(c.lanes, key)
+		d, ok := c.awaitTurn(ctx, l)
+		if !ok {
+			c.mu.Lock()
+			if len(l.queue) == 0 || ctx.Err() != nil {
+				// Entries left when stopping stay pending for the next start.
+				for _, q := range l.queue {
+					delete(c.inflight, q.StreamID)
+				}
+				l.queue = nil
+				delete(c.lanes, key)
+				c.mu.Unlock()
+				return
+			}
 			c.mu.Unlock()
-			return
+			continue
 		}
-		d := l.queue[0]
-		l.queue = l.queue[1:]
-		c.mu.Unlock()
-		if ctx.Err() == nil {
-			c.process(ctx, d)
-		}
-		c.mu.Lock()
-		delete(c.inflight, d.StreamID)
-		c.mu.Unlock()
 		select {
-		case c.freed <- struct{}{}:
-		default:
+		case c.slots <- struct{}{}:
+			if ctx.Err() == nil {
+				c.process(ctx, d)
+			}
+			<-c.slots
+		case <-ctx.Done():
 		}
+		c.finished(d.StreamID)
 	}
 }
 
@@ -382,6 +398,7 @@ func (c *Consumer) process(ctx context.Context, d Delivery) {
 		err := c.handler(ctx, d)
 		if err == nil {
 			c.ack(ctx, d.StreamID)
+			c.forgetOrder(ctx, d)
 			c.cfg.Metrics.entry(c.cfg.Stream, "acked")
 			if attempt > 1 {
 				// What was failing works again: the other entries waiting out a backoff (other
@@ -496,6 +513,7 @@ func (c *Consumer) bury(ctx context.Context, d Delivery, w deadWhy) {
 		meta, _ = json.Marshal(d.Meta)
 	}
 	c.settle(ctx, "bury", d.StreamID, func(ctx context.Context) error { return c.q.bury(ctx, d, meta, w) })
+	c.forgetOrder(ctx, d)
 }
 
 func backoff(base, limit time.Duration, attempt int) time.Duration {

@@ -56,6 +56,12 @@ type queue interface {
 	deadReplay(ctx context.Context, id string, e entry) (r Replay, found bool, err error)
 	// deadDrop deletes the dead letter id; false when there was none.
 	deadDrop(ctx context.Context, id string) (bool, error)
+	// turn says whether consumer may handle the entry id of key now (order.go).
+	turn(ctx context.Context, consumer, key, id string) (turn, error)
+	// settled forgets the entry id of key in the key's order once it was acknowledged or buried.
+	settled(ctx context.Context, key, id string) error
+	// prune removes consumers of the group idle for idle or longer with nothing pending.
+	prune(ctx context.Context, idle time.Duration) (int, error)
 }
 
 // marker keeps the sent marks.

@@ -1,8 +1,9 @@
 // Package inbox is the durable inbound queue of the gateways: a webhook event is deduplicated
 // and appended to a stream in one atomic step before the webhook is answered, and a consumer
 // group then processes the events in order per chat (one chat's events never run concurrently,
-// different chats do), acknowledges each after its reply went out, and reclaims events left
-// pending by a crashed process.
+// different chats do — also across the consumers of replicas sharing the group, see order.go),
+// acknowledges each after its reply went out, and reclaims events left pending by a crashed
+// process.
 //
 // The queue runs on one of two engines with the same behaviour (an Engine; one contract test
 // suite runs against both): Redis streams in a distributed deployment (RedisEngine: XADD behind

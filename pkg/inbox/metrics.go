@@ -26,7 +26,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "picoclaw_inbox_events_total", Help: "Inbound events offered to the inbox, by stream and outcome (stored, duplicate, replayed from the dead letters).",
 		}, []string{"stream", "outcome"}),
 		entries: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "picoclaw_inbox_entries_total", Help: "Stream entries handled by consumers, by stream and outcome (acked, retried, reclaimed, dead, and ack_retried or bury_retried for a failed last step tried again).",
+			Name: "picoclaw_inbox_entries_total", Help: "Stream entries handled by consumers, by stream and outcome (acked, retried, reclaimed, dead, ack_retried or bury_retried for a failed last step tried again, waited_turn: waited for an earlier entry of its chat at another consumer, taken_over: handled by another consumer instead).",
 		}, []string{"stream", "outcome"}),
 		wait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "picoclaw_inbox_wait_seconds", Help: "Time from an entry's append to a consumer taking it up, by stream.",

@@ -34,11 +34,15 @@ type redisQueue struct {
 func (q *redisQueue) dedupeKey(id string) string { return q.cfg.Stream + ":seen:" + id }
 func (q *redisQueue) deadKey() string            { return q.cfg.Stream + ":dead" }
 
-// appendScript sets the dedupe key and appends the entry in one step, so an event is either
-// both remembered and stored or neither (a failed append can be redelivered and stored later).
+// appendScript sets the dedupe key, appends the entry and records it in its key's order
+// (order.go) in one step, so an event is either both remembered and stored or neither (a
+// failed append can be redelivered and stored later).
 var appendScript = redis.NewScript(`
 if redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[1]) then
-  return redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*', 'id', ARGV[3], 'key', ARGV[4], 'payload', ARGV[5], 'meta', ARGV[6], 'mac', ARGV[7])
+  local id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*', 'id', ARGV[3], 'key', ARGV[4], 'payload', ARGV[5], 'meta', ARGV[6], 'mac', ARGV[7])
+  redis.call('RPUSH', KEYS[3], id)
+  redis.call('EXPIRE', KEYS[3], ARGV[8])
+  return id
 end
 return false
 `)
@@ -74,8 +78,8 @@ func (q *redisQueue) appendOnce(ctx context.Context, entries []entry) ([]*redis.
 	cmds := make([]*redis.Cmd, len(entries))
 	_, err := q.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, e := range entries {
-			cmds[i] = appendScript.EvalSha(ctx, p, []string{q.dedupeKey(e.eventID), q.cfg.Stream},
-				ttl, q.cfg.MaxLen, e.eventID, e.key, e.payload, e.meta, e.mac)
+			cmds[i] = appendScript.EvalSha(ctx, p, []string{q.dedupeKey(e.eventID), q.cfg.Stream, q.orderKey(e.key)},
+				ttl, q.cfg.MaxLen, e.eventID, e.key, e.payload, e.meta, e.mac, int64(orderTTL/time.Second))
 		}
 		return nil
 	})
@@ -167,9 +171,7 @@ func (q *redisQueue) claimIdle(ctx context.Context, consumer string, minIdle tim
 }
 
 func (q *redisQueue) touch(ctx context.Context, consumer string, ids []string) error {
-	return q.rdb.XClaimJustID(ctx, &redis.XClaimArgs{
-		Stream: q.cfg.Stream, Group: q.cfg.Group, Consumer: consumer, MinIdle: 0, Messages: ids,
-	}).Err()
+	return touchScript.Run(ctx, q.rdb, []string{q.cfg.Stream}, append([]any{q.cfg.Group, consumer}, anys(ids)...)...).Err()
 }
 
 func (q *redisQueue) ack(ctx context.Context, id string) error {

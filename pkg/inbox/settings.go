@@ -3,16 +3,18 @@ package inbox
 import (
 	"context"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
+	"github.com/picoclaw-suite/picoclaw/pkg/replica"
 )
 
 // Settings is the `inbox:` part of a gateway's config section.
 type Settings struct {
-	// Consumer names this process in the consumer group; keep it stable across restarts
-	// (default: the host name) so a restart resumes its own pending events at once.
+	// Consumer names this process in the consumer group. It must differ between replicas; the
+	// default is the process's replica id (replica_id, unique per process start unless set), so
+	// a restart's events left pending are reclaimed after claim_idle. A name that is stable and
+	// unique per replica (a StatefulSet pod name) resumes them at once.
 	Consumer string `yaml:"consumer"`
 	// Concurrency is how many chats are processed at the same time.
 	Concurrency int `yaml:"concurrency"`
@@ -59,16 +61,12 @@ func (s Settings) Validate() error {
 	return errs.Err()
 }
 
-// ConsumerConfig is the consumer these settings describe; the name defaults to the host name,
-// then to fallback.
-func (s Settings) ConsumerConfig(fallback string, giveUp func(context.Context, Delivery, error), log *slog.Logger) ConsumerConfig {
+// ConsumerConfig is the consumer these settings describe; the name defaults to replicaID (the
+// process's replica id), then to a new replica.NewID.
+func (s Settings) ConsumerConfig(replicaID string, giveUp func(context.Context, Delivery, error), log *slog.Logger) ConsumerConfig {
 	name := s.Consumer
 	if name == "" {
-		if h, err := os.Hostname(); err == nil && h != "" {
-			name = h
-		} else {
-			name = fallback
-		}
+		name = replica.Or(replicaID, "inbox")
 	}
 	return ConsumerConfig{Name: name, Concurrency: s.Concurrency, ClaimIdle: s.ClaimIdle, MaxAge: s.MaxAge, MaxAttempts: s.MaxAttempts,
 		Block: s.Block, GiveUp: giveUp, Logger: log}

@@ -28,7 +28,12 @@ func TestConsumerConfigName(t *testing.T) {
 		t.Fatalf("consumer config = %+v", c)
 	}
 	s.Consumer = ""
-	if c := s.ConsumerConfig("gateway-line", nil, nil); c.Name == "" {
-		t.Fatal("empty consumer name: want the host name or the fallback")
+	if c := s.ConsumerConfig("gateway-line-pod-1", nil, nil); c.Name != "gateway-line-pod-1" {
+		t.Fatalf("name = %q, want the replica id", c.Name)
+	}
+	// Without one, every consumer gets a name of its own (replica.NewID).
+	a, b := s.ConsumerConfig("", nil, nil).Name, s.ConsumerConfig("", nil, nil).Name
+	if a == "" || a == b {
+		t.Fatalf("default names %q and %q", a, b)
 	}
 }

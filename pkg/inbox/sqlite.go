@@ -23,6 +23,9 @@ func SQLiteEngine(ctx context.Context, db *sqlstate.DB) (Engine, error) {
 	if err := db.Migrate(ctx, "inbox", sqliteSchema, sqliteDeadWhy); err != nil {
 		return nil, fmt.Errorf("inbox: %w", err)
 	}
+	if err := migrateOrder(ctx, db); err != nil {
+		return nil, fmt.Errorf("inbox: %w", err)
+	}
 	db.Expire("inbox_seen")
 	db.Expire("inbox_marks")
 	st, err := prepare(ctx, db)
@@ -147,7 +150,9 @@ const (
 		WHERE p.stream = ? AND p.grp = ? AND p.seq >= ? AND p.delivered_ms <= ? ORDER BY p.seq LIMIT ?`
 	sqlClaim = `UPDATE inbox_pending SET consumer = ?, delivered_ms = ?, deliveries = deliveries + ?
 		WHERE stream = ? AND grp = ? AND seq = ?`
-	sqlAck = `DELETE FROM inbox_pending WHERE stream = ? AND grp = ? AND seq = ?`
+	// A keep-alive refreshes only what is still the consumer's: it never takes an entry back.
+	sqlTouch = `UPDATE inbox_pending SET delivered_ms = ? WHERE stream = ? AND grp = ? AND seq = ? AND consumer = ?`
+	sqlAck   = `DELETE FROM inbox_pending WHERE stream = ? AND grp = ? AND seq = ?`
 	// An entry goes once no group needs it: every group was handed it and none has it pending.
 	sqlDropEntry = `DELETE FROM inbox_entries WHERE stream = ?1 AND seq = ?2
 		AND NOT EXISTS (SELECT 1 FROM inbox_groups WHERE stream = ?1 AND last_seq < ?2)
@@ -170,7 +175,7 @@ const (
 var sqliteStatements = []string{sqlHead, sqlSetHead, sqlSeen, sqlInsertEntry, sqlTrimEntries, sqlTrimPending, sqlPing,
 	sqlDeadCount, sqlStats, sqlAddGroup, sqlWaiting, sqlGroupLast, sqlNewEntries, sqlDeliver, sqlSetGroupLast, sqlOwnPending,
 	sqlIdlePending, sqlClaim, sqlAck, sqlDropEntry, sqlNextDead, sqlInsertDead, sqlTrimDead, sqlMarkDone, sqlSetMark,
-	sqlListDead, sqlGetDead, sqlReplayed, sqlDropDead}
+	sqlListDead, sqlGetDead, sqlReplayed, sqlDropDead, sqlTurn, sqlTouch}
 
 // statements are the prepared statements: SQLite parses each once per connection instead of
 // at every call, a third of an append's time. They are prepared up front, outside any
@@ -437,11 +442,15 @@ func (q *sqliteQueue) claim(ctx context.Context, tx *sql.Tx, consumer string, se
 }
 
 func (q *sqliteQueue) touch(ctx context.Context, consumer string, ids []string) error {
-	seqs := make([]int64, len(ids))
-	for i, id := range ids {
-		seqs[i] = seqOf(id)
-	}
-	return q.db.Tx(ctx, func(tx *sql.Tx) error { return q.claim(ctx, tx, consumer, seqs, 0) })
+	now := sqlstate.NowMS()
+	return q.db.Tx(ctx, func(tx *sql.Tx) error {
+		for _, id := range ids {
+			if _, err := q.exec(ctx, tx, sqlTouch, now, q.cfg.Stream, q.cfg.Group, seqOf(id), consumer); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 func (q *sqliteQueue) ack(ctx context.Context, id string) error {

@@ -112,6 +112,22 @@ func (e *statusError) Error() string {
 	return fmt.Sprintf("HTTP %d: %s", e.status, e.msg)
 }
 
+// ProviderMessage is the provider's own words about a failed call (the message of its error
+// body, secrets masked, at most 300 characters), or "" when it said nothing.
+func ProviderMessage(err error) string {
+	var msg string
+	if ce, ok := errors.AsType[*CallError](err); ok {
+		msg = ce.Reason
+	} else if se, ok := errors.AsType[*statusError](err); ok {
+		msg = se.msg
+	}
+	msg = strings.TrimSpace(redact.Secrets(msg))
+	if r := []rune(msg); len(r) > 300 {
+		msg = string(r[:300]) + "…"
+	}
+	return msg
+}
+
 // HTTPStatusError is a non-2xx answer of one attempt, as a provider adapter reports it: the
 // Runner classifies it (401/403, 429/529, 408, 5xx, other 4xx) and honours the Retry-After
 // (or retry-after-ms) header.
@@ -263,6 +279,8 @@ func (c *Runner) runRetries(ctx context.Context, req Request, do Attempt) (*Resp
 	var lastErr error
 	// retryIn is the wait the provider asked for when it exceeded the retry budget.
 	var retryIn time.Duration
+	// reason is the provider's own message in the last error answer.
+	var reason string
 	for {
 		attempts++
 		actx, cancel := context.WithTimeout(ctx, perAttempt)
@@ -275,6 +293,10 @@ func (c *Runner) runRetries(ctx context.Context, req Request, do Attempt) (*Resp
 			return resp, nil
 		}
 		class, retryAfter := c.classify(ctx, err, attemptTimedOut)
+		reason = ""
+		if se, ok := errors.AsType[*statusError](err); ok {
+			reason = se.msg
+		}
 		lastErr = fmt.Errorf("%s %s: %w: %s", c.provider, c.model, class, redact.Secrets(err.Error()))
 		retryable := errors.Is(class, ErrRateLimited) || errors.Is(class, ErrUnavailable) || errors.Is(class, ErrTimeout)
 		if ctx.Err() != nil || !retryable || attempts > c.cfg.RetryMax {
@@ -315,7 +337,7 @@ func (c *Runner) runRetries(ctx context.Context, req Request, do Attempt) (*Resp
 		}
 	}
 	c.finish(ctx, Usage{}, time.Since(start), attempts, lastErr)
-	return nil, &CallError{Err: lastErr, Attempts: attempts, RetryAfter: retryIn}
+	return nil, &CallError{Err: lastErr, Attempts: attempts, RetryAfter: retryIn, Reason: reason}
 }
 
 // CallError is a failed call: the classified error plus how many attempts were made.
@@ -324,6 +346,8 @@ type CallError struct {
 	Attempts int
 	// RetryAfter is how long the provider asked to wait when that was beyond the retry budget.
 	RetryAfter time.Duration
+	// Reason is the provider's own message in its last error answer ("" when none).
+	Reason string
 }
 
 func (e *CallError) Error() string { return e.Err.Error() }

@@ -41,6 +41,7 @@ func (s *Server) newHeartbeat() (*heartbeat.Sender, error) {
 	}
 	cfg := heartbeat.Config{
 		Service:       s.cfg.Name,
+		Replica:       s.cfg.Replica,
 		Interval:      hb.Interval,
 		HTTPClient:    NewHTTPClient(),
 		ClientOptions: []connect.ClientOption{svcauth.Client(s.cfg.Credentials, svcauth.Heartbeat)},

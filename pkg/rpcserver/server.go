@@ -28,6 +28,7 @@ import (
 
 	"github.com/picoclaw-suite/picoclaw/pkg/buildinfo"
 	"github.com/picoclaw-suite/picoclaw/pkg/heartbeat"
+	"github.com/picoclaw-suite/picoclaw/pkg/replica"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 )
@@ -59,6 +60,9 @@ type Config struct {
 	Heartbeat *Heartbeat
 	// Pprof serves net/http/pprof under /debug/pprof/ (config debug.pprof; off by default).
 	Pprof bool
+	// Replica names this process among the service's replicas (config replica_id); empty: a
+	// new replica.NewID.
+	Replica string
 }
 
 // Validate checks the configuration.
@@ -124,6 +128,7 @@ func New(cfg Config, tel *telemetry.Telemetry) (*Server, error) {
 		cfg.ShutdownTimeout = 1500 * time.Millisecond
 	}
 	cfg.Limits = cfg.Limits.withDefaults()
+	cfg.Replica = replica.Or(cfg.Replica, cfg.Name)
 	// Every Connect call is internal and authenticated, so its trace context is trusted; the
 	// public listener's routes start their own traces.
 	oi, err := otelconnect.NewInterceptor(
@@ -176,6 +181,9 @@ func New(cfg Config, tel *telemetry.Telemetry) (*Server, error) {
 
 // Logger is the service logger.
 func (s *Server) Logger() *slog.Logger { return s.tel.Logger }
+
+// Replica is this process's id among the service's replicas (config replica_id or generated).
+func (s *Server) Replica() string { return s.cfg.Replica }
 
 // Telemetry is the service telemetry.
 func (s *Server) Telemetry() *telemetry.Telemetry { return s.tel }

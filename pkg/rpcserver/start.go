@@ -62,6 +62,7 @@ func Start(ctx context.Context, s Setup) (*Server, error) {
 		Credentials: creds,
 		Limits:      LimitsFrom(s.Common),
 		Pprof:       s.Common.Debug.Pprof,
+		Replica:     s.Common.Replica,
 	}
 	if s.Public {
 		cfg.PublicListen, cfg.PublicListener = ep.PublicListen, s.Wiring.PublicListener

@@ -143,6 +143,9 @@ func DSN(path string, sync Sync, busy time.Duration) string {
 	q.Add("_pragma", "journal_size_limit(4194304)")
 	q.Add("_pragma", "synchronous("+string(sync)+")")
 	q.Add("_pragma", "foreign_keys(1)")
+	// Each connection's page cache is bounded to 512 KiB (SQLite's default is 2 MB): the state
+	// is small and hot, and the operating system's file cache serves the rest.
+	q.Add("_pragma", "cache_size(-512)")
 	q.Set("_txlock", "immediate")
 	return "file:" + path + "?" + q.Encode()
 }

@@ -74,7 +74,7 @@ func NewCredentials(self, privateKey string, publicKeys []string) (*Credentials,
 	if err != nil {
 		return nil, err
 	}
-	c := &Credentials{Self: self, key: ed25519.NewKeyFromSeed(seed), peers: map[string]ed25519.PublicKey{}}
+	c := &Credentials{Self: self, key: ed25519.NewKeyFromSeed(seed), peers: map[string]ed25519.PublicKey{}, vouched: verifyCache{max: vouchCacheMax}}
 	for _, entry := range publicKeys {
 		entry = strings.TrimSpace(entry)
 		if entry == "" {

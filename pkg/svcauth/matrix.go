@@ -50,6 +50,8 @@ func Matrix() []Rule {
 		// Only the executor claims approved content and reports what it did with it.
 		{approvalv1connect.ApprovalServiceClaimJobProcedure, []string{Approval}, []string{Executor}, false},
 		{approvalv1connect.ApprovalServiceReportExecutionProcedure, []string{Approval}, []string{Executor}, false},
+		{approvalv1connect.ApprovalServiceRenewClaimProcedure, []string{Approval}, []string{Executor}, false},
+		{approvalv1connect.ApprovalServiceListLapsedClaimsProcedure, []string{Approval}, []string{Executor}, false},
 		// Inbound messages come from the channels, each vouching for its own user.
 		{chatv1connect.ChatServiceHandleMessageProcedure, []string{ChatMio}, gateways, true},
 		{routerv1connect.RouterServiceDecideProcedure, []string{RouterShiro}, []string{ChatMio}, false},

@@ -2,6 +2,7 @@ package svcauth
 
 import (
 	"crypto/ed25519"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"sync"
@@ -134,10 +135,13 @@ func (m *mintCache) get(target string, now time.Time, mint func() (string, time.
 }
 
 // verifyCache remembers tokens whose signature was checked until they expire, so a caller's
-// token costs one signature check per renewal, not one per call.
+// token costs one signature check per renewal, not one per call. Entries are keyed by the
+// token's SHA-256, not the token itself: a principal assertion is signed afresh for each message,
+// and holding thousands of them whole only held memory.
 type verifyCache struct {
 	mu      sync.Mutex
-	entries map[string]verifiedToken
+	max     int
+	entries map[[sha256.Size]byte]verifiedToken
 }
 
 type verifiedToken struct {
@@ -147,12 +151,17 @@ type verifiedToken struct {
 	Expires time.Time
 }
 
-const verifyCacheMax = 4096
+// verifyCacheMax bounds the service tokens remembered (a few per caller), vouchCacheMax the
+// principal assertions (one per message in flight, re-checked only on the next hop or a retry).
+const (
+	verifyCacheMax = 4096
+	vouchCacheMax  = 512
+)
 
 func (v *verifyCache) lookup(raw string, now time.Time) (verifiedToken, bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	e, ok := v.entries[raw]
+	e, ok := v.entries[sha256.Sum256([]byte(raw))]
 	if !ok || !now.Before(e.Expires.Add(leeway)) {
 		return verifiedToken{}, false
 	}
@@ -162,18 +171,23 @@ func (v *verifyCache) lookup(raw string, now time.Time) (verifiedToken, bool) {
 func (v *verifyCache) store(raw string, e verifiedToken, now time.Time) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if v.entries == nil {
-		v.entries = map[string]verifiedToken{}
+	limit := v.max
+	if limit <= 0 {
+		limit = verifyCacheMax
 	}
-	if len(v.entries) >= verifyCacheMax {
+	if v.entries == nil {
+		v.entries = map[[sha256.Size]byte]verifiedToken{}
+	}
+	if len(v.entries) >= limit {
 		for k, old := range v.entries {
 			if !now.Before(old.Expires.Add(leeway)) {
 				delete(v.entries, k)
 			}
 		}
-		if len(v.entries) >= verifyCacheMax {
-			clear(v.entries)
+		if len(v.entries) >= limit {
+			// A new map: clear would keep the old one's buckets.
+			v.entries = map[[sha256.Size]byte]verifiedToken{}
 		}
 	}
-	v.entries[raw] = e
+	v.entries[sha256.Sum256([]byte(raw))] = e
 }

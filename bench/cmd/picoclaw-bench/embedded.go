@@ -270,6 +270,8 @@ type embeddedTraffic struct {
 	line   *suite.LineAPI
 	ledger *suite.Ledger
 	users  []string
+	// run tells apart the reply tokens and event ids of several runs against one fake LINE API.
+	run string
 	// exited ends the traffic early: the suite is gone.
 	exited <-chan struct{}
 
@@ -296,9 +298,9 @@ func (t *embeddedTraffic) send(ctx context.Context, n, inFlight int) error {
 			wg.Wait()
 			return errors.New("picoclaw run exited during the traffic")
 		}
-		token := fmt.Sprintf("embedded-reply-%010d", i)
+		token := fmt.Sprintf("embedded-reply-%s%010d", t.run, i)
 		t.line.IssueReplyToken(token)
-		body := suite.TextEvent(fmt.Sprintf("01EMBED%019d", i), t.users[i%len(t.users)], token,
+		body := suite.TextEvent(fmt.Sprintf("01EMBED%s%019d", t.run, i), t.users[i%len(t.users)], token,
 			suite.Marked("今日はいい天気だね、散歩に行こうかな", i), time.Now())
 		sig := suite.Sign(body)
 		wg.Go(func() {

@@ -67,6 +67,7 @@ type options struct {
 	profile      bool
 	embedded     embeddedOptions
 	faults       faultOptions
+	compare      compareOptions
 }
 
 func main() {
@@ -85,6 +86,7 @@ func main() {
 	flag.BoolVar(&o.profile, "profile", false, "enable debug.pprof and save CPU profiles of the sustained phase and idle heap profiles under <out>/profiles")
 	o.embedded.flags()
 	o.faults.flags()
+	o.compare.flags()
 	flag.Parse()
 	o.chatModel, o.workerName = "chat-v1:latest", "worker-v1:latest"
 
@@ -92,6 +94,8 @@ func main() {
 	defer stop()
 	mode := run
 	switch {
+	case o.compare.ref != "":
+		mode = runCompare
 	case o.embedded.on:
 		mode = runEmbedded
 	case o.faults.on:

@@ -204,6 +204,8 @@ func Start(ctx context.Context, o Options) (*Suite, error) {
 		"PICOCLAW_REDIS_ADDR="+o.Iso.RedisAddr,
 		"PICOCLAW_REDIS_KEY_PREFIX="+o.Iso.RedisPrefix,
 		"PICOCLAW_EXECUTOR_WORKSPACE="+workspace,
+		// Beside the workspace, never in the current directory.
+		"PICOCLAW_EXECUTOR_STATE_DIR="+workspace+"-executor-state",
 		"PICOCLAW_LINE_API_BASE_URL="+o.LineAPI,
 		"PICOCLAW_LINE_ALLOWED_USERS="+strings.Join(o.LineUsers, ","),
 		"PICOCLAW_SLACK_API_BASE_URL="+o.LineAPI,

@@ -59,6 +59,23 @@ func TestCloudErrorsAndRetries(t *testing.T) {
 	}
 }
 
+// TestProviderReasonIsKept: a permanent refusal keeps the provider's own message (from the
+// error body of each wire) for the user, secrets masked.
+func TestProviderReasonIsKept(t *testing.T) {
+	for provider, body := range map[string]string{
+		llm.ProviderOpenAI:    `{"error":{"message":"This model's maximum context length is 128000 tokens (key sk-proj-T3stK3yAbCdEfGhIjKlMnOpQrStUvWxYz0123456789)","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`,
+		llm.ProviderAnthropic: `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}`,
+	} {
+		f := llmtest.NewFake(t, llmtest.Step{Status: 400, Body: body})
+		cl := cloudClient(t, provider, f.Srv.URL, &llmtest.Sleeps{})
+		_, err := cl.Chat(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "x"}}})
+		got := llm.ProviderMessage(err)
+		if !errors.Is(err, llm.ErrRejected) || !strings.Contains(got, "maximum") || strings.Contains(got, "T3stK3y") {
+			t.Errorf("%s: err %v, provider message %q", provider, err, got)
+		}
+	}
+}
+
 func TestLocalOnlyRefusesCloud(t *testing.T) {
 	for _, p := range []string{llm.ProviderOpenAI, llm.ProviderDeepSeek, llm.ProviderAnthropic} {
 		f := llmtest.NewFake(t, llmtest.Step{Status: 200, Body: llmtest.OpenAIOK})

@@ -21,6 +21,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/internal/locked"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/outage"
 )
 
 // Message is a sent message as the server decoded it.
@@ -76,11 +77,8 @@ type Server struct {
 	acceptFirst bool
 	problems    []string
 	onSent      func(Sent)
-	// An outage: faults for the next outageLeft requests to reply and push (-1: until Up).
-	outage      []Fault
-	outageLeft  int
-	outageCount int
-	failed      int
+	// outage fails the next requests when the API is down.
+	outage outage.Plan[Fault]
 }
 
 // Fault is how the API fails one request during an outage.
@@ -95,51 +93,23 @@ type Fault struct {
 	Accept bool
 }
 
-// Outage makes the next n requests to reply and push fail, cycling through faults, then the
-// API recovers; n < 0 keeps it down until Up.
-func (s *Server) Outage(n int, faults ...Fault) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.outage, s.outageLeft, s.outageCount = faults, n, 0
-}
+// Outage makes the next n requests to reply and push fail, cycling through faults, then the API
+// recovers; n < 0 keeps it down until Up.
+func (s *Server) Outage(n int, faults ...Fault) { s.outage.Start(n, faults...) }
 
 // Up ends an outage.
-func (s *Server) Up() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.outage, s.outageLeft = nil, 0
-}
+func (s *Server) Up() { s.outage.Up() }
 
 // Failed is the number of requests an outage failed.
-func (s *Server) Failed() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.failed
-}
+func (s *Server) Failed() int { return s.outage.Failed() }
 
-// fault takes the outage's next fault for a request; s.mu is held.
-func (s *Server) fault() (Fault, bool) {
-	if len(s.outage) == 0 || s.outageLeft == 0 {
-		return Fault{}, false
-	}
-	f := s.outage[s.outageCount%len(s.outage)]
-	s.outageCount++
-	s.failed++
-	if s.outageLeft > 0 {
-		s.outageLeft--
-	}
-	return f, true
-}
+// fault takes the outage's next fault for a request.
+func (s *Server) fault() (Fault, bool) { return s.outage.Next() }
 
 // fail answers a request with f; s.mu is held.
 func fail(w http.ResponseWriter, f Fault) {
-	if f.Reset {
-		if hj, ok := w.(http.Hijacker); ok {
-			if conn, _, err := hj.Hijack(); err == nil {
-				_ = conn.Close()
-				return
-			}
-		}
+	if f.Reset && outage.Drop(w) {
+		return
 	}
 	if f.Status == http.StatusTooManyRequests {
 		w.Header().Set("Retry-After", "1")

@@ -65,6 +65,11 @@ func WithGateways(line, slack string) Option {
 	}
 }
 
+// WithClaimLease makes executors' claims lapse after d without a renewal.
+func WithClaimLease(d time.Duration) Option {
+	return func(c *service.Config) { c.Approval.ClaimLease = d }
+}
+
 // WithConfig changes anything else.
 func WithConfig(f func(*service.Config)) Option { return Option(f) }
 

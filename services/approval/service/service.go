@@ -71,6 +71,10 @@ type Approval struct {
 	Store       string      `yaml:"store"`
 	SQLitePath  string      `yaml:"sqlite_path"`
 	Audit       Audit       `yaml:"audit"`
+
+	// ClaimLease is how long an executor's claim holds without a renewal; after that another
+	// executor may take the job over (the holder renews at a third of it).
+	ClaimLease time.Duration `yaml:"claim_lease"`
 }
 
 // Approvers is the allowlist. Empty means nobody may approve.
@@ -110,7 +114,7 @@ func DefaultConfig() Config {
 	return Config{
 		Common: config.DefaultCommon(),
 		Approval: Approval{
-			PendingTTL: 30 * time.Minute, SweepInterval: 30 * time.Second, BroadOverwriteFiles: 10,
+			PendingTTL: 30 * time.Minute, SweepInterval: 30 * time.Second, ClaimLease: domain.DefaultLeaseTTL, BroadOverwriteFiles: 10,
 			CostLimitUSD: 1.0, TokenLimit: 100000,
 			HardDeny: HardDeny{
 				Paths:    []string{".git"},
@@ -135,6 +139,9 @@ func (c *Config) Validate() error {
 	}
 	if a.SweepInterval <= 0 {
 		errs.Addf("approval.sweep_interval", "must be positive, got %s", a.SweepInterval)
+	}
+	if a.ClaimLease < 3*time.Second {
+		errs.Addf("approval.claim_lease", "must be at least 3s (the executor renews at a third of it), got %s", a.ClaimLease)
 	}
 	if a.BroadOverwriteFiles <= 0 {
 		errs.Addf("approval.broad_overwrite_files", "must be positive, got %d", a.BroadOverwriteFiles)
@@ -203,6 +210,7 @@ func (c *Config) approverConfig() domain.ApproverConfig {
 type openedStore struct {
 	app.Store
 	audit     app.AuditReader
+	leases    app.Leases
 	keys      *domain.Keyring
 	alterable bool
 	ping      func(context.Context) error
@@ -222,7 +230,7 @@ func openStore(ctx context.Context, c *Config, opts ...store.Option) (openedStor
 		if err != nil {
 			return openedStore{}, err
 		}
-		return openedStore{Store: s, audit: s, keys: keys, ping: s.Ping, close: func() { _ = s.Close() }}, nil
+		return openedStore{Store: s, audit: s, leases: s, keys: keys, ping: s.Ping, close: func() { _ = s.Close() }}, nil
 	default:
 		return openPostgres(ctx, c, keys, opts)
 	}
@@ -322,8 +330,9 @@ func Run(ctx context.Context, cfg Config) error {
 		AutoApproveAllowed: cfg.Approval.AutoApprove.Enabled, DefaultGrantTTL: cfg.Approval.AutoApprove.DefaultTTL,
 		MaxGrantTTL: cfg.Approval.AutoApprove.MaxTTL, ConsoleURL: cfg.Approval.ConsoleURL, DefaultScope: app.GrantInput{TaskTypes: cfg.Approval.AutoApprove.DefaultScope.Tasks,
 			PathPrefixes: cfg.Approval.AutoApprove.DefaultScope.Paths, Routes: cfg.Approval.AutoApprove.DefaultScope.Routes}, Location: loc, DefaultLocale: cfg.Locale,
+		ClaimLease: cfg.Approval.ClaimLease,
 	}, log, app.WithMetrics(m), app.WithKeyring(st.keys), app.WithTracer(srv.Telemetry().TracerProvider),
-		app.WithNotifier(notifier))
+		app.WithNotifier(notifier), app.WithLeases(st.leases))
 	srv.Mount(approvalv1connect.NewApprovalServiceHandler(rpc.NewHandler(svc, log), srv.HandlerOptions()...))
 	httpapi.New(svc, approvers, log).Register(srv.HandlePublic)
 	// After the REST API, so the full console (assets, diff view, Auto-Approve) owns /ui/.
@@ -348,7 +357,7 @@ func Run(ctx context.Context, cfg Config) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		svc.RunSweeper(sweepCtx, cfg.Approval.SweepInterval)
+		svc.RunSweeper(sweepCtx, cfg.Approval.SweepInterval, srv.Replica())
 	}()
 	wg.Add(1)
 	go func() {

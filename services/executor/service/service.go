@@ -4,9 +4,12 @@ package service
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 
 	"time"
 
@@ -20,6 +23,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/approvalclient"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/browser"
+	"github.com/picoclaw-suite/picoclaw/services/executor/internal/journal"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/proc"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/rpc"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/sandbox"
@@ -62,7 +66,8 @@ type Executor struct {
 	RollbackOnFailure   bool   `yaml:"rollback_on_failure"`
 	// EnvAllowlist names the only environment variables shell commands and git see.
 	EnvAllowlist []string `yaml:"env_allowlist"`
-	// ExecutorID identifies this executor in approval's audit log.
+	// ExecutorID names this executor as the holder of its claims in approval's audit log; it
+	// must differ between replicas (default: "executor@" and the replica id).
 	ExecutorID     string `yaml:"executor_id"`
 	GitAuthorName  string `yaml:"git_author_name"`
 	GitAuthorEmail string `yaml:"git_author_email"`
@@ -72,6 +77,14 @@ type Executor struct {
 	Browser         Browser       `yaml:"browser"`
 	// Sandbox confines every shell command and git invocation (SPEC §8).
 	Sandbox Sandbox `yaml:"sandbox"`
+
+	// StateDir holds the workspace lock and the job journal that executors sharing the
+	// workspace share too (docs/scaling.md). It lies outside the workspace, where no command
+	// of a job reaches it.
+	StateDir string `yaml:"state_dir"`
+	// TakeoverInterval is how often the executor looks for jobs whose executor stopped
+	// renewing its claim, to finish them.
+	TakeoverInterval time.Duration `yaml:"takeover_interval"`
 }
 
 // Sandbox is the executor.sandbox section: mode namespaces (default) or none, network none
@@ -119,7 +132,8 @@ func DefaultConfig() Config {
 			CommitMessagePrefix: "[Worker Auto-Commit]",
 			RollbackOnFailure:   true,
 			EnvAllowlist:        []string{"PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR"},
-			ExecutorID:          "executor",
+			StateDir:            "./executor-state",
+			TakeoverInterval:    15 * time.Second,
 			GitAuthorName:       "PicoClaw Executor",
 			GitAuthorEmail:      "executor@picoclaw.invalid",
 			ApprovalTimeout:     10 * time.Second,
@@ -154,8 +168,13 @@ func (c *Config) Validate() error {
 			errs.Addf("executor.env_allowlist", "%s looks like a secret; commands never see API keys or tokens", name)
 		}
 	}
-	if e.ExecutorID == "" {
-		errs.Addf("executor.executor_id", "must be set")
+	if e.StateDir == "" {
+		errs.Addf("executor.state_dir", "must be set")
+	} else if inside(e.StateDir, e.Workspace) {
+		errs.Addf("executor.state_dir", "must lie outside the workspace (%s): commands of a job could change it", e.Workspace)
+	}
+	if e.TakeoverInterval <= 0 {
+		errs.Addf("executor.takeover_interval", "must be positive, got %s", e.TakeoverInterval)
 	}
 	if e.GitAuthorName == "" || e.GitAuthorEmail == "" {
 		errs.Addf("executor.git_author_name", "git_author_name and git_author_email must be set")
@@ -173,6 +192,17 @@ func (c *Config) Validate() error {
 		errs.Addf("approval.broad_overwrite_files", "must be positive, got %d", c.Approval.BroadOverwriteFiles)
 	}
 	return errs.Err()
+}
+
+// inside reports whether dir is dir root or below it.
+func inside(dir, root string) bool {
+	d, err1 := filepath.Abs(dir)
+	r, err2 := filepath.Abs(root)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	rel, err := filepath.Rel(r, d)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // Run serves executor until ctx is cancelled.
@@ -193,7 +223,11 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	sandboxState := checkSandbox(ctx, cfg.Executor.Sandbox, ws.Dir(), srv.Logger())
-	svc, view, err := newApp(cfg, srv, ws)
+	jr, err := journal.Open(cfg.Executor.StateDir)
+	if err != nil {
+		return srv.Abort(ctx, fmt.Errorf("executor.state_dir: %w", err))
+	}
+	svc, view, err := newApp(cfg, srv, ws, jr)
 	if err != nil {
 		return err
 	}
@@ -205,11 +239,26 @@ func Run(ctx context.Context, cfg Config) error {
 	h := rpc.NewHandler(svc, view, srv.Logger())
 	srv.Mount(executorv1connect.NewExecutorServiceHandler(h, srv.HandlerOptions()...))
 	srv.Mount(executorv1connect.NewWorkspaceServiceHandler(h, srv.HandlerOptions()...))
-	return srv.Run(ctx)
+	srv.Logger().InfoContext(ctx, "executor.identity", slog.String("executor_id", executorID(cfg, srv)), slog.String("state_dir", jr.Dir()))
+	bg, stopBG := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { svc.RunTakeover(bg, cfg.Executor.TakeoverInterval) })
+	err = srv.Run(ctx)
+	stopBG()
+	wg.Wait()
+	return err
+}
+
+// executorID is the configured executor_id, or "executor@" and the replica id.
+func executorID(cfg Config, srv *rpcserver.Server) string {
+	if cfg.Executor.ExecutorID != "" {
+		return cfg.Executor.ExecutorID
+	}
+	return Name + "@" + srv.Replica()
 }
 
 // newApp wires the use cases to the workspace, the approval client and the browser bridge.
-func newApp(cfg Config, srv *rpcserver.Server, ws *workspace.Workspace) (*app.Service, *app.View, error) {
+func newApp(cfg Config, srv *rpcserver.Server, ws *workspace.Workspace, jr *journal.Journal) (*app.Service, *app.View, error) {
 	opts, err := srv.PeerOptions(cfg.Executor.ApprovalTimeout, svcauth.Approval)
 	if err != nil {
 		return nil, nil, fmt.Errorf("approval client: %w", err)
@@ -244,7 +293,8 @@ func newApp(cfg Config, srv *rpcserver.Server, ws *workspace.Workspace) (*app.Se
 		Parse:      func(text string) (*patch.Patch, error) { return patch.Parse(text, popts) },
 		Runner:     runner,
 		Modes:      app.Modes{StopOnError: e.StopOnError, DryRun: e.DryRun, AutoCommit: e.AutoCommit, CommitPrefix: e.CommitMessagePrefix, RollbackOnFailure: e.RollbackOnFailure},
-		ExecutorID: e.ExecutorID,
+		ExecutorID: executorID(cfg, srv),
+		Journal:    jr,
 		Locale:     cfg.Locale,
 		Logger:     srv.Logger(),
 	}), app.NewView(runner, srv.Logger()), nil

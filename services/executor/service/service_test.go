@@ -65,6 +65,18 @@ func start(t testing.TB, mutate func(*Config), approval ...approvaltest.Option) 
 func startTampered(t testing.TB, mutate func(*Config), tamper func(*approvalv1.ClaimJobResponse), approval ...approvaltest.Option) *suite {
 	t.Helper()
 	appr := approvaltest.Start(t, append([]approvaltest.Option{approvaltest.WithApprovers("line", owner.GetId()), approvaltest.WithAutoApprove()}, approval...)...)
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return startOn(t, appr, ws, filepath.Join(dir, "state"), mutate, tamper)
+}
+
+// startOn runs an executor on workspace ws and state directory state against appr: several
+// executors started on the same ones are replicas.
+func startOn(t testing.TB, appr *approvaltest.Server, ws, state string, mutate func(*Config), tamper func(*approvalv1.ClaimJobResponse)) *suite {
+	t.Helper()
 	ln := testinfra.Listen(t)
 	cfg := DefaultConfig()
 	cfg.Auth = testinfra.Auth(Name)
@@ -73,10 +85,7 @@ func startTampered(t testing.TB, mutate func(*Config), tamper func(*approvalv1.C
 	if tamper != nil {
 		cfg.Services.Approval.URL = tamperingProxy(t, appr.URL, tamper)
 	}
-	cfg.Executor.Workspace = filepath.Join(t.TempDir(), "ws")
-	if err := os.Mkdir(cfg.Executor.Workspace, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	cfg.Executor.Workspace, cfg.Executor.StateDir = ws, state
 	// Generous: every command starts a sandbox, which a loaded machine or the race detector
 	// makes slow to start; no test here waits for these to expire.
 	cfg.Executor.CommandTimeout = 20 * time.Second
@@ -165,9 +174,11 @@ func (s *suite) addJob(t *testing.T, id, text string, status approvalv1.JobStatu
 		_, err = c.Approve(ctx, &approvalv1.ApproveRequest{JobId: id, Actor: owner})
 	case approvalv1.JobStatus_JOB_STATUS_COMPLETED:
 		if _, err = c.Approve(ctx, &approvalv1.ApproveRequest{JobId: id, Actor: owner}); err == nil {
-			if _, err = c.ClaimJob(ctx, &approvalv1.ClaimJobRequest{JobId: id, ExecutorId: "executor"}); err == nil {
-				_, err = c.ReportExecution(ctx, &approvalv1.ReportExecutionRequest{JobId: id, ExecutorId: "executor",
-					Event: approvalv1.ExecutionEvent_EXECUTION_EVENT_COMPLETED, Result: &commonv1.ExecutionResult{Success: true}})
+			var claim *approvalv1.ClaimJobResponse
+			if claim, err = c.ClaimJob(ctx, &approvalv1.ClaimJobRequest{JobId: id, ExecutorId: "executor-elsewhere"}); err == nil {
+				_, err = c.ReportExecution(ctx, &approvalv1.ReportExecutionRequest{JobId: id, ExecutorId: "executor-elsewhere",
+					LeaseToken: claim.GetLeaseToken(), Event: approvalv1.ExecutionEvent_EXECUTION_EVENT_COMPLETED,
+					Result: &commonv1.ExecutionResult{Success: true}})
 			}
 		}
 	case approvalv1.JobStatus_JOB_STATUS_EXPIRED:
@@ -639,6 +650,11 @@ func TestValidateNamesKeys(t *testing.T) {
 		{func(c *Config) { c.Executor.EnvAllowlist = append(c.Executor.EnvAllowlist, "OPENAI_API_KEY") }, "executor.env_allowlist"},
 		{func(c *Config) { c.Executor.EnvAllowlist = []string{"SLACK_BOT_TOKEN"} }, "executor.env_allowlist"},
 		{func(c *Config) { c.Executor.MCP.Timeout = 0 }, "executor.mcp.timeout"},
+		// The journal must be out of reach of the commands of a job.
+		{func(c *Config) { c.Executor.StateDir = "./workspace/.state" }, "executor.state_dir"},
+		{func(c *Config) { c.Executor.StateDir = "./workspace" }, "executor.state_dir"},
+		{func(c *Config) { c.Executor.StateDir = "" }, "executor.state_dir"},
+		{func(c *Config) { c.Executor.TakeoverInterval = 0 }, "executor.takeover_interval"},
 	}
 	for _, tt := range tests {
 		c := DefaultConfig()

@@ -17,6 +17,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/sqlstate"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/services/heartbeat/internal/app"
+	"github.com/picoclaw-suite/picoclaw/services/heartbeat/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/heartbeat/internal/httpapi"
 	"github.com/picoclaw-suite/picoclaw/services/heartbeat/internal/notify"
 	"github.com/picoclaw-suite/picoclaw/services/heartbeat/internal/rpc"
@@ -36,6 +37,11 @@ type Config struct {
 	// AdminSession receives the alerts: line:<id> or slack:<channel>:<thread_ts>
 	// (heartbeat.admin_session).
 	AdminSession string `yaml:"-" env:"PICOCLAW_HEARTBEAT_ADMIN_SESSION"`
+	// AlertAfter is how many unhealthy beats in a row open an incident (heartbeat.alert_after;
+	// a timeout opens one at once); RecoverAfter how many healthy beats in a row close it
+	// (heartbeat.recover_after). Every replica of a service counts by itself.
+	AlertAfter   int `yaml:"-" env:"PICOCLAW_HEARTBEAT_ALERT_AFTER"`
+	RecoverAfter int `yaml:"-" env:"PICOCLAW_HEARTBEAT_RECOVER_AFTER"`
 
 	// Wiring: listeners, log writer and telemetry handed over by tests and the embedded suite.
 	rpcserver.Wiring `yaml:"-"`
@@ -43,7 +49,7 @@ type Config struct {
 
 // DefaultConfig returns the defaults of the spec.
 func DefaultConfig() Config {
-	return Config{Common: config.DefaultCommon()}
+	return Config{Common: config.DefaultCommon(), AlertAfter: 2, RecoverAfter: 2}
 }
 
 // UnmarshalYAML reads the common keys and the service's own keys of the heartbeat section,
@@ -57,15 +63,19 @@ func (c *Config) UnmarshalYAML(n *yaml.Node) error {
 		Heartbeat struct {
 			ReportToChat bool   `yaml:"report_to_chat"`
 			AdminSession string `yaml:"admin_session"`
+			AlertAfter   int    `yaml:"alert_after"`
+			RecoverAfter int    `yaml:"recover_after"`
 		} `yaml:"heartbeat"`
 	}{}
 	own.Heartbeat.ReportToChat = c.ReportToChat
 	own.Heartbeat.AdminSession = c.AdminSession
+	own.Heartbeat.AlertAfter, own.Heartbeat.RecoverAfter = c.AlertAfter, c.RecoverAfter
 	if err := n.Decode(&own); err != nil {
 		return err
 	}
 	c.ReportToChat = own.Heartbeat.ReportToChat
 	c.AdminSession = own.Heartbeat.AdminSession
+	c.AlertAfter, c.RecoverAfter = own.Heartbeat.AlertAfter, own.Heartbeat.RecoverAfter
 	return nil
 }
 
@@ -73,6 +83,12 @@ func (c *Config) UnmarshalYAML(n *yaml.Node) error {
 func (c *Config) Validate() error {
 	var errs config.Errors
 	errs.Add(c.Common.Validate())
+	if c.AlertAfter < 1 {
+		errs.Addf("heartbeat.alert_after", "must be at least 1, got %d", c.AlertAfter)
+	}
+	if c.RecoverAfter < 1 {
+		errs.Addf("heartbeat.recover_after", "must be at least 1, got %d", c.RecoverAfter)
+	}
 	if c.ReportToChat {
 		if _, err := notify.GatewayURL(c.AdminSession, c.Services.GatewayLine.URL, c.Services.GatewaySlack.URL); err != nil {
 			errs.Addf("heartbeat.admin_session", "%v (required when report_to_chat is on)", err)
@@ -142,7 +158,8 @@ func Run(ctx context.Context, cfg Config) error {
 			Locale: app.ParseLocale(cfg.Locale), Timeout: timeout, Env: app.Env{Location: loc, Logger: log},
 		}, notify.NewGateway(rpcserver.NewHTTPClient(), url, cfg.AdminSession, opts...))
 	}
-	svc := app.New(app.Config{Timeout: timeout, SweepEvery: sweepEvery(timeout), Env: app.Env{Location: loc, Logger: log}}, st, app.NewBroker(), alerter)
+	svc := app.New(app.Config{Timeout: timeout, SweepEvery: sweepEvery(timeout), Env: app.Env{Location: loc, Logger: log},
+		Hysteresis: domain.Hysteresis{Open: cfg.AlertAfter, Close: cfg.RecoverAfter}}, st, app.NewBroker(), alerter)
 
 	// Beats arrive all the time and reports are reads of the picture; counting them would show
 	// the heartbeat service busy whenever anyone looks.

@@ -335,7 +335,8 @@ func TestErrorAlertsOnce(t *testing.T) {
 		p.GetMessages()[0].GetText() != "⚠️ Alert: Gin (order3) reported an error: anthropic: 529 overloaded" {
 		t.Errorf("alert = %v", p)
 	}
-	if text := pushes[1].GetMessages()[0].GetText(); !strings.HasPrefix(text, "✅ Recovered: Gin (order3) is back (idle;") {
+	// The second healthy beat in a row closes the incident (heartbeat.recover_after: 2).
+	if text := pushes[1].GetMessages()[0].GetText(); !strings.HasPrefix(text, "✅ Recovered: Gin (order3) is back (busy;") {
 		t.Errorf("recovery = %q", text)
 	}
 }
@@ -349,6 +350,8 @@ heartbeat:
   timeout_sec: 20
   report_to_chat: true
   admin_session: "line:Uadmin"
+  alert_after: 3
+  recover_after: 4
 `)
 	cfg := service.DefaultConfig()
 	cfg.Auth = testinfra.Auth(service.Name)
@@ -356,7 +359,7 @@ heartbeat:
 		t.Fatal(err)
 	}
 	if !cfg.ReportToChat || cfg.AdminSession != "line:Uadmin" || cfg.HeartbeatSender.IntervalSec != 5 ||
-		cfg.HeartbeatSender.TimeoutSec != 20 || cfg.Locale != "en" {
+		cfg.HeartbeatSender.TimeoutSec != 20 || cfg.Locale != "en" || cfg.AlertAfter != 3 || cfg.RecoverAfter != 4 {
 		t.Fatalf("decoded %+v", cfg)
 	}
 	if err := cfg.Validate(); err != nil {
@@ -375,6 +378,10 @@ heartbeat:
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("admin session is only needed with report_to_chat: %v", err)
 	}
+	cfg.AlertAfter = 0
+	if err := cfg.Validate(); !errors.As(err, &ke) || ke.Key != "heartbeat.alert_after" {
+		t.Fatalf("Validate() = %v, want an error naming heartbeat.alert_after", err)
+	}
 }
 
 func TestExampleConfig(t *testing.T) {
@@ -390,7 +397,8 @@ func TestExampleConfig(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if cfg.ReportToChat || cfg.HeartbeatSender.IntervalSec != 30 || cfg.HeartbeatSender.TimeoutSec != 60 || !cfg.HeartbeatSender.Enabled {
+	if cfg.ReportToChat || cfg.HeartbeatSender.IntervalSec != 30 || cfg.HeartbeatSender.TimeoutSec != 60 || !cfg.HeartbeatSender.Enabled ||
+		cfg.AlertAfter != 2 || cfg.RecoverAfter != 2 || cfg.Replica != "" {
 		t.Fatalf("example decoded as %+v", cfg)
 	}
 }

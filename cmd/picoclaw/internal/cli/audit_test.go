@@ -69,9 +69,10 @@ func (s auditSuite) job(t *testing.T, id string, decide string) {
 		_, err = s.client.Approve(ctx, &approvalv1.ApproveRequest{JobId: id, Actor: owner})
 	case "complete":
 		if _, err = s.client.Approve(ctx, &approvalv1.ApproveRequest{JobId: id, Actor: owner}); err == nil {
-			if _, err = s.client.ClaimJob(ctx, &approvalv1.ClaimJobRequest{JobId: id, ExecutorId: "ex1"}); err == nil {
+			var claim *approvalv1.ClaimJobResponse
+			if claim, err = s.client.ClaimJob(ctx, &approvalv1.ClaimJobRequest{JobId: id, ExecutorId: "ex1"}); err == nil {
 				_, err = s.client.ReportExecution(ctx, &approvalv1.ReportExecutionRequest{JobId: id, ExecutorId: "ex1",
-					Event: approvalv1.ExecutionEvent_EXECUTION_EVENT_COMPLETED})
+					LeaseToken: claim.GetLeaseToken(), Event: approvalv1.ExecutionEvent_EXECUTION_EVENT_COMPLETED})
 			}
 		}
 	}

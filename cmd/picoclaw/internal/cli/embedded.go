@@ -269,6 +269,7 @@ func (s *suite) configure(ctx context.Context) error {
 	ap.Approval.AutoApprove.Enabled = true
 
 	ex.Executor.Workspace = filepath.Join(s.dataDir, "workspace")
+	ex.Executor.StateDir = filepath.Join(s.dataDir, "executor")
 
 	if s.offline {
 		cm.Agents.Chat.Provider = llm.ProviderOffline

@@ -1482,9 +1482,14 @@ type ClaimJobResponse struct {
 	Patch       string `protobuf:"bytes,2,opt,name=patch,proto3" json:"patch,omitempty"`
 	ContentHash string `protobuf:"bytes,3,opt,name=content_hash,json=contentHash,proto3" json:"content_hash,omitempty"`
 	// True when the grant came from an Auto-Approve policy rather than a person.
-	AutoApproved  bool `protobuf:"varint,4,opt,name=auto_approved,json=autoApproved,proto3" json:"auto_approved,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	AutoApproved bool `protobuf:"varint,4,opt,name=auto_approved,json=autoApproved,proto3" json:"auto_approved,omitempty"`
+	// The fencing token of this claim: reports and renewals carry it; a claim taken over by
+	// another executor gets a new one, and the old holder's are refused.
+	LeaseToken int64 `protobuf:"varint,5,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
+	// The lease ends here unless renewed (RenewClaim).
+	LeaseExpiresAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=lease_expires_at,json=leaseExpiresAt,proto3" json:"lease_expires_at,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ClaimJobResponse) Reset() {
@@ -1545,13 +1550,29 @@ func (x *ClaimJobResponse) GetAutoApproved() bool {
 	return false
 }
 
+func (x *ClaimJobResponse) GetLeaseToken() int64 {
+	if x != nil {
+		return x.LeaseToken
+	}
+	return 0
+}
+
+func (x *ClaimJobResponse) GetLeaseExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LeaseExpiresAt
+	}
+	return nil
+}
+
 type ReportExecutionRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
-	Event         ExecutionEvent         `protobuf:"varint,2,opt,name=event,proto3,enum=picoclaw.approval.v1.ExecutionEvent" json:"event,omitempty"`
-	Result        *v1.ExecutionResult    `protobuf:"bytes,3,opt,name=result,proto3" json:"result,omitempty"`
-	Detail        string                 `protobuf:"bytes,4,opt,name=detail,proto3" json:"detail,omitempty"`
-	ExecutorId    string                 `protobuf:"bytes,5,opt,name=executor_id,json=executorId,proto3" json:"executor_id,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	JobId      string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	Event      ExecutionEvent         `protobuf:"varint,2,opt,name=event,proto3,enum=picoclaw.approval.v1.ExecutionEvent" json:"event,omitempty"`
+	Result     *v1.ExecutionResult    `protobuf:"bytes,3,opt,name=result,proto3" json:"result,omitempty"`
+	Detail     string                 `protobuf:"bytes,4,opt,name=detail,proto3" json:"detail,omitempty"`
+	ExecutorId string                 `protobuf:"bytes,5,opt,name=executor_id,json=executorId,proto3" json:"executor_id,omitempty"`
+	// The claim's fencing token (ClaimJobResponse.lease_token): only the current holder reports.
+	LeaseToken    int64 `protobuf:"varint,6,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1619,6 +1640,13 @@ func (x *ReportExecutionRequest) GetExecutorId() string {
 		return x.ExecutorId
 	}
 	return ""
+}
+
+func (x *ReportExecutionRequest) GetLeaseToken() int64 {
+	if x != nil {
+		return x.LeaseToken
+	}
+	return 0
 }
 
 type ReportExecutionResponse struct {
@@ -2479,6 +2507,198 @@ func (x *HighestJobNumberResponse) GetNumber() int64 {
 	return 0
 }
 
+type RenewClaimRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	ExecutorId    string                 `protobuf:"bytes,2,opt,name=executor_id,json=executorId,proto3" json:"executor_id,omitempty"`
+	LeaseToken    int64                  `protobuf:"varint,3,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RenewClaimRequest) Reset() {
+	*x = RenewClaimRequest{}
+	mi := &file_picoclaw_approval_v1_approval_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RenewClaimRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RenewClaimRequest) ProtoMessage() {}
+
+func (x *RenewClaimRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_picoclaw_approval_v1_approval_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RenewClaimRequest.ProtoReflect.Descriptor instead.
+func (*RenewClaimRequest) Descriptor() ([]byte, []int) {
+	return file_picoclaw_approval_v1_approval_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *RenewClaimRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *RenewClaimRequest) GetExecutorId() string {
+	if x != nil {
+		return x.ExecutorId
+	}
+	return ""
+}
+
+func (x *RenewClaimRequest) GetLeaseToken() int64 {
+	if x != nil {
+		return x.LeaseToken
+	}
+	return 0
+}
+
+type RenewClaimResponse struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	LeaseExpiresAt *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=lease_expires_at,json=leaseExpiresAt,proto3" json:"lease_expires_at,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *RenewClaimResponse) Reset() {
+	*x = RenewClaimResponse{}
+	mi := &file_picoclaw_approval_v1_approval_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RenewClaimResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RenewClaimResponse) ProtoMessage() {}
+
+func (x *RenewClaimResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_picoclaw_approval_v1_approval_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RenewClaimResponse.ProtoReflect.Descriptor instead.
+func (*RenewClaimResponse) Descriptor() ([]byte, []int) {
+	return file_picoclaw_approval_v1_approval_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *RenewClaimResponse) GetLeaseExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LeaseExpiresAt
+	}
+	return nil
+}
+
+type ListLapsedClaimsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	PageSize      int32                  `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListLapsedClaimsRequest) Reset() {
+	*x = ListLapsedClaimsRequest{}
+	mi := &file_picoclaw_approval_v1_approval_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListLapsedClaimsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListLapsedClaimsRequest) ProtoMessage() {}
+
+func (x *ListLapsedClaimsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_picoclaw_approval_v1_approval_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListLapsedClaimsRequest.ProtoReflect.Descriptor instead.
+func (*ListLapsedClaimsRequest) Descriptor() ([]byte, []int) {
+	return file_picoclaw_approval_v1_approval_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *ListLapsedClaimsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+type ListLapsedClaimsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobIds        []string               `protobuf:"bytes,1,rep,name=job_ids,json=jobIds,proto3" json:"job_ids,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListLapsedClaimsResponse) Reset() {
+	*x = ListLapsedClaimsResponse{}
+	mi := &file_picoclaw_approval_v1_approval_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListLapsedClaimsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListLapsedClaimsResponse) ProtoMessage() {}
+
+func (x *ListLapsedClaimsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_picoclaw_approval_v1_approval_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListLapsedClaimsResponse.ProtoReflect.Descriptor instead.
+func (*ListLapsedClaimsResponse) Descriptor() ([]byte, []int) {
+	return file_picoclaw_approval_v1_approval_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *ListLapsedClaimsResponse) GetJobIds() []string {
+	if x != nil {
+		return x.JobIds
+	}
+	return nil
+}
+
 var File_picoclaw_approval_v1_approval_proto protoreflect.FileDescriptor
 
 const file_picoclaw_approval_v1_approval_proto_rawDesc = "" +
@@ -2606,19 +2826,24 @@ const file_picoclaw_approval_v1_approval_proto_rawDesc = "" +
 	"\x0fClaimJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1f\n" +
 	"\vexecutor_id\x18\x02 \x01(\tR\n" +
-	"executorId\"\x9d\x01\n" +
+	"executorId\"\x84\x02\n" +
 	"\x10ClaimJobResponse\x12+\n" +
 	"\x03job\x18\x01 \x01(\v2\x19.picoclaw.approval.v1.JobR\x03job\x12\x14\n" +
 	"\x05patch\x18\x02 \x01(\tR\x05patch\x12!\n" +
 	"\fcontent_hash\x18\x03 \x01(\tR\vcontentHash\x12#\n" +
-	"\rauto_approved\x18\x04 \x01(\bR\fautoApproved\"\xe1\x01\n" +
+	"\rauto_approved\x18\x04 \x01(\bR\fautoApproved\x12\x1f\n" +
+	"\vlease_token\x18\x05 \x01(\x03R\n" +
+	"leaseToken\x12D\n" +
+	"\x10lease_expires_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x0eleaseExpiresAt\"\x82\x02\n" +
 	"\x16ReportExecutionRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12:\n" +
 	"\x05event\x18\x02 \x01(\x0e2$.picoclaw.approval.v1.ExecutionEventR\x05event\x12;\n" +
 	"\x06result\x18\x03 \x01(\v2#.picoclaw.common.v1.ExecutionResultR\x06result\x12\x16\n" +
 	"\x06detail\x18\x04 \x01(\tR\x06detail\x12\x1f\n" +
 	"\vexecutor_id\x18\x05 \x01(\tR\n" +
-	"executorId\"F\n" +
+	"executorId\x12\x1f\n" +
+	"\vlease_token\x18\x06 \x01(\x03R\n" +
+	"leaseToken\"F\n" +
 	"\x17ReportExecutionResponse\x12+\n" +
 	"\x03job\x18\x01 \x01(\v2\x19.picoclaw.approval.v1.JobR\x03job\"\xc2\x02\n" +
 	"\bJobEvent\x12\x15\n" +
@@ -2692,7 +2917,19 @@ const file_picoclaw_approval_v1_approval_proto_rawDesc = "" +
 	"\x17HighestJobNumberRequest\x12\x10\n" +
 	"\x03day\x18\x01 \x01(\tR\x03day\"2\n" +
 	"\x18HighestJobNumberResponse\x12\x16\n" +
-	"\x06number\x18\x01 \x01(\x03R\x06number*\xba\x02\n" +
+	"\x06number\x18\x01 \x01(\x03R\x06number\"l\n" +
+	"\x11RenewClaimRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1f\n" +
+	"\vexecutor_id\x18\x02 \x01(\tR\n" +
+	"executorId\x12\x1f\n" +
+	"\vlease_token\x18\x03 \x01(\x03R\n" +
+	"leaseToken\"Z\n" +
+	"\x12RenewClaimResponse\x12D\n" +
+	"\x10lease_expires_at\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x0eleaseExpiresAt\"6\n" +
+	"\x17ListLapsedClaimsRequest\x12\x1b\n" +
+	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\"3\n" +
+	"\x18ListLapsedClaimsResponse\x12\x17\n" +
+	"\ajob_ids\x18\x01 \x03(\tR\x06jobIds*\xba\x02\n" +
 	"\tJobStatus\x12\x1a\n" +
 	"\x16JOB_STATUS_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12JOB_STATUS_PENDING\x10\x01\x12\x16\n" +
@@ -2719,8 +2956,7 @@ const file_picoclaw_approval_v1_approval_proto_rawDesc = "" +
 	"\x19EXECUTION_EVENT_COMPLETED\x10\x02\x12\x1a\n" +
 	"\x16EXECUTION_EVENT_FAILED\x10\x03\x12!\n" +
 	"\x1dEXECUTION_EVENT_HASH_MISMATCH\x10\x04\x12\x1b\n" +
-	"\x17EXECUTION_EVENT_REFUSED\x10\x052\xc2\n" +
-	"\n" +
+	"\x17EXECUTION_EVENT_REFUSED\x10\x052\x9a\f\n" +
 	"\x0fApprovalService\x12p\n" +
 	"\x0fRequestApproval\x12,.picoclaw.approval.v1.RequestApprovalRequest\x1a-.picoclaw.approval.v1.RequestApprovalResponse\"\x00\x12U\n" +
 	"\x06GetJob\x12#.picoclaw.approval.v1.GetJobRequest\x1a$.picoclaw.approval.v1.GetJobResponse\"\x00\x12[\n" +
@@ -2734,7 +2970,10 @@ const file_picoclaw_approval_v1_approval_proto_rawDesc = "" +
 	"\x0eGetAutoApprove\x12+.picoclaw.approval.v1.GetAutoApproveRequest\x1a,.picoclaw.approval.v1.GetAutoApproveResponse\"\x00\x12m\n" +
 	"\x0eSetAutoApprove\x12+.picoclaw.approval.v1.SetAutoApproveRequest\x1a,.picoclaw.approval.v1.SetAutoApproveResponse\"\x00\x12y\n" +
 	"\x12DisableAutoApprove\x12/.picoclaw.approval.v1.DisableAutoApproveRequest\x1a0.picoclaw.approval.v1.DisableAutoApproveResponse\"\x00\x12s\n" +
-	"\x10HighestJobNumber\x12-.picoclaw.approval.v1.HighestJobNumberRequest\x1a..picoclaw.approval.v1.HighestJobNumberResponse\"\x00B\xe3\x01\n" +
+	"\x10HighestJobNumber\x12-.picoclaw.approval.v1.HighestJobNumberRequest\x1a..picoclaw.approval.v1.HighestJobNumberResponse\"\x00\x12a\n" +
+	"\n" +
+	"RenewClaim\x12'.picoclaw.approval.v1.RenewClaimRequest\x1a(.picoclaw.approval.v1.RenewClaimResponse\"\x00\x12s\n" +
+	"\x10ListLapsedClaims\x12-.picoclaw.approval.v1.ListLapsedClaimsRequest\x1a..picoclaw.approval.v1.ListLapsedClaimsResponse\"\x00B\xe3\x01\n" +
 	"\x18com.picoclaw.approval.v1B\rApprovalProtoP\x01ZFgithub.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1;approvalv1\xa2\x02\x03PAX\xaa\x02\x14Picoclaw.Approval.V1\xca\x02\x14Picoclaw\\Approval\\V1\xe2\x02 Picoclaw\\Approval\\V1\\GPBMetadata\xea\x02\x16Picoclaw::Approval::V1b\x06proto3"
 
 var (
@@ -2750,7 +2989,7 @@ func file_picoclaw_approval_v1_approval_proto_rawDescGZIP() []byte {
 }
 
 var file_picoclaw_approval_v1_approval_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_picoclaw_approval_v1_approval_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
+var file_picoclaw_approval_v1_approval_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_picoclaw_approval_v1_approval_proto_goTypes = []any{
 	(JobStatus)(0),                     // 0: picoclaw.approval.v1.JobStatus
 	(Outcome)(0),                       // 1: picoclaw.approval.v1.Outcome
@@ -2786,99 +3025,109 @@ var file_picoclaw_approval_v1_approval_proto_goTypes = []any{
 	(*DisableAutoApproveResponse)(nil), // 31: picoclaw.approval.v1.DisableAutoApproveResponse
 	(*HighestJobNumberRequest)(nil),    // 32: picoclaw.approval.v1.HighestJobNumberRequest
 	(*HighestJobNumberResponse)(nil),   // 33: picoclaw.approval.v1.HighestJobNumberResponse
-	(v1.Route)(0),                      // 34: picoclaw.common.v1.Route
-	(*v1.Risk)(nil),                    // 35: picoclaw.common.v1.Risk
-	(*v1.CostHint)(nil),                // 36: picoclaw.common.v1.CostHint
-	(v1.TaskType)(0),                   // 37: picoclaw.common.v1.TaskType
-	(*v1.Actor)(nil),                   // 38: picoclaw.common.v1.Actor
-	(*timestamppb.Timestamp)(nil),      // 39: google.protobuf.Timestamp
-	(*v1.ExecutionResult)(nil),         // 40: picoclaw.common.v1.ExecutionResult
-	(*v1.Proposal)(nil),                // 41: picoclaw.common.v1.Proposal
-	(*durationpb.Duration)(nil),        // 42: google.protobuf.Duration
+	(*RenewClaimRequest)(nil),          // 34: picoclaw.approval.v1.RenewClaimRequest
+	(*RenewClaimResponse)(nil),         // 35: picoclaw.approval.v1.RenewClaimResponse
+	(*ListLapsedClaimsRequest)(nil),    // 36: picoclaw.approval.v1.ListLapsedClaimsRequest
+	(*ListLapsedClaimsResponse)(nil),   // 37: picoclaw.approval.v1.ListLapsedClaimsResponse
+	(v1.Route)(0),                      // 38: picoclaw.common.v1.Route
+	(*v1.Risk)(nil),                    // 39: picoclaw.common.v1.Risk
+	(*v1.CostHint)(nil),                // 40: picoclaw.common.v1.CostHint
+	(v1.TaskType)(0),                   // 41: picoclaw.common.v1.TaskType
+	(*v1.Actor)(nil),                   // 42: picoclaw.common.v1.Actor
+	(*timestamppb.Timestamp)(nil),      // 43: google.protobuf.Timestamp
+	(*v1.ExecutionResult)(nil),         // 44: picoclaw.common.v1.ExecutionResult
+	(*v1.Proposal)(nil),                // 45: picoclaw.common.v1.Proposal
+	(*durationpb.Duration)(nil),        // 46: google.protobuf.Duration
 }
 var file_picoclaw_approval_v1_approval_proto_depIdxs = []int32{
 	0,  // 0: picoclaw.approval.v1.Job.status:type_name -> picoclaw.approval.v1.JobStatus
-	34, // 1: picoclaw.approval.v1.Job.route:type_name -> picoclaw.common.v1.Route
-	35, // 2: picoclaw.approval.v1.Job.risk:type_name -> picoclaw.common.v1.Risk
-	36, // 3: picoclaw.approval.v1.Job.cost_hint:type_name -> picoclaw.common.v1.CostHint
-	37, // 4: picoclaw.approval.v1.Job.task_type:type_name -> picoclaw.common.v1.TaskType
+	38, // 1: picoclaw.approval.v1.Job.route:type_name -> picoclaw.common.v1.Route
+	39, // 2: picoclaw.approval.v1.Job.risk:type_name -> picoclaw.common.v1.Risk
+	40, // 3: picoclaw.approval.v1.Job.cost_hint:type_name -> picoclaw.common.v1.CostHint
+	41, // 4: picoclaw.approval.v1.Job.task_type:type_name -> picoclaw.common.v1.TaskType
 	3,  // 5: picoclaw.approval.v1.Job.operations:type_name -> picoclaw.approval.v1.Operation
 	4,  // 6: picoclaw.approval.v1.Job.diff_stats:type_name -> picoclaw.approval.v1.DiffStats
-	38, // 7: picoclaw.approval.v1.Job.requested_by:type_name -> picoclaw.common.v1.Actor
-	38, // 8: picoclaw.approval.v1.Job.decided_by:type_name -> picoclaw.common.v1.Actor
-	39, // 9: picoclaw.approval.v1.Job.requested_at:type_name -> google.protobuf.Timestamp
-	39, // 10: picoclaw.approval.v1.Job.decided_at:type_name -> google.protobuf.Timestamp
-	39, // 11: picoclaw.approval.v1.Job.expires_at:type_name -> google.protobuf.Timestamp
-	39, // 12: picoclaw.approval.v1.Job.executed_at:type_name -> google.protobuf.Timestamp
-	39, // 13: picoclaw.approval.v1.Job.finished_at:type_name -> google.protobuf.Timestamp
-	40, // 14: picoclaw.approval.v1.Job.result:type_name -> picoclaw.common.v1.ExecutionResult
-	41, // 15: picoclaw.approval.v1.RequestApprovalRequest.proposal:type_name -> picoclaw.common.v1.Proposal
-	38, // 16: picoclaw.approval.v1.RequestApprovalRequest.requested_by:type_name -> picoclaw.common.v1.Actor
-	34, // 17: picoclaw.approval.v1.RequestApprovalRequest.route:type_name -> picoclaw.common.v1.Route
+	42, // 7: picoclaw.approval.v1.Job.requested_by:type_name -> picoclaw.common.v1.Actor
+	42, // 8: picoclaw.approval.v1.Job.decided_by:type_name -> picoclaw.common.v1.Actor
+	43, // 9: picoclaw.approval.v1.Job.requested_at:type_name -> google.protobuf.Timestamp
+	43, // 10: picoclaw.approval.v1.Job.decided_at:type_name -> google.protobuf.Timestamp
+	43, // 11: picoclaw.approval.v1.Job.expires_at:type_name -> google.protobuf.Timestamp
+	43, // 12: picoclaw.approval.v1.Job.executed_at:type_name -> google.protobuf.Timestamp
+	43, // 13: picoclaw.approval.v1.Job.finished_at:type_name -> google.protobuf.Timestamp
+	44, // 14: picoclaw.approval.v1.Job.result:type_name -> picoclaw.common.v1.ExecutionResult
+	45, // 15: picoclaw.approval.v1.RequestApprovalRequest.proposal:type_name -> picoclaw.common.v1.Proposal
+	42, // 16: picoclaw.approval.v1.RequestApprovalRequest.requested_by:type_name -> picoclaw.common.v1.Actor
+	38, // 17: picoclaw.approval.v1.RequestApprovalRequest.route:type_name -> picoclaw.common.v1.Route
 	5,  // 18: picoclaw.approval.v1.RequestApprovalResponse.job:type_name -> picoclaw.approval.v1.Job
 	1,  // 19: picoclaw.approval.v1.RequestApprovalResponse.outcome:type_name -> picoclaw.approval.v1.Outcome
 	5,  // 20: picoclaw.approval.v1.GetJobResponse.job:type_name -> picoclaw.approval.v1.Job
 	0,  // 21: picoclaw.approval.v1.ListJobsRequest.statuses:type_name -> picoclaw.approval.v1.JobStatus
 	5,  // 22: picoclaw.approval.v1.ListJobsResponse.jobs:type_name -> picoclaw.approval.v1.Job
-	38, // 23: picoclaw.approval.v1.ApproveRequest.actor:type_name -> picoclaw.common.v1.Actor
-	42, // 24: picoclaw.approval.v1.ApproveRequest.similar_ttl:type_name -> google.protobuf.Duration
+	42, // 23: picoclaw.approval.v1.ApproveRequest.actor:type_name -> picoclaw.common.v1.Actor
+	46, // 24: picoclaw.approval.v1.ApproveRequest.similar_ttl:type_name -> google.protobuf.Duration
 	5,  // 25: picoclaw.approval.v1.ApproveResponse.job:type_name -> picoclaw.approval.v1.Job
 	25, // 26: picoclaw.approval.v1.ApproveResponse.grant:type_name -> picoclaw.approval.v1.AutoApproveGrant
-	38, // 27: picoclaw.approval.v1.DenyRequest.actor:type_name -> picoclaw.common.v1.Actor
+	42, // 27: picoclaw.approval.v1.DenyRequest.actor:type_name -> picoclaw.common.v1.Actor
 	5,  // 28: picoclaw.approval.v1.DenyResponse.job:type_name -> picoclaw.approval.v1.Job
-	38, // 29: picoclaw.approval.v1.CancelRequest.actor:type_name -> picoclaw.common.v1.Actor
+	42, // 29: picoclaw.approval.v1.CancelRequest.actor:type_name -> picoclaw.common.v1.Actor
 	5,  // 30: picoclaw.approval.v1.CancelResponse.job:type_name -> picoclaw.approval.v1.Job
 	5,  // 31: picoclaw.approval.v1.ClaimJobResponse.job:type_name -> picoclaw.approval.v1.Job
-	2,  // 32: picoclaw.approval.v1.ReportExecutionRequest.event:type_name -> picoclaw.approval.v1.ExecutionEvent
-	40, // 33: picoclaw.approval.v1.ReportExecutionRequest.result:type_name -> picoclaw.common.v1.ExecutionResult
-	5,  // 34: picoclaw.approval.v1.ReportExecutionResponse.job:type_name -> picoclaw.approval.v1.Job
-	38, // 35: picoclaw.approval.v1.JobEvent.actor:type_name -> picoclaw.common.v1.Actor
-	39, // 36: picoclaw.approval.v1.JobEvent.created_at:type_name -> google.protobuf.Timestamp
-	22, // 37: picoclaw.approval.v1.ListJobEventsResponse.events:type_name -> picoclaw.approval.v1.JobEvent
-	37, // 38: picoclaw.approval.v1.AutoApproveGrant.task_types:type_name -> picoclaw.common.v1.TaskType
-	34, // 39: picoclaw.approval.v1.AutoApproveGrant.routes:type_name -> picoclaw.common.v1.Route
-	38, // 40: picoclaw.approval.v1.AutoApproveGrant.created_by:type_name -> picoclaw.common.v1.Actor
-	39, // 41: picoclaw.approval.v1.AutoApproveGrant.created_at:type_name -> google.protobuf.Timestamp
-	39, // 42: picoclaw.approval.v1.AutoApproveGrant.expires_at:type_name -> google.protobuf.Timestamp
-	42, // 43: picoclaw.approval.v1.AutoApproveGrant.remaining:type_name -> google.protobuf.Duration
-	25, // 44: picoclaw.approval.v1.GetAutoApproveResponse.grant:type_name -> picoclaw.approval.v1.AutoApproveGrant
-	38, // 45: picoclaw.approval.v1.SetAutoApproveRequest.actor:type_name -> picoclaw.common.v1.Actor
-	42, // 46: picoclaw.approval.v1.SetAutoApproveRequest.ttl:type_name -> google.protobuf.Duration
-	37, // 47: picoclaw.approval.v1.SetAutoApproveRequest.task_types:type_name -> picoclaw.common.v1.TaskType
-	34, // 48: picoclaw.approval.v1.SetAutoApproveRequest.routes:type_name -> picoclaw.common.v1.Route
-	25, // 49: picoclaw.approval.v1.SetAutoApproveResponse.grant:type_name -> picoclaw.approval.v1.AutoApproveGrant
-	38, // 50: picoclaw.approval.v1.DisableAutoApproveRequest.actor:type_name -> picoclaw.common.v1.Actor
-	6,  // 51: picoclaw.approval.v1.ApprovalService.RequestApproval:input_type -> picoclaw.approval.v1.RequestApprovalRequest
-	8,  // 52: picoclaw.approval.v1.ApprovalService.GetJob:input_type -> picoclaw.approval.v1.GetJobRequest
-	10, // 53: picoclaw.approval.v1.ApprovalService.ListJobs:input_type -> picoclaw.approval.v1.ListJobsRequest
-	12, // 54: picoclaw.approval.v1.ApprovalService.Approve:input_type -> picoclaw.approval.v1.ApproveRequest
-	14, // 55: picoclaw.approval.v1.ApprovalService.Deny:input_type -> picoclaw.approval.v1.DenyRequest
-	16, // 56: picoclaw.approval.v1.ApprovalService.Cancel:input_type -> picoclaw.approval.v1.CancelRequest
-	18, // 57: picoclaw.approval.v1.ApprovalService.ClaimJob:input_type -> picoclaw.approval.v1.ClaimJobRequest
-	20, // 58: picoclaw.approval.v1.ApprovalService.ReportExecution:input_type -> picoclaw.approval.v1.ReportExecutionRequest
-	23, // 59: picoclaw.approval.v1.ApprovalService.ListJobEvents:input_type -> picoclaw.approval.v1.ListJobEventsRequest
-	26, // 60: picoclaw.approval.v1.ApprovalService.GetAutoApprove:input_type -> picoclaw.approval.v1.GetAutoApproveRequest
-	28, // 61: picoclaw.approval.v1.ApprovalService.SetAutoApprove:input_type -> picoclaw.approval.v1.SetAutoApproveRequest
-	30, // 62: picoclaw.approval.v1.ApprovalService.DisableAutoApprove:input_type -> picoclaw.approval.v1.DisableAutoApproveRequest
-	32, // 63: picoclaw.approval.v1.ApprovalService.HighestJobNumber:input_type -> picoclaw.approval.v1.HighestJobNumberRequest
-	7,  // 64: picoclaw.approval.v1.ApprovalService.RequestApproval:output_type -> picoclaw.approval.v1.RequestApprovalResponse
-	9,  // 65: picoclaw.approval.v1.ApprovalService.GetJob:output_type -> picoclaw.approval.v1.GetJobResponse
-	11, // 66: picoclaw.approval.v1.ApprovalService.ListJobs:output_type -> picoclaw.approval.v1.ListJobsResponse
-	13, // 67: picoclaw.approval.v1.ApprovalService.Approve:output_type -> picoclaw.approval.v1.ApproveResponse
-	15, // 68: picoclaw.approval.v1.ApprovalService.Deny:output_type -> picoclaw.approval.v1.DenyResponse
-	17, // 69: picoclaw.approval.v1.ApprovalService.Cancel:output_type -> picoclaw.approval.v1.CancelResponse
-	19, // 70: picoclaw.approval.v1.ApprovalService.ClaimJob:output_type -> picoclaw.approval.v1.ClaimJobResponse
-	21, // 71: picoclaw.approval.v1.ApprovalService.ReportExecution:output_type -> picoclaw.approval.v1.ReportExecutionResponse
-	24, // 72: picoclaw.approval.v1.ApprovalService.ListJobEvents:output_type -> picoclaw.approval.v1.ListJobEventsResponse
-	27, // 73: picoclaw.approval.v1.ApprovalService.GetAutoApprove:output_type -> picoclaw.approval.v1.GetAutoApproveResponse
-	29, // 74: picoclaw.approval.v1.ApprovalService.SetAutoApprove:output_type -> picoclaw.approval.v1.SetAutoApproveResponse
-	31, // 75: picoclaw.approval.v1.ApprovalService.DisableAutoApprove:output_type -> picoclaw.approval.v1.DisableAutoApproveResponse
-	33, // 76: picoclaw.approval.v1.ApprovalService.HighestJobNumber:output_type -> picoclaw.approval.v1.HighestJobNumberResponse
-	64, // [64:77] is the sub-list for method output_type
-	51, // [51:64] is the sub-list for method input_type
-	51, // [51:51] is the sub-list for extension type_name
-	51, // [51:51] is the sub-list for extension extendee
-	0,  // [0:51] is the sub-list for field type_name
+	43, // 32: picoclaw.approval.v1.ClaimJobResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	2,  // 33: picoclaw.approval.v1.ReportExecutionRequest.event:type_name -> picoclaw.approval.v1.ExecutionEvent
+	44, // 34: picoclaw.approval.v1.ReportExecutionRequest.result:type_name -> picoclaw.common.v1.ExecutionResult
+	5,  // 35: picoclaw.approval.v1.ReportExecutionResponse.job:type_name -> picoclaw.approval.v1.Job
+	42, // 36: picoclaw.approval.v1.JobEvent.actor:type_name -> picoclaw.common.v1.Actor
+	43, // 37: picoclaw.approval.v1.JobEvent.created_at:type_name -> google.protobuf.Timestamp
+	22, // 38: picoclaw.approval.v1.ListJobEventsResponse.events:type_name -> picoclaw.approval.v1.JobEvent
+	41, // 39: picoclaw.approval.v1.AutoApproveGrant.task_types:type_name -> picoclaw.common.v1.TaskType
+	38, // 40: picoclaw.approval.v1.AutoApproveGrant.routes:type_name -> picoclaw.common.v1.Route
+	42, // 41: picoclaw.approval.v1.AutoApproveGrant.created_by:type_name -> picoclaw.common.v1.Actor
+	43, // 42: picoclaw.approval.v1.AutoApproveGrant.created_at:type_name -> google.protobuf.Timestamp
+	43, // 43: picoclaw.approval.v1.AutoApproveGrant.expires_at:type_name -> google.protobuf.Timestamp
+	46, // 44: picoclaw.approval.v1.AutoApproveGrant.remaining:type_name -> google.protobuf.Duration
+	25, // 45: picoclaw.approval.v1.GetAutoApproveResponse.grant:type_name -> picoclaw.approval.v1.AutoApproveGrant
+	42, // 46: picoclaw.approval.v1.SetAutoApproveRequest.actor:type_name -> picoclaw.common.v1.Actor
+	46, // 47: picoclaw.approval.v1.SetAutoApproveRequest.ttl:type_name -> google.protobuf.Duration
+	41, // 48: picoclaw.approval.v1.SetAutoApproveRequest.task_types:type_name -> picoclaw.common.v1.TaskType
+	38, // 49: picoclaw.approval.v1.SetAutoApproveRequest.routes:type_name -> picoclaw.common.v1.Route
+	25, // 50: picoclaw.approval.v1.SetAutoApproveResponse.grant:type_name -> picoclaw.approval.v1.AutoApproveGrant
+	42, // 51: picoclaw.approval.v1.DisableAutoApproveRequest.actor:type_name -> picoclaw.common.v1.Actor
+	43, // 52: picoclaw.approval.v1.RenewClaimResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	6,  // 53: picoclaw.approval.v1.ApprovalService.RequestApproval:input_type -> picoclaw.approval.v1.RequestApprovalRequest
+	8,  // 54: picoclaw.approval.v1.ApprovalService.GetJob:input_type -> picoclaw.approval.v1.GetJobRequest
+	10, // 55: picoclaw.approval.v1.ApprovalService.ListJobs:input_type -> picoclaw.approval.v1.ListJobsRequest
+	12, // 56: picoclaw.approval.v1.ApprovalService.Approve:input_type -> picoclaw.approval.v1.ApproveRequest
+	14, // 57: picoclaw.approval.v1.ApprovalService.Deny:input_type -> picoclaw.approval.v1.DenyRequest
+	16, // 58: picoclaw.approval.v1.ApprovalService.Cancel:input_type -> picoclaw.approval.v1.CancelRequest
+	18, // 59: picoclaw.approval.v1.ApprovalService.ClaimJob:input_type -> picoclaw.approval.v1.ClaimJobRequest
+	20, // 60: picoclaw.approval.v1.ApprovalService.ReportExecution:input_type -> picoclaw.approval.v1.ReportExecutionRequest
+	23, // 61: picoclaw.approval.v1.ApprovalService.ListJobEvents:input_type -> picoclaw.approval.v1.ListJobEventsRequest
+	26, // 62: picoclaw.approval.v1.ApprovalService.GetAutoApprove:input_type -> picoclaw.approval.v1.GetAutoApproveRequest
+	28, // 63: picoclaw.approval.v1.ApprovalService.SetAutoApprove:input_type -> picoclaw.approval.v1.SetAutoApproveRequest
+	30, // 64: picoclaw.approval.v1.ApprovalService.DisableAutoApprove:input_type -> picoclaw.approval.v1.DisableAutoApproveRequest
+	32, // 65: picoclaw.approval.v1.ApprovalService.HighestJobNumber:input_type -> picoclaw.approval.v1.HighestJobNumberRequest
+	34, // 66: picoclaw.approval.v1.ApprovalService.RenewClaim:input_type -> picoclaw.approval.v1.RenewClaimRequest
+	36, // 67: picoclaw.approval.v1.ApprovalService.ListLapsedClaims:input_type -> picoclaw.approval.v1.ListLapsedClaimsRequest
+	7,  // 68: picoclaw.approval.v1.ApprovalService.RequestApproval:output_type -> picoclaw.approval.v1.RequestApprovalResponse
+	9,  // 69: picoclaw.approval.v1.ApprovalService.GetJob:output_type -> picoclaw.approval.v1.GetJobResponse
+	11, // 70: picoclaw.approval.v1.ApprovalService.ListJobs:output_type -> picoclaw.approval.v1.ListJobsResponse
+	13, // 71: picoclaw.approval.v1.ApprovalService.Approve:output_type -> picoclaw.approval.v1.ApproveResponse
+	15, // 72: picoclaw.approval.v1.ApprovalService.Deny:output_type -> picoclaw.approval.v1.DenyResponse
+	17, // 73: picoclaw.approval.v1.ApprovalService.Cancel:output_type -> picoclaw.approval.v1.CancelResponse
+	19, // 74: picoclaw.approval.v1.ApprovalService.ClaimJob:output_type -> picoclaw.approval.v1.ClaimJobResponse
+	21, // 75: picoclaw.approval.v1.ApprovalService.ReportExecution:output_type -> picoclaw.approval.v1.ReportExecutionResponse
+	24, // 76: picoclaw.approval.v1.ApprovalService.ListJobEvents:output_type -> picoclaw.approval.v1.ListJobEventsResponse
+	27, // 77: picoclaw.approval.v1.ApprovalService.GetAutoApprove:output_type -> picoclaw.approval.v1.GetAutoApproveResponse
+	29, // 78: picoclaw.approval.v1.ApprovalService.SetAutoApprove:output_type -> picoclaw.approval.v1.SetAutoApproveResponse
+	31, // 79: picoclaw.approval.v1.ApprovalService.DisableAutoApprove:output_type -> picoclaw.approval.v1.DisableAutoApproveResponse
+	33, // 80: picoclaw.approval.v1.ApprovalService.HighestJobNumber:output_type -> picoclaw.approval.v1.HighestJobNumberResponse
+	35, // 81: picoclaw.approval.v1.ApprovalService.RenewClaim:output_type -> picoclaw.approval.v1.RenewClaimResponse
+	37, // 82: picoclaw.approval.v1.ApprovalService.ListLapsedClaims:output_type -> picoclaw.approval.v1.ListLapsedClaimsResponse
+	68, // [68:83] is the sub-list for method output_type
+	53, // [53:68] is the sub-list for method input_type
+	53, // [53:53] is the sub-list for extension type_name
+	53, // [53:53] is the sub-list for extension extendee
+	0,  // [0:53] is the sub-list for field type_name
 }
 
 func init() { file_picoclaw_approval_v1_approval_proto_init() }
@@ -2892,7 +3141,7 @@ func file_picoclaw_approval_v1_approval_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_picoclaw_approval_v1_approval_proto_rawDesc), len(file_picoclaw_approval_v1_approval_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   31,
+			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

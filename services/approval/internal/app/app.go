@@ -26,6 +26,11 @@ type Store interface {
 	// one transaction, guarded by the job's version. Events are recorded even when fn also
 	// returns an error (a rejected decision is itself audited); that error is returned.
 	Update(ctx context.Context, id string, fn func(domain.Job) ([]domain.Draft, error)) (domain.Job, error)
+	// UpdateReading is Update with the events of stream (one that is not a job, e.g. the
+	// Auto-Approve log) readable inside the same transaction, where Append to that stream
+	// cannot interleave: an append committed before the read is seen, a later one commits
+	// after this transaction. fn decides on what it reads there.
+	UpdateReading(ctx context.Context, id, stream string, fn func(domain.Job, StreamReader) ([]domain.Draft, error)) (domain.Job, error)
 	Get(ctx context.Context, id string) (domain.Job, error)
 	List(ctx context.Context, f ListFilter) ([]domain.Job, error)
 	// Events returns a job's (or a stream's) events in order.
@@ -46,6 +51,24 @@ type Store interface {
 	ClaimNotice(ctx context.Context, jobID string, now, retryAt time.Time) (bool, error)
 	// NoticeDone closes a notice with its outcome ("sent", or why it was given up).
 	NoticeDone(ctx context.Context, jobID string, at time.Time, outcome string) error
+}
+
+// StreamReader reads a stream that is not a job inside a job's transaction (UpdateReading).
+type StreamReader interface {
+	// LastEvent returns the stream's newest event whose type is one of types (nil when none).
+	LastEvent(types ...domain.EventType) (*domain.Event, error)
+	// Events returns the stream's events in order.
+	Events() ([]domain.Event, error)
+}
+
+// Leases are named leases that one replica holds at a time (the sweeper's), implemented by the
+// stores. A replica that stops renewing loses its lease once it runs out.
+type Leases interface {
+	// AcquireLease gives name to holder until `until` when nobody holds it, when its holder let
+	// it run out by now, or when holder has it already (a renewal); true when holder has it.
+	AcquireLease(ctx context.Context, name, holder string, now, until time.Time) (bool, error)
+	// ReleaseLease gives name up if holder has it, so another replica takes it at once.
+	ReleaseLease(ctx context.Context, name, holder string) error
 }
 
 // ListFilter selects jobs; zero values do not filter.
@@ -92,6 +115,9 @@ type Config struct {
 	Location     *time.Location
 	// DefaultLocale is used when a request names none (config locale: ja or en).
 	DefaultLocale string
+	// ClaimLease is how long an executor's claim holds without a renewal (approval.claim_lease;
+	// zero: domain.DefaultLeaseTTL).
+	ClaimLease time.Duration
 }
 
 // Metrics receives what the service decides; the service package exports it to Prometheus.
@@ -99,7 +125,8 @@ type Metrics interface {
 	// Request counts a new job by policy outcome (auto_approved, pending, refused).
 	Request(outcome domain.Outcome)
 	// Result counts decisions and claims: granted, denied, cancelled, expired, rejected,
-	// claimed, hash_mismatch, refused_approver.
+	// claimed, claim_taken_over, report_rejected, auto_approval_revoked, hash_mismatch,
+	// refused_approver.
 	Result(kind string)
 }
 
@@ -125,6 +152,7 @@ type Service struct {
 	now       func() time.Time
 	log       *slog.Logger
 	keys      *domain.Keyring
+	leases    Leases
 
 	// grantMu guards grantVerified: the hash of the newest decisive Auto-Approve event whose
 	// stream last verified.
@@ -149,6 +177,10 @@ func WithNotifier(n Notifier) Option { return func(s *Service) { s.notifier = n 
 
 // WithClock replaces time.Now (tests).
 func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = now } }
+
+// WithLeases lets replicas of the service share the sweeper: only the holder of its lease
+// sweeps. Without leases every instance sweeps (one instance, tests).
+func WithLeases(l Leases) Option { return func(s *Service) { s.leases = l } }
 
 // New builds the service.
 func New(store Store, grants GrantStore, approvers *domain.Approvers, cfg Config, log *slog.Logger, opts ...Option) *Service {

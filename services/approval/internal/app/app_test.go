@@ -27,6 +27,8 @@ type memStore struct {
 	mu      sync.Mutex
 	events  map[string][]domain.Event
 	notices map[string]*memNotice
+	// beforeTx, when set, runs as a transaction of Update begins, before anything is read.
+	beforeTx func()
 }
 
 // memNotice is a requester notice and its delivery state.
@@ -71,14 +73,40 @@ func (m *memStore) Create(_ context.Context, id string, drafts []domain.Draft) (
 	return domain.Rebuild(m.events[id])
 }
 
-func (m *memStore) Update(_ context.Context, id string, fn func(domain.Job) ([]domain.Draft, error)) (domain.Job, error) {
+func (m *memStore) Update(ctx context.Context, id string, fn func(domain.Job) ([]domain.Draft, error)) (domain.Job, error) {
+	return m.UpdateReading(ctx, id, "", func(j domain.Job, _ app.StreamReader) ([]domain.Draft, error) { return fn(j) })
+}
+
+// memStream reads a stream while the store's lock is held.
+type memStream []domain.Event
+
+func (s memStream) LastEvent(types ...domain.EventType) (*domain.Event, error) {
+	for i := len(s) - 1; i >= 0; i-- {
+		if slices.Contains(types, s[i].Type) {
+			e := s[i]
+			return &e, nil
+		}
+	}
+	return nil, nil
+}
+
+func (s memStream) Events() ([]domain.Event, error) { return slices.Clone([]domain.Event(s)), nil }
+
+func (m *memStore) UpdateReading(_ context.Context, id, stream string, fn func(domain.Job, app.StreamReader) ([]domain.Draft, error)) (domain.Job, error) {
+	if m.beforeTx != nil {
+		m.beforeTx()
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	j, err := domain.Rebuild(m.events[id])
 	if err != nil {
 		return j, err
 	}
-	drafts, ferr := fn(j)
+	var r app.StreamReader
+	if stream != "" {
+		r = memStream(m.events[stream])
+	}
+	drafts, ferr := fn(j, r)
 	if err := m.seal(id, drafts); err != nil {
 		return j, err
 	}

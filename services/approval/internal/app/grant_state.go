@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -50,14 +51,20 @@ func (s *Service) grantInForce(ctx context.Context) (*domain.Grant, error) {
 // its newest event changes, so an edited or inserted event is refused (Auto-Approve then
 // counts as off); a grant longer than the configured maximum is cut to it.
 func (s *Service) auditedGrant(ctx context.Context) (*domain.Grant, error) {
-	e, err := s.store.LastEvent(ctx, domain.StreamAutoApprove, domain.EventAutoApproveEnabled, domain.EventAutoApproveDisabled)
+	return s.auditedGrantIn(ctx, storeLog{ctx: ctx, s: s.store})
+}
+
+// auditedGrantIn is auditedGrant read from log: the store, or a job's transaction that must
+// decide on the grant in force at its commit (UpdateReading).
+func (s *Service) auditedGrantIn(ctx context.Context, log StreamReader) (*domain.Grant, error) {
+	e, err := log.LastEvent(domain.EventAutoApproveEnabled, domain.EventAutoApproveDisabled)
 	if err != nil {
 		return nil, fmt.Errorf("%w: Auto-Approve audit log: %v", domain.ErrUnavailable, err)
 	}
 	if e == nil {
 		return nil, nil
 	}
-	if err := s.verifiedUpTo(ctx, e); err != nil {
+	if err := s.verifiedUpTo(ctx, log, e); err != nil {
 		return nil, err
 	}
 	if e.Type != domain.EventAutoApproveEnabled {
@@ -73,9 +80,37 @@ func (s *Service) auditedGrant(ctx context.Context) (*domain.Grant, error) {
 	return &g, nil
 }
 
+// storeLog reads the Auto-Approve log from the store, outside any job's transaction.
+type storeLog struct {
+	ctx context.Context
+	s   Store
+}
+
+func (l storeLog) LastEvent(types ...domain.EventType) (*domain.Event, error) {
+	return l.s.LastEvent(l.ctx, domain.StreamAutoApprove, types...)
+}
+
+func (l storeLog) Events() ([]domain.Event, error) {
+	return l.s.Events(l.ctx, domain.StreamAutoApprove)
+}
+
+// grantInForceIn reports whether the grant id is the Auto-Approve grant in force at now, as
+// log says. Errors: the log could not be read (ErrUnavailable) — a log that does not verify
+// counts as Auto-Approve off, not as an error.
+func (s *Service) grantInForceIn(ctx context.Context, log StreamReader, id string, now time.Time) (bool, error) {
+	g, err := s.auditedGrantIn(ctx, log)
+	switch {
+	case errors.Is(err, domain.ErrUnavailable):
+		return false, err
+	case err != nil:
+		return false, nil
+	}
+	return g.ActiveAt(now) && g.ID == id, nil
+}
+
 // verifiedUpTo checks the keyed chain of the Auto-Approve stream once its newest decisive event
 // is e, remembering what it verified.
-func (s *Service) verifiedUpTo(ctx context.Context, e *domain.Event) error {
+func (s *Service) verifiedUpTo(ctx context.Context, log StreamReader, e *domain.Event) error {
 	// The event as read — any edit of it since it verified changes this — names the check.
 	sum := sha256.Sum256(append([]byte(fmt.Sprintf("%d|%s|%s|%s|", e.Seq, e.Type, e.Hash, e.PrevHash)), e.Payload...))
 	key := hex.EncodeToString(sum[:])
@@ -88,7 +123,7 @@ func (s *Service) verifiedUpTo(ctx context.Context, e *domain.Event) error {
 		// Without the audit key (use cases tested alone) there is no chain to check.
 		return nil
 	}
-	evs, err := s.store.Events(ctx, domain.StreamAutoApprove)
+	evs, err := log.Events()
 	if err != nil {
 		return fmt.Errorf("%w: Auto-Approve audit log: %v", domain.ErrUnavailable, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -65,13 +66,30 @@ func TestStateMachine(t *testing.T) {
 		{"claim after grant ended", StatusAutoApproved, func(j Job) ([]Draft, error) {
 			return j.Claim(ClaimCheck{ExecutorID: "e", ActualHash: j.ContentHash}, t0)
 		}, ErrConflict, []EventType{EventAutoApprovalRevoked, EventClaimRejected}},
-		{"report on pending", StatusPending, func(j Job) ([]Draft, error) { return j.Report(ExecCompleted, "e", ExecutionPayload{}, t0) }, ErrConflict, nil},
-		{"report hash mismatch", StatusExecuting, func(j Job) ([]Draft, error) { return j.Report(ExecHashMismatch, "e", ExecutionPayload{}, t0) }, nil, []EventType{EventHashMismatch}},
+		{"claim executing after its lease lapsed", StatusExecuting, func(j Job) ([]Draft, error) {
+			return j.Claim(ClaimCheck{ExecutorID: "f", ActualHash: j.ContentHash}, t0.Add(time.Minute))
+		}, nil, []EventType{EventClaimLapsed, EventClaimed}},
+		{"claim executing after its lease lapsed, content changed", StatusExecuting, func(j Job) ([]Draft, error) {
+			return j.Claim(ClaimCheck{ExecutorID: "f", ActualHash: "other"}, t0.Add(time.Minute))
+		}, ErrHashMismatch, []EventType{EventHashMismatch}},
+		{"report on pending", StatusPending, func(j Job) ([]Draft, error) { return j.Report(ExecCompleted, "e", 3, ExecutionPayload{}, t0) }, ErrConflict, nil},
+		{"report hash mismatch", StatusExecuting, func(j Job) ([]Draft, error) { return j.Report(ExecHashMismatch, "e", 3, ExecutionPayload{}, t0) }, nil, []EventType{EventHashMismatch}},
+		{"report by the holder", StatusExecuting, func(j Job) ([]Draft, error) { return j.Report(ExecCompleted, "e", 3, ExecutionPayload{}, t0) }, nil, []EventType{EventExecutionCompleted}},
+		{"report by another executor", StatusExecuting, func(j Job) ([]Draft, error) { return j.Report(ExecRefused, "f", 3, ExecutionPayload{}, t0) }, ErrNotHolder, []EventType{EventReportRejected}},
+		{"report with a lost token", StatusExecuting, func(j Job) ([]Draft, error) { return j.Report(ExecFailed, "e", 2, ExecutionPayload{}, t0) }, ErrNotHolder, []EventType{EventReportRejected}},
+		{"report without a token", StatusExecuting, func(j Job) ([]Draft, error) { return j.Report(ExecFailed, "e", 0, ExecutionPayload{}, t0) }, ErrNotHolder, []EventType{EventReportRejected}},
+		{"renew by the holder", StatusExecuting, func(j Job) ([]Draft, error) { return j.Renew("e", 3, time.Minute, t0) }, nil, []EventType{EventClaimRenewed}},
+		{"renew by the holder after the lease ran out", StatusExecuting, func(j Job) ([]Draft, error) { return j.Renew("e", 3, time.Minute, t0.Add(time.Hour)) }, nil, []EventType{EventClaimRenewed}},
+		{"renew by another executor", StatusExecuting, func(j Job) ([]Draft, error) { return j.Renew("f", 3, time.Minute, t0) }, ErrNotHolder, []EventType{EventReportRejected}},
+		{"renew of a finished job", StatusCompleted, func(j Job) ([]Draft, error) { return j.Renew("e", 3, time.Minute, t0) }, ErrConflict, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			j := pending(t)
 			j.Status = tc.status
+			if tc.status == StatusExecuting {
+				j.ClaimedBy, j.ClaimToken, j.LeaseExpiresAt = "e", 3, t0.Add(time.Minute)
+			}
 			drafts, err := tc.do(j)
 			if !errors.Is(err, tc.err) || (tc.err == nil && err != nil) {
 				t.Fatalf("err = %v, want %v", err, tc.err)
@@ -446,5 +464,78 @@ func TestShellGrantScope(t *testing.T) {
 				t.Error("no reason given")
 			}
 		})
+	}
+}
+
+// A claim is a lease: claimed sets the holder, its fencing token (the event's seq) and the
+// lease's end; a renewal moves the end; after the lease ran out another executor takes over with
+// a new token, and only it can report — the folded job says so, and rebuilds from its events.
+func TestClaimLeaseLifecycle(t *testing.T) {
+	j := pending(t)
+	var cur Job
+	var evs []Event
+	add := func(ds []Draft, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range ds {
+			e, err := testKeys.Seal(j.ID, cur.Version, cur.LastHash, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cur.Apply(e); err != nil {
+				t.Fatal(err)
+			}
+			evs = append(evs, e)
+		}
+	}
+	add([]Draft{{Type: EventRequested, Actor: Actor{ID: "chat-mio"}, At: t0, Payload: j}}, nil)
+	add(cur.Approve(Actor{ID: "U1", Channel: "line"}, t0))
+	add(cur.Claim(ClaimCheck{ExecutorID: "exec-a", ActualHash: cur.ContentHash, LeaseTTL: time.Minute}, t0.Add(time.Second)))
+	first := cur.ClaimToken
+	if cur.Status != StatusExecuting || cur.ClaimedBy != "exec-a" || first != 3 || !cur.LeaseExpiresAt.Equal(t0.Add(61*time.Second)) {
+		t.Fatalf("after claim: %+v", cur)
+	}
+	// Live: another executor is refused.
+	if _, err := cur.Claim(ClaimCheck{ExecutorID: "exec-b", ActualHash: cur.ContentHash}, t0.Add(30*time.Second)); !errors.Is(err, ErrConflict) {
+		t.Fatalf("claim of a live lease = %v", err)
+	}
+	add(cur.Renew("exec-a", first, time.Minute, t0.Add(50*time.Second)))
+	if !cur.LeaseExpiresAt.Equal(t0.Add(110 * time.Second)) {
+		t.Fatalf("renewed until %v", cur.LeaseExpiresAt)
+	}
+	// exec-a stops; past its lease exec-b takes over.
+	at := t0.Add(2 * time.Minute)
+	if !cur.LeaseLapsed(at) {
+		t.Fatal("lease not lapsed")
+	}
+	add(cur.Claim(ClaimCheck{ExecutorID: "exec-b", ActualHash: cur.ContentHash, LeaseTTL: time.Minute}, at))
+	if cur.ClaimedBy != "exec-b" || cur.ClaimToken <= first || !cur.ExecutedAt.Equal(t0.Add(time.Second)) {
+		t.Fatalf("after takeover: holder %s token %d executed %v", cur.ClaimedBy, cur.ClaimToken, cur.ExecutedAt)
+	}
+	// The old holder comes back: its report is refused, the new holder's counts.
+	if ds, err := cur.Report(ExecRefused, "exec-a", first, ExecutionPayload{Detail: "claim refused"}, at); !errors.Is(err, ErrNotHolder) {
+		t.Fatalf("stale report = %v", err)
+	} else {
+		add(ds, nil)
+	}
+	if cur.Status != StatusExecuting {
+		t.Fatalf("a stale report moved the job to %s", cur.Status)
+	}
+	add(cur.Report(ExecCompleted, "exec-b", cur.ClaimToken, ExecutionPayload{Result: []byte(`{"success":true}`)}, at))
+	if cur.Status != StatusCompleted {
+		t.Fatalf("status %s", cur.Status)
+	}
+	rebuilt, err := Rebuild(evs)
+	if err != nil || !reflect.DeepEqual(rebuilt, cur) {
+		t.Fatalf("rebuilt %+v (%v), folded %+v", rebuilt, err, cur)
+	}
+	var types []string
+	for _, e := range evs {
+		types = append(types, string(e.Type))
+	}
+	if got := strings.Join(types, ","); got != "requested,granted,claimed,claim_renewed,claim_lapsed,claimed,report_rejected,execution_completed" {
+		t.Fatalf("events %s", got)
 	}
 }

@@ -13,6 +13,9 @@ var (
 	ErrExpired    = fault.WithReason(fault.Precondition, "EXPIRED", "expired")
 	// ErrHashMismatch: the stored or executed content does not hash to the approved value.
 	ErrHashMismatch = fault.WithReason(fault.DataLoss, "HASH_MISMATCH", "hash mismatch")
+	// ErrNotHolder: a report or renewal from an executor that does not hold the job's claim (any
+	// more): another one took it over, or it never had it.
+	ErrNotHolder = fault.WithReason(fault.Conflict, "NOT_CLAIM_HOLDER", "not the holder of the claim")
 	// ErrVersionConflict is an optimistic-concurrency miss inside a store; callers retry.
 	ErrVersionConflict = fault.New(fault.Conflict, "version conflict")
 )

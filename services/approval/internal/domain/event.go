@@ -34,6 +34,17 @@ const (
 	EventAnswered EventType = "answered"
 )
 
+// The events of a claim as a lease (see Job.Claim).
+const (
+	// EventClaimRenewed extends the holder's lease; EventClaimLapsed records a lease that ran
+	// out (its holder stopped) when another executor takes the job over.
+	EventClaimRenewed EventType = "claim_renewed"
+	EventClaimLapsed  EventType = "claim_lapsed"
+	// EventReportRejected records a report or renewal from an executor that does not hold the
+	// claim; the job does not change.
+	EventReportRejected EventType = "report_rejected"
+)
+
 // Streams that are not jobs share the events table under reserved ids (job ids never start
 // with an underscore).
 const (
@@ -106,6 +117,14 @@ type (
 	}
 	ExecutorPayload struct {
 		ExecutorID string `json:"executor_id,omitempty"`
+		// LeaseUntil is when the claim lapses unless renewed (claimed, claim_renewed).
+		LeaseUntil time.Time `json:"lease_until,omitzero"`
+	}
+	// LapsedPayload names the claim that lapsed: its holder, its token and its lease's end.
+	LapsedPayload struct {
+		ExecutorID string    `json:"executor_id"`
+		Token      int64     `json:"token"`
+		LeaseUntil time.Time `json:"lease_until,omitzero"`
 	}
 	ExecutionPayload struct {
 		ExecutorID string          `json:"executor_id,omitempty"`
@@ -197,7 +216,18 @@ func (j *Job) Apply(e Event) error {
 		if err := decode(&p); err != nil {
 			return err
 		}
-		j.Status, j.ClaimedBy, j.ExecutedAt = StatusExecuting, p.ExecutorID, e.At
+		if j.Status != StatusExecuting {
+			j.ExecutedAt = e.At // a takeover continues the execution that started then
+		}
+		j.Status, j.ClaimedBy, j.ClaimToken, j.LeaseExpiresAt = StatusExecuting, p.ExecutorID, e.Seq, p.LeaseUntil
+	case EventClaimRenewed:
+		var p ExecutorPayload
+		if err := decode(&p); err != nil {
+			return err
+		}
+		j.LeaseExpiresAt = p.LeaseUntil
+	case EventClaimLapsed:
+		j.ClaimedBy, j.ClaimToken, j.LeaseExpiresAt = "", 0, time.Time{}
 	case EventExecutionCompleted, EventExecutionFailed, EventExecutionRefused:
 		var p ExecutionPayload
 		if err := decode(&p); err != nil {
@@ -212,7 +242,7 @@ func (j *Job) Apply(e Event) error {
 		j.Status, j.FinishedAt, j.PolicyRule = StatusFailed, e.At, e.PolicyRule
 	case EventAnswered:
 		j.Status, j.FinishedAt = StatusAnswered, e.At
-	case EventDecisionRejected, EventClaimRejected, EventExecutionStarted, EventAccessRefused:
+	case EventDecisionRejected, EventClaimRejected, EventExecutionStarted, EventAccessRefused, EventReportRejected:
 		// Recorded for the audit trail; the state does not change.
 	default:
 		return fmt.Errorf("event %d of %s: unknown type %q", e.Seq, e.JobID, e.Type)

@@ -42,6 +42,12 @@ func (s Status) Valid() bool {
 // Claimable: approved for exactly this content and not yet claimed.
 func (s Status) Claimable() bool { return s == StatusGranted || s == StatusAutoApproved }
 
+// LeaseLapsed reports whether an executing job's claim ran out at now: its holder stopped
+// renewing it (a claim recorded before claims were leases has no lease and counts as lapsed).
+func (j Job) LeaseLapsed(now time.Time) bool {
+	return j.Status == StatusExecuting && !now.Before(j.LeaseExpiresAt)
+}
+
 // Actor is whoever caused an event.
 type Actor struct {
 	ID          string `json:"id,omitempty"`
@@ -118,4 +124,12 @@ type Job struct {
 	// Version is the number of events recorded; LastHash is the hash of the latest one.
 	Version  int64  `json:"version"`
 	LastHash string `json:"last_hash,omitempty"`
+
+	// ClaimToken fences the claim of ClaimedBy (the executor replica holding it): the sequence
+	// number of the event that gave it the claim. Reports and renewals carry it; a takeover
+	// gives the job a new one.
+	ClaimToken int64 `json:"claim_token,omitempty"`
+	// LeaseExpiresAt is when the claim lapses unless its holder renews it; another executor may
+	// then take the job over.
+	LeaseExpiresAt time.Time `json:"lease_expires_at"`
 }

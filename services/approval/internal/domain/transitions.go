@@ -13,7 +13,12 @@ const (
 	RuleContentBinding    = "content_binding"
 	RuleApproverList      = "approvers"
 	RuleFirstDecisionWins = "first_decision_wins"
+	// RuleClaimLease: a claim is a lease its holder renews; reports come from the holder only.
+	RuleClaimLease = "claim_lease"
 )
+
+// DefaultLeaseTTL is how long a claim holds without a renewal when nothing else is configured.
+const DefaultLeaseTTL = 2 * time.Minute
 
 // System is the actor of events the service causes itself (sweeper, policy).
 var System = Actor{ID: "approval", Channel: "system"}
@@ -80,27 +85,47 @@ func (j Job) RevokeAutoApproval(reason string, now time.Time) []Draft {
 }
 
 // ClaimCheck is what the claim needs to know beyond the job: the hash the stored patch has now,
-// and whether the grant that auto-approved the job is still the active one.
+// whether the grant that auto-approved the job is still the active one, and how long the claim
+// holds without a renewal.
 type ClaimCheck struct {
 	ExecutorID  string
 	ActualHash  string
 	ParseError  error
 	GrantActive bool
+	LeaseTTL    time.Duration
 }
 
-// Claim hands an approved job to the executor exactly once. A claim of a job whose stored
-// content no longer hashes to the approved value records hash_mismatch and fails the job.
+func leaseTTL(d time.Duration) time.Duration {
+	if d <= 0 {
+		return DefaultLeaseTTL
+	}
+	return d
+}
+
+// Claim hands an approved job to one executor: the claim is a lease that its holder renews
+// while it runs. A job whose lease lapsed (its executor stopped) is taken over by the next
+// claim, which records claim_lapsed and gets a new fencing token; a live claim is refused. A
+// claim of a job whose stored content no longer hashes to the approved value records
+// hash_mismatch and fails the job.
 func (j Job) Claim(c ClaimCheck, now time.Time) ([]Draft, error) {
 	actor := Actor{ID: c.ExecutorID, Channel: "executor"}
 	reject := func(reason string, err error) ([]Draft, error) {
 		return []Draft{{Type: EventClaimRejected, Actor: actor, Channel: actor.Channel, At: now,
 			Payload: RejectedPayload{Attempt: "claim", Status: j.Status, Reason: reason}}}, err
 	}
+	takeover := false
 	if !j.Status.Claimable() {
-		if j.Status == StatusExecuting || j.Status == StatusCompleted || j.Status == StatusFailed {
+		switch {
+		case j.LeaseLapsed(now):
+			takeover = true
+		case j.Status == StatusExecuting:
+			return reject("already claimed by "+j.ClaimedBy, fmt.Errorf("claim %s: %w: already claimed by %s until %s",
+				j.ID, ErrConflict, j.ClaimedBy, j.LeaseExpiresAt.Format(time.RFC3339)))
+		case j.Status == StatusCompleted || j.Status == StatusFailed:
 			return reject("already claimed", fmt.Errorf("claim %s: %w: already claimed", j.ID, ErrConflict))
+		default:
+			return reject("not approved: "+string(j.Status), fmt.Errorf("claim %s: %w: job is %s, not approved", j.ID, ErrConflict, j.Status))
 		}
-		return reject("not approved: "+string(j.Status), fmt.Errorf("claim %s: %w: job is %s, not approved", j.ID, ErrConflict, j.Status))
 	}
 	if c.ActualHash != j.ContentHash || c.ParseError != nil {
 		detail := ""
@@ -116,7 +141,42 @@ func (j Job) Claim(c ClaimCheck, now time.Time) ([]Draft, error) {
 		d, err := reject("auto-approve no longer active", fmt.Errorf("claim %s: %w: Auto-Approve is no longer active; the job needs approval", j.ID, ErrConflict))
 		return append(drafts, d...), err
 	}
-	return []Draft{{Type: EventClaimed, Actor: actor, Channel: actor.Channel, At: now, Payload: ExecutorPayload{ExecutorID: c.ExecutorID}}}, nil
+	claimed := Draft{Type: EventClaimed, Actor: actor, Channel: actor.Channel, At: now, PolicyRule: RuleClaimLease,
+		Payload: ExecutorPayload{ExecutorID: c.ExecutorID, LeaseUntil: now.Add(leaseTTL(c.LeaseTTL))}}
+	if !takeover {
+		return []Draft{claimed}, nil
+	}
+	// The execution the lapsed holder started goes on under the new one (which finds out from
+	// the workspace what of it happened); a switch-off of Auto-Approve since does not stop it.
+	return []Draft{{Type: EventClaimLapsed, Actor: actor, Channel: actor.Channel, At: now, PolicyRule: RuleClaimLease,
+		Payload: LapsedPayload{ExecutorID: j.ClaimedBy, Token: j.ClaimToken, LeaseUntil: j.LeaseExpiresAt}}, claimed}, nil
+}
+
+// holds checks that executorID, with the fencing token it was given, holds the job's claim.
+// An executing job's refusal is recorded (report_rejected): it shows an executor acting on a
+// claim it lost.
+func (j Job) holds(attempt, executorID string, token int64, now time.Time) ([]Draft, error) {
+	if j.Status != StatusExecuting {
+		return nil, fmt.Errorf("%s for %s: %w: job is %s, not executing", attempt, j.ID, ErrConflict, j.Status)
+	}
+	if executorID != "" && executorID == j.ClaimedBy && token != 0 && token == j.ClaimToken {
+		return nil, nil
+	}
+	actor := Actor{ID: executorID, Channel: "executor"}
+	reason := fmt.Sprintf("claim held by %s (token %d), not by %s (token %d)", j.ClaimedBy, j.ClaimToken, executorID, token)
+	return []Draft{{Type: EventReportRejected, Actor: actor, Channel: actor.Channel, At: now, PolicyRule: RuleClaimLease,
+			Payload: RejectedPayload{Attempt: attempt, Status: j.Status, Reason: reason}}},
+		fmt.Errorf("%s for %s: %w: %s", attempt, j.ID, ErrNotHolder, reason)
+}
+
+// Renew extends the holder's lease by ttl from now. Renewing a lease that ran out is allowed
+// while nobody took the job over: the holder is still the only one.
+func (j Job) Renew(executorID string, token int64, ttl time.Duration, now time.Time) ([]Draft, error) {
+	if drafts, err := j.holds("renew", executorID, token, now); err != nil {
+		return drafts, err
+	}
+	return []Draft{{Type: EventClaimRenewed, Actor: Actor{ID: executorID, Channel: "executor"}, Channel: "executor", At: now,
+		PolicyRule: RuleClaimLease, Payload: ExecutorPayload{ExecutorID: executorID, LeaseUntil: now.Add(leaseTTL(ttl))}}}, nil
 }
 
 // ExecutionKind is what the executor reports.
@@ -130,10 +190,11 @@ const (
 	ExecRefused      ExecutionKind = "refused"
 )
 
-// Report records the executor's progress on a claimed job.
-func (j Job) Report(kind ExecutionKind, executorID string, p ExecutionPayload, now time.Time) ([]Draft, error) {
-	if j.Status != StatusExecuting {
-		return nil, fmt.Errorf("report %s for %s: %w: job is %s, not executing", kind, j.ID, ErrConflict, j.Status)
+// Report records the executor's progress on a claimed job; only the claim's holder, with its
+// fencing token, may report.
+func (j Job) Report(kind ExecutionKind, executorID string, token int64, p ExecutionPayload, now time.Time) ([]Draft, error) {
+	if drafts, err := j.holds("report "+string(kind), executorID, token, now); err != nil {
+		return drafts, err
 	}
 	actor := Actor{ID: executorID, Channel: "executor"}
 	p.ExecutorID = executorID

@@ -72,10 +72,15 @@ func (w *store) Create(ctx context.Context, id string, drafts []domain.Draft) (d
 
 // Update observes a job leaving pending once its transaction committed.
 func (w *store) Update(ctx context.Context, id string, fn func(domain.Job) ([]domain.Draft, error)) (domain.Job, error) {
+	return w.UpdateReading(ctx, id, "", func(cur domain.Job, _ app.StreamReader) ([]domain.Draft, error) { return fn(cur) })
+}
+
+// UpdateReading observes like Update.
+func (w *store) UpdateReading(ctx context.Context, id, stream string, fn func(domain.Job, app.StreamReader) ([]domain.Draft, error)) (domain.Job, error) {
 	var before domain.Status
-	j, err := w.Store.Update(ctx, id, func(cur domain.Job) ([]domain.Draft, error) {
+	j, err := w.Store.UpdateReading(ctx, id, stream, func(cur domain.Job, r app.StreamReader) ([]domain.Draft, error) {
 		before = cur.Status
-		return fn(cur)
+		return fn(cur, r)
 	})
 	if err != nil {
 		return j, err

@@ -18,7 +18,8 @@ import (
 
 var t0 = time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 
-// fakeStore keeps jobs in a map; Update applies the status fn decides through a transition table.
+// fakeStore keeps jobs in a map; UpdateReading (which Update goes through) applies the status
+// fn decides through a transition table.
 type fakeStore struct {
 	app.Store
 	jobs map[string]domain.Job
@@ -33,9 +34,9 @@ func (f *fakeStore) Create(_ context.Context, id string, drafts []domain.Draft) 
 	return j, nil
 }
 
-func (f *fakeStore) Update(_ context.Context, id string, fn func(domain.Job) ([]domain.Draft, error)) (domain.Job, error) {
+func (f *fakeStore) UpdateReading(_ context.Context, id, _ string, fn func(domain.Job, app.StreamReader) ([]domain.Draft, error)) (domain.Job, error) {
 	j := f.jobs[id]
-	drafts, err := fn(j)
+	drafts, err := fn(j, nil)
 	if err != nil {
 		return domain.Job{}, err
 	}

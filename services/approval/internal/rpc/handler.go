@@ -172,7 +172,26 @@ func (h *Handler) ClaimJob(ctx context.Context, req *approvalv1.ClaimJobRequest)
 	if err != nil {
 		return nil, h.fail(ctx, err)
 	}
-	return &approvalv1.ClaimJobResponse{Job: JobToProto(j), Patch: j.Patch, ContentHash: j.ContentHash, AutoApproved: j.AutoApproved}, nil
+	return &approvalv1.ClaimJobResponse{Job: JobToProto(j), Patch: j.Patch, ContentHash: j.ContentHash, AutoApproved: j.AutoApproved,
+		LeaseToken: j.ClaimToken, LeaseExpiresAt: ts(j.LeaseExpiresAt)}, nil
+}
+
+// RenewClaim extends the lease of a claim its holder still runs.
+func (h *Handler) RenewClaim(ctx context.Context, req *approvalv1.RenewClaimRequest) (*approvalv1.RenewClaimResponse, error) {
+	j, err := h.svc.RenewClaim(ctx, req.GetJobId(), req.GetExecutorId(), req.GetLeaseToken())
+	if err != nil {
+		return nil, h.fail(ctx, err)
+	}
+	return &approvalv1.RenewClaimResponse{LeaseExpiresAt: ts(j.LeaseExpiresAt)}, nil
+}
+
+// ListLapsedClaims lists executing jobs whose holder stopped renewing its lease.
+func (h *Handler) ListLapsedClaims(ctx context.Context, req *approvalv1.ListLapsedClaimsRequest) (*approvalv1.ListLapsedClaimsResponse, error) {
+	ids, err := h.svc.LapsedClaims(ctx, int(req.GetPageSize()))
+	if err != nil {
+		return nil, h.fail(ctx, err)
+	}
+	return &approvalv1.ListLapsedClaimsResponse{JobIds: ids}, nil
 }
 
 // ReportExecution records the executor's progress.
@@ -189,7 +208,7 @@ func (h *Handler) ReportExecution(ctx context.Context, req *approvalv1.ReportExe
 		}
 		result = b
 	}
-	j, err := h.svc.ReportExecution(ctx, req.GetJobId(), kind, req.GetExecutorId(), result, req.GetDetail())
+	j, err := h.svc.ReportExecution(ctx, req.GetJobId(), kind, req.GetExecutorId(), req.GetLeaseToken(), result, req.GetDetail())
 	if err != nil {
 		return nil, h.fail(ctx, err)
 	}

@@ -105,13 +105,26 @@ func TestApprovalServiceOverConnectAndGRPC(t *testing.T) {
 				t.Errorf("second decision = %v, want Aborted", err)
 			}
 			claim, err := c.ClaimJob(ctx, &approvalv1.ClaimJobRequest{JobId: id, ExecutorId: "executor-1"})
-			if err != nil || claim.GetPatch() != patchText || claim.GetContentHash() != want.Hash || claim.GetAutoApproved() {
+			if err != nil || claim.GetPatch() != patchText || claim.GetContentHash() != want.Hash || claim.GetAutoApproved() ||
+				claim.GetLeaseToken() == 0 || !claim.GetLeaseExpiresAt().AsTime().After(time.Now()) {
 				t.Fatalf("claim = %v, %v", claim, err)
 			}
 			if _, err := c.ClaimJob(ctx, &approvalv1.ClaimJobRequest{JobId: id, ExecutorId: "executor-1"}); code(err) != connect.CodeAborted {
 				t.Errorf("second claim = %v", err)
 			}
-			rep, err := c.ReportExecution(ctx, &approvalv1.ReportExecutionRequest{JobId: id, ExecutorId: "executor-1",
+			renewed, err := c.RenewClaim(ctx, &approvalv1.RenewClaimRequest{JobId: id, ExecutorId: "executor-1", LeaseToken: claim.GetLeaseToken()})
+			if err != nil || renewed.GetLeaseExpiresAt().AsTime().Before(claim.GetLeaseExpiresAt().AsTime()) {
+				t.Fatalf("renew = %v, %v", renewed, err)
+			}
+			if lapsed, err := c.ListLapsedClaims(ctx, &approvalv1.ListLapsedClaimsRequest{}); err != nil || len(lapsed.GetJobIds()) != 0 {
+				t.Fatalf("lapsed = %v, %v", lapsed, err)
+			}
+			// Another executor's report (or one without the claim's token) is refused.
+			if _, err := c.ReportExecution(ctx, &approvalv1.ReportExecutionRequest{JobId: id, ExecutorId: "executor-2",
+				LeaseToken: claim.GetLeaseToken(), Event: approvalv1.ExecutionEvent_EXECUTION_EVENT_REFUSED}); code(err) != connect.CodeAborted {
+				t.Errorf("report by a non-holder = %v, want Aborted", err)
+			}
+			rep, err := c.ReportExecution(ctx, &approvalv1.ReportExecutionRequest{JobId: id, ExecutorId: "executor-1", LeaseToken: claim.GetLeaseToken(),
 				Event: approvalv1.ExecutionEvent_EXECUTION_EVENT_HASH_MISMATCH, Detail: "re-hash differs"})
 			if err != nil || rep.GetJob().GetStatus() != approvalv1.JobStatus_JOB_STATUS_FAILED {
 				t.Fatalf("report = %v, %v", rep, err)

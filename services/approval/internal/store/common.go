@@ -16,6 +16,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/picoclaw-suite/picoclaw/services/approval/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
 )
 
@@ -191,9 +192,14 @@ func checked(keys *domain.Keyring, id string, rm domain.ReadModel, events []doma
 
 // updateTx is one database transaction of Update, in the database's own dialect.
 type updateTx interface {
+	// lockStream takes the lock of a stream that is not a job, shared: Append takes it
+	// exclusively, so the stream does not change until the transaction ends (SQLite: one
+	// writer at a time anyway).
+	lockStream(ctx context.Context, stream string) error
 	// lockedReadModel reads the job's row (locked where the database can).
 	lockedReadModel(ctx context.Context, id string) (domain.ReadModel, error)
 	events(ctx context.Context, id string) ([]domain.Event, error)
+	lastEvent(ctx context.Context, stream string, types []domain.EventType) (*domain.Event, error)
 	// insertEvents appends events; a taken (job_id, seq) is domain.ErrVersionConflict.
 	insertEvents(ctx context.Context, events []domain.Event) error
 	// writeRow stores next's read model if the row is still at version prev; otherwise it is
@@ -204,10 +210,31 @@ type updateTx interface {
 	commit(ctx context.Context) error
 }
 
-// update is Update's one flow over both databases: read the job and its events, check them,
-// run fn, seal and insert the new events, write the read model and the notice the change owes
-// the requester's chat (domain.NoticeOf), all in tx.
-func update(ctx context.Context, keys *domain.Keyring, tx updateTx, id string, fn func(domain.Job) ([]domain.Draft, error)) (domain.Job, error) {
+// txStream reads a stream inside an update's transaction (app.StreamReader).
+type txStream struct {
+	ctx    context.Context
+	tx     updateTx
+	stream string
+}
+
+func (r txStream) LastEvent(types ...domain.EventType) (*domain.Event, error) {
+	return r.tx.lastEvent(r.ctx, r.stream, types)
+}
+
+func (r txStream) Events() ([]domain.Event, error) { return r.tx.events(r.ctx, r.stream) }
+
+// update is UpdateReading's one flow over both databases: lock the stream to read (if any),
+// read the job and its events, check them, run fn, seal and insert the new events, write the
+// read model and the notice the change owes the requester's chat (domain.NoticeOf), all in tx.
+func update(ctx context.Context, keys *domain.Keyring, tx updateTx, id, stream string, fn func(domain.Job, app.StreamReader) ([]domain.Draft, error)) (domain.Job, error) {
+	var reader app.StreamReader
+	if stream != "" {
+		// Before the job's row: every transaction that takes both takes them in this order.
+		if err := tx.lockStream(ctx, stream); err != nil {
+			return domain.Job{}, err
+		}
+		reader = txStream{ctx: ctx, tx: tx, stream: stream}
+	}
 	rm, err := tx.lockedReadModel(ctx, id)
 	if err != nil {
 		if errors.Is(err, domain.ErrNotFound) {
@@ -223,7 +250,7 @@ func update(ctx context.Context, keys *domain.Keyring, tx updateTx, id string, f
 	if err != nil {
 		return rm.Job, err
 	}
-	drafts, ferr := fn(job)
+	drafts, ferr := fn(job, reader)
 	if len(drafts) == 0 {
 		return job, ferr
 	}
@@ -259,3 +286,11 @@ func nullJSON(b []byte) any {
 	}
 	return string(b)
 }
+
+// reading adapts an Update callback to UpdateReading's.
+func reading(fn func(domain.Job) ([]domain.Draft, error)) func(domain.Job, app.StreamReader) ([]domain.Draft, error) {
+	return func(j domain.Job, _ app.StreamReader) ([]domain.Draft, error) { return fn(j) }
+}
+
+// streamLock names the advisory lock of a stream that is not a job (Append, UpdateReading).
+func streamLock(stream string) string { return "picoclaw.approval.stream." + stream }

@@ -343,7 +343,7 @@ func runContract(t *testing.T, open func(*testing.T) backend) {
 		if countType(evs, domain.EventClaimed) != 1 || countType(evs, domain.EventClaimRejected) != 2 {
 			t.Errorf("claimed %d, claim_rejected %d; want 1 and 2", countType(evs, domain.EventClaimed), countType(evs, domain.EventClaimRejected))
 		}
-		if _, err := svc.ReportExecution(ctx, id, domain.ExecCompleted, "executor-1", []byte(`{"success":true}`), ""); err != nil {
+		if _, err := svc.ReportExecution(ctx, id, domain.ExecCompleted, "executor-1", job.ClaimToken, []byte(`{"success":true}`), ""); err != nil {
 			t.Fatal(err)
 		}
 		assertConsistent(t, b.store, id)
@@ -380,10 +380,11 @@ func runContract(t *testing.T, open func(*testing.T) backend) {
 		if _, err := svc.Approve(ctx, id, approver, ""); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := svc.ClaimJob(ctx, id, "executor-1"); err != nil {
+		claimed, err := svc.ClaimJob(ctx, id, "executor-1")
+		if err != nil {
 			t.Fatal(err)
 		}
-		job, err := svc.ReportExecution(ctx, id, domain.ExecHashMismatch, "executor-1", nil, "workspace copy differs")
+		job, err := svc.ReportExecution(ctx, id, domain.ExecHashMismatch, "executor-1", claimed.ClaimToken, nil, "workspace copy differs")
 		if err != nil || job.Status != domain.StatusFailed {
 			t.Fatalf("report = %+v, %v", job, err)
 		}

@@ -43,6 +43,11 @@ func (o outage) Update(ctx context.Context, id string, fn func(domain.Job) ([]do
 	return j, Unavailable(err)
 }
 
+func (o outage) UpdateReading(ctx context.Context, id, stream string, fn func(domain.Job, app.StreamReader) ([]domain.Draft, error)) (domain.Job, error) {
+	j, err := o.next.UpdateReading(ctx, id, stream, fn)
+	return j, Unavailable(err)
+}
+
 func (o outage) Get(ctx context.Context, id string) (domain.Job, error) {
 	j, err := o.next.Get(ctx, id)
 	return j, Unavailable(err)

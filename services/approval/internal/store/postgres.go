@@ -279,22 +279,39 @@ func (s *Postgres) Create(ctx context.Context, id string, drafts []domain.Draft)
 // transaction. The row lock keeps racing writers from spinning; the version check and the
 // unique (job_id, seq) key are the optimistic guard that makes a lost race impossible to commit.
 func (s *Postgres) Update(ctx context.Context, id string, fn func(domain.Job) ([]domain.Draft, error)) (domain.Job, error) {
-	return retryOnVersionConflict(func() (domain.Job, error) { return s.update(ctx, id, fn) })
+	return s.UpdateReading(ctx, id, "", reading(fn))
 }
 
-func (s *Postgres) update(ctx context.Context, id string, fn func(domain.Job) ([]domain.Draft, error)) (domain.Job, error) {
+// UpdateReading is Update with stream (a stream that is not a job) readable in the same
+// transaction, under the stream's advisory lock taken shared: an Append to the stream (which
+// takes it exclusively) either committed before the read, and is seen, or waits until this
+// transaction ended.
+func (s *Postgres) UpdateReading(ctx context.Context, id, stream string, fn func(domain.Job, app.StreamReader) ([]domain.Draft, error)) (domain.Job, error) {
+	return retryOnVersionConflict(func() (domain.Job, error) { return s.update(ctx, id, stream, fn) })
+}
+
+func (s *Postgres) update(ctx context.Context, id, stream string, fn func(domain.Job, app.StreamReader) ([]domain.Draft, error)) (domain.Job, error) {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return domain.Job{}, err
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
-	return update(ctx, s.keys, pgUpdate{s: s, tx: tx}, id, fn)
+	return update(ctx, s.keys, pgUpdate{s: s, tx: tx}, id, stream, fn)
 }
 
 // pgUpdate is Update's transaction on Postgres: the row is locked FOR UPDATE.
 type pgUpdate struct {
 	s  *Postgres
 	tx pgx.Tx
+}
+
+func (u pgUpdate) lockStream(ctx context.Context, stream string) error {
+	_, err := u.tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared(hashtextextended($1, 1))`, streamLock(stream))
+	return err
+}
+
+func (u pgUpdate) lastEvent(ctx context.Context, stream string, types []domain.EventType) (*domain.Event, error) {
+	return u.s.lastEvent(ctx, u.tx, stream, types)
 }
 
 func (u pgUpdate) lockedReadModel(ctx context.Context, id string) (domain.ReadModel, error) {
@@ -355,7 +372,7 @@ func insertPGEvents(ctx context.Context, tx pgx.Tx, events []domain.Event) error
 // Append records events on a non-job stream, serialised per stream by an advisory lock.
 func (s *Postgres) Append(ctx context.Context, stream string, drafts []domain.Draft) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 1))`, "picoclaw.approval.stream."+stream); err != nil {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 1))`, streamLock(stream)); err != nil {
 			return err
 		}
 		var last domain.Job
@@ -431,15 +448,37 @@ func (s *Postgres) JobIDsOfDay(ctx context.Context, day string) ([]string, error
 
 // LastEvent returns the newest event of stream whose type is one of types (nil when none).
 func (s *Postgres) LastEvent(ctx context.Context, stream string, types ...domain.EventType) (*domain.Event, error) {
+	return s.lastEvent(ctx, s.pool, stream, types)
+}
+
+func (s *Postgres) lastEvent(ctx context.Context, q querier, stream string, types []domain.EventType) (*domain.Event, error) {
 	names := make([]string, len(types))
 	for i, t := range types {
 		names[i] = string(t)
 	}
-	evs, err := s.eventsWhere(ctx, s.pool, `job_id = $1 AND type = ANY($2) ORDER BY seq DESC LIMIT 1`, stream, names)
+	evs, err := s.eventsWhere(ctx, q, `job_id = $1 AND type = ANY($2) ORDER BY seq DESC LIMIT 1`, stream, names)
 	if err != nil || len(evs) == 0 {
 		return nil, err
 	}
 	return &evs[0], nil
+}
+
+// AcquireLease implements app.Leases: the lease goes to holder when nobody has it, when its
+// holder let it run out by now, or when holder has it already (a renewal); until is its new end.
+func (s *Postgres) AcquireLease(ctx context.Context, name, holder string, now, until time.Time) (bool, error) {
+	tag, err := s.pool.Exec(ctx, `INSERT INTO approval_leases (name, holder, expires_at) VALUES ($1, $2, $4)
+		ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+		WHERE approval_leases.holder = excluded.holder OR approval_leases.expires_at <= $3`, name, holder, now, until)
+	if err != nil {
+		return false, err
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// ReleaseLease implements app.Leases.
+func (s *Postgres) ReleaseLease(ctx context.Context, name, holder string) error {
+	_, err := s.pool.Exec(ctx, `DELETE FROM approval_leases WHERE name = $1 AND holder = $2`, name, holder)
+	return err
 }
 
 func (s *Postgres) events(ctx context.Context, q querier, id string) ([]domain.Event, error) {

@@ -203,22 +203,36 @@ func (s *SQLite) Create(ctx context.Context, id string, drafts []domain.Draft) (
 // Update runs fn on the current job and records its events and the new read model in one
 // immediate transaction, guarded by the version check and the unique (job_id, seq) key.
 func (s *SQLite) Update(ctx context.Context, id string, fn func(domain.Job) ([]domain.Draft, error)) (domain.Job, error) {
-	return retryOnVersionConflict(func() (domain.Job, error) { return s.update(ctx, id, fn) })
+	return s.UpdateReading(ctx, id, "", reading(fn))
 }
 
-func (s *SQLite) update(ctx context.Context, id string, fn func(domain.Job) ([]domain.Draft, error)) (domain.Job, error) {
+// UpdateReading is Update with stream (a stream that is not a job) readable in the same
+// transaction. The store's one connection runs one transaction at a time, so an Append to the
+// stream happens wholly before or after it.
+func (s *SQLite) UpdateReading(ctx context.Context, id, stream string, fn func(domain.Job, app.StreamReader) ([]domain.Draft, error)) (domain.Job, error) {
+	return retryOnVersionConflict(func() (domain.Job, error) { return s.update(ctx, id, stream, fn) })
+}
+
+func (s *SQLite) update(ctx context.Context, id, stream string, fn func(domain.Job, app.StreamReader) ([]domain.Draft, error)) (domain.Job, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return domain.Job{}, err
 	}
 	defer func() { _ = tx.Rollback() }()
-	return update(ctx, s.keys, sqliteUpdate{s: s, tx: tx}, id, fn)
+	return update(ctx, s.keys, sqliteUpdate{s: s, tx: tx}, id, stream, fn)
 }
 
 // sqliteUpdate is Update's transaction on SQLite (one writer at a time: no row lock needed).
 type sqliteUpdate struct {
 	s  *SQLite
 	tx *sql.Tx
+}
+
+// lockStream has nothing to take: the transaction is the store's one connection's only one.
+func (u sqliteUpdate) lockStream(context.Context, string) error { return nil }
+
+func (u sqliteUpdate) lastEvent(ctx context.Context, stream string, types []domain.EventType) (*domain.Event, error) {
+	return u.s.lastEvent(ctx, u.tx, stream, types)
 }
 
 func (u sqliteUpdate) lockedReadModel(ctx context.Context, id string) (domain.ReadModel, error) {
@@ -372,16 +386,39 @@ func (s *SQLite) strings(ctx context.Context, query string, args ...any) ([]stri
 
 // LastEvent returns the newest event of stream whose type is one of types (nil when none).
 func (s *SQLite) LastEvent(ctx context.Context, stream string, types ...domain.EventType) (*domain.Event, error) {
+	return s.lastEvent(ctx, s.db, stream, types)
+}
+
+func (s *SQLite) lastEvent(ctx context.Context, q sqliteQuerier, stream string, types []domain.EventType) (*domain.Event, error) {
 	args := []any{stream}
 	marks := make([]string, len(types))
 	for i, t := range types {
 		args, marks[i] = append(args, string(t)), "?"
 	}
-	evs, err := s.eventsWhere(ctx, s.db, `job_id = ? AND type IN (`+strings.Join(marks, ", ")+`) ORDER BY seq DESC LIMIT 1`, args...)
+	evs, err := s.eventsWhere(ctx, q, `job_id = ? AND type IN (`+strings.Join(marks, ", ")+`) ORDER BY seq DESC LIMIT 1`, args...)
 	if err != nil || len(evs) == 0 {
 		return nil, err
 	}
 	return &evs[0], nil
+}
+
+// AcquireLease implements app.Leases (see Postgres.AcquireLease).
+func (s *SQLite) AcquireLease(ctx context.Context, name, holder string, now, until time.Time) (bool, error) {
+	res, err := s.db.ExecContext(ctx, `INSERT INTO approval_leases (name, holder, expires_at) VALUES (?1, ?2, ?4)
+		ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+		WHERE approval_leases.holder = excluded.holder OR approval_leases.expires_at <= ?3`,
+		name, holder, now.UnixMicro(), until.UnixMicro())
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// ReleaseLease implements app.Leases.
+func (s *SQLite) ReleaseLease(ctx context.Context, name, holder string) error {
+	_, err := s.db.ExecContext(ctx, `DELETE FROM approval_leases WHERE name = ? AND holder = ?`, name, holder)
+	return err
 }
 
 func (s *SQLite) events(ctx context.Context, q sqliteQuerier, id string) ([]domain.Event, error) {

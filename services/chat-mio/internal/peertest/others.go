@@ -155,7 +155,7 @@ func (e *Executor) Execute(ctx context.Context, req *executorv1.ExecuteRequest) 
 		ev = approvalv1.ExecutionEvent_EXECUTION_EVENT_FAILED
 	}
 	if _, err := e.Approval.ReportExecution(ctx, &approvalv1.ReportExecutionRequest{JobId: req.GetJobId(), Event: ev,
-		Result: res, ExecutorId: "executor-test"}); err != nil {
+		Result: res, ExecutorId: "executor-test", LeaseToken: claim.GetLeaseToken()}); err != nil {
 		return nil, err
 	}
 	text := res.Summary

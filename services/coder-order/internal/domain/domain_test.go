@@ -146,3 +146,20 @@ func TestCodesAndUserMessages(t *testing.T) {
 		}
 	}
 }
+
+// TestProviderReasonReachesTheUser: a provider's permanent refusal (context length exceeded)
+// reaches the user in its own words, secrets masked, instead of a bare "failed".
+func TestProviderReasonReachesTheUser(t *testing.T) {
+	// As the call policy reports a 400 whose error body said why.
+	err := fmt.Errorf("order2: %w", &llm.CallError{Err: fmt.Errorf("openai gpt-4o: %w: HTTP 400", llm.ErrRejected), Attempts: 1,
+		Reason: "This model's maximum context length is 128000 tokens. However, you requested 130512 tokens. key sk-proj-T3stK3yAbCdEfGhIjKlMnOpQrStUvWxYz0123456789"})
+	for _, loc := range []string{"ja", "en"} {
+		msg := UserMessage(loc, "order2", err)
+		if !strings.Contains(msg, "maximum context length is 128000 tokens") || strings.Contains(msg, "T3stK3y") {
+			t.Errorf("%s: %q", loc, msg)
+		}
+		if loc == "en" && !strings.HasPrefix(msg, "order2: the provider refused the request: ") {
+			t.Errorf("en: %q", msg)
+		}
+	}
+}

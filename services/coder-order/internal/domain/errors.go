@@ -70,6 +70,8 @@ func UserMessage(locale, order string, err error) string {
 		"unavailable":       "プロバイダーに接続できませんでした",
 		"local_only":        "ローカル専用モードのためクラウドモデルは使えません。/cloud で解除できます",
 		"no_api_key":        "APIキーが設定されていません",
+		"rejected":          "プロバイダーが依頼を受け付けませんでした",
+		"bad_response":      "プロバイダーの応答が読めませんでした",
 	}
 	en := map[string]string{
 		"unknown_order":     "unknown order",
@@ -84,6 +86,8 @@ func UserMessage(locale, order string, err error) string {
 		"unavailable":       "the provider could not be reached",
 		"local_only":        "cloud models are off in local-only mode; use /cloud to lift it",
 		"no_api_key":        "the API key is not set",
+		"rejected":          "the provider refused the request",
+		"bad_response":      "the provider's answer could not be read",
 	}
 	table, fallback := ja, "失敗しました"
 	if locale == "en" {
@@ -96,6 +100,10 @@ func UserMessage(locale, order string, err error) string {
 	out := order + ": " + msg
 	if d := detailOf(err); d != "" {
 		out += " (" + d + ")"
+	} else if pm := llm.ProviderMessage(err); pm != "" {
+		// The provider's own reason (context length exceeded, invalid request, ...) is what
+		// the user can act on.
+		out += ": " + pm
 	}
 	return out
 }

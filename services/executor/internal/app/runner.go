@@ -82,6 +82,42 @@ type job struct {
 // Run executes ops in author order and returns the result; failures of single operations are
 // part of the result, never an error.
 func (r *Runner) Run(ctx context.Context, jobID string, ops []patch.Operation, m Modes) *domain.Result {
+	snap, refused := r.prepare(ctx, jobID, ops, m)
+	if refused != nil {
+		return refused
+	}
+	return r.run(ctx, jobID, ops, m, snap)
+}
+
+// prepare snapshots what ops will change when a failure is to be rolled back; without a
+// snapshot a failure could not be undone, so the job is refused (the result says why).
+func (r *Runner) prepare(ctx context.Context, jobID string, ops []patch.Operation, m Modes) (*workspace.Snapshot, *domain.Result) {
+	if m.DryRun || !m.RollbackOnFailure {
+		return nil, nil
+	}
+	var touched []string
+	for _, op := range ops {
+		touched = append(touched, workspace.Touched(op)...)
+	}
+	slices.Sort(touched)
+	snap, err := r.cfg.Workspace.Snapshot(slices.Compact(touched))
+	if err == nil {
+		return snap, nil
+	}
+	res := &domain.Result{JobID: jobID, StartedAt: r.cfg.Now()}
+	for _, op := range ops {
+		res.Commands = append(res.Commands, skipped(op))
+	}
+	res.RollbackError = "snapshot: " + err.Error()
+	res.FinishedAt = r.cfg.Now()
+	res.Tally()
+	res.Success = false
+	r.cfg.Logger.ErrorContext(ctx, "executor.snapshot_failed", slog.String("error", err.Error()))
+	return nil, res
+}
+
+// run executes ops; snap (nil: none) is restored when one fails.
+func (r *Runner) run(ctx context.Context, jobID string, ops []patch.Operation, m Modes, snap *workspace.Snapshot) *domain.Result {
 	log := r.cfg.Logger
 	res := &domain.Result{JobID: jobID, DryRun: m.DryRun, StartedAt: r.cfg.Now()}
 	log.InfoContext(ctx, "worker.patch_execution_start", slog.String("job_id", jobID),
@@ -90,32 +126,10 @@ func (r *Runner) Run(ctx context.Context, jobID string, ops []patch.Operation, m
 	j := &job{r: r, id: jobID, dry: m.DryRun, browser: browser.New(browser.Config{
 		URL: r.cfg.BridgeURL, HTTP: r.cfg.BridgeHTTP, Timeout: r.cfg.BridgeTimeout, Version: r.cfg.Version, Tools: r.cfg.BrowserTools})}
 	defer func() { _ = j.browser.Close() }()
-	var snap *workspace.Snapshot
 	if m.DryRun {
 		j.store = workspace.NewOverlay(r.cfg.Workspace.Disk())
 	} else {
 		j.store = r.cfg.Workspace.Disk()
-		if m.RollbackOnFailure {
-			var touched []string
-			for _, op := range ops {
-				touched = append(touched, workspace.Touched(op)...)
-			}
-			slices.Sort(touched)
-			s, err := r.cfg.Workspace.Snapshot(slices.Compact(touched))
-			if err != nil {
-				// Without a snapshot a failure could not be undone: refuse to start.
-				for _, op := range ops {
-					res.Commands = append(res.Commands, skipped(op))
-				}
-				res.RollbackError = "snapshot: " + err.Error()
-				res.FinishedAt = r.cfg.Now()
-				res.Tally()
-				res.Success = false
-				log.ErrorContext(ctx, "executor.snapshot_failed", slog.String("error", err.Error()))
-				return res
-			}
-			snap = s
-		}
 	}
 
 	stop := false

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"connectrpc.com/connect"
 
@@ -37,6 +38,7 @@ func (c *Client) Claim(ctx context.Context, jobID, executorID string) (app.Claim
 	}
 	claim := app.Claim{
 		JobID: jobID, Patch: res.GetPatch(), ContentHash: res.GetContentHash(), AutoApproved: res.GetAutoApproved(),
+		Token: res.GetLeaseToken(), LeaseExpiresAt: res.GetLeaseExpiresAt().AsTime(),
 	}
 	if j := res.GetJob(); j != nil {
 		claim.Status = Status(j.GetStatus())
@@ -66,7 +68,7 @@ func (c *Client) Get(ctx context.Context, jobID string) (app.Claim, error) {
 // Report calls ReportExecution.
 func (c *Client) Report(ctx context.Context, r app.Report) error {
 	req := &approvalv1.ReportExecutionRequest{
-		JobId: r.JobID, Event: events.Wire(r.Event), Detail: r.Detail, ExecutorId: r.ExecutorID,
+		JobId: r.JobID, Event: events.Wire(r.Event), Detail: r.Detail, ExecutorId: r.ExecutorID, LeaseToken: r.Token,
 	}
 	if r.Result != nil {
 		req.Result = pbconv.Result(r.Result)
@@ -75,6 +77,24 @@ func (c *Client) Report(ctx context.Context, r app.Report) error {
 		return mapErr(err)
 	}
 	return nil
+}
+
+// Renew calls RenewClaim.
+func (c *Client) Renew(ctx context.Context, jobID, executorID string, token int64) (time.Time, error) {
+	res, err := c.c.RenewClaim(ctx, &approvalv1.RenewClaimRequest{JobId: jobID, ExecutorId: executorID, LeaseToken: token})
+	if err != nil {
+		return time.Time{}, mapErr(err)
+	}
+	return res.GetLeaseExpiresAt().AsTime(), nil
+}
+
+// Lapsed calls ListLapsedClaims.
+func (c *Client) Lapsed(ctx context.Context) ([]string, error) {
+	res, err := c.c.ListLapsedClaims(ctx, &approvalv1.ListLapsedClaimsRequest{})
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	return res.GetJobIds(), nil
 }
 
 var events = enum.New(map[app.Event]approvalv1.ExecutionEvent{

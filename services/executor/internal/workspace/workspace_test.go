@@ -112,6 +112,12 @@ func TestOverlayLeavesDiskAlone(t *testing.T) {
 }
 
 func TestSnapshotRestoresSymlinksAndModes(t *testing.T) {
+	for _, how := range []string{"in memory", "written down and read back by another executor"} {
+		t.Run(how, func(t *testing.T) { testSnapshotRestores(t, how != "in memory") })
+	}
+}
+
+func testSnapshotRestores(t *testing.T, encoded bool) {
 	w, dir := open(t, map[string]string{"target.txt": "t", "exec.sh": "#!/bin/sh\n"})
 	if err := os.Symlink("target.txt", filepath.Join(dir, "link")); err != nil {
 		t.Fatal(err)
@@ -122,6 +128,23 @@ func TestSnapshotRestoresSymlinksAndModes(t *testing.T) {
 	s, err := w.Snapshot([]string{"exec.sh", "link", "made/deep/new.txt"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if encoded {
+		data, err := s.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		other, err := Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = other.Close() })
+		if s, err = other.Decode(data); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := other.Decode([]byte(`[{"name":"x","kind":9}]`)); err == nil {
+			t.Fatal("a snapshot with an unknown kind decoded")
+		}
 	}
 	_ = os.Remove(filepath.Join(dir, "link"))
 	_ = os.WriteFile(filepath.Join(dir, "link"), []byte("now a file"), 0o644)

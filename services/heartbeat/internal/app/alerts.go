@@ -65,13 +65,10 @@ func (a *Alerter) Enqueue(ctx context.Context, ch domain.Change) {
 	if kind == domain.AlertNone {
 		return
 	}
-	suffix := "incident"
-	if kind == domain.AlertRecovery {
-		suffix = "recovery"
-	}
-	key := fmt.Sprintf("heartbeat/%s/%d/%s", ch.Agent.Last.AgentID, ch.IncidentSince.UnixNano(), suffix)
+	suffix := map[domain.AlertKind]string{domain.AlertIncident: "incident", domain.AlertRecovery: "recovery", domain.AlertLeft: "left", domain.AlertReplaced: "replaced"}[kind]
+	key := fmt.Sprintf("heartbeat/%s/%d/%s", ch.Agent.Last.Key(), ch.IncidentSince.UnixNano(), suffix)
 	al := Alert{
-		AgentID:  ch.Agent.Last.AgentID,
+		AgentID:  ch.Agent.Last.Key(),
 		Kind:     kind,
 		Text:     AlertText(a.cfg.Locale, ch, a.cfg.Now(), a.cfg.Timeout, a.cfg.Location),
 		RetryKey: uuid.NewSHA1(uuid.NameSpaceURL, []byte(key)).String(),

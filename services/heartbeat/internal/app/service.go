@@ -13,10 +13,12 @@ import (
 
 // Store keeps the latest picture of every agent.
 type Store interface {
-	// Update loads the agent (nil when unknown), calls fn and saves what fn returns (nothing
-	// when it returns nil) atomically with respect to other updates of the same agent; fn may
-	// run more than once.
-	Update(ctx context.Context, agentID string, fn func(cur *domain.Agent) *domain.Agent) error
+	// Update loads the agent stored under key (domain.Beat.Key; nil when unknown), calls fn and
+	// saves what fn returns (nothing when it returns nil) atomically with respect to other
+	// updates of the same key; fn may run more than once.
+	Update(ctx context.Context, key string, fn func(cur *domain.Agent) *domain.Agent) error
+	// Delete forgets the agent stored under key and returns it (nil when there was none).
+	Delete(ctx context.Context, key string) (*domain.Agent, error)
 	// List returns every known agent.
 	List(ctx context.Context) ([]domain.Agent, error)
 }
@@ -46,6 +48,8 @@ type Config struct {
 	Timeout time.Duration
 	// SweepEvery is how often silent agents are looked for.
 	SweepEvery time.Duration
+	// Hysteresis decides when an incident opens and closes (zero: at the first observation).
+	Hysteresis domain.Hysteresis
 	Env
 }
 
@@ -70,21 +74,128 @@ func (s *Service) Beat(ctx context.Context, b domain.Beat) error {
 		return err
 	}
 	now := s.cfg.Now()
+	if b.Leaving {
+		return s.leave(ctx, b, now)
+	}
 	var change *domain.Change
-	err := s.store.Update(ctx, b.AgentID, func(cur *domain.Agent) *domain.Agent {
-		next, ch := domain.Receive(cur, b, now)
-		change = ch
+	first := false
+	err := s.store.Update(ctx, b.Key(), func(cur *domain.Agent) *domain.Agent {
+		next, ch := domain.Receive(cur, b, now, s.cfg.Hysteresis)
+		change, first = ch, cur == nil
 		return &next
 	})
 	if err != nil {
-		return fmt.Errorf("record beat of %s: %w", b.AgentID, err)
+		return fmt.Errorf("record beat of %s: %w", b.Key(), err)
 	}
 	s.cfg.Logger.InfoContext(ctx, "heartbeat.received",
-		slog.String("agent_id", b.AgentID), slog.String("alias", b.Alias), slog.String("agent_service", b.Service),
+		slog.String("agent_id", b.AgentID), slog.String("replica", b.Replica), slog.String("alias", b.Alias), slog.String("agent_service", b.Service),
 		slog.String("status", string(b.Status)), slog.Any("current_job_ids", b.JobIDs),
 		slog.Float64("memory_usage_mb", b.MemoryMB), slog.Int64("last_task_duration_ms", b.LastTaskDurationMs))
 	if change != nil {
 		s.changed(ctx, *change)
+	}
+	if first && b.Replica != "" {
+		s.replaceGone(ctx, b)
+	}
+	return nil
+}
+
+// others lists the agent's other replicas.
+func (s *Service) others(ctx context.Context, b domain.Beat) ([]domain.Agent, error) {
+	all, err := s.store.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []domain.Agent
+	for _, a := range all {
+		if a.Last.AgentID == b.AgentID && a.Last.Key() != b.Key() {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+// replaceGone: a replica seen for the first time takes the place of the agent's replicas that
+// are gone (timed out, stopped on purpose, or entries of a sender that named no replica), so a
+// restart under a new replica id closes the old one's incident instead of leaving it open.
+func (s *Service) replaceGone(ctx context.Context, b domain.Beat) {
+	others, err := s.others(ctx, b)
+	if err != nil {
+		s.cfg.Logger.WarnContext(ctx, "heartbeat.replace_failed", slog.String("agent_id", b.AgentID), slog.String("error", err.Error()))
+		return
+	}
+	for _, a := range others {
+		if a.Gone() {
+			s.forget(ctx, a, b.Replica)
+		}
+	}
+}
+
+// replacement names a live replica of a's agent that started after a's last beat ("" when none).
+func replacement(agents []domain.Agent, a domain.Agent) string {
+	for _, o := range agents {
+		if o.Replaces(a) {
+			return o.Last.Replica
+		}
+	}
+	return ""
+}
+
+// forget removes replica a, which replica by replaced; an incident it had open ends.
+func (s *Service) forget(ctx context.Context, a domain.Agent, by string) {
+	gone, err := s.store.Delete(ctx, a.Last.Key())
+	if err != nil {
+		s.cfg.Logger.WarnContext(ctx, "heartbeat.replace_failed", slog.String("agent_id", a.Last.AgentID), slog.String("error", err.Error()))
+		return
+	}
+	if gone == nil {
+		return
+	}
+	s.cfg.Logger.InfoContext(ctx, "heartbeat.replaced", slog.String("agent_id", a.Last.AgentID), slog.String("replica", gone.Last.Replica),
+		slog.String("by", by), slog.String("state", string(gone.State)))
+	if ch := domain.Replace(*gone, by); ch != nil {
+		s.changed(ctx, *ch)
+	}
+}
+
+// leave handles a replica stopping on purpose. While other replicas of its agent run on it is
+// forgotten at once; the last one stays and times out like any silent agent (the service is
+// down), until a new replica takes its place.
+func (s *Service) leave(ctx context.Context, b domain.Beat, now time.Time) error {
+	others, err := s.others(ctx, b)
+	if err != nil {
+		return fmt.Errorf("leave of %s: %w", b.Key(), err)
+	}
+	running := false
+	for _, a := range others {
+		running = running || !a.Gone()
+	}
+	if !running {
+		err := s.store.Update(ctx, b.Key(), func(cur *domain.Agent) *domain.Agent {
+			if cur == nil {
+				return nil
+			}
+			next := *cur
+			next.Last.Leaving = true
+			return &next
+		})
+		if err != nil {
+			return fmt.Errorf("leave of %s: %w", b.Key(), err)
+		}
+		s.cfg.Logger.InfoContext(ctx, "heartbeat.last_replica_left", slog.String("agent_id", b.AgentID), slog.String("replica", b.Replica))
+		return nil
+	}
+	gone, err := s.store.Delete(ctx, b.Key())
+	if err != nil {
+		return fmt.Errorf("forget %s: %w", b.Key(), err)
+	}
+	if gone == nil {
+		return nil
+	}
+	s.cfg.Logger.InfoContext(ctx, "heartbeat.left", slog.String("agent_id", b.AgentID), slog.String("replica", b.Replica),
+		slog.String("agent_service", b.Service), slog.String("state", string(gone.State)))
+	if ch := domain.Leave(*gone); ch != nil {
+		s.changed(ctx, *ch)
 	}
 	return nil
 }
@@ -100,13 +211,19 @@ func (s *Service) Sweep(ctx context.Context) error {
 		if !domain.Overdue(a, now, s.started, s.cfg.Timeout) {
 			continue
 		}
+		if by := replacement(agents, a); by != "" {
+			// Restarted under a new replica id without saying goodbye: the newer replica took
+			// its place, nothing died.
+			s.forget(ctx, a, by)
+			continue
+		}
 		var change *domain.Change
-		err := s.store.Update(ctx, a.Last.AgentID, func(cur *domain.Agent) *domain.Agent {
+		err := s.store.Update(ctx, a.Last.Key(), func(cur *domain.Agent) *domain.Agent {
 			change = nil
 			if cur == nil {
 				return nil
 			}
-			next, ch := domain.Expire(*cur, now, s.started, s.cfg.Timeout)
+			next, ch := domain.Expire(*cur, now, s.started, s.cfg.Timeout, s.cfg.Hysteresis)
 			if ch == nil {
 				return nil
 			}
@@ -114,7 +231,7 @@ func (s *Service) Sweep(ctx context.Context) error {
 			return &next
 		})
 		if err != nil {
-			return fmt.Errorf("sweep %s: %w", a.Last.AgentID, err)
+			return fmt.Errorf("sweep %s: %w", a.Last.Key(), err)
 		}
 		if change != nil {
 			s.changed(ctx, *change)
@@ -140,13 +257,23 @@ func (s *Service) Run(ctx context.Context) error {
 }
 
 func (s *Service) changed(ctx context.Context, ch domain.Change) {
+	if ch.Alert() != domain.AlertNone {
+		ch.ShowReplica = ch.Alert() == domain.AlertLeft || s.replicated(ctx, ch.Agent, ch.Alert() == domain.AlertReplaced)
+	}
 	a := ch.Agent
 	attrs := []slog.Attr{
-		slog.String("agent_id", a.Last.AgentID), slog.String("alias", a.Last.Alias), slog.String("agent_service", a.Last.Service),
-		slog.String("state", string(a.State)), slog.String("previous_state", string(ch.Previous)),
-		slog.Time("last_seen", a.LastSeen),
+		slog.String("agent_id", a.Last.AgentID), slog.String("replica", a.Last.Replica), slog.String("alias", a.Last.Alias),
+		slog.String("agent_service", a.Last.Service), slog.String("state", string(a.State)), slog.String("previous_state", string(ch.Previous)),
+		slog.Time("last_seen", a.LastSeen), slog.Bool("incident_open", !a.IncidentSince.IsZero()),
 	}
 	switch {
+	case ch.Alert() == domain.AlertLeft:
+		s.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "heartbeat.incident_ended", attrs...)
+	case ch.Alert() == domain.AlertReplaced:
+		s.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "heartbeat.recovered", append(attrs, slog.String("replaced_by", ch.ReplacedBy))...)
+	case !ch.StateMoved():
+		// The incident opened or closed on a beat like the last one: the hysteresis decided.
+		s.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "heartbeat.incident_"+map[domain.AlertKind]string{domain.AlertIncident: "opened", domain.AlertRecovery: "closed"}[ch.Alert()], attrs...)
 	case a.State == domain.StateTimeout:
 		s.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "heartbeat.timeout", append(attrs, slog.Duration("timeout", s.cfg.Timeout))...)
 	case a.State == domain.StateError:
@@ -156,10 +283,32 @@ func (s *Service) changed(ctx context.Context, ch domain.Change) {
 	default:
 		s.cfg.Logger.LogAttrs(ctx, slog.LevelDebug, "heartbeat.state_changed", attrs...)
 	}
-	s.broker.Publish(ch)
+	if ch.StateMoved() && ch.Alert() != domain.AlertLeft && ch.Alert() != domain.AlertReplaced {
+		s.broker.Publish(ch)
+	}
 	if s.alerter != nil && ch.Alert() != domain.AlertNone {
 		s.alerter.Enqueue(ctx, ch)
 	}
+}
+
+// replicated reports whether a's agent runs as several replicas: another entry is stored
+// besides a, or, when a was replaced (and removed), besides its replacement. Then texts name the
+// replica (a store error counts as yes: naming it is never wrong).
+func (s *Service) replicated(ctx context.Context, a domain.Agent, replaced bool) bool {
+	all, err := s.store.List(ctx)
+	if err != nil {
+		return true
+	}
+	others := 0
+	for _, o := range all {
+		if o.Last.AgentID == a.Last.AgentID && o.Last.Key() != a.Last.Key() {
+			others++
+		}
+	}
+	if replaced {
+		return others > 1
+	}
+	return others > 0
 }
 
 // Report is the aggregated picture.

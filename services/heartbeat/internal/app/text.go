@@ -42,11 +42,16 @@ func stateText(l Locale, s domain.State) string {
 	return string(s)
 }
 
-func label(a domain.Agent) string {
-	if a.Last.Alias == "" || a.Last.Alias == a.Last.AgentID {
-		return a.Last.AgentID
+// label names the agent, and with replica its replica: "Mio (chat@chat-mio-2)".
+func label(a domain.Agent, replica bool) string {
+	id := a.Last.AgentID
+	if replica {
+		id = a.Last.Key()
 	}
-	return fmt.Sprintf("%s (%s)", a.Last.Alias, a.Last.AgentID)
+	if a.Last.Alias == "" || a.Last.Alias == a.Last.AgentID {
+		return id
+	}
+	return fmt.Sprintf("%s (%s)", a.Last.Alias, id)
 }
 
 // ago renders a duration as "3秒前" / "3s ago", rounded down to the largest unit.
@@ -115,13 +120,18 @@ func ReportText(l Locale, agents []domain.Agent, now time.Time, loc *time.Locati
 			services = append(services, a)
 		}
 	}
+	// An agent that runs as several replicas shows each with its replica id.
+	entries := map[string]int{}
+	for _, a := range agents {
+		entries[a.Last.AgentID]++
+	}
 	section := func(title string, list []domain.Agent) {
 		if len(list) == 0 {
 			return
 		}
 		b.WriteString(title + "\n")
 		for _, a := range list {
-			b.WriteString(reportLine(l, a, now) + "\n")
+			b.WriteString(reportLine(l, a, now, entries[a.Last.AgentID] > 1) + "\n")
 		}
 	}
 	if l == LocaleEn {
@@ -134,7 +144,7 @@ func ReportText(l Locale, agents []domain.Agent, now time.Time, loc *time.Locati
 	return strings.TrimRight(b.String(), "\n")
 }
 
-func reportLine(l Locale, a domain.Agent, now time.Time) string {
+func reportLine(l Locale, a domain.Agent, now time.Time, replica bool) string {
 	job := a.Last.CurrentJobID()
 	if extra := len(a.Last.JobIDs) - 1; extra > 0 {
 		job = fmt.Sprintf("%s +%d", job, extra)
@@ -146,7 +156,7 @@ func reportLine(l Locale, a domain.Agent, now time.Time) string {
 	if job == "" || a.State == domain.StateTimeout {
 		job = none
 	}
-	line := fmt.Sprintf(format, label(a), stateText(l, a.State), ago(l, now.Sub(a.LastSeen)), job, a.Last.MemoryMB)
+	line := fmt.Sprintf(format, label(a, replica), stateText(l, a.State), ago(l, now.Sub(a.LastSeen)), job, a.Last.MemoryMB)
 	if a.State == domain.StateError && a.Last.ErrorMessage != "" {
 		line += errorLabel + a.Last.ErrorMessage
 	}
@@ -159,6 +169,7 @@ func reportLine(l Locale, a domain.Agent, now time.Time) string {
 // AlertText is the short message pushed to the admin when an incident opens or closes.
 func AlertText(l Locale, ch domain.Change, now time.Time, timeout time.Duration, loc *time.Location) string {
 	a := ch.Agent
+	label := func(a domain.Agent) string { return label(a, ch.ShowReplica) }
 	seen := a.LastSeen.In(loc).Format("15:04:05")
 	switch ch.Alert() {
 	case domain.AlertIncident:
@@ -179,6 +190,25 @@ func AlertText(l Locale, ch domain.Change, now time.Time, timeout time.Duration,
 			msg = "詳細なし"
 		}
 		return fmt.Sprintf("⚠️ 異常: %s がエラーを報告しました: %s", label(a), msg)
+	case domain.AlertLeft:
+		lasted := now.Sub(ch.IncidentSince)
+		if l == LocaleEn {
+			return fmt.Sprintf("ℹ️ Stopped: %s was shut down on purpose; its incident (%s) ends here.", label(a), span(l, lasted))
+		}
+		return fmt.Sprintf("ℹ️ 停止: %s は計画的に停止しました。異常（継続 %s）はここで終わりとします。", label(a), span(l, lasted))
+	case domain.AlertReplaced:
+		lasted := now.Sub(ch.IncidentSince)
+		if !ch.ShowReplica {
+			// The only replica came back under a new id: to the reader, the agent is back.
+			if l == LocaleEn {
+				return fmt.Sprintf("✅ Recovered: %s is back (the incident lasted %s).", label(a), span(l, lasted))
+			}
+			return fmt.Sprintf("✅ 復旧: %s が正常に戻りました（異常の継続 %s）。", label(a), span(l, lasted))
+		}
+		if l == LocaleEn {
+			return fmt.Sprintf("✅ Recovered: %s was replaced by replica %s (the incident lasted %s).", label(a), ch.ReplacedBy, span(l, lasted))
+		}
+		return fmt.Sprintf("✅ 復旧: %s は新しいレプリカ %s に置き換わりました（異常の継続 %s）。", label(a), ch.ReplacedBy, span(l, lasted))
 	case domain.AlertRecovery:
 		lasted := now.Sub(ch.IncidentSince)
 		if l == LocaleEn {

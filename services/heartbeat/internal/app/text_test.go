@@ -64,19 +64,29 @@ func TestAlertText(t *testing.T) {
 		ch     domain.Change
 		want   string
 	}{
-		{"timeout ja", LocaleJa, domain.Change{Agent: timeoutAgent, Previous: domain.StateIdle},
+		{"timeout ja", LocaleJa, domain.Change{Agent: timeoutAgent, Previous: domain.StateIdle, Kind: domain.AlertIncident},
 			"⚠️ 異常: Aka (order1) から応答がありません（最終確認 09:04:00、1分以上ハートビートなし）。"},
-		{"timeout en", LocaleEn, domain.Change{Agent: timeoutAgent, Previous: domain.StateBusy},
+		{"timeout en", LocaleEn, domain.Change{Agent: timeoutAgent, Previous: domain.StateBusy, Kind: domain.AlertIncident},
 			"⚠️ Alert: Aka (order1) is not responding (last seen 09:04:00, no heartbeat for over 1m)."},
-		{"error ja", LocaleJa, domain.Change{Agent: errorAgent, Previous: domain.StateIdle},
+		{"error ja", LocaleJa, domain.Change{Agent: errorAgent, Previous: domain.StateIdle, Kind: domain.AlertIncident},
 			"⚠️ 異常: approval がエラーを報告しました: postgres: connection refused"},
-		{"error en", LocaleEn, domain.Change{Agent: errorAgent},
+		{"error en", LocaleEn, domain.Change{Agent: errorAgent, Kind: domain.AlertIncident},
 			"⚠️ Alert: approval reported an error: postgres: connection refused"},
-		{"recovery ja", LocaleJa, domain.Change{Agent: back, Previous: domain.StateTimeout, IncidentSince: now.Add(-3 * time.Minute)},
+		{"recovery ja", LocaleJa, domain.Change{Agent: back, Previous: domain.StateTimeout, IncidentSince: now.Add(-3 * time.Minute), Kind: domain.AlertRecovery},
 			"✅ 復旧: Aka (order1) が正常に戻りました（待機中、異常の継続 3分）。"},
-		{"recovery en", LocaleEn, domain.Change{Agent: back, Previous: domain.StateError, IncidentSince: now.Add(-90 * time.Second)},
+		{"recovery en", LocaleEn, domain.Change{Agent: back, Previous: domain.StateError, IncidentSince: now.Add(-90 * time.Second), Kind: domain.AlertRecovery},
 			"✅ Recovered: Aka (order1) is back (idle; the incident lasted 1m)."},
 		{"no alert", LocaleEn, domain.Change{Agent: back, Previous: domain.StateBusy}, ""},
+		{"replica left en", LocaleEn, domain.Change{Agent: replicaOf(errorAgent, "pod-2"), IncidentSince: now.Add(-2 * time.Minute), Kind: domain.AlertLeft, ShowReplica: true},
+			"ℹ️ Stopped: approval@pod-2 was shut down on purpose; its incident (2m) ends here."},
+		{"replica error ja", LocaleJa, domain.Change{Agent: replicaOf(errorAgent, "pod-2"), Kind: domain.AlertIncident, ShowReplica: true},
+			"⚠️ 異常: approval@pod-2 がエラーを報告しました: postgres: connection refused"},
+		{"only replica error en", LocaleEn, domain.Change{Agent: replicaOf(errorAgent, "pod-2"), Kind: domain.AlertIncident},
+			"⚠️ Alert: approval reported an error: postgres: connection refused"},
+		{"replaced en", LocaleEn, domain.Change{Agent: replicaOf(errorAgent, "pod-2"), IncidentSince: now.Add(-time.Minute), Kind: domain.AlertReplaced, ReplacedBy: "pod-3", ShowReplica: true},
+			"✅ Recovered: approval@pod-2 was replaced by replica pod-3 (the incident lasted 1m)."},
+		{"only replica replaced ja", LocaleJa, domain.Change{Agent: replicaOf(errorAgent, "pod-2"), IncidentSince: now.Add(-time.Minute), Kind: domain.AlertReplaced, ReplacedBy: "pod-3"},
+			"✅ 復旧: approval が正常に戻りました（異常の継続 1分）。"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -85,4 +95,9 @@ func TestAlertText(t *testing.T) {
 			}
 		})
 	}
+}
+
+func replicaOf(a domain.Agent, replica string) domain.Agent {
+	a.Last.Replica = replica
+	return a
 }

@@ -44,6 +44,23 @@ type Beat struct {
 	ErrorMessage       string
 	// Note is the sender's standing note (e.g. how the executor's sandbox runs).
 	Note string
+	// Replica is the sending replica of the service ("" from older senders); each replica of an
+	// agent is tracked by itself (Key).
+	Replica string
+	// Leaving: the replica is stopping on purpose and is to be forgotten.
+	Leaving bool
+}
+
+// Key identifies what the beat is about: the agent on one replica ("chat@chat-mio-7f9-…"), or
+// the agent alone for a sender that names no replica.
+func (b Beat) Key() string { return Key(b.AgentID, b.Replica) }
+
+// Key is the key of agent id on replica.
+func Key(id, replica string) string {
+	if replica == "" {
+		return id
+	}
+	return id + "@" + replica
 }
 
 // CurrentJobID is the oldest job in flight, or "".
@@ -61,6 +78,9 @@ func (b Beat) Validate() error {
 	}
 	if len(b.AgentID) > 64 {
 		return fmt.Errorf("%w: agent_id longer than 64 characters", ErrInvalid)
+	}
+	if len(b.Replica) > 64 || strings.ContainsAny(b.Replica, "@ /") || strings.Contains(b.AgentID, "@") {
+		return fmt.Errorf("%w: replica_id longer than 64 characters, or '@', ' ' or '/' in an id", ErrInvalid)
 	}
 	switch b.Status {
 	case StateIdle, StateBusy, StateError:
@@ -80,17 +100,45 @@ type Agent struct {
 	LastSeen time.Time
 	// StateSince is when the current state began.
 	StateSince time.Time
-	// IncidentSince is when the agent last left the healthy states; zero while healthy.
+	// IncidentSince is when the open incident began; zero while none is open. With hysteresis
+	// an agent can be in error with no incident open yet, or healthy with one still open.
 	IncidentSince time.Time
+	// Streak counts the observations in a row (beats, a timeout) that were as healthy, or as
+	// unhealthy, as the latest one.
+	Streak int
+	// FirstSeen is when this replica's first beat arrived.
+	FirstSeen time.Time
 }
 
-// Change is a move of an agent from one state to another.
+// Replaces reports whether a, alive, took the place of gone: a started after gone's last beat
+// (a process restarted under a new replica id, a pod rescheduled).
+func (a Agent) Replaces(gone Agent) bool {
+	return !a.Gone() && a.Last.AgentID == gone.Last.AgentID && a.Last.Key() != gone.Last.Key() && a.FirstSeen.After(gone.LastSeen)
+}
+
+// Hysteresis decides when an incident opens and closes: after Open unhealthy observations in
+// a row (a timeout opens it at once: it is already timeout_sec of silence), and after Close
+// healthy ones in a row. A flapping replica then makes one incident, not one per flap; zero
+// values count as 1.
+type Hysteresis struct {
+	Open  int
+	Close int
+}
+
+// Change is a move of an agent from one state to another, or an incident that opened or closed
+// (then the state may be the same as before).
 type Change struct {
 	Agent Agent
 	// Previous is "" for an agent seen for the first time.
 	Previous State
 	// IncidentSince identifies the incident an alert or a recovery belongs to.
 	IncidentSince time.Time
+	// Kind is the alert the change makes.
+	Kind AlertKind
+	// ReplacedBy names the replica that took the agent's place (AlertReplaced).
+	ReplacedBy string
+	// ShowReplica: the agent runs as several replicas, so texts name the replica.
+	ShowReplica bool
 }
 
 // AlertKind says whether a change is worth telling the admin.
@@ -101,41 +149,59 @@ const (
 	AlertNone AlertKind = iota
 	AlertIncident
 	AlertRecovery
+	// AlertLeft: a replica with an open incident stopped on purpose while others of its agent
+	// run on; the incident ends with it.
+	AlertLeft
+	// AlertReplaced: a new replica took the place of one that was gone with an incident open.
+	AlertReplaced
 )
 
-// Alert classifies the change. A new agent that arrives healthy is no news; one that arrives in
-// error is. Error → timeout (or back) stays the same incident.
-func (c Change) Alert() AlertKind {
-	prevHealthy := c.Previous == "" || c.Previous.Healthy()
-	switch {
-	case prevHealthy && !c.Agent.State.Healthy():
-		return AlertIncident
-	case !prevHealthy && c.Agent.State.Healthy():
-		return AlertRecovery
-	}
-	return AlertNone
-}
+// Alert is what the change tells the admin. A new agent that arrives healthy is no news; error
+// → timeout (or back) stays the same incident.
+func (c Change) Alert() AlertKind { return c.Kind }
+
+// StateMoved reports whether the agent's state changed (watchers see these).
+func (c Change) StateMoved() bool { return c.Previous != c.Agent.State }
 
 // Receive applies a beat received at now to the agent's picture (nil for an unknown agent). The
-// change is nil when the state did not move.
-func Receive(cur *Agent, b Beat, now time.Time) (Agent, *Change) {
-	next := Agent{Last: b, State: b.Status, LastSeen: now, StateSince: now}
+// change is nil when neither the state moved nor an incident opened or closed.
+func Receive(cur *Agent, b Beat, now time.Time, h Hysteresis) (Agent, *Change) {
+	next := Agent{Last: b, State: b.Status, LastSeen: now, StateSince: now, FirstSeen: now}
 	prev := State("")
 	if cur != nil {
 		prev = cur.State
-		next.IncidentSince = cur.IncidentSince
+		next.IncidentSince, next.Streak, next.FirstSeen = cur.IncidentSince, cur.Streak, cur.FirstSeen
 		if cur.State == b.Status {
 			next.StateSince = cur.StateSince
-			return next, nil
 		}
 	}
-	return next, transition(&next, prev, now)
+	return next, observe(&next, cur, prev, now, h)
+}
+
+// Leave is what forgetting a replica that stopped on purpose tells: an incident still open
+// ends with an AlertLeft change (nil otherwise).
+func Leave(cur Agent) *Change { return ended(cur, AlertLeft, "") }
+
+// Replace is what forgetting a replica that is gone (timed out, stopped on purpose, or an entry
+// of a sender that named no replica) tells when replica by took its place: an incident still
+// open ends with an AlertReplaced change (nil otherwise).
+func Replace(cur Agent, by string) *Change { return ended(cur, AlertReplaced, by) }
+
+// Gone reports whether the replica is not running any more: silent past the timeout, stopped on
+// purpose, or an entry of a sender that named no replica.
+func (a Agent) Gone() bool { return a.State == StateTimeout || a.Last.Leaving || a.Last.Replica == "" }
+
+func ended(cur Agent, kind AlertKind, by string) *Change {
+	if cur.IncidentSince.IsZero() {
+		return nil
+	}
+	return &Change{Agent: cur, Previous: cur.State, IncidentSince: cur.IncidentSince, Kind: kind, ReplacedBy: by}
 }
 
 // Expire marks the agent timeout when it has not beaten for timeout since the later of its last
 // beat and notBefore (the moment the heartbeat service started: beats sent while it was down
 // could not be received, so they are not held against the agent).
-func Expire(cur Agent, now, notBefore time.Time, timeout time.Duration) (Agent, *Change) {
+func Expire(cur Agent, now, notBefore time.Time, timeout time.Duration, h Hysteresis) (Agent, *Change) {
 	if cur.State == StateTimeout {
 		return cur, nil
 	}
@@ -149,23 +215,34 @@ func Expire(cur Agent, now, notBefore time.Time, timeout time.Duration) (Agent, 
 	next := cur
 	next.State = StateTimeout
 	next.StateSince = now
-	return next, transition(&next, cur.State, now)
+	return next, observe(&next, &cur, cur.State, now, h)
 }
 
 // Overdue reports whether Expire would mark the agent timeout now.
 func Overdue(a Agent, now, notBefore time.Time, timeout time.Duration) bool {
-	_, ch := Expire(a, now, notBefore, timeout)
+	_, ch := Expire(a, now, notBefore, timeout, Hysteresis{})
 	return ch != nil
 }
 
-func transition(next *Agent, prev State, now time.Time) *Change {
-	ch := &Change{Agent: *next, Previous: prev, IncidentSince: next.IncidentSince}
-	switch ch.Alert() {
-	case AlertIncident:
-		next.IncidentSince = now
-		ch.IncidentSince = now
-	case AlertRecovery:
-		next.IncidentSince = time.Time{}
+// observe counts next's state as one more observation after cur (nil: the first one) and
+// opens or closes the incident as h says; the change is nil when nothing moved.
+func observe(next, cur *Agent, prev State, now time.Time, h Hysteresis) *Change {
+	healthy := next.State.Healthy()
+	if cur != nil && cur.State.Healthy() == healthy {
+		next.Streak = cur.Streak + 1
+	} else {
+		next.Streak = 1
+	}
+	ch := &Change{Previous: prev, IncidentSince: next.IncidentSince}
+	open := !next.IncidentSince.IsZero()
+	switch {
+	case !open && !healthy && (next.State == StateTimeout || next.Streak >= max(h.Open, 1)):
+		next.IncidentSince, ch.IncidentSince, ch.Kind = now, now, AlertIncident
+	case open && healthy && next.Streak >= max(h.Close, 1):
+		next.IncidentSince, ch.Kind = time.Time{}, AlertRecovery
+	}
+	if ch.Kind == AlertNone && prev == next.State {
+		return nil
 	}
 	ch.Agent = *next
 	return ch
@@ -184,12 +261,15 @@ func rank(id string) int {
 }
 
 // Sort orders a report: the five agents, then the services as in the spec, then anything else
-// by id.
+// by id; the replicas of one agent by replica id.
 func Sort(agents []Agent) {
 	slices.SortStableFunc(agents, func(a, b Agent) int {
 		if ra, rb := rank(a.Last.AgentID), rank(b.Last.AgentID); ra != rb {
 			return ra - rb
 		}
-		return strings.Compare(a.Last.AgentID, b.Last.AgentID)
+		if c := strings.Compare(a.Last.AgentID, b.Last.AgentID); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Last.Replica, b.Last.Replica)
 	})
 }

@@ -118,6 +118,8 @@ func BeatFromProto(hb *heartbeatv1.Heartbeat) domain.Beat {
 		LastTaskDurationMs: hb.GetLastTaskDurationMs(),
 		ErrorMessage:       hb.GetErrorMessage(),
 		Note:               hb.GetNote(),
+		Replica:            hb.GetReplicaId(),
+		Leaving:            hb.GetLeaving(),
 	}
 	if hb.GetTimestamp() != nil {
 		b.SentAt = hb.GetTimestamp().AsTime()
@@ -140,6 +142,7 @@ func AgentToProto(a domain.Agent) *heartbeatv1.AgentStatus {
 		Service:            b.Service,
 		Kind:               b.Kind,
 		Note:               b.Note,
+		ReplicaId:          b.Replica,
 	}
 	if !b.SentAt.IsZero() {
 		hb.Timestamp = timestamppb.New(b.SentAt)

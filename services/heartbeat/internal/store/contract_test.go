@@ -26,6 +26,7 @@ func contract(t *testing.T, newEngine func(t *testing.T) engine) {
 		{"RoundTripAndList", roundTripAndList},
 		{"UpdateIsAtomic", updateIsAtomic},
 		{"SurvivesReopen", survivesReopen},
+		{"ReplicasAreKeptApartAndDeleted", replicasAreKeptApartAndDeleted},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.run(t, newEngine(t)) })
@@ -158,5 +159,36 @@ func survivesReopen(t *testing.T, e engine) {
 	l := list(t, e.reopen(t))
 	if len(l) != 1 || l[0].Last.Alias != "Mio" || l[0].State != domain.StateBusy {
 		t.Fatalf("after reopening: %+v", l)
+	}
+}
+
+// Two replicas of one agent are two entries; their replica and streak come back as stored, and
+// Delete forgets one (returning it) while the other stays.
+func replicasAreKeptApartAndDeleted(t *testing.T, e engine) {
+	s, ctx := e.store, context.Background()
+	now := time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)
+	for i, r := range []string{"pod-a", "pod-b"} {
+		a := domain.Agent{Last: domain.Beat{AgentID: "chat", Alias: "Mio", Service: "chat-mio", Kind: "agent", Status: domain.StateError, Replica: r},
+			State: domain.StateError, LastSeen: now, StateSince: now, Streak: i + 2}
+		if err := s.Update(ctx, a.Last.Key(), func(*domain.Agent) *domain.Agent { return &a }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := map[string]int{}
+	for _, a := range list(t, s) {
+		got[a.Last.Key()] = a.Streak
+	}
+	if fmt.Sprint(got) != "map[chat@pod-a:2 chat@pod-b:3]" {
+		t.Fatalf("stored = %v", got)
+	}
+	gone, err := s.Delete(ctx, "chat@pod-a")
+	if err != nil || gone == nil || gone.Last.Replica != "pod-a" || gone.Streak != 2 {
+		t.Fatalf("Delete = %+v, %v", gone, err)
+	}
+	if again, err := s.Delete(ctx, "chat@pod-a"); err != nil || again != nil {
+		t.Fatalf("second Delete = %+v, %v", again, err)
+	}
+	if l := list(t, s); len(l) != 1 || l[0].Last.Key() != "chat@pod-b" {
+		t.Fatalf("after Delete: %+v", l)
 	}
 }

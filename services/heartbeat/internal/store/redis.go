@@ -19,8 +19,8 @@ import (
 // maxRetries bounds optimistic retries when two updates of one agent race.
 const maxRetries = 32
 
-// Redis stores one JSON value per agent under <prefix>heartbeat:agent:<id> and the set of
-// known ids under <prefix>heartbeat:agents.
+// Redis stores one JSON value per agent (per replica: the key is domain.Beat.Key) under
+// <prefix>heartbeat:agent:<key> and the set of known keys under <prefix>heartbeat:agents.
 type Redis struct {
 	rdb    redis.UniversalClient
 	prefix string
@@ -73,6 +73,29 @@ func (r *Redis) Update(ctx context.Context, id string, fn func(cur *domain.Agent
 		return nil
 	}
 	return fmt.Errorf("update agent %s: too much contention", id)
+}
+
+// Delete implements app.Store: the agent's value and its id in the index go together.
+func (r *Redis) Delete(ctx context.Context, key string) (*domain.Agent, error) {
+	var get *redis.StringCmd
+	_, err := r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		get = p.Get(ctx, r.agentKey(key))
+		p.Del(ctx, r.agentKey(key))
+		p.SRem(ctx, r.indexKey(), key)
+		return nil
+	})
+	raw, gerr := get.Bytes()
+	if errors.Is(gerr, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("forget agent %s: %w", key, err)
+	}
+	a, err := decode(raw)
+	if err != nil {
+		return nil, fmt.Errorf("decode %s: %w", key, err)
+	}
+	return &a, nil
 }
 
 // List implements app.Store.

@@ -73,6 +73,25 @@ func (s *SQLite) Update(ctx context.Context, id string, fn func(cur *domain.Agen
 	return nil
 }
 
+// Delete implements app.Store.
+func (s *SQLite) Delete(ctx context.Context, key string) (*domain.Agent, error) {
+	var raw string
+	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `DELETE FROM `+tableAgents+` WHERE id = ? RETURNING data`, key).Scan(&raw)
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("forget agent %s: %w", key, err)
+	}
+	a, err := decode([]byte(raw))
+	if err != nil {
+		return nil, fmt.Errorf("decode %s: %w", key, err)
+	}
+	return &a, nil
+}
+
 // List implements app.Store.
 func (s *SQLite) List(ctx context.Context) ([]domain.Agent, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id, data FROM `+tableAgents+` ORDER BY id`)

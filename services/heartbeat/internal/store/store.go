@@ -21,18 +21,22 @@ type record struct {
 	LastTaskDurationMs int64     `json:"last_task_duration_ms"`
 	ErrorMessage       string    `json:"error_message,omitempty"`
 	Note               string    `json:"note,omitempty"`
+	Replica            string    `json:"replica,omitempty"`
 	State              string    `json:"state"`
 	LastSeen           time.Time `json:"last_seen"`
 	StateSince         time.Time `json:"state_since"`
 	IncidentSince      time.Time `json:"incident_since"`
+	Streak             int       `json:"streak,omitempty"`
+	FirstSeen          time.Time `json:"first_seen,omitzero"`
 }
 
 func encode(a domain.Agent) ([]byte, error) {
 	return json.Marshal(record{
 		AgentID: a.Last.AgentID, Alias: a.Last.Alias, Service: a.Last.Service, Kind: a.Last.Kind,
 		SentAt: a.Last.SentAt, Status: string(a.Last.Status), JobIDs: a.Last.JobIDs, MemoryMB: a.Last.MemoryMB,
-		LastTaskDurationMs: a.Last.LastTaskDurationMs, ErrorMessage: a.Last.ErrorMessage, Note: a.Last.Note,
-		State: string(a.State), LastSeen: a.LastSeen, StateSince: a.StateSince, IncidentSince: a.IncidentSince,
+		LastTaskDurationMs: a.Last.LastTaskDurationMs, ErrorMessage: a.Last.ErrorMessage, Note: a.Last.Note, Replica: a.Last.Replica,
+		State: string(a.State), LastSeen: a.LastSeen, StateSince: a.StateSince, IncidentSince: a.IncidentSince, Streak: a.Streak,
+		FirstSeen: a.FirstSeen,
 	})
 }
 
@@ -45,9 +49,10 @@ func decode(data []byte) (domain.Agent, error) {
 		Last: domain.Beat{
 			AgentID: r.AgentID, Alias: r.Alias, Service: r.Service, Kind: r.Kind, SentAt: r.SentAt,
 			Status: domain.State(r.Status), JobIDs: r.JobIDs, MemoryMB: r.MemoryMB,
-			LastTaskDurationMs: r.LastTaskDurationMs, ErrorMessage: r.ErrorMessage, Note: r.Note,
+			LastTaskDurationMs: r.LastTaskDurationMs, ErrorMessage: r.ErrorMessage, Note: r.Note, Replica: r.Replica,
 		},
-		State: domain.State(r.State), LastSeen: r.LastSeen, StateSince: r.StateSince, IncidentSince: r.IncidentSince,
+		State: domain.State(r.State), LastSeen: r.LastSeen, StateSince: r.StateSince, IncidentSince: r.IncidentSince, Streak: r.Streak,
+		FirstSeen: r.FirstSeen,
 	}, nil
 }
 

@@ -69,6 +69,12 @@ const (
 	// ApprovalServiceHighestJobNumberProcedure is the fully-qualified name of the ApprovalService's
 	// HighestJobNumber RPC.
 	ApprovalServiceHighestJobNumberProcedure = "/picoclaw.approval.v1.ApprovalService/HighestJobNumber"
+	// ApprovalServiceRenewClaimProcedure is the fully-qualified name of the ApprovalService's
+	// RenewClaim RPC.
+	ApprovalServiceRenewClaimProcedure = "/picoclaw.approval.v1.ApprovalService/RenewClaim"
+	// ApprovalServiceListLapsedClaimsProcedure is the fully-qualified name of the ApprovalService's
+	// ListLapsedClaims RPC.
+	ApprovalServiceListLapsedClaimsProcedure = "/picoclaw.approval.v1.ApprovalService/ListLapsedClaims"
 )
 
 // ApprovalServiceClient is a client for the picoclaw.approval.v1.ApprovalService service.
@@ -81,7 +87,9 @@ type ApprovalServiceClient interface {
 	Approve(context.Context, *v1.ApproveRequest) (*v1.ApproveResponse, error)
 	Deny(context.Context, *v1.DenyRequest) (*v1.DenyResponse, error)
 	Cancel(context.Context, *v1.CancelRequest) (*v1.CancelResponse, error)
-	// ClaimJob hands the approved content to the executor, once (atomic compare-and-set).
+	// ClaimJob hands the approved content to the executor, once (atomic compare-and-set). The
+	// claim is a lease: the holder renews it while it runs; another executor may take over a job
+	// whose lease lapsed.
 	ClaimJob(context.Context, *v1.ClaimJobRequest) (*v1.ClaimJobResponse, error)
 	ReportExecution(context.Context, *v1.ReportExecutionRequest) (*v1.ReportExecutionResponse, error)
 	ListJobEvents(context.Context, *v1.ListJobEventsRequest) (*v1.ListJobEventsResponse, error)
@@ -91,6 +99,11 @@ type ApprovalServiceClient interface {
 	// HighestJobNumber is the highest NNN of the day's job_YYYYMMDD_NNN ids in the audit store:
 	// the floor a JobID counter that lost its state (a flush, a crash) starts above.
 	HighestJobNumber(context.Context, *v1.HighestJobNumberRequest) (*v1.HighestJobNumberResponse, error)
+	// RenewClaim extends the lease of a claim its holder is still running.
+	RenewClaim(context.Context, *v1.RenewClaimRequest) (*v1.RenewClaimResponse, error)
+	// ListLapsedClaims lists executing jobs whose holder stopped renewing its lease: an executor
+	// takes them over with ClaimJob.
+	ListLapsedClaims(context.Context, *v1.ListLapsedClaimsRequest) (*v1.ListLapsedClaimsResponse, error)
 }
 
 // NewApprovalServiceClient constructs a client for the picoclaw.approval.v1.ApprovalService
@@ -182,6 +195,18 @@ func NewApprovalServiceClient(httpClient connect.HTTPClient, baseURL string, opt
 			connect.WithSchema(approvalServiceMethods.ByName("HighestJobNumber")),
 			connect.WithClientOptions(opts...),
 		),
+		renewClaim: connect.NewClient[v1.RenewClaimRequest, v1.RenewClaimResponse](
+			httpClient,
+			baseURL+ApprovalServiceRenewClaimProcedure,
+			connect.WithSchema(approvalServiceMethods.ByName("RenewClaim")),
+			connect.WithClientOptions(opts...),
+		),
+		listLapsedClaims: connect.NewClient[v1.ListLapsedClaimsRequest, v1.ListLapsedClaimsResponse](
+			httpClient,
+			baseURL+ApprovalServiceListLapsedClaimsProcedure,
+			connect.WithSchema(approvalServiceMethods.ByName("ListLapsedClaims")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -200,6 +225,8 @@ type approvalServiceClient struct {
 	setAutoApprove     *connect.Client[v1.SetAutoApproveRequest, v1.SetAutoApproveResponse]
 	disableAutoApprove *connect.Client[v1.DisableAutoApproveRequest, v1.DisableAutoApproveResponse]
 	highestJobNumber   *connect.Client[v1.HighestJobNumberRequest, v1.HighestJobNumberResponse]
+	renewClaim         *connect.Client[v1.RenewClaimRequest, v1.RenewClaimResponse]
+	listLapsedClaims   *connect.Client[v1.ListLapsedClaimsRequest, v1.ListLapsedClaimsResponse]
 }
 
 // RequestApproval calls picoclaw.approval.v1.ApprovalService.RequestApproval.
@@ -319,6 +346,24 @@ func (c *approvalServiceClient) HighestJobNumber(ctx context.Context, req *v1.Hi
 	return nil, err
 }
 
+// RenewClaim calls picoclaw.approval.v1.ApprovalService.RenewClaim.
+func (c *approvalServiceClient) RenewClaim(ctx context.Context, req *v1.RenewClaimRequest) (*v1.RenewClaimResponse, error) {
+	response, err := c.renewClaim.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// ListLapsedClaims calls picoclaw.approval.v1.ApprovalService.ListLapsedClaims.
+func (c *approvalServiceClient) ListLapsedClaims(ctx context.Context, req *v1.ListLapsedClaimsRequest) (*v1.ListLapsedClaimsResponse, error) {
+	response, err := c.listLapsedClaims.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // ApprovalServiceHandler is an implementation of the picoclaw.approval.v1.ApprovalService service.
 type ApprovalServiceHandler interface {
 	// RequestApproval stores a proposal as a job, evaluates policy and answers auto_approved,
@@ -329,7 +374,9 @@ type ApprovalServiceHandler interface {
 	Approve(context.Context, *v1.ApproveRequest) (*v1.ApproveResponse, error)
 	Deny(context.Context, *v1.DenyRequest) (*v1.DenyResponse, error)
 	Cancel(context.Context, *v1.CancelRequest) (*v1.CancelResponse, error)
-	// ClaimJob hands the approved content to the executor, once (atomic compare-and-set).
+	// ClaimJob hands the approved content to the executor, once (atomic compare-and-set). The
+	// claim is a lease: the holder renews it while it runs; another executor may take over a job
+	// whose lease lapsed.
 	ClaimJob(context.Context, *v1.ClaimJobRequest) (*v1.ClaimJobResponse, error)
 	ReportExecution(context.Context, *v1.ReportExecutionRequest) (*v1.ReportExecutionResponse, error)
 	ListJobEvents(context.Context, *v1.ListJobEventsRequest) (*v1.ListJobEventsResponse, error)
@@ -339,6 +386,11 @@ type ApprovalServiceHandler interface {
 	// HighestJobNumber is the highest NNN of the day's job_YYYYMMDD_NNN ids in the audit store:
 	// the floor a JobID counter that lost its state (a flush, a crash) starts above.
 	HighestJobNumber(context.Context, *v1.HighestJobNumberRequest) (*v1.HighestJobNumberResponse, error)
+	// RenewClaim extends the lease of a claim its holder is still running.
+	RenewClaim(context.Context, *v1.RenewClaimRequest) (*v1.RenewClaimResponse, error)
+	// ListLapsedClaims lists executing jobs whose holder stopped renewing its lease: an executor
+	// takes them over with ClaimJob.
+	ListLapsedClaims(context.Context, *v1.ListLapsedClaimsRequest) (*v1.ListLapsedClaimsResponse, error)
 }
 
 // NewApprovalServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -426,6 +478,18 @@ func NewApprovalServiceHandler(svc ApprovalServiceHandler, opts ...connect.Handl
 		connect.WithSchema(approvalServiceMethods.ByName("HighestJobNumber")),
 		connect.WithHandlerOptions(opts...),
 	)
+	approvalServiceRenewClaimHandler := connect.NewUnaryHandlerSimple(
+		ApprovalServiceRenewClaimProcedure,
+		svc.RenewClaim,
+		connect.WithSchema(approvalServiceMethods.ByName("RenewClaim")),
+		connect.WithHandlerOptions(opts...),
+	)
+	approvalServiceListLapsedClaimsHandler := connect.NewUnaryHandlerSimple(
+		ApprovalServiceListLapsedClaimsProcedure,
+		svc.ListLapsedClaims,
+		connect.WithSchema(approvalServiceMethods.ByName("ListLapsedClaims")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/picoclaw.approval.v1.ApprovalService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case ApprovalServiceRequestApprovalProcedure:
@@ -454,6 +518,10 @@ func NewApprovalServiceHandler(svc ApprovalServiceHandler, opts ...connect.Handl
 			approvalServiceDisableAutoApproveHandler.ServeHTTP(w, r)
 		case ApprovalServiceHighestJobNumberProcedure:
 			approvalServiceHighestJobNumberHandler.ServeHTTP(w, r)
+		case ApprovalServiceRenewClaimProcedure:
+			approvalServiceRenewClaimHandler.ServeHTTP(w, r)
+		case ApprovalServiceListLapsedClaimsProcedure:
+			approvalServiceListLapsedClaimsHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -513,4 +581,12 @@ func (UnimplementedApprovalServiceHandler) DisableAutoApprove(context.Context, *
 
 func (UnimplementedApprovalServiceHandler) HighestJobNumber(context.Context, *v1.HighestJobNumberRequest) (*v1.HighestJobNumberResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("picoclaw.approval.v1.ApprovalService.HighestJobNumber is not implemented"))
+}
+
+func (UnimplementedApprovalServiceHandler) RenewClaim(context.Context, *v1.RenewClaimRequest) (*v1.RenewClaimResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("picoclaw.approval.v1.ApprovalService.RenewClaim is not implemented"))
+}
+
+func (UnimplementedApprovalServiceHandler) ListLapsedClaims(context.Context, *v1.ListLapsedClaimsRequest) (*v1.ListLapsedClaimsResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("picoclaw.approval.v1.ApprovalService.ListLapsedClaims is not implemented"))
 }

@@ -13,3 +13,5 @@ REVOKE ALL ON approval_schema_migrations, approval_audit_legacy FROM {{role}};
 GRANT SELECT ON approval_schema_migrations, approval_audit_legacy TO {{role}};
 REVOKE ALL ON approval_notices FROM {{role}};
 GRANT SELECT, INSERT, UPDATE ON approval_notices TO {{role}};
+REVOKE ALL ON approval_leases FROM {{role}};
+GRANT SELECT, INSERT, UPDATE, DELETE ON approval_leases TO {{role}};

@@ -1,0 +1,349 @@
+package inbox_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
+	"github.com/picoclaw-suite/picoclaw/pkg/sqlstate"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
+)
+
+// orderBackend is one engine under the per-chat order contract (order.go), with what the tests
+// need to look behind it.
+type orderBackend struct {
+	engine inbox.Engine
+	prefix string
+	// move hands the pending entry id of stream to consumer, as a takeover by it would.
+	move func(t *testing.T, stream, id, consumer string)
+	// owner is the consumer the entry id of stream is pending with ("" when none).
+	owner func(t *testing.T, stream, id string) string
+	// leftovers counts the order records of stream still stored.
+	leftovers func(t *testing.T, stream string) int64
+}
+
+func redisOrderBackend(t *testing.T) *orderBackend {
+	r := testinfra.Redis(t)
+	return &orderBackend{
+		engine: inbox.RedisEngine(r.Client),
+		prefix: r.Prefix,
+		move: func(t *testing.T, stream, id, consumer string) {
+			err := r.Client.XClaimJustID(context.Background(), &redis.XClaimArgs{Stream: stream, Group: "g", Consumer: consumer, Messages: []string{id}}).Err()
+			if err != nil {
+				t.Fatal(err)
+			}
+		},
+		owner: func(t *testing.T, stream, id string) string {
+			p, err := r.Client.XPendingExt(context.Background(), &redis.XPendingExtArgs{Stream: stream, Group: "g", Start: id, End: id, Count: 1}).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p) == 0 {
+				return ""
+			}
+			return p[0].Consumer
+		},
+		leftovers: func(t *testing.T, stream string) int64 {
+			keys, err := r.Client.Keys(context.Background(), stream+":order:*").Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return int64(len(keys))
+		},
+	}
+}
+
+func sqliteOrderBackend(t *testing.T) *orderBackend {
+	db := openState(t, filepath.Join(t.TempDir(), "state.db"), sqlstate.Options{})
+	t.Cleanup(func() { _ = db.Close() })
+	return &orderBackend{
+		engine: sqliteEngine(t, db),
+		move: func(t *testing.T, stream, id, consumer string) {
+			_, seq, _ := cutID(id)
+			if _, err := db.ExecContext(context.Background(), `UPDATE inbox_pending SET consumer = ? WHERE stream = ? AND seq = ?`, consumer, stream, seq); err != nil {
+				t.Fatal(err)
+			}
+		},
+		owner: func(t *testing.T, stream, id string) string {
+			_, seq, _ := cutID(id)
+			var c string
+			err := db.QueryRowContext(context.Background(), `SELECT consumer FROM inbox_pending WHERE stream = ? AND seq = ?`, stream, seq).Scan(&c)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				t.Fatal(err)
+			}
+			return c
+		},
+		// The order is read from the pending entries: nothing of its own is stored.
+		leftovers: func(*testing.T, string) int64 { return 0 },
+	}
+}
+
+func cutID(id string) (int64, int64, error) {
+	for i := range id {
+		if id[i] == '-' {
+			ms, err := strconv.ParseInt(id[:i], 10, 64)
+			if err != nil {
+				return 0, 0, err
+			}
+			seq, err := strconv.ParseInt(id[i+1:], 10, 64)
+			return ms, seq, err
+		}
+	}
+	return 0, 0, fmt.Errorf("bad id %q", id)
+}
+
+var orderContract = []struct {
+	name string
+	run  func(t *testing.T, b *orderBackend)
+}{
+	{"TwoConsumersKeepEachChatsOrder", testTwoConsumersKeepEachChatsOrder},
+	{"LaterEntryWaitsForEarlierOneAtAnotherConsumer", testLaterEntryWaitsForEarlierOneAtAnotherConsumer},
+	{"EntryTakenOverIsHandledByItsNewHolderOnly", testEntryTakenOverIsHandledByItsNewHolderOnly},
+}
+
+func runOrderContract(t *testing.T, newBackend func(t *testing.T) *orderBackend) {
+	for _, c := range orderContract {
+		t.Run(c.name, func(t *testing.T) { c.run(t, newBackend(t)) })
+	}
+}
+
+func TestRedisOrderContract(t *testing.T)  { runOrderContract(t, redisOrderBackend) }
+func TestSQLiteOrderContract(t *testing.T) { runOrderContract(t, sqliteOrderBackend) }
+
+// replicaConsumer is a consumer as a gateway replica runs it: claim period long enough that
+// machine load never looks like a dead consumer.
+func replicaConsumer(name string) inbox.ConsumerConfig {
+	c := fastConsumer(name)
+	c.ClaimIdle = 5 * time.Second
+	c.TurnPoll = 2 * time.Millisecond
+	return c
+}
+
+// chatLog records, per chat, the order events were handled in, by which consumer, and whether
+// two events of one chat were ever handled at the same time (by any consumers).
+type chatLog struct {
+	mu      sync.Mutex
+	active  map[string]int
+	overlap []string
+	order   map[string][]int
+	by      map[string]map[string]int // chat -> consumer -> events
+	count   map[string]int            // event id -> times handled
+}
+
+func newChatLog() *chatLog {
+	return &chatLog{active: map[string]int{}, order: map[string][]int{}, by: map[string]map[string]int{}, count: map[string]int{}}
+}
+
+func (l *chatLog) handler(consumer string) inbox.Handler {
+	return func(_ context.Context, d inbox.Delivery) error {
+		l.mu.Lock()
+		l.active[d.Key]++
+		if l.active[d.Key] > 1 {
+			l.overlap = append(l.overlap, d.ID)
+		}
+		l.mu.Unlock()
+		// A reply takes a moment, and not always the same.
+		time.Sleep(time.Duration(rand.IntN(300)) * time.Microsecond)
+		n, _ := strconv.Atoi(string(d.Payload))
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.active[d.Key]--
+		l.order[d.Key] = append(l.order[d.Key], n)
+		if l.by[d.Key] == nil {
+			l.by[d.Key] = map[string]int{}
+		}
+		l.by[d.Key][consumer]++
+		l.count[d.ID]++
+		return nil
+	}
+}
+
+func (l *chatLog) handled() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.count)
+}
+
+// Two consumers of one group (two gateway replicas) share bursts of 1,000 events over five
+// chats: every chat's events are handled in the order they were stored, never two of one chat
+// at once, none lost and none twice.
+func testTwoConsumersKeepEachChatsOrder(t *testing.T, b *orderBackend) {
+	cfg := inbox.Config{Stream: b.prefix + "inbox:order", Group: "g", Seal: testSeal}
+	s := newStore(t, b.engine, cfg)
+	log := newChatLog()
+	runConsumer(t, b.engine, cfg, replicaConsumer("replica-a"), log.handler("replica-a"))
+	runConsumer(t, b.engine, cfg, replicaConsumer("replica-b"), log.handler("replica-b"))
+
+	const total, chats = 1000, 5
+	next := map[string]int{}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < total; {
+		// A burst: up to 20 events of random chats in one webhook.
+		var burst []inbox.Event
+		for n := 1 + rng.IntN(20); n > 0 && i < total; n-- {
+			chat := fmt.Sprint("chat-", rng.IntN(chats))
+			burst = append(burst, inbox.Event{ID: fmt.Sprint("ev-", i), Key: chat, Payload: []byte(strconv.Itoa(next[chat]))})
+			next[chat]++
+			i++
+		}
+		if _, err := s.Append(context.Background(), burst...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testinfra.Eventually(t, 60*time.Second, "every event handled", func() bool { return log.handled() == total })
+	waitFor(t, "acknowledgement", settled(t, s))
+	waitFor(t, "order records settled", func() bool { return b.leftovers(t, cfg.Stream) == 0 })
+
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	if len(log.overlap) > 0 {
+		t.Errorf("%d events ran while another event of their chat was running: %v", len(log.overlap), log.overlap[:min(5, len(log.overlap))])
+	}
+	for id, n := range log.count {
+		if n != 1 {
+			t.Errorf("event %s handled %d times", id, n)
+		}
+	}
+	shared := 0
+	for chat, got := range log.order {
+		if len(got) != next[chat] {
+			t.Errorf("chat %s: %d events handled, %d stored", chat, len(got), next[chat])
+		}
+		for i, n := range got {
+			if n != i {
+				t.Errorf("chat %s: position %d holds event %d; order %v", chat, i, n, got[:min(len(got), i+5)])
+				break
+			}
+		}
+		if len(log.by[chat]) == 2 {
+			shared++
+		}
+	}
+	// The test means something only when the replicas really split the chats' events.
+	if shared == 0 {
+		t.Fatalf("no chat was handled by both consumers: %v", log.by)
+	}
+	if n := dead(t, s); n != 0 {
+		t.Fatalf("dead letters = %d", n)
+	}
+}
+
+// A chat's second event, read by another consumer while the first is still being handled, waits
+// for the first one to finish.
+func testLaterEntryWaitsForEarlierOneAtAnotherConsumer(t *testing.T, b *orderBackend) {
+	cfg := inbox.Config{Stream: b.prefix + "inbox:wait", Group: "g", Seal: testSeal}
+	s := newStore(t, b.engine, cfg)
+	ctx := context.Background()
+	if _, err := s.Append(ctx, inbox.Event{ID: "first", Key: "chat"}); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var order []string
+	record := func(id string) {
+		mu.Lock()
+		defer mu.Unlock()
+		order = append(order, id)
+	}
+	started, release := make(chan struct{}), make(chan struct{})
+	// One entry in hand at most: the first consumer cannot read the second event.
+	one := replicaConsumer("replica-a")
+	one.Batch, one.MaxInFlight = 1, 1
+	runConsumer(t, b.engine, cfg, one, func(_ context.Context, d inbox.Delivery) error {
+		close(started)
+		<-release
+		record(d.ID)
+		return nil
+	})
+	<-started
+	if _, err := s.Append(ctx, inbox.Event{ID: "second", Key: "chat"}); err != nil {
+		t.Fatal(err)
+	}
+	secondDone := make(chan struct{})
+	runConsumer(t, b.engine, cfg, replicaConsumer("replica-b"), func(_ context.Context, d inbox.Delivery) error {
+		record(d.ID)
+		close(secondDone)
+		return nil
+	})
+	waitFor(t, "the second event delivered to the other consumer", func() bool {
+		st := stats(t, s)
+		return st.Pending == 2 && st.Lag == 0
+	})
+	// Many turns of the waiting consumer pass while the first event is still in hand.
+	select {
+	case <-secondDone:
+		t.Fatal("the second event of the chat was handled while the first was still running")
+	case <-time.After(300 * time.Millisecond):
+	}
+	close(release)
+	<-secondDone
+	waitFor(t, "acknowledgement", settled(t, s))
+	mu.Lock()
+	defer mu.Unlock()
+	if fmt.Sprint(order) != "[first second]" {
+		t.Fatalf("order = %v", order)
+	}
+}
+
+// An entry taken over by another consumer while it waited in a lane is dropped by its former
+// holder — neither handled nor taken back by the keep-alive — and handled once, by the new
+// holder, after the chat's earlier entry.
+func testEntryTakenOverIsHandledByItsNewHolderOnly(t *testing.T, b *orderBackend) {
+	cfg := inbox.Config{Stream: b.prefix + "inbox:fence", Group: "g", Seal: testSeal}
+	s := newStore(t, b.engine, cfg)
+	ctx := context.Background()
+	res, err := s.Append(ctx, inbox.Event{ID: "first", Key: "chat"}, inbox.Event{ID: "second", Key: "chat"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := res.StreamIDs[1]
+	var mu sync.Mutex
+	var handled []string
+	started, release := make(chan struct{}), make(chan struct{})
+	// A keep-alive every second; nothing is reclaimed before it is idle for 3 s.
+	a := fastConsumer("replica-a")
+	a.ClaimIdle = 3 * time.Second
+	a.TurnPoll = 2 * time.Millisecond
+	stopA := runConsumer(t, b.engine, cfg, a, func(_ context.Context, d inbox.Delivery) error {
+		if d.ID == "first" {
+			close(started)
+			<-release
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		handled = append(handled, "a:"+d.ID)
+		return nil
+	})
+	<-started
+	waitFor(t, "both events in the first consumer's hands", func() bool { return stats(t, s).Pending == 2 })
+	b.move(t, cfg.Stream, second, "replica-b")
+	// A keep-alive of the first consumer passes while it holds both events in hand.
+	time.Sleep(1500 * time.Millisecond)
+	if o := b.owner(t, cfg.Stream, second); o != "replica-b" {
+		t.Fatalf("the keep-alive took the entry back: pending with %q", o)
+	}
+	close(release)
+	waitFor(t, "the first event acknowledged", func() bool { return stats(t, s).Pending == 1 })
+	stopA()
+	runConsumer(t, b.engine, cfg, replicaConsumer("replica-b"), func(_ context.Context, d inbox.Delivery) error {
+		mu.Lock()
+		defer mu.Unlock()
+		handled = append(handled, "b:"+d.ID)
+		return nil
+	})
+	waitFor(t, "acknowledgement", settled(t, s))
+	mu.Lock()
+	defer mu.Unlock()
+	if fmt.Sprint(handled) != "[a:first b:second]" {
+		t.Fatalf("handled = %v, want the first event by a, the second by b only", handled)
+	}
+}
