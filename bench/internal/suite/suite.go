@@ -145,8 +145,9 @@ type Options struct {
 	Services []string
 	// Replicas is how many processes run each of ReplicatedServices (default 1). With more than
 	// one, every replica listens on ports of its own behind a round-robin balancer
-	// (faultproxy) at the service's addresses, and each gateway replica has a consumer name of
-	// its own.
+	// (faultproxy) at the service's addresses and has a replica id of its own that it keeps
+	// across restarts (<service>-<n>, as a StatefulSet's pod name: the gateways' consumer name,
+	// the executor's claim holder, approval's sweeper lease holder, heartbeat's replica).
 	Replicas int
 	// Workspace is the executor's workspace (default: LogDir/workspace).
 	Workspace string
@@ -157,12 +158,6 @@ type Options struct {
 // ReplicatedServices are the services that may run as several replicas: every consumer of
 // the suite's queues and every stateless server in the message path.
 var ReplicatedServices = []string{"approval", "executor", "router-shiro", "chat-mio", "gateway-line", "gateway-slack"}
-
-// consumerKeys are the settings that name a gateway's consumer in its queues' groups.
-var consumerKeys = map[string]string{
-	"gateway-line":  "PICOCLAW_LINE_INBOX_CONSUMER",
-	"gateway-slack": "PICOCLAW_SLACK_INBOX_CONSUMER",
-}
 
 // Proc is one running service process.
 type Proc struct {
@@ -296,9 +291,7 @@ func (s *Suite) replicaSpecs(name string, n int, layout launch.Layout, env []str
 		if public != "" {
 			e = append(e, fmt.Sprintf("PICOCLAW_SERVICES_%s_PUBLIC_LISTEN=%s", launch.EnvKey(name), publics[i]))
 		}
-		if key := consumerKeys[name]; key != "" {
-			e = append(e, fmt.Sprintf("%s=%s-%d", key, name, i+1))
-		}
+		e = append(e, fmt.Sprintf("PICOCLAW_REPLICA_ID=%s-%d", name, i+1))
 		specs[i] = launch.Spec{Name: name, Env: e, Addr: internal[i]}
 	}
 	return specs, public, nil
