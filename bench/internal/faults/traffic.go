@@ -38,7 +38,9 @@ type sender struct {
 
 func newSender(p Plan, url string, line *suite.LineAPI, start time.Time, interval time.Duration) *sender {
 	return &sender{plan: p, url: url, line: line, start: start, interval: interval,
-		client: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: p.Chats, IdleConnTimeout: time.Minute}},
+		// A connection per delivery, as LINE's webhook deliveries come: a kept-alive connection
+		// would pin most webhooks to one replica behind the balancer.
+		client: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}},
 		acked:  make([]bool, p.Messages+1), first: make([]time.Time, p.Messages+1)}
 }
 
