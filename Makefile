@@ -75,6 +75,11 @@ bench-compare: ## Compare the embedded suite built at REF (A) with the working t
 	@test -n "$(REF)" || { echo "usage: make bench-compare REF=<commit>"; exit 2; }
 	go run ./bench/cmd/picoclaw-bench -compare $(REF) -out bench/results $(COMPARE_FLAGS)
 
+.PHONY: bench-faults
+bench-faults: ## Fault run: LINE traffic while every service is killed and Redis, Postgres and the LINE API are paused, with 1 and 2 replicas (writes bench/results/faults*.{json,md}; FAULTS_FLAGS)
+	go run ./bench/cmd/picoclaw-bench -faults -out bench/results $(FAULTS_FLAGS)
+	go run ./bench/cmd/picoclaw-bench -faults -replicas 2 -out bench/results $(FAULTS_FLAGS)
+
 .PHONY: bench
 bench: ## Run the Go benchmarks, then the load tool (writes bench/results/report.json and report.md)
 	go test -run '^$$' -bench . -benchmem $(PKGS)
