@@ -9,8 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/heartbeat/v1/heartbeatv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
@@ -31,11 +29,11 @@ const Name = "heartbeat"
 type Config struct {
 	config.Common `yaml:",inline"`
 
-	// ReportToChat turns on alerts to AdminSession (heartbeat.report_to_chat).
-	ReportToChat bool `yaml:"-" env:"PICOCLAW_HEARTBEAT_REPORT_TO_CHAT"`
-	// AdminSession receives the alerts: line:<id> or slack:<channel>:<thread_ts>
-	// (heartbeat.admin_session).
-	AdminSession string `yaml:"-" env:"PICOCLAW_HEARTBEAT_ADMIN_SESSION"`
+	// ReportToChat turns on alerts to AdminSession. It is a key of the heartbeat section, which
+	// the common part owns: the config tag places it there (pkg/config).
+	ReportToChat bool `yaml:"-" config:"heartbeat.report_to_chat" env:"PICOCLAW_HEARTBEAT_REPORT_TO_CHAT"`
+	// AdminSession receives the alerts: line:<id> or slack:<channel>:<thread_ts>.
+	AdminSession string `yaml:"-" config:"heartbeat.admin_session" env:"PICOCLAW_HEARTBEAT_ADMIN_SESSION"`
 
 	// Wiring: listeners, log writer and telemetry handed over by tests and the embedded suite.
 	rpcserver.Wiring `yaml:"-"`
@@ -44,29 +42,6 @@ type Config struct {
 // DefaultConfig returns the defaults of the spec.
 func DefaultConfig() Config {
 	return Config{Common: config.DefaultCommon()}
-}
-
-// UnmarshalYAML reads the common keys and the service's own keys of the heartbeat section,
-// which the common part already claims by name.
-func (c *Config) UnmarshalYAML(n *yaml.Node) error {
-	type plain Config
-	if err := n.Decode((*plain)(c)); err != nil {
-		return err
-	}
-	own := struct {
-		Heartbeat struct {
-			ReportToChat bool   `yaml:"report_to_chat"`
-			AdminSession string `yaml:"admin_session"`
-		} `yaml:"heartbeat"`
-	}{}
-	own.Heartbeat.ReportToChat = c.ReportToChat
-	own.Heartbeat.AdminSession = c.AdminSession
-	if err := n.Decode(&own); err != nil {
-		return err
-	}
-	c.ReportToChat = own.Heartbeat.ReportToChat
-	c.AdminSession = own.Heartbeat.AdminSession
-	return nil
 }
 
 // Validate checks the configuration and names the offending key.
