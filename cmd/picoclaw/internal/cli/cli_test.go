@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -61,6 +62,19 @@ func TestApprovalCommandsAgainstTheRealService(t *testing.T) {
 	code, out, errOut := run(t, url, token, "jobs", "--status", "pending")
 	if code != ExitOK || !strings.Contains(out, "job_20261121_001") || !strings.Contains(out, "job_20261121_002") {
 		t.Fatalf("jobs: %d %s %s", code, out, errOut)
+	}
+	// --output json: the documented fields (docs/cli.md), parsed.
+	code, out, errOut = run(t, url, token, "jobs", "-o", "json")
+	var list struct {
+		Jobs []map[string]any `json:"jobs"`
+	}
+	if code != ExitOK || json.Unmarshal([]byte(out), &list) != nil || len(list.Jobs) != 2 {
+		t.Fatalf("jobs -o json: %d %s %s", code, out, errOut)
+	}
+	for _, field := range []string{"job_id", "status", "route", "task_type", "summary", "affected_paths", "flags", "requested_at", "stats"} {
+		if _, ok := list.Jobs[0][field]; !ok {
+			t.Errorf("jobs -o json lacks %q: %v", field, list.Jobs[0])
+		}
 	}
 	code, out, errOut = run(t, url, token, "deny", "JOB_20261121_002", "--reason", "not now")
 	if code != ExitOK || !strings.Contains(out, "denied") {

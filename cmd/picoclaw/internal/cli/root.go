@@ -32,6 +32,9 @@ const (
 func Main(args []string, stdio IO) int {
 	g := &globals{io: stdio}
 	root := newRoot(g)
+	if args == nil {
+		args = []string{} // nil would make cobra read os.Args
+	}
 	root.SetArgs(args)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

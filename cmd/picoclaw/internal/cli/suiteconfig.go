@@ -75,10 +75,7 @@ func (c *suiteConfigs) load(path string, lookup config.LookupFunc) error {
 	known := c.schema()
 	var problems uniqueErrors
 	for _, s := range c.each() {
-		if err := config.DecodeWith(data, s.cfg, known); err != nil {
-			problems.add(err)
-			continue
-		}
+		problems.add(config.DecodeWith(data, s.cfg, known))
 		problems.add(config.ApplyEnv(s.cfg, lookup))
 	}
 	return problems.err()
