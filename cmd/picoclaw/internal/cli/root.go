@@ -51,17 +51,26 @@ func newRoot(g *globals) *cobra.Command {
 		Short: "the PicoClaw Suite's command line",
 		Long: "The PicoClaw Suite's command line: the whole suite in one process (`picoclaw run`), a terminal chat,\n" +
 			"the approval commands and the operator's tools.",
-		Version:           buildinfo.Get().String(),
 		SilenceErrors:     true,
 		SilenceUsage:      true,
 		Args:              rootArgs,
-		RunE:              func(cmd *cobra.Command, _ []string) error { cmd.SetOut(g.io.Out); printHelp(cmd); return errUsageShown },
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return g.prepare(cmd) },
+	}
+	// Not cobra's Version: its --version prints through text/template, whose reflection keeps
+	// every method of every linked type in the binary (about 7 MB here).
+	var showVersion bool
+	root.Flags().BoolVarP(&showVersion, "version", "v", false, "print the version and exit")
+	root.RunE = func(cmd *cobra.Command, _ []string) error {
+		if showVersion {
+			fmt.Fprintln(g.io.Out, "picoclaw", buildinfo.Get())
+			return nil
+		}
+		printHelp(cmd)
+		return errUsageShown
 	}
 	root.SetIn(g.io.In)
 	root.SetOut(g.io.Out)
 	root.SetErr(g.io.Err)
-	root.SetVersionTemplate("picoclaw {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err.Error()} })
 	root.SetHelpFunc(func(cmd *cobra.Command, _ []string) { printHelp(cmd) })
 	root.SetUsageFunc(func(cmd *cobra.Command) error { printHelp(cmd); return nil })
@@ -138,6 +147,9 @@ var errUsageShown = errors.New("usage shown")
 
 // prepare reads the suite config and the run state before a command runs.
 func (g *globals) prepare(cmd *cobra.Command) error {
+	if !cmd.HasParent() {
+		return nil // the root itself only prints its help or the version
+	}
 	for c := cmd; c != nil; c = c.Parent() {
 		if c.Annotations[annotNoConfig] != "" || c.Name() == cobra.ShellCompRequestCmd || c.Name() == cobra.ShellCompNoDescRequestCmd {
 			return nil
