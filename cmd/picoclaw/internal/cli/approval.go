@@ -183,6 +183,33 @@ func jobID(args []string) string {
 	return id
 }
 
+// jobCompletions completes a job id from the running suite's jobs (pending ones when status is
+// "pending"), quietly offering nothing when it cannot be reached.
+func jobCompletions(g *globals, status string) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 || g.prepare(cmd) != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		q := url.Values{"limit": {"50"}}
+		if status != "" {
+			q.Set("status", status)
+		}
+		var out struct {
+			Jobs []jobJSON `json:"jobs"`
+		}
+		if err := rest(ctx, g, http.MethodGet, "/v1/jobs", q, nil, &out); err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		comps := make([]cobra.Completion, 0, len(out.Jobs))
+		for _, j := range out.Jobs {
+			comps = append(comps, cobra.CompletionWithDesc(j.JobID, j.Status+" "+oneLine(j.Summary, 50)))
+		}
+		return comps, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
 // stateAnnotations mark a command that talks to the running suite of the state file.
 func stateAnnotations() map[string]string { return map[string]string{annotState: "yes"} }
 
@@ -247,7 +274,7 @@ func newJobCmd(g *globals) *cobra.Command {
 	var output outputFlag
 	cmd := &cobra.Command{
 		Use: "job <job_id>", Short: "show a job and its audit trail",
-		Args: jobArgs, Annotations: stateAnnotations(),
+		Args: jobArgs, Annotations: stateAnnotations(), ValidArgsFunction: jobCompletions(g, ""),
 		RunE: func(cmd *cobra.Command, args []string) error { return runJob(cmd.Context(), g, jobID(args), output) },
 	}
 	output.register(cmd)
@@ -307,7 +334,7 @@ func newApproveCmd(g *globals) *cobra.Command {
 	var noExec bool
 	cmd := &cobra.Command{
 		Use: "approve <job_id>", Short: "approve a pending job (and ask the executor to run it)",
-		Args: jobArgs, Annotations: stateAnnotations(),
+		Args: jobArgs, Annotations: stateAnnotations(), ValidArgsFunction: jobCompletions(g, "pending"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id := jobID(args)
 			if err := decide(cmd.Context(), g, id, "approve", struct{}{}); err != nil || noExec {
@@ -357,7 +384,7 @@ func newDenyCmd(g *globals) *cobra.Command {
 	var reason string
 	cmd := &cobra.Command{
 		Use: "deny <job_id> [--reason TEXT]", Short: "deny a pending job",
-		Args: jobArgs, Annotations: stateAnnotations(),
+		Args: jobArgs, Annotations: stateAnnotations(), ValidArgsFunction: jobCompletions(g, "pending"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return decide(cmd.Context(), g, jobID(args), "deny", map[string]string{"reason": reason})
 		},

@@ -93,6 +93,12 @@ func newRoot(g *globals) *cobra.Command {
 		newKeysCmd(g), newDoctorCmd(g), newVersionCmd(g),
 	)
 	root.AddCommand(newCompletionCmd(root))
+	root.InitDefaultHelpCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "help" {
+			c.Short = "show a command's help: its usage line, flags and their defaults"
+		}
+	}
 	return root
 }
 

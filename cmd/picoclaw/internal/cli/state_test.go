@@ -45,6 +45,10 @@ func TestApprovalCommandsUseTheRunState(t *testing.T) {
 	live := runState{RESTURL: public + "/v1/", ConsoleURL: public + "/ui/", Token: token, PID: os.Getpid()}
 	write(live, 0o600)
 
+	// A job id completes from the running suite's pending jobs.
+	if code, out, _ := runEnv(env, "__complete", "approve", ""); code != ExitOK || !strings.Contains(out, "job_20261122_001\tpending") {
+		t.Fatalf("approve <TAB>: exit %d\n%s", code, out)
+	}
 	code, jobs, errOut := jobsJSON(t, env)
 	if code != ExitOK || len(jobs) != 1 || jobs[0].JobID != "job_20261122_001" || jobs[0].Status != "pending" {
 		t.Fatalf("jobs through the state file: exit %d %+v %s", code, jobs, errOut)
