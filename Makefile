@@ -53,7 +53,7 @@ test: ## Run every module's tests with -race
 run: ## Start the whole suite in one process with a chat prompt (embedded default; data in data/)
 	@mkdir -p bin
 	CGO_ENABLED=0 go build -tags $(EMBEDDED_TAGS) -trimpath -ldflags "$(LDFLAGS)" -o bin/picoclaw ./cmd/picoclaw
-	exec bin/picoclaw run
+	exec bin/picoclaw run --data data
 
 # Release builds: stripped, without local paths, version and commit stamped (`<bin> --version`,
 # /healthz).

@@ -137,7 +137,7 @@ func TestEmbeddedSuiteRunsAsAServiceUntilSIGTERM(t *testing.T) {
 	data := filepath.Join(dir, "data")
 	cmd := exec.Command(bin, "run", "--data", data, "--user", "tester") // stdin is not a terminal
 	cmd.Dir = dir                                                       // not the repository: the persona and the rules are built in
-	cmd.Env = append(os.Environ(), "PICOCLAW_OLLAMA_BASE_URL=http://127.0.0.1:1")
+	cmd.Env = append(os.Environ(), "PICOCLAW_OLLAMA_BASE_URL=http://127.0.0.1:1", "XDG_STATE_HOME="+t.TempDir())
 	var out testinfra.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {

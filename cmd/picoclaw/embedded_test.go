@@ -31,7 +31,15 @@ func startRun(t *testing.T, bin, dataDir string, env ...string) *session {
 	t.Helper()
 	cmd := exec.Command(bin, "run", "--data", dataDir, "--user", "tester", "--chat", "on")
 	cmd.Dir = filepath.Join("..", "..") // persona and rules files are found from the repository root
-	cmd.Env = append(append(os.Environ(), "PICOCLAW_OLLAMA_BASE_URL=http://127.0.0.1:1", "PICOCLAW_LOCALE=ja"), env...)
+	// The run state file goes to the test's own directory, not the user's.
+	cmd.Env = append(append(os.Environ(), "PICOCLAW_OLLAMA_BASE_URL=http://127.0.0.1:1", "PICOCLAW_LOCALE=ja",
+		"XDG_STATE_HOME="+t.TempDir()), env...)
+	return startSession(t, cmd)
+}
+
+// startSession starts cmd (a `picoclaw run` with the terminal chat on) and follows its output.
+func startSession(t *testing.T, cmd *exec.Cmd) *session {
+	t.Helper()
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

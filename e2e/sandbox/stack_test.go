@@ -187,6 +187,8 @@ func startStack(t *testing.T, as runAs, day string) *stack {
 		"HOME="+t.TempDir(),
 	)
 	s.startProcess("approval", approvalEnv, nil)
+	// The executor's journal lives beside the workspace, owned by the executor's user as well.
+	s.mkdir(s.ws+"-executor-state", 0o700)
 	executorEnv := append(append(append([]string(nil), common...), testinfra.AuthEnv(svcauth.Executor)...),
 		"HOME="+s.home,
 		"PICOCLAW_CONFIG="+s.cfgPath,

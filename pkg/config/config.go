@@ -3,17 +3,12 @@
 package config
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"reflect"
 	"strconv"
 	"strings"
 	"time"
-
-	"gopkg.in/yaml.v3"
 )
 
 // EnvPrefix prefixes every environment override: PICOCLAW_APPROVAL_PENDING_TTL overrides
@@ -50,14 +45,11 @@ func Load(path string, dst Validator) error {
 	return nil
 }
 
-// Decode decodes YAML into dst. Keys a service does not know are ignored, because the suite
-// shares one file across all services.
+// Decode decodes YAML into dst strictly (see DecodeWith): the suite shares one file across all
+// services, so a key another service reads (SuiteSchema) is left alone, and a key no service
+// reads is an error naming its path, as is a value of the wrong type.
 func Decode(data []byte, dst any) error {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(dst); err != nil && !errors.Is(err, io.EOF) {
-		return err
-	}
-	return nil
+	return DecodeWith(data, dst, SuiteSchema())
 }
 
 // LookupFunc is os.LookupEnv's shape, so tests can supply their own environment.
@@ -84,11 +76,15 @@ func applyEnv(v reflect.Value, path []string, lookup LookupFunc) error {
 		name, inline := yamlName(f)
 		fv := v.Field(i)
 		envName, hasEnv := f.Tag.Lookup("env")
-		if name == "-" && !hasEnv {
+		claim, claimed := f.Tag.Lookup("config")
+		if name == "-" && !hasEnv && !claimed {
 			continue
 		}
 		fieldPath := path
-		if !inline {
+		switch {
+		case claimed:
+			fieldPath = append(append([]string(nil), path...), strings.Split(claim, ".")...)
+		case !inline:
 			fieldPath = append(append([]string(nil), path...), name)
 		}
 		if fv.Kind() == reflect.Struct && fv.Type() != durationType {

@@ -43,8 +43,8 @@ services:
 approval:
   pending_ttl: 10m
   approvers: [U1]
-  unknown_key_for_another_service: 1
-other_service: {x: 1}
+  sweep_interval: 1m          # read by the approval service, not by this config
+executor: {workspace: /srv/w} # a section of another service
 `)
 	if err := Decode(yaml, &cfg); err != nil {
 		t.Fatal(err)
@@ -77,12 +77,18 @@ other_service: {x: 1}
 	}
 }
 
+// A secret written in the file is refused, naming the variable it must come from.
 func TestSecretsAreNotReadFromYAML(t *testing.T) {
 	cfg := testConfig{Common: DefaultCommon()}
-	if err := Decode([]byte("token: from-file\n"), &cfg); err != nil {
-		t.Fatal(err)
+	err := Decode([]byte("token: from-file\nredis: {password: hunter2}\n"), &cfg)
+	if err == nil || !strings.Contains(err.Error(), "token: secrets are not read from the file; set TEST_API_TOKEN") ||
+		!strings.Contains(err.Error(), "redis.password: secrets are not read from the file; set REDIS_PASSWORD") {
+		t.Fatalf("err = %v", err)
 	}
-	if cfg.Token.Set() {
+	if strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "from-file") {
+		t.Fatalf("the error repeats the secret: %v", err)
+	}
+	if cfg.Token.Set() || cfg.Redis.Password.Set() {
 		t.Fatalf("secret read from file: %q", cfg.Token.Value())
 	}
 }

@@ -40,7 +40,9 @@ func TestBurstReusesConnections(t *testing.T) {
 		}
 		wg.Wait()
 	}
-	if n := conns.Load(); n > 16 {
+	// A connection goes back to the pool just after its body is closed, so a few calls of the
+	// next burst may dial before it is there; Go's default pool (2 idle per host) opens about 140.
+	if n := conns.Load(); n > 32 {
 		t.Fatalf("%d connections for 160 calls in bursts of 16", n)
 	}
 }

@@ -9,8 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/heartbeat/v1/heartbeatv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
@@ -32,16 +30,16 @@ const Name = "heartbeat"
 type Config struct {
 	config.Common `yaml:",inline"`
 
-	// ReportToChat turns on alerts to AdminSession (heartbeat.report_to_chat).
-	ReportToChat bool `yaml:"-" env:"PICOCLAW_HEARTBEAT_REPORT_TO_CHAT"`
-	// AdminSession receives the alerts: line:<id> or slack:<channel>:<thread_ts>
-	// (heartbeat.admin_session).
-	AdminSession string `yaml:"-" env:"PICOCLAW_HEARTBEAT_ADMIN_SESSION"`
-	// AlertAfter is how many unhealthy beats in a row open an incident (heartbeat.alert_after;
-	// a timeout opens one at once); RecoverAfter how many healthy beats in a row close it
-	// (heartbeat.recover_after). Every replica of a service counts by itself.
-	AlertAfter   int `yaml:"-" env:"PICOCLAW_HEARTBEAT_ALERT_AFTER"`
-	RecoverAfter int `yaml:"-" env:"PICOCLAW_HEARTBEAT_RECOVER_AFTER"`
+	// ReportToChat turns on alerts to AdminSession. It is a key of the heartbeat section, which
+	// the common part owns: the config tag places it there (pkg/config).
+	ReportToChat bool `yaml:"-" config:"heartbeat.report_to_chat" env:"PICOCLAW_HEARTBEAT_REPORT_TO_CHAT"`
+	// AdminSession receives the alerts: line:<id> or slack:<channel>:<thread_ts>.
+	AdminSession string `yaml:"-" config:"heartbeat.admin_session" env:"PICOCLAW_HEARTBEAT_ADMIN_SESSION"`
+	// AlertAfter is how many unhealthy beats in a row open an incident (a timeout opens one at
+	// once); RecoverAfter how many healthy beats in a row close it. Every replica of a service
+	// counts by itself.
+	AlertAfter   int `yaml:"-" config:"heartbeat.alert_after" env:"PICOCLAW_HEARTBEAT_ALERT_AFTER"`
+	RecoverAfter int `yaml:"-" config:"heartbeat.recover_after" env:"PICOCLAW_HEARTBEAT_RECOVER_AFTER"`
 
 	// Wiring: listeners, log writer and telemetry handed over by tests and the embedded suite.
 	rpcserver.Wiring `yaml:"-"`
@@ -50,33 +48,6 @@ type Config struct {
 // DefaultConfig returns the defaults of the spec.
 func DefaultConfig() Config {
 	return Config{Common: config.DefaultCommon(), AlertAfter: 2, RecoverAfter: 2}
-}
-
-// UnmarshalYAML reads the common keys and the service's own keys of the heartbeat section,
-// which the common part already claims by name.
-func (c *Config) UnmarshalYAML(n *yaml.Node) error {
-	type plain Config
-	if err := n.Decode((*plain)(c)); err != nil {
-		return err
-	}
-	own := struct {
-		Heartbeat struct {
-			ReportToChat bool   `yaml:"report_to_chat"`
-			AdminSession string `yaml:"admin_session"`
-			AlertAfter   int    `yaml:"alert_after"`
-			RecoverAfter int    `yaml:"recover_after"`
-		} `yaml:"heartbeat"`
-	}{}
-	own.Heartbeat.ReportToChat = c.ReportToChat
-	own.Heartbeat.AdminSession = c.AdminSession
-	own.Heartbeat.AlertAfter, own.Heartbeat.RecoverAfter = c.AlertAfter, c.RecoverAfter
-	if err := n.Decode(&own); err != nil {
-		return err
-	}
-	c.ReportToChat = own.Heartbeat.ReportToChat
-	c.AdminSession = own.Heartbeat.AdminSession
-	c.AlertAfter, c.RecoverAfter = own.Heartbeat.AlertAfter, own.Heartbeat.RecoverAfter
-	return nil
 }
 
 // Validate checks the configuration and names the offending key.

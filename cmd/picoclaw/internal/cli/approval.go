@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	executorv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/executor/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/executor/v1/executorv1connect"
@@ -83,6 +84,8 @@ func rest(ctx context.Context, g *globals, method, path string, query url.Values
 	if base == "" {
 		base = g.cfg.Services.Approval.PublicURL
 	}
+	// The REST URL may be given with its /v1/ (as `picoclaw run` prints it) or without.
+	base = strings.TrimSuffix(strings.TrimRight(base, "/"), "/v1")
 	return restAt(ctx, g, "approval", base, method, path, query, body, out)
 }
 
@@ -90,7 +93,11 @@ func rest(ctx context.Context, g *globals, method, path string, query url.Values
 // approver's bearer token; service names it in errors.
 func restAt(ctx context.Context, g *globals, service, base, method, path string, query url.Values, body, out any) error {
 	if g.token == "" {
-		return &apiError{code: ExitUnauthorized, msg: "PICOCLAW_TOKEN is not set (the " + service + " API needs an approver's bearer token)"}
+		m := "PICOCLAW_TOKEN is not set (the " + service + " API needs an approver's bearer token)"
+		if g.staleState != "" {
+			m += "; the suite recorded in " + g.staleState + " is no longer running (start it with `picoclaw run`)"
+		}
+		return &apiError{code: ExitUnauthorized, msg: m}
 	}
 	if query == nil {
 		query = url.Values{}
@@ -159,37 +166,84 @@ func codeForStatus(status int) int {
 	return ExitError
 }
 
-// jobArg parses the flags of a command about one job and returns that job's id.
-func jobArg(fs *flag.FlagSet, args []string) (string, error) {
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return "", err
+// jobArgs checks a command's one argument, a job id, and normalises it.
+func jobArgs(_ *cobra.Command, args []string) error {
+	if len(args) != 1 {
+		return usagef("expected exactly one job id")
 	}
-	if len(pos) != 1 {
-		return "", usagef("expected exactly one job id")
+	if _, err := jobid.Normalize(args[0]); err != nil {
+		return usagef("%v", err)
 	}
-	id, err := jobid.Normalize(pos[0])
-	if err != nil {
-		return "", usagef("%v", err)
-	}
-	return id, nil
+	return nil
 }
 
-func runJobs(ctx context.Context, g *globals, args []string) error {
-	fs := newFlags(g, "jobs", commands()["jobs"].usage)
-	status := fs.String("status", "", "only jobs in these states (comma separated)")
-	limit := fs.Int("limit", 50, "at most this many jobs")
-	jsonOut := fs.Bool("json", false, "print JSON")
-	pos, err := parseInterspersed(fs, args)
+// jobID is the normalised id jobArgs accepted.
+func jobID(args []string) string {
+	id, _ := jobid.Normalize(args[0])
+	return id
+}
+
+// jobCompletions completes a job id from the running suite's jobs (pending ones when status is
+// "pending"), quietly offering nothing when it cannot be reached.
+func jobCompletions(g *globals, status string) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 || g.prepare(cmd) != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		q := url.Values{"limit": {"50"}}
+		if status != "" {
+			q.Set("status", status)
+		}
+		var out struct {
+			Jobs []jobJSON `json:"jobs"`
+		}
+		if err := rest(ctx, g, http.MethodGet, "/v1/jobs", q, nil, &out); err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		comps := make([]cobra.Completion, 0, len(out.Jobs))
+		for _, j := range out.Jobs {
+			comps = append(comps, cobra.CompletionWithDesc(j.JobID, j.Status+" "+oneLine(j.Summary, 50)))
+		}
+		return comps, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// stateAnnotations mark a command that talks to the running suite of the state file.
+func stateAnnotations() map[string]string { return map[string]string{annotState: "yes"} }
+
+// jobStates are the states `jobs --status` accepts.
+var jobStates = []string{"pending", "granted", "auto_approved", "denied", "expired", "cancelled", "executing", "completed", "failed", "refused"}
+
+func newJobsCmd(g *globals) *cobra.Command {
+	var o jobsOptions
+	cmd := &cobra.Command{
+		Use: "jobs [--status pending|granted|auto_approved|denied|expired|cancelled|executing|completed|failed|refused]", Short: "list approval jobs",
+		Args: noArgs, Annotations: stateAnnotations(),
+		RunE: func(cmd *cobra.Command, _ []string) error { return runJobs(cmd.Context(), g, o) },
+	}
+	cmd.Flags().StringVar(&o.status, "status", "", "only jobs in these states (comma separated)")
+	cmd.Flags().IntVar(&o.limit, "limit", 50, "at most this many jobs")
+	o.output.register(cmd)
+	_ = cmd.RegisterFlagCompletionFunc("status", fixedCompletions(jobStates...))
+	return cmd
+}
+
+type jobsOptions struct {
+	status string
+	limit  int
+	output outputFlag
+}
+
+func runJobs(ctx context.Context, g *globals, o jobsOptions) error {
+	jsonOut, err := o.output.isJSON()
 	if err != nil {
 		return err
 	}
-	if len(pos) > 0 {
-		return usagef("unexpected argument %q", pos[0])
-	}
-	q := url.Values{"limit": {fmt.Sprint(*limit)}}
-	if *status != "" {
-		q.Set("status", strings.ToLower(*status))
+	q := url.Values{"limit": {fmt.Sprint(o.limit)}}
+	if o.status != "" {
+		q.Set("status", strings.ToLower(o.status))
 	}
 	var out struct {
 		Jobs []jobJSON `json:"jobs"`
@@ -197,7 +251,7 @@ func runJobs(ctx context.Context, g *globals, args []string) error {
 	if err := rest(ctx, g, http.MethodGet, "/v1/jobs", q, nil, &out); err != nil {
 		return err
 	}
-	if *jsonOut {
+	if jsonOut {
 		return json.NewEncoder(g.io.Out).Encode(out)
 	}
 	tw := tabwriter.NewWriter(g.io.Out, 0, 2, 2, ' ', 0)
@@ -216,10 +270,19 @@ func oneLine(s string, max int) string {
 	return s
 }
 
-func runJob(ctx context.Context, g *globals, args []string) error {
-	fs := newFlags(g, "job", commands()["job"].usage)
-	jsonOut := fs.Bool("json", false, "print JSON")
-	id, err := jobArg(fs, args)
+func newJobCmd(g *globals) *cobra.Command {
+	var output outputFlag
+	cmd := &cobra.Command{
+		Use: "job <job_id>", Short: "show a job and its audit trail",
+		Args: jobArgs, Annotations: stateAnnotations(), ValidArgsFunction: jobCompletions(g, ""),
+		RunE: func(cmd *cobra.Command, args []string) error { return runJob(cmd.Context(), g, jobID(args), output) },
+	}
+	output.register(cmd)
+	return cmd
+}
+
+func runJob(ctx context.Context, g *globals, id string, output outputFlag) error {
+	jsonOut, err := output.isJSON()
 	if err != nil {
 		return err
 	}
@@ -234,7 +297,7 @@ func runJob(ctx context.Context, g *globals, args []string) error {
 	if err := rest(ctx, g, http.MethodGet, "/v1/jobs/"+id+"/events", nil, nil, &evs); err != nil {
 		return err
 	}
-	if *jsonOut {
+	if jsonOut {
 		return json.NewEncoder(g.io.Out).Encode(map[string]any{"job": job, "events": evs.Events, "chain_valid": evs.ChainValid})
 	}
 	w := g.io.Out
@@ -267,17 +330,21 @@ func runJob(ctx context.Context, g *globals, args []string) error {
 	return tw.Flush()
 }
 
-func runApprove(ctx context.Context, g *globals, args []string) error {
-	fs := newFlags(g, "approve", commands()["approve"].usage)
-	noExec := fs.Bool("no-execute", false, "only record the approval; do not ask the executor to run the job")
-	id, err := jobArg(fs, args)
-	if err != nil {
-		return err
+func newApproveCmd(g *globals) *cobra.Command {
+	var noExec bool
+	cmd := &cobra.Command{
+		Use: "approve <job_id>", Short: "approve a pending job (and ask the executor to run it)",
+		Args: jobArgs, Annotations: stateAnnotations(), ValidArgsFunction: jobCompletions(g, "pending"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id := jobID(args)
+			if err := decide(cmd.Context(), g, id, "approve", struct{}{}); err != nil || noExec {
+				return err
+			}
+			return execute(cmd.Context(), g, id)
+		},
 	}
-	if err := decide(ctx, g, id, "approve", struct{}{}); err != nil || *noExec {
-		return err
-	}
-	return execute(ctx, g, id)
+	cmd.Flags().BoolVar(&noExec, "no-execute", false, "only record the approval; do not ask the executor to run the job")
+	return cmd
 }
 
 // decide posts a decision on a job (approve, deny) and prints the job's new status.
@@ -313,67 +380,72 @@ func execute(ctx context.Context, g *globals, id string) error {
 	return nil
 }
 
-func runDeny(ctx context.Context, g *globals, args []string) error {
-	fs := newFlags(g, "deny", commands()["deny"].usage)
-	reason := fs.String("reason", "", "why (stored in the audit log)")
-	id, err := jobArg(fs, args)
-	if err != nil {
-		return err
+func newDenyCmd(g *globals) *cobra.Command {
+	var reason string
+	cmd := &cobra.Command{
+		Use: "deny <job_id> [--reason TEXT]", Short: "deny a pending job",
+		Args: jobArgs, Annotations: stateAnnotations(), ValidArgsFunction: jobCompletions(g, "pending"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return decide(cmd.Context(), g, jobID(args), "deny", map[string]string{"reason": reason})
+		},
 	}
-	return decide(ctx, g, id, "deny", map[string]string{"reason": *reason})
+	cmd.Flags().StringVar(&reason, "reason", "", "why (stored in the audit log)")
+	return cmd
 }
 
-func runAutoApprove(ctx context.Context, g *globals, args []string) error {
-	use := commands()["auto-approve"].usage
-	if len(args) == 0 {
-		return usagef("expected on, off or status")
+func newAutoApproveCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "auto-approve",
+		Short: "turn Auto-Approve on or off, or show it",
+		Args:  groupArgs, RunE: groupRun,
 	}
-	switch args[0] {
-	case "status":
-		if len(args) > 1 {
-			return usagef("status takes no arguments")
-		}
-		return autoApproveCall(ctx, g, http.MethodGet, nil, nil)
-	case "off":
-		fs := newFlags(g, "auto-approve off", use)
-		reason := fs.String("reason", "", "why")
-		if pos, err := parseInterspersed(fs, args[1:]); err != nil {
-			return err
-		} else if len(pos) > 0 {
-			return usagef("unexpected argument %q", pos[0])
-		}
-		q := url.Values{}
-		if *reason != "" {
-			q.Set("reason", *reason)
-		}
-		return autoApproveCall(ctx, g, http.MethodDelete, q, nil)
-	case "on":
-		fs := newFlags(g, "auto-approve on", use)
-		ttl := fs.Duration("ttl", 0, "how long the grant lasts (default: approval.auto_approve.default_ttl; capped by max_ttl)")
-		paths := fs.String("paths", "", "allowed path prefixes, comma separated (e.g. docs/,README.md)")
-		tasks := fs.String("tasks", "", "allowed task types (design,codegen,review,refactor,ops,docs)")
-		routes := fs.String("routes", "", "allowed routes (e.g. CODE1)")
-		denied := fs.String("deny-ops", "", "operations never auto-approved (e.g. shell_command)")
-		ops := fs.String("ops", "", "operations the grant opts in to: shell (needs --paths too)")
-		reason := fs.String("reason", "", "why (stored in the audit log)")
-		pos, err := parseInterspersed(fs, args[1:])
-		if err != nil {
-			return err
-		}
-		if len(pos) > 0 {
-			return usagef("unexpected argument %q", pos[0])
-		}
-		body := map[string]any{
-			"task_types": splitList(*tasks), "routes": splitList(*routes),
-			"path_prefixes": splitList(*paths), "denied_operations": splitList(*denied),
-			"allowed_operations": splitList(*ops), "reason": *reason,
-		}
-		if *ttl > 0 {
-			body["ttl"] = ttl.String()
-		}
-		return autoApproveCall(ctx, g, http.MethodPut, nil, body)
+	status := &cobra.Command{
+		Use: "status", Short: "show the Auto-Approve grant", Args: noArgs, Annotations: stateAnnotations(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return autoApproveCall(cmd.Context(), g, http.MethodGet, nil, nil)
+		},
 	}
-	return usagef("expected on, off or status, got %q", args[0])
+	var offReason string
+	off := &cobra.Command{
+		Use: "off [--reason TEXT]", Short: "end the Auto-Approve grant", Args: noArgs, Annotations: stateAnnotations(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			q := url.Values{}
+			if offReason != "" {
+				q.Set("reason", offReason)
+			}
+			return autoApproveCall(cmd.Context(), g, http.MethodDelete, q, nil)
+		},
+	}
+	off.Flags().StringVar(&offReason, "reason", "", "why")
+	var o struct {
+		ttl                                       time.Duration
+		paths, tasks, routes, denied, ops, reason string
+	}
+	on := &cobra.Command{
+		Use:   "on [--ttl 30m] [--paths docs/,README.md] [--tasks docs,review] [--routes CODE1] [--ops shell] [--reason TEXT]",
+		Short: "grant Auto-Approve for a while, within a scope", Args: noArgs, Annotations: stateAnnotations(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			body := map[string]any{
+				"task_types": splitList(o.tasks), "routes": splitList(o.routes),
+				"path_prefixes": splitList(o.paths), "denied_operations": splitList(o.denied),
+				"allowed_operations": splitList(o.ops), "reason": o.reason,
+			}
+			if o.ttl > 0 {
+				body["ttl"] = o.ttl.String()
+			}
+			return autoApproveCall(cmd.Context(), g, http.MethodPut, nil, body)
+		},
+	}
+	f := on.Flags()
+	f.DurationVar(&o.ttl, "ttl", 0, "how long the grant lasts (default: approval.auto_approve.default_ttl; capped by max_ttl)")
+	f.StringVar(&o.paths, "paths", "", "allowed path prefixes, comma separated (e.g. docs/,README.md)")
+	f.StringVar(&o.tasks, "tasks", "", "allowed task types (design,codegen,review,refactor,ops,docs)")
+	f.StringVar(&o.routes, "routes", "", "allowed routes (e.g. CODE1)")
+	f.StringVar(&o.denied, "deny-ops", "", "operations never auto-approved (e.g. shell_command)")
+	f.StringVar(&o.ops, "ops", "", "operations the grant opts in to: shell (needs --paths too)")
+	f.StringVar(&o.reason, "reason", "", "why (stored in the audit log)")
+	cmd.AddCommand(on, off, status)
+	return cmd
 }
 
 // autoApproveCall sends one Auto-Approve request and prints the status it answers with.

@@ -4,11 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/spf13/cobra"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	approval "github.com/picoclaw-suite/picoclaw/services/approval/service"
@@ -17,42 +18,56 @@ import (
 // auditKeyFile is where the embedded suite keeps its generated audit key, under its data directory.
 var auditKeyFile = filepath.Join("credentials", "audit.key")
 
-// runAudit is `picoclaw audit verify`: it reads the audit database itself, with the audit key,
-// rather than asking the approval service, so it works while the service is down and does not
-// trust the process whose log it checks.
-func runAudit(ctx context.Context, g *globals, args []string) error {
-	use := commands()["audit"].usage
-	if len(args) == 0 || args[0] != "verify" {
-		if len(args) > 0 && (args[0] == "--help" || args[0] == "-h") {
-			fmt.Fprintf(g.io.Out, "usage: picoclaw %s\n", use)
-			return nil
-		}
-		return usagef("expected the subcommand verify")
+// loginTokenFile is the embedded suite's REST and console token for the terminal user, under
+// its data directory.
+var loginTokenFile = filepath.Join("credentials", "login.token")
+
+// newAuditCmd is `picoclaw audit verify`: it reads the audit database itself, with the audit
+// key, rather than asking the approval service, so it works while the service is down and does
+// not trust the process whose log it checks.
+func newAuditCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use: "audit", Short: "verify the audit log: chains, anchors and job rows (reads the database with the audit key)",
+		Args: groupArgs, RunE: groupRun,
 	}
-	flags := newFlags(g, "audit verify", use)
-	job := flags.String("job", "", "verify only this job (default: every job and stream)")
-	dataDir := flags.String("data", "data", "the embedded suite's data directory (used when no Postgres DSN is set)")
-	sqlitePath := flags.String("sqlite", "", "verify this SQLite audit database")
-	jsonOut := flags.Bool("json", false, "print the report as JSON")
-	pos, err := parseInterspersed(flags, args[1:])
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usagef("unexpected argument %q", pos[0])
-	}
-	if *sqlitePath == "" {
-		flags.Visit(func(f *flag.Flag) {
-			if f.Name == "data" {
-				*sqlitePath = filepath.Join(*dataDir, "audit.db")
+	var o auditOptions
+	verify := &cobra.Command{
+		Use: "verify [--job ID] [--data DIR | --sqlite FILE]", Short: "verify every chain, its anchor in the job row, and the row against the events",
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.sqlitePath == "" && flagChanged(cmd.Flags(), "data") {
+				o.sqlitePath = filepath.Join(o.dataDir, "audit.db")
 			}
-		})
+			o.dataDir = g.dataDirOr(o.dataDir)
+			return runAuditVerify(cmd.Context(), g, o)
+		},
 	}
-	cfg, err := auditConfig(g, *dataDir, *sqlitePath)
+	f := verify.Flags()
+	f.StringVar(&o.job, "job", "", "verify only this job (default: every job and stream)")
+	f.StringVar(&o.dataDir, "data", "", dataFlagUsage+"; used when no Postgres DSN is set")
+	f.StringVar(&o.sqlitePath, "sqlite", "", "verify this SQLite audit database")
+	o.output.register(verify)
+	_ = verify.MarkFlagDirname("data")
+	_ = verify.MarkFlagFilename("sqlite", "db")
+	cmd.AddCommand(verify)
+	return cmd
+}
+
+type auditOptions struct {
+	job, dataDir, sqlitePath string
+	output                   outputFlag
+}
+
+func runAuditVerify(ctx context.Context, g *globals, o auditOptions) error {
+	jsonOut, err := o.output.isJSON()
 	if err != nil {
 		return err
 	}
-	rep, err := approval.VerifyAudit(ctx, cfg, *job)
+	cfg, err := auditConfig(g, o.dataDir, o.sqlitePath)
+	if err != nil {
+		return err
+	}
+	rep, err := approval.VerifyAudit(ctx, cfg, o.job)
 	switch {
 	case errors.Is(err, approval.ErrAuditNotFound), errors.Is(err, fs.ErrNotExist):
 		return &apiError{code: ExitNotFound, msg: err.Error()}
@@ -61,7 +76,7 @@ func runAudit(ctx context.Context, g *globals, args []string) error {
 	case err != nil:
 		return err
 	}
-	if *jsonOut {
+	if jsonOut {
 		enc := json.NewEncoder(g.io.Out)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(rep); err != nil {
@@ -95,8 +110,7 @@ func auditConfig(g *globals, dataDir, sqlitePath string) (approval.Config, error
 			return cfg, fmt.Errorf("config %s: %w", g.cfgPath, err)
 		}
 	}
-	lookup := func(k string) (string, bool) { v := g.io.Getenv(k); return v, v != "" }
-	if err := config.ApplyEnv(&cfg, lookup); err != nil {
+	if err := config.ApplyEnv(&cfg, g.lookupEnv()); err != nil {
 		return cfg, err
 	}
 	switch {

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1/chatv1connect"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1/gatewayv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/channel"
@@ -34,12 +36,17 @@ func defaultUser(g *globals) string {
 	return "me"
 }
 
-func runChat(ctx context.Context, g *globals, args []string) error {
-	fs := newFlags(g, "chat", commands()["chat"].usage)
-	name := fs.String("user", defaultUser(g), "your name; the session is cli:<name> (env PICOCLAW_USER)")
-	if _, err := parseInterspersed(fs, args); err != nil {
-		return err
+func newChatCmd(g *globals) *cobra.Command {
+	var name string
+	cmd := &cobra.Command{
+		Use: "chat [--user NAME]", Short: "chat with a running suite (channel cli)", Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runChat(cmd.Context(), g, name) },
 	}
+	cmd.Flags().StringVar(&name, "user", defaultUser(g), "your name; the session is cli:<name> (env PICOCLAW_USER)")
+	return cmd
+}
+
+func runChat(ctx context.Context, g *globals, name string) error {
 	creds, err := g.credentials()
 	if err != nil {
 		return err
@@ -48,7 +55,7 @@ func runChat(ctx context.Context, g *globals, args []string) error {
 	if err != nil {
 		return fmt.Errorf("listen for notifications on %s (services.cli.listen): %w", g.cfg.Services.CLI.Listen, err)
 	}
-	return chatLoop(ctx, g, creds, *name, g.cfg.Services.ChatMio.URL, ln)
+	return chatLoop(ctx, g, creds, name, g.cfg.Services.ChatMio.URL, ln)
 }
 
 // terminal serializes writes from the prompt loop and from pushed notifications.

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/picoclaw-suite/picoclaw/pkg/redact"
 	"github.com/picoclaw-suite/picoclaw/pkg/sqlstate"
 )
@@ -18,26 +20,43 @@ import (
 // dataFiles are the databases of an embedded data directory.
 var dataFiles = []string{"audit.db", "state.db"}
 
-// runData is `picoclaw data compact|export`: the operator's tools for the embedded suite's
+// dataFlagUsage describes --data of the commands that read the embedded suite's directory.
+const dataFlagUsage = "the embedded suite's data directory (default: ./data when it holds a suite, else $XDG_DATA_HOME/picoclaw)"
+
+// dataDirOr is dir, or the default data directory when dir is empty.
+func (g *globals) dataDirOr(dir string) string {
+	if dir != "" {
+		return dir
+	}
+	return defaultDataDir(g.io.Getenv)
+}
+
+// newDataCmd is `picoclaw data compact|export`: the operator's tools for the embedded suite's
 // data directory.
-func runData(ctx context.Context, g *globals, args []string) error {
-	fs := newFlags(g, "data", commands()["data"].usage)
-	dir := fs.String("data", "data", "the embedded suite's data directory")
-	out := fs.String("out", "-", "export: file to write (- = standard output)")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return err
+func newDataCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use: "data", Short: "compact or export the embedded suite's data directory",
+		Args: groupArgs, RunE: groupRun, Annotations: map[string]string{annotNoConfig: "yes"},
 	}
-	if len(pos) != 1 {
-		return usagef("want compact or export")
+	var dir, out string
+	compact := &cobra.Command{
+		Use: "compact [--data DIR]", Short: "fold the write-ahead logs back and rebuild the databases without free pages (suite stopped)",
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return compactData(cmd.Context(), g, g.dataDirOr(dir)) },
 	}
-	switch pos[0] {
-	case "compact":
-		return compactData(ctx, g, *dir)
-	case "export":
-		return exportData(ctx, g, *dir, *out)
+	compact.Flags().StringVar(&dir, "data", "", dataFlagUsage)
+	export := &cobra.Command{
+		Use: "export [--data DIR] [--out FILE]", Short: "write every row of the databases as JSON lines, secrets masked",
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return exportData(cmd.Context(), g, g.dataDirOr(dir), out) },
 	}
-	return usagef("unknown data command %q (want compact or export)", pos[0])
+	export.Flags().StringVar(&dir, "data", "", dataFlagUsage)
+	export.Flags().StringVar(&out, "out", "-", "file to write (- = standard output)")
+	for _, c := range []*cobra.Command{compact, export} {
+		_ = c.MarkFlagDirname("data")
+	}
+	cmd.AddCommand(compact, export)
+	return cmd
 }
 
 // openData opens one database of the data directory (nil when the file does not exist).
@@ -62,7 +81,10 @@ func compactData(ctx context.Context, g *globals, dir string) error {
 		return err
 	}
 	defer lock.Close()
+	bar := newProgress(g.io.Err, "compact", int64(len(dataFiles)), "databases")
+	defer bar.Done()
 	for _, name := range dataFiles {
+		bar.Label("compact " + name)
 		db, err := openData(dir, name)
 		if err != nil || db == nil {
 			if err != nil {
@@ -79,9 +101,11 @@ func compactData(ctx context.Context, g *globals, dir string) error {
 			_, err = db.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
 		}
 		_ = db.Close()
+		bar.Add(1)
 		if err != nil {
 			return fmt.Errorf("compact %s: %w", name, err)
 		}
+		bar.Done()
 		fmt.Fprintf(g.io.Out, "%s: %s → %s\n", name, human(before), human(diskSize(filepath.Join(dir, name))))
 	}
 	return nil
@@ -139,7 +163,7 @@ func exportData(ctx context.Context, g *globals, dir, out string) error {
 		if db == nil {
 			continue
 		}
-		n, err := exportDB(ctx, db, name, enc)
+		n, err := exportDB(ctx, db, name, enc, g.io.Err)
 		_ = db.Close()
 		if err != nil {
 			return fmt.Errorf("export %s: %w", name, err)
@@ -153,7 +177,7 @@ func exportData(ctx context.Context, g *globals, dir, out string) error {
 	return nil
 }
 
-func exportDB(ctx context.Context, db *sql.DB, name string, enc *json.Encoder) (int, error) {
+func exportDB(ctx context.Context, db *sql.DB, name string, enc *json.Encoder, progressTo io.Writer) (int, error) {
 	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return 0, err
@@ -173,6 +197,20 @@ func exportDB(ctx context.Context, db *sql.DB, name string, enc *json.Encoder) (
 		tables = append(tables, t)
 	}
 	trows.Close()
+	// On a terminal, a bar counts the rows (counted first, in the same snapshot).
+	var bar *progress
+	if isTerminal(progressTo) {
+		var total int64
+		for _, t := range tables {
+			var c int64
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM "`+t+`"`).Scan(&c); err != nil {
+				return 0, err
+			}
+			total += c
+		}
+		bar = newProgress(progressTo, "export "+name, total, "rows")
+		defer bar.Done()
+	}
 	n := 0
 	for _, t := range tables {
 		rows, err := tx.QueryContext(ctx, `SELECT * FROM "`+t+`"`)
@@ -206,6 +244,7 @@ func exportDB(ctx context.Context, db *sql.DB, name string, enc *json.Encoder) (
 				return n, err
 			}
 			n++
+			bar.Add(1)
 		}
 		if err := rows.Close(); err != nil {
 			return n, err

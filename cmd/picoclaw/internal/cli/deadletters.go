@@ -10,62 +10,82 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/spf13/cobra"
+
 	"github.com/picoclaw-suite/picoclaw/pkg/channel"
 )
 
 // gatewayChannels are the channels whose gateways keep dead letters, in listing order.
 var gatewayChannels = []string{"line", "slack"}
 
-// runDeadLetters is `picoclaw deadletters list|show|replay|drop`: the dead letters of the
+// newDeadLettersCmd is `picoclaw deadletters list|show|replay|drop`: the dead letters of the
 // gateways (events that could not be handled, replies and pushes that could not be sent) over
 // each gateway's REST API, with the approver's token (PICOCLAW_TOKEN).
-func runDeadLetters(ctx context.Context, g *globals, args []string) error {
-	fs := newFlags(g, "deadletters", commands()["deadletters"].usage)
-	only := fs.String("channel", "", "list: only this channel's gateway (line or slack)")
-	queue := fs.String("queue", "", "list: only this queue (inbox: events; outbox: replies and pushes)")
-	limit := fs.Int("limit", 50, "list: at most this many per gateway")
-	gatewayURL := fs.String("gateway-url", "", "the gateway's public base URL (default: services.gateway-<channel>.public_url)")
-	jsonOut := fs.Bool("json", false, "print JSON")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return err
+func newDeadLettersCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use: "deadletters", Short: "list, show, replay or drop the gateways' dead letters (events not handled, replies and pushes not sent)",
+		Args: groupArgs, RunE: groupRun,
 	}
-	if len(pos) == 0 {
-		return usagef("want list, show, replay or drop")
+	var gatewayURL string
+	var output outputFlag
+	common := func(c *cobra.Command) *cobra.Command {
+		c.Flags().StringVar(&gatewayURL, "gateway-url", "", "the gateway's public base URL (default: services.gateway-<channel>.public_url)")
+		output.register(c)
+		return c
 	}
-	d := deadLetterCmd{g: g, gatewayURL: *gatewayURL, json: *jsonOut}
-	switch pos[0] {
-	case "list":
-		if len(pos) != 1 {
-			return usagef("list takes no argument")
-		}
-		if *only != "" && !isGatewayChannel(*only) {
-			return usagef("--channel must be line or slack, got %q", *only)
-		}
-		if *queue != "" && *queue != channel.QueueInbox && *queue != channel.QueueOutbox {
-			return usagef("--queue must be inbox or outbox, got %q", *queue)
-		}
-		if *limit < 1 || *limit > 500 {
-			return usagef("--limit must be 1..500")
-		}
-		return d.list(ctx, *only, *queue, *limit)
-	case "show", "replay", "drop":
-		if len(pos) != 2 {
-			return usagef("%s takes one dead letter id (<channel>:<queue>:<id>, as list shows it)", pos[0])
-		}
-		ch, id, err := splitDeadLetterID(pos[1])
-		if err != nil {
-			return err
-		}
-		switch pos[0] {
-		case "show":
-			return d.show(ctx, ch, id)
-		case "replay":
-			return d.replay(ctx, ch, id)
-		}
-		return d.drop(ctx, ch, id)
+	dl := func() (deadLetterCmd, error) {
+		jsonOut, err := output.isJSON()
+		return deadLetterCmd{g: g, gatewayURL: gatewayURL, json: jsonOut}, err
 	}
-	return usagef("unknown deadletters command %q (want list, show, replay or drop)", pos[0])
+	var only, queue string
+	var limit int
+	list := common(&cobra.Command{
+		Use: "list [--channel line|slack] [--queue inbox|outbox] [--limit N]", Short: "list the dead letters with why each died",
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			d, err := dl()
+			if err != nil {
+				return err
+			}
+			if only != "" && !isGatewayChannel(only) {
+				return usagef("--channel must be line or slack, got %q", only)
+			}
+			if queue != "" && queue != channel.QueueInbox && queue != channel.QueueOutbox {
+				return usagef("--queue must be inbox or outbox, got %q", queue)
+			}
+			if limit < 1 || limit > 500 {
+				return usagef("--limit must be 1..500")
+			}
+			return d.list(cmd.Context(), only, queue, limit)
+		},
+	})
+	list.Flags().StringVar(&only, "channel", "", "only this channel's gateway (line or slack)")
+	list.Flags().StringVar(&queue, "queue", "", "only this queue (inbox: events; outbox: replies and pushes)")
+	list.Flags().IntVar(&limit, "limit", 50, "at most this many per gateway")
+	_ = list.RegisterFlagCompletionFunc("channel", fixedCompletions(gatewayChannels...))
+	_ = list.RegisterFlagCompletionFunc("queue", fixedCompletions(channel.QueueInbox, channel.QueueOutbox))
+	one := func(name, short string, do func(d deadLetterCmd, ctx context.Context, ch, id string) error) *cobra.Command {
+		return common(&cobra.Command{
+			Use: name + " <channel>:<queue>:<id>", Short: short,
+			Args: exactArgs(1, "one dead letter id (<channel>:<queue>:<id>, as list shows it)"),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				d, err := dl()
+				if err != nil {
+					return err
+				}
+				ch, id, err := splitDeadLetterID(args[0])
+				if err != nil {
+					return err
+				}
+				return do(d, cmd.Context(), ch, id)
+			},
+		})
+	}
+	cmd.AddCommand(list,
+		one("show", "show a dead letter: its reason, attempts and payload", deadLetterCmd.show),
+		one("replay", "put a dead letter back on its queue (idempotent)", deadLetterCmd.replay),
+		one("drop", "delete a dead letter", deadLetterCmd.drop))
+	return cmd
 }
 
 func isGatewayChannel(ch string) bool { return ch == "line" || ch == "slack" }

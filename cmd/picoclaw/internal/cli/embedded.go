@@ -13,10 +13,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/buildinfo"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
-	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/runner"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
@@ -53,6 +54,9 @@ type suite struct {
 	notes      []string
 	keys       map[string]svcauth.KeyPair
 	cliCreds   *svcauth.Credentials
+	// loginToken is the terminal user's REST and console token (credentials/login.token).
+	loginToken string
+	started    time.Time
 }
 
 // runOptions are the flags of `picoclaw run`.
@@ -65,23 +69,40 @@ type runOptions struct {
 	grace time.Duration
 }
 
-func runEmbedded(ctx context.Context, g *globals, args []string) error {
-	fs := newFlags(g, "run", commands()["run"].usage)
+func newRunCmd(g *globals) *cobra.Command {
 	o := runOptions{}
-	fs.StringVar(&o.dataDir, "data", "data", "directory for all state: the audit and state databases, the workspace, the credentials and the logs")
-	fs.StringVar(&o.user, "user", defaultUser(g), "your name; the session is cli:<name> and you are its approver (env PICOCLAW_USER)")
-	fs.StringVar(&o.chat, "chat", "auto", "on: chat in this terminal; off: run as a service until SIGTERM; auto: on when stdin is a terminal")
-	fs.IntVar(&o.log.maxMB, "log-max-size", 20, "rotate suite.log when it reaches this many MB")
-	fs.DurationVar(&o.log.maxAge, "log-max-age", 24*time.Hour, "rotate suite.log when it is this old")
-	fs.IntVar(&o.log.keep, "log-keep", 5, "rotated logs to keep (older ones are deleted)")
-	fs.DurationVar(&o.grace, "grace", 2*time.Second, "at shutdown, how long in-flight work may finish before it is cancelled")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return err
+	cmd := &cobra.Command{
+		Use:   "run [--data DIR] [--user NAME] [--chat auto|on|off]",
+		Short: "start the whole suite in this process and chat in this terminal (or run it as a service)",
+		Long: "Start the whole suite in this process and chat in this terminal (or run it as a service).\n" +
+			"The banner shows the approval console and REST URLs and your login token; they are also written to\n" +
+			"the run state file, which jobs, job, approve, deny, auto-approve and status read when no URL, token\n" +
+			"or config is given.",
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.dataDir == "" {
+				o.dataDir = defaultDataDir(g.io.Getenv)
+			}
+			if g.statePath == "" {
+				g.statePath = defaultStatePath(g.io.Getenv)
+			}
+			return runEmbedded(cmd.Context(), g, o)
+		},
 	}
-	if len(pos) > 0 {
-		return usagef("unexpected argument %q", pos[0])
-	}
+	f := cmd.Flags()
+	f.StringVar(&o.dataDir, "data", "", "directory for all state: the audit and state databases, the workspace, the credentials and the logs\n(default: ./data when it holds a suite, else $XDG_DATA_HOME/picoclaw)")
+	f.StringVar(&o.user, "user", defaultUser(g), "your name; the session is cli:<name> and you are its approver (env PICOCLAW_USER)")
+	f.StringVar(&o.chat, "chat", "auto", "on: chat in this terminal; off: run as a service until SIGTERM; auto: on when stdin is a terminal")
+	f.IntVar(&o.log.maxMB, "log-max-size", 20, "rotate suite.log when it reaches this many MB")
+	f.DurationVar(&o.log.maxAge, "log-max-age", 24*time.Hour, "rotate suite.log when it is this old")
+	f.IntVar(&o.log.keep, "log-keep", 5, "rotated logs to keep (older ones are deleted)")
+	f.DurationVar(&o.grace, "grace", 2*time.Second, "at shutdown, how long in-flight work may finish before it is cancelled")
+	_ = cmd.MarkFlagDirname("data")
+	_ = cmd.RegisterFlagCompletionFunc("chat", fixedCompletions("auto", "on", "off"))
+	return cmd
+}
+
+func runEmbedded(ctx context.Context, g *globals, o runOptions) error {
 	interactive, err := o.interactive(g.io.In)
 	if err != nil {
 		return err
@@ -110,6 +131,15 @@ func runEmbedded(ctx context.Context, g *globals, args []string) error {
 	}()
 	if err := s.waitReady(runCtx, errc, 60*time.Second); err != nil {
 		return err
+	}
+	st := s.runState()
+	if g.statePath != "" {
+		if err := writeRunState(g.statePath, st); err != nil {
+			// Not fatal: the banner shows the same; only the other terminals' defaults are missing.
+			fmt.Fprintf(g.io.Err, "picoclaw: run state %s not written: %v\n", g.statePath, err)
+		} else {
+			defer removeRunState(g.statePath, st.PID)
+		}
 	}
 	s.banner(time.Since(start), interactive)
 	chatDone := make(chan error, 1)
@@ -162,7 +192,7 @@ func newSuite(ctx context.Context, g *globals, o runOptions) (*suite, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &suite{g: g, dataDir: dataDir, user: o.user, lock: lock, listeners: map[string]net.Listener{},
+	s := &suite{g: g, dataDir: dataDir, user: o.user, lock: lock, listeners: map[string]net.Listener{}, started: time.Now(),
 		log: openSuiteLog(filepath.Join(dataDir, "suite.log"), o.log)}
 	if s.keys, err = loadOrCreateSuiteKeys(filepath.Join(dataDir, "credentials")); err != nil {
 		s.close()
@@ -203,103 +233,56 @@ func newSuite(ctx context.Context, g *globals, o runOptions) (*suite, error) {
 	return s, nil
 }
 
-// load reads the suite config file and the environment into dst (without validating: the
-// embedded overrides come first, Run validates).
-func (s *suite) load(dst any) error {
-	if s.g.cfgPath != "" {
-		data, err := os.ReadFile(s.g.cfgPath)
-		if err != nil {
-			return fmt.Errorf("read config: %w", err)
-		}
-		if err := config.Decode(data, dst); err != nil {
+func (s *suite) configure(ctx context.Context) error {
+	c := defaultSuiteConfigs()
+	if err := c.load(s.g.cfgPath, s.g.lookupEnv()); err != nil {
+		if s.g.cfgPath != "" {
 			return fmt.Errorf("config %s: %w", s.g.cfgPath, err)
 		}
+		return err
 	}
-	return config.ApplyEnv(dst, os.LookupEnv)
-}
-
-// wire applies the embedded topology to the service called name: its common config (peers,
-// Redis, credentials) and its wiring (the listeners opened for it, the shared log).
-func (s *suite) wire(name string, c *config.Common, w *rpcserver.Wiring) {
-	c.Services = s.services
-	// Sessions, queues, counters and the Auto-Approve cache live in one SQLite file, durable at
-	// every commit; no Redis is needed.
-	c.State = config.State{Engine: config.StateSQLite, Path: filepath.Join(s.dataDir, "state.db"), Sync: "normal"}
-	c.Auth = authFor(s.keys, name)
-	w.Listener, w.PublicListener, w.LogWriter = s.listeners[name], s.listeners[name+"-public"], s.log
-}
-
-func (s *suite) configure(ctx context.Context) error {
-	s.offline = !ollamaReachable(ctx, s.ollamaURL())
-	var (
-		ap = approval.DefaultConfig()
-		hb = heartbeat.DefaultConfig()
-		ex = executor.DefaultConfig()
-		co = coderorder.DefaultConfig()
-		rs = routershiro.DefaultConfig()
-		cm = chatmio.DefaultConfig()
-		gl = gatewayline.DefaultConfig()
-		gs = gatewayslack.DefaultConfig()
-	)
-	for _, dst := range []any{&ap, &hb, &ex, &co, &rs, &cm, &gl, &gs} {
-		if err := s.load(dst); err != nil {
-			return err
-		}
-	}
-	s.wire(svcauth.Approval, &ap.Common, &ap.Wiring)
-	s.wire(svcauth.Heartbeat, &hb.Common, &hb.Wiring)
-	s.wire(svcauth.Executor, &ex.Common, &ex.Wiring)
-	s.wire(svcauth.CoderOrder, &co.Common, &co.Wiring)
-	s.wire(svcauth.RouterShiro, &rs.Common, &rs.Wiring)
-	s.wire(svcauth.ChatMio, &cm.Common, &cm.Wiring)
-	s.wire(svcauth.GatewayLine, &gl.Common, &gl.Wiring)
-	s.wire(svcauth.GatewaySlack, &gs.Common, &gs.Wiring)
-
-	ap.Approval.Store = approval.StoreSQLite
-	ap.Approval.SQLitePath = filepath.Join(s.dataDir, "audit.db")
-	if !ap.Approval.Audit.Key.Set() {
+	s.offline = !ollamaReachable(ctx, c.cm.Ollama.BaseURL)
+	auditKey := ""
+	if !c.ap.Approval.Audit.Key.Set() {
 		key, err := loadOrCreateSecret(filepath.Join(s.dataDir, filepath.Dir(auditKeyFile)), filepath.Base(auditKeyFile))
 		if err != nil {
 			return err
 		}
-		ap.Approval.Audit.Key = config.Secret(key)
+		auditKey = key
 	}
-	ap.Approval.Approvers.CLI = appendUnique(ap.Approval.Approvers.CLI, s.user)
-	// The terminal user owns this suite: they may switch Auto-Approve on (it stays off until they do).
-	ap.Approval.AutoApprove.Enabled = true
-
-	ex.Executor.Workspace = filepath.Join(s.dataDir, "workspace")
-	ex.Executor.StateDir = filepath.Join(s.dataDir, "executor")
-
-	if s.offline {
-		cm.Agents.Chat.Provider = llm.ProviderOffline
-		rs.Agents.Worker.Provider = llm.ProviderOffline
+	token, err := loadOrCreateSecret(filepath.Join(s.dataDir, filepath.Dir(loginTokenFile)), filepath.Base(loginTokenFile))
+	if err != nil {
+		return err
 	}
-	// An order without its API key (or any order, with no local model either) proposes through
-	// the offline provider, which labels every answer as not coming from a model.
-	for _, o := range []*coderorder.Order{&co.Orders.Order1, &co.Orders.Order2, &co.Orders.Order3, co.Orders.Coder1, co.Orders.Coder2, co.Orders.Coder3} {
-		if o == nil {
-			continue
-		}
-		if key := o.Config.WithDefaults().APIKeyEnv; s.offline || (llm.IsCloud(o.Provider) && os.Getenv(key) == "") {
-			o.Provider = llm.ProviderOffline
-		}
+	s.loginToken = token
+	c.embed(embedded{dataDir: s.dataDir, services: s.services, keys: s.keys, user: s.user, auditKey: auditKey,
+		loginToken: token, offline: s.offline, lookupEnv: s.g.io.Getenv})
+	wire := func(name string, w *rpcserver.Wiring) {
+		w.Listener, w.PublicListener, w.LogWriter = s.listeners[name], s.listeners[name+"-public"], s.log
 	}
+	wire(svcauth.Approval, &c.ap.Wiring)
+	wire(svcauth.Heartbeat, &c.hb.Wiring)
+	wire(svcauth.Executor, &c.ex.Wiring)
+	wire(svcauth.CoderOrder, &c.co.Wiring)
+	wire(svcauth.RouterShiro, &c.rs.Wiring)
+	wire(svcauth.ChatMio, &c.cm.Wiring)
+	wire(svcauth.GatewayLine, &c.gl.Wiring)
+	wire(svcauth.GatewaySlack, &c.gs.Wiring)
 
 	s.components = []component{
-		{"approval", func(ctx context.Context) error { return approval.Run(ctx, ap) }},
-		{"heartbeat", func(ctx context.Context) error { return heartbeat.Run(ctx, hb) }},
-		{"executor", func(ctx context.Context) error { return executor.Run(ctx, ex) }},
-		{"coder-order", func(ctx context.Context) error { return coderorder.Run(ctx, co) }},
-		{"router-shiro", func(ctx context.Context) error { return routershiro.Run(ctx, rs) }},
-		{"chat-mio", func(ctx context.Context) error { return chatmio.Run(ctx, cm) }},
+		{"approval", func(ctx context.Context) error { return approval.Run(ctx, c.ap) }},
+		{"heartbeat", func(ctx context.Context) error { return heartbeat.Run(ctx, c.hb) }},
+		{"executor", func(ctx context.Context) error { return executor.Run(ctx, c.ex) }},
+		{"coder-order", func(ctx context.Context) error { return coderorder.Run(ctx, c.co) }},
+		{"router-shiro", func(ctx context.Context) error { return routershiro.Run(ctx, c.rs) }},
+		{"chat-mio", func(ctx context.Context) error { return chatmio.Run(ctx, c.cm) }},
 	}
 	// The gateways need their channel's secrets; without them LINE/Slack are simply not offered.
-	s.gateway(component{"gateway-line", func(ctx context.Context) error { return gatewayline.Run(ctx, gl) }},
-		gl.Line.ChannelSecret.Set() && gl.Line.ChannelAccessToken.Set(),
+	s.gateway(component{"gateway-line", func(ctx context.Context) error { return gatewayline.Run(ctx, c.gl) }},
+		c.lineConfigured(),
 		"LINE は未設定です（LINE_CHANNEL_SECRET / LINE_CHANNEL_ACCESS_TOKEN）", "LINE is not configured (LINE_CHANNEL_SECRET / LINE_CHANNEL_ACCESS_TOKEN)")
-	s.gateway(component{"gateway-slack", func(ctx context.Context) error { return gatewayslack.Run(ctx, gs) }},
-		gs.Slack.SigningSecret.Set() && gs.Slack.BotToken.Set(),
+	s.gateway(component{"gateway-slack", func(ctx context.Context) error { return gatewayslack.Run(ctx, c.gs) }},
+		c.slackConfigured(),
 		"Slack は未設定です（SLACK_SIGNING_SECRET / SLACK_BOT_TOKEN）", "Slack is not configured (SLACK_SIGNING_SECRET / SLACK_BOT_TOKEN)")
 	return nil
 }
@@ -314,15 +297,6 @@ func (s *suite) gateway(c component, configured bool, noteJA, noteEN string) {
 	s.closeListener(c.name)
 	s.closeListener(c.name + "-public")
 	s.notes = append(s.notes, msg(s.g.locale, noteJA, noteEN))
-}
-
-func (s *suite) ollamaURL() string {
-	var c struct {
-		Ollama llm.OllamaSettings `yaml:"ollama"`
-	}
-	c.Ollama = llm.DefaultOllamaSettings()
-	_ = s.load(&c)
-	return c.Ollama.BaseURL
 }
 
 func ollamaReachable(ctx context.Context, base string) bool {
@@ -387,12 +361,16 @@ func (s *suite) waitReady(ctx context.Context, errc chan componentEnd, limit tim
 		"gateway-line": s.services.GatewayLine.URL, "gateway-slack": s.services.GatewaySlack.URL,
 	}
 	client := &http.Client{Timeout: time.Second}
+	bar := newProgress(s.g.io.Err, msg(s.g.locale, "起動中", "starting"), int64(len(s.components)), msg(s.g.locale, "サービス", "services"))
+	defer bar.Done()
 	for _, c := range s.components {
+		bar.Label(msg(s.g.locale, "起動中 ", "starting ") + c.name)
 		for {
 			res, err := client.Get(urls[c.name] + "/healthz")
 			if err == nil {
 				res.Body.Close()
 				if res.StatusCode == http.StatusOK {
+					bar.Add(1)
 					break
 				}
 			}
@@ -416,7 +394,18 @@ func (s *suite) banner(took time.Duration, interactive bool) {
 	w := s.g.io.Out
 	fmt.Fprintf(w, "PicoClaw Suite — %s (%d services, %s)\n", msg(s.g.locale, "組み込みモード", "embedded mode"), len(s.components), took.Round(time.Millisecond))
 	fmt.Fprintf(w, "  data: %s   log: %s\n", s.dataDir, filepath.Join(s.dataDir, "suite.log"))
-	fmt.Fprintf(w, "  %s: %s/ui/   REST: %s/v1/\n", msg(s.g.locale, "承認コンソール", "approval console"), s.services.Approval.PublicURL, s.services.Approval.PublicURL)
+	st := s.runState()
+	fmt.Fprintf(w, "  %s: %s   REST: %s\n", msg(s.g.locale, "承認コンソール", "approval console"), st.ConsoleURL, st.RESTURL)
+	// On a terminal the token is shown; a service's output goes to logs, which get only its file.
+	token := st.Token
+	if !interactive {
+		token = filepath.Join(st.DataDir, loginTokenFile)
+	}
+	fmt.Fprintf(w, "  %s: %s (%s)\n", msg(s.g.locale, "ログイントークン", "login token"), token,
+		msg(s.g.locale, "コンソールと REST の Bearer トークン、承認者 "+st.User, "the console's and REST's bearer token, approver "+st.User))
+	if s.g.statePath != "" {
+		fmt.Fprintf(w, "  %s: %s\n", msg(s.g.locale, "状態ファイル（jobs / approve / deny / status が使います）", "state file (read by jobs / approve / deny / status)"), s.g.statePath)
+	}
 	if _, ok := s.listeners["gateway-line-public"]; ok {
 		fmt.Fprintf(w, "  LINE webhook: %s%s\n", s.services.GatewayLine.PublicURL, gatewayline.WebhookPath)
 	}
@@ -436,6 +425,23 @@ func (s *suite) banner(took time.Duration, interactive bool) {
 		fmt.Fprintln(w, msg(s.g.locale, "  サービスとして動いています（端末のチャットなし）。SIGTERM で停止します。",
 			"  Running as a service (no terminal chat). SIGTERM stops it."))
 	}
+}
+
+// runState is how the other terminals reach this suite.
+func (s *suite) runState() runState {
+	return runState{
+		RESTURL: s.services.Approval.PublicURL + "/v1/", ConsoleURL: s.services.Approval.PublicURL + "/ui/",
+		Token: s.loginToken, User: s.user,
+		HeartbeatURL: s.services.Heartbeat.URL, ExecutorURL: s.services.Executor.URL,
+		DataDir: absPath(s.dataDir), PID: os.Getpid(), StartedAt: s.started, Version: buildinfo.Get().String(),
+	}
+}
+
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
 }
 
 func (s *suite) close() {

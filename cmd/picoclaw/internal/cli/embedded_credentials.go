@@ -26,30 +26,15 @@ func loadOrCreateSuiteKeys(dir string) (map[string]svcauth.KeyPair, error) {
 		return nil, fmt.Errorf("credentials directory: %w", err)
 	}
 	path := filepath.Join(dir, suiteKeysFile)
-	if st, err := os.Stat(path); err == nil && st.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("credentials: %s can be read by others (mode %v); chmod 600 it", path, st.Mode().Perm())
+	keys, err := readSuiteKeys(dir)
+	if !errors.Is(err, fs.ErrNotExist) {
+		return keys, err
 	}
-	data, err := os.ReadFile(path)
-	switch {
-	case err == nil:
-		var keys map[string]svcauth.KeyPair
-		if err := json.Unmarshal(data, &keys); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		for _, id := range svcauth.Identities() {
-			if _, ok := keys[id]; !ok {
-				return nil, fmt.Errorf("%s: no key for %s (remove the file to make a new set)", path, id)
-			}
-		}
-		return keys, nil
-	case !errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	keys, err := svcauth.GenerateSuite()
+	keys, err = svcauth.GenerateSuite()
 	if err != nil {
 		return nil, err
 	}
-	data, err = json.MarshalIndent(keys, "", "  ")
+	data, err := json.MarshalIndent(keys, "", "  ")
 	if err != nil {
 		return nil, err
 	}
@@ -64,6 +49,31 @@ func loadOrCreateSuiteKeys(dir string) (map[string]svcauth.KeyPair, error) {
 	}
 	if err := f.Close(); err != nil {
 		return nil, fmt.Errorf("write %s: %w", path, err)
+	}
+	return keys, nil
+}
+
+// readSuiteKeys reads the suite's keys from dir; a file others can read is refused.
+func readSuiteKeys(dir string) (map[string]svcauth.KeyPair, error) {
+	path := filepath.Join(dir, suiteKeysFile)
+	if st, err := os.Stat(path); err == nil && st.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("credentials: %s can be read by others (mode %v); chmod 600 it", path, st.Mode().Perm())
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	var keys map[string]svcauth.KeyPair
+	if err := json.Unmarshal(data, &keys); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	for _, id := range svcauth.Identities() {
+		if _, ok := keys[id]; !ok {
+			return nil, fmt.Errorf("%s: no key for %s (remove the file to make a new set)", path, id)
+		}
 	}
 	return keys, nil
 }

@@ -1,24 +1,25 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 )
 
 // runKeys prints a new key set: one public line every service gets, and one private key per
 // identity that only that service (or, for cli, the operator's terminal) may hold.
-func runKeys(_ context.Context, g *globals, args []string) error {
-	fs := newFlags(g, "keys", commands()["keys"].usage)
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return err
+func newKeysCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use: "keys", Short: "make a fresh set of service keys (env lines for compose or Kubernetes secrets)",
+		Args: noArgs, Annotations: map[string]string{annotNoConfig: "yes"},
+		RunE: func(*cobra.Command, []string) error { return runKeys(g) },
 	}
-	if len(pos) > 0 {
-		return usagef("unexpected argument %q", pos[0])
-	}
+}
+
+func runKeys(g *globals) error {
 	keys, err := svcauth.GenerateSuite()
 	if err != nil {
 		return err

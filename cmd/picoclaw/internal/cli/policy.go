@@ -9,60 +9,76 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	approval "github.com/picoclaw-suite/picoclaw/services/approval/service"
 )
 
-// runPolicy is `picoclaw policy test`: what the approval policy would decide for a patch, which
-// rule decided and the facts it saw, without creating a job. Offline (the default) it uses the
-// shipped default policy or --policy FILE; with --remote it asks the running approval service,
-// whose answer also reflects its policy file and the Auto-Approve grant in force.
-func runPolicy(ctx context.Context, g *globals, args []string) error {
-	use := commands()["policy"].usage
-	if len(args) == 0 || args[0] != "test" {
-		if len(args) > 0 && (args[0] == "--help" || args[0] == "-h") {
-			fmt.Fprintf(g.io.Out, "usage: picoclaw %s\n", use)
-			return nil
-		}
-		return usagef("expected the subcommand test")
+// newPolicyCmd is `picoclaw policy test`: what the approval policy would decide for a patch,
+// which rule decided and the facts it saw, without creating a job. Offline (the default) it uses
+// the shipped default policy or --policy FILE; with --remote it asks the running approval
+// service, whose answer also reflects its policy file and the Auto-Approve grant in force.
+func newPolicyCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use: "policy", Short: "show what the approval policy decides for a patch, the deciding rule and the facts (no job is created)",
+		Args: groupArgs, RunE: groupRun,
 	}
-	flags := newFlags(g, "policy test", use)
-	route := flags.String("route", "", "the route (CODE1, CODE3, ...)")
-	task := flags.String("task", "", "the task type (docs, codegen, ...)")
-	as := flags.String("as", "", "the requester's id")
-	cost := flags.Float64("cost", 0, "the estimated cost in USD")
-	tokens := flags.Int64("tokens", 0, "the estimated tokens")
-	policyFile := flags.String("policy", "", "offline: evaluate this policy file instead of the shipped default")
-	remote := flags.Bool("remote", false, "ask the running approval service (REST, PICOCLAW_TOKEN)")
-	jsonOut := flags.Bool("json", false, "print the answer as JSON")
-	pos, err := parseInterspersed(flags, args[1:])
+	var o policyOptions
+	test := &cobra.Command{
+		Use:   "test <patch-file> [--route R] [--task T] [--as USER] [--cost USD] [--tokens N] [--policy FILE | --remote]",
+		Short: "evaluate the policy for a patch file", Args: exactArgs(1, "one patch file"), Annotations: stateAnnotations(),
+		RunE: func(cmd *cobra.Command, args []string) error { return runPolicyTest(cmd.Context(), g, args[0], o) },
+	}
+	f := test.Flags()
+	f.StringVar(&o.route, "route", "", "the route (CODE1, CODE3, ...)")
+	f.StringVar(&o.task, "task", "", "the task type (docs, codegen, ...)")
+	f.StringVar(&o.as, "as", "", "the requester's id")
+	f.Float64Var(&o.cost, "cost", 0, "the estimated cost in USD")
+	f.Int64Var(&o.tokens, "tokens", 0, "the estimated tokens")
+	f.StringVar(&o.policyFile, "policy", "", "offline: evaluate this policy file instead of the shipped default")
+	f.BoolVar(&o.remote, "remote", false, "ask the running approval service (REST, PICOCLAW_TOKEN)")
+	o.output.register(test)
+	_ = test.MarkFlagFilename("policy", "yaml", "yml")
+	_ = test.RegisterFlagCompletionFunc("task", fixedCompletions("design", "codegen", "review", "refactor", "ops", "docs"))
+	cmd.AddCommand(test)
+	return cmd
+}
+
+type policyOptions struct {
+	route, task, as, policyFile string
+	cost                        float64
+	tokens                      int64
+	remote                      bool
+	output                      outputFlag
+}
+
+func runPolicyTest(ctx context.Context, g *globals, patchFile string, o policyOptions) error {
+	jsonOut, err := o.output.isJSON()
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return usagef("expected one patch file")
-	}
-	if *remote && *policyFile != "" {
+	if o.remote && o.policyFile != "" {
 		return usagef("--policy is for offline tests; the service uses its own approval.policy_file")
 	}
-	data, err := os.ReadFile(pos[0])
+	data, err := os.ReadFile(patchFile)
 	if err != nil {
 		return usagef("patch file: %v", err)
 	}
-	req := approval.PolicySimulationRequest{Patch: string(data), Route: *route, TaskType: *task, Requester: *as,
-		EstimatedCostUSD: *cost, EstimatedTokens: *tokens}
+	req := approval.PolicySimulationRequest{Patch: string(data), Route: o.route, TaskType: o.task, Requester: o.as,
+		EstimatedCostUSD: o.cost, EstimatedTokens: o.tokens}
 	var sim approval.PolicySimulation
-	if *remote {
+	if o.remote {
 		if err := rest(ctx, g, http.MethodPost, "/v1/policy/simulate", nil, req, &sim); err != nil {
 			return err
 		}
 	} else {
 		cfg := approval.DefaultConfig()
-		cfg.Approval.PolicyFile = *policyFile
+		cfg.Approval.PolicyFile = o.policyFile
 		if sim, err = approval.SimulatePolicy(cfg, req); err != nil {
 			return usagef("%v", err)
 		}
 	}
-	if *jsonOut {
+	if jsonOut {
 		enc := json.NewEncoder(g.io.Out)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)

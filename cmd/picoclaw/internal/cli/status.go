@@ -6,6 +6,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	heartbeatv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/heartbeat/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/heartbeat/v1/heartbeatv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
@@ -13,10 +15,20 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 )
 
-func runStatus(ctx context.Context, g *globals, args []string) error {
-	fs := newFlags(g, "status", commands()["status"].usage)
-	jsonOut := fs.Bool("json", false, "print the report as JSON")
-	if _, err := parseInterspersed(fs, args); err != nil {
+func newStatusCmd(g *globals) *cobra.Command {
+	var output outputFlag
+	cmd := &cobra.Command{
+		Use: "status", Short: "show the heartbeat report of every service and agent",
+		Args: noArgs, Annotations: stateAnnotations(),
+		RunE: func(cmd *cobra.Command, _ []string) error { return runStatus(cmd.Context(), g, output) },
+	}
+	output.register(cmd)
+	return cmd
+}
+
+func runStatus(ctx context.Context, g *globals, output outputFlag) error {
+	jsonOut, err := output.isJSON()
+	if err != nil {
 		return err
 	}
 	tel, err := telemetry.New(ctx, telemetry.Config{ServiceName: "picoclaw-cli", LogWriter: io.Discard})
@@ -32,7 +44,7 @@ func runStatus(ctx context.Context, g *globals, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *jsonOut {
+	if jsonOut {
 		return printJSON(g.io.Out, res)
 	}
 	fmt.Fprintln(g.io.Out, res.GetText())

@@ -102,7 +102,7 @@ func (s *Service) deliverNotice(ctx context.Context, n domain.Notice, now time.T
 		log.WarnContext(ctx, "approval.notice_given_up", slog.Duration("age", now.Sub(n.At)))
 		return false, s.store.NoticeDone(ctx, n.JobID, now, "given up: undeliverable for "+NoticeMaxAge.String())
 	}
-	perr := s.notifier.Push(ctx, n.SessionID, n.JobID, n.JobID+":decision", domain.NoticeText(job, s.cfg.Location))
+	perr := s.notifier.Push(ctx, n.SessionID, n.JobID, n.JobID+":decision", domain.NoticeText(job, n.Status, s.cfg.Location))
 	switch {
 	case perr == nil:
 		log.InfoContext(ctx, "approval.requester_notified")

@@ -57,9 +57,10 @@ func NoticeOf(prev, next Job) (Notice, bool) {
 	return Notice{}, false
 }
 
-// NoticeText is the requester's message about the decision of j, in j's locale (Japanese by
-// default), times in loc.
-func NoticeText(j Job, loc *time.Location) string {
+// NoticeText is the requester's message about the decision of j (decision: the status the
+// notice was owed for — the job may have moved on since, e.g. to executing), in j's locale
+// (Japanese by default), times in loc.
+func NoticeText(j Job, decision Status, loc *time.Location) string {
 	en := strings.HasPrefix(strings.ToLower(j.Locale), "en")
 	if loc == nil {
 		loc = time.UTC
@@ -70,7 +71,7 @@ func NoticeText(j Job, loc *time.Location) string {
 	}
 	who = SafeText(who, 80)
 	var text string
-	switch j.Status {
+	switch decision {
 	case StatusExpired:
 		at := j.ExpiresAt.In(loc).Format("2006-01-02 15:04 MST")
 		if en {
@@ -95,7 +96,7 @@ func NoticeText(j Job, loc *time.Location) string {
 			text += "\n" + inLocale(en, "Reason: ", "理由: ") + r
 		}
 	default:
-		text = inLocale(en, fmt.Sprintf("%s is now %s.", j.ID, j.Status), fmt.Sprintf("%s は %s になりました。", j.ID, j.Status))
+		text = inLocale(en, fmt.Sprintf("%s is now %s.", j.ID, decision), fmt.Sprintf("%s は %s になりました。", j.ID, decision))
 	}
 	return text
 }

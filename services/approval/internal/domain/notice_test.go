@@ -130,7 +130,7 @@ func TestNoticeText(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			j := base
 			tc.edit(&j)
-			got := NoticeText(j, tokyo)
+			got := NoticeText(j, j.Status, tokyo)
 			for _, w := range tc.want {
 				if !strings.Contains(got, w) {
 					t.Errorf("%q lacks %q", got, w)
@@ -140,5 +140,17 @@ func TestNoticeText(t *testing.T) {
 				t.Errorf("%q mentions someone", got)
 			}
 		})
+	}
+}
+
+// TestNoticeSaysTheDecisionAfterTheJobMovedOn: a notice delivered when the approved job is
+// already executing (or done) still says who approved it.
+func TestNoticeSaysTheDecisionAfterTheJobMovedOn(t *testing.T) {
+	j := Job{ID: "job_20260301_002", DecidedBy: Actor{ID: "U2", Channel: "line", DisplayName: "Alice"}, DecidedIn: "line:C1"}
+	for _, now := range []Status{StatusExecuting, StatusCompleted, StatusFailed} {
+		j.Status = now
+		if got := NoticeText(j, StatusGranted, time.UTC); !strings.Contains(got, "✅ job_20260301_002 は Alice が承認しました。") {
+			t.Errorf("job %s: %q", now, got)
+		}
 	}
 }

@@ -1,0 +1,347 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/buildinfo"
+	"github.com/picoclaw-suite/picoclaw/pkg/config"
+)
+
+// Annotations on commands.
+const (
+	// annotNoConfig marks a command that does not read the suite config before it runs (it
+	// reads it itself, or needs none).
+	annotNoConfig = "picoclaw/no-config"
+	// annotState marks a command that talks to the suite `picoclaw run` recorded in the state
+	// file when no URL, token or config names another one.
+	annotState = "picoclaw/state"
+)
+
+// Main runs the CLI and returns the exit code.
+func Main(args []string, stdio IO) int {
+	g := &globals{io: stdio}
+	root := newRoot(g)
+	if args == nil {
+		args = []string{} // nil would make cobra read os.Args
+	}
+	root.SetArgs(args)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	// After the first signal the default handling returns: a second Ctrl-C ends the process.
+	context.AfterFunc(ctx, stop)
+	cmd, err := root.ExecuteContextC(ctx)
+	return exitCode(stdio.Err, cmd, err)
+}
+
+// newRoot builds the command tree.
+func newRoot(g *globals) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "picoclaw",
+		Short: "the PicoClaw Suite's command line",
+		Long: "The PicoClaw Suite's command line: the whole suite in one process (`picoclaw run`), a terminal chat,\n" +
+			"the approval commands and the operator's tools.",
+		SilenceErrors:     true,
+		SilenceUsage:      true,
+		Args:              rootArgs,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return g.prepare(cmd) },
+	}
+	// Not cobra's Version: its --version prints through text/template, whose reflection keeps
+	// every method of every linked type in the binary (about 7 MB here).
+	var showVersion bool
+	root.Flags().BoolVarP(&showVersion, "version", "v", false, "print the version and exit")
+	root.RunE = func(cmd *cobra.Command, _ []string) error {
+		if showVersion {
+			fmt.Fprintln(g.io.Out, "picoclaw", buildinfo.Get())
+			return nil
+		}
+		printHelp(cmd)
+		return errUsageShown
+	}
+	root.SetIn(g.io.In)
+	root.SetOut(g.io.Out)
+	root.SetErr(g.io.Err)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err.Error()} })
+	root.SetHelpFunc(func(cmd *cobra.Command, _ []string) { printHelp(cmd) })
+	root.SetUsageFunc(func(cmd *cobra.Command) error { printHelp(cmd); return nil })
+	root.SuggestionsMinimumDistance = 2
+	root.CompletionOptions.DisableDefaultCmd = true
+
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.cfgPath, "config", g.io.Getenv("PICOCLAW_CONFIG"), "suite config file (env PICOCLAW_CONFIG); service URLs come from it")
+	pf.StringVar(&g.locale, "locale", "", "ja or en (default: the config's locale)")
+	pf.StringVar(&g.restURL, "approval-url", "", "approval REST base URL (default: the running suite's, else services.approval.public_url)")
+	pf.StringVar(&g.statePath, "state", "", "the run state file that picoclaw run writes and the approval and status commands read\n(env PICOCLAW_STATE_FILE; default $XDG_STATE_HOME/picoclaw/run.json)")
+	_ = root.RegisterFlagCompletionFunc("locale", fixedCompletions("ja", "en"))
+	_ = root.MarkPersistentFlagFilename("config", "yaml", "yml")
+	_ = root.MarkPersistentFlagFilename("state", "json")
+
+	root.AddCommand(
+		newRunCmd(g), newChatCmd(g),
+		newJobsCmd(g), newJobCmd(g), newApproveCmd(g), newDenyCmd(g), newAutoApproveCmd(g), newStatusCmd(g),
+		newDeadLettersCmd(g), newAuditCmd(g), newDataCmd(g), newPolicyCmd(g), newConfigCmd(g),
+		newKeysCmd(g), newDoctorCmd(g), newVersionCmd(g),
+	)
+	root.AddCommand(newCompletionCmd(root))
+	root.InitDefaultHelpCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "help" {
+			c.Short = "show a command's help: its usage line, flags and their defaults"
+		}
+	}
+	return root
+}
+
+// newCompletionCmd prints a completion script; the shells call back `picoclaw __complete …`
+// (cobra's), so flags, subcommands and fixed values complete as the binary defines them.
+func newCompletionCmd(root *cobra.Command) *cobra.Command {
+	shells := []string{"bash", "zsh", "fish", "powershell"}
+	return &cobra.Command{
+		Use:   "completion bash|zsh|fish|powershell",
+		Short: "print a shell completion script (bash, zsh, fish or powershell)",
+		Long: "Print the shell completion script for picoclaw: commands, flags and their fixed values complete.\n" +
+			"  bash:  source <(picoclaw completion bash)        # or write it to /etc/bash_completion.d/picoclaw\n" +
+			"  zsh:   picoclaw completion zsh > \"${fpath[1]}/_picoclaw\"\n" +
+			"  fish:  picoclaw completion fish > ~/.config/fish/completions/picoclaw.fish",
+		ValidArgs:   shells,
+		Annotations: map[string]string{annotNoConfig: "yes"},
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 || !slices.Contains(shells, args[0]) {
+				return usagef("expected one shell: bash, zsh, fish or powershell")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			w := cmd.OutOrStdout()
+			switch args[0] {
+			case "bash":
+				return root.GenBashCompletionV2(w, true)
+			case "zsh":
+				return root.GenZshCompletion(w)
+			case "fish":
+				return root.GenFishCompletion(w, true)
+			}
+			return root.GenPowerShellCompletionWithDesc(w)
+		},
+	}
+}
+
+// rootArgs refuses an unknown command (with cobra's suggestion when one is close).
+func rootArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	var hint string
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		hint = "; did you mean " + strings.Join(s, " or ") + "?"
+	}
+	return &usageError{fmt.Sprintf("unknown command %q%s", args[0], hint)}
+}
+
+// errUsageShown: the help was printed in place of a command that was missing (exit 2).
+var errUsageShown = errors.New("usage shown")
+
+// prepare reads the suite config and the run state before a command runs.
+func (g *globals) prepare(cmd *cobra.Command) error {
+	if !cmd.HasParent() {
+		return nil // the root itself only prints its help or the version
+	}
+	for c := cmd; c != nil; c = c.Parent() {
+		if c.Annotations[annotNoConfig] != "" || c.Name() == cobra.ShellCompRequestCmd || c.Name() == cobra.ShellCompNoDescRequestCmd {
+			return nil
+		}
+	}
+	cfg := config.DefaultCommon()
+	if err := loadCommon(g.cfgPath, &cfg, g.lookupEnv()); err != nil {
+		return &usageError{err.Error()}
+	}
+	g.cfg = cfg
+	if g.locale == "" {
+		g.locale = cfg.Locale
+	}
+	g.token = g.io.Getenv("PICOCLAW_TOKEN")
+	if cmd.Annotations[annotState] != "" {
+		return g.useRunState()
+	}
+	return nil
+}
+
+// groupArgs refuses a group command's unknown subcommand.
+func groupArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	return &usageError{fmt.Sprintf("unknown %s command %q (want %s)", cmd.Name(), args[0], subcommandNames(cmd))}
+}
+
+// groupRun is the run of a group command called without a subcommand: a usage error.
+func groupRun(cmd *cobra.Command, _ []string) error {
+	return &usageError{fmt.Sprintf("expected a subcommand: %s", subcommandNames(cmd))}
+}
+
+func subcommandNames(cmd *cobra.Command) string {
+	var names []string
+	for _, c := range cmd.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+		}
+	}
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// noArgs, exactArgs and rangeArgs check positional arguments; a mistake is a usage error.
+func noArgs(_ *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usagef("unexpected argument %q", args[0])
+	}
+	return nil
+}
+
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usagef("expected %s", what)
+		}
+		return nil
+	}
+}
+
+// fixedCompletions completes a flag or argument from a fixed list.
+func fixedCompletions(values ...string) cobra.CompletionFunc {
+	return cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp)
+}
+
+// printHelp writes a command's help: its usage line, what it does, its subcommands and flags.
+func printHelp(cmd *cobra.Command) {
+	w := cmd.OutOrStdout()
+	fmt.Fprintf(w, "usage: %s\n", useLine(cmd))
+	desc := cmd.Long
+	if desc == "" {
+		desc = cmd.Short
+	}
+	if desc = strings.TrimSpace(desc); desc != "" {
+		fmt.Fprintf(w, "\n%s\n", desc)
+	}
+	if cmd.HasAvailableSubCommands() {
+		fmt.Fprintln(w, "\ncommands:")
+		for _, c := range cmd.Commands() {
+			if c.IsAvailableCommand() || c.Name() == "help" {
+				fmt.Fprintf(w, "  %-13s %s\n", c.Name(), c.Short)
+			}
+		}
+	}
+	if cmd.HasAvailableLocalFlags() {
+		fmt.Fprintf(w, "\nflags:\n%s", cmd.LocalFlags().FlagUsages())
+	}
+	if cmd.HasAvailableInheritedFlags() {
+		fmt.Fprintf(w, "\nglobal flags:\n%s", cmd.InheritedFlags().FlagUsages())
+	}
+	if cmd.Example != "" {
+		fmt.Fprintf(w, "\nexamples:\n%s\n", cmd.Example)
+	}
+	if !cmd.HasParent() {
+		fmt.Fprintln(w, "\n`picoclaw help <command>` or `picoclaw <command> --help` shows a command's flags.")
+		fmt.Fprintln(w, "The approval and dead-letter commands send the approver's token in PICOCLAW_TOKEN; without a token,")
+		fmt.Fprintln(w, "URL or config they talk to the suite `picoclaw run` recorded in the state file.")
+		fmt.Fprintf(w, "\nexit codes: %d ok, %d error, %d usage, %d not found, %d conflict (already decided), %d unauthorized/forbidden, %d service unavailable, %d audit log tampered\n",
+			ExitOK, ExitError, ExitUsage, ExitNotFound, ExitConflict, ExitUnauthorized, ExitUnavailable, ExitTampered)
+	}
+}
+
+// useLine is the command's path with the arguments its Use names.
+func useLine(cmd *cobra.Command) string {
+	line := cmd.CommandPath()
+	if _, rest, ok := strings.Cut(cmd.Use, " "); ok {
+		line += " " + rest
+	} else if cmd.HasAvailableSubCommands() {
+		line += " <command>"
+	}
+	if cmd.HasAvailableFlags() && !strings.Contains(line, "[flags]") {
+		line += " [flags]"
+	}
+	return line
+}
+
+// outputFlag is --output text|json (-o), with --json kept as its old spelling.
+type outputFlag struct {
+	format string
+	json   bool
+}
+
+func (o *outputFlag) register(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&o.format, "output", "o", "text", "text or json (field names in docs/cli.md)")
+	cmd.Flags().BoolVar(&o.json, "json", false, "same as --output json")
+	_ = cmd.Flags().MarkHidden("json")
+	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletions("text", "json"))
+}
+
+// isJSON reports whether JSON was asked for; another format is a usage error.
+func (o *outputFlag) isJSON() (bool, error) {
+	switch o.format {
+	case "json":
+		return true, nil
+	case "text", "":
+		return o.json, nil
+	}
+	return false, usagef("--output must be text or json, got %q", o.format)
+}
+
+// flagChanged reports whether the user set the flag.
+func flagChanged(fs *pflag.FlagSet, name string) bool {
+	f := fs.Lookup(name)
+	return f != nil && f.Changed
+}
+
+func newVersionCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use: "version", Short: "print the version and commit this binary was built from",
+		Args: noArgs, Annotations: map[string]string{annotNoConfig: "yes"},
+		RunE: func(*cobra.Command, []string) error {
+			fmt.Fprintln(g.io.Out, "picoclaw", buildinfo.Get())
+			return nil
+		},
+	}
+}
+
+// exitCode reports err (once, on w) and maps it to the exit code.
+func exitCode(w io.Writer, cmd *cobra.Command, err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	if errors.Is(err, errUsageShown) {
+		return ExitUsage
+	}
+	name := "picoclaw"
+	if cmd != nil && cmd.HasParent() {
+		name = cmd.CommandPath()
+	}
+	var ue *usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintf(w, "%s: %s\n", name, ue.msg)
+		if cmd != nil {
+			fmt.Fprintf(w, "usage: %s\n(`%s --help` lists the flags)\n", useLine(cmd), cmd.CommandPath())
+		}
+		return ExitUsage
+	}
+	if errors.Is(err, context.Canceled) {
+		return ExitOK
+	}
+	fmt.Fprintf(w, "%s: %v\n", name, err)
+	return codeOf(err)
+}
