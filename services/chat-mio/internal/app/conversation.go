@@ -188,6 +188,13 @@ func (a *App) chatReply(ctx context.Context, t *turn, text, worker string, quest
 			t.say(domain.T(t.loc, domain.MsgWorkerResultPlain) + "\n" + workerPlain(t.loc, worker, questions))
 			return
 		}
+		if errors.Is(err, llm.ErrUnavailable) || errors.Is(err, llm.ErrRateLimited) {
+			// Transient (the model's server unreachable or answering 5xx/429): the turn fails
+			// without an answer and the gateway tries the event again later, as for the router.
+			// A model that is too slow or missing is told: retrying would not change it.
+			t.fail(fmt.Errorf("chat model: %w: %w", domain.ErrUnavailable, err))
+			return
+		}
 		t.say(domain.T(t.loc, domain.MsgChatModelDown, a.model.Provider()+"/"+a.model.Model()))
 		return
 	}

@@ -197,6 +197,7 @@ type unit struct {
 	executor  *fakeExecutor
 	notifier  *fakeNotifier
 	store     *memStore
+	model     *fakeModel
 }
 
 // codeRoute is a router answer with one proposal from order2.
@@ -207,10 +208,11 @@ func codeRoute() app.RouteResult {
 
 func newUnit(t *testing.T) *unit {
 	t.Helper()
-	u := &unit{router: &fakeRouter{res: codeRoute()}, approvals: &fakeApprovals{}, executor: &fakeExecutor{}, notifier: &fakeNotifier{}, store: newMemStore()}
+	u := &unit{router: &fakeRouter{res: codeRoute()}, approvals: &fakeApprovals{}, executor: &fakeExecutor{}, notifier: &fakeNotifier{}, store: newMemStore(),
+		model: &fakeModel{reply: "hi"}}
 	a, err := app.New(app.Config{ReplyBudget: 5 * time.Second}, u.store, &seqIDs{},
 		app.Peers{Router: u.router, Approvals: u.approvals, Executor: u.executor, Heartbeat: fakeHeartbeat{}},
-		&fakeModel{reply: "hi"}, u.notifier, slog.New(slog.DiscardHandler))
+		u.model, u.notifier, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
