@@ -18,7 +18,6 @@ import (
 
 	"github.com/picoclaw-suite/picoclaw/pkg/buildinfo"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
-	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/runner"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	approval "github.com/picoclaw-suite/picoclaw/services/approval/service"
@@ -257,17 +256,9 @@ func (s *suite) configure(ctx context.Context) error {
 	s.loginToken = token
 	c.embed(embedded{dataDir: s.dataDir, services: s.services, keys: s.keys, user: s.user, auditKey: auditKey,
 		loginToken: token, offline: s.offline, lookupEnv: s.g.io.Getenv})
-	wire := func(name string, w *rpcserver.Wiring) {
-		w.Listener, w.PublicListener, w.LogWriter = s.listeners[name], s.listeners[name+"-public"], s.log
+	for _, sc := range c.each() {
+		sc.wiring.Listener, sc.wiring.PublicListener, sc.wiring.LogWriter = s.listeners[sc.name], s.listeners[sc.name+"-public"], s.log
 	}
-	wire(svcauth.Approval, &c.ap.Wiring)
-	wire(svcauth.Heartbeat, &c.hb.Wiring)
-	wire(svcauth.Executor, &c.ex.Wiring)
-	wire(svcauth.CoderOrder, &c.co.Wiring)
-	wire(svcauth.RouterShiro, &c.rs.Wiring)
-	wire(svcauth.ChatMio, &c.cm.Wiring)
-	wire(svcauth.GatewayLine, &c.gl.Wiring)
-	wire(svcauth.GatewaySlack, &c.gs.Wiring)
 
 	s.components = []component{
 		{"approval", func(ctx context.Context) error { return approval.Run(ctx, c.ap) }},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
+	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	approval "github.com/picoclaw-suite/picoclaw/services/approval/service"
 	chatmio "github.com/picoclaw-suite/picoclaw/services/chat-mio/service"
@@ -32,10 +33,12 @@ type suiteConfigs struct {
 	gs gatewayslack.Config
 }
 
-// serviceConfig is one service's configuration.
+// serviceConfig is one service's configuration, with its common part and its wiring.
 type serviceConfig struct {
-	name string
-	cfg  config.Validator
+	name   string
+	cfg    config.Validator
+	common *config.Common
+	wiring *rpcserver.Wiring
 }
 
 func defaultSuiteConfigs() *suiteConfigs {
@@ -47,8 +50,10 @@ func defaultSuiteConfigs() *suiteConfigs {
 // each lists the configurations in the order the suite starts the services.
 func (c *suiteConfigs) each() []serviceConfig {
 	return []serviceConfig{
-		{svcauth.Approval, &c.ap}, {svcauth.Heartbeat, &c.hb}, {svcauth.Executor, &c.ex}, {svcauth.CoderOrder, &c.co},
-		{svcauth.RouterShiro, &c.rs}, {svcauth.ChatMio, &c.cm}, {svcauth.GatewayLine, &c.gl}, {svcauth.GatewaySlack, &c.gs},
+		{svcauth.Approval, &c.ap, &c.ap.Common, &c.ap.Wiring}, {svcauth.Heartbeat, &c.hb, &c.hb.Common, &c.hb.Wiring},
+		{svcauth.Executor, &c.ex, &c.ex.Common, &c.ex.Wiring}, {svcauth.CoderOrder, &c.co, &c.co.Common, &c.co.Wiring},
+		{svcauth.RouterShiro, &c.rs, &c.rs.Common, &c.rs.Wiring}, {svcauth.ChatMio, &c.cm, &c.cm.Common, &c.cm.Wiring},
+		{svcauth.GatewayLine, &c.gl, &c.gl.Common, &c.gl.Wiring}, {svcauth.GatewaySlack, &c.gs, &c.gs.Common, &c.gs.Wiring},
 	}
 }
 
@@ -117,14 +122,9 @@ func (c *suiteConfigs) embed(e embedded) {
 		cm.State = config.State{Engine: config.StateSQLite, Path: filepath.Join(e.dataDir, "state.db"), Sync: "normal"}
 		cm.Auth = authFor(e.keys, name)
 	}
-	wire(svcauth.Approval, &c.ap.Common)
-	wire(svcauth.Heartbeat, &c.hb.Common)
-	wire(svcauth.Executor, &c.ex.Common)
-	wire(svcauth.CoderOrder, &c.co.Common)
-	wire(svcauth.RouterShiro, &c.rs.Common)
-	wire(svcauth.ChatMio, &c.cm.Common)
-	wire(svcauth.GatewayLine, &c.gl.Common)
-	wire(svcauth.GatewaySlack, &c.gs.Common)
+	for _, s := range c.each() {
+		wire(s.name, s.common)
+	}
 
 	ap := &c.ap.Approval
 	ap.Store = approval.StoreSQLite
