@@ -10,6 +10,7 @@ replace (
 require (
 	connectrpc.com/connect v1.21.1
 	github.com/compose-spec/compose-go/v2 v2.16.2
+	github.com/moby/patternmatcher v0.6.1
 	github.com/picoclaw-suite/picoclaw/gen v0.0.0-00010101000000-000000000000
 	github.com/picoclaw-suite/picoclaw/pkg v0.0.0-00010101000000-000000000000
 	go.opentelemetry.io/proto/otlp v1.11.0
@@ -82,7 +83,6 @@ require (
 	github.com/moby/go-archive v0.2.0 // indirect
 	github.com/moby/moby/api v1.55.0 // indirect
 	github.com/moby/moby/client v0.5.0 // indirect
-	github.com/moby/patternmatcher v0.6.1 // indirect
 	github.com/moby/sys/sequential v0.7.0 // indirect
 	github.com/moby/sys/user v0.4.0 // indirect
 	github.com/moby/sys/userns v0.1.0 // indirect
