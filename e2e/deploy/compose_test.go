@@ -3,6 +3,7 @@ package deploy
 import (
 	"context"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -160,6 +161,7 @@ func TestComposeFileValidates(t *testing.T) {
 		if v, set := svc.Environment["PICOCLAW_LINE_API_BASE_URL"]; set && v != nil {
 			t.Errorf("%s: PICOCLAW_LINE_API_BASE_URL = %q although .env leaves it unset", name, *v)
 		}
+		checkEnvNames(t, name, slices.Collect(maps.Keys(svc.Environment)))
 		for k, v := range svc.Environment {
 			if v == nil {
 				continue

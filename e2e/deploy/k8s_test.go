@@ -180,6 +180,10 @@ func TestManifests(t *testing.T) {
 	if want := strings.Join(svcauth.PublicEntries(keys), ","); env.Data["PICOCLAW_AUTH_PUBLIC_KEYS"] != want {
 		t.Errorf("picoclaw-env PICOCLAW_AUTH_PUBLIC_KEYS = %q, want the suite's public keys", env.Data["PICOCLAW_AUTH_PUBLIC_KEYS"])
 	}
+	checkEnvNames(t, "the picoclaw-env ConfigMap", slices.Collect(maps.Keys(env.Data)))
+	for name, s := range m.secrets {
+		checkEnvNames(t, "Secret "+name, slices.Collect(maps.Keys(s.Data)))
+	}
 	secretOwners := map[string]string{}
 	for name, d := range m.deployments {
 		t.Run(name, func(t *testing.T) {
@@ -264,6 +268,11 @@ func checkDeployment(t *testing.T, m *manifests, d *appsv1.Deployment, cfg confi
 		}
 	}
 	// Configuration: the file, the shared settings, and this service's own Secret.
+	var envNames []string
+	for _, e := range c.Env {
+		envNames = append(envNames, e.Name)
+	}
+	checkEnvNames(t, "the container", envNames)
 	var secretName string
 	for _, from := range c.EnvFrom {
 		switch {
