@@ -6,6 +6,11 @@ TOOLS_BIN := $(CURDIR)/.tmp/bin
 BUF_VERSION := v1.75.0
 PROTOC_GEN_GO_VERSION := v1.36.12
 PROTOC_GEN_CONNECT_GO_VERSION := v1.21.1
+# Deployment tools: images without a Docker engine, Kubernetes manifests checked offline.
+KO_VERSION := v0.18.1
+CRANE_VERSION := v0.22.1
+KUSTOMIZE_VERSION := v5.8.1
+KUBECONFORM_VERSION := v0.7.0
 
 # Every module of the workspace (see go.work).
 MODULES := gen config pkg $(wildcard services/*) $(wildcard e2e) $(wildcard cmd/picoclaw) $(wildcard bench) tools
@@ -22,9 +27,17 @@ $(TOOLS_BIN)/protoc-gen-go:
 	GOBIN=$(TOOLS_BIN) go install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
 $(TOOLS_BIN)/protoc-gen-connect-go:
 	GOBIN=$(TOOLS_BIN) go install connectrpc.com/connect/cmd/protoc-gen-connect-go@$(PROTOC_GEN_CONNECT_GO_VERSION)
+$(TOOLS_BIN)/ko:
+	GOBIN=$(TOOLS_BIN) go install github.com/google/ko@$(KO_VERSION)
+$(TOOLS_BIN)/crane:
+	GOBIN=$(TOOLS_BIN) go install github.com/google/go-containerregistry/cmd/crane@$(CRANE_VERSION)
+$(TOOLS_BIN)/kustomize:
+	GOBIN=$(TOOLS_BIN) go install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
+$(TOOLS_BIN)/kubeconform:
+	GOBIN=$(TOOLS_BIN) go install github.com/yannh/kubeconform/cmd/kubeconform@$(KUBECONFORM_VERSION)
 
 .PHONY: tools
-tools: $(TOOLS_BIN)/buf $(TOOLS_BIN)/protoc-gen-go $(TOOLS_BIN)/protoc-gen-connect-go ## Install pinned tools under .tmp/bin
+tools: $(TOOLS_BIN)/buf $(TOOLS_BIN)/protoc-gen-go $(TOOLS_BIN)/protoc-gen-connect-go $(TOOLS_BIN)/ko $(TOOLS_BIN)/crane $(TOOLS_BIN)/kustomize $(TOOLS_BIN)/kubeconform ## Install pinned tools under .tmp/bin
 
 .PHONY: generate
 generate: tools ## Generate Go code from proto/ into gen/
@@ -88,6 +101,20 @@ bench: ## Run the Go benchmarks, then the load tool (writes bench/results/report
 .PHONY: eval
 eval: ## Measure the coders on the eval tasks with every provider whose API key is set (writes bench/results/eval.{json,md}; EVAL_FLAGS for picoclaw-eval)
 	go run ./bench/cmd/picoclaw-eval -out bench/results $(EVAL_FLAGS)
+
+.PHONY: images
+images: $(TOOLS_BIN)/ko $(TOOLS_BIN)/crane ## Build and check every service's image without a Docker engine (ko; needs mmdebstrap) into .tmp/images (OCI layout)
+	KO=$(TOOLS_BIN)/ko CRANE=$(TOOLS_BIN)/crane VERSION=$(VERSION) COMMIT=$(COMMIT) bash deploy/images.sh .tmp/images
+
+.PHONY: k8s-check
+k8s-check: $(TOOLS_BIN)/kustomize $(TOOLS_BIN)/kubeconform ## Render deploy/k8s with throwaway secrets, validate it offline (kubeconform, vendored schemas) and run its tests
+	go test -count=1 ./e2e/deploy
+	rm -rf .tmp/k8s && mkdir -p .tmp/k8s && cp -r deploy/k8s .tmp/k8s/
+	find .tmp/k8s -name '*.env' ! -name settings.env -delete
+	go run ./cmd/picoclaw keys | bash .tmp/k8s/k8s/secrets.sh .tmp/k8s/k8s/overlays/production 2>/dev/null
+	$(TOOLS_BIN)/kustomize build .tmp/k8s/k8s/base > .tmp/k8s/base.yaml
+	$(TOOLS_BIN)/kustomize build .tmp/k8s/k8s/overlays/production > .tmp/k8s/production.yaml
+	$(TOOLS_BIN)/kubeconform -strict -summary -schema-location 'deploy/k8s/schemas/{{.ResourceKind}}{{.KindSuffix}}.json' .tmp/k8s/base.yaml .tmp/k8s/production.yaml
 
 .PHONY: up
 up: ## Start the docker compose stack (redis, postgres, jaeger, every service)
