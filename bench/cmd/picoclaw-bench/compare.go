@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/picoclaw-suite/picoclaw/bench/internal/report"
 
 	"github.com/picoclaw-suite/picoclaw/bench/internal/suite"
 )
@@ -129,22 +130,10 @@ func runCompare(ctx context.Context, o options) error {
 	}
 	rep.LoadAfter = loadAvg()
 	rep.DurationSec = time.Since(rep.StartedAt).Round(time.Second).Seconds()
-	if err := os.MkdirAll(o.out, 0o755); err != nil {
+	if err := report.WriteFiles(o.out, "compare", rep, rep.markdown); err != nil {
 		return err
 	}
-	data, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(o.out, "compare.json"), append(data, '\n'), 0o644); err != nil {
-		return err
-	}
-	f, err := os.Create(filepath.Join(o.out, "compare.md"))
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	rep.markdown(io.MultiWriter(f, os.Stdout))
+	rep.markdown(os.Stdout)
 	logf("report written to %s", filepath.Join(o.out, "compare.{json,md}"))
 	return nil
 }

@@ -1,12 +1,11 @@
 package faults
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
+
+	"github.com/picoclaw-suite/picoclaw/bench/internal/report"
 )
 
 // Failures lists what the run got wrong, one line each (none: it passed).
@@ -32,21 +31,7 @@ func (r *Result) Failures() []string {
 }
 
 // Write saves the result as name.json and name.md in dir.
-func (r *Result) Write(dir, name string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	js, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, name+".json"), append(js, '\n'), 0o644); err != nil {
-		return err
-	}
-	var md strings.Builder
-	r.Markdown(&md)
-	return os.WriteFile(filepath.Join(dir, name+".md"), []byte(md.String()), 0o644)
-}
+func (r *Result) Write(dir, name string) error { return report.WriteFiles(dir, name, r, r.Markdown) }
 
 // Markdown writes the human-readable report.
 func (r *Result) Markdown(w io.Writer) {

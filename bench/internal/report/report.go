@@ -227,11 +227,15 @@ func (r *Report) Explain() {
 func (r *Report) Write(dir string) error { return r.WriteAs(dir, "report") }
 
 // WriteAs stores name.json and name.md in dir.
-func (r *Report) WriteAs(dir, name string) error {
+func (r *Report) WriteAs(dir, name string) error { return WriteFiles(dir, name, r, r.Markdown) }
+
+// WriteFiles stores v as name.json and what markdown writes as name.md in dir: the load tool's
+// reports are read by people (md) and by tools (json).
+func WriteFiles(dir, name string, v any, markdown func(io.Writer)) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	js, err := json.MarshalIndent(r, "", "  ")
+	js, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -239,7 +243,7 @@ func (r *Report) WriteAs(dir, name string) error {
 		return err
 	}
 	var md strings.Builder
-	r.Markdown(&md)
+	markdown(&md)
 	return os.WriteFile(filepath.Join(dir, name+".md"), []byte(md.String()), 0o644)
 }
 
