@@ -205,7 +205,7 @@ func openState(ctx context.Context, cfg config.Common, loc *time.Location, floor
 		_ = db.Close()
 		return state{}, err
 	}
-	jobs, err := sqlitealloc.New(ctx, db, loc, jobid.WithLogger(log))
+	jobs, err := sqlitealloc.New(ctx, db, loc, jobid.WithLogger(log), jobid.WithFloor(floor))
 	if err != nil {
 		_ = db.Close()
 		return state{}, err

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 )
 
@@ -22,9 +23,10 @@ type Counter interface {
 }
 
 // Seeder is a Counter that can tell a missing day's counter (lost in a flush or a crash of its
-// engine) from a live one, and start it above a floor. Incr of a Seeder never creates the
-// counter: IncrIfPresent reports present=false instead, and Seed starts it (if nobody did
-// meanwhile) at floor, so the next Incr returns floor+1.
+// engine) from a live one, and hold it above a floor. IncrIfPresent never creates the counter:
+// it reports present=false instead. Seed starts a missing counter at floor and raises a live one
+// that is below it (restored from an older snapshot), never lowering it, so the next Incr
+// returns more than floor.
 type Seeder interface {
 	IncrIfPresent(ctx context.Context, day string) (n int64, present bool, err error)
 	Seed(ctx context.Context, day string, floor int64) error
@@ -45,6 +47,10 @@ type Daily struct {
 	loc     *time.Location
 	log     *slog.Logger
 	now     func() time.Time
+
+	mu sync.Mutex
+	// raised is the day whose counter this allocator has held above the floor.
+	raised string
 }
 
 var _ Allocator = (*Daily)(nil)
@@ -55,9 +61,11 @@ type Option func(*Daily)
 // WithClock replaces time.Now (tests cross the day boundary with it).
 func WithClock(now func() time.Time) Option { return func(d *Daily) { d.now = now } }
 
-// WithFloor makes a Daily whose counter is a Seeder start a missing day's counter above floor:
-// the first number of a day, or of a day whose counter was lost, is never one already handed
-// out. Without an answer from floor the fallback form is used, which is unique too.
+// WithFloor makes a Daily whose counter is a Seeder hold the day's counter above floor: its
+// first allocation of a day (after a start, too) raises the counter to the floor if it is below
+// (a counter restored from an older snapshot), and a missing counter (a new day, or lost) starts
+// above it. No number already handed out is handed out again. Without an answer from floor a
+// live counter is used as it is, and a missing one gives the fallback form, which is unique too.
 func WithFloor(f Floor) Option { return func(d *Daily) { d.floor = f } }
 
 // WithLogger sets the logger used to report the fallback.
@@ -89,12 +97,26 @@ func (d *Daily) Next(ctx context.Context) (string, error) {
 	return id, nil
 }
 
-// incr draws the day's next number; with a floor and a Seeder, a missing counter is first
-// started above the floor.
+// incr draws the day's next number; with a floor and a Seeder, the day's first draw of this
+// allocator raises the counter to the floor, and a missing counter is first started above it.
 func (d *Daily) incr(ctx context.Context, day string) (int64, error) {
 	seeder, ok := d.counter.(Seeder)
 	if d.floor == nil || !ok {
 		return d.counter.Incr(ctx, day)
+	}
+	d.mu.Lock()
+	raised := d.raised == day
+	d.mu.Unlock()
+	if !raised {
+		if floor, err := d.floor(ctx, day); err == nil {
+			if err := seeder.Seed(ctx, day, floor); err != nil {
+				return 0, err
+			}
+			d.mu.Lock()
+			d.raised = day
+			d.mu.Unlock()
+			return d.counter.Incr(ctx, day)
+		}
 	}
 	n, present, err := seeder.IncrIfPresent(ctx, day)
 	if err != nil || present {

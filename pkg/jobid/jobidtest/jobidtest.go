@@ -73,6 +73,7 @@ func Contract(t *testing.T, newEngine func(t *testing.T) Engine) {
 		{"SurvivesReopen", survivesReopen},
 		{"CounterExpires", counterExpires},
 		{"FallbackWhenEngineIsDown", fallback},
+		{"CounterHeldAboveTheFloor", heldAboveFloor},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.run(t, newEngine(t)) })
@@ -86,6 +87,43 @@ func at(t *testing.T, day, hms string) *Clock {
 		t.Fatal(err)
 	}
 	return NewClock(now)
+}
+
+// heldAboveFloor: a restarted allocator raises a counter that is behind the audit store's ids
+// (restored from an older snapshot) before its first id, never lowers one that is ahead, and
+// starts a lost counter above the floor.
+func heldAboveFloor(t *testing.T, e Engine) {
+	clock := at(t, "20261121", "10:00:00")
+	floor := int64(0)
+	withFloor := jobid.WithFloor(func(_ context.Context, day string) (int64, error) {
+		if day != "20261121" {
+			t.Errorf("floor asked for %s", day)
+		}
+		return floor, nil
+	})
+	a := e.Open(t, jobid.WithClock(clock.Now))
+	for range 5 {
+		Next(t, a)
+	}
+	floor = 20 // the audit store holds ids up to 20: the counter (5) is behind
+	b := e.Open(t, jobid.WithClock(clock.Now), withFloor)
+	if got := Next(t, b); got != "job_20261121_021" {
+		t.Fatalf("first id after a restart behind the floor = %s, want job_20261121_021", got)
+	}
+	if got := Next(t, b); got != "job_20261121_022" {
+		t.Fatalf("second id = %s, want job_20261121_022", got)
+	}
+	floor = 10 // behind the counter: it is not lowered
+	c := e.Open(t, jobid.WithClock(clock.Now), withFloor)
+	if got := Next(t, c); got != "job_20261121_023" {
+		t.Fatalf("first id with a floor behind the counter = %s, want job_20261121_023", got)
+	}
+	e.Expire(t, "20261121")
+	floor = 30 // the counter is lost; the audit store holds up to 30
+	d := e.Open(t, jobid.WithClock(clock.Now), withFloor)
+	if got := Next(t, d); got != "job_20261121_031" {
+		t.Fatalf("first id after the counter was lost = %s, want job_20261121_031", got)
+	}
 }
 
 // Next allocates one id or fails the test.

@@ -70,7 +70,19 @@ func (c *counter) IncrIfPresent(ctx context.Context, day string) (int64, bool, e
 	return n, n >= 0, nil
 }
 
-// Seed implements jobid.Seeder: the counter starts at floor unless it exists by now.
+// seed starts a missing counter at the floor (with the counter's lifetime) and raises a lower
+// one to it, keeping its lifetime; a higher one is left alone.
+var seed = redis.NewScript(`
+local v = redis.call('GET', KEYS[1])
+if not v then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+elseif tonumber(v) < tonumber(ARGV[1]) then
+  redis.call('SET', KEYS[1], ARGV[1], 'KEEPTTL')
+end
+return 0
+`)
+
+// Seed implements jobid.Seeder.
 func (c *counter) Seed(ctx context.Context, day string, floor int64) error {
-	return c.rdb.SetNX(ctx, c.key(day), floor, jobid.CounterTTL).Err()
+	return seed.Run(ctx, c.rdb, []string{c.key(day)}, floor, jobid.CounterTTL.Milliseconds()).Err()
 }

@@ -6,6 +6,8 @@ package sqlitealloc
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -26,7 +28,10 @@ var migrations = []string{
 
 type counter struct{ db *sqlstate.DB }
 
-var _ jobid.Counter = (*counter)(nil)
+var (
+	_ jobid.Counter = (*counter)(nil)
+	_ jobid.Seeder  = (*counter)(nil)
+)
 
 // New migrates the counter table and returns an allocator on db.
 func New(ctx context.Context, db *sqlstate.DB, loc *time.Location, opts ...jobid.Option) (*jobid.Daily, error) {
@@ -34,7 +39,7 @@ func New(ctx context.Context, db *sqlstate.DB, loc *time.Location, opts ...jobid
 		return nil, fmt.Errorf("job id counter: %w", err)
 	}
 	db.Expire(Table)
-	if err := db.Prepare(ctx, incr); err != nil {
+	if err := db.Prepare(ctx, incr, incrIfPresent, seed); err != nil {
 		return nil, fmt.Errorf("job id counter: %w", err)
 	}
 	return jobid.NewDaily(&counter{db: db}, loc, opts...), nil
@@ -60,4 +65,43 @@ func (c *counter) Incr(ctx context.Context, day string) (int64, error) {
 		return 0, fmt.Errorf("job id counter %s: %w", day, err)
 	}
 	return n, nil
+}
+
+// incrIfPresent increments a live counter; an absent or expired one is not created.
+const incrIfPresent = `UPDATE ` + Table + ` SET n = n + 1 WHERE day = ?1 AND NOT (expires_at > 0 AND expires_at <= ?2) RETURNING n`
+
+// seed starts an absent or expired counter at the floor and raises a lower one to it; a higher
+// one is left alone.
+const seed = `INSERT INTO ` + Table + ` (day, n, expires_at) VALUES (?1, ?2, ?3)
+	ON CONFLICT (day) DO UPDATE SET
+		n          = CASE WHEN expires_at > 0 AND expires_at <= ?4 THEN ?2 ELSE max(n, ?2) END,
+		expires_at = CASE WHEN expires_at > 0 AND expires_at <= ?4 THEN ?3 ELSE expires_at END`
+
+// IncrIfPresent implements jobid.Seeder.
+func (c *counter) IncrIfPresent(ctx context.Context, day string) (int64, bool, error) {
+	st, err := c.db.Stmt(incrIfPresent)
+	if err != nil {
+		return 0, false, fmt.Errorf("job id counter %s: %w", day, err)
+	}
+	var n int64
+	switch err := st.QueryRowContext(ctx, day, sqlstate.NowMS()).Scan(&n); {
+	case errors.Is(err, sql.ErrNoRows):
+		return 0, false, nil
+	case err != nil:
+		return 0, false, fmt.Errorf("job id counter %s: %w", day, err)
+	}
+	return n, true, nil
+}
+
+// Seed implements jobid.Seeder.
+func (c *counter) Seed(ctx context.Context, day string, floor int64) error {
+	st, err := c.db.Stmt(seed)
+	if err != nil {
+		return fmt.Errorf("job id counter %s: %w", day, err)
+	}
+	now := sqlstate.NowMS()
+	if _, err := st.ExecContext(ctx, day, floor, now+jobid.CounterTTL.Milliseconds(), now); err != nil {
+		return fmt.Errorf("job id counter %s: %w", day, err)
+	}
+	return nil
 }

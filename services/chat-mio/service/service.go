@@ -159,7 +159,7 @@ func openState(ctx context.Context, cfg Config, srv *rpcserver.Server, floor job
 		sessions, err := store.NewSQLite(ctx, db, cfg.Chat.SessionTTL)
 		var jobs app.JobIDs
 		if err == nil {
-			jobs, err = sqlitealloc.New(ctx, db, loc, jobid.WithLogger(log))
+			jobs, err = sqlitealloc.New(ctx, db, loc, jobid.WithLogger(log), jobid.WithFloor(floor))
 		}
 		if err != nil {
 			_ = db.Close()
