@@ -54,7 +54,8 @@ type options struct {
 	tracer     trace.Tracer
 }
 
-// WithTracerProvider makes every call a span (llm.chat) with provider, model, job_id, tokens
+// WithTracerProvider makes every call a span ("chat <model>", GenAI conventions: gen_ai.system,
+// gen_ai.request.model, gen_ai.usage.*) with job_id, tokens
 // and attempts.
 func WithTracerProvider(tp trace.TracerProvider) Option {
 	return func(o *options) {
@@ -241,18 +242,23 @@ const (
 // Run makes one call: do is tried under the call policy until it succeeds, fails for good, or
 // the retries or the context run out.
 func (c *Runner) Run(ctx context.Context, req Request, do Attempt) (resp *Response, err error) {
-	ctx, span := c.opts.tracer.Start(ctx, "llm.chat", trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
-		attribute.String("llm.provider", c.provider), attribute.String("llm.model", c.model),
-		attribute.String(jobid.BaggageKey, jobid.FromContext(ctx)), attribute.Bool("llm.json", req.JSON),
-		attribute.Int("llm.tools", len(req.Tools))))
+	// Attributes by the OpenTelemetry GenAI conventions (gen_ai.*); ours under picoclaw.llm.*.
+	attrs := []attribute.KeyValue{attribute.String("gen_ai.operation.name", "chat"), attribute.String("gen_ai.system", c.provider),
+		attribute.String("gen_ai.provider.name", c.provider), attribute.String("gen_ai.request.model", c.model),
+		attribute.String(jobid.BaggageKey, jobid.FromContext(ctx)), attribute.Bool("picoclaw.llm.json", req.JSON),
+		attribute.Int("picoclaw.llm.tools", len(req.Tools))}
+	if req.MaxTokens > 0 {
+		attrs = append(attrs, attribute.Int("gen_ai.request.max_tokens", req.MaxTokens))
+	}
+	ctx, span := c.opts.tracer.Start(ctx, "chat "+c.model, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 	defer func() {
 		if resp != nil {
-			span.SetAttributes(attribute.Int64("llm.input_tokens", resp.Usage.InputTokens),
-				attribute.Int64("llm.output_tokens", resp.Usage.OutputTokens), attribute.Int("llm.attempts", resp.Attempts),
-				attribute.Int("llm.tool_calls", len(resp.ToolCalls)))
+			span.SetAttributes(attribute.Int64("gen_ai.usage.input_tokens", resp.Usage.InputTokens),
+				attribute.Int64("gen_ai.usage.output_tokens", resp.Usage.OutputTokens), attribute.String("gen_ai.response.model", resp.Model),
+				attribute.Int("picoclaw.llm.attempts", resp.Attempts), attribute.Int("picoclaw.llm.tool_calls", len(resp.ToolCalls)))
 		}
 		if err != nil {
-			span.SetAttributes(attribute.String("llm.error_code", Code(err)), attribute.Int("llm.attempts", Attempts(err)))
+			span.SetAttributes(attribute.String("error.type", Code(err)), attribute.Int("picoclaw.llm.attempts", Attempts(err)))
 			span.SetStatus(codes.Error, redact.Secrets(err.Error()))
 		}
 		span.End()

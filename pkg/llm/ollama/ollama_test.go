@@ -253,14 +253,16 @@ func TestCallsAreSpans(t *testing.T) {
 		t.Fatal(err)
 	}
 	spans := rec.Ended()
-	if len(spans) != 1 || spans[0].Name() != "llm.chat" {
+	if len(spans) != 1 || spans[0].Name() != "chat worker-v1:latest" {
 		t.Fatalf("spans = %v", spans)
 	}
 	attrs := map[string]string{}
 	for _, a := range spans[0].Attributes() {
 		attrs[string(a.Key)] = a.Value.Emit()
 	}
-	if attrs["job_id"] != "job_20261121_009" || attrs["llm.provider"] != "ollama" || attrs["llm.attempts"] != "2" || attrs["llm.input_tokens"] != "21" {
+	// The OpenTelemetry GenAI conventions, and ours beside them.
+	if attrs["job_id"] != "job_20261121_009" || attrs["gen_ai.operation.name"] != "chat" || attrs["gen_ai.system"] != "ollama" ||
+		attrs["gen_ai.request.model"] != "worker-v1:latest" || attrs["gen_ai.usage.input_tokens"] != "21" || attrs["picoclaw.llm.attempts"] != "2" {
 		t.Errorf("span attributes = %v", attrs)
 	}
 }

@@ -167,8 +167,8 @@ func (a *App) chatReply(ctx context.Context, t *turn, text, worker string, quest
 		msgs = append(msgs, llm.Message{Role: role, Content: m.Text})
 	}
 	msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: text})
-	mctx, span := a.cfg.Tracer.Start(ctx, "llm.chat", trace.WithAttributes(
-		attribute.String("llm.provider", a.model.Provider()), attribute.String("llm.model", a.model.Model()),
+	mctx, span := a.cfg.Tracer.Start(ctx, "chat.model_reply", trace.WithAttributes(
+		attribute.String("gen_ai.system", a.model.Provider()), attribute.String("gen_ai.request.model", a.model.Model()),
 		attribute.String("route", route)))
 	res, err := a.model.Chat(mctx, llm.Request{Messages: msgs, Timeout: a.cfg.ChatTimeout})
 	if err == nil && strings.TrimSpace(res.Text) == "" {
@@ -178,7 +178,7 @@ func (a *App) chatReply(ctx context.Context, t *turn, text, worker string, quest
 		span.RecordError(err)
 		span.SetStatus(codes.Error, "chat model failed")
 	} else {
-		span.SetAttributes(attribute.Int64("llm.input_tokens", res.Usage.InputTokens), attribute.Int64("llm.output_tokens", res.Usage.OutputTokens))
+		span.SetAttributes(attribute.Int64("gen_ai.usage.input_tokens", res.Usage.InputTokens), attribute.Int64("gen_ai.usage.output_tokens", res.Usage.OutputTokens))
 	}
 	span.End()
 	if err != nil {
