@@ -59,8 +59,8 @@ lint: tools ## gofmt, go vet, buf lint, and the import rules and module versions
 	go run ./tools/archcheck/cmd/archcheck
 
 .PHONY: test
-test: ## Run every module's tests with -race
-	go test -race -count=1 -timeout 15m $(PKGS)
+test: ## Run every module's tests with -race (Postgres and Redis found on their default ports); ends with a summary line
+	@bash tools/test.sh $(PKGS)
 
 .PHONY: run
 run: ## Start the whole suite in one process with a chat prompt (embedded default; data in data/)
