@@ -44,6 +44,14 @@ func otlpTracesURL(endpoint string) (string, error) {
 	return u.String(), nil
 }
 
+// redactedURL is u with any password replaced, for error messages.
+func redactedURL(raw string) string {
+	if u, err := url.Parse(raw); err == nil {
+		return u.Redacted()
+	}
+	return "the OTLP endpoint"
+}
+
 // otlpHTTP is an otlptrace.Client for OTLP/HTTP with protobuf bodies.
 type otlpHTTP struct {
 	url string
@@ -81,7 +89,7 @@ func (c *otlpHTTP) UploadTraces(ctx context.Context, spans []*tracepb.ResourceSp
 	defer res.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
 	if res.StatusCode < 200 || res.StatusCode > 299 {
-		return fmt.Errorf("otlp: export to %s: %s", c.url, res.Status)
+		return fmt.Errorf("otlp: export to %s: %s", redactedURL(c.url), res.Status)
 	}
 	return nil
 }

@@ -505,6 +505,12 @@ func TestClaimLeaseLifecycle(t *testing.T) {
 	if !cur.LeaseExpiresAt.Equal(t0.Add(110 * time.Second)) {
 		t.Fatalf("renewed until %v", cur.LeaseExpiresAt)
 	}
+	// A claim recorded before claims were leases (no lease time) never lapses by itself.
+	legacy := cur
+	legacy.LeaseExpiresAt = time.Time{}
+	if legacy.LeaseLapsed(t0.Add(24 * time.Hour)) {
+		t.Fatal("a claim without a lease counts as lapsed")
+	}
 	// exec-a stops; past its lease exec-b takes over.
 	at := t0.Add(2 * time.Minute)
 	if !cur.LeaseLapsed(at) {

@@ -43,9 +43,11 @@ func (s Status) Valid() bool {
 func (s Status) Claimable() bool { return s == StatusGranted || s == StatusAutoApproved }
 
 // LeaseLapsed reports whether an executing job's claim ran out at now: its holder stopped
-// renewing it (a claim recorded before claims were leases has no lease and counts as lapsed).
+// renewing it. A claim recorded before claims were leases has no lease and never lapses by
+// itself: nothing tells how far its executor got (no journal of it), so it is left to a person
+// rather than run again.
 func (j Job) LeaseLapsed(now time.Time) bool {
-	return j.Status == StatusExecuting && !now.Before(j.LeaseExpiresAt)
+	return j.Status == StatusExecuting && !j.LeaseExpiresAt.IsZero() && !now.Before(j.LeaseExpiresAt)
 }
 
 // Actor is whoever caused an event.
