@@ -128,6 +128,9 @@ func readRunState(path string) (runState, error) {
 	if fi.Mode().Perm()&0o077 != 0 {
 		return st, fmt.Errorf("run state %s can be read by others (mode %v); chmod 600 it", path, fi.Mode().Perm())
 	}
+	if sys, ok := fi.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Getuid() {
+		return st, fmt.Errorf("run state %s belongs to another user (uid %d); it is not used", path, sys.Uid)
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return st, err
@@ -138,14 +141,13 @@ func readRunState(path string) (runState, error) {
 	return st, nil
 }
 
-// alive reports whether the process pid still runs (a state file left by a killed suite is
-// stale).
+// alive reports whether the process pid still runs as this user (a state file left by a killed
+// suite is stale; a pid reused by another user's process is not the suite).
 func alive(pid int) bool {
 	if pid <= 0 {
 		return false
 	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	return syscall.Kill(pid, 0) == nil
 }
 
 // useRunState points the approval and status commands at the suite `picoclaw run` recorded,
