@@ -167,6 +167,18 @@ func (a *deadLetters) replay(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if name == QueueInbox {
+		dl, err := s.DeadLetter(r.Context(), id)
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		if decides(dl.Payload) {
+			rpcserver.WriteRESTError(w, http.StatusConflict, "decision_not_replayed",
+				"a button press or a decision command is not replayed: it would decide in its sender's name long after they acted; ask them to decide again")
+			return
+		}
+	}
 	rep, err := s.Replay(r.Context(), id)
 	if err != nil {
 		a.fail(w, r, err)
@@ -228,4 +240,27 @@ func (a *deadLetters) view(queue string, dl inbox.DeadLetter, full bool) DeadLet
 		v.Payload = redact.Secrets(string(dl.Payload))
 	}
 	return v
+}
+
+// decisionCommands are the typed commands that decide about a job or Auto-Approve.
+var decisionCommands = []string{"/approve", "/deny", "/pick", "/cancel", "/auto-approve"}
+
+// decides reports whether a stored inbound event decides something in its sender's name: a
+// pressed button or a decision command. Replaying one would act for that person long after
+// they did, so it is refused; an undecodable payload counts as deciding (deny unless allowed).
+func decides(payload []byte) bool {
+	var ev Event
+	if json.Unmarshal(payload, &ev) != nil {
+		return true
+	}
+	if ev.Kind == KindAction || ev.Action != nil {
+		return true
+	}
+	word, _, _ := strings.Cut(strings.TrimSpace(strings.ToLower(ev.Text)), " ")
+	for _, c := range decisionCommands {
+		if word == c || strings.HasPrefix(word, c+"-") {
+			return true
+		}
+	}
+	return false
 }

@@ -261,3 +261,30 @@ func TestDeadLetterAPI(t *testing.T) {
 		t.Fatalf("dropped send handled %d times", n)
 	}
 }
+
+// TestDecisionsAreNotReplayed: a dead-lettered button press or decision command would decide
+// in its sender's name long after; only other events may be replayed.
+func TestDecisionsAreNotReplayed(t *testing.T) {
+	for _, tc := range []struct {
+		ev      Event
+		decides bool
+	}{
+		{Event{Kind: KindMessage, Text: "hello"}, false},
+		{Event{Kind: KindMessage, Text: "/status"}, false},
+		{Event{Kind: KindFollow}, false},
+		{Event{Kind: KindAction, Action: &chatlink.Action{Kind: chatlink.ActionApprove, JobID: "job_20261127_001"}}, true},
+		{Event{Kind: KindMessage, Text: "/approve job_20261127_001"}, true},
+		{Event{Kind: KindMessage, Text: "  /Deny job_20261127_001 no"}, true},
+		{Event{Kind: KindMessage, Text: "/pick 2"}, true},
+		{Event{Kind: KindMessage, Text: "/auto-approve on 30m"}, true},
+		{Event{Kind: KindMessage, Text: "/approve-similar job_20261127_001"}, true},
+	} {
+		b, _ := json.Marshal(tc.ev)
+		if got := decides(b); got != tc.decides {
+			t.Errorf("%+v: decides = %v, want %v", tc.ev, got, tc.decides)
+		}
+	}
+	if !decides([]byte("{")) {
+		t.Error("an undecodable payload may be replayed")
+	}
+}
