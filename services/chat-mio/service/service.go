@@ -57,6 +57,11 @@ type Chat struct {
 	ChatTimeout     time.Duration `yaml:"chat_timeout"`
 	// OptionsTTL keeps deliberation options for /pick.
 	OptionsTTL time.Duration `yaml:"options_ttl"`
+	// DailySummary: at the daily cutover (00:00 local) the local chat model summarises each
+	// chat's day into one note the next day's prompts carry (/forget clears it).
+	DailySummary bool `yaml:"daily_summary"`
+	// SummaryMaxChars bounds that note.
+	SummaryMaxChars int `yaml:"summary_max_chars"`
 }
 
 // DefaultChat returns the defaults.
@@ -72,6 +77,8 @@ func DefaultChat() Chat {
 		ExecuteTimeout:  10 * time.Minute,
 		ChatTimeout:     60 * time.Second,
 		OptionsTTL:      24 * time.Hour,
+		DailySummary:    true,
+		SummaryMaxChars: 600,
 	}
 }
 
@@ -83,6 +90,9 @@ func (c Chat) Validate() error {
 	}
 	if c.MemoryTurns < 0 || c.MemoryTurns > 200 {
 		errs.Addf("memory_turns", "must be 0..200, got %d", c.MemoryTurns)
+	}
+	if c.SummaryMaxChars < 0 || c.SummaryMaxChars > 4000 {
+		errs.Addf("summary_max_chars", "must be 0..4000, got %d", c.SummaryMaxChars)
 	}
 	if c.MemoryMaxChars < 0 {
 		errs.Addf("memory_max_chars", "must not be negative, got %d", c.MemoryMaxChars)
@@ -225,6 +235,7 @@ func Run(ctx context.Context, cfg Config) error {
 		MemoryTurns: cfg.Chat.MemoryTurns, MemoryClip: cfg.Chat.MemoryMaxChars, ReplyBudget: cfg.Chat.ReplyBudget,
 		RouterTimeout: cfg.Chat.RouterTimeout, ApprovalTimeout: cfg.Chat.ApprovalTimeout,
 		ExecuteTimeout: cfg.Chat.ExecuteTimeout, ChatTimeout: cfg.Chat.ChatTimeout, OptionsTTL: cfg.Chat.OptionsTTL,
+		DailySummary: cfg.Chat.DailySummary, NoteMaxChars: cfg.Chat.SummaryMaxChars,
 		Tracer: srv.Telemetry().Tracer("chat-mio"),
 	}, sessions, jobs, app.Peers{
 		Router:    peers.Router{Client: routerv1connect.NewRouterServiceClient(hc, cfg.Services.RouterShiro.URL, copts(svcauth.RouterShiro)...)},
@@ -236,6 +247,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	srv.Mount(chatv1connect.NewChatServiceHandler(&rpc.Handler{App: a, Log: log}, srv.HandlerOptions()...))
+	a.StartCutover()
 	runErr := srv.Run(ctx)
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()

@@ -46,7 +46,11 @@ type Config struct {
 	ChatTimeout     time.Duration
 	// OptionsTTL keeps deliberation options available for /pick.
 	OptionsTTL time.Duration
-	Now        func() time.Time
+	// DailySummary has the local model summarise each chat's day at the cutover (StartCutover).
+	DailySummary bool
+	// NoteMaxChars bounds that summary (runes); default 600.
+	NoteMaxChars int
+	Now          func() time.Time
 	// Tracer starts chat-mio's own spans (message handling, chat model calls); default no-op.
 	Tracer trace.Tracer
 }
@@ -79,6 +83,9 @@ func (c *Config) defaults() {
 	}
 	if c.OptionsTTL <= 0 {
 		c.OptionsTTL = 24 * time.Hour
+	}
+	if c.NoteMaxChars <= 0 {
+		c.NoteMaxChars = 600
 	}
 	if c.Now == nil {
 		c.Now = time.Now

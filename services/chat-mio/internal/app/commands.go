@@ -34,6 +34,8 @@ func (a *App) command(ctx context.Context, t *turn, cmd domain.Command) {
 		a.setLocal(ctx, t, cmd.Kind == domain.CmdLocal)
 	case domain.CmdHelp:
 		t.say(domain.T(t.loc, domain.MsgHelp))
+	case domain.CmdForget:
+		a.forget(ctx, t)
 	}
 }
 

@@ -157,6 +157,7 @@ func (a *App) chatReply(ctx context.Context, t *turn, text, worker string, quest
 	system := domain.SystemPrompt(a.cfg.Persona, policy, domain.Overlay{
 		Locale: t.loc, JobID: t.jobID, Route: route, LocalOnly: t.sess.LocalOnly, Pending: t.sess.Pending,
 		Now: t.now.In(a.cfg.Location).Format("2006-01-02 15:04 MST"), WorkerResult: worker, Questions: questions,
+		Note: t.sess.Note,
 	})
 	msgs := []llm.Message{{Role: llm.RoleSystem, Content: system}}
 	for _, m := range t.sess.Memory {

@@ -45,6 +45,11 @@ func (m *memStore) RemovePending(_ context.Context, id, job string) error {
 	m.pending[id] = slices.DeleteFunc(m.pending[id], func(s string) bool { return s == job })
 	return nil
 }
+func (m *memStore) ActiveSessions(context.Context, string) ([]string, error) { return nil, nil }
+func (m *memStore) SaveNote(context.Context, string, string, string) (bool, error) {
+	return false, nil
+}
+func (m *memStore) Forget(context.Context, string, ...string) error { return nil }
 func (m *memStore) AppendTurns(context.Context, string, string, int, ...domain.Turn) error {
 	return nil
 }

@@ -18,14 +18,23 @@ import (
 // concurrent messages of one session never lose each other's updates.
 type SessionStore interface {
 	// Load returns the session with today's memory (day is domain.MemoryDay) bounded to the last
-	// memoryTurns entries.
+	// memoryTurns entries, and the day's note.
 	Load(ctx context.Context, id, day string, memoryTurns int) (domain.Session, error)
 	SetLocalOnly(ctx context.Context, id string, on bool) error
 	SetPrevRoute(ctx context.Context, id, route string) error
 	AddPending(ctx context.Context, id, jobID string) error
 	RemovePending(ctx context.Context, id, jobID string) error
-	// AppendTurns adds turns to the day's memory and trims it to the last memoryTurns entries.
+	// AppendTurns adds turns to the day's memory and trims it to the last memoryTurns entries;
+	// the session is then among the day's ActiveSessions.
 	AppendTurns(ctx context.Context, id, day string, memoryTurns int, turns ...domain.Turn) error
+	// ActiveSessions lists the sessions with memory on day (for the daily cutover's summaries).
+	ActiveSessions(ctx context.Context, day string) ([]string, error)
+	// SaveNote keeps note as the session's note for day (the summary of the day before), only
+	// when the day has none yet; saved reports whether this call stored it. Notes live as long
+	// as memory does.
+	SaveNote(ctx context.Context, id, day, note string) (saved bool, err error)
+	// Forget drops the session's memory and notes of the given days (/forget).
+	Forget(ctx context.Context, id string, days ...string) error
 	// SaveOptions stores deliberation proposals (opaque bytes) for /pick.
 	SaveOptions(ctx context.Context, jobID string, data []byte, ttl time.Duration) error
 	// LoadOptions returns them, or domain.ErrNotFound.

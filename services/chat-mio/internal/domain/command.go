@@ -27,6 +27,8 @@ const (
 	CmdHelp
 	// CmdRetry asks the order of an earlier coder job again, with the workspace as it is now.
 	CmdRetry
+	// CmdForget clears the chat's short memory and the note kept from the day before.
+	CmdForget
 )
 
 // Command is a parsed command.
@@ -166,11 +168,11 @@ func ParseCommand(text string) (Command, error) {
 	case "/auto-approve", "/autoapprove", "/auto_approve":
 		c.Name = "/auto-approve"
 		return parseAutoApprove(c, args)
-	case "/status", "/local", "/cloud", "/help":
+	case "/status", "/local", "/cloud", "/help", "/forget":
 		if len(args) != 0 {
 			return usage("takes no arguments")
 		}
-		c.Kind = map[string]CommandKind{"/status": CmdStatus, "/local": CmdLocal, "/cloud": CmdCloud, "/help": CmdHelp}[name]
+		c.Kind = map[string]CommandKind{"/status": CmdStatus, "/local": CmdLocal, "/cloud": CmdCloud, "/help": CmdHelp, "/forget": CmdForget}[name]
 	default:
 		c.Name = ""
 		return usage("unknown command")

@@ -100,9 +100,17 @@ const (
 	MsgYes                 MsgKey = "yes"
 	MsgNo                  MsgKey = "no"
 	MsgNone                MsgKey = "none"
+	MsgForgot              MsgKey = "forgot"
+	MsgSummaryPrompt       MsgKey = "summary_prompt"
 )
 
 var catalog = map[MsgKey][2]string{
+	MsgSummaryPrompt: {"次はユーザーとアシスタントの一日分の会話です。翌日の会話で役立つように、事実・決めたこと・未解決のことを日本語で%d文字以内のメモにまとめてください。" +
+		"パスワードやトークンなどの秘密情報は書かないでください。メモだけを答えてください。",
+		"Below is one day of conversation between the user and the assistant. Summarise it as a note of at most %d characters " +
+			"for the next day: facts, decisions and open questions. Never include secrets such as passwords or tokens. Answer with the note only."},
+	MsgForgot: {"この会話の記憶（今日の会話と前日のまとめ）を消しました。",
+		"I have forgotten this conversation (today's messages and the note kept from yesterday)."},
 	MsgHelp: {
 		"Mio です。使えるコマンド:\n" +
 			"/approve <job_id> — 承認して実行\n" +
@@ -112,6 +120,7 @@ var catalog = map[MsgKey][2]string{
 			"/retry <job_id> — 同じオーダーに今のワークスペースで依頼し直す\n" +
 			"/status — 各サービスの状態\n" +
 			"/local — クラウドのモデルを使わない / /cloud — 使う\n" +
+			"/forget — 今日の会話の記憶と前日のまとめを消す\n" +
 			"/chat /plan /analyze /ops /research /code /code1 /code2 /code3 /deliberate — ルートを指定\n" +
 			"/help — このヘルプ",
 		"I'm Mio. Commands:\n" +
@@ -122,6 +131,7 @@ var catalog = map[MsgKey][2]string{
 			"/retry <job_id> — ask the same order again with the workspace as it is now\n" +
 			"/status — state of every service\n" +
 			"/local — no cloud models / /cloud — allow them\n" +
+			"/forget — forget today's conversation and the note kept from yesterday\n" +
 			"/chat /plan /analyze /ops /research /code /code1 /code2 /code3 /deliberate — choose the route\n" +
 			"/help — this help",
 	},

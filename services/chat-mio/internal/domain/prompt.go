@@ -36,6 +36,8 @@ type Overlay struct {
 	// WorkerResult is Shiro's output for PLAN (and other worker routes) to be presented by Mio.
 	WorkerResult string
 	Questions    []string
+	// Note is the summary of the chat's previous day (the daily cutover).
+	Note string
 }
 
 // Render writes the overlay as text.
@@ -46,6 +48,9 @@ func (o Overlay) Render() string {
 		fmt.Fprintf(&b, "- job_id: %s\n- route: %s\n- now: %s\n- local-only: %t\n", o.JobID, o.Route, o.Now, o.LocalOnly)
 		if len(o.Pending) > 0 {
 			fmt.Fprintf(&b, "- jobs waiting for approval: %s\n", strings.Join(o.Pending, ", "))
+		}
+		if o.Note != "" {
+			b.WriteString("\n# Note from the previous day's conversation\n" + o.Note + "\n")
 		}
 		if o.WorkerResult != "" {
 			b.WriteString("\n# Result from Shiro (worker); present it to the user in your own words, keep every fact\n")
@@ -61,6 +66,9 @@ func (o Overlay) Render() string {
 	fmt.Fprintf(&b, "- job_id: %s\n- ルート: %s\n- 現在時刻: %s\n- ローカル限定: %t\n", o.JobID, o.Route, o.Now, o.LocalOnly)
 	if len(o.Pending) > 0 {
 		fmt.Fprintf(&b, "- 承認待ちのジョブ: %s\n", strings.Join(o.Pending, ", "))
+	}
+	if o.Note != "" {
+		b.WriteString("\n# 前日の会話のメモ\n" + o.Note + "\n")
 	}
 	if o.WorkerResult != "" {
 		b.WriteString("\n# Shiro（ワーカー）の結果。事実は変えずに、あなたの言葉でユーザーに伝えてください\n")

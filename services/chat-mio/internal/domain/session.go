@@ -17,6 +17,8 @@ type Session struct {
 	Pending []string
 	// Memory is today's recent turns, oldest first.
 	Memory []Turn
+	// Note is the summary of the previous day's memory, written at the daily cutover.
+	Note string
 	// Degraded is true when the session store could not be read and the session was treated as new.
 	Degraded bool
 }
@@ -56,6 +58,15 @@ func ValidateSessionID(id string) error {
 // MemoryDay is the short-memory bucket of t: memory starts afresh at 00:00 in loc.
 func MemoryDay(t time.Time, loc *time.Location) string {
 	return t.In(loc).Format("20060102")
+}
+
+// PreviousDay is the memory day before day (a MemoryDay string); "" when day does not parse.
+func PreviousDay(day string) string {
+	t, err := time.Parse("20060102", day)
+	if err != nil {
+		return ""
+	}
+	return t.AddDate(0, 0, -1).Format("20060102")
 }
 
 // ClipTurn bounds a remembered text so the prompt stays small.

@@ -20,7 +20,7 @@ const sessionTTL = time.Hour
 // item names one stored thing: a session's flags, its pending set, its memory of a day,
 // deliberation options of a job, the reply to an event.
 type item struct {
-	kind string // session, pending, memory, options, reply
+	kind string // session, pending, memory, options, reply, note
 	id   string // session id, job id or event id
 	day  string // memory only
 }
@@ -51,6 +51,8 @@ func contract(t *testing.T, newEngine func(t *testing.T) engine) {
 		{"MemoryBoundAndDays", memoryBoundAndDays},
 		{"MemoryExpires", memoryExpires},
 		{"OptionsAndReplies", optionsAndReplies},
+		{"NotesOncePerDay", notesOncePerDay},
+		{"ActiveSessionsAndForget", activeSessionsAndForget},
 		{"SurvivesReopen", survivesReopen},
 		{"EngineDownIsUnavailable", engineDownIsUnavailable},
 	}
@@ -312,4 +314,66 @@ func benchmark(b *testing.B, s app.SessionStore) {
 			}
 		}
 	})
+}
+
+func notesOncePerDay(t *testing.T, e engine) {
+	s, ctx := e.store, context.Background()
+	saved, err := s.SaveNote(ctx, sid, "20260102", "昨日は認証の設計を話した")
+	must(t, err)
+	again, err := s.SaveNote(ctx, sid, "20260102", "second summary")
+	must(t, err)
+	if !saved || again {
+		t.Fatalf("saved %t, second saved %t (want true, false)", saved, again)
+	}
+	if got := load(t, s, "20260102", 10); got.Note != "昨日は認証の設計を話した" {
+		t.Fatalf("note = %q", got.Note)
+	}
+	if got := load(t, s, "20260103", 10); got.Note != "" {
+		t.Fatalf("next day's note = %q", got.Note)
+	}
+	if ttl := e.ttl(t, item{kind: "note", id: sid, day: "20260102"}); ttl <= 0 || ttl > 48*time.Hour {
+		t.Fatalf("note ttl %v", ttl)
+	}
+	// An expired note is gone, and the day can be summarised again.
+	e.expire(t, item{kind: "note", id: sid, day: "20260102"})
+	if got := load(t, s, "20260102", 10); got.Note != "" {
+		t.Fatalf("expired note = %q", got.Note)
+	}
+	saved, err = s.SaveNote(ctx, sid, "20260102", "after expiry")
+	must(t, err)
+	if got := load(t, s, "20260102", 10); !saved || got.Note != "after expiry" {
+		t.Fatalf("after expiry: saved %t, note %q", saved, got.Note)
+	}
+}
+
+func activeSessionsAndForget(t *testing.T, e engine) {
+	s, ctx := e.store, context.Background()
+	other := "line:U0123456789abcdef0123456789abcdef"
+	turn := domain.Turn{Role: "user", Text: "こんにちは", At: time.Now()}
+	must(t, s.AppendTurns(ctx, sid, "20260101", 10, turn))
+	must(t, s.AppendTurns(ctx, other, "20260101", 10, turn))
+	must(t, s.AppendTurns(ctx, sid, "20260102", 10, turn))
+	ids, err := s.ActiveSessions(ctx, "20260101")
+	must(t, err)
+	if len(ids) != 2 || ids[0] != other || ids[1] != sid {
+		t.Fatalf("active on 20260101 = %v", ids)
+	}
+	if ids, err = s.ActiveSessions(ctx, "20251231"); err != nil || len(ids) != 0 {
+		t.Fatalf("active on a quiet day = %v, %v", ids, err)
+	}
+	_, err = s.SaveNote(ctx, sid, "20260102", "note")
+	must(t, err)
+	must(t, s.Forget(ctx, sid, "20260102", "20260101"))
+	for _, day := range []string{"20260101", "20260102"} {
+		if got := load(t, s, day, 10); len(got.Memory) != 0 || got.Note != "" {
+			t.Fatalf("after forget, %s = %+v", day, got)
+		}
+	}
+	if ids, err = s.ActiveSessions(ctx, "20260101"); err != nil || len(ids) != 1 || ids[0] != other {
+		t.Fatalf("after forget, active on 20260101 = %v, %v", ids, err)
+	}
+	// The other session keeps its memory.
+	if got, err := s.Load(ctx, other, "20260101", 10); err != nil || len(got.Memory) != 1 {
+		t.Fatalf("other session = %+v, %v", got, err)
+	}
 }

@@ -22,6 +22,8 @@ import (
 //	chat:session:<id>              hash: local_only, prev_route
 //	chat:session:<id>:pending      set of job ids waiting for approval
 //	chat:session:<id>:mem:<day>    list of JSON turns; a new day starts a new list (daily cutover)
+//	chat:session:<id>:note:<day>   the summary of the day before, written at the cutover
+//	chat:memdays:<day>             set of the sessions with memory on day
 //	chat:options:<job_id>          deliberation proposals for /pick
 //
 // Each mutation is one Redis command (or one MULTI), so concurrent messages of a session never
@@ -46,25 +48,29 @@ func (r *Redis) pendingKey(id string) string { return r.sessionKey(id) + ":pendi
 func (r *Redis) memKey(id, day string) string {
 	return r.sessionKey(id) + ":mem:" + day
 }
-func (r *Redis) optionsKey(job string) string { return r.prefix + "chat:options:" + job }
-func (r *Redis) replyKey(event string) string { return r.prefix + "chat:reply:" + event }
+func (r *Redis) noteKey(id, day string) string { return r.sessionKey(id) + ":note:" + day }
+func (r *Redis) daysKey(day string) string     { return r.prefix + "chat:memdays:" + day }
+func (r *Redis) optionsKey(job string) string  { return r.prefix + "chat:options:" + job }
+func (r *Redis) replyKey(event string) string  { return r.prefix + "chat:reply:" + event }
 
 // Load implements app.SessionStore.
 func (r *Redis) Load(ctx context.Context, id, day string, memoryTurns int) (domain.Session, error) {
 	var h *redis.MapStringStringCmd
 	var p *redis.StringSliceCmd
 	var m *redis.StringSliceCmd
+	var n *redis.StringCmd
 	_, err := r.rdb.Pipelined(ctx, func(pp redis.Pipeliner) error {
 		h = pp.HGetAll(ctx, r.sessionKey(id))
 		p = pp.SMembers(ctx, r.pendingKey(id))
 		m = pp.LRange(ctx, r.memKey(id, day), int64(-memoryTurns), -1)
+		n = pp.Get(ctx, r.noteKey(id, day))
 		return nil
 	})
-	if err != nil {
+	if err != nil && !errors.Is(err, redis.Nil) {
 		return domain.Session{}, unavailable("load", err)
 	}
 	s := domain.Session{ID: id, LocalOnly: h.Val()["local_only"] == "1", PrevPrimaryRoute: h.Val()["prev_route"], Pending: p.Val(),
-		Memory: decodeTurns(m.Val())}
+		Memory: decodeTurns(m.Val()), Note: n.Val()}
 	slices.Sort(s.Pending)
 	return s, nil
 }
@@ -134,10 +140,47 @@ func (r *Redis) AppendTurns(ctx context.Context, id, day string, memoryTurns int
 		p.RPush(ctx, key, vals...)
 		p.LTrim(ctx, key, int64(-memoryTurns), -1)
 		p.Expire(ctx, key, memoryTTL)
+		p.SAdd(ctx, r.daysKey(day), id)
+		p.Expire(ctx, r.daysKey(day), memoryTTL)
 		return nil
 	})
 	if err != nil {
 		return unavailable("append memory", err)
+	}
+	return nil
+}
+
+// ActiveSessions implements app.SessionStore.
+func (r *Redis) ActiveSessions(ctx context.Context, day string) ([]string, error) {
+	ids, err := r.rdb.SMembers(ctx, r.daysKey(day)).Result()
+	if err != nil {
+		return nil, unavailable("active sessions", err)
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+// SaveNote implements app.SessionStore (SET NX: the first summary of a day stays).
+func (r *Redis) SaveNote(ctx context.Context, id, day, note string) (bool, error) {
+	ok, err := r.rdb.SetNX(ctx, r.noteKey(id, day), note, memoryTTL).Result()
+	if err != nil {
+		return false, unavailable("save note", err)
+	}
+	return ok, nil
+}
+
+// Forget implements app.SessionStore: one MULTI drops the days' memory and notes and takes the
+// session out of the days' active sets, so no cutover summarises what was forgotten.
+func (r *Redis) Forget(ctx context.Context, id string, days ...string) error {
+	_, err := r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		for _, d := range days {
+			p.Del(ctx, r.memKey(id, d), r.noteKey(id, d))
+			p.SRem(ctx, r.daysKey(d), id)
+		}
+		return nil
+	})
+	if err != nil {
+		return unavailable("forget", err)
 	}
 	return nil
 }

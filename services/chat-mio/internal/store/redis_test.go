@@ -27,6 +27,8 @@ func redisEngine(t *testing.T) engine {
 			return keys.optionsKey(it.id)
 		case "reply":
 			return keys.replyKey(it.id)
+		case "note":
+			return keys.noteKey(it.id, it.day)
 		}
 		t.Fatalf("unknown item %+v", it)
 		return ""

@@ -19,7 +19,8 @@ import (
 //	chat_sessions  one row per session: local_only, prev_route (the hash)
 //	chat_pending   one row per pending job of a session (the set); its rows share one expiry
 //	chat_memory    one row per turn of a session's day, in seq order (the list)
-//	chat_blobs     deliberation options by job and replies by event (the plain keys)
+//	chat_blobs     deliberation options by job, replies by event and notes by session and day
+//	               (the plain keys)
 //
 // Every row has the expiry of the Redis key it stands for; readers ignore expired rows and a
 // write first deletes them. Each mutation is one transaction, durable when it returns.
@@ -88,6 +89,12 @@ const (
 	qSaveBlob      = `INSERT INTO ` + tableBlobs + ` (kind, id, data, expires_at) VALUES (?, ?, ?, ?)
 		ON CONFLICT (kind, id) DO UPDATE SET data = excluded.data, expires_at = excluded.expires_at`
 	qBlob = `SELECT data FROM ` + tableBlobs + ` WHERE kind = ? AND id = ? AND ` + live
+	// A note is kept once per session and day (SET NX); qDropBlob first clears an expired one.
+	qAddNote   = `INSERT INTO ` + tableBlobs + ` (kind, id, data, expires_at) VALUES ('note', ?, ?, ?) ON CONFLICT (kind, id) DO NOTHING`
+	qDropBlob  = `DELETE FROM ` + tableBlobs + ` WHERE kind = ? AND id = ?` + expired
+	qDelBlob   = `DELETE FROM ` + tableBlobs + ` WHERE kind = ? AND id = ?`
+	qActive    = `SELECT DISTINCT session FROM ` + tableMemory + ` WHERE day = ? AND ` + live + ` ORDER BY session`
+	qDelMemory = `DELETE FROM ` + tableMemory + ` WHERE session = ? AND day = ?`
 )
 
 // A write first deletes the expired rows it would touch (the last argument is
@@ -109,7 +116,8 @@ const (
 
 func sqliteStatements() []string {
 	return []string{qSession, qPending, qMemory, qAddPending, qRenewPending, qRemovePending, qLastSeq, qAddTurn,
-		qTrimMemory, qRenewMemory, qSaveBlob, qBlob, qDropSession, qDropPending, qDropMemory, qSetLocalOnly, qSetPrevRoute}
+		qTrimMemory, qRenewMemory, qSaveBlob, qBlob, qDropSession, qDropPending, qDropMemory, qSetLocalOnly, qSetPrevRoute,
+		qAddNote, qDropBlob, qDelBlob, qActive, qDelMemory}
 }
 
 // NewSQLite migrates the store's tables in db and returns the store.
@@ -149,8 +157,17 @@ func (s *SQLite) Load(ctx context.Context, id, day string, memoryTurns int) (dom
 		return domain.Session{}, unavailable("load", err)
 	}
 	sess.Memory = decodeTurns(turns)
+	var note []byte
+	err = s.queryRow(ctx, nil, qBlob, []any{"note", noteID(id, day), now}, &note)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return domain.Session{}, unavailable("load", err)
+	}
+	sess.Note = string(note)
 	return sess, nil
 }
+
+// noteID is the blob id of a session's note for day.
+func noteID(id, day string) string { return day + "|" + id }
 
 // stmt is query as prepared when the store was built, in tx when tx is set.
 func (s *SQLite) stmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
@@ -288,6 +305,52 @@ func (s *SQLite) AppendTurns(ctx context.Context, id, day string, memoryTurns in
 			}
 		}
 		return s.exec(ctx, tx, qRenewMemory, exp, id, day)
+	})
+}
+
+// ActiveSessions implements app.SessionStore.
+func (s *SQLite) ActiveSessions(ctx context.Context, day string) ([]string, error) {
+	ids, err := s.strings(ctx, qActive, day, sqlstate.NowMS())
+	if err != nil {
+		return nil, unavailable("active sessions", err)
+	}
+	return ids, nil
+}
+
+// SaveNote implements app.SessionStore: the first note of a day stays, as SET NX.
+func (s *SQLite) SaveNote(ctx context.Context, id, day, note string) (bool, error) {
+	saved := false
+	err := s.write(ctx, "save note", func(tx *sql.Tx, now int64) error {
+		if err := s.exec(ctx, tx, qDropBlob, "note", noteID(id, day), now); err != nil {
+			return err
+		}
+		st, err := s.stmt(ctx, tx, qAddNote)
+		if err != nil {
+			return err
+		}
+		res, err := st.ExecContext(ctx, noteID(id, day), []byte(note), now+memoryTTL.Milliseconds())
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		saved = n == 1
+		return err
+	})
+	return saved, err
+}
+
+// Forget implements app.SessionStore: one transaction drops the days' memory and notes.
+func (s *SQLite) Forget(ctx context.Context, id string, days ...string) error {
+	return s.write(ctx, "forget", func(tx *sql.Tx, _ int64) error {
+		for _, d := range days {
+			if err := s.exec(ctx, tx, qDelMemory, id, d); err != nil {
+				return err
+			}
+			if err := s.exec(ctx, tx, qDelBlob, "note", noteID(id, d)); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 

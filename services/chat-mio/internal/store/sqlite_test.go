@@ -34,6 +34,8 @@ func where(t *testing.T, it item) (string, string, []any) {
 		return tableMemory, `session = ? AND day = ?`, []any{it.id, it.day}
 	case "options", "reply":
 		return tableBlobs, `kind = ? AND id = ?`, []any{it.kind, it.id}
+	case "note":
+		return tableBlobs, `kind = ? AND id = ?`, []any{"note", noteID(it.id, it.day)}
 	}
 	t.Fatalf("unknown item %+v", it)
 	return "", "", nil
