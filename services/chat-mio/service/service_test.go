@@ -135,11 +135,11 @@ func TestChatOverOllamaProtocol(t *testing.T) {
 			}
 		}
 		seen[sp.Name()] = true
-		if (sp.Name() == "chat.handle_message" || sp.Name() == "chat.model_reply" || sp.Name() == "redis.pipeline hgetall smembers lrange") && jid != res.GetJobId() {
+		if (sp.Name() == "chat.handle_message" || sp.Name() == "chat.model_reply" || sp.Name() == "redis.pipeline hgetall smembers lrange get") && jid != res.GetJobId() {
 			t.Errorf("span %s has job_id %q, want %q", sp.Name(), jid, res.GetJobId())
 		}
 	}
-	for _, name := range []string{"chat.handle_message", "chat.model_reply", "redis.pipeline hgetall smembers lrange", "picoclaw.router.v1.RouterService/ProcessTask"} {
+	for _, name := range []string{"chat.handle_message", "chat.model_reply", "redis.pipeline hgetall smembers lrange get", "picoclaw.router.v1.RouterService/ProcessTask"} {
 		if !seen[name] {
 			t.Errorf("no span %q; spans: %v", name, seen)
 		}

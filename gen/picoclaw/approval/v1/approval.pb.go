@@ -405,9 +405,11 @@ type Job struct {
 	PolicyHash string `protobuf:"bytes,30,opt,name=policy_hash,json=policyHash,proto3" json:"policy_hash,omitempty"`
 	// W3C traceparent of the request that created the job: every later action on the job joins
 	// this trace (ARCHITECTURE.md, telemetry).
-	TraceParent   string `protobuf:"bytes,31,opt,name=trace_parent,json=traceParent,proto3" json:"trace_parent,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	TraceParent string `protobuf:"bytes,31,opt,name=trace_parent,json=traceParent,proto3" json:"trace_parent,omitempty"`
+	// The job is a cost confirmation (RequestApprovalRequest.cost_confirmation).
+	CostConfirmation bool `protobuf:"varint,32,opt,name=cost_confirmation,json=costConfirmation,proto3" json:"cost_confirmation,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
@@ -657,6 +659,13 @@ func (x *Job) GetTraceParent() string {
 	return ""
 }
 
+func (x *Job) GetCostConfirmation() bool {
+	if x != nil {
+		return x.CostConfirmation
+	}
+	return false
+}
+
 type RequestApprovalRequest struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
 	Proposal    *v1.Proposal           `protobuf:"bytes,1,opt,name=proposal,proto3" json:"proposal,omitempty"`
@@ -670,9 +679,13 @@ type RequestApprovalRequest struct {
 	// The proposal is an answer without a patch (design, review, analysis): approval records it
 	// as completed without execution instead of asking anyone. A patch with operations is refused
 	// as invalid when this is set.
-	AnswerOnly    bool `protobuf:"varint,8,opt,name=answer_only,json=answerOnly,proto3" json:"answer_only,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	AnswerOnly bool `protobuf:"varint,8,opt,name=answer_only,json=answerOnly,proto3" json:"answer_only,omitempty"`
+	// The job asks whether to continue a coder call whose estimate is over the cost or token
+	// limit (cost_over_limit): it carries no patch, always waits for a person (never
+	// auto-approved) and can never be claimed; the proposal's cost hint is the estimate.
+	CostConfirmation bool `protobuf:"varint,9,opt,name=cost_confirmation,json=costConfirmation,proto3" json:"cost_confirmation,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *RequestApprovalRequest) Reset() {
@@ -757,6 +770,13 @@ func (x *RequestApprovalRequest) GetLocale() string {
 func (x *RequestApprovalRequest) GetAnswerOnly() bool {
 	if x != nil {
 		return x.AnswerOnly
+	}
+	return false
+}
+
+func (x *RequestApprovalRequest) GetCostConfirmation() bool {
+	if x != nil {
+		return x.CostConfirmation
 	}
 	return false
 }
@@ -2714,7 +2734,7 @@ const file_picoclaw_approval_v1_approval_proto_rawDesc = "" +
 	"\tDiffStats\x12\x14\n" +
 	"\x05files\x18\x01 \x01(\x05R\x05files\x12\x1c\n" +
 	"\tadditions\x18\x02 \x01(\x05R\tadditions\x12\x1c\n" +
-	"\tdeletions\x18\x03 \x01(\x05R\tdeletions\"\xc5\n" +
+	"\tdeletions\x18\x03 \x01(\x05R\tdeletions\"\xf2\n" +
 	"\n" +
 	"\x03Job\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x127\n" +
@@ -2760,7 +2780,8 @@ const file_picoclaw_approval_v1_approval_proto_rawDesc = "" +
 	"\aversion\x18\x1d \x01(\x03R\aversion\x12\x1f\n" +
 	"\vpolicy_hash\x18\x1e \x01(\tR\n" +
 	"policyHash\x12!\n" +
-	"\ftrace_parent\x18\x1f \x01(\tR\vtraceParent\"\xcd\x02\n" +
+	"\ftrace_parent\x18\x1f \x01(\tR\vtraceParent\x12+\n" +
+	"\x11cost_confirmation\x18  \x01(\bR\x10costConfirmation\"\xfa\x02\n" +
 	"\x16RequestApprovalRequest\x128\n" +
 	"\bproposal\x18\x01 \x01(\v2\x1c.picoclaw.common.v1.ProposalR\bproposal\x12\x1d\n" +
 	"\n" +
@@ -2771,7 +2792,8 @@ const file_picoclaw_approval_v1_approval_proto_rawDesc = "" +
 	"\asummary\x18\x06 \x01(\tR\asummary\x12\x16\n" +
 	"\x06locale\x18\a \x01(\tR\x06locale\x12\x1f\n" +
 	"\vanswer_only\x18\b \x01(\bR\n" +
-	"answerOnly\"\xfc\x01\n" +
+	"answerOnly\x12+\n" +
+	"\x11cost_confirmation\x18\t \x01(\bR\x10costConfirmation\"\xfc\x01\n" +
 	"\x17RequestApprovalResponse\x12+\n" +
 	"\x03job\x18\x01 \x01(\v2\x19.picoclaw.approval.v1.JobR\x03job\x127\n" +
 	"\aoutcome\x18\x02 \x01(\x0e2\x1d.picoclaw.approval.v1.OutcomeR\aoutcome\x12\x1f\n" +

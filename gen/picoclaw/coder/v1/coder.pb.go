@@ -32,11 +32,15 @@ type ProposeRequest struct {
 	Task  string   `protobuf:"bytes,3,opt,name=task,proto3" json:"task,omitempty"`
 	Route v1.Route `protobuf:"varint,4,opt,name=route,proto3,enum=picoclaw.common.v1.Route" json:"route,omitempty"`
 	// Extra context (earlier turns, worker notes).
-	Context       []string `protobuf:"bytes,5,rep,name=context,proto3" json:"context,omitempty"`
-	LocalOnly     bool     `protobuf:"varint,6,opt,name=local_only,json=localOnly,proto3" json:"local_only,omitempty"`
-	Locale        string   `protobuf:"bytes,7,opt,name=locale,proto3" json:"locale,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Context   []string `protobuf:"bytes,5,rep,name=context,proto3" json:"context,omitempty"`
+	LocalOnly bool     `protobuf:"varint,6,opt,name=local_only,json=localOnly,proto3" json:"local_only,omitempty"`
+	Locale    string   `protobuf:"bytes,7,opt,name=locale,proto3" json:"locale,omitempty"`
+	// A person approved continuing at about this cost (a cost confirmation job): the call goes
+	// ahead when its estimate is within 10 % of it, even above the configured limits.
+	ConfirmedCostUsd float64 `protobuf:"fixed64,8,opt,name=confirmed_cost_usd,json=confirmedCostUsd,proto3" json:"confirmed_cost_usd,omitempty"`
+	ConfirmedTokens  int64   `protobuf:"varint,9,opt,name=confirmed_tokens,json=confirmedTokens,proto3" json:"confirmed_tokens,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ProposeRequest) Reset() {
@@ -116,6 +120,20 @@ func (x *ProposeRequest) GetLocale() string {
 		return x.Locale
 	}
 	return ""
+}
+
+func (x *ProposeRequest) GetConfirmedCostUsd() float64 {
+	if x != nil {
+		return x.ConfirmedCostUsd
+	}
+	return 0
+}
+
+func (x *ProposeRequest) GetConfirmedTokens() int64 {
+	if x != nil {
+		return x.ConfirmedTokens
+	}
+	return 0
 }
 
 type ProposeResponse struct {
@@ -295,7 +313,7 @@ var File_picoclaw_coder_v1_coder_proto protoreflect.FileDescriptor
 
 const file_picoclaw_coder_v1_coder_proto_rawDesc = "" +
 	"\n" +
-	"\x1dpicoclaw/coder/v1/coder.proto\x12\x11picoclaw.coder.v1\x1a\x1fpicoclaw/common/v1/common.proto\"\xd3\x01\n" +
+	"\x1dpicoclaw/coder/v1/coder.proto\x12\x11picoclaw.coder.v1\x1a\x1fpicoclaw/common/v1/common.proto\"\xac\x02\n" +
 	"\x0eProposeRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x14\n" +
 	"\x05order\x18\x02 \x01(\tR\x05order\x12\x12\n" +
@@ -304,7 +322,9 @@ const file_picoclaw_coder_v1_coder_proto_rawDesc = "" +
 	"\acontext\x18\x05 \x03(\tR\acontext\x12\x1d\n" +
 	"\n" +
 	"local_only\x18\x06 \x01(\bR\tlocalOnly\x12\x16\n" +
-	"\x06locale\x18\a \x01(\tR\x06locale\"K\n" +
+	"\x06locale\x18\a \x01(\tR\x06locale\x12,\n" +
+	"\x12confirmed_cost_usd\x18\b \x01(\x01R\x10confirmedCostUsd\x12)\n" +
+	"\x10confirmed_tokens\x18\t \x01(\x03R\x0fconfirmedTokens\"K\n" +
 	"\x0fProposeResponse\x128\n" +
 	"\bproposal\x18\x01 \x01(\v2\x1c.picoclaw.common.v1.ProposalR\bproposal\"\xa8\x01\n" +
 	"\x12ProposeManyRequest\x12\x15\n" +

@@ -893,8 +893,11 @@ type ProposalResult struct {
 	Order    string                 `protobuf:"bytes,1,opt,name=order,proto3" json:"order,omitempty"`
 	Proposal *Proposal              `protobuf:"bytes,2,opt,name=proposal,proto3" json:"proposal,omitempty"`
 	// Stable error code (e.g. "timeout", "unauthenticated", "invalid_proposal", "cost_over_limit").
-	ErrorCode     string `protobuf:"bytes,3,opt,name=error_code,json=errorCode,proto3" json:"error_code,omitempty"`
-	ErrorMessage  string `protobuf:"bytes,4,opt,name=error_message,json=errorMessage,proto3" json:"error_message,omitempty"`
+	ErrorCode    string `protobuf:"bytes,3,opt,name=error_code,json=errorCode,proto3" json:"error_code,omitempty"`
+	ErrorMessage string `protobuf:"bytes,4,opt,name=error_message,json=errorMessage,proto3" json:"error_message,omitempty"`
+	// For error_code "cost_over_limit": the estimate that was over the limit, so the user can be
+	// asked whether to continue at that cost.
+	Estimate      *CostHint `protobuf:"bytes,5,opt,name=estimate,proto3" json:"estimate,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -955,6 +958,13 @@ func (x *ProposalResult) GetErrorMessage() string {
 		return x.ErrorMessage
 	}
 	return ""
+}
+
+func (x *ProposalResult) GetEstimate() *CostHint {
+	if x != nil {
+		return x.Estimate
+	}
+	return nil
 }
 
 // Actor is whoever caused an event: a user on a channel, a REST token holder, or a service.
@@ -1501,13 +1511,14 @@ const file_picoclaw_common_v1_common_proto_rawDesc = "" +
 	"\x04base\x18\x10 \x03(\v2&.picoclaw.common.v1.Proposal.BaseEntryR\x04base\x1a7\n" +
 	"\tBaseEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xa4\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xde\x01\n" +
 	"\x0eProposalResult\x12\x14\n" +
 	"\x05order\x18\x01 \x01(\tR\x05order\x128\n" +
 	"\bproposal\x18\x02 \x01(\v2\x1c.picoclaw.common.v1.ProposalR\bproposal\x12\x1d\n" +
 	"\n" +
 	"error_code\x18\x03 \x01(\tR\terrorCode\x12#\n" +
-	"\rerror_message\x18\x04 \x01(\tR\ferrorMessage\"T\n" +
+	"\rerror_message\x18\x04 \x01(\tR\ferrorMessage\x128\n" +
+	"\bestimate\x18\x05 \x01(\v2\x1c.picoclaw.common.v1.CostHintR\bestimate\"T\n" +
 	"\x05Actor\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
 	"\achannel\x18\x02 \x01(\tR\achannel\x12!\n" +
@@ -1648,16 +1659,17 @@ var file_picoclaw_common_v1_common_proto_depIdxs = []int32{
 	9,  // 8: picoclaw.common.v1.Proposal.usage:type_name -> picoclaw.common.v1.TokenUsage
 	17, // 9: picoclaw.common.v1.Proposal.base:type_name -> picoclaw.common.v1.Proposal.BaseEntry
 	10, // 10: picoclaw.common.v1.ProposalResult.proposal:type_name -> picoclaw.common.v1.Proposal
-	4,  // 11: picoclaw.common.v1.Action.kind:type_name -> picoclaw.common.v1.ActionKind
-	13, // 12: picoclaw.common.v1.ReplyMessage.actions:type_name -> picoclaw.common.v1.Action
-	15, // 13: picoclaw.common.v1.ExecutionResult.commands:type_name -> picoclaw.common.v1.CommandResult
-	18, // 14: picoclaw.common.v1.ExecutionResult.started_at:type_name -> google.protobuf.Timestamp
-	18, // 15: picoclaw.common.v1.ExecutionResult.finished_at:type_name -> google.protobuf.Timestamp
-	16, // [16:16] is the sub-list for method output_type
-	16, // [16:16] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	8,  // 11: picoclaw.common.v1.ProposalResult.estimate:type_name -> picoclaw.common.v1.CostHint
+	4,  // 12: picoclaw.common.v1.Action.kind:type_name -> picoclaw.common.v1.ActionKind
+	13, // 13: picoclaw.common.v1.ReplyMessage.actions:type_name -> picoclaw.common.v1.Action
+	15, // 14: picoclaw.common.v1.ExecutionResult.commands:type_name -> picoclaw.common.v1.CommandResult
+	18, // 15: picoclaw.common.v1.ExecutionResult.started_at:type_name -> google.protobuf.Timestamp
+	18, // 16: picoclaw.common.v1.ExecutionResult.finished_at:type_name -> google.protobuf.Timestamp
+	17, // [17:17] is the sub-list for method output_type
+	17, // [17:17] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_picoclaw_common_v1_common_proto_init() }

@@ -301,6 +301,9 @@ type ProcessTaskRequest struct {
 	PrevPrimaryRoute v1.Route               `protobuf:"varint,6,opt,name=prev_primary_route,json=prevPrimaryRoute,proto3,enum=picoclaw.common.v1.Route" json:"prev_primary_route,omitempty"`
 	History          []*Turn                `protobuf:"bytes,7,rep,name=history,proto3" json:"history,omitempty"`
 	Locale           string                 `protobuf:"bytes,8,opt,name=locale,proto3" json:"locale,omitempty"`
+	// The continuation of an approved cost confirmation: passed to coder-order's Propose.
+	ConfirmedCostUsd float64 `protobuf:"fixed64,9,opt,name=confirmed_cost_usd,json=confirmedCostUsd,proto3" json:"confirmed_cost_usd,omitempty"`
+	ConfirmedTokens  int64   `protobuf:"varint,10,opt,name=confirmed_tokens,json=confirmedTokens,proto3" json:"confirmed_tokens,omitempty"`
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
 }
@@ -389,6 +392,20 @@ func (x *ProcessTaskRequest) GetLocale() string {
 		return x.Locale
 	}
 	return ""
+}
+
+func (x *ProcessTaskRequest) GetConfirmedCostUsd() float64 {
+	if x != nil {
+		return x.ConfirmedCostUsd
+	}
+	return 0
+}
+
+func (x *ProcessTaskRequest) GetConfirmedTokens() int64 {
+	if x != nil {
+		return x.ConfirmedTokens
+	}
+	return 0
 }
 
 type ProcessTaskResponse struct {
@@ -793,7 +810,7 @@ const file_picoclaw_router_v1_router_proto_rawDesc = "" +
 	"\bdecision\x18\x01 \x01(\v2!.picoclaw.common.v1.RouteDecisionR\bdecision\x12\x18\n" +
 	"\arefusal\x18\x02 \x01(\tR\arefusal\x12\x1b\n" +
 	"\ttask_text\x18\x03 \x01(\tR\btaskText\x12\"\n" +
-	"\fdeliberation\x18\x04 \x01(\bR\fdeliberation\"\xac\x02\n" +
+	"\fdeliberation\x18\x04 \x01(\bR\fdeliberation\"\x85\x03\n" +
 	"\x12ProcessTaskRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1d\n" +
 	"\n" +
@@ -804,7 +821,10 @@ const file_picoclaw_router_v1_router_proto_rawDesc = "" +
 	"local_only\x18\x05 \x01(\bR\tlocalOnly\x12G\n" +
 	"\x12prev_primary_route\x18\x06 \x01(\x0e2\x19.picoclaw.common.v1.RouteR\x10prevPrimaryRoute\x122\n" +
 	"\ahistory\x18\a \x03(\v2\x18.picoclaw.router.v1.TurnR\ahistory\x12\x16\n" +
-	"\x06locale\x18\b \x01(\tR\x06locale\"\xef\x05\n" +
+	"\x06locale\x18\b \x01(\tR\x06locale\x12,\n" +
+	"\x12confirmed_cost_usd\x18\t \x01(\x01R\x10confirmedCostUsd\x12)\n" +
+	"\x10confirmed_tokens\x18\n" +
+	" \x01(\x03R\x0fconfirmedTokens\"\xef\x05\n" +
 	"\x13ProcessTaskResponse\x12=\n" +
 	"\bdecision\x18\x01 \x01(\v2!.picoclaw.common.v1.RouteDecisionR\bdecision\x12>\n" +
 	"\rinitial_route\x18\x02 \x01(\x0e2\x19.picoclaw.common.v1.RouteR\finitialRoute\x12:\n" +

@@ -68,6 +68,9 @@ func (s *Service) ApproveSimilar(ctx context.Context, id string, actor domain.Ac
 	if err != nil {
 		return SimilarResult{}, err
 	}
+	if cur.CostConfirmation {
+		return SimilarResult{}, fmt.Errorf("%w: %s is a cost confirmation: approve it alone (/approve %s); nothing similar can be allowed from it", domain.ErrInvalid, id, id)
+	}
 	scope, err := domain.SimilarScopeOf(cur)
 	if err != nil {
 		return SimilarResult{}, err

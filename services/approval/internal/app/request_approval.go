@@ -31,6 +31,8 @@ type RequestInput struct {
 	Locale      string
 	// AnswerOnly records an answer without a patch as completed without execution.
 	AnswerOnly bool
+	// CostConfirmation asks whether to continue a coder call estimated (Cost) above the limits.
+	CostConfirmation bool
 }
 
 // RequestResult is the policy's answer and the text for the chat channel.
@@ -49,6 +51,9 @@ func (s *Service) RequestApproval(ctx context.Context, in RequestInput) (Request
 	ctx = jobid.WithJobID(ctx, id)
 	if in.AnswerOnly {
 		return s.recordAnswer(ctx, id, in)
+	}
+	if in.CostConfirmation {
+		return s.requestCostConfirmation(ctx, id, in)
 	}
 	p, err := patch.Parse(in.Patch, s.parseOpts())
 	if err != nil {

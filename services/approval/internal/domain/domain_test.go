@@ -545,3 +545,32 @@ func TestClaimLeaseLifecycle(t *testing.T) {
 		t.Fatalf("events %s", got)
 	}
 }
+
+// A cost confirmation is a go-ahead for a coder call, never something to run: even granted, no
+// executor can claim it.
+func TestCostConfirmationIsNeverClaimed(t *testing.T) {
+	for _, st := range []Status{StatusGranted, StatusAutoApproved, StatusPending} {
+		j := Job{ID: "job_20260301_002", Status: st, ContentHash: "sha256:x", CostConfirmation: true}
+		drafts, err := j.Claim(ClaimCheck{ExecutorID: "e", ActualHash: j.ContentHash, GrantActive: true}, t0)
+		if !errors.Is(err, ErrConflict) || len(drafts) != 1 || drafts[0].Type != EventClaimRejected {
+			t.Errorf("%s: claim = %v, %v", st, drafts, err)
+		}
+	}
+}
+
+func TestCostQuestionNamesTheEstimateAndTheCommands(t *testing.T) {
+	j := Job{ID: "job_20260301_003", Order: "order3", Summary: "大きな移行\n<!channel>", Cost: CostHint{EstimatedTokens: 90000, EstimatedCostUSD: 1.35}}
+	cfg := PolicyConfig{CostLimitUSD: 0.5, TokenLimit: 50000}
+	for loc, want := range map[string][]string{
+		"ja": {"約 $1.35", "90000 トークン", "$0.50 / 50000", "続行しますか", "/approve job_20260301_003", "/deny job_20260301_003"},
+		"en": {"about $1.35", "90000 tokens", "$0.50 / 50000", "Continue at about $1.35?", "/approve job_20260301_003"},
+	} {
+		j.Locale = loc
+		got := CostQuestion(j, cfg)
+		for _, w := range want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: %q lacks %q", loc, got, w)
+			}
+		}
+	}
+}

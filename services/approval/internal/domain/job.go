@@ -123,6 +123,10 @@ type Job struct {
 	// TraceParent is the W3C trace context of the request that created the job; every later
 	// action on the job joins that trace.
 	TraceParent string `json:"trace_parent,omitempty"`
+	// CostConfirmation: the job asks a person whether to continue a coder call whose estimate
+	// (Cost) is over the limit. It has no patch, is never auto-approved and never claimed: its
+	// grant is the go-ahead for that one call, taken up by the chat that asked.
+	CostConfirmation bool `json:"cost_confirmation,omitempty"`
 	// Version is the number of events recorded; LastHash is the hash of the latest one.
 	Version  int64  `json:"version"`
 	LastHash string `json:"last_hash,omitempty"`

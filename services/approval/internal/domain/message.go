@@ -300,3 +300,19 @@ func SimilarApprovedText(jobID string, g *Grant, now time.Time, locale string) s
 	return fmt.Sprintf("✅ %s を承認しました。同種のジョブを %s のあいだ（%s まで）自動承認します: パス %s、タスク種別 %s、ルート %s、操作 %s。削除・リネーム・機密・push・ブラウザ・ネットワーク・シェルは引き続き承認が必要です。\n停止: /auto-approve off",
 		jobID, remaining, g.ExpiresAt.UTC().Format(time.RFC3339), strings.Join(g.PathPrefixes, ", "), strings.Join(g.TaskTypes, ", "), strings.Join(g.Routes, ", "), strings.Join(g.OperationKinds, ", "))
 }
+
+// CostQuestion asks whether to continue a coder call whose estimate is over the limit (a cost
+// confirmation job): the order, the estimate, the limit, the task and the two commands.
+func CostQuestion(j Job, cfg PolicyConfig) string {
+	task := SafeText(j.Summary, 200)
+	if strings.HasPrefix(strings.ToLower(j.Locale), "en") {
+		return fmt.Sprintf("💰 %s: asking %s is estimated at about $%.2f (%d tokens), over the limit ($%.2f / %d tokens).\n"+
+			"Task: %s\nContinue at about $%.2f?\n/approve %s to continue · /deny %s to stop",
+			j.ID, j.Order, j.Cost.EstimatedCostUSD, j.Cost.EstimatedTokens, cfg.CostLimitUSD, cfg.TokenLimit, task,
+			j.Cost.EstimatedCostUSD, j.ID, j.ID)
+	}
+	return fmt.Sprintf("💰 %s: %s への依頼は約 $%.2f（%d トークン）の見積もりで、上限（$%.2f / %d トークン）を超えます。\n"+
+		"依頼: %s\n約 $%.2f で続行しますか？\n/approve %s で続行・/deny %s で中止",
+		j.ID, j.Order, j.Cost.EstimatedCostUSD, j.Cost.EstimatedTokens, cfg.CostLimitUSD, cfg.TokenLimit, task,
+		j.Cost.EstimatedCostUSD, j.ID, j.ID)
+}

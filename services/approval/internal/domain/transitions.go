@@ -113,6 +113,9 @@ func (j Job) Claim(c ClaimCheck, now time.Time) ([]Draft, error) {
 		return []Draft{{Type: EventClaimRejected, Actor: actor, Channel: actor.Channel, At: now,
 			Payload: RejectedPayload{Attempt: "claim", Status: j.Status, Reason: reason}}}, err
 	}
+	if j.CostConfirmation {
+		return reject("a cost confirmation is not run", fmt.Errorf("claim %s: %w: a cost confirmation has nothing to run", j.ID, ErrConflict))
+	}
 	takeover := false
 	if !j.Status.Claimable() {
 		switch {

@@ -60,6 +60,7 @@ func (h *Handler) RequestApproval(ctx context.Context, req *approvalv1.RequestAp
 		Cost: costFromProto(p.GetCostHint()), UsesBrowser: p.GetUsesBrowser(), TaskType: TaskTypeName(p.GetTaskType()),
 		Order: p.GetOrder(), Route: RouteName(req.GetRoute()), SessionID: req.GetSessionId(), Channel: requester.Channel,
 		RequestedBy: requester, Summary: req.GetSummary(), Locale: req.GetLocale(), AnswerOnly: req.GetAnswerOnly(),
+		CostConfirmation: req.GetCostConfirmation(),
 	})
 	if err != nil {
 		return nil, h.fail(ctx, err)
@@ -396,6 +397,7 @@ func JobToProto(j domain.Job) *approvalv1.Job {
 		RequestedBy: actorToProto(j.RequestedBy), DecidedBy: actorToProto(j.DecidedBy), DenyReason: j.DenyReason,
 		RequestedAt: ts(j.RequestedAt), DecidedAt: ts(j.DecidedAt), ExpiresAt: ts(j.ExpiresAt), ExecutedAt: ts(j.ExecutedAt),
 		FinishedAt: ts(j.FinishedAt), Version: j.Version, TraceParent: j.TraceParent,
+		CostConfirmation: j.CostConfirmation,
 		DiffStats: &approvalv1.DiffStats{Files: int32(j.Stats.Files), Additions: int32(j.Stats.Additions), Deletions: int32(j.Stats.Deletions)},
 		CostHint:  &commonv1.CostHint{EstimatedTokens: j.Cost.EstimatedTokens, EstimatedCostUsd: j.Cost.EstimatedCostUSD, NearLimit: j.Cost.NearLimit},
 		Risk: &commonv1.Risk{Level: commonv1.RiskLevel(commonv1.RiskLevel_value["RISK_LEVEL_"+strings.ToUpper(j.Risk.Level)]),

@@ -151,6 +151,10 @@ type turn struct {
 	result  *chatv1.HandleMessageResponse
 	// failed is a transient failure that ends the turn without an answer (see fail).
 	failed error
+	// task is the text the conversation routed (for a cost confirmation's question).
+	task string
+	// confirmed is the estimate a person approved, passed to the router (cost confirmation).
+	confirmed *CostEstimate
 }
 
 // fail ends the turn without an answer: a peer the answer needs is unreachable for now. The

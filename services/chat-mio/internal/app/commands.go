@@ -67,7 +67,13 @@ func (a *App) approve(ctx context.Context, t *turn, id string) {
 	a.forgetPending(ctx, t, id)
 	t.result.ActionApplied = true
 	a.log.InfoContext(ctx, "approval.granted", slog.String("approver", t.actor.ID))
-	if !job.Status.Executable() {
+	if job.CostConfirmation && job.Status == StatusGranted {
+		// The go-ahead for a coder call over the limit: make the call, there is nothing to run.
+		t.say(domain.T(t.loc, domain.MsgApproved, id))
+		a.continueAfterCost(ctx, t, id, job)
+		return
+	}
+	if !job.Status.Executable() || job.CostConfirmation {
 		// Approval answered without a grant: never execute on anything but a recorded grant.
 		t.say(domain.T(t.loc, domain.MsgJobConflict, id, string(job.Status)))
 		return
@@ -303,7 +309,7 @@ func (a *App) grantedButNotRun(ctx context.Context, id string, err error) bool {
 	gctx, cancel := context.WithTimeout(ctx, a.cfg.ApprovalTimeout)
 	defer cancel()
 	job, gerr := a.peers.Approvals.Job(gctx, id)
-	if gerr != nil || !job.Status.Executable() {
+	if gerr != nil || !job.Status.Executable() || job.CostConfirmation {
 		return false
 	}
 	a.log.InfoContext(ctx, "approval.resume_execution", slog.String("status", string(job.Status)))

@@ -20,10 +20,11 @@ import (
 
 // converse runs an ordinary message (or a routing command) through router-shiro.
 func (a *App) converse(ctx context.Context, t *turn, text string) {
+	t.task = text
 	rctx, cancel := context.WithTimeout(ctx, a.cfg.RouterTimeout)
 	res, err := a.peers.Router.Route(rctx, RouteRequest{
 		JobID: t.jobID, SessionID: t.sess.ID, Channel: t.actor.Channel, Text: text, LocalOnly: t.sess.LocalOnly,
-		PrevRoute: t.sess.PrevPrimaryRoute, History: t.sess.Memory, Locale: t.loc,
+		PrevRoute: t.sess.PrevPrimaryRoute, History: t.sess.Memory, Locale: t.loc, Confirmed: t.confirmed,
 	})
 	cancel()
 	if err != nil {
@@ -207,6 +208,10 @@ func (a *App) chatReply(ctx context.Context, t *turn, text, worker string, quest
 
 // proposal sends a coder's proposal to approval.
 func (a *App) proposal(ctx context.Context, t *turn, results []ProposalOption, route string) {
+	if len(results) == 1 && results[0].Proposal == nil && results[0].ErrorCode == "cost_over_limit" && results[0].Estimate != nil {
+		a.askCost(ctx, t, results[0], route)
+		return
+	}
 	if len(results) == 0 || results[0].Proposal == nil {
 		reason := "no proposal"
 		if len(results) > 0 {
@@ -253,16 +258,7 @@ func (a *App) requestApproval(ctx context.Context, t *turn, p Proposal, route st
 		By: t.actor, Route: route, Locale: t.loc, Proposal: p})
 	cancel()
 	if err != nil {
-		a.log.ErrorContext(ctx, "approval.request_failed", slog.String("kind", errKind(err)), slog.Any("error", err))
-		switch {
-		case errors.Is(err, domain.ErrUnavailable):
-			t.say(domain.T(t.loc, domain.MsgApprovalDown, id))
-		case errors.Is(err, domain.ErrInvalid), errors.Is(err, domain.ErrConflict), errors.Is(err, domain.ErrForbidden),
-			errors.Is(err, domain.ErrNotFound):
-			t.say(domain.T(t.loc, domain.MsgApprovalRejected, id, domain.ClipTurn(domain.PeerMessage(err), 200)))
-		default:
-			t.say(domain.T(t.loc, domain.MsgApprovalFailed, id))
-		}
+		a.requestFailed(ctx, t, id, err)
 		return
 	}
 	a.log.InfoContext(ctx, "approval.requested", slog.String("outcome", string(res.Outcome)),
@@ -403,4 +399,18 @@ func (a *App) stillApplies(ctx context.Context, t *turn, id string, p Proposal) 
 	a.log.InfoContext(ctx, "chat.proposal_stale", slog.String("order", p.Order))
 	t.say(domain.T(t.loc, domain.MsgProposalStale, id, domain.ClipTurn(chk.Text, 600)))
 	return false
+}
+
+// requestFailed tells the user why approval could not record job id.
+func (a *App) requestFailed(ctx context.Context, t *turn, id string, err error) {
+	a.log.ErrorContext(ctx, "approval.request_failed", slog.String("kind", errKind(err)), slog.Any("error", err))
+	switch {
+	case errors.Is(err, domain.ErrUnavailable):
+		t.say(domain.T(t.loc, domain.MsgApprovalDown, id))
+	case errors.Is(err, domain.ErrInvalid), errors.Is(err, domain.ErrConflict), errors.Is(err, domain.ErrForbidden),
+		errors.Is(err, domain.ErrNotFound):
+		t.say(domain.T(t.loc, domain.MsgApprovalRejected, id, domain.ClipTurn(domain.PeerMessage(err), 200)))
+	default:
+		t.say(domain.T(t.loc, domain.MsgApprovalFailed, id))
+	}
 }

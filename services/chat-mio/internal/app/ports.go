@@ -128,6 +128,8 @@ type Actor struct {
 type RouteRequest struct {
 	JobID, SessionID, Channel, Text string
 	LocalOnly                       bool
+	// Confirmed is the estimate a person approved (a cost confirmation's continuation).
+	Confirmed *CostEstimate
 	// PrevRoute is the SPEC name of the previous primary route ("" when none).
 	PrevRoute string
 	History   []domain.Turn
@@ -170,6 +172,14 @@ type ProposalOption struct {
 	Order                   string
 	Proposal                *Proposal
 	ErrorCode, ErrorMessage string
+	// Estimate comes with ErrorCode cost_over_limit: what the call would cost.
+	Estimate *CostEstimate
+}
+
+// CostEstimate is the most a coder call is expected to cost.
+type CostEstimate struct {
+	Tokens  int64
+	CostUSD float64
 }
 
 // Proposal is a coder's proposal. chat-mio reads its order and plan; the rest travels from the
@@ -199,6 +209,10 @@ type ProposalInput struct {
 	Proposal Proposal
 	// AnswerOnly records an answer without a patch as completed without execution.
 	AnswerOnly bool
+	// Cost, when set, makes the job a cost confirmation: it asks whether to continue a call of
+	// Proposal.Order at about this cost (Proposal is then empty, Task says what was asked).
+	Cost *CostEstimate
+	Task string
 }
 
 // Outcome is approval's answer to a proposal.
@@ -246,6 +260,9 @@ type ApprovalJob struct {
 	DecidedBy string
 	// TraceParent is the job's trace (W3C traceparent): actions on the job join it.
 	TraceParent string
+	// CostConfirmation: the job asked whether to continue a coder call at about Cost.
+	CostConfirmation bool
+	Cost             CostEstimate
 }
 
 // AutoApproveInput switches the Auto-Approve grant on with a scope.
@@ -282,4 +299,20 @@ type Notification struct {
 	// RetryKey makes a retried push deliver once.
 	RetryKey string
 	Text     string
+}
+
+// USD is the estimate's cost, 0 for none.
+func (e *CostEstimate) USD() float64 {
+	if e == nil {
+		return 0
+	}
+	return e.CostUSD
+}
+
+// TokenCount is the estimate's tokens, 0 for none.
+func (e *CostEstimate) TokenCount() int64 {
+	if e == nil {
+		return 0
+	}
+	return e.Tokens
 }

@@ -102,9 +102,19 @@ const (
 	MsgNone                MsgKey = "none"
 	MsgForgot              MsgKey = "forgot"
 	MsgSummaryPrompt       MsgKey = "summary_prompt"
+	MsgButtonContinue      MsgKey = "button_continue"
+	MsgButtonStop          MsgKey = "button_stop"
+	MsgCostContinuing      MsgKey = "cost_continuing"
+	MsgCostRequestGone     MsgKey = "cost_request_gone"
 )
 
 var catalog = map[MsgKey][2]string{
+	MsgButtonContinue: {"続行", "Continue"},
+	MsgButtonStop:     {"中止", "Stop"},
+	MsgCostContinuing: {"%s の続行が承認されました。%s に約 $%.2f までで依頼します（新しいジョブ %s）。",
+		"Continuing %s was approved: asking %s at up to about $%.2f (new job %s)."},
+	MsgCostRequestGone: {"%s の続行は承認されましたが、元の依頼がもう残っていません。もう一度送ってください。",
+		"Continuing %s was approved, but the original request is no longer kept. Please send it again."},
 	MsgSummaryPrompt: {"次はユーザーとアシスタントの一日分の会話です。翌日の会話で役立つように、事実・決めたこと・未解決のことを日本語で%d文字以内のメモにまとめてください。" +
 		"パスワードやトークンなどの秘密情報は書かないでください。メモだけを答えてください。",
 		"Below is one day of conversation between the user and the assistant. Summarise it as a note of at most %d characters " +

@@ -60,19 +60,31 @@ func jobOf(j *approvalv1.Job) app.ApprovalJob {
 		by = j.GetDecidedBy().GetChannel() + ":" + j.GetDecidedBy().GetId()
 	}
 	return app.ApprovalJob{ID: j.GetJobId(), Status: app.JobStatus(strings.ToLower(enumName(j.GetStatus().String(), "JOB_STATUS_"))),
-		Summary: j.GetSummary(), DenyReason: j.GetDenyReason(), DecidedBy: by, TraceParent: j.GetTraceParent()}
+		Summary: j.GetSummary(), DenyReason: j.GetDenyReason(), DecidedBy: by, TraceParent: j.GetTraceParent(),
+		CostConfirmation: j.GetCostConfirmation(),
+		Cost:             app.CostEstimate{Tokens: j.GetCostHint().GetEstimatedTokens(), CostUSD: j.GetCostHint().GetEstimatedCostUsd()}}
 }
 
 // Request implements app.Approvals.
 func (a Approvals) Request(ctx context.Context, in app.ProposalInput) (app.ApprovalRequest, error) {
-	p, err := decodeProposal(in.Proposal)
-	if err != nil {
-		return app.ApprovalRequest{}, err
+	var p *commonv1.Proposal
+	summary := ""
+	if in.Cost != nil {
+		// A cost confirmation: no patch, the order and the estimate; the task is its summary.
+		p = &commonv1.Proposal{Order: in.Proposal.Order,
+			CostHint: &commonv1.CostHint{EstimatedTokens: in.Cost.Tokens, EstimatedCostUsd: in.Cost.CostUSD, NearLimit: true}}
+		summary = in.Task
+	} else {
+		var err error
+		if p, err = decodeProposal(in.Proposal); err != nil {
+			return app.ApprovalRequest{}, err
+		}
 	}
 	p.JobId = in.JobID
 	res, err := a.Client.RequestApproval(ctx, &approvalv1.RequestApprovalRequest{
 		Proposal: p, SessionId: in.SessionID, Channel: in.Channel, RequestedBy: actorProto(in.By),
 		Route: routeEnum(in.Route), Locale: string(in.Locale), AnswerOnly: in.AnswerOnly,
+		CostConfirmation: in.Cost != nil, Summary: summary,
 	})
 	if err != nil {
 		return app.ApprovalRequest{}, classify(approvalPeer, err)

@@ -26,6 +26,7 @@ func (r Router) Route(ctx context.Context, req app.RouteRequest) (app.RouteResul
 	res, err := r.Client.ProcessTask(ctx, &routerv1.ProcessTaskRequest{
 		JobId: req.JobID, SessionId: req.SessionID, Channel: req.Channel, Text: req.Text, LocalOnly: req.LocalOnly,
 		PrevPrimaryRoute: routeEnum(req.PrevRoute), History: history, Locale: string(req.Locale),
+		ConfirmedCostUsd: req.Confirmed.USD(), ConfirmedTokens: req.Confirmed.TokenCount(),
 	})
 	if err != nil {
 		return app.RouteResult{}, classify("router-shiro", err)
@@ -39,6 +40,9 @@ func (r Router) Route(ctx context.Context, req app.RouteRequest) (app.RouteResul
 	}
 	for _, pr := range res.GetProposals() {
 		o := app.ProposalOption{Order: pr.GetOrder(), ErrorCode: pr.GetErrorCode(), ErrorMessage: pr.GetErrorMessage()}
+		if e := pr.GetEstimate(); e != nil {
+			o.Estimate = &app.CostEstimate{Tokens: e.GetEstimatedTokens(), CostUSD: e.GetEstimatedCostUsd()}
+		}
 		if p := pr.GetProposal(); p != nil {
 			prop, err := encodeProposal(p)
 			if err != nil {

@@ -174,6 +174,9 @@ type Router struct {
 	// Propose returns the proposal patch and task type for a CODE message.
 	Propose func(text string) (patch string, task commonv1.TaskType)
 	Down    bool
+	// OverLimit, when set, is the estimate of every CODE call: coder-order refuses it
+	// (cost_over_limit) unless the request confirms at least that many tokens.
+	OverLimit *commonv1.CostHint
 
 	mu       sync.Mutex
 	requests []*routerv1.ProcessTaskRequest
@@ -185,6 +188,13 @@ func (r *Router) SetPropose(f func(text string) (string, commonv1.TaskType)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.Propose = f
+}
+
+// SetOverLimit makes every CODE call cost est (nil: within the limits).
+func (r *Router) SetOverLimit(est *commonv1.CostHint) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.OverLimit = est
 }
 
 // SetDown makes ProcessTask fail with Unavailable.
@@ -211,7 +221,7 @@ func (r *Router) ProcessTask(ctx context.Context, req *routerv1.ProcessTaskReque
 	r.mu.Lock()
 	r.requests = append(r.requests, proto.CloneOf(req))
 	r.baggage = append(r.baggage, jobid.FromContext(ctx))
-	down, propose := r.Down, r.Propose
+	down, propose, over := r.Down, r.Propose, r.OverLimit
 	r.mu.Unlock()
 	if down {
 		return nil, connect.NewError(connect.CodeUnavailable, errors.New("router unavailable"))
@@ -247,6 +257,9 @@ func (r *Router) ProcessTask(ctx context.Context, req *routerv1.ProcessTaskReque
 			res.Deliberation = true
 			res.Proposals = []*commonv1.ProposalResult{mk("order1"), mk("order2"), {Order: "order3", ErrorCode: "timeout", ErrorMessage: "no answer in 120s"}}
 			res.Comparison = &routerv1.Comparison{Summary: "both touch the same file", Recommended: 2}
+		} else if over != nil && req.GetConfirmedTokens() < over.GetEstimatedTokens() {
+			res.Proposals = []*commonv1.ProposalResult{{Order: "order2", ErrorCode: "cost_over_limit",
+				ErrorMessage: "the estimated cost is over the limit", Estimate: over}}
 		} else {
 			res.Proposals = []*commonv1.ProposalResult{mk("order2")}
 		}

@@ -18,6 +18,23 @@ type Task struct {
 	LocalOnly bool
 	// Locale is ja (default) or en: the language of the plan.
 	Locale string
+	// ConfirmedCostUSD and ConfirmedTokens: a person approved continuing at about this cost (a
+	// cost confirmation); a call estimated within ConfirmedMargin of it goes ahead above the
+	// limits.
+	ConfirmedCostUSD float64
+	ConfirmedTokens  int64
+}
+
+// ConfirmedMargin is how far an estimate may exceed the confirmed one (the workspace read for
+// the context may have changed a little since the person was asked).
+const ConfirmedMargin = 1.10
+
+// confirmedCovers reports whether the person's confirmation covers est.
+func (t Task) confirmedCovers(est domain.CostEstimate) bool {
+	if t.ConfirmedCostUSD <= 0 && t.ConfirmedTokens <= 0 {
+		return false
+	}
+	return est.CostUSD <= t.ConfirmedCostUSD*ConfirmedMargin && float64(est.Tokens) <= float64(t.ConfirmedTokens)*ConfirmedMargin
 }
 
 // buildMessages writes the role prompt and the task for one order.

@@ -152,11 +152,19 @@ func (p *Proposer) Propose(ctx context.Context, orderName string, task Task) (*d
 		promptTokens += llm.EstimateToolSpecs(tools.Specs())
 	}
 	promptCost := o.Price.Cost(llm.Usage{InputTokens: promptTokens})
-	if (p.limits.CostUSD > 0 && promptCost > p.limits.CostUSD) || (p.limits.Tokens > 0 && promptTokens > p.limits.Tokens) {
+	// The most the call may cost: the prompt and a full answer.
+	est := domain.CostEstimate{Tokens: promptTokens + int64(o.MaxTokens),
+		CostUSD: o.Price.Cost(llm.Usage{InputTokens: promptTokens, OutputTokens: int64(o.MaxTokens)})}
+	if ((p.limits.CostUSD > 0 && promptCost > p.limits.CostUSD) || (p.limits.Tokens > 0 && promptTokens > p.limits.Tokens)) && !task.confirmedCovers(est) {
 		return nil, &domain.DetailError{
-			Err:    fmt.Errorf("%s: %w", id, domain.ErrCostOverLimit),
-			Detail: fmt.Sprintf("prompt ≈ %d tokens, ≈ $%.4f; limits %d tokens, $%.2f", promptTokens, promptCost, p.limits.Tokens, p.limits.CostUSD),
+			Err:      fmt.Errorf("%s: %w", id, domain.ErrCostOverLimit),
+			Detail:   fmt.Sprintf("prompt ≈ %d tokens, ≈ $%.4f; limits %d tokens, $%.2f", promptTokens, promptCost, p.limits.Tokens, p.limits.CostUSD),
+			Estimate: &est,
 		}
+	}
+	if task.ConfirmedCostUSD > 0 || task.ConfirmedTokens > 0 {
+		p.log.InfoContext(ctx, "coder.cost_confirmed_call", slog.String("order", id), slog.Int64("estimated_tokens", est.Tokens),
+			slog.Float64("estimated_cost_usd", est.CostUSD), slog.Float64("confirmed_cost_usd", task.ConfirmedCostUSD))
 	}
 
 	req := llm.Request{Messages: msgs, JSON: true, Contract: llm.ContractProposal, MaxTokens: o.MaxTokens, LocalOnly: task.LocalOnly}

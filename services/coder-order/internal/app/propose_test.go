@@ -346,3 +346,33 @@ func TestProposeManyLimitsParallelism(t *testing.T) {
 		t.Errorf("max in flight = %d, want 1", n)
 	}
 }
+
+// The refusal carries the estimate a person is asked about; a task confirmed at that cost goes
+// ahead (one call), and one confirmed at much less is refused again.
+func TestProposeCostConfirmedGoesAheadAtTheConfirmedCost(t *testing.T) {
+	f := newFakeModel(t, wireOpenAI, reply{text: validAnswer(nil)})
+	var log bytes.Buffer
+	p := newTestProposer(t, &log, Limits{Tokens: 10}, 0, orderSpec{id: "order2", provider: "openai", url: f.srv.URL})
+	task := Task{JobID: "job_20261121_046", Text: strings.Repeat("長い依頼 ", 50)}
+	_, err := p.Propose(context.Background(), "", task)
+	est, ok := domain.EstimateOf(err)
+	if !errors.Is(err, domain.ErrCostOverLimit) || !ok || est.Tokens <= 10 || est.CostUSD <= 0 {
+		t.Fatalf("err = %v, estimate %+v (%t)", err, est, ok)
+	}
+	low := task
+	low.ConfirmedTokens, low.ConfirmedCostUSD = est.Tokens/2, est.CostUSD/2
+	if _, err := p.Propose(context.Background(), "", low); !errors.Is(err, domain.ErrCostOverLimit) {
+		t.Fatalf("confirmed at half the estimate: err = %v", err)
+	}
+	if len(f.requests()) != 0 {
+		t.Fatal("a call was made before the estimate was confirmed")
+	}
+	task.ConfirmedTokens, task.ConfirmedCostUSD = est.Tokens, est.CostUSD
+	prop, err := p.Propose(context.Background(), "", task)
+	if err != nil || prop == nil {
+		t.Fatalf("confirmed: %v", err)
+	}
+	if len(f.requests()) != 1 {
+		t.Fatalf("requests = %d, want 1", len(f.requests()))
+	}
+}

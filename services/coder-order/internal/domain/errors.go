@@ -112,6 +112,24 @@ func UserMessage(locale, order string, err error) string {
 type DetailError struct {
 	Err    error
 	Detail string
+	// Estimate is set with ErrCostOverLimit: what the call would cost, so a person can be asked
+	// whether to continue at that cost.
+	Estimate *CostEstimate
+}
+
+// CostEstimate is the most a call is expected to cost: its prompt plus a full answer.
+type CostEstimate struct {
+	Tokens  int64
+	CostUSD float64
+}
+
+// EstimateOf returns the estimate carried by a cost_over_limit error.
+func EstimateOf(err error) (CostEstimate, bool) {
+	var de *DetailError
+	if errors.As(err, &de) && de.Estimate != nil {
+		return *de.Estimate, true
+	}
+	return CostEstimate{}, false
 }
 
 func (e *DetailError) Error() string { return e.Err.Error() + ": " + e.Detail }

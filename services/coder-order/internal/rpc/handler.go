@@ -43,6 +43,7 @@ func (h *Handler) Propose(ctx context.Context, req *coderv1.ProposeRequest) (*co
 	locale := h.localeOf(req.GetLocale())
 	prop, err := h.proposer.Propose(ctx, order, app.Task{
 		JobID: req.GetJobId(), Text: req.GetTask(), Context: req.GetContext(), LocalOnly: req.GetLocalOnly(), Locale: locale,
+		ConfirmedCostUSD: req.GetConfirmedCostUsd(), ConfirmedTokens: req.GetConfirmedTokens(),
 	})
 	if err != nil {
 		return nil, h.toConnect(ctx, order, locale, err)
@@ -66,6 +67,7 @@ func (h *Handler) ProposeMany(ctx context.Context, req *coderv1.ProposeManyReque
 		if r.Err != nil {
 			pr.ErrorCode = domain.Code(r.Err)
 			pr.ErrorMessage = domain.UserMessage(locale, r.Order, r.Err)
+			pr.Estimate = estimateProto(r.Err)
 			h.log.WarnContext(ctx, "coder.order_failed", slog.String("order", r.Order), slog.String("error_code", pr.ErrorCode), slog.String("error", r.Err.Error()))
 		} else {
 			pr.Proposal = toProto(r.Proposal)
@@ -100,7 +102,8 @@ func (h *Handler) toConnect(ctx context.Context, order, locale string, err error
 	code := rpcserver.CodeOf(k)
 	h.log.WarnContext(ctx, "coder.order_failed", slog.String("order", order), slog.String("error_code", domain.Code(err)), slog.String("error", err.Error()))
 	cerr := connect.NewError(code, errors.New(domain.UserMessage(locale, orderLabel(order), err)))
-	if d, derr := connect.NewErrorDetail(&commonv1.ProposalResult{Order: order, ErrorCode: domain.Code(err), ErrorMessage: domain.UserMessage(locale, orderLabel(order), err)}); derr == nil {
+	if d, derr := connect.NewErrorDetail(&commonv1.ProposalResult{Order: order, ErrorCode: domain.Code(err),
+		ErrorMessage: domain.UserMessage(locale, orderLabel(order), err), Estimate: estimateProto(err)}); derr == nil {
 		cerr.AddDetail(d)
 	}
 	return cerr
@@ -162,4 +165,13 @@ func kindOf(err error) fault.Kind {
 		return fault.Deadline
 	}
 	return fault.Internal
+}
+
+// estimateProto is the estimate of a cost_over_limit error, nil for every other error.
+func estimateProto(err error) *commonv1.CostHint {
+	est, ok := domain.EstimateOf(err)
+	if !ok {
+		return nil
+	}
+	return &commonv1.CostHint{EstimatedTokens: est.Tokens, EstimatedCostUsd: est.CostUSD, NearLimit: true}
 }

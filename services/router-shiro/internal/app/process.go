@@ -85,12 +85,17 @@ func (r *Router) propose(ctx context.Context, in Input, route domain.Route, res 
 	order := route.Order(r.cfg.DefaultCodeOrder)
 	p, err := r.coder.Propose(ctx, ProposeInput{
 		JobID: in.JobID, Order: order, Task: in.Text, Route: route, Context: historyContext(in.History, r.cfg.HistoryTurns),
-		LocalOnly: in.LocalOnly, Locale: r.locale(in),
+		LocalOnly: in.LocalOnly, Locale: r.locale(in), ConfirmedCostUSD: in.ConfirmedCostUSD, ConfirmedTokens: in.ConfirmedTokens,
 	})
 	res.FinalRoute = route
 	if err != nil {
 		code, msg := coderErrorCode(err)
-		res.Proposals = append(res.Proposals, domain.ProposalResult{Order: order, ErrorCode: code, ErrorMessage: msg})
+		var ce *CoderError
+		var est *domain.CostHint
+		if errors.As(err, &ce) {
+			est = ce.Estimate
+		}
+		res.Proposals = append(res.Proposals, domain.ProposalResult{Order: order, ErrorCode: code, ErrorMessage: msg, Estimate: est})
 		res.ErrorReason = "coder_" + code + ": " + msg
 		r.log.LogAttrs(ctx, slog.LevelWarn, "coder.propose_failed", jobAttr(in), slog.String("order", order),
 			slog.String("error_code", code), slog.String("error", msg))

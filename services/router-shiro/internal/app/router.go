@@ -56,6 +56,9 @@ type ProposeInput struct {
 	Context   []string
 	LocalOnly bool
 	Locale    string
+	// ConfirmedCostUSD and ConfirmedTokens continue an approved cost confirmation.
+	ConfirmedCostUSD float64
+	ConfirmedTokens  int64
 }
 
 // ProposeManyInput asks several orders (empty = every enabled order).
@@ -73,6 +76,8 @@ type ProposeManyInput struct {
 type CoderError struct {
 	Code    string
 	Message string
+	// Estimate is what the call would cost, with Code cost_over_limit.
+	Estimate *domain.CostHint
 }
 
 func (e *CoderError) Error() string { return "coder-order " + e.Code + ": " + e.Message }
@@ -153,6 +158,10 @@ type Input struct {
 	PrevRoute domain.Route
 	History   []Turn
 	Locale    string
+	// ConfirmedCostUSD and ConfirmedTokens: a person approved continuing a coder call at about
+	// this cost (cost_over_limit); passed on to coder-order.
+	ConfirmedCostUSD float64
+	ConfirmedTokens  int64
 }
 
 func (r *Router) locale(in Input) string {

@@ -9,6 +9,7 @@ import (
 
 	coderv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/coder/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/coder/v1/coderv1connect"
+	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
 	"github.com/picoclaw-suite/picoclaw/services/router-shiro/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/router-shiro/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/router-shiro/internal/protoconv"
@@ -29,6 +30,7 @@ func (c *Client) Propose(ctx context.Context, in app.ProposeInput) (domain.Propo
 	res, err := c.rpc.Propose(ctx, &coderv1.ProposeRequest{
 		JobId: in.JobID, Order: in.Order, Task: in.Task, Route: protoconv.Route(in.Route),
 		Context: in.Context, LocalOnly: in.LocalOnly, Locale: in.Locale,
+		ConfirmedCostUsd: in.ConfirmedCostUSD, ConfirmedTokens: in.ConfirmedTokens,
 	})
 	if err != nil {
 		return domain.Proposal{}, coderError(err)
@@ -70,5 +72,19 @@ func coderError(err error) error {
 	case connect.CodeResourceExhausted:
 		code = "rate_limited"
 	}
-	return &app.CoderError{Code: code, Message: ce.Message()}
+	out := &app.CoderError{Code: code, Message: ce.Message()}
+	// coder-order's detail carries its own stable code (cost_over_limit is ResourceExhausted
+	// too) and, for cost_over_limit, the estimate.
+	for _, d := range ce.Details() {
+		v, derr := d.Value()
+		if pr, ok := v.(*commonv1.ProposalResult); derr == nil && ok {
+			if pr.GetErrorCode() != "" {
+				out.Code = pr.GetErrorCode()
+			}
+			if e := pr.GetEstimate(); e != nil {
+				out.Estimate = &domain.CostHint{EstimatedTokens: e.GetEstimatedTokens(), EstimatedCostUSD: e.GetEstimatedCostUsd(), NearLimit: e.GetNearLimit()}
+			}
+		}
+	}
+	return out
 }

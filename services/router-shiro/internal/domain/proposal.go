@@ -42,4 +42,6 @@ type ProposalResult struct {
 	Proposal     *Proposal
 	ErrorCode    string
 	ErrorMessage string
+	// Estimate is set with ErrorCode cost_over_limit: what the call would cost.
+	Estimate *CostHint
 }

@@ -108,6 +108,9 @@ func Proposal(p domain.Proposal) *commonv1.Proposal {
 // ProposalResultFromProto converts one deliberation result.
 func ProposalResultFromProto(r *commonv1.ProposalResult) domain.ProposalResult {
 	out := domain.ProposalResult{Order: r.GetOrder(), ErrorCode: r.GetErrorCode(), ErrorMessage: r.GetErrorMessage()}
+	if e := r.GetEstimate(); e != nil {
+		out.Estimate = &domain.CostHint{EstimatedTokens: e.GetEstimatedTokens(), EstimatedCostUSD: e.GetEstimatedCostUsd(), NearLimit: e.GetNearLimit()}
+	}
 	if r.GetProposal() != nil {
 		p := ProposalFromProto(r.GetProposal())
 		out.Proposal = &p
@@ -118,6 +121,9 @@ func ProposalResultFromProto(r *commonv1.ProposalResult) domain.ProposalResult {
 // ProposalResult converts one result back.
 func ProposalResult(r domain.ProposalResult) *commonv1.ProposalResult {
 	out := &commonv1.ProposalResult{Order: r.Order, ErrorCode: r.ErrorCode, ErrorMessage: r.ErrorMessage}
+	if e := r.Estimate; e != nil {
+		out.Estimate = &commonv1.CostHint{EstimatedTokens: e.EstimatedTokens, EstimatedCostUsd: e.EstimatedCostUSD, NearLimit: e.NearLimit}
+	}
 	if r.Proposal != nil {
 		out.Proposal = Proposal(*r.Proposal)
 	}

@@ -52,6 +52,10 @@ func (h *Handler) ProcessTask(ctx context.Context, req *routerv1.ProcessTaskRequ
 	if err != nil {
 		return nil, h.toConnect(ctx, err)
 	}
+	if req.GetConfirmedCostUsd() < 0 || req.GetConfirmedTokens() < 0 {
+		return nil, h.toConnect(ctx, fmt.Errorf("confirmed_cost_usd, confirmed_tokens: %w: must not be negative", domain.ErrInvalid))
+	}
+	in.ConfirmedCostUSD, in.ConfirmedTokens = req.GetConfirmedCostUsd(), req.GetConfirmedTokens()
 	res, err := h.Router.ProcessTask(ctx, in)
 	if err != nil {
 		return nil, h.toConnect(ctx, err)
