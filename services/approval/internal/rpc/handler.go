@@ -398,8 +398,8 @@ func JobToProto(j domain.Job) *approvalv1.Job {
 		RequestedAt: ts(j.RequestedAt), DecidedAt: ts(j.DecidedAt), ExpiresAt: ts(j.ExpiresAt), ExecutedAt: ts(j.ExecutedAt),
 		FinishedAt: ts(j.FinishedAt), Version: j.Version, TraceParent: j.TraceParent,
 		CostConfirmation: j.CostConfirmation,
-		DiffStats: &approvalv1.DiffStats{Files: int32(j.Stats.Files), Additions: int32(j.Stats.Additions), Deletions: int32(j.Stats.Deletions)},
-		CostHint:  &commonv1.CostHint{EstimatedTokens: j.Cost.EstimatedTokens, EstimatedCostUsd: j.Cost.EstimatedCostUSD, NearLimit: j.Cost.NearLimit},
+		DiffStats:        &approvalv1.DiffStats{Files: int32(j.Stats.Files), Additions: int32(j.Stats.Additions), Deletions: int32(j.Stats.Deletions)},
+		CostHint:         &commonv1.CostHint{EstimatedTokens: j.Cost.EstimatedTokens, EstimatedCostUsd: j.Cost.EstimatedCostUSD, NearLimit: j.Cost.NearLimit},
 		Risk: &commonv1.Risk{Level: commonv1.RiskLevel(commonv1.RiskLevel_value["RISK_LEVEL_"+strings.ToUpper(j.Risk.Level)]),
 			Destructive: j.Risk.Destructive, CompatibilityIssues: j.Risk.CompatibilityIssues, RollbackPossible: j.Risk.RollbackPossible, Notes: j.Risk.Notes},
 	}
