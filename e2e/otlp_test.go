@@ -3,9 +3,11 @@ package e2e
 import (
 	"context"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -24,6 +26,10 @@ type span struct {
 	JobID    string
 	// Links are the spans this one links to.
 	Links []spanRef
+	// Attrs are the span's attributes, their values as text.
+	Attrs map[string]string
+	// Scope is the instrumentation scope that made the span.
+	Scope string
 }
 
 // spanRef names a span.
@@ -79,13 +85,21 @@ func (r *otlpReceiver) Export(_ context.Context, req *coltracepb.ExportTraceServ
 		for _, ss := range rs.GetScopeSpans() {
 			for _, sp := range ss.GetSpans() {
 				s := span{Service: service, Name: sp.GetName(), TraceID: hex.EncodeToString(sp.GetTraceId()),
-					SpanID: hex.EncodeToString(sp.GetSpanId()), ParentID: hex.EncodeToString(sp.GetParentSpanId())}
+					SpanID: hex.EncodeToString(sp.GetSpanId()), ParentID: hex.EncodeToString(sp.GetParentSpanId()),
+					Attrs: map[string]string{}, Scope: ss.GetScope().GetName()}
 				for _, l := range sp.GetLinks() {
 					s.Links = append(s.Links, spanRef{TraceID: hex.EncodeToString(l.GetTraceId()), SpanID: hex.EncodeToString(l.GetSpanId())})
 				}
 				for _, kv := range sp.GetAttributes() {
 					if kv.GetKey() == "job_id" {
 						s.JobID = kv.GetValue().GetStringValue()
+					}
+					v := kv.GetValue()
+					switch {
+					case v.GetStringValue() != "":
+						s.Attrs[kv.GetKey()] = v.GetStringValue()
+					default:
+						s.Attrs[kv.GetKey()] = strings.TrimSpace(strings.Trim(fmt.Sprint(v.GetValue()), "&{}"))
 					}
 				}
 				r.spans = append(r.spans, s)

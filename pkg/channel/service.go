@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1/approvalv1connect"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1/chatv1connect"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1/gatewayv1connect"
@@ -78,7 +80,7 @@ func Run(ctx context.Context, spec Spec) error {
 		return err
 	}
 	floor := auditfloor.New(approvalv1connect.NewApprovalServiceClient(rpcserver.NewHTTPClient(), cfg.Services.Approval.URL, floorOpts...))
-	st, err := openState(ctx, cfg, srv.Location(), floor, log)
+	st, err := openState(ctx, cfg, srv.Location(), floor, log, srv.Telemetry().TracerProvider)
 	if err != nil {
 		return fmt.Errorf("%s: %w", spec.Service, err)
 	}
@@ -192,9 +194,9 @@ type state struct {
 
 // openState opens the engine state.engine names: the SQLite state database at state.path
 // (shared with every service of the process that opens the same file), or Redis.
-func openState(ctx context.Context, cfg config.Common, loc *time.Location, floor jobid.Floor, log *slog.Logger) (state, error) {
+func openState(ctx context.Context, cfg config.Common, loc *time.Location, floor jobid.Floor, log *slog.Logger, tp trace.TracerProvider) (state, error) {
 	if !cfg.State.SQLite() {
-		return openRedisState(cfg, loc, floor, log)
+		return openRedisState(cfg, loc, floor, log, tp)
 	}
 	db, err := sqlstate.Open(ctx, cfg.State.Path, sqlstate.Options{Sync: sqlstate.Sync(cfg.State.Sync), Logger: log})
 	if err != nil {

@@ -52,6 +52,7 @@ type options struct {
 	lookupEnv  func(string) (string, bool)
 	maxWait    time.Duration
 	tracer     trace.Tracer
+	tp         trace.TracerProvider
 }
 
 // WithTracerProvider makes every call a span ("chat <model>", GenAI conventions: gen_ai.system,
@@ -61,6 +62,7 @@ func WithTracerProvider(tp trace.TracerProvider) Option {
 	return func(o *options) {
 		if tp != nil {
 			o.tracer = tp.Tracer("github.com/picoclaw-suite/picoclaw/pkg/llm")
+			o.tp = tp
 		}
 	}
 }
@@ -190,7 +192,12 @@ func NewRunner(cfg Config, opts ...Option) (*Runner, error) {
 		opt(&o)
 	}
 	if o.httpClient == nil {
-		o.httpClient = outbound.Client(0)
+		// With a tracer, each HTTP exchange (attempt) is a span under the call's.
+		var out []outbound.Option
+		if o.tp != nil {
+			out = append(out, outbound.Traced(o.tp))
+		}
+		o.httpClient = outbound.Client(0, out...)
 	}
 	if o.tracer == nil {
 		o.tracer = noop.NewTracerProvider().Tracer("")

@@ -7,19 +7,42 @@ package outbound
 import (
 	"net/http"
 	"time"
+
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // IdlePerHost is how many idle connections to one host are kept for reuse.
 const IdlePerHost = 64
 
+// Option configures a client.
+type Option func(*options)
+
+type options struct{ tp trace.TracerProvider }
+
+// Traced makes every request a client span on tp (OpenTelemetry HTTP conventions:
+// http.request.method, server.address, url.full, http.response.status_code), named
+// "<METHOD> <host>". The suite's trace context is not sent to the outside API.
+func Traced(tp trace.TracerProvider) Option { return func(o *options) { o.tp = tp } }
+
 // Client returns a client whose whole request is bounded by timeout (0: no bound; the caller's
 // context decides).
-func Client(timeout time.Duration) *http.Client {
+func Client(timeout time.Duration, opts ...Option) *http.Client {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConns = 4 * IdlePerHost
 	t.MaxIdleConnsPerHost = IdlePerHost
 	// An idle connection (its TLS state and buffers, two goroutines) is closed after 30 s: a
 	// burst reuses the pool, a quiet suite holds none of it a minute later.
 	t.IdleConnTimeout = 30 * time.Second
-	return &http.Client{Transport: t, Timeout: timeout}
+	if o.tp == nil {
+		return &http.Client{Transport: t, Timeout: timeout}
+	}
+	return &http.Client{Timeout: timeout, Transport: otelhttp.NewTransport(t, otelhttp.WithTracerProvider(o.tp),
+		otelhttp.WithPropagators(propagation.NewCompositeTextMapPropagator()),
+		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method + " " + r.URL.Hostname() }))}
 }

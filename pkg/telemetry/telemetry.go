@@ -86,6 +86,11 @@ func New(ctx context.Context, cfg Config) (*Telemetry, error) {
 	for _, sp := range cfg.SpanProcessors {
 		opts = append(opts, sdktrace.WithSpanProcessor(sp))
 	}
+	if cfg.OTLPEndpoint == "" && len(cfg.SpanProcessors) == 0 {
+		// Nothing would receive a span: none is recorded. Spans still get their trace and span
+		// ids, so trace contexts are stored with jobs and propagated between services as before.
+		opts = append(opts, sdktrace.WithSampler(sdktrace.NeverSample()))
+	}
 	return &Telemetry{
 		TracerProvider: sdktrace.NewTracerProvider(opts...),
 		Propagator:     Propagator(),

@@ -13,13 +13,14 @@ require (
 	github.com/picoclaw-suite/picoclaw/gen v0.0.0-00010101000000-000000000000
 	github.com/picoclaw-suite/picoclaw/pkg v0.0.0-00010101000000-000000000000
 	github.com/picoclaw-suite/picoclaw/services/approval v0.0.0-00010101000000-000000000000
-	github.com/redis/go-redis/extra/redisotel/v9 v9.23.0
 	github.com/redis/go-redis/v9 v9.23.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0
 	go.opentelemetry.io/otel/trace v1.47.0
 	google.golang.org/protobuf v1.36.12
 )
+
+require github.com/redis/go-redis/extra/redisotel/v9 v9.23.0 // indirect
 
 require (
 	cel.dev/expr v0.25.2 // indirect

@@ -252,9 +252,20 @@ func TestCallsAreSpans(t *testing.T) {
 	if _, err := c.Chat(ctx, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "x"}}}); err != nil {
 		t.Fatal(err)
 	}
-	spans := rec.Ended()
+	// The call, and under it one client span per HTTP attempt (the 429 and the answer).
+	var spans, http []sdktrace.ReadOnlySpan
+	for _, sp := range rec.Ended() {
+		if strings.HasPrefix(sp.Name(), "chat ") {
+			spans = append(spans, sp)
+		} else {
+			http = append(http, sp)
+		}
+	}
 	if len(spans) != 1 || spans[0].Name() != "chat worker-v1:latest" {
 		t.Fatalf("spans = %v", spans)
+	}
+	if len(http) != 2 || http[0].Name() != "POST 127.0.0.1" || http[0].Parent().SpanID() != spans[0].SpanContext().SpanID() {
+		t.Fatalf("HTTP spans = %v", http)
 	}
 	attrs := map[string]string{}
 	for _, a := range spans[0].Attributes() {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm/ollama"
@@ -30,8 +32,8 @@ func (c *Config) validateModel() error {
 	return errs.Err()
 }
 
-func buildModel(cfg Config, log *slog.Logger, observer llm.Observer) (llm.Client, error) {
-	m, err := ollama.NewLocal(cfg.chatModelConfig(), llm.WithLogger(log), llm.WithObserver(observer))
+func buildModel(cfg Config, log *slog.Logger, observer llm.Observer, tp trace.TracerProvider) (llm.Client, error) {
+	m, err := ollama.NewLocal(cfg.chatModelConfig(), llm.WithLogger(log), llm.WithObserver(observer), llm.WithTracerProvider(tp))
 	if err != nil {
 		return nil, fmt.Errorf("agents.chat: %w", err)
 	}

@@ -202,7 +202,7 @@ func Run(ctx context.Context, cfg Config) error {
 	log := srv.Logger()
 	model := cfg.ChatModel
 	if model == nil {
-		if model, err = buildModel(cfg, log, llm.NewMetrics(srv.Registry()).Observe); err != nil {
+		if model, err = buildModel(cfg, log, llm.NewMetrics(srv.Registry()).Observe, srv.Telemetry().TracerProvider); err != nil {
 			return err
 		}
 	}

@@ -3,15 +3,14 @@
 package service
 
 import (
-	"fmt"
 	"time"
 
-	"github.com/redis/go-redis/extra/redisotel/v9"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid/redisalloc"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/pkg/telemetry/redistrace"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/store"
 )
@@ -23,11 +22,9 @@ func openRedisState(cfg Config, srv *rpcserver.Server, floor jobid.Floor) (sessi
 		DialTimeout: 2 * time.Second, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second, MaxRetries: 1,
 		// A reply must not wait long on a Redis that is down: the session is then treated as new.
 		DialerRetries: 1})
-	if err := redisotel.InstrumentTracing(rdb, redisotel.WithTracerProvider(srv.Telemetry().TracerProvider), redisotel.WithDBStatement(false),
-		// The caller's file and line cost a stack walk per command; the span name already says what ran.
-		redisotel.WithCallerEnabled(false)); err != nil {
+	if err := redistrace.Instrument(rdb, srv.Telemetry().TracerProvider); err != nil {
 		_ = rdb.Close()
-		return nil, nil, nil, fmt.Errorf("redis tracing: %w", err)
+		return nil, nil, nil, err
 	}
 	sessions := store.NewRedis(rdb, cfg.Redis.KeyPrefix, cfg.Chat.SessionTTL)
 	srv.AddReadiness("redis", sessions.Ping)

@@ -9,6 +9,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/channel"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
+	"github.com/picoclaw-suite/picoclaw/pkg/outbound"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/httpapi"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/lineapi"
@@ -86,7 +87,8 @@ func Run(ctx context.Context, cfg Config) error {
 		Common: cfg.Common,
 		Wiring: cfg.Wiring, Settings: cfg.Line.Settings,
 		Build: func(_ context.Context, env channel.Env) (channel.Channel, error) {
-			line, err := lineapi.New(lineapi.Config{BaseURL: cfg.Line.APIBaseURL, Token: cfg.Line.ChannelAccessToken.Value()})
+			line, err := lineapi.New(lineapi.Config{BaseURL: cfg.Line.APIBaseURL, Token: cfg.Line.ChannelAccessToken.Value(),
+				HTTPClient: outbound.Client(20*time.Second, outbound.Traced(env.Telemetry.TracerProvider))})
 			if err != nil {
 				return nil, err
 			}

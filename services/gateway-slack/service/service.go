@@ -10,6 +10,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/channel"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
+	"github.com/picoclaw-suite/picoclaw/pkg/outbound"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/httpapi"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/slackapi"
@@ -72,7 +73,8 @@ func Run(ctx context.Context, cfg Config) error {
 		Common: cfg.Common,
 		Wiring: cfg.Wiring, Settings: cfg.Slack.Settings,
 		Build: func(ctx context.Context, env channel.Env) (channel.Channel, error) {
-			api, err := slackapi.New(slackapi.Config{BaseURL: cfg.Slack.APIBaseURL, Token: cfg.Slack.BotToken.Value(), Locale: cfg.Locale})
+			api, err := slackapi.New(slackapi.Config{BaseURL: cfg.Slack.APIBaseURL, Token: cfg.Slack.BotToken.Value(), Locale: cfg.Locale,
+				HTTPClient: outbound.Client(20*time.Second, outbound.Traced(env.Telemetry.TracerProvider))})
 			if err != nil {
 				return nil, err
 			}

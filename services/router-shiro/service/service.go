@@ -115,7 +115,8 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	worker := cfg.Worker
 	if worker == nil {
-		worker, err = providers.New(cfg.Agents.Worker.Config.WithOllama(cfg.Ollama), llm.WithLogger(log), llm.WithObserver(met.llm.Observe))
+		worker, err = providers.New(cfg.Agents.Worker.Config.WithOllama(cfg.Ollama), llm.WithLogger(log), llm.WithObserver(met.llm.Observe),
+			llm.WithTracerProvider(srv.Telemetry().TracerProvider))
 		if err != nil {
 			return fail(fmt.Errorf("agents.worker: %w", err))
 		}

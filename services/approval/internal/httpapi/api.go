@@ -17,8 +17,11 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/fault"
+	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
@@ -129,6 +132,9 @@ func (a *API) Register(handle func(method, pattern string, h http.Handler)) {
 		h := http.Handler(rt.Handler)
 		if !rt.Public {
 			h = a.authenticate(h)
+		}
+		if strings.Contains(rt.Pattern, "{id}") {
+			h = spanJobID(h)
 		}
 		handle(rt.Method, rt.Pattern, h)
 	}
@@ -374,4 +380,15 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// spanJobID puts the job id of the path on the request's span (job_id, as on every other span
+// of the job), when it is a valid job id.
+func spanJobID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if id, err := jobid.Normalize(chi.URLParam(r, "id")); err == nil {
+			trace.SpanFromContext(r.Context()).SetAttributes(attribute.String("job_id", id))
+		}
+		next.ServeHTTP(w, r)
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"testing"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
@@ -17,11 +18,10 @@ import (
 func TestSpansForSQLAndRedis(t *testing.T) {
 	ctx := context.Background()
 	rec := tracetest.NewSpanRecorder()
-	tel, err := telemetry.New(ctx, telemetry.Config{ServiceName: "approval-test", LogWriter: io.Discard})
+	tel, err := telemetry.New(ctx, telemetry.Config{ServiceName: "approval-test", LogWriter: io.Discard, SpanProcessors: []sdktrace.SpanProcessor{rec}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tel.TracerProvider.RegisterSpanProcessor(rec)
 	t.Cleanup(func() { _ = tel.Shutdown(ctx) })
 
 	pg := testinfra.Postgres(t)

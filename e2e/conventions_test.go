@@ -1,0 +1,76 @@
+package e2e
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestSpansFollowTheConventions: what the binaries export carries the OpenTelemetry conventions —
+// every model call a "chat <model>" span with gen_ai.*, every Redis command a span of the Redis
+// instrumentation, every outbound HTTP call (the LINE API, the model server) a client span with
+// the HTTP attributes, and job_id on the REST API's spans of a job.
+func TestSpansFollowTheConventions(t *testing.T) {
+	s := startSuite(t, binDir, "PICOCLAW_CHAT_REPLY_BUDGET=1ms")
+	lc := &lineChat{s: s, t: t}
+	before := len(s.lineMessages())
+	lc.say("01E2ECONVCHAT000000000001", "こんにちは")
+	lc.wait("the chat reply", before, func(outMessage) bool { return true })
+	// A worker route: router-shiro's own model call.
+	before = len(s.lineMessages())
+	lc.say("01E2ECONVPLAN000000000001", "/plan 来週のリリース手順")
+	lc.wait("the plan reply", before, func(outMessage) bool { return true })
+	rest := lc.request("01E2ECONVREST000000000001", codeRequest)
+	var approved map[string]any
+	s.approvalAPI(t, http.MethodPost, "/v1/jobs/"+rest.job+"/approve", map[string]any{}, &approved)
+	lc.waitPush(rest.job+" notice", func(m outMessage) bool { return strings.Contains(m.text(), rest.job) })
+	s.noProblems(t)
+	s.stop(t)
+	spans := s.otlp.Spans()
+
+	find := func(what string, ok func(span) bool) span {
+		t.Helper()
+		for _, sp := range spans {
+			if ok(sp) {
+				return sp
+			}
+		}
+		t.Errorf("no span: %s", what)
+		return span{Attrs: map[string]string{}}
+	}
+	// Model calls: chat-mio's chat model and router-shiro's worker/classifier, by the GenAI
+	// conventions.
+	for _, svc := range []string{"chat-mio", "router-shiro"} {
+		sp := find(svc+" model call", func(sp span) bool {
+			return sp.Service == svc && strings.HasPrefix(sp.Name, "chat ") && sp.Attrs["gen_ai.system"] != ""
+		})
+		for _, k := range []string{"gen_ai.request.model", "gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens"} {
+			if sp.Attrs[k] == "" {
+				t.Errorf("%s model span %q lacks %s: %v", svc, sp.Name, k, sp.Attrs)
+			}
+		}
+	}
+	// Redis commands, in every service that keeps state in Redis.
+	for _, svc := range []string{"gateway-line", "chat-mio", "heartbeat"} {
+		sp := find(svc+" Redis command", func(sp span) bool {
+			return sp.Service == svc && strings.Contains(sp.Scope, "redisotel") && sp.Attrs["db.system"] == "redis"
+		})
+		if sp.Name == "" || strings.Contains(sp.Attrs["db.statement"], "こんにちは") {
+			t.Errorf("%s Redis span %q %v", svc, sp.Name, sp.Attrs)
+		}
+	}
+	// Outbound HTTP: the LINE API from the gateway, the model server from chat-mio.
+	for _, svc := range []string{"gateway-line", "chat-mio"} {
+		sp := find(svc+" outbound HTTP", func(sp span) bool {
+			return sp.Service == svc && strings.Contains(sp.Scope, "otelhttp") && sp.Attrs["http.request.method"] == "POST" &&
+				sp.Attrs["server.address"] != ""
+		})
+		if sp.Attrs["http.response.status_code"] == "" {
+			t.Errorf("%s outbound span %q lacks the status: %v", svc, sp.Name, sp.Attrs)
+		}
+	}
+	// The REST API's approval of the job names it.
+	find("REST approve with job_id", func(sp span) bool {
+		return sp.Service == "approval" && strings.Contains(sp.Name, "/v1/jobs/{id}/approve") && sp.JobID == rest.job
+	})
+}
