@@ -11,6 +11,8 @@ KO_VERSION := v0.18.1
 CRANE_VERSION := v0.22.1
 KUSTOMIZE_VERSION := v5.8.1
 KUBECONFORM_VERSION := v0.7.0
+# Monitoring: the alert rules checked and unit-tested by Prometheus's promtool (v3.x is module v0.3xx).
+PROMTOOL_VERSION := v0.316.0
 
 # Every module of the workspace (see go.work).
 MODULES := gen config pkg $(wildcard services/*) $(wildcard e2e) $(wildcard cmd/picoclaw) $(wildcard bench) tools
@@ -35,9 +37,11 @@ $(TOOLS_BIN)/kustomize:
 	GOBIN=$(TOOLS_BIN) go install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
 $(TOOLS_BIN)/kubeconform:
 	GOBIN=$(TOOLS_BIN) go install github.com/yannh/kubeconform/cmd/kubeconform@$(KUBECONFORM_VERSION)
+$(TOOLS_BIN)/promtool:
+	GOBIN=$(TOOLS_BIN) go install github.com/prometheus/prometheus/cmd/promtool@$(PROMTOOL_VERSION)
 
 .PHONY: tools
-tools: $(TOOLS_BIN)/buf $(TOOLS_BIN)/protoc-gen-go $(TOOLS_BIN)/protoc-gen-connect-go $(TOOLS_BIN)/ko $(TOOLS_BIN)/crane $(TOOLS_BIN)/kustomize $(TOOLS_BIN)/kubeconform ## Install pinned tools under .tmp/bin
+tools: $(TOOLS_BIN)/buf $(TOOLS_BIN)/protoc-gen-go $(TOOLS_BIN)/protoc-gen-connect-go $(TOOLS_BIN)/ko $(TOOLS_BIN)/crane $(TOOLS_BIN)/kustomize $(TOOLS_BIN)/kubeconform $(TOOLS_BIN)/promtool ## Install pinned tools under .tmp/bin
 
 .PHONY: generate
 generate: tools ## Generate Go code from proto/ into gen/
@@ -115,6 +119,11 @@ k8s-check: $(TOOLS_BIN)/kustomize $(TOOLS_BIN)/kubeconform ## Render deploy/k8s 
 	$(TOOLS_BIN)/kustomize build .tmp/k8s/k8s/base > .tmp/k8s/base.yaml
 	$(TOOLS_BIN)/kustomize build .tmp/k8s/k8s/overlays/production > .tmp/k8s/production.yaml
 	$(TOOLS_BIN)/kubeconform -strict -summary -schema-location 'deploy/k8s/schemas/{{.ResourceKind}}{{.KindSuffix}}.json' .tmp/k8s/base.yaml .tmp/k8s/production.yaml
+
+.PHONY: monitoring-check
+monitoring-check: $(TOOLS_BIN)/promtool ## Check the Prometheus alert rules with promtool (check and unit tests); e2e/deploy checks the Grafana dashboard
+	$(TOOLS_BIN)/promtool check rules deploy/monitoring/alerts.yaml
+	cd deploy/monitoring && $(TOOLS_BIN)/promtool test rules alerts_test.yaml
 
 .PHONY: up
 up: ## Start the docker compose stack (redis, postgres, jaeger, every service)

@@ -1,7 +1,10 @@
 package e2e
 
 import (
+	"io"
 	"net/http"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -25,6 +28,7 @@ func TestSpansFollowTheConventions(t *testing.T) {
 	s.approvalAPI(t, http.MethodPost, "/v1/jobs/"+rest.job+"/approve", map[string]any{}, &approved)
 	lc.waitPush(rest.job+" notice", func(m outMessage) bool { return strings.Contains(m.text(), rest.job) })
 	s.noProblems(t)
+	assertMonitoringMetricsExist(t, s)
 	s.stop(t)
 	spans := s.otlp.Spans()
 
@@ -73,4 +77,42 @@ func TestSpansFollowTheConventions(t *testing.T) {
 	find("REST approve with job_id", func(sp span) bool {
 		return sp.Service == "approval" && strings.Contains(sp.Name, "/v1/jobs/{id}/approve") && sp.JobID == rest.job
 	})
+}
+
+// assertMonitoringMetricsExist: every picoclaw_ metric the shipped alert rules and Grafana
+// dashboard (deploy/monitoring) query is served by a running service, and every metric the
+// services serve carries the picoclaw_ prefix (besides the Go and process collectors').
+func assertMonitoringMetricsExist(t *testing.T, s *suite) {
+	t.Helper()
+	served := map[string]string{}
+	for _, svc := range []string{"gateway-line", "gateway-slack", "chat-mio", "router-shiro", "coder-order", "approval", "executor", "heartbeat"} {
+		res, err := http.Get(s.url(svc, "/metrics"))
+		if err != nil {
+			t.Fatalf("%s metrics: %v", svc, err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		for _, line := range strings.Split(string(body), "\n") {
+			if name, ok := strings.CutPrefix(line, "# TYPE "); ok {
+				name = strings.Fields(name)[0]
+				served[name] = svc
+				if !strings.HasPrefix(name, "picoclaw_") && !strings.HasPrefix(name, "go_") && !strings.HasPrefix(name, "process_") && !strings.HasPrefix(name, "promhttp_") {
+					t.Errorf("%s serves %s without the picoclaw_ prefix", svc, name)
+				}
+			}
+		}
+	}
+	metric := regexp.MustCompile(`picoclaw_[a-z_]+`)
+	for _, f := range []string{"../deploy/monitoring/alerts.yaml", "../deploy/monitoring/grafana-dashboard.json"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range metric.FindAllString(string(b), -1) {
+			base := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(name, "_bucket"), "_sum"), "_count")
+			if _, ok := served[base]; !ok {
+				t.Errorf("%s queries %s, which no service serves", f, name)
+			}
+		}
+	}
 }

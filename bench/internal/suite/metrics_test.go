@@ -151,8 +151,8 @@ func TestMetricsAfterTraffic(t *testing.T) {
 		{"approvals pending", appr, "picoclaw_approval_requests_total", map[string]string{"outcome": "pending"}, 2},
 		{"approvals refused", appr, "picoclaw_approval_requests_total", map[string]string{"outcome": "refused"}, 1},
 		{"approvals auto", appr, "picoclaw_approval_requests_total", map[string]string{"outcome": "auto_approved"}, 1},
-		{"pending jobs", appr, "approval_pending_jobs", nil, 1},
-		{"pending age", appr, "approval_oldest_pending_age_seconds", nil, 0.01},
+		{"pending jobs", appr, "picoclaw_approval_pending_jobs", nil, 1},
+		{"pending age", appr, "picoclaw_approval_oldest_pending_age_seconds", nil, 0.01},
 		{"approve rpc", appr, "picoclaw_rpc_requests_total", map[string]string{"procedure": "/picoclaw.approval.v1.ApprovalService/Approve", "code": "ok"}, 1},
 		{"claim rpc latency", appr, "picoclaw_rpc_request_duration_seconds", map[string]string{"procedure": "/picoclaw.approval.v1.ApprovalService/ClaimJob"}, 1},
 	} {

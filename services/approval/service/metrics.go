@@ -25,8 +25,8 @@ func newMetrics(reg prometheus.Registerer, st app.Store, now func() time.Time) (
 			Help: "Decisions, claims and refusals by kind."}, []string{"kind"}),
 	}
 	pending := &pendingCollector{st: st, now: now,
-		count: prometheus.NewDesc("approval_pending_jobs", "Jobs waiting for a decision.", nil, nil),
-		age:   prometheus.NewDesc("approval_oldest_pending_age_seconds", "Age of the oldest pending job.", nil, nil)}
+		count: prometheus.NewDesc("picoclaw_approval_pending_jobs", "Jobs waiting for a decision.", nil, nil),
+		age:   prometheus.NewDesc("picoclaw_approval_oldest_pending_age_seconds", "Age of the oldest pending job.", nil, nil)}
 	for _, c := range []prometheus.Collector{m.requests, m.results, pending} {
 		if err := reg.Register(c); err != nil {
 			return nil, err

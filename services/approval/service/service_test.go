@@ -172,7 +172,7 @@ func TestRestartKeepsPendingJobs(t *testing.T) {
 	mbody, _ := io.ReadAll(mresp.Body)
 	mresp.Body.Close()
 	for _, want := range []string{`picoclaw_approval_results_total{kind="granted"} 1`, `picoclaw_approval_results_total{kind="claimed"} 1`,
-		`picoclaw_approval_results_total{kind="claim_rejected"} 1`, "approval_pending_jobs 1"} {
+		`picoclaw_approval_results_total{kind="claim_rejected"} 1`, "picoclaw_approval_pending_jobs 1"} {
 		if !strings.Contains(string(mbody), want) {
 			t.Errorf("metrics lack %q", want)
 		}
