@@ -35,7 +35,8 @@ func (s *Service) requestCostConfirmation(ctx context.Context, id string, in Req
 	reason := "needs a person: " + domain.RuleCostOverLimit + " (" + domain.CostDetail(s.cfg.Policy, in.Cost) + ")"
 	req := domain.Job{SessionID: in.SessionID, Channel: in.Channel, Route: in.Route, TaskType: in.TaskType, Order: in.Order,
 		Locale: in.Locale, Summary: in.Summary, Plan: in.Plan, ContentHash: hash, Risk: in.Risk, Cost: in.Cost,
-		PolicyReason: reason, ExpiresAt: now.Add(s.cfg.PendingTTL), TraceParent: telemetry.TraceParent(ctx), CostConfirmation: true}
+		PolicyReason: reason, ExpiresAt: now.Add(s.cfg.PendingTTL), TraceParent: telemetry.TraceParent(ctx), CostConfirmation: true,
+		ComputedRisk: "medium", RiskRules: []string{domain.RuleCostOverLimit}}
 	drafts := []domain.Draft{{Type: domain.EventRequested, Actor: in.RequestedBy, Channel: in.Channel, At: now,
 		PolicyRule: domain.RuleCostOverLimit, Payload: req}}
 	job, err := s.store.Create(ctx, id, drafts)

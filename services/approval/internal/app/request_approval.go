@@ -85,7 +85,7 @@ func (s *Service) RequestApproval(ctx context.Context, in RequestInput) (Request
 		Risk: in.Risk, Cost: in.Cost, UsesBrowser: p.HasFlag(patch.FlagBrowser) || in.UsesBrowser,
 		ProposalUsesBrowser: in.UsesBrowser, Operations: ops, AffectedPaths: p.AffectedPaths, Flags: flags,
 		Stats: p.Stats, Unknown: p.Unknown, PolicyReason: dec.Reason, PolicyHash: dec.PolicyHash, ExpiresAt: now.Add(s.cfg.PendingTTL),
-		TraceParent: telemetry.TraceParent(ctx),
+		TraceParent: telemetry.TraceParent(ctx), ComputedRisk: domain.ComputedRisk(p, dec.Hits), RiskRules: domain.RulesOf(dec.Hits),
 	}
 	drafts := []domain.Draft{{Type: domain.EventRequested, Actor: in.RequestedBy, Channel: in.Channel, At: now,
 		PolicyRule: dec.Rule, Payload: req}}

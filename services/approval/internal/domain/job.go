@@ -127,6 +127,10 @@ type Job struct {
 	// (Cost) is over the limit. It has no patch, is never auto-approved and never claimed: its
 	// grant is the go-ahead for that one call, taken up by the chat that asked.
 	CostConfirmation bool `json:"cost_confirmation,omitempty"`
+	// ComputedRisk is approval's own risk level of the patch (ComputedRisk: high, medium, low),
+	// and RiskRules the rules that require a person for it; Risk stays the coder's claim.
+	ComputedRisk string   `json:"computed_risk,omitempty"`
+	RiskRules    []string `json:"risk_rules,omitempty"`
 	// Version is the number of events recorded; LastHash is the hash of the latest one.
 	Version  int64  `json:"version"`
 	LastHash string `json:"last_hash,omitempty"`

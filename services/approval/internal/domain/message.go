@@ -71,6 +71,32 @@ func ComputedRisk(p *patch.Patch, hits []Hit) string {
 	return "low"
 }
 
+// ComputedRiskOf is the job's computed risk: as recorded at its request, or, for a job recorded
+// before that was kept, derived from its stored flags, size and deciding rule.
+func ComputedRiskOf(j Job) string {
+	if j.ComputedRisk != "" {
+		return j.ComputedRisk
+	}
+	switch {
+	case strings.HasPrefix(j.PolicyRule, "hard_"), slices.Contains(j.Flags, string(patch.FlagExecuteScript)):
+		return "high"
+	case slices.Contains(j.Flags, string(patch.FlagShell)), j.Stats.Files > 0:
+		return "medium"
+	}
+	return "low"
+}
+
+// RulesOf names the rules of hits, each once.
+func RulesOf(hits []Hit) []string {
+	var out []string
+	for _, h := range hits {
+		if !slices.Contains(out, h.Rule) {
+			out = append(out, h.Rule)
+		}
+	}
+	return out
+}
+
 // RollbackPossible: the executor snapshots files, but shell commands, browser operations and
 // pushes have effects outside the workspace that cannot be undone.
 func RollbackPossible(p *patch.Patch) bool {

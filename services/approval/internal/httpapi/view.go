@@ -27,18 +27,23 @@ type statsView struct {
 }
 
 type jobView struct {
-	JobID         string          `json:"job_id"`
-	Status        domain.Status   `json:"status"`
-	SessionID     string          `json:"session_id"`
-	Channel       string          `json:"channel"`
-	Route         string          `json:"route"`
-	TaskType      string          `json:"task_type"`
-	Order         string          `json:"order"`
-	Summary       string          `json:"summary"`
-	Plan          string          `json:"plan"`
-	Patch         string          `json:"patch"`
-	ContentHash   string          `json:"content_hash"`
+	JobID       string        `json:"job_id"`
+	Status      domain.Status `json:"status"`
+	SessionID   string        `json:"session_id"`
+	Channel     string        `json:"channel"`
+	Route       string        `json:"route"`
+	TaskType    string        `json:"task_type"`
+	Order       string        `json:"order"`
+	Summary     string        `json:"summary"`
+	Plan        string        `json:"plan"`
+	Patch       string        `json:"patch"`
+	ContentHash string        `json:"content_hash"`
+	// ComputedRisk is approval's own assessment and RiskRules the rules that require a person;
+	// Risk is what the coder claimed (shown beside it, labelled as such).
+	ComputedRisk  string          `json:"computed_risk"`
+	RiskRules     []string        `json:"risk_rules"`
 	Risk          domain.Risk     `json:"risk"`
+	CostConfirm   bool            `json:"cost_confirmation"`
 	Cost          domain.CostHint `json:"cost"`
 	UsesBrowser   bool            `json:"uses_browser"`
 	Operations    []operationView `json:"operations"`
@@ -94,6 +99,7 @@ func viewJob(j domain.Job) jobView {
 		DecidedBy: optActor(j.DecidedBy), DenyReason: j.DenyReason, ClaimedBy: j.ClaimedBy, RequestedAt: j.RequestedAt,
 		DecidedAt: optTime(j.DecidedAt), ExpiresAt: optTime(j.ExpiresAt), ExecutedAt: optTime(j.ExecutedAt),
 		FinishedAt: optTime(j.FinishedAt), Result: j.Result, Version: j.Version, Operations: []operationView{},
+		ComputedRisk: domain.ComputedRiskOf(j), RiskRules: nonNil(j.RiskRules), CostConfirm: j.CostConfirmation,
 	}
 	if v.Risk.CompatibilityIssues == nil {
 		v.Risk.CompatibilityIssues = []string{}

@@ -42,6 +42,8 @@
       'ev.execution_completed': '実行完了', 'ev.execution_failed': '実行失敗', 'ev.execution_refused': '実行拒否', 'ev.answered': '回答（実行なし）',
       'ev.hash_mismatch': 'ハッシュ不一致',
       'risk.destructive': '破壊的', 'expired': '期限切れ', 'err': 'エラー：{0}',
+      'risk.high': '高', 'risk.medium': '中', 'risk.low': '低', 'risk.claim': 'コーダーの申告：{0}', 'job.claim': 'コーダーの申告',
+      'risk.computed': '承認サービスの判定', 'job.costConfirm': '続行の確認（見積もりが上限超え。実行するものはありません）',
       'age.s': '{0}秒', 'age.m': '{0}分', 'age.h': '{0}時間', 'age.d': '{0}日',
     },
     en: {
@@ -76,6 +78,8 @@
       'ev.execution_completed': 'Execution completed', 'ev.execution_failed': 'Execution failed', 'ev.execution_refused': 'Execution refused', 'ev.answered': 'Answered (no execution)',
       'ev.hash_mismatch': 'Hash mismatch',
       'risk.destructive': 'destructive', 'expired': 'expired', 'err': 'Error: {0}',
+      'risk.high': 'high', 'risk.medium': 'medium', 'risk.low': 'low', 'risk.claim': 'coder claims: {0}', 'job.claim': 'Coder\'s claim',
+      'risk.computed': 'computed by approval', 'job.costConfirm': 'Continue confirmation (estimate over the limit; nothing runs)',
       'age.s': '{0}s', 'age.m': '{0}m', 'age.h': '{0}h', 'age.d': '{0}d',
     },
   };
@@ -186,13 +190,23 @@
   const firstLine = (s) => (s || '').split('\n').find((l) => l.trim() !== '') || '';
   const actorText = (a) => (a ? (a.channel ? a.channel + ':' : '') + (a.display_name || a.id || '') : '—');
 
+  // The risk approval computed leads; the rules that need a person and the flags follow; what
+  // the coder claimed comes last, labelled as its claim.
+  const riskLevels = ['high', 'medium', 'low'];
+  const riskName = (l) => (riskLevels.includes(l) ? t('risk.' + l) : l);
+  function claimText(r) {
+    r = r || {};
+    return [r.level ? riskName(r.level) : '—', r.destructive ? t('risk.destructive') : ''].filter(Boolean).join(' / ');
+  }
   function riskCell(j) {
-    const r = j.risk || {};
     const out = [];
-    if (r.level) out.push(el('span', { class: 'risk-' + r.level, text: r.level }));
-    if (r.destructive) out.push(' ', el('span', { class: 'risk-high', text: t('risk.destructive') }));
-    (r.compatibility_issues || []).forEach((c) => out.push(' ', el('span', { class: 'chip', text: c })));
+    const c = j.computed_risk;
+    if (c) out.push(el('span', { class: 'badge risk risk-' + (riskLevels.includes(c) ? c : 'unknown'), title: t('risk.computed'), text: riskName(c) }));
+    (j.risk_rules || []).forEach((r) => out.push(' ', el('span', { class: 'chip flag', text: r })));
     (j.flags || []).forEach((f) => out.push(' ', el('span', { class: 'chip flag', text: f })));
+    const r = j.risk || {};
+    (r.compatibility_issues || []).forEach((x) => out.push(' ', el('span', { class: 'chip', text: x })));
+    if (r.level || r.destructive) out.push(el('div', { class: 'muted claim', text: t('risk.claim', claimText(r)) }));
     return out.length ? out : ['—'];
   }
 
@@ -284,19 +298,23 @@
       ['job.route', j.route || '—'], ['job.taskType', j.task_type || '—'], ['job.order', j.order || '—'],
       ['job.requestedBy', actorText(j.requested_by)], ['job.requestedAt', fmtTime(j.requested_at)], ['job.session', j.session_id || '—'],
       ['job.policy', (j.policy_rule || '—') + (j.policy_reason ? ' — ' + j.policy_reason : '')],
-      ['job.risk', [(j.risk && j.risk.level) || '—', j.risk && j.risk.destructive ? t('risk.destructive') : ''].filter(Boolean).join(' / ')],
+      ['job.risk', [riskName(j.computed_risk || '—') + ' (' + t('risk.computed') + ')', (j.risk_rules || []).join(', ')].filter(Boolean).join(' — ')],
+      ['job.claim', claimText(j.risk)],
       ['job.cost', cost.estimated_tokens || cost.estimated_cost_usd ? (cost.estimated_tokens || 0) + ' tokens / $' + (cost.estimated_cost_usd || 0).toFixed(2) : '—'],
       ['job.hash', j.content_hash || '—'],
       ['job.policyHash', j.policy_hash || '—'],
     ];
     $('#job-meta').replaceChildren(...meta.flatMap(([k, v]) => [el('dt', { text: t(k) }), el('dd', { class: 'text', text: v })]));
-    $('#job-summary').textContent = j.summary || '—';
+    $('#job-summary').textContent = (j.cost_confirmation ? t('job.costConfirm') + '\n' : '') + (j.summary || '—');
     $('#plan').textContent = j.plan || '—';
 
     const pending = j.status === 'pending';
     $('#decision').hidden = !pending;
     $('#approve-btn').disabled = false;
     $('#similar-btn').disabled = false;
+    // A cost confirmation is approved in the chat that asked (its approval makes the call there).
+    $('#approve-btn').hidden = !!j.cost_confirmation;
+    $('#similar-btn').hidden = !!j.cost_confirmation;
     $('#deny-btn').disabled = false;
     const decided = $('#decided');
     decided.hidden = pending;
