@@ -42,7 +42,8 @@ func (s *Service) ClaimJob(ctx context.Context, id, executorID string) (domain.J
 			check.ActualHash = p.Hash
 		}
 		// A job a policy rule allowed has no grant to check; one a grant approved needs it.
-		if j.Status == domain.StatusAutoApproved && j.GrantID != "" {
+		// So does taking over an auto-approved execution whose executor stopped.
+		if (j.Status == domain.StatusAutoApproved || (takeover && j.AutoApproved)) && j.GrantID != "" {
 			active, gerr := s.grantInForceIn(ctx, log, j.GrantID, now)
 			if gerr != nil {
 				return nil, gerr

@@ -311,3 +311,43 @@ func TestOneSweeperAtATime(t *testing.T) {
 		t.Fatalf("expiries counted %d + %d, want 1 in all (%v)", na, nb, err)
 	}
 }
+
+// An auto-approved execution whose executor died is not taken over once Auto-Approve is off:
+// the job fails once (no takeover is tried again), audited, and nothing more of it runs.
+func TestTakeoverOfAnAutoApprovedJobAfterTheSwitchOffFailsIt(t *testing.T) {
+	grants := &memGrants{g: &domain.Grant{ID: "grant_1", TaskTypes: []string{"docs"}, ExpiresAt: t0.Add(time.Hour)}}
+	svc, st, now := newApp(t, grants)
+	ctx := context.Background()
+	id := "job_20260301_004"
+	res, err := svc.RequestApproval(ctx, app.RequestInput{JobID: id, Patch: docs, TaskType: "docs"})
+	if err != nil || res.Job.Status != domain.StatusAutoApproved {
+		t.Fatalf("premise: auto-approved: %+v, %v", res.Job, err)
+	}
+	if _, err := svc.ClaimJob(ctx, id, "executor-a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Append(ctx, domain.StreamAutoApprove, []domain.Draft{{Type: domain.EventAutoApproveDisabled, Actor: owner,
+		Channel: owner.Channel, At: t0, PolicyRule: domain.RuleAutoApprove, Payload: map[string]string{"grant_id": "grant_1"}}}); err != nil {
+		t.Fatal(err)
+	}
+	grants.g = nil
+	*now = now.Add(5 * time.Minute) // executor-a died: its lease ran out
+	if _, err := svc.ClaimJob(ctx, id, "executor-b"); !errors.Is(err, domain.ErrConflict) {
+		t.Fatalf("takeover after the switch-off = %v, want ErrConflict", err)
+	}
+	j, _ := st.Get(ctx, id)
+	if j.Status != domain.StatusFailed {
+		t.Fatalf("status %s, want failed", j.Status)
+	}
+	if ids, _ := svc.LapsedClaims(ctx, 0); len(ids) != 0 {
+		t.Fatalf("still offered for takeover: %v", ids)
+	}
+	if _, err := svc.ClaimJob(ctx, id, "executor-c"); !errors.Is(err, domain.ErrConflict) {
+		t.Fatalf("another takeover = %v", err)
+	}
+	evs, _ := st.Events(ctx, id)
+	want := "requested auto_approved claimed claim_lapsed execution_failed claim_rejected"
+	if got := join(types(evs)); got != want {
+		t.Fatalf("events %s\nwant   %s", got, want)
+	}
+}

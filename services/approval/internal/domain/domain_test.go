@@ -574,3 +574,55 @@ func TestCostQuestionNamesTheEstimateAndTheCommands(t *testing.T) {
 		}
 	}
 }
+
+// An auto-approved execution whose executor stopped is taken over only while Auto-Approve still
+// allows it; once the grant is off, the takeover fails the job (one failure, recorded by the
+// service) and nothing more of it runs.
+func TestTakeoverOfAnAutoApprovedExecutionRechecksTheGrant(t *testing.T) {
+	executing := func() Job {
+		j := pending(t)
+		j.Status, j.AutoApproved, j.GrantID = StatusExecuting, true, "grant-1"
+		j.ClaimedBy, j.ClaimToken, j.LeaseExpiresAt = "exec-a", 3, t0.Add(time.Minute)
+		return j
+	}
+	at := t0.Add(2 * time.Minute)
+	j := executing()
+	ds, err := j.Claim(ClaimCheck{ExecutorID: "exec-b", ActualHash: j.ContentHash, GrantActive: true, LeaseTTL: time.Minute}, at)
+	if err != nil || len(ds) != 2 || ds[0].Type != EventClaimLapsed || ds[1].Type != EventClaimed {
+		t.Fatalf("takeover with the grant in force: %v, %v", ds, err)
+	}
+	ds, err = j.Claim(ClaimCheck{ExecutorID: "exec-b", ActualHash: j.ContentHash, GrantActive: false, LeaseTTL: time.Minute}, at)
+	if !errors.Is(err, ErrConflict) || len(ds) != 2 || ds[0].Type != EventClaimLapsed || ds[1].Type != EventExecutionFailed || ds[1].Actor != System {
+		t.Fatalf("takeover with the grant off: %v, %v", ds, err)
+	}
+	cur := j
+	for _, d := range ds {
+		e, serr := testKeys.Seal(cur.ID, cur.Version, cur.LastHash, d)
+		if serr != nil {
+			t.Fatal(serr)
+		}
+		if aerr := cur.Apply(e); aerr != nil {
+			t.Fatal(aerr)
+		}
+	}
+	if cur.Status != StatusFailed || cur.LeaseLapsed(at.Add(time.Hour)) || !cur.Interrupted {
+		t.Fatalf("after the refused takeover: %s (interrupted %t)", cur.Status, cur.Interrupted)
+	}
+	// Nobody waits on the stopped executor: the requester's chat is told, once, with /retry.
+	j.SessionID, cur.SessionID = "line:U1", "line:U1"
+	if n, ok := NoticeOf(j, cur); !ok || n.Status != StatusFailed {
+		t.Fatalf("notice of the interrupted job: %+v %t", n, ok)
+	}
+	if text := NoticeText(cur, StatusFailed, nil); !strings.Contains(text, "/retry "+cur.ID) || !strings.Contains(text, "中断") {
+		t.Fatalf("notice text %q", text)
+	}
+	if _, ok := NoticeOf(cur, cur); ok {
+		t.Fatal("a notice owed twice")
+	}
+	// A person's approval (not a grant) is not re-checked: the takeover goes on.
+	person := executing()
+	person.AutoApproved, person.GrantID = false, ""
+	if ds, err := person.Claim(ClaimCheck{ExecutorID: "exec-b", ActualHash: person.ContentHash, GrantActive: false}, at); err != nil || ds[1].Type != EventClaimed {
+		t.Fatalf("takeover of a person-approved job: %v, %v", ds, err)
+	}
+}

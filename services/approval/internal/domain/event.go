@@ -238,6 +238,9 @@ func (j *Job) Apply(e Event) error {
 			j.Status = StatusCompleted
 		}
 		j.Result, j.FinishedAt = p.Result, e.At
+		// Failed by the service, not reported by an executor: an interrupted execution it would
+		// not let another executor finish (see Claim).
+		j.Interrupted = e.Type == EventExecutionFailed && e.Actor == System
 	case EventHashMismatch:
 		j.Status, j.FinishedAt, j.PolicyRule = StatusFailed, e.At, e.PolicyRule
 	case EventAnswered:

@@ -44,10 +44,18 @@ type Notice struct {
 // chat (another chat, the REST API, the console). A decision made in the requester's chat is
 // answered there and owes nothing; a job without a chat session has nobody to tell.
 func NoticeOf(prev, next Job) (Notice, bool) {
-	if prev.Status != StatusPending || next.SessionID == "" {
+	if next.SessionID == "" {
 		return Notice{}, false
 	}
 	n := Notice{JobID: next.ID, SessionID: next.SessionID, Status: next.Status, At: next.DecidedAt, TraceParent: next.TraceParent}
+	if prev.Status == StatusExecuting && next.Status == StatusFailed && next.Interrupted {
+		// Nobody waits on an executor that stopped: the requester is told here.
+		n.At = next.FinishedAt
+		return n, true
+	}
+	if prev.Status != StatusPending {
+		return Notice{}, false
+	}
 	switch next.Status {
 	case StatusExpired:
 		return n, true
@@ -95,6 +103,13 @@ func NoticeText(j Job, decision Status, loc *time.Location) string {
 		if r := SafeText(j.DenyReason, 200); r != "" {
 			text += "\n" + inLocale(en, "Reason: ", "理由: ") + r
 		}
+	case StatusFailed:
+		if j.Interrupted {
+			return inLocale(en,
+				fmt.Sprintf("⚠️ %s stopped: its executor stopped during the auto-approved run, and Auto-Approve is no longer on, so the rest was not run. Operations already applied stay applied. Send /retry %s to ask again.", j.ID, j.ID),
+				fmt.Sprintf("⚠️ %s は中断しました。自動承認での実行中に executor が止まり、その後 Auto-Approve がオフになったため、残りは実行しません。適用済みの操作はそのままです。もう一度依頼するには /retry %s と送ってください。", j.ID, j.ID))
+		}
+		text = inLocale(en, fmt.Sprintf("%s failed.", j.ID), fmt.Sprintf("%s は失敗しました。", j.ID))
 	default:
 		text = inLocale(en, fmt.Sprintf("%s is now %s.", j.ID, decision), fmt.Sprintf("%s は %s になりました。", j.ID, decision))
 	}

@@ -149,11 +149,25 @@ func (j Job) Claim(c ClaimCheck, now time.Time) ([]Draft, error) {
 	if !takeover {
 		return []Draft{claimed}, nil
 	}
+	lapsed := Draft{Type: EventClaimLapsed, Actor: actor, Channel: actor.Channel, At: now, PolicyRule: RuleClaimLease,
+		Payload: LapsedPayload{ExecutorID: j.ClaimedBy, Token: j.ClaimToken, LeaseUntil: j.LeaseExpiresAt}}
+	if j.AutoApproved && !c.GrantActive {
+		// An auto-approved execution whose executor stopped, with Auto-Approve off (or its grant
+		// ended) since: nothing allows running the rest of it now. The job fails — once: it is no
+		// longer executing, so no executor tries to take it over again — and a person decides
+		// anew (/retry). What the stopped executor changed stays as its journal says.
+		failed := Draft{Type: EventExecutionFailed, Actor: System, Channel: System.Channel, At: now, PolicyRule: RuleAutoApprove,
+			Payload: ExecutionPayload{ExecutorID: j.ClaimedBy, Detail: TakeoverRefusedDetail}}
+		return []Draft{lapsed, failed}, fmt.Errorf("claim %s: %w: the auto-approved execution stopped and Auto-Approve is no longer in force; the job failed", j.ID, ErrConflict)
+	}
 	// The execution the lapsed holder started goes on under the new one (which finds out from
-	// the workspace what of it happened); a switch-off of Auto-Approve since does not stop it.
-	return []Draft{{Type: EventClaimLapsed, Actor: actor, Channel: actor.Channel, At: now, PolicyRule: RuleClaimLease,
-		Payload: LapsedPayload{ExecutorID: j.ClaimedBy, Token: j.ClaimToken, LeaseUntil: j.LeaseExpiresAt}}, claimed}, nil
+	// the workspace what of it happened).
+	return []Draft{lapsed, claimed}, nil
 }
+
+// TakeoverRefusedDetail is the failure of an auto-approved execution that stopped when the
+// grant that allowed it is no longer in force.
+const TakeoverRefusedDetail = "the executor stopped during an auto-approved execution, and Auto-Approve is no longer in force: the rest is not run without a person (operations already applied stay applied)"
 
 // holds checks that executorID, with the fencing token it was given, holds the job's claim.
 // An executing job's refusal is recorded (report_rejected): it shows an executor acting on a
