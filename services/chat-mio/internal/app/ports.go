@@ -11,6 +11,7 @@ import (
 	"context"
 	"time"
 
+	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/domain"
 )
 
@@ -212,6 +213,8 @@ type ApprovalRequest struct {
 	PolicyRule, Reason string
 	// Text is approval's request message for the channel ("" when it gave none).
 	Text string
+	// Card is the same request as a card for channels that show one (nil when none was given).
+	Card *commonv1.ApprovalCard
 }
 
 // JobStatus is a job's state in approval, named as approval names it ("pending", "granted" ...).
