@@ -40,6 +40,11 @@ type Message struct {
 		Text    string   `json:"text"`
 		Actions []Action `json:"actions"`
 	} `json:"template"`
+	// Contents is a Flex message's container (bubble or carousel) as sent.
+	Contents json.RawMessage `json:"contents,omitempty"`
+	// An image message's addresses.
+	OriginalContentURL string `json:"originalContentUrl,omitempty"`
+	PreviewImageURL    string `json:"previewImageUrl,omitempty"`
 }
 
 // Action is a template or quick reply action.
@@ -245,11 +250,29 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request) (sendBody, bool)
 			for _, a := range m.Template.Actions {
 				s.checkAction(i, a)
 			}
+		case "flex":
+			s.checkFlex(i, m)
+			s.checkQuickReply(i, m)
+		case "image":
+			s.checkImage(i, m)
+			s.checkQuickReply(i, m)
 		default:
 			s.problem("message %d: unexpected type %q", i, m.Type)
 		}
 	}
 	return b, true
+}
+
+func (s *Server) checkQuickReply(i int, m Message) {
+	if m.QuickReply == nil {
+		return
+	}
+	if len(m.QuickReply.Items) > 13 {
+		s.problem("message %d: %d quick reply items", i, len(m.QuickReply.Items))
+	}
+	for _, it := range m.QuickReply.Items {
+		s.checkAction(i, it.Action)
+	}
 }
 
 func (s *Server) checkAction(i int, a Action) {
@@ -466,6 +489,9 @@ func (m Message) Postbacks() []Action {
 				out = append(out, a)
 			}
 		}
+	}
+	if m.Type == "flex" {
+		out = append(out, flexPostbacks(m.Contents)...)
 	}
 	if m.QuickReply != nil {
 		for _, it := range m.QuickReply.Items {

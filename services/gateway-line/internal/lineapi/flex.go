@@ -75,8 +75,8 @@ func bubble(f *domain.Flex) *messaging_api.FlexBubble {
 	}
 	buttons := &messaging_api.FlexBox{Layout: messaging_api.FlexBoxLAYOUT_HORIZONTAL, Spacing: "sm",
 		Contents: []messaging_api.FlexComponentInterface{
-			&messaging_api.FlexButton{Style: messaging_api.FlexButtonSTYLE_PRIMARY, Height: messaging_api.FlexButtonHEIGHT_SM, Action: postback(f.Approve)},
-			&messaging_api.FlexButton{Style: messaging_api.FlexButtonSTYLE_SECONDARY, Height: messaging_api.FlexButtonHEIGHT_SM, Action: postback(f.Deny)},
+			&messaging_api.FlexButton{Flex: 1, Style: messaging_api.FlexButtonSTYLE_PRIMARY, Height: messaging_api.FlexButtonHEIGHT_SM, Action: postback(f.Approve)},
+			&messaging_api.FlexButton{Flex: 1, Style: messaging_api.FlexButtonSTYLE_SECONDARY, Height: messaging_api.FlexButtonHEIGHT_SM, Action: postback(f.Deny)},
 		}}
 	footer := &messaging_api.FlexBox{Layout: messaging_api.FlexBoxLAYOUT_VERTICAL, Spacing: "sm",
 		Contents: []messaging_api.FlexComponentInterface{buttons}}
