@@ -94,6 +94,8 @@ type Server struct {
 	failAfter  int
 	failStatus int
 	problems   []string
+	files      map[string]*pendingFile
+	uploads    []Upload
 	// outage fails the next requests when the API is down.
 	outage outage.Plan[Fault]
 }
@@ -140,6 +142,7 @@ func NewServer(token string) *Server {
 	mux.HandleFunc("POST /api/conversations.history", s.conversations("conversations.history"))
 	mux.HandleFunc("GET /api/conversations.replies", s.conversations("conversations.replies"))
 	mux.HandleFunc("GET /api/conversations.history", s.conversations("conversations.history"))
+	s.registerFiles(mux)
 	s.Server = httptest.NewServer(mux)
 	return s
 }
@@ -232,6 +235,9 @@ func (s *Server) chat(method string) http.HandlerFunc {
 			if err := json.Unmarshal([]byte(b), &p.Blocks); err != nil {
 				writeJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "invalid_blocks"})
 				return
+			}
+			for _, pr := range checkBlocks(b) {
+				s.problems = append(s.problems, method+": "+pr)
 			}
 		}
 		if m := vals.Get("metadata"); m != "" {
