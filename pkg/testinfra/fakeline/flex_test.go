@@ -72,7 +72,7 @@ func TestFlexChecks(t *testing.T) {
 				"action": map[string]any{"type": "postback", "label": "L", "data": strings.Repeat("d", 301)}}}}}}, "data"},
 		"button without action": {map[string]any{"type": "flex", "altText": "a", "contents": map[string]any{"type": "bubble", "body": map[string]any{
 			"type": "box", "layout": "vertical", "contents": []any{map[string]any{"type": "button"}}}}}, "action"},
-		"image over http": {map[string]any{"type": "image", "originalContentUrl": "http://x.example/a.png", "previewImageUrl": "https://x.example/a.png"}, "HTTPS"},
+		"image over http":       {map[string]any{"type": "image", "originalContentUrl": "http://x.example/a.png", "previewImageUrl": "https://x.example/a.png"}, "HTTPS"},
 		"image without preview": {map[string]any{"type": "image", "originalContentUrl": "https://x.example/a.png"}, "previewImageUrl"},
 	} {
 		t.Run(name, func(t *testing.T) {

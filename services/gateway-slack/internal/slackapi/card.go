@@ -13,7 +13,9 @@ var riskEmoji = map[string]string{"high": ":red_circle: ", "medium": ":large_ora
 // buttons (the same action ids and values as any decision buttons) and the typed commands.
 func CardBlocks(msg domain.OutMessage, texts domain.Texts) []slack.Block {
 	c := msg.Card
-	md := func(s string) *slack.TextBlockObject { return slack.NewTextBlockObject(slack.MarkdownType, s, false, true) }
+	md := func(s string) *slack.TextBlockObject {
+		return slack.NewTextBlockObject(slack.MarkdownType, s, false, true)
+	}
 	blocks := []slack.Block{slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, c.Header, true, false))}
 	if c.Intro != "" {
 		blocks = append(blocks, slack.NewSectionBlock(md(riskEmoji[c.Risk]+c.Intro), nil, nil))
