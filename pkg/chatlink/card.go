@@ -4,11 +4,12 @@ import (
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
 )
 
-// Image limits: what a reply may carry (the outbox stores it whole before sending).
+// Image limits: what a reply may carry (the outbox stores it whole before sending). The bytes
+// of all images of a reply stay within MaxImageBytes so a pushed result fits the services'
+// 1 MiB request cap with its text; that is also within LINE's 1 MB preview image limit, so one
+// address serves both of an image message's URLs.
 const (
-	// MaxImageBytes is the largest image a reply carries (LINE's preview image limit is 1 MB,
-	// so one size serves both of its URLs).
-	MaxImageBytes = 1000 * 1000
+	MaxImageBytes = 768 << 10
 	// MaxImages is the most images one reply carries.
 	MaxImages = 4
 )
@@ -66,10 +67,12 @@ func cardFromProto(c *commonv1.ApprovalCard) *ApprovalCard {
 // type or over the size limit is named by its artifact reference in the text instead (see
 // ImageNotes), so nothing the job produced goes unmentioned.
 func imagesFromProto(imgs []*commonv1.Image) (ok []Image, left []Image) {
+	total := 0
 	for _, im := range imgs {
 		i := Image{ContentType: im.GetContentType(), Data: im.GetData(), Artifact: im.GetArtifact(), Caption: im.GetCaption()}
-		if ImageTypeOK(i.ContentType) && len(i.Data) > 0 && len(i.Data) <= MaxImageBytes && len(ok) < MaxImages {
+		if ImageTypeOK(i.ContentType) && len(i.Data) > 0 && total+len(i.Data) <= MaxImageBytes && len(ok) < MaxImages {
 			ok = append(ok, i)
+			total += len(i.Data)
 			continue
 		}
 		i.Data = nil

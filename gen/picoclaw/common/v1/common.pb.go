@@ -1358,8 +1358,8 @@ func (x *FileChange) GetMore() string {
 	return ""
 }
 
-// Image is a picture for the user, carried whole (bounded by the sender: a PNG or JPEG
-// screenshot of at most 1 MiB).
+// Image is a picture for the user, carried whole: a PNG or JPEG screenshot; the images of one
+// message stay within 768 KiB together, so a pushed message fits the 1 MiB request cap.
 type Image struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// image/png or image/jpeg.

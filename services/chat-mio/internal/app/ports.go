@@ -268,6 +268,8 @@ type Execution struct {
 	Executed, Failed int
 	// Text is the executor's result message ("" when it gave none); Summary the short form.
 	Text, Summary string
+	// Images are the job's screenshots, shown with the result.
+	Images []*commonv1.Image
 }
 
 // Notification is a message pushed to a session.
@@ -276,4 +278,6 @@ type Notification struct {
 	// RetryKey makes a retried push deliver once.
 	RetryKey string
 	Text     string
+	// Images go with the text (a job's screenshots).
+	Images []*commonv1.Image
 }
