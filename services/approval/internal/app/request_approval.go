@@ -176,9 +176,9 @@ func (s *Service) text(j domain.Job, p *patch.Patch, hits []domain.Hit) string {
 		return fmt.Sprintf("✅ %s は Auto-Approve により承認されました（%s）。", j.ID, j.PolicyRule)
 	case domain.StatusRefused:
 		if en {
-			return fmt.Sprintf("⛔ %s was refused by policy (%s): %s", j.ID, j.PolicyRule, domain.SafeText(j.PolicyReason, 200))
+			return fmt.Sprintf("⛔ %s was refused by policy (%s): %s", j.ID, j.PolicyRule, domain.SafeLine(j.PolicyReason, 200))
 		}
-		return fmt.Sprintf("⛔ %s はポリシーにより拒否されました（%s）: %s", j.ID, j.PolicyRule, domain.SafeText(j.PolicyReason, 200))
+		return fmt.Sprintf("⛔ %s はポリシーにより拒否されました（%s）: %s", j.ID, j.PolicyRule, domain.SafeLine(j.PolicyReason, 200))
 	}
 	text := domain.RequestText(j, p, hits, s.cfg.Location)
 	if link := domain.ConsoleLink(s.cfg.ConsoleURL, j.ID); link != "" {

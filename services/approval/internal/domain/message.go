@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/patch"
@@ -120,6 +121,19 @@ func SafeText(s string, maxRunes int) string {
 		s = string(rs[:maxRunes]) + "…"
 	}
 	return s
+}
+
+// SafeLine is SafeText on one line: line breaks, tabs and other control characters become
+// spaces, so text from a person or a model (a deny reason, a display name) cannot add lines
+// that pass for the message's own.
+func SafeLine(s string, maxRunes int) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
+			return ' '
+		}
+		return r
+	}, s)
+	return SafeText(strings.Join(strings.Fields(s), " "), maxRunes)
 }
 
 // SummaryLines derives the 1–3 line summary from the given summary or the plan.
