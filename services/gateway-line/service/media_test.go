@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"net/url"
@@ -9,8 +10,14 @@ import (
 	"testing"
 
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
+	gatewayv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1"
+	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1/gatewayv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/channel/channeltest"
+	"github.com/picoclaw-suite/picoclaw/pkg/chatlink"
 	"github.com/picoclaw-suite/picoclaw/pkg/chatlink/chatlinktest"
+	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakeline"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/service"
 )
@@ -126,6 +133,33 @@ func TestScreenshotWithoutPublicURL(t *testing.T) {
 	msgs := h.line.Sent()[0].Messages
 	if len(msgs) != 1 || msgs[0].Type != "text" || !strings.Contains(msgs[0].Text, "/000-screenshot.png") {
 		t.Fatalf("messages %+v", msgs)
+	}
+	assertClean(t, h)
+}
+
+// TestPushedScreenshots: a result pushed through NotificationService with screenshots is stored
+// in the outbox and sent as image messages after its text; an image over the size limit is
+// named by where the job keeps it instead.
+func TestPushedScreenshots(t *testing.T) {
+	h := start(t, func(c *service.Config) { c.Line.PublicBaseURL = "https://line-gw.example.test" })
+	c := gatewayv1connect.NewNotificationServiceClient(rpcserver.NewHTTPClient(), h.Internal, testinfra.AsSuite(t, svcauth.GatewayLine))
+	png := chatlinktest.PNG()
+	big := append(append([]byte{}, png...), make([]byte, chatlink.MaxImageBytes)...)
+	res, err := c.Push(context.Background(), &gatewayv1.PushRequest{SessionId: "line:" + allowed, JobId: "job_20261121_010", RetryKey: "shots",
+		Messages: []*commonv1.ReplyMessage{{Text: "job_20261121_010 の結果: 完了", JobId: "job_20261121_010", Images: []*commonv1.Image{
+			{ContentType: "image/png", Data: png, Artifact: "artifacts/job_20261121_010/001-screenshot.png"},
+			{ContentType: "image/png", Data: big, Artifact: "artifacts/job_20261121_010/002-screenshot.png"},
+		}}}})
+	if err != nil || res.GetDelivered() != 1 {
+		t.Fatalf("push: %v %v", res, err)
+	}
+	channeltest.WaitFor(t, "push", func() bool { return len(h.sentTo(allowed)) == 1 && h.Pending() == 0 })
+	msgs := h.sentTo(allowed)[0].Messages
+	if len(msgs) != 2 || msgs[0].Type != "text" || msgs[1].Type != "image" {
+		t.Fatalf("messages %+v", msgs)
+	}
+	if !strings.Contains(msgs[0].Text, "002-screenshot.png") || strings.Contains(msgs[0].Text, "001-screenshot.png") {
+		t.Errorf("text %q: want only the big screenshot named", msgs[0].Text)
 	}
 	assertClean(t, h)
 }
