@@ -14,8 +14,9 @@ const (
 	MaxSectionText = 3000 // characters of a section's text
 	maxCardFiles   = 8
 	maxCardFacts   = 12
-	// MaxFallbackText keeps the message's text (notifications, clients without blocks) short.
-	MaxFallbackText = 4000
+	// MaxFallbackText keeps the message's text (notifications, clients without blocks) within a
+	// section's limit: once decided, the card is replaced by a section holding this text.
+	MaxFallbackText = MaxSectionText
 )
 
 // Card is an approval request as Block Kit content: every string escaped for mrkdwn (or plain
