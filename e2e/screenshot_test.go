@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -90,5 +92,62 @@ func TestLINEScreenshotFlow(t *testing.T) {
 		if c.Invalid != "" {
 			t.Errorf("bridge call %s: %s", c.Tool, c.Invalid)
 		}
+	}
+}
+
+// TestSlackScreenshotFlow: a browser job approved on Slack shares its screenshot in the thread
+// with Slack's upload flow (files.getUploadURLExternal, the bytes, files.completeUploadExternal).
+func TestSlackScreenshotFlow(t *testing.T) {
+	bridge, err := fakemcp.Start(fakemcp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(bridge.Close)
+	s := startSuite(t, binDir,
+		"PICOCLAW_EXECUTOR_MCP_CHROME_BRIDGE_URL="+bridge.URL(),
+		"PICOCLAW_EXECUTOR_BROWSER_ARTIFACTS_DIR="+t.TempDir())
+	const channel, threadTS = "CE2ESHOT", "1790000100.000001"
+	s.slackEvent(t, "EvE2EShot1", map[string]any{
+		"type": "app_mention", "user": slackUser, "channel": channel, "ts": threadTS, "event_ts": threadTS,
+		"text": "<@" + slackBotUser + "> /code2 https://example.test/ の" + screenshotWord + "を撮って",
+	})
+	ask := waitMessage(t, "approval card", flowTimeout, s.slackMessages, s.slack.Problems, func(m outMessage) bool {
+		return m.API == "chat.postMessage" && len(m.Buttons) == 3
+	})
+	var approve *button
+	for i, b := range ask.Buttons {
+		if b.Kind == "approve" {
+			approve = &ask.Buttons[i]
+		}
+	}
+	if approve == nil {
+		t.Fatalf("approval request %+v", ask)
+	}
+	payload, err := json.Marshal(map[string]any{
+		"type": "block_actions", "trigger_id": "e2e-shot-1",
+		"user": map[string]any{"id": slackUser}, "team": map[string]any{"id": "TE2E"},
+		"channel":   map[string]any{"id": channel},
+		"container": map[string]any{"type": "message", "message_ts": ask.TS, "channel_id": channel},
+		"message":   map[string]any{"ts": ask.TS, "thread_ts": threadTS, "text": ask.Texts[0]},
+		"actions": []map[string]any{{"type": "button", "action_id": approve.Kind, "block_id": "decision",
+			"value": approve.Data, "action_ts": fmt.Sprintf("%d.000100", time.Now().Unix())}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.slackPost(t, "/slack/interactive", "application/x-www-form-urlencoded", []byte(url.Values{"payload": {string(payload)}}.Encode()))
+	deadline := time.Now().Add(flowTimeout)
+	for len(s.slack.Uploads()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no upload; posts %+v; problems %v", s.slack.Posts(), s.slack.Problems())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	up := s.slack.Uploads()[0]
+	if up.Channel != channel || up.ThreadTS != threadTS || !bytes.Equal(up.Data, bridge.PNG) {
+		t.Fatalf("upload to %s:%s of %d bytes (want %d)", up.Channel, up.ThreadTS, len(up.Data), len(bridge.PNG))
+	}
+	if p := s.slack.Problems(); len(p) > 0 {
+		t.Fatalf("Slack problems: %v", p)
 	}
 }
