@@ -1,6 +1,7 @@
 // Package fakeline is a local LINE platform for tests: a Messaging API server (reply with
 // single-use reply tokens, push with X-Line-Retry-Key semantics, loading animation) that checks
-// the requests against LINE's limits and can be taken down (Outage: 5xx, 429 with Retry-After,
+// the requests against LINE's limits and message definitions (text, confirm template, Flex —
+// flex.go —, image) and can be taken down (Outage: 5xx, 429 with Retry-After,
 // dropped connections, pushes accepted whose answer is lost), and a webhook client that signs
 // its bodies with the channel secret exactly as LINE does.
 package fakeline

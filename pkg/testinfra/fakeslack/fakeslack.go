@@ -1,6 +1,7 @@
 // Package fakeslack is a local Slack for tests: a Web API server (auth.test, chat.postMessage
 // with message metadata, chat.postEphemeral, chat.update, conversations.replies and
-// conversations.history) that checks requests against Slack's limits and can be taken down
+// conversations.history, the file upload flow of files.go) that checks requests against Slack's
+// limits and block reference (blocks.go) and can be taken down
 // (Outage: 5xx, 429 with Retry-After, dropped connections, posts made whose answer is lost), and
 // clients for the Events API and interactivity that sign their bodies with the signing secret
 // exactly as Slack does.
