@@ -251,12 +251,20 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request) (sendBody, bool)
 			for _, a := range m.Template.Actions {
 				s.checkAction(i, a)
 			}
-		case "flex":
-			s.checkFlex(i, m)
+		case "flex", "image":
+			before := len(s.problems)
+			if m.Type == "flex" {
+				s.checkFlex(i, m)
+			} else {
+				s.checkImage(i, m)
+			}
 			s.checkQuickReply(i, m)
-		case "image":
-			s.checkImage(i, m)
-			s.checkQuickReply(i, m)
+			if len(s.problems) > before {
+				// LINE refuses the whole request.
+				writeJSON(w, http.StatusBadRequest, map[string]any{"message": "A message (messages[" + fmt.Sprint(i) + "]) in the request body is invalid",
+					"details": []map[string]string{{"message": s.problems[before], "property": fmt.Sprintf("messages[%d]", i)}}})
+				return b, false
+			}
 		default:
 			s.problem("message %d: unexpected type %q", i, m.Type)
 		}

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-func send(t *testing.T, s *Server, msgs ...any) {
+func send(t *testing.T, s *Server, msgs ...any) int {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"to": "U1", "messages": msgs})
 	req, _ := http.NewRequest(http.MethodPost, s.URL+"/v2/bot/message/push", bytes.NewReader(body))
@@ -19,6 +19,7 @@ func send(t *testing.T, s *Server, msgs ...any) {
 		t.Fatal(err)
 	}
 	res.Body.Close()
+	return res.StatusCode
 }
 
 func bubble(body ...any) map[string]any {
@@ -42,7 +43,9 @@ func TestFlexChecks(t *testing.T) {
 	)}
 	s := NewServer("tok")
 	defer s.Close()
-	send(t, s, good)
+	if code := send(t, s, good); code != http.StatusOK {
+		t.Fatalf("good message: %d", code)
+	}
 	if p := s.Problems(); len(p) > 0 {
 		t.Fatalf("problems with a good message: %v", p)
 	}
@@ -78,7 +81,9 @@ func TestFlexChecks(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			s := NewServer("tok")
 			defer s.Close()
-			send(t, s, tc.msg)
+			if code := send(t, s, tc.msg); code != http.StatusBadRequest || len(s.Sent()) != 0 {
+				t.Errorf("status %d, %d sent: want 400 and nothing sent", code, len(s.Sent()))
+			}
 			p := s.Problems()
 			if len(p) == 0 || !strings.Contains(strings.Join(p, "\n"), tc.want) {
 				t.Errorf("problems %v, want one about %q", p, tc.want)

@@ -2,6 +2,7 @@ package lineapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"os"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/picoclaw-suite/picoclaw/pkg/chatlink"
 	"github.com/picoclaw-suite/picoclaw/pkg/chatlink/chatlinktest"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakeline"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/domain"
 )
 
@@ -64,5 +66,25 @@ func TestFlexBubbleFitsLimit(t *testing.T) {
 	}
 	if len(raw) > domain.MaxFlexBytes {
 		t.Fatalf("bubble of %d bytes", len(raw))
+	}
+}
+
+// TestApprovalFlexAccepted: every golden card, pushed with this client, passes the fake's checks
+// of the Messaging API definitions.
+func TestApprovalFlexAccepted(t *testing.T) {
+	line := fakeline.NewServer("tok")
+	defer line.Close()
+	c, err := New(Config{BaseURL: line.URL, Token: "tok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range chatlinktest.ApprovalCards() {
+		msgs := domain.Compose([]chatlink.Reply{tc.Reply}, domain.TextsFor(tc.Reply.Approval.Locale), nil)
+		if err := c.Push(context.Background(), "U0123", msgs, ""); err != nil {
+			t.Errorf("%s: %v (problems %v)", tc.Name, err, line.Problems())
+		}
+	}
+	if p := line.Problems(); len(p) > 0 || len(line.Sent()) != len(chatlinktest.ApprovalCards()) {
+		t.Fatalf("problems %v, %d sent", p, len(line.Sent()))
 	}
 }

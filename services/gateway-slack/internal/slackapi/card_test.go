@@ -2,6 +2,7 @@ package slackapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/picoclaw-suite/picoclaw/pkg/chatlink"
 	"github.com/picoclaw-suite/picoclaw/pkg/chatlink/chatlinktest"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakeslack"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/domain"
 )
 
@@ -57,5 +59,25 @@ func TestApprovalBlocksGolden(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestApprovalBlocksAccepted: every golden card, posted with this client, passes the fake's
+// checks of Slack's block reference.
+func TestApprovalBlocksAccepted(t *testing.T) {
+	api := fakeslack.NewServer("xoxb-test")
+	defer api.Close()
+	c, err := New(Config{BaseURL: api.APIURL(), Token: "xoxb-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range chatlinktest.ApprovalCards() {
+		msgs := domain.Compose([]chatlink.Reply{tc.Reply}, domain.TextsFor(tc.Reply.Approval.Locale))
+		if _, err := c.Post(context.Background(), "C1", "1.000", msgs[0], "k-"+tc.Name); err != nil {
+			t.Errorf("%s: %v", tc.Name, err)
+		}
+	}
+	if p := api.Problems(); len(p) > 0 || len(api.Posts()) != len(chatlinktest.ApprovalCards()) {
+		t.Fatalf("problems %v, %d posted", p, len(api.Posts()))
 	}
 }
