@@ -122,6 +122,9 @@ func helloProposal(req fakellm.Request) fakellm.Answer {
 			job = jobInPrompt.FindString(m.Content)
 		}
 	}
+	if strings.Contains(req.Text(), screenshotWord) {
+		return screenshotProposal(job)
+	}
 	patch, _ := json.Marshal([]map[string]any{{
 		"type": "file_edit", "action": "create", "target": "docs/hello.md", "content": helloContent,
 	}})
@@ -135,6 +138,28 @@ func helloProposal(req fakellm.Request) fakellm.Answer {
 		"need_approval": true,
 		"uses_browser":  false,
 		"task_type":     "docs",
+	})
+	return fakellm.Answer{Content: string(proposal), PromptTokens: 420, CompletionTokens: 120}
+}
+
+// screenshotWord in a request makes the order propose a browser job that takes a screenshot.
+const screenshotWord = "スクリーンショット"
+
+func screenshotProposal(job string) fakellm.Answer {
+	patch, _ := json.Marshal([]map[string]any{
+		{"type": "browser", "action": "chrome_navigate", "target": "https://example.test/"},
+		{"type": "browser", "action": "chrome_screenshot"},
+	})
+	proposal, _ := json.Marshal(map[string]any{
+		"job_id": job,
+		"plan":   "https://example.test/ を開いてスクリーンショットを撮ります。",
+		"patch":  string(patch),
+		"risk": map[string]any{"level": "low", "destructive": false, "compatibility_issues": []string{},
+			"rollback_possible": true, "notes": ""},
+		"cost_hint":     map[string]any{"estimated_tokens": 0, "estimated_cost_usd": 0, "near_limit": false},
+		"need_approval": true,
+		"uses_browser":  true,
+		"task_type":     "ops",
 	})
 	return fakellm.Answer{Content: string(proposal), PromptTokens: 420, CompletionTokens: 120}
 }

@@ -41,7 +41,7 @@ type outbound struct {
 func sendable(replies []chatlink.Reply) int {
 	n := 0
 	for _, r := range replies {
-		if r.Text != "" || len(r.Actions) > 0 {
+		if r.Text != "" || len(r.Actions) > 0 || len(r.Images) > 0 {
 			n++
 		}
 	}

@@ -2,6 +2,8 @@ package channel
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -173,6 +175,10 @@ func (r *Runtime) Notify(ctx context.Context, sessionID, jobID, retryKey string,
 		parts := []string{sessionID, jobID}
 		for _, rp := range replies {
 			parts = append(parts, rp.Text)
+			for _, im := range rp.Images {
+				sum := sha256.Sum256(im.Data)
+				parts = append(parts, hex.EncodeToString(sum[:]))
+			}
 		}
 		retryKey = ContentKey(parts...)
 	} else {

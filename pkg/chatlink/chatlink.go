@@ -5,6 +5,7 @@ package chatlink
 
 import (
 	"errors"
+	"strings"
 	"time"
 
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
@@ -47,6 +48,10 @@ type Reply struct {
 	Text    string
 	Actions []Action
 	JobID   string
+	// Approval is the same approval request as a card, for channels that show one.
+	Approval *ApprovalCard `json:"approval,omitempty"`
+	// Images are shown after the text.
+	Images []Image `json:"images,omitempty"`
 }
 
 // Request is one inbound event for chat-mio.
@@ -77,7 +82,14 @@ type Response struct {
 func RepliesFromProto(msgs []*commonv1.ReplyMessage) []Reply {
 	out := make([]Reply, 0, len(msgs))
 	for _, m := range msgs {
-		r := Reply{Text: m.GetText(), JobID: m.GetJobId()}
+		r := Reply{Text: m.GetText(), JobID: m.GetJobId(), Approval: cardFromProto(m.GetApproval())}
+		var left []Image
+		r.Images, left = imagesFromProto(m.GetImages())
+		for _, im := range left {
+			if im.Artifact != "" {
+				r.Text = strings.TrimSpace(r.Text + "\n" + im.Artifact)
+			}
+		}
 		for _, a := range m.GetActions() {
 			if k, ok := kindFromProto(a.GetKind()); ok {
 				job := a.GetJobId()

@@ -19,6 +19,10 @@ type Texts struct {
 	Pick          string
 	// Similar labels "approve and allow similar" buttons that come without a label.
 	Similar string
+	// OpenConsole labels the link to a job in the approval console.
+	OpenConsole string
+	// ImageNotShown names an image the channel could not show (%s: where the job keeps it).
+	ImageNotShown string
 }
 
 // Label is the default button label of an action kind.
@@ -46,6 +50,8 @@ func TextsFor(locale string) Texts {
 			Truncated:    "(the rest was cut off)",
 			ChooseButton: "Choose:",
 			Approve:      "Approve", Deny: "Deny", Pick: "Pick", Similar: "Approve + similar",
+			OpenConsole:   "Open in console",
+			ImageNotShown: "📷 A screenshot could not be shown here (images need a public address for this channel); it is kept with the job: %s",
 		}
 	}
 	return Texts{
@@ -56,6 +62,8 @@ func TextsFor(locale string) Texts {
 		Truncated:    "（長いため以降は省略しました）",
 		ChooseButton: "選択してください:",
 		Approve:      "承認", Deny: "却下", Pick: "選択", Similar: "承認+同種も",
+		OpenConsole:   "コンソールで開く",
+		ImageNotShown: "📷 スクリーンショットをここに表示できませんでした（このチャネルで画像を送るには公開アドレスの設定が必要です）。ジョブと一緒に保存されています: %s",
 	}
 }
 

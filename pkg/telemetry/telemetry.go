@@ -90,6 +90,11 @@ func New(ctx context.Context, cfg Config) (*Telemetry, error) {
 		// Nothing would receive a span: none is recorded. Spans still get their trace and span
 		// ids, so trace contexts are stored with jobs and propagated between services as before.
 		opts = append(opts, sdktrace.WithSampler(sdktrace.NeverSample()))
+	} else {
+		// Every span of a service that exports is recorded, whatever the caller's flags say: a
+		// peer that records nothing (no exporter) marks its contexts unsampled, and the job's
+		// trace must not lose this service's spans for it.
+		opts = append(opts, sdktrace.WithSampler(sdktrace.AlwaysSample()))
 	}
 	return &Telemetry{
 		TracerProvider: sdktrace.NewTracerProvider(opts...),

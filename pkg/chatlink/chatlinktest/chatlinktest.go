@@ -80,6 +80,18 @@ func (f *FakeChat) HandleMessage(ctx context.Context, req *chatv1.HandleMessageR
 		}
 	case text == "invalid":
 		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("bad request"))
+	case text == "approve card":
+		c := ApprovalCards()[0]
+		c.Reply.JobID, c.Reply.Approval.JobID = job, job
+		for i := range c.Reply.Actions {
+			c.Reply.Actions[i].JobID = job
+		}
+		return &chatv1.HandleMessageResponse{JobId: job, Messages: []*commonv1.ReplyMessage{ReplyProto(c.Reply)}}, nil
+	case text == "screenshot":
+		return &chatv1.HandleMessageResponse{JobId: job, Messages: []*commonv1.ReplyMessage{{
+			Text: job + " done", JobId: job, Images: []*commonv1.Image{{ContentType: "image/png", Data: PNG(),
+				Artifact: "artifacts/" + job + "/000-screenshot.png", Caption: "https://example.com/"}},
+		}}}, nil
 	case text == "approve":
 		return &chatv1.HandleMessageResponse{JobId: job, Messages: []*commonv1.ReplyMessage{{
 			Text: "承認が必要です: " + job + "\n変更: docs/README.md", JobId: job,

@@ -1,6 +1,7 @@
 // Package fakeline is a local LINE platform for tests: a Messaging API server (reply with
 // single-use reply tokens, push with X-Line-Retry-Key semantics, loading animation) that checks
-// the requests against LINE's limits and can be taken down (Outage: 5xx, 429 with Retry-After,
+// the requests against LINE's limits and message definitions (text, confirm template, Flex —
+// flex.go —, image) and can be taken down (Outage: 5xx, 429 with Retry-After,
 // dropped connections, pushes accepted whose answer is lost), and a webhook client that signs
 // its bodies with the channel secret exactly as LINE does.
 package fakeline
@@ -40,6 +41,11 @@ type Message struct {
 		Text    string   `json:"text"`
 		Actions []Action `json:"actions"`
 	} `json:"template"`
+	// Contents is a Flex message's container (bubble or carousel) as sent.
+	Contents json.RawMessage `json:"contents,omitempty"`
+	// An image message's addresses.
+	OriginalContentURL string `json:"originalContentUrl,omitempty"`
+	PreviewImageURL    string `json:"previewImageUrl,omitempty"`
 }
 
 // Action is a template or quick reply action.
@@ -245,11 +251,37 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request) (sendBody, bool)
 			for _, a := range m.Template.Actions {
 				s.checkAction(i, a)
 			}
+		case "flex", "image":
+			before := len(s.problems)
+			if m.Type == "flex" {
+				s.checkFlex(i, m)
+			} else {
+				s.checkImage(i, m)
+			}
+			s.checkQuickReply(i, m)
+			if len(s.problems) > before {
+				// LINE refuses the whole request.
+				writeJSON(w, http.StatusBadRequest, map[string]any{"message": "A message (messages[" + fmt.Sprint(i) + "]) in the request body is invalid",
+					"details": []map[string]string{{"message": s.problems[before], "property": fmt.Sprintf("messages[%d]", i)}}})
+				return b, false
+			}
 		default:
 			s.problem("message %d: unexpected type %q", i, m.Type)
 		}
 	}
 	return b, true
+}
+
+func (s *Server) checkQuickReply(i int, m Message) {
+	if m.QuickReply == nil {
+		return
+	}
+	if len(m.QuickReply.Items) > 13 {
+		s.problem("message %d: %d quick reply items", i, len(m.QuickReply.Items))
+	}
+	for _, it := range m.QuickReply.Items {
+		s.checkAction(i, it.Action)
+	}
 }
 
 func (s *Server) checkAction(i int, a Action) {
@@ -466,6 +498,9 @@ func (m Message) Postbacks() []Action {
 				out = append(out, a)
 			}
 		}
+	}
+	if m.Type == "flex" {
+		out = append(out, flexPostbacks(m.Contents)...)
 	}
 	if m.QuickReply != nil {
 		for _, it := range m.QuickReply.Items {

@@ -1,6 +1,7 @@
 // Package fakeslack is a local Slack for tests: a Web API server (auth.test, chat.postMessage
 // with message metadata, chat.postEphemeral, chat.update, conversations.replies and
-// conversations.history) that checks requests against Slack's limits and can be taken down
+// conversations.history, the file upload flow of files.go) that checks requests against Slack's
+// limits and block reference (blocks.go) and can be taken down
 // (Outage: 5xx, 429 with Retry-After, dropped connections, posts made whose answer is lost), and
 // clients for the Events API and interactivity that sign their bodies with the signing secret
 // exactly as Slack does.
@@ -94,6 +95,8 @@ type Server struct {
 	failAfter  int
 	failStatus int
 	problems   []string
+	files      map[string]*pendingFile
+	uploads    []Upload
 	// outage fails the next requests when the API is down.
 	outage outage.Plan[Fault]
 }
@@ -140,6 +143,7 @@ func NewServer(token string) *Server {
 	mux.HandleFunc("POST /api/conversations.history", s.conversations("conversations.history"))
 	mux.HandleFunc("GET /api/conversations.replies", s.conversations("conversations.replies"))
 	mux.HandleFunc("GET /api/conversations.history", s.conversations("conversations.history"))
+	s.registerFiles(mux)
 	s.Server = httptest.NewServer(mux)
 	return s
 }
@@ -232,6 +236,9 @@ func (s *Server) chat(method string) http.HandlerFunc {
 			if err := json.Unmarshal([]byte(b), &p.Blocks); err != nil {
 				writeJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "invalid_blocks"})
 				return
+			}
+			for _, pr := range checkBlocks(b) {
+				s.problems = append(s.problems, method+": "+pr)
 			}
 		}
 		if m := vals.Get("metadata"); m != "" {

@@ -472,6 +472,11 @@ func TestBrowserOperationsThroughMCP(t *testing.T) {
 	if b, err := os.ReadFile(shot); err != nil || !bytes.Equal(b, bridge.PNG) {
 		t.Fatalf("kept screenshot: %v", err)
 	}
+	// The screenshot also comes back for the user to see, naming where it is kept.
+	if imgs := res.GetImages(); len(imgs) != 1 || imgs[0].GetContentType() != "image/png" || !bytes.Equal(imgs[0].GetData(), bridge.PNG) ||
+		imgs[0].GetArtifact() != shot {
+		t.Fatalf("images = %v", imgs)
+	}
 	var tools []string
 	for _, c := range bridge.Calls() {
 		if c.Invalid != "" {

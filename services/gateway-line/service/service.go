@@ -4,6 +4,7 @@ package service
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/channel"
@@ -11,8 +12,10 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
 	"github.com/picoclaw-suite/picoclaw/pkg/outbound"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/app"
+	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/httpapi"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/lineapi"
+	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/media"
 )
 
 // Name is the service name used in logs, traces, metrics and health checks.
@@ -33,6 +36,13 @@ type LineConfig struct {
 	// GroupMentionOnly: in group chats and rooms, only text messages that mention the bot are
 	// answered (button presses always are).
 	GroupMentionOnly bool `yaml:"group_mention_only"`
+
+	// PublicBaseURL is the gateway's public listener as LINE's servers reach it over HTTPS
+	// (e.g. https://bot.example.com): image messages (screenshots) are served under it. Empty:
+	// images are not sent as pictures; the text names where the job keeps them.
+	PublicBaseURL string `yaml:"public_base_url"`
+	// MediaTTL is how long an image's address stays valid.
+	MediaTTL time.Duration `yaml:"media_ttl"`
 
 	ChannelSecret      config.Secret `yaml:"-" env:"LINE_CHANNEL_SECRET"`
 	ChannelAccessToken config.Secret `yaml:"-" env:"LINE_CHANNEL_ACCESS_TOKEN"`
@@ -56,6 +66,7 @@ func DefaultConfig() Config {
 		ReplyTokenMargin: 50 * time.Second,
 		LoadingSeconds:   20,
 		GroupMentionOnly: true,
+		MediaTTL:         24 * time.Hour,
 	}}
 }
 
@@ -71,6 +82,12 @@ func (c *Config) Validate() error {
 	}
 	if l.LoadingSeconds < 5 || l.LoadingSeconds > 60 {
 		errs.Addf("line.loading_seconds", "must be 5..60, got %d", l.LoadingSeconds)
+	}
+	if u, err := url.Parse(l.PublicBaseURL); l.PublicBaseURL != "" && (err != nil || u.Scheme != "https" || u.Host == "" || u.RawQuery != "" || u.Fragment != "") {
+		errs.Addf("line.public_base_url", "must be an https URL without query (LINE fetches images only over HTTPS), got %q", l.PublicBaseURL)
+	}
+	if l.MediaTTL < time.Minute || l.MediaTTL > 7*24*time.Hour {
+		errs.Addf("line.media_ttl", "must be between 1m and 168h, got %s", l.MediaTTL)
 	}
 	errs.Add(channel.ValidateSecret("line.channel_secret", "LINE_CHANNEL_SECRET", l.ChannelSecret))
 	errs.Add(channel.ValidateSecret("line.channel_access_token", "LINE_CHANNEL_ACCESS_TOKEN", l.ChannelAccessToken))
@@ -93,8 +110,17 @@ func Run(ctx context.Context, cfg Config) error {
 				return nil, err
 			}
 			env.HandlePublic(http.MethodPost, WebhookPath, httpapi.NewWebhook(cfg.Line.ChannelSecret.Value(), env.Ingest, env.Log).MentionOnlyInGroups(cfg.Line.GroupMentionOnly))
+			var images domain.Publisher
+			if cfg.Line.PublicBaseURL != "" {
+				store, err := media.New(cfg.Line.PublicBaseURL, cfg.Line.MediaTTL, nil)
+				if err != nil {
+					return nil, err
+				}
+				env.HandlePublic(http.MethodGet, media.Path+"{name}", store)
+				images = store.Publish
+			}
 			return app.New(app.Config{ReplyTokenMargin: cfg.Line.ReplyTokenMargin, LoadingSeconds: cfg.Line.LoadingSeconds,
-				Locale: cfg.Locale}, line, env.Log), nil
+				Locale: cfg.Locale, Images: images}, line, env.Log), nil
 		},
 	})
 }

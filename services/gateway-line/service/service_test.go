@@ -329,6 +329,8 @@ func TestConfigValidate(t *testing.T) {
 		{Name: "margin of a minute", Mutate: func(c *service.Config) { c.Line.ReplyTokenMargin = time.Minute }, Key: "line.reply_token_margin"},
 		{Name: "bad base url", Mutate: func(c *service.Config) { c.Line.APIBaseURL = "api.line.me" }, Key: "line.api_base_url"},
 		{Name: "loading too long", Mutate: func(c *service.Config) { c.Line.LoadingSeconds = 90 }, Key: "line.loading_seconds"},
+		{Name: "public base over http", Mutate: func(c *service.Config) { c.Line.PublicBaseURL = "http://bot.example.com" }, Key: "line.public_base_url"},
+		{Name: "media ttl too long", Mutate: func(c *service.Config) { c.Line.MediaTTL = 30 * 24 * time.Hour }, Key: "line.media_ttl"},
 		{Name: "malformed approver tokens", Mutate: func(c *service.Config) { c.Line.ApproverTokens = "ops-without-a-name" }, Key: "line.approver_tokens"},
 		{Name: "placeholder approver token", Mutate: func(c *service.Config) { c.Line.ApproverTokens = "admin:replace-with-a-long-random-token" },
 			Key: "line.approver_tokens"},

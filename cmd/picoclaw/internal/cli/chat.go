@@ -126,6 +126,10 @@ func formatReply(r chatlink.Reply) string {
 	for _, a := range r.Actions {
 		s += fmt.Sprintf("\n     [%s] %s", a.Label, chatlink.Command(a))
 	}
+	// A terminal shows no pictures: it names where the job keeps each screenshot.
+	for _, im := range r.Images {
+		s += "\n     📷 " + im.Artifact
+	}
 	return s
 }
 

@@ -790,7 +790,10 @@ type RequestApprovalResponse struct {
 	// The approval request message for the chat channel (SPEC §6), in the requested locale.
 	RequestText string `protobuf:"bytes,5,opt,name=request_text,json=requestText,proto3" json:"request_text,omitempty"`
 	// The policy file that decided (see Job.policy_hash).
-	PolicyHash    string `protobuf:"bytes,6,opt,name=policy_hash,json=policyHash,proto3" json:"policy_hash,omitempty"`
+	PolicyHash string `protobuf:"bytes,6,opt,name=policy_hash,json=policyHash,proto3" json:"policy_hash,omitempty"`
+	// The same request as a card for channels that show one (set with request_text when the
+	// job waits for a person).
+	Card          *v1.ApprovalCard `protobuf:"bytes,7,opt,name=card,proto3" json:"card,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -865,6 +868,13 @@ func (x *RequestApprovalResponse) GetPolicyHash() string {
 		return x.PolicyHash
 	}
 	return ""
+}
+
+func (x *RequestApprovalResponse) GetCard() *v1.ApprovalCard {
+	if x != nil {
+		return x.Card
+	}
+	return nil
 }
 
 type GetJobRequest struct {
@@ -2793,7 +2803,7 @@ const file_picoclaw_approval_v1_approval_proto_rawDesc = "" +
 	"\x06locale\x18\a \x01(\tR\x06locale\x12\x1f\n" +
 	"\vanswer_only\x18\b \x01(\bR\n" +
 	"answerOnly\x12+\n" +
-	"\x11cost_confirmation\x18\t \x01(\bR\x10costConfirmation\"\xfc\x01\n" +
+	"\x11cost_confirmation\x18\t \x01(\bR\x10costConfirmation\"\xb2\x02\n" +
 	"\x17RequestApprovalResponse\x12+\n" +
 	"\x03job\x18\x01 \x01(\v2\x19.picoclaw.approval.v1.JobR\x03job\x127\n" +
 	"\aoutcome\x18\x02 \x01(\x0e2\x1d.picoclaw.approval.v1.OutcomeR\aoutcome\x12\x1f\n" +
@@ -2802,7 +2812,8 @@ const file_picoclaw_approval_v1_approval_proto_rawDesc = "" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\x12!\n" +
 	"\frequest_text\x18\x05 \x01(\tR\vrequestText\x12\x1f\n" +
 	"\vpolicy_hash\x18\x06 \x01(\tR\n" +
-	"policyHash\"&\n" +
+	"policyHash\x124\n" +
+	"\x04card\x18\a \x01(\v2 .picoclaw.common.v1.ApprovalCardR\x04card\"&\n" +
 	"\rGetJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"=\n" +
 	"\x0eGetJobResponse\x12+\n" +
@@ -3059,7 +3070,8 @@ var file_picoclaw_approval_v1_approval_proto_goTypes = []any{
 	(*timestamppb.Timestamp)(nil),      // 43: google.protobuf.Timestamp
 	(*v1.ExecutionResult)(nil),         // 44: picoclaw.common.v1.ExecutionResult
 	(*v1.Proposal)(nil),                // 45: picoclaw.common.v1.Proposal
-	(*durationpb.Duration)(nil),        // 46: google.protobuf.Duration
+	(*v1.ApprovalCard)(nil),            // 46: picoclaw.common.v1.ApprovalCard
+	(*durationpb.Duration)(nil),        // 47: google.protobuf.Duration
 }
 var file_picoclaw_approval_v1_approval_proto_depIdxs = []int32{
 	0,  // 0: picoclaw.approval.v1.Job.status:type_name -> picoclaw.approval.v1.JobStatus
@@ -3082,74 +3094,75 @@ var file_picoclaw_approval_v1_approval_proto_depIdxs = []int32{
 	38, // 17: picoclaw.approval.v1.RequestApprovalRequest.route:type_name -> picoclaw.common.v1.Route
 	5,  // 18: picoclaw.approval.v1.RequestApprovalResponse.job:type_name -> picoclaw.approval.v1.Job
 	1,  // 19: picoclaw.approval.v1.RequestApprovalResponse.outcome:type_name -> picoclaw.approval.v1.Outcome
-	5,  // 20: picoclaw.approval.v1.GetJobResponse.job:type_name -> picoclaw.approval.v1.Job
-	0,  // 21: picoclaw.approval.v1.ListJobsRequest.statuses:type_name -> picoclaw.approval.v1.JobStatus
-	5,  // 22: picoclaw.approval.v1.ListJobsResponse.jobs:type_name -> picoclaw.approval.v1.Job
-	42, // 23: picoclaw.approval.v1.ApproveRequest.actor:type_name -> picoclaw.common.v1.Actor
-	46, // 24: picoclaw.approval.v1.ApproveRequest.similar_ttl:type_name -> google.protobuf.Duration
-	5,  // 25: picoclaw.approval.v1.ApproveResponse.job:type_name -> picoclaw.approval.v1.Job
-	25, // 26: picoclaw.approval.v1.ApproveResponse.grant:type_name -> picoclaw.approval.v1.AutoApproveGrant
-	42, // 27: picoclaw.approval.v1.DenyRequest.actor:type_name -> picoclaw.common.v1.Actor
-	5,  // 28: picoclaw.approval.v1.DenyResponse.job:type_name -> picoclaw.approval.v1.Job
-	42, // 29: picoclaw.approval.v1.CancelRequest.actor:type_name -> picoclaw.common.v1.Actor
-	5,  // 30: picoclaw.approval.v1.CancelResponse.job:type_name -> picoclaw.approval.v1.Job
-	5,  // 31: picoclaw.approval.v1.ClaimJobResponse.job:type_name -> picoclaw.approval.v1.Job
-	43, // 32: picoclaw.approval.v1.ClaimJobResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
-	2,  // 33: picoclaw.approval.v1.ReportExecutionRequest.event:type_name -> picoclaw.approval.v1.ExecutionEvent
-	44, // 34: picoclaw.approval.v1.ReportExecutionRequest.result:type_name -> picoclaw.common.v1.ExecutionResult
-	5,  // 35: picoclaw.approval.v1.ReportExecutionResponse.job:type_name -> picoclaw.approval.v1.Job
-	42, // 36: picoclaw.approval.v1.JobEvent.actor:type_name -> picoclaw.common.v1.Actor
-	43, // 37: picoclaw.approval.v1.JobEvent.created_at:type_name -> google.protobuf.Timestamp
-	22, // 38: picoclaw.approval.v1.ListJobEventsResponse.events:type_name -> picoclaw.approval.v1.JobEvent
-	41, // 39: picoclaw.approval.v1.AutoApproveGrant.task_types:type_name -> picoclaw.common.v1.TaskType
-	38, // 40: picoclaw.approval.v1.AutoApproveGrant.routes:type_name -> picoclaw.common.v1.Route
-	42, // 41: picoclaw.approval.v1.AutoApproveGrant.created_by:type_name -> picoclaw.common.v1.Actor
-	43, // 42: picoclaw.approval.v1.AutoApproveGrant.created_at:type_name -> google.protobuf.Timestamp
-	43, // 43: picoclaw.approval.v1.AutoApproveGrant.expires_at:type_name -> google.protobuf.Timestamp
-	46, // 44: picoclaw.approval.v1.AutoApproveGrant.remaining:type_name -> google.protobuf.Duration
-	25, // 45: picoclaw.approval.v1.GetAutoApproveResponse.grant:type_name -> picoclaw.approval.v1.AutoApproveGrant
-	42, // 46: picoclaw.approval.v1.SetAutoApproveRequest.actor:type_name -> picoclaw.common.v1.Actor
-	46, // 47: picoclaw.approval.v1.SetAutoApproveRequest.ttl:type_name -> google.protobuf.Duration
-	41, // 48: picoclaw.approval.v1.SetAutoApproveRequest.task_types:type_name -> picoclaw.common.v1.TaskType
-	38, // 49: picoclaw.approval.v1.SetAutoApproveRequest.routes:type_name -> picoclaw.common.v1.Route
-	25, // 50: picoclaw.approval.v1.SetAutoApproveResponse.grant:type_name -> picoclaw.approval.v1.AutoApproveGrant
-	42, // 51: picoclaw.approval.v1.DisableAutoApproveRequest.actor:type_name -> picoclaw.common.v1.Actor
-	43, // 52: picoclaw.approval.v1.RenewClaimResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
-	6,  // 53: picoclaw.approval.v1.ApprovalService.RequestApproval:input_type -> picoclaw.approval.v1.RequestApprovalRequest
-	8,  // 54: picoclaw.approval.v1.ApprovalService.GetJob:input_type -> picoclaw.approval.v1.GetJobRequest
-	10, // 55: picoclaw.approval.v1.ApprovalService.ListJobs:input_type -> picoclaw.approval.v1.ListJobsRequest
-	12, // 56: picoclaw.approval.v1.ApprovalService.Approve:input_type -> picoclaw.approval.v1.ApproveRequest
-	14, // 57: picoclaw.approval.v1.ApprovalService.Deny:input_type -> picoclaw.approval.v1.DenyRequest
-	16, // 58: picoclaw.approval.v1.ApprovalService.Cancel:input_type -> picoclaw.approval.v1.CancelRequest
-	18, // 59: picoclaw.approval.v1.ApprovalService.ClaimJob:input_type -> picoclaw.approval.v1.ClaimJobRequest
-	20, // 60: picoclaw.approval.v1.ApprovalService.ReportExecution:input_type -> picoclaw.approval.v1.ReportExecutionRequest
-	23, // 61: picoclaw.approval.v1.ApprovalService.ListJobEvents:input_type -> picoclaw.approval.v1.ListJobEventsRequest
-	26, // 62: picoclaw.approval.v1.ApprovalService.GetAutoApprove:input_type -> picoclaw.approval.v1.GetAutoApproveRequest
-	28, // 63: picoclaw.approval.v1.ApprovalService.SetAutoApprove:input_type -> picoclaw.approval.v1.SetAutoApproveRequest
-	30, // 64: picoclaw.approval.v1.ApprovalService.DisableAutoApprove:input_type -> picoclaw.approval.v1.DisableAutoApproveRequest
-	32, // 65: picoclaw.approval.v1.ApprovalService.HighestJobNumber:input_type -> picoclaw.approval.v1.HighestJobNumberRequest
-	34, // 66: picoclaw.approval.v1.ApprovalService.RenewClaim:input_type -> picoclaw.approval.v1.RenewClaimRequest
-	36, // 67: picoclaw.approval.v1.ApprovalService.ListLapsedClaims:input_type -> picoclaw.approval.v1.ListLapsedClaimsRequest
-	7,  // 68: picoclaw.approval.v1.ApprovalService.RequestApproval:output_type -> picoclaw.approval.v1.RequestApprovalResponse
-	9,  // 69: picoclaw.approval.v1.ApprovalService.GetJob:output_type -> picoclaw.approval.v1.GetJobResponse
-	11, // 70: picoclaw.approval.v1.ApprovalService.ListJobs:output_type -> picoclaw.approval.v1.ListJobsResponse
-	13, // 71: picoclaw.approval.v1.ApprovalService.Approve:output_type -> picoclaw.approval.v1.ApproveResponse
-	15, // 72: picoclaw.approval.v1.ApprovalService.Deny:output_type -> picoclaw.approval.v1.DenyResponse
-	17, // 73: picoclaw.approval.v1.ApprovalService.Cancel:output_type -> picoclaw.approval.v1.CancelResponse
-	19, // 74: picoclaw.approval.v1.ApprovalService.ClaimJob:output_type -> picoclaw.approval.v1.ClaimJobResponse
-	21, // 75: picoclaw.approval.v1.ApprovalService.ReportExecution:output_type -> picoclaw.approval.v1.ReportExecutionResponse
-	24, // 76: picoclaw.approval.v1.ApprovalService.ListJobEvents:output_type -> picoclaw.approval.v1.ListJobEventsResponse
-	27, // 77: picoclaw.approval.v1.ApprovalService.GetAutoApprove:output_type -> picoclaw.approval.v1.GetAutoApproveResponse
-	29, // 78: picoclaw.approval.v1.ApprovalService.SetAutoApprove:output_type -> picoclaw.approval.v1.SetAutoApproveResponse
-	31, // 79: picoclaw.approval.v1.ApprovalService.DisableAutoApprove:output_type -> picoclaw.approval.v1.DisableAutoApproveResponse
-	33, // 80: picoclaw.approval.v1.ApprovalService.HighestJobNumber:output_type -> picoclaw.approval.v1.HighestJobNumberResponse
-	35, // 81: picoclaw.approval.v1.ApprovalService.RenewClaim:output_type -> picoclaw.approval.v1.RenewClaimResponse
-	37, // 82: picoclaw.approval.v1.ApprovalService.ListLapsedClaims:output_type -> picoclaw.approval.v1.ListLapsedClaimsResponse
-	68, // [68:83] is the sub-list for method output_type
-	53, // [53:68] is the sub-list for method input_type
-	53, // [53:53] is the sub-list for extension type_name
-	53, // [53:53] is the sub-list for extension extendee
-	0,  // [0:53] is the sub-list for field type_name
+	46, // 20: picoclaw.approval.v1.RequestApprovalResponse.card:type_name -> picoclaw.common.v1.ApprovalCard
+	5,  // 21: picoclaw.approval.v1.GetJobResponse.job:type_name -> picoclaw.approval.v1.Job
+	0,  // 22: picoclaw.approval.v1.ListJobsRequest.statuses:type_name -> picoclaw.approval.v1.JobStatus
+	5,  // 23: picoclaw.approval.v1.ListJobsResponse.jobs:type_name -> picoclaw.approval.v1.Job
+	42, // 24: picoclaw.approval.v1.ApproveRequest.actor:type_name -> picoclaw.common.v1.Actor
+	47, // 25: picoclaw.approval.v1.ApproveRequest.similar_ttl:type_name -> google.protobuf.Duration
+	5,  // 26: picoclaw.approval.v1.ApproveResponse.job:type_name -> picoclaw.approval.v1.Job
+	25, // 27: picoclaw.approval.v1.ApproveResponse.grant:type_name -> picoclaw.approval.v1.AutoApproveGrant
+	42, // 28: picoclaw.approval.v1.DenyRequest.actor:type_name -> picoclaw.common.v1.Actor
+	5,  // 29: picoclaw.approval.v1.DenyResponse.job:type_name -> picoclaw.approval.v1.Job
+	42, // 30: picoclaw.approval.v1.CancelRequest.actor:type_name -> picoclaw.common.v1.Actor
+	5,  // 31: picoclaw.approval.v1.CancelResponse.job:type_name -> picoclaw.approval.v1.Job
+	5,  // 32: picoclaw.approval.v1.ClaimJobResponse.job:type_name -> picoclaw.approval.v1.Job
+	43, // 33: picoclaw.approval.v1.ClaimJobResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	2,  // 34: picoclaw.approval.v1.ReportExecutionRequest.event:type_name -> picoclaw.approval.v1.ExecutionEvent
+	44, // 35: picoclaw.approval.v1.ReportExecutionRequest.result:type_name -> picoclaw.common.v1.ExecutionResult
+	5,  // 36: picoclaw.approval.v1.ReportExecutionResponse.job:type_name -> picoclaw.approval.v1.Job
+	42, // 37: picoclaw.approval.v1.JobEvent.actor:type_name -> picoclaw.common.v1.Actor
+	43, // 38: picoclaw.approval.v1.JobEvent.created_at:type_name -> google.protobuf.Timestamp
+	22, // 39: picoclaw.approval.v1.ListJobEventsResponse.events:type_name -> picoclaw.approval.v1.JobEvent
+	41, // 40: picoclaw.approval.v1.AutoApproveGrant.task_types:type_name -> picoclaw.common.v1.TaskType
+	38, // 41: picoclaw.approval.v1.AutoApproveGrant.routes:type_name -> picoclaw.common.v1.Route
+	42, // 42: picoclaw.approval.v1.AutoApproveGrant.created_by:type_name -> picoclaw.common.v1.Actor
+	43, // 43: picoclaw.approval.v1.AutoApproveGrant.created_at:type_name -> google.protobuf.Timestamp
+	43, // 44: picoclaw.approval.v1.AutoApproveGrant.expires_at:type_name -> google.protobuf.Timestamp
+	47, // 45: picoclaw.approval.v1.AutoApproveGrant.remaining:type_name -> google.protobuf.Duration
+	25, // 46: picoclaw.approval.v1.GetAutoApproveResponse.grant:type_name -> picoclaw.approval.v1.AutoApproveGrant
+	42, // 47: picoclaw.approval.v1.SetAutoApproveRequest.actor:type_name -> picoclaw.common.v1.Actor
+	47, // 48: picoclaw.approval.v1.SetAutoApproveRequest.ttl:type_name -> google.protobuf.Duration
+	41, // 49: picoclaw.approval.v1.SetAutoApproveRequest.task_types:type_name -> picoclaw.common.v1.TaskType
+	38, // 50: picoclaw.approval.v1.SetAutoApproveRequest.routes:type_name -> picoclaw.common.v1.Route
+	25, // 51: picoclaw.approval.v1.SetAutoApproveResponse.grant:type_name -> picoclaw.approval.v1.AutoApproveGrant
+	42, // 52: picoclaw.approval.v1.DisableAutoApproveRequest.actor:type_name -> picoclaw.common.v1.Actor
+	43, // 53: picoclaw.approval.v1.RenewClaimResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	6,  // 54: picoclaw.approval.v1.ApprovalService.RequestApproval:input_type -> picoclaw.approval.v1.RequestApprovalRequest
+	8,  // 55: picoclaw.approval.v1.ApprovalService.GetJob:input_type -> picoclaw.approval.v1.GetJobRequest
+	10, // 56: picoclaw.approval.v1.ApprovalService.ListJobs:input_type -> picoclaw.approval.v1.ListJobsRequest
+	12, // 57: picoclaw.approval.v1.ApprovalService.Approve:input_type -> picoclaw.approval.v1.ApproveRequest
+	14, // 58: picoclaw.approval.v1.ApprovalService.Deny:input_type -> picoclaw.approval.v1.DenyRequest
+	16, // 59: picoclaw.approval.v1.ApprovalService.Cancel:input_type -> picoclaw.approval.v1.CancelRequest
+	18, // 60: picoclaw.approval.v1.ApprovalService.ClaimJob:input_type -> picoclaw.approval.v1.ClaimJobRequest
+	20, // 61: picoclaw.approval.v1.ApprovalService.ReportExecution:input_type -> picoclaw.approval.v1.ReportExecutionRequest
+	23, // 62: picoclaw.approval.v1.ApprovalService.ListJobEvents:input_type -> picoclaw.approval.v1.ListJobEventsRequest
+	26, // 63: picoclaw.approval.v1.ApprovalService.GetAutoApprove:input_type -> picoclaw.approval.v1.GetAutoApproveRequest
+	28, // 64: picoclaw.approval.v1.ApprovalService.SetAutoApprove:input_type -> picoclaw.approval.v1.SetAutoApproveRequest
+	30, // 65: picoclaw.approval.v1.ApprovalService.DisableAutoApprove:input_type -> picoclaw.approval.v1.DisableAutoApproveRequest
+	32, // 66: picoclaw.approval.v1.ApprovalService.HighestJobNumber:input_type -> picoclaw.approval.v1.HighestJobNumberRequest
+	34, // 67: picoclaw.approval.v1.ApprovalService.RenewClaim:input_type -> picoclaw.approval.v1.RenewClaimRequest
+	36, // 68: picoclaw.approval.v1.ApprovalService.ListLapsedClaims:input_type -> picoclaw.approval.v1.ListLapsedClaimsRequest
+	7,  // 69: picoclaw.approval.v1.ApprovalService.RequestApproval:output_type -> picoclaw.approval.v1.RequestApprovalResponse
+	9,  // 70: picoclaw.approval.v1.ApprovalService.GetJob:output_type -> picoclaw.approval.v1.GetJobResponse
+	11, // 71: picoclaw.approval.v1.ApprovalService.ListJobs:output_type -> picoclaw.approval.v1.ListJobsResponse
+	13, // 72: picoclaw.approval.v1.ApprovalService.Approve:output_type -> picoclaw.approval.v1.ApproveResponse
+	15, // 73: picoclaw.approval.v1.ApprovalService.Deny:output_type -> picoclaw.approval.v1.DenyResponse
+	17, // 74: picoclaw.approval.v1.ApprovalService.Cancel:output_type -> picoclaw.approval.v1.CancelResponse
+	19, // 75: picoclaw.approval.v1.ApprovalService.ClaimJob:output_type -> picoclaw.approval.v1.ClaimJobResponse
+	21, // 76: picoclaw.approval.v1.ApprovalService.ReportExecution:output_type -> picoclaw.approval.v1.ReportExecutionResponse
+	24, // 77: picoclaw.approval.v1.ApprovalService.ListJobEvents:output_type -> picoclaw.approval.v1.ListJobEventsResponse
+	27, // 78: picoclaw.approval.v1.ApprovalService.GetAutoApprove:output_type -> picoclaw.approval.v1.GetAutoApproveResponse
+	29, // 79: picoclaw.approval.v1.ApprovalService.SetAutoApprove:output_type -> picoclaw.approval.v1.SetAutoApproveResponse
+	31, // 80: picoclaw.approval.v1.ApprovalService.DisableAutoApprove:output_type -> picoclaw.approval.v1.DisableAutoApproveResponse
+	33, // 81: picoclaw.approval.v1.ApprovalService.HighestJobNumber:output_type -> picoclaw.approval.v1.HighestJobNumberResponse
+	35, // 82: picoclaw.approval.v1.ApprovalService.RenewClaim:output_type -> picoclaw.approval.v1.RenewClaimResponse
+	37, // 83: picoclaw.approval.v1.ApprovalService.ListLapsedClaims:output_type -> picoclaw.approval.v1.ListLapsedClaimsResponse
+	69, // [69:84] is the sub-list for method output_type
+	54, // [54:69] is the sub-list for method input_type
+	54, // [54:54] is the sub-list for extension type_name
+	54, // [54:54] is the sub-list for extension extendee
+	0,  // [0:54] is the sub-list for field type_name
 }
 
 func init() { file_picoclaw_approval_v1_approval_proto_init() }

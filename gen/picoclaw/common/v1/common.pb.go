@@ -1101,10 +1101,15 @@ func (x *Action) GetValue() string {
 
 // ReplyMessage is one message for the user, with optional buttons.
 type ReplyMessage struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Text          string                 `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
-	Actions       []*Action              `protobuf:"bytes,2,rep,name=actions,proto3" json:"actions,omitempty"`
-	JobId         string                 `protobuf:"bytes,3,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Text    string                 `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	Actions []*Action              `protobuf:"bytes,2,rep,name=actions,proto3" json:"actions,omitempty"`
+	JobId   string                 `protobuf:"bytes,3,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// An approval request laid out for channels that show it as a card (LINE Flex, Slack
+	// blocks); text says the same in plain words and stays the fallback.
+	Approval *ApprovalCard `protobuf:"bytes,4,opt,name=approval,proto3" json:"approval,omitempty"`
+	// Images shown after the text (a browser job's screenshots).
+	Images        []*Image `protobuf:"bytes,5,rep,name=images,proto3" json:"images,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1160,6 +1165,283 @@ func (x *ReplyMessage) GetJobId() string {
 	return ""
 }
 
+func (x *ReplyMessage) GetApproval() *ApprovalCard {
+	if x != nil {
+		return x.Approval
+	}
+	return nil
+}
+
+func (x *ReplyMessage) GetImages() []*Image {
+	if x != nil {
+		return x.Images
+	}
+	return nil
+}
+
+// ApprovalCard is an approval request as a card. Every string is already fit to show (model
+// text defused, in the job's locale); a channel escapes it for its own markup.
+type ApprovalCard struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	JobId string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// The card's title ("承認リクエスト job_…").
+	Title string `protobuf:"bytes,2,opt,name=title,proto3" json:"title,omitempty"`
+	// Computed risk: low, medium or high; risk_text is the localised line ("リスク: 中").
+	Risk     string `protobuf:"bytes,3,opt,name=risk,proto3" json:"risk,omitempty"`
+	RiskText string `protobuf:"bytes,4,opt,name=risk_text,json=riskText,proto3" json:"risk_text,omitempty"`
+	// 1–3 summary lines.
+	Summary []string `protobuf:"bytes,5,rep,name=summary,proto3" json:"summary,omitempty"`
+	// The changed files shown (a bounded number), each with a bounded excerpt.
+	Files []*FileChange `protobuf:"bytes,6,rep,name=files,proto3" json:"files,omitempty"`
+	// Lines after the files: statistics, environments, attention items, rollback, expiry.
+	Facts []string `protobuf:"bytes,7,rep,name=facts,proto3" json:"facts,omitempty"`
+	// The job in the approval console; empty when approval.console_url is not set.
+	ConsoleUrl string `protobuf:"bytes,8,opt,name=console_url,json=consoleUrl,proto3" json:"console_url,omitempty"`
+	// The locale the strings are in (ja, en).
+	Locale        string `protobuf:"bytes,9,opt,name=locale,proto3" json:"locale,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApprovalCard) Reset() {
+	*x = ApprovalCard{}
+	mi := &file_picoclaw_common_v1_common_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApprovalCard) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApprovalCard) ProtoMessage() {}
+
+func (x *ApprovalCard) ProtoReflect() protoreflect.Message {
+	mi := &file_picoclaw_common_v1_common_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApprovalCard.ProtoReflect.Descriptor instead.
+func (*ApprovalCard) Descriptor() ([]byte, []int) {
+	return file_picoclaw_common_v1_common_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ApprovalCard) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *ApprovalCard) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *ApprovalCard) GetRisk() string {
+	if x != nil {
+		return x.Risk
+	}
+	return ""
+}
+
+func (x *ApprovalCard) GetRiskText() string {
+	if x != nil {
+		return x.RiskText
+	}
+	return ""
+}
+
+func (x *ApprovalCard) GetSummary() []string {
+	if x != nil {
+		return x.Summary
+	}
+	return nil
+}
+
+func (x *ApprovalCard) GetFiles() []*FileChange {
+	if x != nil {
+		return x.Files
+	}
+	return nil
+}
+
+func (x *ApprovalCard) GetFacts() []string {
+	if x != nil {
+		return x.Facts
+	}
+	return nil
+}
+
+func (x *ApprovalCard) GetConsoleUrl() string {
+	if x != nil {
+		return x.ConsoleUrl
+	}
+	return ""
+}
+
+func (x *ApprovalCard) GetLocale() string {
+	if x != nil {
+		return x.Locale
+	}
+	return ""
+}
+
+// FileChange is one changed file of an approval card.
+type FileChange struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Path  string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	// What happens to it when that is not a diff ("（新規ファイル）", "⚠️ replaces the whole file").
+	Note string `protobuf:"bytes,2,opt,name=note,proto3" json:"note,omitempty"`
+	// The changed lines, each starting with + or -.
+	Lines []string `protobuf:"bytes,3,rep,name=lines,proto3" json:"lines,omitempty"`
+	// A closing line when lines were cut ("… 12 more lines").
+	More          string `protobuf:"bytes,4,opt,name=more,proto3" json:"more,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FileChange) Reset() {
+	*x = FileChange{}
+	mi := &file_picoclaw_common_v1_common_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FileChange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FileChange) ProtoMessage() {}
+
+func (x *FileChange) ProtoReflect() protoreflect.Message {
+	mi := &file_picoclaw_common_v1_common_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FileChange.ProtoReflect.Descriptor instead.
+func (*FileChange) Descriptor() ([]byte, []int) {
+	return file_picoclaw_common_v1_common_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *FileChange) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *FileChange) GetNote() string {
+	if x != nil {
+		return x.Note
+	}
+	return ""
+}
+
+func (x *FileChange) GetLines() []string {
+	if x != nil {
+		return x.Lines
+	}
+	return nil
+}
+
+func (x *FileChange) GetMore() string {
+	if x != nil {
+		return x.More
+	}
+	return ""
+}
+
+// Image is a picture for the user, carried whole: a PNG or JPEG screenshot; the images of one
+// message stay within 768 KiB together, so a pushed message fits the 1 MiB request cap.
+type Image struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// image/png or image/jpeg.
+	ContentType string `protobuf:"bytes,1,opt,name=content_type,json=contentType,proto3" json:"content_type,omitempty"`
+	Data        []byte `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
+	// Where it is kept with its job (the executor's artifact reference), shown when a channel
+	// cannot show images.
+	Artifact string `protobuf:"bytes,3,opt,name=artifact,proto3" json:"artifact,omitempty"`
+	// A short caption (e.g. the page's URL).
+	Caption       string `protobuf:"bytes,4,opt,name=caption,proto3" json:"caption,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Image) Reset() {
+	*x = Image{}
+	mi := &file_picoclaw_common_v1_common_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Image) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Image) ProtoMessage() {}
+
+func (x *Image) ProtoReflect() protoreflect.Message {
+	mi := &file_picoclaw_common_v1_common_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Image.ProtoReflect.Descriptor instead.
+func (*Image) Descriptor() ([]byte, []int) {
+	return file_picoclaw_common_v1_common_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *Image) GetContentType() string {
+	if x != nil {
+		return x.ContentType
+	}
+	return ""
+}
+
+func (x *Image) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *Image) GetArtifact() string {
+	if x != nil {
+		return x.Artifact
+	}
+	return ""
+}
+
+func (x *Image) GetCaption() string {
+	if x != nil {
+		return x.Caption
+	}
+	return ""
+}
+
 // CommandResult is the outcome of one executed operation.
 type CommandResult struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
@@ -1189,7 +1471,7 @@ type CommandResult struct {
 
 func (x *CommandResult) Reset() {
 	*x = CommandResult{}
-	mi := &file_picoclaw_common_v1_common_proto_msgTypes[10]
+	mi := &file_picoclaw_common_v1_common_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1201,7 +1483,7 @@ func (x *CommandResult) String() string {
 func (*CommandResult) ProtoMessage() {}
 
 func (x *CommandResult) ProtoReflect() protoreflect.Message {
-	mi := &file_picoclaw_common_v1_common_proto_msgTypes[10]
+	mi := &file_picoclaw_common_v1_common_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1214,7 +1496,7 @@ func (x *CommandResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommandResult.ProtoReflect.Descriptor instead.
 func (*CommandResult) Descriptor() ([]byte, []int) {
-	return file_picoclaw_common_v1_common_proto_rawDescGZIP(), []int{10}
+	return file_picoclaw_common_v1_common_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *CommandResult) GetIndex() int32 {
@@ -1336,7 +1618,7 @@ type ExecutionResult struct {
 
 func (x *ExecutionResult) Reset() {
 	*x = ExecutionResult{}
-	mi := &file_picoclaw_common_v1_common_proto_msgTypes[11]
+	mi := &file_picoclaw_common_v1_common_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1348,7 +1630,7 @@ func (x *ExecutionResult) String() string {
 func (*ExecutionResult) ProtoMessage() {}
 
 func (x *ExecutionResult) ProtoReflect() protoreflect.Message {
-	mi := &file_picoclaw_common_v1_common_proto_msgTypes[11]
+	mi := &file_picoclaw_common_v1_common_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1361,7 +1643,7 @@ func (x *ExecutionResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecutionResult.ProtoReflect.Descriptor instead.
 func (*ExecutionResult) Descriptor() ([]byte, []int) {
-	return file_picoclaw_common_v1_common_proto_rawDescGZIP(), []int{11}
+	return file_picoclaw_common_v1_common_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ExecutionResult) GetSuccess() bool {
@@ -1527,11 +1809,35 @@ const file_picoclaw_common_v1_common_proto_rawDesc = "" +
 	"\x04kind\x18\x01 \x01(\x0e2\x1e.picoclaw.common.v1.ActionKindR\x04kind\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\tR\x05jobId\x12\x14\n" +
 	"\x05label\x18\x03 \x01(\tR\x05label\x12\x14\n" +
-	"\x05value\x18\x04 \x01(\tR\x05value\"o\n" +
+	"\x05value\x18\x04 \x01(\tR\x05value\"\xe0\x01\n" +
 	"\fReplyMessage\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x124\n" +
 	"\aactions\x18\x02 \x03(\v2\x1a.picoclaw.common.v1.ActionR\aactions\x12\x15\n" +
-	"\x06job_id\x18\x03 \x01(\tR\x05jobId\"\x87\x03\n" +
+	"\x06job_id\x18\x03 \x01(\tR\x05jobId\x12<\n" +
+	"\bapproval\x18\x04 \x01(\v2 .picoclaw.common.v1.ApprovalCardR\bapproval\x121\n" +
+	"\x06images\x18\x05 \x03(\v2\x19.picoclaw.common.v1.ImageR\x06images\"\x8b\x02\n" +
+	"\fApprovalCard\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x14\n" +
+	"\x05title\x18\x02 \x01(\tR\x05title\x12\x12\n" +
+	"\x04risk\x18\x03 \x01(\tR\x04risk\x12\x1b\n" +
+	"\trisk_text\x18\x04 \x01(\tR\briskText\x12\x18\n" +
+	"\asummary\x18\x05 \x03(\tR\asummary\x124\n" +
+	"\x05files\x18\x06 \x03(\v2\x1e.picoclaw.common.v1.FileChangeR\x05files\x12\x14\n" +
+	"\x05facts\x18\a \x03(\tR\x05facts\x12\x1f\n" +
+	"\vconsole_url\x18\b \x01(\tR\n" +
+	"consoleUrl\x12\x16\n" +
+	"\x06locale\x18\t \x01(\tR\x06locale\"^\n" +
+	"\n" +
+	"FileChange\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
+	"\x04note\x18\x02 \x01(\tR\x04note\x12\x14\n" +
+	"\x05lines\x18\x03 \x03(\tR\x05lines\x12\x12\n" +
+	"\x04more\x18\x04 \x01(\tR\x04more\"t\n" +
+	"\x05Image\x12!\n" +
+	"\fcontent_type\x18\x01 \x01(\tR\vcontentType\x12\x12\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data\x12\x1a\n" +
+	"\bartifact\x18\x03 \x01(\tR\bartifact\x12\x18\n" +
+	"\acaption\x18\x04 \x01(\tR\acaption\"\x87\x03\n" +
 	"\rCommandResult\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x16\n" +
@@ -1625,7 +1931,7 @@ func file_picoclaw_common_v1_common_proto_rawDescGZIP() []byte {
 }
 
 var file_picoclaw_common_v1_common_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_picoclaw_common_v1_common_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_picoclaw_common_v1_common_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_picoclaw_common_v1_common_proto_goTypes = []any{
 	(Route)(0),                    // 0: picoclaw.common.v1.Route
 	(DecisionSource)(0),           // 1: picoclaw.common.v1.DecisionSource
@@ -1642,10 +1948,13 @@ var file_picoclaw_common_v1_common_proto_goTypes = []any{
 	(*Actor)(nil),                 // 12: picoclaw.common.v1.Actor
 	(*Action)(nil),                // 13: picoclaw.common.v1.Action
 	(*ReplyMessage)(nil),          // 14: picoclaw.common.v1.ReplyMessage
-	(*CommandResult)(nil),         // 15: picoclaw.common.v1.CommandResult
-	(*ExecutionResult)(nil),       // 16: picoclaw.common.v1.ExecutionResult
-	nil,                           // 17: picoclaw.common.v1.Proposal.BaseEntry
-	(*timestamppb.Timestamp)(nil), // 18: google.protobuf.Timestamp
+	(*ApprovalCard)(nil),          // 15: picoclaw.common.v1.ApprovalCard
+	(*FileChange)(nil),            // 16: picoclaw.common.v1.FileChange
+	(*Image)(nil),                 // 17: picoclaw.common.v1.Image
+	(*CommandResult)(nil),         // 18: picoclaw.common.v1.CommandResult
+	(*ExecutionResult)(nil),       // 19: picoclaw.common.v1.ExecutionResult
+	nil,                           // 20: picoclaw.common.v1.Proposal.BaseEntry
+	(*timestamppb.Timestamp)(nil), // 21: google.protobuf.Timestamp
 }
 var file_picoclaw_common_v1_common_proto_depIdxs = []int32{
 	0,  // 0: picoclaw.common.v1.RouteDecision.route:type_name -> picoclaw.common.v1.Route
@@ -1657,19 +1966,22 @@ var file_picoclaw_common_v1_common_proto_depIdxs = []int32{
 	8,  // 6: picoclaw.common.v1.Proposal.cost_hint:type_name -> picoclaw.common.v1.CostHint
 	3,  // 7: picoclaw.common.v1.Proposal.task_type:type_name -> picoclaw.common.v1.TaskType
 	9,  // 8: picoclaw.common.v1.Proposal.usage:type_name -> picoclaw.common.v1.TokenUsage
-	17, // 9: picoclaw.common.v1.Proposal.base:type_name -> picoclaw.common.v1.Proposal.BaseEntry
+	20, // 9: picoclaw.common.v1.Proposal.base:type_name -> picoclaw.common.v1.Proposal.BaseEntry
 	10, // 10: picoclaw.common.v1.ProposalResult.proposal:type_name -> picoclaw.common.v1.Proposal
 	8,  // 11: picoclaw.common.v1.ProposalResult.estimate:type_name -> picoclaw.common.v1.CostHint
 	4,  // 12: picoclaw.common.v1.Action.kind:type_name -> picoclaw.common.v1.ActionKind
 	13, // 13: picoclaw.common.v1.ReplyMessage.actions:type_name -> picoclaw.common.v1.Action
-	15, // 14: picoclaw.common.v1.ExecutionResult.commands:type_name -> picoclaw.common.v1.CommandResult
-	18, // 15: picoclaw.common.v1.ExecutionResult.started_at:type_name -> google.protobuf.Timestamp
-	18, // 16: picoclaw.common.v1.ExecutionResult.finished_at:type_name -> google.protobuf.Timestamp
-	17, // [17:17] is the sub-list for method output_type
-	17, // [17:17] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	15, // 14: picoclaw.common.v1.ReplyMessage.approval:type_name -> picoclaw.common.v1.ApprovalCard
+	17, // 15: picoclaw.common.v1.ReplyMessage.images:type_name -> picoclaw.common.v1.Image
+	16, // 16: picoclaw.common.v1.ApprovalCard.files:type_name -> picoclaw.common.v1.FileChange
+	18, // 17: picoclaw.common.v1.ExecutionResult.commands:type_name -> picoclaw.common.v1.CommandResult
+	21, // 18: picoclaw.common.v1.ExecutionResult.started_at:type_name -> google.protobuf.Timestamp
+	21, // 19: picoclaw.common.v1.ExecutionResult.finished_at:type_name -> google.protobuf.Timestamp
+	20, // [20:20] is the sub-list for method output_type
+	20, // [20:20] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_picoclaw_common_v1_common_proto_init() }
@@ -1684,7 +1996,7 @@ func file_picoclaw_common_v1_common_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_picoclaw_common_v1_common_proto_rawDesc), len(file_picoclaw_common_v1_common_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   13,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

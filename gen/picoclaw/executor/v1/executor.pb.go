@@ -89,7 +89,10 @@ type ExecuteResponse struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Result *v1.ExecutionResult    `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
 	// Result text for chat (SPEC §8), in the requested locale.
-	ResultText    string `protobuf:"bytes,2,opt,name=result_text,json=resultText,proto3" json:"result_text,omitempty"`
+	ResultText string `protobuf:"bytes,2,opt,name=result_text,json=resultText,proto3" json:"result_text,omitempty"`
+	// Screenshots the job took, for the user to see (each also kept as an artifact with the job;
+	// bounded in number and size, a bigger one is only named in the result).
+	Images        []*v1.Image `protobuf:"bytes,3,rep,name=images,proto3" json:"images,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -136,6 +139,13 @@ func (x *ExecuteResponse) GetResultText() string {
 		return x.ResultText
 	}
 	return ""
+}
+
+func (x *ExecuteResponse) GetImages() []*v1.Image {
+	if x != nil {
+		return x.Images
+	}
+	return nil
 }
 
 type DryRunRequest struct {
@@ -1485,11 +1495,12 @@ const file_picoclaw_executor_v1_executor_proto_rawDesc = "" +
 	"\x0eExecuteRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x16\n" +
 	"\x06locale\x18\x02 \x01(\tR\x06locale\x12\x17\n" +
-	"\adry_run\x18\x03 \x01(\bR\x06dryRun\"o\n" +
+	"\adry_run\x18\x03 \x01(\bR\x06dryRun\"\xa2\x01\n" +
 	"\x0fExecuteResponse\x12;\n" +
 	"\x06result\x18\x01 \x01(\v2#.picoclaw.common.v1.ExecutionResultR\x06result\x12\x1f\n" +
 	"\vresult_text\x18\x02 \x01(\tR\n" +
-	"resultText\"=\n" +
+	"resultText\x121\n" +
+	"\x06images\x18\x03 \x03(\v2\x19.picoclaw.common.v1.ImageR\x06images\"=\n" +
 	"\rDryRunRequest\x12\x14\n" +
 	"\x05patch\x18\x01 \x01(\tR\x05patch\x12\x16\n" +
 	"\x06locale\x18\x02 \x01(\tR\x06locale\"n\n" +
@@ -1636,41 +1647,43 @@ var file_picoclaw_executor_v1_executor_proto_goTypes = []any{
 	(*Remote)(nil),              // 22: picoclaw.executor.v1.Remote
 	(*RemotesResponse)(nil),     // 23: picoclaw.executor.v1.RemotesResponse
 	(*v1.ExecutionResult)(nil),  // 24: picoclaw.common.v1.ExecutionResult
+	(*v1.Image)(nil),            // 25: picoclaw.common.v1.Image
 }
 var file_picoclaw_executor_v1_executor_proto_depIdxs = []int32{
 	24, // 0: picoclaw.executor.v1.ExecuteResponse.result:type_name -> picoclaw.common.v1.ExecutionResult
-	24, // 1: picoclaw.executor.v1.DryRunResponse.result:type_name -> picoclaw.common.v1.ExecutionResult
-	9,  // 2: picoclaw.executor.v1.ListTreeRequest.search:type_name -> picoclaw.executor.v1.SearchRequest
-	4,  // 3: picoclaw.executor.v1.ListTreeResponse.entries:type_name -> picoclaw.executor.v1.TreeEntry
-	11, // 4: picoclaw.executor.v1.ListTreeResponse.search:type_name -> picoclaw.executor.v1.SearchResponse
-	10, // 5: picoclaw.executor.v1.SearchResponse.matches:type_name -> picoclaw.executor.v1.SearchMatch
-	13, // 6: picoclaw.executor.v1.GitStatusResponse.entries:type_name -> picoclaw.executor.v1.GitStatusEntry
-	16, // 7: picoclaw.executor.v1.GitLogResponse.commits:type_name -> picoclaw.executor.v1.GitCommit
-	19, // 8: picoclaw.executor.v1.DiffSummaryResponse.files:type_name -> picoclaw.executor.v1.DiffFileStat
-	22, // 9: picoclaw.executor.v1.RemotesResponse.remotes:type_name -> picoclaw.executor.v1.Remote
-	0,  // 10: picoclaw.executor.v1.ExecutorService.Execute:input_type -> picoclaw.executor.v1.ExecuteRequest
-	2,  // 11: picoclaw.executor.v1.ExecutorService.DryRun:input_type -> picoclaw.executor.v1.DryRunRequest
-	5,  // 12: picoclaw.executor.v1.WorkspaceService.ListTree:input_type -> picoclaw.executor.v1.ListTreeRequest
-	7,  // 13: picoclaw.executor.v1.WorkspaceService.ReadFile:input_type -> picoclaw.executor.v1.ReadFileRequest
-	9,  // 14: picoclaw.executor.v1.WorkspaceService.Search:input_type -> picoclaw.executor.v1.SearchRequest
-	12, // 15: picoclaw.executor.v1.WorkspaceService.GitStatus:input_type -> picoclaw.executor.v1.GitStatusRequest
-	15, // 16: picoclaw.executor.v1.WorkspaceService.GitLog:input_type -> picoclaw.executor.v1.GitLogRequest
-	18, // 17: picoclaw.executor.v1.WorkspaceService.DiffSummary:input_type -> picoclaw.executor.v1.DiffSummaryRequest
-	21, // 18: picoclaw.executor.v1.WorkspaceService.Remotes:input_type -> picoclaw.executor.v1.RemotesRequest
-	1,  // 19: picoclaw.executor.v1.ExecutorService.Execute:output_type -> picoclaw.executor.v1.ExecuteResponse
-	3,  // 20: picoclaw.executor.v1.ExecutorService.DryRun:output_type -> picoclaw.executor.v1.DryRunResponse
-	6,  // 21: picoclaw.executor.v1.WorkspaceService.ListTree:output_type -> picoclaw.executor.v1.ListTreeResponse
-	8,  // 22: picoclaw.executor.v1.WorkspaceService.ReadFile:output_type -> picoclaw.executor.v1.ReadFileResponse
-	11, // 23: picoclaw.executor.v1.WorkspaceService.Search:output_type -> picoclaw.executor.v1.SearchResponse
-	14, // 24: picoclaw.executor.v1.WorkspaceService.GitStatus:output_type -> picoclaw.executor.v1.GitStatusResponse
-	17, // 25: picoclaw.executor.v1.WorkspaceService.GitLog:output_type -> picoclaw.executor.v1.GitLogResponse
-	20, // 26: picoclaw.executor.v1.WorkspaceService.DiffSummary:output_type -> picoclaw.executor.v1.DiffSummaryResponse
-	23, // 27: picoclaw.executor.v1.WorkspaceService.Remotes:output_type -> picoclaw.executor.v1.RemotesResponse
-	19, // [19:28] is the sub-list for method output_type
-	10, // [10:19] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	25, // 1: picoclaw.executor.v1.ExecuteResponse.images:type_name -> picoclaw.common.v1.Image
+	24, // 2: picoclaw.executor.v1.DryRunResponse.result:type_name -> picoclaw.common.v1.ExecutionResult
+	9,  // 3: picoclaw.executor.v1.ListTreeRequest.search:type_name -> picoclaw.executor.v1.SearchRequest
+	4,  // 4: picoclaw.executor.v1.ListTreeResponse.entries:type_name -> picoclaw.executor.v1.TreeEntry
+	11, // 5: picoclaw.executor.v1.ListTreeResponse.search:type_name -> picoclaw.executor.v1.SearchResponse
+	10, // 6: picoclaw.executor.v1.SearchResponse.matches:type_name -> picoclaw.executor.v1.SearchMatch
+	13, // 7: picoclaw.executor.v1.GitStatusResponse.entries:type_name -> picoclaw.executor.v1.GitStatusEntry
+	16, // 8: picoclaw.executor.v1.GitLogResponse.commits:type_name -> picoclaw.executor.v1.GitCommit
+	19, // 9: picoclaw.executor.v1.DiffSummaryResponse.files:type_name -> picoclaw.executor.v1.DiffFileStat
+	22, // 10: picoclaw.executor.v1.RemotesResponse.remotes:type_name -> picoclaw.executor.v1.Remote
+	0,  // 11: picoclaw.executor.v1.ExecutorService.Execute:input_type -> picoclaw.executor.v1.ExecuteRequest
+	2,  // 12: picoclaw.executor.v1.ExecutorService.DryRun:input_type -> picoclaw.executor.v1.DryRunRequest
+	5,  // 13: picoclaw.executor.v1.WorkspaceService.ListTree:input_type -> picoclaw.executor.v1.ListTreeRequest
+	7,  // 14: picoclaw.executor.v1.WorkspaceService.ReadFile:input_type -> picoclaw.executor.v1.ReadFileRequest
+	9,  // 15: picoclaw.executor.v1.WorkspaceService.Search:input_type -> picoclaw.executor.v1.SearchRequest
+	12, // 16: picoclaw.executor.v1.WorkspaceService.GitStatus:input_type -> picoclaw.executor.v1.GitStatusRequest
+	15, // 17: picoclaw.executor.v1.WorkspaceService.GitLog:input_type -> picoclaw.executor.v1.GitLogRequest
+	18, // 18: picoclaw.executor.v1.WorkspaceService.DiffSummary:input_type -> picoclaw.executor.v1.DiffSummaryRequest
+	21, // 19: picoclaw.executor.v1.WorkspaceService.Remotes:input_type -> picoclaw.executor.v1.RemotesRequest
+	1,  // 20: picoclaw.executor.v1.ExecutorService.Execute:output_type -> picoclaw.executor.v1.ExecuteResponse
+	3,  // 21: picoclaw.executor.v1.ExecutorService.DryRun:output_type -> picoclaw.executor.v1.DryRunResponse
+	6,  // 22: picoclaw.executor.v1.WorkspaceService.ListTree:output_type -> picoclaw.executor.v1.ListTreeResponse
+	8,  // 23: picoclaw.executor.v1.WorkspaceService.ReadFile:output_type -> picoclaw.executor.v1.ReadFileResponse
+	11, // 24: picoclaw.executor.v1.WorkspaceService.Search:output_type -> picoclaw.executor.v1.SearchResponse
+	14, // 25: picoclaw.executor.v1.WorkspaceService.GitStatus:output_type -> picoclaw.executor.v1.GitStatusResponse
+	17, // 26: picoclaw.executor.v1.WorkspaceService.GitLog:output_type -> picoclaw.executor.v1.GitLogResponse
+	20, // 27: picoclaw.executor.v1.WorkspaceService.DiffSummary:output_type -> picoclaw.executor.v1.DiffSummaryResponse
+	23, // 28: picoclaw.executor.v1.WorkspaceService.Remotes:output_type -> picoclaw.executor.v1.RemotesResponse
+	20, // [20:29] is the sub-list for method output_type
+	11, // [11:20] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_picoclaw_executor_v1_executor_proto_init() }

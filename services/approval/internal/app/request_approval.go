@@ -40,6 +40,8 @@ type RequestResult struct {
 	Job      domain.Job
 	Decision domain.Decision
 	Text     string
+	// Card is the request as a card, while the job waits for a person.
+	Card *domain.Card
 }
 
 // RequestApproval parses the patch itself, evaluates policy and records the job.
@@ -107,7 +109,7 @@ func (s *Service) RequestApproval(ctx context.Context, in RequestInput) (Request
 				return RequestResult{}, fmt.Errorf("request %s: %w: the job is already %s", id, domain.ErrConflict, existing.Status)
 			}
 			return RequestResult{Job: existing, Decision: domain.Decision{Outcome: outcome, Rule: existing.PolicyRule, Reason: existing.PolicyReason, PolicyHash: existing.PolicyHash},
-				Text: s.text(existing, p, nil)}, nil
+				Text: s.text(existing, p, nil), Card: s.card(existing, p, nil)}, nil
 		}
 		return RequestResult{}, fmt.Errorf("request %s: %w: the job id is taken by other content", id, domain.ErrConflict)
 	}
@@ -117,7 +119,7 @@ func (s *Service) RequestApproval(ctx context.Context, in RequestInput) (Request
 	s.metrics.Request(dec.Outcome)
 	s.log.InfoContext(ctx, "approval.requested", slog.String("outcome", string(dec.Outcome)),
 		slog.String("policy_rule", dec.Rule), slog.String("policy_hash", dec.PolicyHash), slog.String("content_hash", p.Hash))
-	return RequestResult{Job: job, Decision: dec, Text: s.text(job, p, dec.Hits)}, nil
+	return RequestResult{Job: job, Decision: dec, Text: s.text(job, p, dec.Hits), Card: s.card(job, p, dec.Hits)}, nil
 }
 
 // recordAnswer records a proposal that is an answer (design, review, analysis without a
@@ -179,15 +181,24 @@ func (s *Service) text(j domain.Job, p *patch.Patch, hits []domain.Hit) string {
 		return fmt.Sprintf("✅ %s は Auto-Approve により承認されました（%s）。", j.ID, j.PolicyRule)
 	case domain.StatusRefused:
 		if en {
-			return fmt.Sprintf("⛔ %s was refused by policy (%s): %s", j.ID, j.PolicyRule, domain.SafeText(j.PolicyReason, 200))
+			return fmt.Sprintf("⛔ %s was refused by policy (%s): %s", j.ID, j.PolicyRule, domain.SafeLine(j.PolicyReason, 200))
 		}
-		return fmt.Sprintf("⛔ %s はポリシーにより拒否されました（%s）: %s", j.ID, j.PolicyRule, domain.SafeText(j.PolicyReason, 200))
+		return fmt.Sprintf("⛔ %s はポリシーにより拒否されました（%s）: %s", j.ID, j.PolicyRule, domain.SafeLine(j.PolicyReason, 200))
 	}
 	text := domain.RequestText(j, p, hits, s.cfg.Location)
 	if link := domain.ConsoleLink(s.cfg.ConsoleURL, j.ID); link != "" {
 		text += "\n" + link
 	}
 	return text
+}
+
+// card is the request of a pending job as a card (nil for any other state).
+func (s *Service) card(j domain.Job, p *patch.Patch, hits []domain.Hit) *domain.Card {
+	if j.Status != domain.StatusPending {
+		return nil
+	}
+	c := domain.RequestCard(j, p, hits, s.cfg.Location, domain.ConsoleLink(s.cfg.ConsoleURL, j.ID))
+	return &c
 }
 
 // CheckPolicy evaluates a proposal against the policy and the active grant without recording

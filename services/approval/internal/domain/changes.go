@@ -30,74 +30,105 @@ var changesEN = changeTexts{
 	more:  "  … %d more lines (the console shows everything)", moreFiles: "  … %d more files",
 }
 
+// FileChange is one changed file as an approval message shows it: its path (defused), a note
+// when the change is not a diff, and its removed (-) and added (+) lines.
+type FileChange struct {
+	Path  string
+	Note  string
+	Lines []string
+	// More is set on the last file shown when lines were cut.
+	More string
+}
+
+// Changes is the changed files of the patch's file operations for the approval message, within
+// a fixed budget of lines and files: the files shown, and a closing line when lines or files
+// were left out. A whole-file update whose current content is unknown says so instead of
+// passing as additions.
+func Changes(p *patch.Patch, locale string) (files []FileChange, more []string) {
+	t := changesJA
+	if strings.HasPrefix(strings.ToLower(locale), "en") {
+		t = changesEN
+	}
+	budget, hidden, skipped := changeLinesMax, 0, 0
+	for _, op := range p.Operations {
+		if op.Type != patch.TypeFileEdit {
+			continue
+		}
+		if len(files) == changeFilesShown {
+			skipped++
+			continue
+		}
+		f := FileChange{Path: SafeText(op.Target, 100)}
+		emit := func(prefix string, lines []string) {
+			for _, l := range lines {
+				if budget == 0 {
+					hidden++
+					continue
+				}
+				f.Lines = append(f.Lines, prefix+SafeText(l, changeLineRunes))
+				budget--
+			}
+		}
+		switch op.Action {
+		case patch.ActionCreate:
+			f.Note = t.created
+			emit("+", contentLines(op.Content))
+		case patch.ActionAppend:
+			emit("+", contentLines(op.Content))
+		case patch.ActionUpdate:
+			f.Note = t.whole
+			emit("+", contentLines(op.Content))
+		case patch.ActionDelete:
+			f.Note = t.deleted
+		case patch.ActionRename:
+			f.Note = fmt.Sprintf(t.renamed, SafeText(op.Metadata[patch.MetaTo], 100))
+		case patch.ActionPatch:
+			for _, l := range strings.Split(op.Content, "\n") {
+				switch {
+				case strings.HasPrefix(l, "+++ "), strings.HasPrefix(l, "--- "):
+				case strings.HasPrefix(l, "+"), strings.HasPrefix(l, "-"):
+					emit(l[:1], []string{l[1:]})
+				}
+			}
+		}
+		files = append(files, f)
+	}
+	if hidden > 0 {
+		more = append(more, strings.TrimSpace(fmt.Sprintf(t.more, hidden)))
+	}
+	if skipped > 0 {
+		more = append(more, strings.TrimSpace(fmt.Sprintf(t.moreFiles, skipped)))
+	}
+	return files, more
+}
+
 // ChangeLines is the changed lines of the patch's file operations for the approval message:
-// per file its path, then its removed (-) and added (+) lines, within a fixed budget. A
-// whole-file update whose current content is unknown says so instead of passing as additions.
+// per file its path, then its removed (-) and added (+) lines, within a fixed budget (Changes).
 func ChangeLines(p *patch.Patch, locale string) string {
 	t := changesJA
 	if strings.HasPrefix(strings.ToLower(locale), "en") {
 		t = changesEN
 	}
-	var b strings.Builder
-	budget, files, hidden := changeLinesMax, 0, 0
-	emit := func(prefix string, lines []string) {
-		for _, l := range lines {
-			if budget == 0 {
-				hidden++
-				continue
-			}
-			b.WriteString("  " + prefix + SafeText(l, changeLineRunes) + "\n")
-			budget--
-		}
-	}
-	skipped := 0
-	for _, op := range p.Operations {
-		if op.Type != patch.TypeFileEdit {
-			continue
-		}
-		if files == changeFilesShown {
-			skipped++
-			continue
-		}
-		files++
-		head := SafeText(op.Target, 100)
-		switch op.Action {
-		case patch.ActionCreate:
-			fmt.Fprintf(&b, "%s %s\n", head, t.created)
-			emit("+", contentLines(op.Content))
-		case patch.ActionAppend:
-			fmt.Fprintf(&b, "%s\n", head)
-			emit("+", contentLines(op.Content))
-		case patch.ActionUpdate:
-			fmt.Fprintf(&b, "%s\n  %s\n", head, t.whole)
-			emit("+", contentLines(op.Content))
-		case patch.ActionDelete:
-			fmt.Fprintf(&b, "%s %s\n", head, t.deleted)
-		case patch.ActionRename:
-			fmt.Fprintf(&b, "%s "+t.renamed+"\n", head, SafeText(op.Metadata[patch.MetaTo], 100))
-		case patch.ActionPatch:
-			fmt.Fprintf(&b, "%s\n", head)
-			var lines []string
-			for _, l := range strings.Split(op.Content, "\n") {
-				switch {
-				case strings.HasPrefix(l, "+++ "), strings.HasPrefix(l, "--- "):
-				case strings.HasPrefix(l, "+"), strings.HasPrefix(l, "-"):
-					lines = append(lines, l)
-				}
-			}
-			for _, l := range lines {
-				emit(l[:1], []string{l[1:]})
-			}
-		}
-	}
-	if files == 0 {
+	files, more := Changes(p, locale)
+	if len(files) == 0 {
 		return ""
 	}
-	if hidden > 0 {
-		fmt.Fprintf(&b, t.more+"\n", hidden)
+	var b strings.Builder
+	for _, f := range files {
+		switch {
+		case f.Note == "":
+			b.WriteString(f.Path + "\n")
+		case strings.HasPrefix(f.Note, "⚠️"):
+			b.WriteString(f.Path + "\n  " + f.Note + "\n")
+		default:
+			b.WriteString(f.Path + " " + f.Note + "\n")
+		}
+		for _, l := range f.Lines {
+			b.WriteString("  " + l + "\n")
+		}
 	}
-	if skipped > 0 {
-		fmt.Fprintf(&b, t.moreFiles+"\n", skipped)
+	for _, m := range more {
+		b.WriteString("  " + m + "\n")
 	}
 	return t.title + ":\n" + b.String()
 }

@@ -2,6 +2,7 @@ package domain
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -53,5 +54,46 @@ func TestChangeLinesStayWithinBudget(t *testing.T) {
 	}
 	if ChangeLines(mustParse(t, `[{"type":"shell_command","action":"run","target":"ls"}]`), "ja") != "" {
 		t.Error("a patch without file operations got a changes section")
+	}
+}
+
+// TestRequestCard: the card holds the same request as the text in parts: title, computed risk,
+// summary, the changed lines per file (a cut marked on the last file shown), the facts and the
+// console link; model text stays defused.
+func TestRequestCard(t *testing.T) {
+	d := patch.UnifiedDiff("calc.go", "package calc\n\nfunc Add() {}\n\nfunc Sub() {}\n", "package calc\n\nfunc Add() {}\n")
+	cmds := fmt.Sprintf(`[{"type":"file_edit","action":"patch","target":"calc.go","content":%q},
+		{"type":"file_edit","action":"create","target":"mul.go","content":"package calc\n\nfunc Mul() {} // @channel\n"}]`, d)
+	p := mustParse(t, cmds)
+	j := Job{ID: "job_20260301_009", Summary: "掛け算を足す <!here>\n二行目", AffectedPaths: p.AffectedPaths, ExpiresAt: t0.Add(time.Hour)}
+	c := RequestCard(j, p, nil, time.UTC, ConsoleLink("https://pc.example/ui/", j.ID))
+	if c.JobID != j.ID || c.Title != "🔐 承認リクエスト job_20260301_009" || c.Risk != "medium" || c.RiskText != "リスク: 中" || c.Locale != "ja" {
+		t.Fatalf("card %+v", c)
+	}
+	if len(c.Summary) != 2 || strings.Contains(c.Summary[0], "<!") {
+		t.Errorf("summary %q", c.Summary)
+	}
+	if len(c.Files) != 2 || c.Files[0].Path != "calc.go" || !slices.Contains(c.Files[0].Lines, "-func Sub() {}") ||
+		c.Files[1].Note != "（新規ファイル）" || !slices.Contains(c.Files[1].Lines, "+func Mul() {} // ＠channel") {
+		t.Errorf("files %+v", c.Files)
+	}
+	if c.ConsoleURL != "https://pc.example/ui/#/jobs/job_20260301_009" {
+		t.Errorf("console %q", c.ConsoleURL)
+	}
+	facts := strings.Join(c.Facts, "\n")
+	for _, want := range []string{"差分: 2 ファイル", "ロールバック: 可能", "有効期限: 2026-03-01"} {
+		if !strings.Contains(facts, want) {
+			t.Errorf("facts lack %q: %s", want, facts)
+		}
+	}
+	var body strings.Builder
+	for i := range 100 {
+		fmt.Fprintf(&body, "line %d\n", i)
+	}
+	long := mustParse(t, fmt.Sprintf(`[{"type":"file_edit","action":"create","target":"big.txt","content":%q}]`, body.String()))
+	j.Locale = "en"
+	c = RequestCard(j, long, nil, time.UTC, "")
+	if c.Locale != "en" || len(c.Files) != 1 || len(c.Files[0].Lines) != changeLinesMax || !strings.Contains(c.Files[0].More, "76 more lines") || c.ConsoleURL != "" {
+		t.Errorf("long card %+v", c)
 	}
 }

@@ -129,11 +129,11 @@ type Job struct {
 	CostConfirmation bool `json:"cost_confirmation,omitempty"`
 	// ComputedRisk is approval's own risk level of the patch (ComputedRisk: high, medium, low),
 	// and RiskRules the rules that require a person for it; Risk stays the coder's claim.
-	ComputedRisk string   `json:"computed_risk,omitempty"`
+	ComputedRisk string `json:"computed_risk,omitempty"`
 	// Interrupted: the job failed because its executor stopped during an auto-approved
 	// execution and Auto-Approve was no longer in force to finish it.
-	Interrupted bool `json:"interrupted,omitempty"`
-	RiskRules    []string `json:"risk_rules,omitempty"`
+	Interrupted bool     `json:"interrupted,omitempty"`
+	RiskRules   []string `json:"risk_rules,omitempty"`
 	// Version is the number of events recorded; LastHash is the hash of the latest one.
 	Version  int64  `json:"version"`
 	LastHash string `json:"last_hash,omitempty"`

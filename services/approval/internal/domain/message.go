@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/patch"
@@ -148,6 +149,19 @@ func SafeText(s string, maxRunes int) string {
 	return s
 }
 
+// SafeLine is SafeText on one line: line breaks, tabs and other control characters become
+// spaces, so text from a person or a model (a deny reason, a display name) cannot add lines
+// that pass for the message's own.
+func SafeLine(s string, maxRunes int) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
+			return ' '
+		}
+		return r
+	}, s)
+	return SafeText(strings.Join(strings.Fields(s), " "), maxRunes)
+}
+
 // SummaryLines derives the 1–3 line summary from the given summary or the plan.
 func SummaryLines(summary, plan string) []string {
 	src := summary
@@ -202,12 +216,26 @@ func RequestText(j Job, p *patch.Patch, hits []Hit, loc *time.Location) string {
 	}
 	fmt.Fprintf(&b, t.diffStats, t.stats, p.Stats.Files, p.Stats.Additions, p.Stats.Deletions)
 	b.WriteString(ChangeLines(p, j.Locale))
+	for _, l := range detailLines(j, p, hits, loc, t, true) {
+		b.WriteString(l + "\n")
+	}
+	fmt.Fprintf(&b, t.answer+"\n", j.ID, j.ID)
+	b.WriteString(t.buttons)
+	return b.String()
+}
+
+// detailLines are the lines of the request after the changes: pushes, network, the operations
+// that need attention, risk (withRisk), rollback, cost, blocks not understood and expiry.
+func detailLines(j Job, p *patch.Patch, hits []Hit, loc *time.Location, t texts, withRisk bool) []string {
+	var out []string
+	add := func(format string, args ...any) {
+		out = append(out, strings.TrimSuffix(fmt.Sprintf(format, args...), "\n"))
+	}
 	for _, op := range p.Operations {
 		push, err := patch.PushOf(op)
 		if err != nil {
 			continue
 		}
-		kind := t.pushURL
 		forced := t.notForced
 		switch push.Force {
 		case patch.ForceOverwrite:
@@ -215,49 +243,91 @@ func RequestText(j Job, p *patch.Patch, hits []Hit, loc *time.Location) string {
 		case patch.ForceWithLease:
 			forced = fmt.Sprintf(t.forced, "--force-with-lease")
 		}
-		fmt.Fprintf(&b, t.push, op.Index+1, SafeText(push.Remote, 200), kind, SafeText(push.Branch, 100), forced, SafeText(push.Command(), 400))
+		add(t.push, op.Index+1, SafeText(push.Remote, 200), t.pushURL, SafeText(push.Branch, 100), forced, SafeText(push.Command(), 400))
 	}
 	if p.HasFlag(patch.FlagNetwork) {
-		b.WriteString(t.network + "\n")
+		out = append(out, t.network)
 	}
 	if len(hits) > 0 {
-		fmt.Fprintf(&b, "%s:\n", t.attention)
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s:", t.attention)
 		for i, h := range hits {
 			if i == 8 {
-				fmt.Fprintf(&b, "  … (+%d)\n", len(hits)-i)
+				fmt.Fprintf(&b, "\n  … (+%d)", len(hits)-i)
 				break
 			}
 			where := ""
 			if h.Op >= 0 {
 				where = fmt.Sprintf("#%d ", h.Op+1)
 			}
-			fmt.Fprintf(&b, "  - %s%s: %s\n", where, strings.TrimPrefix(h.Rule, RuleHardRequire), SafeText(h.Detail, 100))
+			fmt.Fprintf(&b, "\n  - %s%s: %s", where, strings.TrimPrefix(h.Rule, RuleHardRequire), SafeText(h.Detail, 100))
 		}
+		out = append(out, b.String())
 	}
-	risk := ComputedRisk(p, hits)
-	fmt.Fprintf(&b, "%s: %s", t.risk, t.riskLevel[risk])
-	if j.Risk.Level != "" {
-		fmt.Fprintf(&b, " ("+t.statusLine+")", SafeText(j.Risk.Level, 20))
+	if withRisk {
+		out = append(out, riskLine(j, p, hits, t))
 	}
-	b.WriteString("\n")
 	rb := t.no
 	if RollbackPossible(p) {
 		rb = t.yes
 	}
-	fmt.Fprintf(&b, "%s: %s\n", t.rollback, rb)
+	add("%s: %s", t.rollback, rb)
 	if j.Cost.EstimatedCostUSD > 0 || j.Cost.EstimatedTokens > 0 {
-		fmt.Fprintf(&b, "%s: $%.2f / %d tokens\n", t.cost, j.Cost.EstimatedCostUSD, j.Cost.EstimatedTokens)
+		add("%s: $%.2f / %d tokens", t.cost, j.Cost.EstimatedCostUSD, j.Cost.EstimatedTokens)
 	}
 	if len(p.Unknown) > 0 {
-		fmt.Fprintf(&b, "%s: %d\n", t.unknown, len(p.Unknown))
+		add("%s: %d", t.unknown, len(p.Unknown))
 	}
 	if loc == nil {
 		loc = time.UTC
 	}
-	fmt.Fprintf(&b, "%s: %s\n", t.expires, j.ExpiresAt.In(loc).Format("2006-01-02 15:04 MST"))
-	fmt.Fprintf(&b, t.answer+"\n", j.ID, j.ID)
-	b.WriteString(t.buttons)
-	return b.String()
+	add("%s: %s", t.expires, j.ExpiresAt.In(loc).Format("2006-01-02 15:04 MST"))
+	return out
+}
+
+func riskLine(j Job, p *patch.Patch, hits []Hit, t texts) string {
+	line := fmt.Sprintf("%s: %s", t.risk, t.riskLevel[ComputedRisk(p, hits)])
+	if j.Risk.Level != "" {
+		line += fmt.Sprintf(" ("+t.statusLine+")", SafeText(j.Risk.Level, 20))
+	}
+	return line
+}
+
+// Card is the approval request as a card (LINE Flex, Slack blocks): the same content as
+// RequestText, laid out in parts; the typed commands stay in the text that goes with it.
+type Card struct {
+	JobID, Title   string
+	Risk, RiskText string
+	Summary        []string
+	Files          []FileChange
+	Facts          []string
+	ConsoleURL     string
+	Locale         string
+}
+
+// RequestCard is the approval request of j as a card, in j's locale; consoleURL is the job's
+// console link ("" without one).
+func RequestCard(j Job, p *patch.Patch, hits []Hit, loc *time.Location, consoleURL string) Card {
+	t := textsFor(j.Locale)
+	c := Card{JobID: j.ID, Title: fmt.Sprintf(t.title, j.ID), Risk: ComputedRisk(p, hits), RiskText: riskLine(j, p, hits, t),
+		Summary: SummaryLines(j.Summary, j.Plan), ConsoleURL: consoleURL, Locale: "ja"}
+	if t.title == en.title {
+		c.Locale = "en"
+	}
+	if j.UsesBrowser {
+		c.Facts = append(c.Facts, t.browser)
+	}
+	var more []string
+	c.Files, more = Changes(p, j.Locale)
+	if len(c.Files) > 0 && len(more) > 0 {
+		c.Files[len(c.Files)-1].More = strings.Join(more, "\n")
+	}
+	c.Facts = append(c.Facts, strings.TrimSuffix(fmt.Sprintf(t.diffStats, t.stats, p.Stats.Files, p.Stats.Additions, p.Stats.Deletions), "\n"))
+	if envs := Environments(p.Operations); len(envs) > 0 {
+		c.Facts = append(c.Facts, fmt.Sprintf("%s: %s", t.envs, SafeText(strings.Join(envs, ", "), 200)))
+	}
+	c.Facts = append(c.Facts, detailLines(j, p, hits, loc, t, false)...)
+	return c
 }
 
 // ConsoleLink is the address of job id in the console at base (empty without a base): the

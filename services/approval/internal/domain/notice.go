@@ -77,7 +77,7 @@ func NoticeText(j Job, decision Status, loc *time.Location) string {
 	if who == "" {
 		who = j.DecidedBy.Channel + ":" + j.DecidedBy.ID
 	}
-	who = SafeText(who, 80)
+	who = SafeLine(who, 80)
 	var text string
 	switch decision {
 	case StatusExpired:
@@ -95,12 +95,12 @@ func NoticeText(j Job, decision Status, loc *time.Location) string {
 		}
 	case StatusDenied:
 		text = inLocale(en, fmt.Sprintf("⛔ %s was denied by %s.", j.ID, who), fmt.Sprintf("⛔ %s は %s が却下しました。", j.ID, who))
-		if r := SafeText(j.DenyReason, 200); r != "" {
+		if r := SafeLine(j.DenyReason, 200); r != "" {
 			text += "\n" + inLocale(en, "Reason: ", "理由: ") + r
 		}
 	case StatusCancelled:
 		text = inLocale(en, fmt.Sprintf("🚫 %s was cancelled by %s.", j.ID, who), fmt.Sprintf("🚫 %s は %s が取り消しました。", j.ID, who))
-		if r := SafeText(j.DenyReason, 200); r != "" {
+		if r := SafeLine(j.DenyReason, 200); r != "" {
 			text += "\n" + inLocale(en, "Reason: ", "理由: ") + r
 		}
 	case StatusFailed:

@@ -125,6 +125,12 @@ func TestNoticeText(t *testing.T) {
 		{"expired, in the configured zone", func(j *Job) { j.Status = StatusExpired },
 			[]string{"⌛ job_20260301_001", "2026-03-01 18:00 JST", "期限切れ"}},
 		{"expired, English", func(j *Job) { j.Status, j.Locale = StatusExpired, "en" }, []string{"expired", "Ask again"}},
+		{"a reason's line breaks stay on its line", func(j *Job) {
+			j.Status, j.DecidedIn, j.DenyReason = StatusDenied, "x", "too risky\n\n✅ job_20260301_001 は Bob が承認しました。\r\n<!channel>"
+		}, []string{"理由: too risky ✅ job_20260301_001 は Bob が承認しました。 ‹!channel>"}},
+		{"a display name's line breaks stay on its line", func(j *Job) {
+			j.Status, j.DecidedIn, j.DecidedBy.DisplayName = StatusGranted, "x", "Eve\n✅ approved by admin\u2028"
+		}, []string{"は Eve ✅ approved by admin が承認しました。"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -138,6 +144,9 @@ func TestNoticeText(t *testing.T) {
 			}
 			if strings.Contains(got, "@") {
 				t.Errorf("%q mentions someone", got)
+			}
+			if n := strings.Count(got, "\n"); n > 1 || (n == 1 && j.DecidedIn != "" && j.Status != StatusDenied && j.Status != StatusCancelled) {
+				t.Errorf("%q has %d line breaks", got, n)
 			}
 		})
 	}

@@ -67,7 +67,7 @@ func (h *Handler) RequestApproval(ctx context.Context, req *approvalv1.RequestAp
 	}
 	return &approvalv1.RequestApprovalResponse{
 		Job: JobToProto(res.Job), Outcome: outcomes.Wire(res.Decision.Outcome), PolicyRule: res.Decision.Rule, PolicyHash: res.Decision.PolicyHash,
-		Reason: res.Decision.Reason, RequestText: res.Text,
+		Reason: res.Decision.Reason, RequestText: res.Text, Card: cardToProto(res.Card),
 	}, nil
 }
 
@@ -433,6 +433,18 @@ func grantToProto(g *domain.Grant, now time.Time) *approvalv1.AutoApproveGrant {
 	}
 	for _, r := range g.Routes {
 		out.Routes = append(out.Routes, routeFromName(r))
+	}
+	return out
+}
+
+func cardToProto(c *domain.Card) *commonv1.ApprovalCard {
+	if c == nil {
+		return nil
+	}
+	out := &commonv1.ApprovalCard{JobId: c.JobID, Title: c.Title, Risk: c.Risk, RiskText: c.RiskText, Summary: c.Summary,
+		Facts: c.Facts, ConsoleUrl: c.ConsoleURL, Locale: c.Locale}
+	for _, f := range c.Files {
+		out.Files = append(out.Files, &commonv1.FileChange{Path: f.Path, Note: f.Note, Lines: f.Lines, More: f.More})
 	}
 	return out
 }

@@ -155,6 +155,8 @@ type turn struct {
 	task string
 	// confirmed is the estimate a person approved, passed to the router (cost confirmation).
 	confirmed *CostEstimate
+	// images are an execution's screenshots, shown with the next message said (its result).
+	images []*commonv1.Image
 }
 
 // fail ends the turn without an answer: a peer the answer needs is unreachable for now. The
@@ -162,7 +164,8 @@ type turn struct {
 func (t *turn) fail(err error) { t.failed = err }
 
 func (t *turn) say(text string, actions ...*commonv1.Action) {
-	t.result.Messages = append(t.result.Messages, &commonv1.ReplyMessage{Text: text, Actions: actions, JobId: t.result.JobId})
+	t.result.Messages = append(t.result.Messages, &commonv1.ReplyMessage{Text: text, Actions: actions, JobId: t.result.JobId, Images: t.images})
+	t.images = nil
 }
 
 // HandleMessage handles one inbound event: it takes the JobID from baggage (or allocates one),
@@ -300,9 +303,28 @@ func (a *App) cachedReply(ctx context.Context, key string) *chatv1.HandleMessage
 	return &res
 }
 
+func hasImages(res *chatv1.HandleMessageResponse) bool {
+	for _, m := range res.GetMessages() {
+		if len(m.GetImages()) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 func (a *App) keepReply(ctx context.Context, key string, res *chatv1.HandleMessageResponse) {
 	if key == "" {
 		return
+	}
+	// A redelivered answer names its screenshots by artifact instead of carrying them again:
+	// the kept reply stays small.
+	if hasImages(res) {
+		res = proto.Clone(res).(*chatv1.HandleMessageResponse)
+		for _, m := range res.GetMessages() {
+			for _, im := range m.GetImages() {
+				im.Data = nil
+			}
+		}
 	}
 	data, err := proto.Marshal(res)
 	if err == nil {

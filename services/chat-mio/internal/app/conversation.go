@@ -278,6 +278,9 @@ func (a *App) requestApproval(ctx context.Context, t *turn, p Proposal, route st
 			&commonv1.Action{Kind: commonv1.ActionKind_ACTION_KIND_APPROVE, JobId: id, Label: domain.T(t.loc, domain.MsgButtonApprove)},
 			&commonv1.Action{Kind: commonv1.ActionKind_ACTION_KIND_DENY, JobId: id, Label: domain.T(t.loc, domain.MsgButtonDeny)},
 			&commonv1.Action{Kind: commonv1.ActionKind_ACTION_KIND_APPROVE_SIMILAR, JobId: id, Value: "30m", Label: domain.T(t.loc, domain.MsgButtonSimilar)})
+		if res.Text != "" && res.Card != nil {
+			t.result.Messages[len(t.result.Messages)-1].Approval = res.Card
+		}
 	case OutcomeAutoApproved:
 		text, async := a.execute(ctx, t, id)
 		t.say(domain.T(t.loc, domain.MsgAutoApproved, id) + "\n" + text)

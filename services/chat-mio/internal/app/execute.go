@@ -54,7 +54,7 @@ func (a *App) execute(ctx context.Context, t *turn, id string) (text string, asy
 		msg := a.resultText(ectx, loc, id, out)
 		pctx, pcancel := context.WithTimeout(context.WithoutCancel(ectx), a.cfg.ApprovalTimeout)
 		defer pcancel()
-		perr := a.notifier.Push(pctx, Notification{SessionID: sessionID, JobID: id, RetryKey: id + ":result", Text: msg})
+		perr := a.notifier.Push(pctx, Notification{SessionID: sessionID, JobID: id, RetryKey: id + ":result", Text: msg, Images: out.res.Images})
 		if perr != nil {
 			a.log.ErrorContext(pctx, "notify.push_failed", slog.String("session_id", sessionID), slog.Any("error", perr))
 			return
@@ -65,6 +65,7 @@ func (a *App) execute(ctx context.Context, t *turn, id string) (text string, asy
 	defer timer.Stop()
 	select {
 	case out := <-handoff:
+		t.images = append(t.images, out.res.Images...)
 		return a.resultText(ctx, t.loc, id, out), false
 	case <-ctx.Done():
 	case <-timer.C:
@@ -74,6 +75,7 @@ func (a *App) execute(ctx context.Context, t *turn, id string) (text string, asy
 	defer mu.Unlock()
 	select {
 	case out := <-handoff: // it arrived while the budget ran out
+		t.images = append(t.images, out.res.Images...)
 		return a.resultText(ctx, t.loc, id, out), false
 	default:
 		abandoned = true

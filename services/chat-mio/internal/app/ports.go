@@ -11,6 +11,7 @@ import (
 	"context"
 	"time"
 
+	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/domain"
 )
 
@@ -235,6 +236,8 @@ type ApprovalRequest struct {
 	PolicyRule, Reason string
 	// Text is approval's request message for the channel ("" when it gave none).
 	Text string
+	// Card is the same request as a card for channels that show one (nil when none was given).
+	Card *commonv1.ApprovalCard
 }
 
 // JobStatus is a job's state in approval, named as approval names it ("pending", "granted" ...).
@@ -291,6 +294,8 @@ type Execution struct {
 	Executed, Failed int
 	// Text is the executor's result message ("" when it gave none); Summary the short form.
 	Text, Summary string
+	// Images are the job's screenshots, shown with the result.
+	Images []*commonv1.Image
 }
 
 // Notification is a message pushed to a session.
@@ -299,6 +304,8 @@ type Notification struct {
 	// RetryKey makes a retried push deliver once.
 	RetryKey string
 	Text     string
+	// Images go with the text (a job's screenshots).
+	Images []*commonv1.Image
 }
 
 // USD is the estimate's cost, 0 for none.

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/domain"
 )
@@ -118,6 +119,32 @@ func TestApprovalOutcomes(t *testing.T) {
 		}
 		if ex := u.executor.executed(); len(ex) != 1 || ex[0] != res.GetJobId() {
 			t.Fatalf("executed %v", ex)
+		}
+	})
+	t.Run("pending carries approval's card with the buttons", func(t *testing.T) {
+		u := newUnit(t)
+		card := &commonv1.ApprovalCard{JobId: "job_x", Title: "🔐 承認リクエスト job_x"}
+		u.approvals.request = app.ApprovalRequest{Outcome: app.OutcomePending, Text: "please decide", Card: card}
+		res := u.send(t, "/code guide", "")
+		msgs := res.GetMessages()
+		if last := msgs[len(msgs)-1]; last.GetApproval().GetTitle() != card.GetTitle() || len(last.GetActions()) != 3 {
+			t.Fatalf("last message %v", last)
+		}
+	})
+	t.Run("the execution's screenshots go with its result", func(t *testing.T) {
+		u := newUnit(t)
+		u.approvals.request = app.ApprovalRequest{Outcome: app.OutcomeAutoApproved}
+		shot := &commonv1.Image{ContentType: "image/png", Data: []byte("png"), Artifact: "a/000-screenshot.png"}
+		u.executor.res = app.Execution{Success: true, Text: "done: 1", Images: []*commonv1.Image{shot}}
+		res := u.send(t, "/code guide", "")
+		var imgs []*commonv1.Image
+		for _, m := range res.GetMessages() {
+			if strings.Contains(m.GetText(), "done: 1") {
+				imgs = m.GetImages()
+			}
+		}
+		if len(imgs) != 1 || imgs[0].GetArtifact() != shot.GetArtifact() {
+			t.Fatalf("messages %v", res.GetMessages())
 		}
 	})
 	t.Run("refused says why", func(t *testing.T) {

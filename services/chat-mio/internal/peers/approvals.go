@@ -89,7 +89,7 @@ func (a Approvals) Request(ctx context.Context, in app.ProposalInput) (app.Appro
 	if err != nil {
 		return app.ApprovalRequest{}, classify(approvalPeer, err)
 	}
-	out := app.ApprovalRequest{Job: jobOf(res.GetJob()), PolicyRule: res.GetPolicyRule(), Reason: res.GetReason(), Text: res.GetRequestText()}
+	out := app.ApprovalRequest{Job: jobOf(res.GetJob()), PolicyRule: res.GetPolicyRule(), Reason: res.GetReason(), Text: res.GetRequestText(), Card: res.GetCard()}
 	switch res.GetOutcome() {
 	case approvalv1.Outcome_OUTCOME_PENDING:
 		out.Outcome = app.OutcomePending

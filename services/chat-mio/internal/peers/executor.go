@@ -27,7 +27,7 @@ func (e Executor) Execute(ctx context.Context, jobID string, loc domain.Locale) 
 	}
 	r := res.GetResult()
 	return app.Execution{Success: r.GetSuccess(), Executed: int(r.GetExecuted()), Failed: int(r.GetFailed()),
-		Text: res.GetResultText(), Summary: r.GetSummary()}, nil
+		Text: res.GetResultText(), Summary: r.GetSummary(), Images: res.GetImages()}, nil
 }
 
 // Check implements app.Executor: the executor's dry run of the proposal's patch. A patch the

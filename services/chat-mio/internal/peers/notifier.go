@@ -26,7 +26,7 @@ func (g Gateways) Push(ctx context.Context, n app.Notification) error {
 		return fmt.Errorf("push to %s: %w: no gateway configured for channel %q", n.SessionID, domain.ErrUnavailable, ch)
 	}
 	_, err := c.Push(ctx, &gatewayv1.PushRequest{SessionId: n.SessionID, JobId: n.JobID, RetryKey: n.RetryKey,
-		Messages: []*commonv1.ReplyMessage{{Text: n.Text, JobId: n.JobID}}})
+		Messages: []*commonv1.ReplyMessage{{Text: n.Text, JobId: n.JobID, Images: n.Images}}})
 	if err != nil {
 		return fmt.Errorf("push to %s: %w", n.SessionID, classify("gateway-"+ch, err))
 	}

@@ -163,6 +163,10 @@ func (r *Runner) run(ctx context.Context, jobID string, ops []patch.Operation, m
 			log.InfoContext(ctx, "worker.command_executed", attrs...)
 		}
 		res.Commands = append(res.Commands, cr)
+		if out.image != nil && err == nil && !res.AddImage(*out.image) {
+			log.InfoContext(ctx, "executor.screenshot_not_attached", slog.String("artifact", out.image.Artifact),
+				slog.Int("bytes", len(out.image.Data)), slog.String("type", out.image.MIMEType))
+		}
 	}
 	res.Tally()
 
@@ -205,6 +209,8 @@ type opOutput struct {
 	text      string
 	truncated bool
 	proc      proc.Output
+	// image is a screenshot the operation took, kept as an artifact.
+	image *domain.Image
 }
 
 func fromProc(o proc.Output) opOutput { return opOutput{text: o.Text, truncated: o.Truncated, proc: o} }
@@ -265,7 +271,7 @@ func (j *job) exec(ctx context.Context, op patch.Operation) (opOutput, error) {
 			if err != nil {
 				return opOutput{}, err
 			}
-			return opOutput{text: a.String()}, nil
+			return opOutput{text: a.String(), image: &domain.Image{MIMEType: a.MIMEType, Data: out.Image.Data, Artifact: a.Path, Caption: op.Target}}, nil
 		}
 		text, cut := capText(out.Text, j.r.cfg.OutputLimit)
 		return opOutput{text: text, truncated: cut}, nil

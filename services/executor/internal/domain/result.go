@@ -46,6 +46,41 @@ type Result struct {
 	RollbackError string
 	StartedAt     time.Time
 	FinishedAt    time.Time
+	// Images are the screenshots the job took, for the user to see (each also kept as an
+	// artifact, which the journal and the command output name; the bytes are not recorded).
+	Images []Image `json:"-"`
+}
+
+// Limits of the screenshots a result carries back, all together (a further one is named by
+// its artifact in the command output only): the result goes on to chat in a pushed message,
+// and the services take requests of at most 1 MiB.
+const (
+	MaxResultImages     = 4
+	MaxResultImageBytes = 768 << 10
+)
+
+// Image is a picture a job produced.
+type Image struct {
+	MIMEType string
+	Data     []byte
+	// Artifact is where the job keeps it; Caption says what it shows (the page).
+	Artifact string
+	Caption  string
+}
+
+// AddImage keeps img for the user when it is a PNG or JPEG and the result's images stay within
+// the limits.
+func (r *Result) AddImage(img Image) bool {
+	total := len(img.Data)
+	for _, im := range r.Images {
+		total += len(im.Data)
+	}
+	if (img.MIMEType != "image/png" && img.MIMEType != "image/jpeg") || len(img.Data) == 0 ||
+		total > MaxResultImageBytes || len(r.Images) >= MaxResultImages {
+		return false
+	}
+	r.Images = append(r.Images, img)
+	return true
 }
 
 // Tally recomputes the counters and success from Commands.

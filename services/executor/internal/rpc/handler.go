@@ -5,10 +5,12 @@ import (
 	"context"
 	"log/slog"
 
+	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
 	executorv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/executor/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/executor/v1/executorv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/app"
+	"github.com/picoclaw-suite/picoclaw/services/executor/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/pbconv"
 )
 
@@ -36,7 +38,18 @@ func (h *Handler) Execute(ctx context.Context, req *executorv1.ExecuteRequest) (
 	if err != nil {
 		return nil, h.toConnect(ctx, err)
 	}
-	return &executorv1.ExecuteResponse{Result: pbconv.Result(out.Result), ResultText: out.Text}, nil
+	return &executorv1.ExecuteResponse{Result: pbconv.Result(out.Result), ResultText: out.Text, Images: imagesToProto(out.Result)}, nil
+}
+
+func imagesToProto(r *domain.Result) []*commonv1.Image {
+	if r == nil {
+		return nil
+	}
+	var out []*commonv1.Image
+	for _, im := range r.Images {
+		out = append(out, &commonv1.Image{ContentType: im.MIMEType, Data: im.Data, Artifact: im.Artifact, Caption: im.Caption})
+	}
+	return out
 }
 
 // DryRun reports what a patch would do.

@@ -29,6 +29,9 @@ type Config struct {
 	// LoadingSeconds is how long the loading animation runs at most (LINE stops it at the reply).
 	LoadingSeconds int
 	Locale         string
+	// Images makes a picture reachable for LINE (nil: images are named by their artifact
+	// reference in text instead).
+	Images domain.Publisher
 	// Now defaults to time.Now.
 	Now func() time.Time
 }
@@ -110,7 +113,7 @@ func (c *Channel) BeforeChat(ctx context.Context, ev channel.Event) {
 // the token) with a push whose retry key is derived from key, so every retry of this answer — in
 // this process or after a restart — is delivered at most once.
 func (c *Channel) Send(ctx context.Context, to channel.Target, key string, replies []chatlink.Reply) (int, error) {
-	msgs := domain.Compose(replies, c.texts)
+	msgs := domain.Compose(replies, c.texts, c.cfg.Images)
 	if len(msgs) == 0 {
 		return 0, nil
 	}

@@ -133,13 +133,13 @@ func TestCompose(t *testing.T) {
 		{Kind: chatlink.ActionApprove, JobID: job}, {Kind: chatlink.ActionDeny, JobID: job},
 	}}
 	t.Run("plain text", func(t *testing.T) {
-		got := Compose([]Reply{{Text: "はい"}}, ja)
+		got := Compose([]Reply{{Text: "はい"}}, ja, nil)
 		if len(got) != 1 || got[0].Text != "はい" || got[0].Confirm != nil {
 			t.Fatalf("got %+v", got)
 		}
 	})
 	t.Run("approval becomes confirm template plus typed commands", func(t *testing.T) {
-		got := Compose([]Reply{approval}, ja)
+		got := Compose([]Reply{approval}, ja, nil)
 		if len(got) != 2 || got[1].Confirm == nil {
 			t.Fatalf("got %+v", got)
 		}
@@ -164,7 +164,7 @@ func TestCompose(t *testing.T) {
 	t.Run("commands already in text are not repeated", func(t *testing.T) {
 		r := approval
 		r.Text = "承認: /approve " + job + " 却下: /deny " + job
-		got := Compose([]Reply{r}, ja)
+		got := Compose([]Reply{r}, ja, nil)
 		if strings.Count(got[0].Text, "/approve") != 1 {
 			t.Fatalf("text %q", got[0].Text)
 		}
@@ -174,14 +174,14 @@ func TestCompose(t *testing.T) {
 		for _, v := range []string{"1", "2", "3"} {
 			acts = append(acts, Action{Kind: chatlink.ActionPick, JobID: job, Value: v, Label: "案" + v})
 		}
-		got := Compose([]Reply{{Text: "どれにしますか", Actions: acts}}, ja)
+		got := Compose([]Reply{{Text: "どれにしますか", Actions: acts}}, ja, nil)
 		if len(got) != 1 || len(got[0].QuickReplies) != 3 || got[0].QuickReplies[1].DisplayText != "/pick "+job+" 2" {
 			t.Fatalf("got %+v", got)
 		}
 	})
 	t.Run("long text stays within five messages and keeps the buttons", func(t *testing.T) {
 		long := Reply{Text: strings.Repeat("長", 30000)}
-		got := Compose([]Reply{long, approval}, ja)
+		got := Compose([]Reply{long, approval}, ja, nil)
 		if len(got) != MaxMessages {
 			t.Fatalf("%d messages", len(got))
 		}
@@ -200,7 +200,7 @@ func TestCompose(t *testing.T) {
 		}
 	})
 	t.Run("english", func(t *testing.T) {
-		got := Compose([]Reply{approval}, TextsFor("en"))
+		got := Compose([]Reply{approval}, TextsFor("en"), nil)
 		if got[1].Confirm.Yes.Label != "Approve" || !strings.Contains(got[1].Confirm.Text, "Approve "+job) {
 			t.Fatalf("got %+v", got[1].Confirm)
 		}

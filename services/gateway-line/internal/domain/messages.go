@@ -20,6 +20,9 @@ const (
 	MaxQuickReplies   = 13   // quick reply buttons per message
 	MaxActionLabel    = 20   // characters of a button label
 	MaxConfirmActions = 2
+	MaxFlexAltText    = 1500 // characters of a Flex message's alt text
+	MaxURI            = 1000 // characters of a URI action's uri
+	MaxDisplayText    = 300  // characters of a postback action's display text
 )
 
 // ActionKind is what a button does.
@@ -48,13 +51,24 @@ type Confirm struct {
 	Yes, No Button
 }
 
-// OutMessage is one LINE message: a text (optionally with quick reply buttons) or a confirm
-// template.
+// OutMessage is one LINE message: a text (optionally with quick reply buttons), a confirm
+// template, an approval card (Flex) or an image.
 type OutMessage struct {
 	Text         string
 	QuickReplies []Button
 	Confirm      *Confirm
+	Flex         *Flex
+	Image        *ImageURLs
 }
+
+// ImageURLs are the HTTPS addresses LINE fetches an image message's picture from.
+type ImageURLs struct {
+	Original, Preview string
+}
+
+// Publisher makes an image reachable for LINE and returns its addresses; Compose names the
+// image's artifact in text instead when there is no publisher or it fails.
+type Publisher func(img chatlink.Image) (ImageURLs, error)
 
 // EncodePostback builds the postback data of an action, or ok=false when it cannot fit in
 // LINE's 300 bytes. The trace is dropped rather than the button when only the trace does not fit.
@@ -98,10 +112,12 @@ func DecodePostback(data string) (Action, error) {
 func Command(a Action) string { return chatlink.Command(a) }
 
 // Compose turns chat-mio's replies into at most five LINE messages: long texts are split at
-// line breaks within 5,000 characters, buttons become a confirm template (one approve/deny pair)
-// or quick reply buttons, and the typed commands are always in the text. When everything does
+// line breaks within 5,000 characters, an approval request with its card becomes a Flex
+// message, other buttons a confirm template (one approve/deny pair) or quick reply buttons, and
+// the typed commands are always in the text (a card's alt text). Images become image messages
+// at the addresses pub gives them, or a line naming where the job keeps them. When everything does
 // not fit, text at the end is dropped and the last text kept says so; buttons are never dropped.
-func Compose(replies []Reply, t Texts) []OutMessage {
+func Compose(replies []Reply, t Texts, pub Publisher) []OutMessage {
 	type item struct {
 		msg     OutMessage
 		buttons bool
@@ -115,12 +131,39 @@ func Compose(replies []Reply, t Texts) []OutMessage {
 				text = strings.TrimSpace(text + "\n\n" + hint)
 			}
 		}
+		card := r.Approval != nil && isApproveDenyPair(r.Actions) && len(buttons) == len(r.Actions) && r.Approval.JobID == r.Actions[0].JobID
+		if card {
+			// The card shows everything the text says; its alt text carries the typed commands.
+			text = ""
+		}
+		var notes []string
+		var images []ImageURLs
+		for _, im := range r.Images {
+			if pub == nil {
+				notes = append(notes, fmt.Sprintf(t.ImageNotShown, im.Artifact))
+				continue
+			}
+			u, err := pub(im)
+			if err != nil {
+				notes = append(notes, fmt.Sprintf(t.ImageNotShown, im.Artifact))
+				continue
+			}
+			images = append(images, u)
+		}
+		if len(notes) > 0 {
+			text = strings.TrimSpace(text + "\n\n" + strings.Join(notes, "\n"))
+		}
 		chunks := SplitText(text, MaxTextLen)
 		for _, c := range chunks {
 			items = append(items, item{msg: OutMessage{Text: c}})
 		}
+		for i := range images {
+			items = append(items, item{buttons: true, msg: OutMessage{Image: &images[i]}})
+		}
 		switch {
 		case len(buttons) == 0:
+		case card:
+			items = append(items, item{buttons: true, msg: OutMessage{Flex: NewFlex(*r.Approval, r.Actions, buttons, t), QuickReplies: buttons[2:]}})
 		case isApproveDenyPair(r.Actions) && len(buttons) == len(r.Actions):
 			// The confirm template holds approve/deny; "approve similar" rides on it as a quick
 			// reply (LINE allows quick replies on any message).
@@ -155,7 +198,7 @@ func Compose(replies []Reply, t Texts) []OutMessage {
 	}
 	if truncated {
 		for i := len(items) - 1; i >= 0; i-- {
-			if items[i].msg.Confirm == nil {
+			if items[i].msg.Confirm == nil && items[i].msg.Flex == nil && items[i].msg.Image == nil {
 				items[i].msg.Text = truncate(items[i].msg.Text, MaxTextLen-utf16Len(t.Truncated)-1) + "\n" + t.Truncated
 				break
 			}

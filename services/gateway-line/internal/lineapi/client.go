@@ -159,6 +159,14 @@ func toSDK(msgs []domain.OutMessage) []messaging_api.MessageInterface {
 			}
 			qr = &messaging_api.QuickReply{Items: items}
 		}
+		if m.Flex != nil {
+			out = append(out, &messaging_api.FlexMessage{AltText: m.Flex.AltText, Contents: FlexBubble(m.Flex), QuickReply: qr})
+			continue
+		}
+		if m.Image != nil {
+			out = append(out, &messaging_api.ImageMessage{OriginalContentUrl: m.Image.Original, PreviewImageUrl: m.Image.Preview, QuickReply: qr})
+			continue
+		}
 		if m.Confirm != nil {
 			out = append(out, &messaging_api.TemplateMessage{
 				AltText: m.Confirm.AltText,

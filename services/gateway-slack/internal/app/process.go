@@ -24,6 +24,8 @@ type Slack interface {
 	// PostEphemeral shows msg to user alone (its buttons are left out).
 	PostEphemeral(ctx context.Context, channel, threadTS, user string, msg domain.OutMessage) error
 	CloseButtons(ctx context.Context, channel, ts, text, note string) error
+	// Upload shares a picture in the thread with a caption.
+	Upload(ctx context.Context, channel, threadTS string, img chatlink.Image, caption string) error
 }
 
 // address is where a Slack send goes.
@@ -98,6 +100,10 @@ func (c *Channel) SendPrivate(ctx context.Context, ev channel.Event, key string,
 	in := ev.Native.(domain.Inbound)
 	msgs := domain.Compose(replies, c.texts)
 	for i, m := range msgs {
+		if m.Image != nil {
+			// An ephemeral message cannot carry a file; private answers have no pictures.
+			continue
+		}
 		err := c.once.Do(ctx, key+":private:"+strconv.Itoa(i), func() error {
 			return c.slack.PostEphemeral(ctx, in.Channel, in.ThreadTS, in.UserID, m)
 		})
@@ -126,6 +132,11 @@ func (c *Channel) Send(ctx context.Context, to channel.Target, key string, repli
 	for i, m := range msgs {
 		k := key + ":" + strconv.Itoa(i)
 		err := c.once.Do(ctx, k, func() error {
+			if m.Image != nil {
+				// An upload carries no metadata to find it by; the mark kept once it is
+				// shared is what keeps a retry from sharing it again.
+				return c.slack.Upload(ctx, a.channel, a.thread, *m.Image, m.Text)
+			}
 			if retry {
 				ts, err := c.slack.Posted(ctx, a.channel, a.thread, k)
 				if err != nil {

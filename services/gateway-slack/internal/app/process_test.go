@@ -55,6 +55,11 @@ func (f *fakeSlack) PostEphemeral(_ context.Context, channel, thread, user strin
 	return nil
 }
 
+func (f *fakeSlack) Upload(_ context.Context, channel, thread string, img chatlink.Image, caption string) error {
+	f.posts = append(f.posts, fmt.Sprintf("%s/%s:[%s %d bytes] %s", channel, thread, img.ContentType, len(img.Data), caption))
+	return nil
+}
+
 func (f *fakeSlack) CloseButtons(_ context.Context, channel, ts, _, note string) error {
 	if f.closeErr != nil {
 		return f.closeErr

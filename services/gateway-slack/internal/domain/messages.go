@@ -21,10 +21,13 @@ const (
 	MaxMessages = 10
 )
 
-// OutMessage is one thread message: text, and buttons under it.
+// OutMessage is one thread message: text, and buttons under it; or an approval card (its
+// text the fallback); or a picture to upload (its text the caption).
 type OutMessage struct {
 	Text    string
 	Buttons []Action
+	Card    *Card
+	Image   *chatlink.Image
 }
 
 // Escape shows text as data: &, < and > are escaped so model output cannot mention people,
@@ -60,6 +63,13 @@ func Compose(replies []Reply, t Texts) []OutMessage {
 				text = strings.TrimSpace(text + "\n\n" + strings.Join(missing, "\n"))
 			}
 		}
+		if r.Approval != nil && hasDecision(buttons, r.Approval.JobID) {
+			// The card holds the request; the text is the fallback notifications show.
+			out = append(out, OutMessage{Text: truncate(Escape(text), MaxFallbackText), Buttons: buttons,
+				Card: NewCard(*r.Approval, buttons, t)})
+			out = appendImages(out, r.Images)
+			continue
+		}
 		// Split before escaping so no entity is cut; the margin absorbs what escaping adds.
 		var parts []string
 		for _, p := range SplitText(text, splitLen) {
@@ -75,15 +85,34 @@ func Compose(replies []Reply, t Texts) []OutMessage {
 			}
 			out = append(out, m)
 		}
+		out = appendImages(out, r.Images)
 	}
 	if len(out) > MaxMessages {
 		last := out[len(out)-1]
 		out = out[:MaxMessages]
-		if len(last.Buttons) > 0 {
+		if len(last.Buttons) > 0 || last.Image != nil {
 			out[MaxMessages-1] = last
 		} else {
 			out[MaxMessages-1].Text = truncate(out[MaxMessages-1].Text, MaxTextLen-utf8.RuneCountInString(t.Truncated)-1) + "\n" + t.Truncated
 		}
+	}
+	return out
+}
+
+// hasDecision: the buttons approve and deny job.
+func hasDecision(buttons []Action, job string) bool {
+	var approve, deny bool
+	for _, a := range buttons {
+		approve = approve || (a.Kind == chatlink.ActionApprove && a.JobID == job)
+		deny = deny || (a.Kind == chatlink.ActionDeny && a.JobID == job)
+	}
+	return approve && deny
+}
+
+// appendImages adds one upload per image, its caption escaped.
+func appendImages(out []OutMessage, imgs []chatlink.Image) []OutMessage {
+	for i := range imgs {
+		out = append(out, OutMessage{Text: Escape(cut(oneLine(imgs[i].Caption), 200)), Image: &imgs[i]})
 	}
 	return out
 }

@@ -2,6 +2,7 @@
 package slackapi
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -67,7 +68,10 @@ func (c *Client) Post(ctx context.Context, channel, threadTS string, msg domain.
 	if threadTS != "" {
 		opts = append(opts, slack.MsgOptionTS(threadTS))
 	}
-	if len(msg.Buttons) > 0 {
+	switch {
+	case msg.Card != nil:
+		opts = append(opts, slack.MsgOptionBlocks(CardBlocks(msg, c.texts)...))
+	case len(msg.Buttons) > 0:
 		opts = append(opts, slack.MsgOptionBlocks(c.blocks(msg)...))
 	}
 	_, ts, err := c.api.PostMessageContext(ctx, channel, opts...)
@@ -145,11 +149,35 @@ func (c *Client) CloseButtons(ctx context.Context, channel, ts, text, note strin
 }
 
 func (c *Client) blocks(msg domain.OutMessage) []slack.Block {
+	return []slack.Block{
+		slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, nonEmpty(msg.Text), false, false), nil, nil),
+		decisionBlock(msg.Buttons, c.texts),
+	}
+}
+
+// Upload shares a picture in the thread with Slack's upload flow: files.getUploadURLExternal,
+// the bytes to the URL it gives, then files.completeUploadExternal into the channel and thread.
+func (c *Client) Upload(ctx context.Context, channel, threadTS string, img chatlink.Image, caption string) error {
+	name := "screenshot.png"
+	if img.ContentType == "image/jpeg" {
+		name = "screenshot.jpg"
+	}
+	_, err := c.api.UploadFileContext(ctx, slack.UploadFileParameters{
+		Reader: bytes.NewReader(img.Data), FileSize: len(img.Data), Filename: name, Title: name,
+		AltTxt: img.Caption, InitialComment: caption, Channel: channel, ThreadTimestamp: threadTS,
+	})
+	if err != nil {
+		return classify("files.upload", err)
+	}
+	return nil
+}
+
+func decisionBlock(actions []domain.Action, texts domain.Texts) *slack.ActionBlock {
 	var buttons []slack.BlockElement
-	for _, a := range msg.Buttons {
+	for _, a := range actions {
 		label := a.Label
 		if label == "" {
-			label = c.texts.Label(a.Kind)
+			label = texts.Label(a.Kind)
 		}
 		b := slack.NewButtonBlockElement(string(a.Kind), domain.ButtonValue(a),
 			slack.NewTextBlockObject(slack.PlainTextType, label, false, false))
@@ -161,10 +189,7 @@ func (c *Client) blocks(msg domain.OutMessage) []slack.Block {
 		}
 		buttons = append(buttons, b)
 	}
-	return []slack.Block{
-		slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, nonEmpty(msg.Text), false, false), nil, nil),
-		slack.NewActionBlock("decision", buttons...),
-	}
+	return slack.NewActionBlock("decision", buttons...)
 }
 
 func nonEmpty(s string) string {
