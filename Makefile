@@ -13,7 +13,7 @@ KUSTOMIZE_VERSION := v5.8.1
 KUBECONFORM_VERSION := v0.7.0
 
 # Every module of the workspace (see go.work).
-MODULES := gen config pkg $(wildcard services/*) $(wildcard e2e) $(wildcard cmd/picoclaw) $(wildcard bench) tools
+MODULES := gen config deploy/ollama pkg $(wildcard services/*) $(wildcard e2e) $(wildcard cmd/picoclaw) $(wildcard bench) tools
 PKGS := $(addsuffix /...,$(addprefix ./,$(MODULES)))
 SERVICES := $(notdir $(wildcard services/*))
 
