@@ -105,7 +105,8 @@ func (r *Restarter) Generation() uint64 {
 // when a restart finished since gen it returns at once (that restart serves this caller too);
 // when one ran within the cool-down before gen it returns ErrRestartCoolingDown; otherwise it
 // runs the command, waits for the server to answer and returns the command's error, if any.
-func (r *Restarter) Restart(ctx context.Context, gen uint64, model, reason string) error {
+// log, when set, replaces the configured logger (the calling service's).
+func (r *Restarter) Restart(ctx context.Context, gen uint64, model, reason string, log *slog.Logger) error {
 	if r == nil {
 		return ErrNoRestartCommand
 	}
@@ -125,7 +126,9 @@ func (r *Restarter) Restart(ctx context.Context, gen uint64, model, reason strin
 	if cooling {
 		return ErrRestartCoolingDown
 	}
-	log := r.cfg.Logger
+	if log == nil {
+		log = r.cfg.Logger
+	}
 	command := redact.Secrets(strings.Join(r.cfg.Command, " "))
 	log.WarnContext(ctx, "llm.ollama_restart", slog.String("command", command), slog.String("model", model),
 		slog.String("base_url", redact.Secrets(r.cfg.BaseURL)), slog.String("reason", redact.Secrets(reason)))
@@ -199,11 +202,13 @@ type Guard struct {
 	llm.Client
 	restarter *Restarter
 	baseURL   string
+	log       *slog.Logger
 }
 
-// NewGuard wraps c (an Ollama client of the server at baseURL); r may be nil.
-func NewGuard(c llm.Client, r *Restarter, baseURL string) *Guard {
-	return &Guard{Client: c, restarter: r, baseURL: baseURL}
+// NewGuard wraps c (an Ollama client of the server at baseURL); r may be nil. Restarts are
+// logged on log (nil: the Restarter's logger).
+func NewGuard(c llm.Client, r *Restarter, baseURL string, log *slog.Logger) *Guard {
+	return &Guard{Client: c, restarter: r, baseURL: baseURL, log: log}
 }
 
 // Unwrap is the guarded client.
@@ -223,7 +228,7 @@ func (g *Guard) Chat(ctx context.Context, req llm.Request) (*llm.Response, error
 		}
 		return nil, err
 	}
-	if rerr := g.restarter.Restart(ctx, gen, g.Model(), err.Error()); rerr != nil {
+	if rerr := g.restarter.Restart(ctx, gen, g.Model(), err.Error(), g.log); rerr != nil {
 		if ctx.Err() != nil {
 			return nil, err
 		}
@@ -250,4 +255,18 @@ func failure(err error) (missing, down bool) {
 		return false, false
 	}
 	return errors.Is(err, llm.ErrModelUnavailable), errors.Is(err, llm.ErrUnreachable)
+}
+
+// Guarded wraps c in a Guard when it is an Ollama client (other clients are returned as they
+// are). r is the Restarter to share (the embedded suite's); nil makes one of c's
+// restart_command (none when it is empty).
+func Guarded(c llm.Client, r *Restarter, log *slog.Logger) llm.Client {
+	oc, ok := c.(*Client)
+	if !ok {
+		return c
+	}
+	if r == nil {
+		r = NewRestarter(RestarterConfig{Command: oc.cfg.RestartCommand, BaseURL: oc.cfg.BaseURL, Logger: log})
+	}
+	return NewGuard(c, r, oc.cfg.BaseURL, log)
 }

@@ -135,8 +135,8 @@ func guarded(t *testing.T, f *fakellm.Server, restartFile string, log *slog.Logg
 	if command == nil && restartFile != "" {
 		command = []string{"touch", restartFile}
 	}
-	r := NewRestarter(RestarterConfig{Command: command, BaseURL: f.URL, Logger: log})
-	return NewGuard(c, r, f.URL), r
+	r := NewRestarter(RestarterConfig{Command: command, BaseURL: f.URL})
+	return NewGuard(c, r, f.URL, log), r
 }
 
 var hello = llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}}
@@ -206,8 +206,11 @@ func TestWithoutRestartCommand(t *testing.T) {
 	f := fakellm.Start(t, fakellm.Ollama, fakellm.Reply("x"), fakellm.WithModels())
 	g, _ := guarded(t, f, "", nil)
 	_, err := g.Chat(context.Background(), hello)
-	if lme, ok := errors.AsType[*llm.LocalModelError](err); !ok || !lme.Missing || lme.Restarted {
+	if lme, ok := errors.AsType[*llm.LocalModelError](err); !ok || !lme.Missing || lme.Restarted || lme.Reason() != "model_unavailable:missing:worker-v1:latest" {
 		t.Fatalf("missing model: err = %v", err)
+	}
+	if model, missing, ok := llm.ParseLocalModelReason("model_unavailable:missing:worker-v1:latest"); !ok || !missing || model != "worker-v1:latest" {
+		t.Errorf("parsed %q %v %v", model, missing, ok)
 	}
 	f.DownUntilRestart()
 	_, err = g.Chat(context.Background(), hello)
@@ -235,14 +238,14 @@ func TestRestarterCoolDownEnds(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "restart")
 	f := fakellm.Start(t, fakellm.Ollama, fakellm.Reply("x"), fakellm.WithModels("m:latest"), fakellm.WithRestartFile(file))
 	r := NewRestarter(RestarterConfig{Command: []string{"touch", file}, BaseURL: f.URL, Now: func() time.Time { return now }})
-	if err := r.Restart(context.Background(), r.Generation(), "m", "test"); err != nil {
+	if err := r.Restart(context.Background(), r.Generation(), "m", "test", nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Restart(context.Background(), r.Generation(), "m", "test"); !errors.Is(err, ErrRestartCoolingDown) {
+	if err := r.Restart(context.Background(), r.Generation(), "m", "test", nil); !errors.Is(err, ErrRestartCoolingDown) {
 		t.Fatalf("err = %v, want cooling down", err)
 	}
 	now = now.Add(DefaultRestartCooldown)
-	if err := r.Restart(context.Background(), r.Generation(), "m", "test"); err != nil {
+	if err := r.Restart(context.Background(), r.Generation(), "m", "test", nil); err != nil {
 		t.Fatal(err)
 	}
 	if f.Restarts() != 2 {
