@@ -90,6 +90,22 @@ func (s *Server) MissingUntilRestart(models ...string) {
 	}
 }
 
+// SetRestartFile is WithRestartFile for a server already running.
+func (s *Server) SetRestartFile(path string) {
+	s.ol.mu.Lock()
+	defer s.ol.mu.Unlock()
+	s.ol.restartFile = path
+}
+
+// RemoveModel deletes a model (as `ollama rm` does): a restart does not bring it back.
+func (s *Server) RemoveModel(name string) {
+	s.ol.mu.Lock()
+	defer s.ol.mu.Unlock()
+	s.ol.restricted = true
+	s.ol.names = slices.DeleteFunc(s.ol.names, func(m string) bool { return canonical(m) == canonical(name) })
+	delete(s.ol.created, canonical(name))
+}
+
 // DownUntilRestart makes the fake drop every connection without an answer (the client sees the
 // connection closed, as when Ollama is not running) until the restart file appears.
 func (s *Server) DownUntilRestart() {
