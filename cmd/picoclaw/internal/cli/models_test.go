@@ -2,10 +2,12 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakellm"
 )
 
@@ -111,5 +113,24 @@ func TestModelsSetupErrors(t *testing.T) {
 	code, _, errOut = runModels(t, f.URL, "models", "status")
 	if code != ExitUnavailable || !strings.Contains(errOut, "ollama serve") {
 		t.Fatalf("status unreachable: %d %s", code, errOut)
+	}
+}
+
+// picoclaw run lists the models it cannot use in its banner (with the command that fixes
+// them) and gives chat-mio and router-shiro one restarter.
+func TestEmbeddedSuiteNotesMissingModels(t *testing.T) {
+	f := fakellm.Start(t, fakellm.Ollama, fakellm.Reply("x"), fakellm.WithModels("worker-v1:latest"))
+	c := defaultSuiteConfigs()
+	for _, o := range []*llm.OllamaSettings{&c.cm.Ollama, &c.rs.Ollama, &c.co.Ollama} {
+		o.BaseURL, o.RestartCommand = f.URL, []string{"systemctl", "--user", "restart", "ollama"}
+	}
+	s := &suite{g: &globals{locale: "en"}}
+	notes := s.modelNotes(context.Background(), c)
+	if len(notes) != 1 || !strings.Contains(notes[0], "chat-v1:latest (chat)") || !strings.Contains(notes[0], "Fix: picoclaw models setup") {
+		t.Fatalf("notes = %q", notes)
+	}
+	shareRestarter(c)
+	if c.cm.Restarter == nil || c.cm.Restarter != c.rs.Restarter {
+		t.Errorf("restarters %p %p", c.cm.Restarter, c.rs.Restarter)
 	}
 }
