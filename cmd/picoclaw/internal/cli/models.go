@@ -303,15 +303,8 @@ func setupModel(ctx context.Context, g *globals, api *ollama.API, m localModel, 
 		return "", "", err
 	}
 	fmt.Fprintf(lines, msg(g.locale, "%s: %s から作成します\n", "%s: creating from %s\n"), name, req.From)
-	bar := newProgress(g.io.Err, name+": create", 1, "")
-	err = api.Create(ctx, req, func(p ollama.Progress) {
-		if bar != nil {
-			bar.Label(name + ": " + p.Status)
-			return
-		}
-		fmt.Fprintf(lines, "%s: %s\n", name, p.Status)
-	})
-	bar.Done()
+	// Creating from a pulled base takes a few status lines and no bytes: no bar.
+	err = api.Create(ctx, req, func(p ollama.Progress) { fmt.Fprintf(lines, "%s: %s\n", name, p.Status) })
 	if err != nil {
 		return "", "", fmt.Errorf("create %s from %s: %w", name, req.From, err)
 	}
@@ -327,15 +320,26 @@ func pull(ctx context.Context, g *globals, api *ollama.API, target, model string
 	fmt.Fprintf(lines, "%s: %s %s\n", target, msg(g.locale, "取得します:", "pulling"), model)
 	var bar *progress
 	digest, last := "", ""
+	shift := 0
 	err := api.Pull(ctx, model, func(p ollama.Progress) {
 		if p.Digest != "" && p.Total > 0 && isTerminal(g.io.Err) {
 			if p.Digest != digest {
 				bar.Done()
 				digest = p.Digest
-				bar = newProgress(g.io.Err, model+" "+short(p.Digest), p.Total>>20, "MB")
+				// A model layer counts in MB, the small ones (template, licence, parameters) in KB or bytes.
+				unit := "B"
+				switch {
+				case p.Total >= 1<<20:
+					shift, unit = 20, "MB"
+				case p.Total >= 1<<10:
+					shift, unit = 10, "KB"
+				default:
+					shift = 0
+				}
+				bar = newProgress(g.io.Err, model+" "+short(p.Digest), p.Total>>shift, unit)
 			}
 			if bar != nil {
-				bar.Add((p.Completed >> 20) - bar.done)
+				bar.Add((p.Completed >> shift) - bar.done)
 			}
 			return
 		}
