@@ -13,6 +13,7 @@ import (
 	modelfiles "github.com/picoclaw-suite/picoclaw/deploy/ollama"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm/ollama"
+	coderorder "github.com/picoclaw-suite/picoclaw/services/coder-order/service"
 )
 
 // localModel is one configured model that runs on Ollama, with the agent (or order) using it.
@@ -39,13 +40,9 @@ func localModels(c *suiteConfigs) (base string, models []localModel) {
 	}
 	add("chat", c.cm.Agents.Chat.WithOllama(c.cm.Ollama))
 	add("worker", c.rs.Agents.Worker.Config.WithOllama(c.rs.Ollama))
-	for id, o := range map[string]struct {
-		enabled bool
-		cfg     llm.Config
-	}{"order1": {c.co.Orders.Order1.Enabled, c.co.Orders.Order1.Config}, "order2": {c.co.Orders.Order2.Enabled, c.co.Orders.Order2.Config},
-		"order3": {c.co.Orders.Order3.Enabled, c.co.Orders.Order3.Config}} {
-		if o.enabled {
-			add(id, o.cfg.WithOllama(c.co.Ollama))
+	for i, o := range []coderorder.Order{c.co.Orders.Order1, c.co.Orders.Order2, c.co.Orders.Order3} {
+		if o.Enabled {
+			add(fmt.Sprintf("order%d", i+1), o.Config.WithOllama(c.co.Ollama))
 		}
 	}
 	return strings.TrimRight(c.cm.Ollama.BaseURL, "/"), models
