@@ -252,3 +252,24 @@ func TestRestarterCoolDownEnds(t *testing.T) {
 		t.Errorf("restarts = %d", f.Restarts())
 	}
 }
+
+// A server that cannot be reached is ErrUnreachable (and ErrUnavailable); one answering 5xx is
+// only ErrUnavailable: a restart is for the first.
+func TestUnreachableIsToldApartFrom5xx(t *testing.T) {
+	down := llmtest.NewFake(t, llmtest.Step{Status: 200})
+	down.Srv.Close()
+	c := ollamaClient(t, down, &llmtest.Sleeps{}, nil)
+	_, err := c.Chat(context.Background(), hello)
+	if !errors.Is(err, llm.ErrUnreachable) || !errors.Is(err, llm.ErrUnavailable) || llm.Code(err) != "unavailable" {
+		t.Fatalf("refused: %v", err)
+	}
+	busy := llmtest.NewFake(t, llmtest.Step{Status: 503, Body: `{"error":"loading"}`})
+	c = ollamaClient(t, busy, &llmtest.Sleeps{}, nil)
+	_, err = c.Chat(context.Background(), hello)
+	if !errors.Is(err, llm.ErrUnavailable) || errors.Is(err, llm.ErrUnreachable) {
+		t.Fatalf("503: %v", err)
+	}
+	if missing, isDown := failure(err); missing || isDown {
+		t.Errorf("503 would restart Ollama")
+	}
+}
