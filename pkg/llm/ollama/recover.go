@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -165,11 +166,24 @@ func (r *Restarter) waitUp(ctx context.Context) bool {
 	}
 }
 
-// runRestart runs argv (never through a shell) and returns its output on failure.
+// restartEnv is what the restart command sees of the service's environment: what systemctl
+// (--user), service(8), launchctl or ollama need, and none of the service's keys and tokens.
+var restartEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TZ", "TMPDIR",
+	"XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS", "OLLAMA_HOST", "OLLAMA_MODELS"}
+
+// runRestart runs argv (never through a shell, with a scrubbed environment) and returns its
+// output on failure.
 func runRestart(ctx context.Context, argv []string) error {
 	ctx, cancel := context.WithTimeout(ctx, restartCommandTimeout)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = []string{}
+	for _, name := range restartEnv {
+		if v, ok := os.LookupEnv(name); ok {
+			cmd.Env = append(cmd.Env, name+"="+v)
+		}
+	}
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		text := strings.TrimSpace(redact.Secrets(string(out)))
 		if len(text) > 500 {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -271,5 +272,23 @@ func TestUnreachableIsToldApartFrom5xx(t *testing.T) {
 	}
 	if missing, isDown := failure(err); missing || isDown {
 		t.Errorf("503 would restart Ollama")
+	}
+}
+
+// The restart command sees PATH and the like, never the service's keys.
+func TestRestartCommandGetsAScrubbedEnvironment(t *testing.T) {
+	t.Setenv("PICOCLAW_SERVICE_KEY", "service-key-that-must-not-leak")
+	t.Setenv("OPENAI_API_KEY", "sk-proj-ZZabcdefghijklmnopqrstuvwx1234")
+	out := filepath.Join(t.TempDir(), "env")
+	if err := runRestart(context.Background(), []string{"sh", "-c", "env > " + out}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := string(data)
+	if strings.Contains(env, "service-key-that-must-not-leak") || strings.Contains(env, "sk-proj-") || !strings.Contains(env, "PATH=") {
+		t.Errorf("restart environment:\n%s", env)
 	}
 }
