@@ -15,7 +15,7 @@ KUBECONFORM_VERSION := v0.7.0
 PROMTOOL_VERSION := v0.316.0
 
 # Every module of the workspace (see go.work).
-MODULES := gen config pkg $(wildcard services/*) $(wildcard e2e) $(wildcard cmd/picoclaw) $(wildcard bench) tools
+MODULES := gen config deploy/ollama pkg $(wildcard services/*) $(wildcard e2e) $(wildcard cmd/picoclaw) $(wildcard bench) tools
 PKGS := $(addsuffix /...,$(addprefix ./,$(MODULES)))
 SERVICES := $(notdir $(wildcard services/*))
 

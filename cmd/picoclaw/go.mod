@@ -3,6 +3,7 @@ module github.com/picoclaw-suite/picoclaw/cmd/picoclaw
 go 1.26.0
 
 replace (
+	github.com/picoclaw-suite/picoclaw/deploy/ollama => ../../deploy/ollama
 	github.com/picoclaw-suite/picoclaw/gen => ../../gen
 	github.com/picoclaw-suite/picoclaw/pkg => ../../pkg
 	github.com/picoclaw-suite/picoclaw/services/approval => ../../services/approval
@@ -17,6 +18,7 @@ replace (
 
 require (
 	connectrpc.com/connect v1.21.1
+	github.com/picoclaw-suite/picoclaw/deploy/ollama v0.0.0-00010101000000-000000000000
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/picoclaw-suite/picoclaw/gen v0.0.0-00010101000000-000000000000
 	github.com/picoclaw-suite/picoclaw/pkg v0.0.0-00010101000000-000000000000

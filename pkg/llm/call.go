@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -311,6 +313,9 @@ func (c *Runner) runRetries(ctx context.Context, req Request, do Attempt) (*Resp
 			reason = se.msg
 		}
 		lastErr = fmt.Errorf("%s %s: %w: %s", c.provider, c.model, class, redact.Secrets(err.Error()))
+		if errors.Is(class, ErrUnavailable) && unreachable(err) {
+			lastErr = fmt.Errorf("%s %s: %w: %w: %s", c.provider, c.model, class, ErrUnreachable, redact.Secrets(err.Error()))
+		}
 		retryable := errors.Is(class, ErrRateLimited) || errors.Is(class, ErrUnavailable) || errors.Is(class, ErrTimeout)
 		if ctx.Err() != nil || !retryable || attempts > c.cfg.RetryMax {
 			break
@@ -353,6 +358,30 @@ func (c *Runner) runRetries(ctx context.Context, req Request, do Attempt) (*Resp
 	return nil, &CallError{Err: lastErr, Attempts: attempts, RetryAfter: retryIn, Reason: reason}
 }
 
+// unreachable reports whether err is a failure to reach the server at all (refused, reset,
+// closed mid-answer, no route), as opposed to an answer that was an error.
+func unreachable(err error) bool {
+	if _, ok := errors.AsType[*statusError](err); ok {
+		return false
+	}
+	for _, e := range []error{syscall.ECONNREFUSED, syscall.ECONNRESET, syscall.ECONNABORTED, syscall.EPIPE,
+		syscall.EHOSTUNREACH, syscall.ENETUNREACH, io.EOF, io.ErrUnexpectedEOF} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	_, dns := errors.AsType[*net.DNSError](err)
+	return dns
+}
+
+// StatusCode is the HTTP status of a provider's error answer in err (0 when err holds none).
+func StatusCode(err error) int {
+	if se, ok := errors.AsType[*statusError](err); ok {
+		return se.status
+	}
+	return 0
+}
+
 // CallError is a failed call: the classified error plus how many attempts were made.
 type CallError struct {
 	Err      error
@@ -378,6 +407,9 @@ func Attempts(err error) int {
 func (c *Runner) classify(ctx context.Context, err error, attemptTimedOut bool) (error, time.Duration) {
 	var se *statusError
 	switch {
+	case errors.Is(err, ErrModelUnavailable):
+		// The model is not installed: asking again cannot install it.
+		return ErrModelUnavailable, 0
 	case errors.As(err, &se):
 		switch {
 		case se.status == http.StatusUnauthorized || se.status == http.StatusForbidden:

@@ -141,8 +141,13 @@ var (
 	ErrRejected = errors.New("llm: request rejected")
 	// ErrNoAPIKey: the environment variable named by api_key_env is empty.
 	ErrNoAPIKey = errors.New("llm: api key not set")
-	// ErrModelUnavailable: the Ollama health check found the model missing or misconfigured.
+	// ErrModelUnavailable: the local model is missing or misconfigured (the Ollama health check,
+	// or a call answered 404 model not found), or its server stayed down after a restart.
+	// Retrying later does not help: someone has to act (see LocalModelError).
 	ErrModelUnavailable = errors.New("llm: model unavailable")
+	// ErrUnreachable joins ErrUnavailable when the server could not be reached at all
+	// (connection refused or reset, no route), not when it answered 5xx.
+	ErrUnreachable = errors.New("llm: provider unreachable")
 )
 
 // Retryable reports whether err is a class worth retrying at a higher level (rate limit,

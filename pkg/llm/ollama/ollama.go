@@ -1,5 +1,7 @@
 // Package ollama is the client for a local Ollama server (/api/chat, /api/tags, /api/show),
-// with the health check and restart the chat and worker agents run at start-up.
+// with the health check the chat and worker agents run at start-up, the restart that a failed
+// call triggers (Restarter, Guard), and the model management API (/api/pull, /api/create) and
+// Modelfile parser behind `picoclaw models setup`.
 package ollama
 
 import (
@@ -8,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os/exec"
 	"strconv"
 	"strings"
 	"time"
@@ -158,6 +159,10 @@ func (c *Client) attempt(ctx context.Context, req llm.Request) (llm.Answer, erro
 	}
 	var out ollamaChatResponse
 	if err := c.post(ctx, "/api/chat", body, &out); err != nil {
+		if llm.StatusCode(err) == http.StatusNotFound {
+			// Ollama's 404 on /api/chat is `model "x" not found, try pulling it first`.
+			return llm.Answer{}, fmt.Errorf("%w: model %q is not installed (%s): %w", llm.ErrModelUnavailable, c.cfg.Model, SetupCommand, err)
+		}
 		return llm.Answer{}, err
 	}
 	if out.Message == nil || !out.Done {
@@ -292,16 +297,7 @@ func (c *Client) Restart(ctx context.Context) error {
 	if len(c.cfg.RestartCommand) == 0 {
 		return ErrNoRestartCommand
 	}
-	argv := c.cfg.RestartCommand
-	out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput()
-	if err != nil {
-		text := strings.TrimSpace(string(out))
-		if len(text) > 500 {
-			text = text[:500]
-		}
-		return fmt.Errorf("ollama restart %q: %w: %s", argv[0], err, text)
-	}
-	return nil
+	return runRestart(ctx, c.cfg.RestartCommand)
 }
 
 // EnsureHealthy runs Health and, when it fails and a restart command is configured, restarts

@@ -90,7 +90,7 @@ func TestOllamaErrorsAndRetries(t *testing.T) {
 		{"500 until retry_max", []llmtest.Step{{Status: 503, Body: `{"error":"loading"}`}}, 0, llm.ErrUnavailable, 3, []time.Duration{500 * time.Millisecond, time.Second}},
 		{"429 honours Retry-After", []llmtest.Step{{Status: 429, Header: map[string]string{"Retry-After": "3"}, Body: `{"error":"busy"}`}, {Status: 200, Body: llmtest.OllamaOK}}, 0, nil, 2, []time.Duration{3 * time.Second}},
 		{"401 no retry", []llmtest.Step{{Status: 401, Body: `{"error":"unauthorized"}`}}, 0, llm.ErrUnauthenticated, 1, nil},
-		{"404 model missing is rejected", []llmtest.Step{{Status: 404, Body: `{"error":"model \"x\" not found"}`}}, 0, llm.ErrRejected, 1, nil},
+		{"404 model missing is not retried", []llmtest.Step{{Status: 404, Body: `{"error":"model \"x\" not found, try pulling it first"}`}}, 0, llm.ErrModelUnavailable, 1, nil},
 		{"malformed body", []llmtest.Step{{Status: 200, Body: `{"message":`}}, 0, llm.ErrBadResponse, 1, nil},
 		{"not done", []llmtest.Step{{Status: 200, Body: `{"done":false}`}}, 0, llm.ErrBadResponse, 1, nil},
 		{"timeout retried", []llmtest.Step{{Status: 200, Body: llmtest.OllamaOK, Delay: 5 * time.Second}}, 50 * time.Millisecond, llm.ErrTimeout, 3, []time.Duration{500 * time.Millisecond, time.Second}},

@@ -1,6 +1,7 @@
 // Package fakellm is the suite's one set of local model servers for tests and the load tool,
 // each speaking its provider's wire protocol as the published types define it: Ollama's
-// /api/chat, /api/tags, /api/show and /api/version (github.com/ollama/ollama/api), OpenAI's
+// /api/chat, /api/tags, /api/show, /api/pull, /api/create and /api/version
+// (github.com/ollama/ollama/api), OpenAI's
 // Chat Completions (/v1/chat/completions, also DeepSeek's) and Anthropic's Messages
 // (/v1/messages). A test scripts the answers with an Answerer and reads back every request.
 package fakellm
@@ -115,10 +116,10 @@ type Server struct {
 	provider  string
 	apiKey    string
 	answer    Answerer
-	models    []string
 	ctxLen    int
 	params    string
 	countOnly bool
+	ol        ollamaState
 
 	mu                    sync.Mutex
 	requests              []Request
@@ -134,8 +135,20 @@ type Option func(*Server)
 // OpenAI, x-api-key for Anthropic) the way the provider does.
 func WithAPIKey(key string) Option { return func(s *Server) { s.apiKey = key } }
 
-// WithModels are the models Ollama's /api/tags lists (default: every name is present).
-func WithModels(names ...string) Option { return func(s *Server) { s.models = names } }
+// WithModels are the models Ollama's /api/tags lists (default: every name is present). With
+// no names the server starts with no models at all, as a fresh Ollama does.
+func WithModels(names ...string) Option {
+	return func(s *Server) { s.ol.restricted, s.ol.names = true, append([]string(nil), names...) }
+}
+
+// WithRestartFile is the file a restart command creates (e.g. ["touch", path]) to "restart"
+// the fake Ollama: at its next request the fake counts a restart, removes the file, and ends
+// what MissingUntilRestart and DownUntilRestart began.
+func WithRestartFile(path string) Option { return func(s *Server) { s.ol.restartFile = path } }
+
+// WithPullError makes every /api/pull fail with msg in the stream, as Ollama reports a registry
+// failure (e.g. "pull model manifest: file does not exist").
+func WithPullError(msg string) Option { return func(s *Server) { s.ol.pullErr = msg } }
 
 // WithContextLength is the context length /api/show reports (default 32768).
 func WithContextLength(n int) Option { return func(s *Server) { s.ctxLen = n } }
@@ -156,11 +169,15 @@ func New(provider string, answer Answerer, opts ...Option) *Server {
 		o(s)
 	}
 	mux := http.NewServeMux()
+	var handler http.Handler = mux
 	switch provider {
 	case Ollama:
 		mux.HandleFunc("POST /api/chat", s.ollamaChat)
 		mux.HandleFunc("GET /api/tags", s.ollamaTags)
 		mux.HandleFunc("POST /api/show", s.ollamaShow)
+		mux.HandleFunc("POST /api/pull", s.ollamaPull)
+		mux.HandleFunc("POST /api/create", s.ollamaCreate)
+		handler = s.ollamaGate(mux)
 		mux.HandleFunc("GET /api/version", func(w http.ResponseWriter, _ *http.Request) {
 			writeJSON(w, http.StatusOK, map[string]any{"version": "0.12.0"})
 		})
@@ -176,7 +193,7 @@ func New(provider string, answer Answerer, opts ...Option) *Server {
 		s.problem("unexpected %s call %s %s", provider, r.Method, r.URL.Path)
 		writeJSON(w, http.StatusNotFound, map[string]any{"error": "not found"})
 	})
-	s.Server = httptest.NewServer(mux)
+	s.Server = httptest.NewServer(handler)
 	return s
 }
 

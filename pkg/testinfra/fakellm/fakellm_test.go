@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -313,4 +315,127 @@ func TestOllamaFormatWithToolsIsAProblem(t *testing.T) {
 	if p := f.Problems(); len(p) != 1 || !strings.Contains(p[0], "format with tools") {
 		t.Errorf("problems %v", p)
 	}
+}
+
+// progressResponse is api.ProgressResponse; the fake's stream lines decode into it with no
+// field left over.
+type progressResponse struct {
+	Status    string `json:"status"`
+	Digest    string `json:"digest,omitempty"`
+	Total     int64  `json:"total,omitempty"`
+	Completed int64  `json:"completed,omitempty"`
+}
+
+func readProgress(t *testing.T, res *http.Response) []progressResponse {
+	t.Helper()
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != "application/x-ndjson" {
+		t.Fatalf("status %d, content type %q", res.StatusCode, res.Header.Get("Content-Type"))
+	}
+	var out []progressResponse
+	sc := bufio.NewScanner(res.Body)
+	for sc.Scan() {
+		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
+		dec.DisallowUnknownFields()
+		var p progressResponse
+		if err := dec.Decode(&p); err != nil {
+			t.Fatalf("line %s: %v", sc.Bytes(), err)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func TestOllamaPullCreateAndRestart(t *testing.T) {
+	restart := filepath.Join(t.TempDir(), "restart")
+	f := fakellm.Start(t, fakellm.Ollama, fakellm.Reply("はい"), fakellm.WithModels(), fakellm.WithRestartFile(restart))
+	post := func(path, body string) *http.Response {
+		t.Helper()
+		res, err := http.Post(f.URL+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	tags := func() []string {
+		t.Helper()
+		res, err := http.Get(f.URL + "/api/tags")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var list struct{ Models []struct{ Name string } }
+		if err := json.NewDecoder(res.Body).Decode(&list); err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, m := range list.Models {
+			names = append(names, m.Name)
+		}
+		return names
+	}
+	if got := tags(); len(got) != 0 {
+		t.Fatalf("a fresh Ollama lists %v", got)
+	}
+	pulled := readProgress(t, post("/api/pull", `{"model":"qwen2.5:3b"}`))
+	if pulled[0].Status != "pulling manifest" || pulled[len(pulled)-1].Status != "success" || pulled[1].Digest == "" || pulled[2].Completed == 0 {
+		t.Fatalf("pull %+v", pulled)
+	}
+	created := readProgress(t, post("/api/create", `{"model":"chat-v1","from":"qwen2.5:3b","system":"Mio","parameters":{"num_ctx":8192,"stop":["<|im_end|>"]}}`))
+	if created[len(created)-1].Status != "success" {
+		t.Fatalf("create %+v", created)
+	}
+	if got := tags(); len(got) != 2 || got[0] != "qwen2.5:3b" || got[1] != "chat-v1:latest" {
+		t.Fatalf("tags after setup %v", got)
+	}
+	res := post("/api/show", `{"model":"chat-v1"}`)
+	var show struct{ Parameters, System string }
+	if err := json.NewDecoder(res.Body).Decode(&show); err != nil || !strings.Contains(show.Parameters, "num_ctx") || show.System != "Mio" {
+		t.Fatalf("show %+v %v", show, err)
+	}
+	res.Body.Close()
+	// stream false: one answer, the last status.
+	res = post("/api/pull", `{"model":"qwen2.5:7b","stream":false}`)
+	var last progressResponse
+	if err := json.NewDecoder(res.Body).Decode(&last); err != nil || last.Status != "success" {
+		t.Fatalf("pull without stream: %+v %v", last, err)
+	}
+	res.Body.Close()
+	if res = post("/api/create", `{"model":"x"}`); res.StatusCode != http.StatusBadRequest {
+		t.Fatalf("create without from: %d", res.StatusCode)
+	}
+	res.Body.Close()
+	if res = post("/api/create", `{"model":"x","from":"qwen2.5:3b","parameters":{"num_gqa":8}}`); res.StatusCode != http.StatusBadRequest {
+		t.Fatalf("create with an unknown parameter: %d", res.StatusCode)
+	}
+	res.Body.Close()
+	if n := len(f.AdminRequests()); n != 5 {
+		t.Errorf("admin requests %d", n)
+	}
+
+	chat := `{"model":"chat-v1","stream":false,"messages":[{"role":"user","content":"hi"}]}`
+	f.MissingUntilRestart("chat-v1")
+	if res = post("/api/chat", chat); res.StatusCode != http.StatusNotFound {
+		t.Fatalf("missing: %d", res.StatusCode)
+	}
+	res.Body.Close()
+	f.DownUntilRestart()
+	if _, err := http.Get(f.URL + "/api/tags"); err == nil {
+		t.Fatal("a down server answered")
+	}
+	if err := os.WriteFile(restart, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if res = post("/api/chat", chat); res.StatusCode != http.StatusOK || f.Restarts() != 1 {
+		t.Fatalf("after the restart: %d, %d restarts", res.StatusCode, f.Restarts())
+	}
+	res.Body.Close()
+	f.RemoveModel("chat-v1")
+	if err := os.WriteFile(restart, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if res = post("/api/chat", chat); res.StatusCode != http.StatusNotFound || f.Restarts() != 2 {
+		t.Fatalf("removed model after a restart: %d", res.StatusCode)
+	}
+	res.Body.Close()
 }

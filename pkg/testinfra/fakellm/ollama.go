@@ -2,9 +2,8 @@ package fakellm
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
-	"slices"
-	"strings"
 	"time"
 )
 
@@ -47,8 +46,8 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "model is required"})
 		return
 	}
-	if s.models != nil && !s.hasModel(in.Model) {
-		writeJSON(w, http.StatusNotFound, map[string]any{"error": "model '" + in.Model + "' not found"})
+	if !s.hasModel(in.Model) {
+		writeJSON(w, http.StatusNotFound, map[string]any{"error": fmt.Sprintf("model %q not found, try pulling it first", in.Model)})
 		return
 	}
 	req := Request{Provider: Ollama, Model: in.Model, Options: in.Options, KeepAlive: in.KeepAlive, Header: r.Header.Clone(), Raw: raw,
@@ -123,42 +122,6 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 	}
 	final["message"] = map[string]any{"role": "assistant", "content": ""}
 	_ = enc.Encode(final)
-}
-
-func (s *Server) hasModel(name string) bool {
-	return slices.ContainsFunc(s.models, func(m string) bool {
-		return m == name || m == name+":latest" || strings.TrimSuffix(m, ":latest") == name
-	})
-}
-
-func (s *Server) ollamaTags(w http.ResponseWriter, _ *http.Request) {
-	models := []map[string]any{}
-	for _, m := range s.models {
-		if !strings.Contains(m, ":") {
-			m += ":latest"
-		}
-		models = append(models, map[string]any{"name": m, "model": m, "modified_at": "2026-01-01T00:00:00Z",
-			"size": 1 << 30, "digest": "sha256:0", "details": map[string]any{"format": "gguf", "family": "llama"}})
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"models": models})
-}
-
-func (s *Server) ollamaShow(w http.ResponseWriter, r *http.Request) {
-	var in struct {
-		Model string `json:"model"`
-		Name  string `json:"name"`
-	}
-	if _, ok := readBody(w, r, s, &in); !ok {
-		return
-	}
-	name := firstNonEmpty(in.Model, in.Name)
-	if s.models != nil && !s.hasModel(name) {
-		writeJSON(w, http.StatusNotFound, map[string]any{"error": "model '" + name + "' not found"})
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"modelfile": "FROM " + name, "parameters": s.params,
-		"details":    map[string]any{"format": "gguf", "family": "llama"},
-		"model_info": map[string]any{"general.architecture": "llama", "llama.context_length": s.ctxLen}})
 }
 
 // chunks splits an answer into a few stream chunks.

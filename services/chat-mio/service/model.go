@@ -32,10 +32,12 @@ func (c *Config) validateModel() error {
 	return errs.Err()
 }
 
+// buildModel builds Mio's chat model. An Ollama model is guarded: a call that finds the model
+// missing or the server unreachable restarts Ollama once (restart_command) and tries again.
 func buildModel(cfg Config, log *slog.Logger, observer llm.Observer, tp trace.TracerProvider) (llm.Client, error) {
 	m, err := ollama.NewLocal(cfg.chatModelConfig(), llm.WithLogger(log), llm.WithObserver(observer), llm.WithTracerProvider(tp))
 	if err != nil {
 		return nil, fmt.Errorf("agents.chat: %w", err)
 	}
-	return m, nil
+	return ollama.Guarded(m, cfg.Restarter, log), nil
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid/auditfloor"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid/sqlitealloc"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
+	"github.com/picoclaw-suite/picoclaw/pkg/llm/ollama"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/sqlstate"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
@@ -121,6 +122,9 @@ type Config struct {
 	// ChatModel, when set, is Mio's chat model (embedded suite, tests); otherwise it is built
 	// from agents.chat.
 	ChatModel llm.Client `yaml:"-"`
+	// Restarter, when set, restarts Ollama for this service and the others sharing it (the
+	// embedded suite); otherwise one is made from ollama.restart_command.
+	Restarter *ollama.Restarter `yaml:"-"`
 }
 
 // DefaultConfig returns the defaults of the spec.
@@ -205,6 +209,9 @@ func Run(ctx context.Context, cfg Config) error {
 		if model, err = buildModel(cfg, log, llm.NewMetrics(srv.Registry()).Observe, srv.Telemetry().TracerProvider); err != nil {
 			return err
 		}
+		// A missing model is logged with the command that installs it; Mio starts anyway and
+		// tells each user what to run until it is there.
+		ollama.CheckAtStart(ctx, cfg.chatModelConfig(), "chat", log)
 	}
 	// Mio beats as the chat agent, busy while the chat model writes a reply.
 	model = llm.Tracked(model, srv.Agent("chat", "Mio"))

@@ -46,7 +46,12 @@ func start(t *testing.T, spans ...sdktrace.SpanProcessor) *running {
 // startWith runs chat-mio against peers, with mutate's changes to the test configuration.
 func startWith(t *testing.T, peers *peertest.Suite, mutate func(*service.Config)) *running {
 	t.Helper()
-	ollama := fakellm.Start(t, fakellm.Ollama, fakellm.Reply("こんにちは、Mio です。"))
+	return startOn(t, fakellm.Start(t, fakellm.Ollama, fakellm.Reply("こんにちは、Mio です。")), peers, mutate)
+}
+
+// startOn is startWith on the given Ollama fake.
+func startOn(t *testing.T, ollama *fakellm.Server, peers *peertest.Suite, mutate func(*service.Config)) *running {
+	t.Helper()
 
 	cfg := service.DefaultConfig()
 	cfg.LogLevel = "debug"

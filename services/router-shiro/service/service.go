@@ -52,6 +52,9 @@ type Config struct {
 	// Worker, when set, replaces the model built from agents.worker (embedded suite). It must
 	// be local all the same.
 	Worker llm.Client `yaml:"-"`
+	// Restarter, when set, restarts Ollama for this service and the others sharing it (the
+	// embedded suite); otherwise one is made from ollama.restart_command.
+	Restarter *ollama.Restarter `yaml:"-"`
 }
 
 // DefaultConfig returns the defaults of the spec.
@@ -122,6 +125,14 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 	}
 	local, _ := worker.(*ollama.Client)
+	if local != nil {
+		// A missing model is logged with the command that installs it; Shiro starts anyway and
+		// every route that needs the model says what to run.
+		ollama.CheckAtStart(ctx, cfg.Agents.Worker.Config.WithOllama(cfg.Ollama), "worker", log)
+	}
+	// A call that finds the model missing or Ollama unreachable restarts Ollama once
+	// (restart_command) and tries again.
+	worker = ollama.Guarded(worker, cfg.Restarter, log)
 	// Shiro beats as the worker agent, busy while the worker model runs.
 	worker = llm.Tracked(worker, srv.Agent("worker", "Shiro"))
 	opts, err := srv.PeerOptions(2*time.Minute, svcauth.CoderOrder)
@@ -166,8 +177,11 @@ func Run(ctx context.Context, cfg Config) error {
 		return fail(fmt.Errorf("agents.worker: %w", err))
 	}
 	if local != nil {
+		// Ready while Ollama answers: a missing model does not make Shiro unready (it would
+		// then never get to tell users what to run).
+		api := ollama.NewAPI(cfg.Agents.Worker.Config.WithOllama(cfg.Ollama).WithDefaults().BaseURL, nil)
 		srv.AddReadiness("worker-model", func(ctx context.Context) error {
-			_, err := local.Health(ctx)
+			_, err := api.List(ctx)
 			return err
 		})
 	}

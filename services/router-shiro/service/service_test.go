@@ -145,7 +145,13 @@ type stack struct {
 
 func startStack(t *testing.T, answer func(fakellm.Request) (string, time.Duration), tweak func(*Config)) *stack {
 	t.Helper()
-	st := &stack{ollama: newOllama(t, answer), coder: &coderFake{}, logs: &testinfra.SyncBuffer{},
+	return startStackOn(t, newOllama(t, answer), tweak)
+}
+
+// startStackOn is startStack with the given Ollama fake.
+func startStackOn(t *testing.T, ollama *fakellm.Server, tweak func(*Config)) *stack {
+	t.Helper()
+	st := &stack{ollama: ollama, coder: &coderFake{}, logs: &testinfra.SyncBuffer{},
 		view: workspacetest.Start(t, map[string]string{"calc.go": "package calc\n\nfunc Add(a, b int) int { return a + b }\n"}, nil)}
 	coderSrv := newCoderServer(t, st.coder)
 	ln := testinfra.Listen(t)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 
 	"github.com/picoclaw-suite/picoclaw/pkg/buildinfo"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
+	"github.com/picoclaw-suite/picoclaw/pkg/llm/ollama"
 	"github.com/picoclaw-suite/picoclaw/pkg/runner"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	approval "github.com/picoclaw-suite/picoclaw/services/approval/service"
@@ -241,6 +243,10 @@ func (s *suite) configure(ctx context.Context) error {
 		return err
 	}
 	s.offline = !ollamaReachable(ctx, c.cm.Ollama.BaseURL)
+	if !s.offline {
+		s.notes = append(s.notes, s.modelNotes(ctx, c)...)
+		shareRestarter(c)
+	}
 	auditKey := ""
 	if !c.ap.Approval.Audit.Key.Set() {
 		key, err := loadOrCreateSecret(filepath.Join(s.dataDir, filepath.Dir(auditKeyFile)), filepath.Base(auditKeyFile))
@@ -288,6 +294,38 @@ func (s *suite) gateway(c component, configured bool, noteJA, noteEN string) {
 	s.closeListener(c.name)
 	s.closeListener(c.name + "-public")
 	s.notes = append(s.notes, msg(s.g.locale, noteJA, noteEN))
+}
+
+// modelNotes are the banner's notes on local models that are missing or misconfigured, each
+// with the command that fixes it; the suite starts all the same.
+func (s *suite) modelNotes(ctx context.Context, c *suiteConfigs) []string {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	_, models := localModels(c)
+	var notes []string
+	for _, m := range models {
+		st := ollama.Check(ctx, ollama.NewAPI(m.Config.BaseURL, nil), m.Config.Model, m.Config.NumCtx, m.Config.MaxContext)
+		if st.OK() {
+			continue
+		}
+		who := strings.Join(m.Agents, ", ")
+		notes = append(notes, msg(s.g.locale,
+			fmt.Sprintf("⚠ ローカルモデル %s（%s）を使えません: %s。対処: %s", m.Config.Model, who, st.Problem, st.Fix),
+			fmt.Sprintf("⚠ local model %s (%s) is not usable: %s. Fix: %s", m.Config.Model, who, st.Problem, st.Fix)))
+	}
+	return notes
+}
+
+// shareRestarter gives chat-mio and router-shiro one Ollama Restarter when they use the same
+// server and restart command, so a failure seen by both restarts Ollama once.
+func shareRestarter(c *suiteConfigs) {
+	chat := c.cm.Agents.Chat.WithOllama(c.cm.Ollama).WithDefaults()
+	worker := c.rs.Agents.Worker.Config.WithOllama(c.rs.Ollama).WithDefaults()
+	if chat.BaseURL != worker.BaseURL || !slices.Equal(chat.RestartCommand, worker.RestartCommand) {
+		return
+	}
+	r := ollama.NewRestarter(ollama.RestarterConfig{Command: chat.RestartCommand, BaseURL: chat.BaseURL})
+	c.cm.Restarter, c.rs.Restarter = r, r
 }
 
 func ollamaReachable(ctx context.Context, base string) bool {

@@ -60,6 +60,14 @@ func (a *App) converse(ctx context.Context, t *turn, text string) {
 		return
 	}
 
+	if model, missing, ok := llm.ParseLocalModelReason(res.ErrorReason); ok && len(res.Workers) == 0 {
+		// Shiro's local model is missing or down after a restart: the route cannot run.
+		a.log.WarnContext(ctx, "chat.worker_model_unavailable", slog.String("route", route), slog.String("model", model), slog.Bool("missing", missing))
+		t.say(domain.LocalModelUnavailable(t.loc, true, model, missing))
+		a.remember(ctx, t, text)
+		return
+	}
+
 	order := ""
 	if ps := res.Proposals; len(ps) == 1 {
 		order = ps[0].Order
@@ -188,6 +196,12 @@ func (a *App) chatReply(ctx context.Context, t *turn, text, worker string, quest
 			slog.String("model", a.model.Model()), slog.Any("error", err))
 		if worker != "" {
 			t.say(domain.T(t.loc, domain.MsgWorkerResultPlain) + "\n" + workerPlain(t.loc, worker, questions))
+			return
+		}
+		if lme, ok := errors.AsType[*llm.LocalModelError](err); ok {
+			// Missing, or still down after the restart: someone has to act, so the user is told
+			// what to run instead of the turn being retried.
+			t.say(domain.LocalModelUnavailable(t.loc, false, lme.Model, lme.Missing))
 			return
 		}
 		if errors.Is(err, llm.ErrUnavailable) || errors.Is(err, llm.ErrRateLimited) {

@@ -160,6 +160,9 @@ type RouteResult struct {
 	Comparison string
 	Workers    []WorkerOutput
 	Questions  []string
+	// ErrorReason is why the worker loop failed; a local model that is missing or down reads
+	// as llm.ParseLocalModelReason.
+	ErrorReason string
 }
 
 // WorkerOutput is one worker step's result.

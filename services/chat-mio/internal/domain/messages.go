@@ -51,6 +51,8 @@ const (
 	MsgSettingNotSaved     MsgKey = "setting_not_saved"
 	MsgRouterDown          MsgKey = "router_down"
 	MsgChatModelDown       MsgKey = "chat_model_down"
+	MsgLocalModelMissing   MsgKey = "local_model_missing"
+	MsgLocalModelDown      MsgKey = "local_model_down"
 	MsgWorkerResultPlain   MsgKey = "worker_result_plain"
 	MsgWorkerNoResult      MsgKey = "worker_no_result"
 	MsgApprovalDown        MsgKey = "approval_down"
@@ -173,6 +175,10 @@ var catalog = map[MsgKey][2]string{
 		"The router (router-shiro) could not be reached. Please try again shortly."},
 	MsgChatModelDown: {"会話モデル（%s）が応答しませんでした。少し待ってからもう一度送ってください。",
 		"The chat model (%s) did not answer. Please try again shortly."},
+	MsgLocalModelMissing: {"%sのローカルモデル %s が Ollama にありません。サーバーで `picoclaw models setup` を実行してから、もう一度送ってください。",
+		"The local model of %s (%s) is not installed on Ollama. Run `picoclaw models setup` on the server, then send your message again."},
+	MsgLocalModelDown: {"%sのローカルモデル %s を使えません（Ollama に接続できず、再起動しても戻りませんでした）。サーバーで Ollama を起動して（ollama serve）`picoclaw models status` で確かめてから、もう一度送ってください。",
+		"The local model of %s (%s) is unavailable: Ollama cannot be reached and a restart did not bring it back. Start Ollama on the server (ollama serve), check with `picoclaw models status`, then send your message again."},
 	MsgWorkerNoResult: {"Shiro（作業モデル）から使える結果が返りませんでした。もう一度送るか、言い方を変えて依頼してください。",
 		"Shiro (the worker model) returned no usable result. Please send it again or rephrase the request."},
 	MsgWorkerResultPlain: {"（会話モデルが応答しないため、Shiro の結果をそのまま表示します）", "(The chat model did not answer; here is Shiro's result as is.)"},
@@ -267,4 +273,18 @@ func UsageFor(l Locale, name string) string {
 		return T(l, MsgUsageNoArgs, name)
 	}
 	return T(l, MsgUsageUnknown)
+}
+
+// LocalModelUnavailable is the message for a local model that someone has to fix: missing
+// (run picoclaw models setup) or down after a restart. worker says whose model it is: Shiro's
+// (the worker) or Mio's (the chat model).
+func LocalModelUnavailable(l Locale, worker bool, model string, missing bool) string {
+	who := map[bool]string{false: "Mio（会話）", true: "Shiro（作業）"}[worker]
+	if l == EN {
+		who = map[bool]string{false: "Mio (chat)", true: "Shiro (worker)"}[worker]
+	}
+	if missing {
+		return T(l, MsgLocalModelMissing, who, model)
+	}
+	return T(l, MsgLocalModelDown, who, model)
 }

@@ -36,7 +36,7 @@ func (r Router) Route(ctx context.Context, req app.RouteRequest) (app.RouteResul
 		Decision: app.Decision{Route: routeName(d.GetRoute()), Source: enumName(d.GetSource().String(), "DECISION_SOURCE_"),
 			Confidence: d.GetConfidence(), Reason: d.GetReason(), Evidence: d.GetEvidence(), Matched: d.GetMatched()},
 		FinalRoute: routeName(res.GetFinalRoute()), Refusal: res.GetRefusal(), Deliberation: res.GetDeliberation(),
-		Comparison: res.GetComparison().GetSummary(), Questions: res.GetQuestionsForUser(),
+		Comparison: res.GetComparison().GetSummary(), Questions: res.GetQuestionsForUser(), ErrorReason: res.GetErrorReason(),
 	}
 	for _, pr := range res.GetProposals() {
 		o := app.ProposalOption{Order: pr.GetOrder(), ErrorCode: pr.GetErrorCode(), ErrorMessage: pr.GetErrorMessage()}

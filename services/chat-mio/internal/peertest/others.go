@@ -168,7 +168,8 @@ func (e *Executor) Execute(ctx context.Context, req *executorv1.ExecuteRequest) 
 // Router decides routes the way router-shiro does for the inputs tests send: routing commands
 // first, code fences → CODE, otherwise CHAT; CODE under local_only is refused. CODE routes get
 // the proposal from Propose; /plan runs a worker output; /analyze comes back with no usable
-// worker result; /deliberate returns two proposals.
+// worker result; /research finds Shiro's local model missing (router-shiro's error_reason after
+// its restart and retry); /deliberate returns two proposals.
 type Router struct {
 	routerv1connect.UnimplementedRouterServiceHandler
 	// Propose returns the proposal patch and task type for a CODE message.
@@ -234,6 +235,8 @@ func (r *Router) ProcessTask(ctx context.Context, req *routerv1.ProcessTaskReque
 	case strings.HasPrefix(text, "/analyze"):
 		// The worker's answer was unusable: a decision and nothing else.
 		dec = &commonv1.RouteDecision{Route: commonv1.Route_ROUTE_ANALYZE, Source: commonv1.DecisionSource_DECISION_SOURCE_COMMAND, Confidence: 1, Matched: "/analyze"}
+	case strings.HasPrefix(text, "/research"):
+		dec = &commonv1.RouteDecision{Route: commonv1.Route_ROUTE_RESEARCH, Source: commonv1.DecisionSource_DECISION_SOURCE_COMMAND, Confidence: 1, Matched: "/research"}
 	case strings.HasPrefix(text, "/ops"):
 		dec = &commonv1.RouteDecision{Route: commonv1.Route_ROUTE_OPS, Source: commonv1.DecisionSource_DECISION_SOURCE_COMMAND, Confidence: 1, Matched: "/ops"}
 	case strings.HasPrefix(text, "/deliberate"):
@@ -263,6 +266,8 @@ func (r *Router) ProcessTask(ctx context.Context, req *routerv1.ProcessTaskReque
 		} else {
 			res.Proposals = []*commonv1.ProposalResult{mk("order2")}
 		}
+	case commonv1.Route_ROUTE_RESEARCH:
+		res.StopReason, res.ErrorReason, res.WorkerCalls = routerv1.StopReason_STOP_REASON_WORKER_FAILURE, "model_unavailable:missing:worker-v1:latest", 1
 	case commonv1.Route_ROUTE_PLAN, commonv1.Route_ROUTE_OPS:
 		res.WorkerOutputs = []*commonv1.WorkerOutput{{Result: "1. 下書き 2. レビュー 3. 公開", Confidence: 0.9, Risk: commonv1.RiskLevel_RISK_LEVEL_LOW}}
 		res.QuestionsForUser = []string{"締め切りはいつですか？"}

@@ -153,7 +153,8 @@ func kindOf(err error) fault.Kind {
 		return k
 	}
 	switch {
-	case errors.Is(err, domain.ErrLocalOnly):
+	case errors.Is(err, domain.ErrLocalOnly), errors.Is(err, llm.ErrModelUnavailable):
+		// A local model that is not installed needs someone to install it (picoclaw models setup).
 		return fault.Precondition
 	case errors.Is(err, llm.ErrBadResponse), errors.Is(err, llm.ErrRejected):
 		return fault.Conflict

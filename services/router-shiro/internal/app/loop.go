@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 
@@ -72,7 +73,12 @@ func (r *Router) runLoop(ctx context.Context, in Input, res *Result) error {
 				stop(domain.StopMaxMillis)
 				return nil
 			}
-			r.workerFail(ctx, in, state, "call_failed: "+err.Error(), res)
+			reason := "call_failed: " + err.Error()
+			if lme, ok := errors.AsType[*llm.LocalModelError](err); ok {
+				// Stable for chat-mio, which tells the user what to run.
+				reason = lme.Reason()
+			}
+			r.workerFail(ctx, in, state, reason, res)
 			stop(domain.StopWorkerFailure)
 			return nil
 		}

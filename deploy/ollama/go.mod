@@ -1,0 +1,3 @@
+module github.com/picoclaw-suite/picoclaw/deploy/ollama
+
+go 1.26.0
