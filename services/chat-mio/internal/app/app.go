@@ -49,6 +49,8 @@ type Config struct {
 	Now        func() time.Time
 	// Tracer starts chat-mio's own spans (message handling, chat model calls); default no-op.
 	Tracer trace.Tracer
+	// Vision answers images (models.vision); nil: images are answered with how to set one up.
+	Vision llm.Client
 }
 
 func (c *Config) defaults() {
@@ -227,6 +229,8 @@ func (a *App) HandleMessage(ctx context.Context, req *chatv1.HandleMessageReques
 	t.sess = sess
 
 	switch {
+	case req.GetImage() != nil && req.GetAction() == nil:
+		a.seeImage(ctx, t)
 	case errors.Is(cmdErr, domain.ErrUsage):
 		a.log.InfoContext(ctx, "command.usage", slog.String("command", cmd.Name), slog.Any("error", cmdErr))
 		t.say(domain.UsageFor(t.loc, cmd.Name))
