@@ -59,6 +59,17 @@ type Request struct {
 	ReceivedAt time.Time
 	Locale     string
 	IsGroup    bool
+	// Image is a picture the user sent, fetched and checked by the channel; Text is its caption.
+	Image *Image
+}
+
+// Image is a picture for chat-mio's vision model.
+type Image struct {
+	Data []byte
+	// MIMEType is image/jpeg, image/png, image/gif or image/webp.
+	MIMEType string
+	// Source names where it came from (line:<messageId>, slack:<fileId>), for the logs.
+	Source string
 }
 
 // Response is chat-mio's answer.

@@ -48,7 +48,9 @@ type Models struct {
 }
 
 // visionConfigured reports whether models.vision names a model.
-func (c *Config) visionConfigured() bool { return c.Models.Vision.Model != "" || c.Models.Vision.Provider != "" }
+func (c *Config) visionConfigured() bool {
+	return c.Models.Vision.Model != "" || c.Models.Vision.Provider != ""
+}
 
 func (c *Config) visionModelConfig() llm.Config {
 	v := c.Models.Vision
