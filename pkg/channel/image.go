@@ -28,8 +28,8 @@ type ImageFetcher interface {
 	FetchImage(ctx context.Context, ev Event, maxBytes int64) (chatlink.Image, error)
 }
 
-// ReadImage reads an image download: a non-2xx status is an error (404/410 and other 4xx but
-// 408/429 permanent), a body over maxBytes is ErrImageTooLarge (stopped at the cap, whatever
+// ReadImage reads an image download: a non-2xx status is an error (3xx, and 4xx but 408/429,
+// permanent), a body over maxBytes is ErrImageTooLarge (stopped at the cap, whatever
 // Content-Length claims), and the type is what the bytes are (sniffed), which must be one of
 // config.ImageTypes and agree with a declared image type.
 func ReadImage(res *http.Response, maxBytes int64) (chatlink.Image, error) {
@@ -37,7 +37,9 @@ func ReadImage(res *http.Response, maxBytes int64) (chatlink.Image, error) {
 	if res.StatusCode < 200 || res.StatusCode > 299 {
 		_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 4<<10))
 		err := fmt.Errorf("image download: HTTP %d", res.StatusCode)
-		if res.StatusCode >= 400 && res.StatusCode < 500 && res.StatusCode != http.StatusRequestTimeout && res.StatusCode != http.StatusTooManyRequests {
+		// A redirect (the downloader follows none: to a sign-in page, another host) and 4xx but
+		// 408/429 will not change on a retry.
+		if res.StatusCode < 500 && res.StatusCode != http.StatusRequestTimeout && res.StatusCode != http.StatusTooManyRequests {
 			return chatlink.Image{}, fmt.Errorf("%w: %w", ErrPermanent, err)
 		}
 		return chatlink.Image{}, err
