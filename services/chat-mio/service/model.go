@@ -3,6 +3,7 @@ package service
 import (
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
@@ -47,9 +48,9 @@ type Models struct {
 	Vision llm.Config `yaml:"vision"`
 }
 
-// visionConfigured reports whether models.vision names a model.
+// visionConfigured reports whether models.vision names a model (a provider alone does not).
 func (c *Config) visionConfigured() bool {
-	return c.Models.Vision.Model != "" || c.Models.Vision.Provider != ""
+	return strings.TrimSpace(c.Models.Vision.Model) != ""
 }
 
 func (c *Config) visionModelConfig() llm.Config {
