@@ -34,12 +34,18 @@ func ImageTypeAllowed(mime string) bool {
 	return false
 }
 
-// Validate names the offending key.
+// Validate checks max_bytes, the key every service that handles images reads, and names it.
 func (i Images) Validate() error {
 	var errs Errors
 	if i.MaxBytes <= 0 || i.MaxBytes > 50<<20 {
 		errs.Addf("images.max_bytes", "must be 1..52428800 (50 MiB), got %d", i.MaxBytes)
 	}
+	return errs.Err()
+}
+
+// ValidateKeep checks the keys of keeping images (approval's).
+func (i Images) ValidateKeep() error {
+	var errs Errors
 	if i.Keep && i.KeepDir == "" {
 		errs.Addf("images.keep_dir", "must be set when images.keep is true")
 	}

@@ -203,6 +203,7 @@ func (c *Config) Validate() error {
 	}
 	c.Approval.Audit.validate(&errs)
 	errs.Add(c.Images.Validate())
+	errs.Add(c.Images.ValidateKeep())
 	return errs.Err()
 }
 
