@@ -16,6 +16,9 @@ type ImageLog interface {
 	AppendImage(ctx context.Context, r domain.ImageRecord) (domain.ImageRecord, error)
 	// ListImages returns records, newest first.
 	ListImages(ctx context.Context, f domain.ImageFilter) ([]domain.ImageRecord, error)
+	// ImageJobIDsOfDay lists the job ids of the day's image records (job_<day>_…): those
+	// JobIDs reached the audit store too and are never handed out again.
+	ImageJobIDsOfDay(ctx context.Context, day string) ([]string, error)
 }
 
 // ImageKeeper stores the bytes of recorded images (images.keep); it reports false when it

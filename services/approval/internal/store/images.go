@@ -65,6 +65,12 @@ func (s *SQLite) ListImages(ctx context.Context, f domain.ImageFilter) ([]domain
 	return out, Unavailable(rows.Err())
 }
 
+// ImageJobIDsOfDay lists the job ids of the day's image records.
+func (s *SQLite) ImageJobIDsOfDay(ctx context.Context, day string) ([]string, error) {
+	ids, err := s.strings(ctx, `SELECT DISTINCT job_id FROM approval_images WHERE job_id LIKE ?`, "job_"+day+"_%")
+	return ids, Unavailable(err)
+}
+
 func limitOf(f domain.ImageFilter) int {
 	if f.Limit <= 0 || f.Limit > domain.MaxImageList {
 		return domain.MaxImageList

@@ -42,3 +42,13 @@ func (s *Postgres) ListImages(ctx context.Context, f domain.ImageFilter) ([]doma
 	})
 	return out, Unavailable(err)
 }
+
+// ImageJobIDsOfDay lists the job ids of the day's image records.
+func (s *Postgres) ImageJobIDsOfDay(ctx context.Context, day string) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT DISTINCT job_id FROM approval_images WHERE job_id LIKE $1`, "job_"+day+"_%")
+	if err != nil {
+		return nil, Unavailable(err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return ids, Unavailable(err)
+}

@@ -82,6 +82,10 @@ func runImageContract(t *testing.T, open func(*testing.T) backend) {
 	if err != nil || len(one) != 1 {
 		t.Fatalf("limit = %+v, %v", one, err)
 	}
+	// Image turns' JobIDs hold the JobID floor up like jobs do.
+	if n, err := svc.HighestJobNumber(ctx, "20260301"); err != nil || n != 2 {
+		t.Errorf("HighestJobNumber = %d, %v; want 2 from the image log", n, err)
+	}
 	if err := b.exec(t, `UPDATE approval_images SET sha256 = $1 WHERE id = $2`, rec2.SHA256, rec.ID); err == nil {
 		t.Error("an image record was changed")
 	}
