@@ -10,12 +10,13 @@ import (
 
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakellm"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakeslack"
 )
 
 // e2ePNG is a small PNG (signature and IHDR are what type checks read).
 var e2ePNG = append([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89"), bytes.Repeat([]byte{0}, 100)...)
 
-// TestLINEImageToVisionModel: a LINE image is fetched from the blob endpoint, recorded in
+// TestLINEImageToVisionModel (and a Slack file share): a LINE image is fetched from the blob endpoint, recorded in
 // approval's image audit log and sent to the vision model (Ollama's /api/chat carries it in
 // images); the audit row names the turn's JobID, the hash, size, type and destination. A
 // sticker gets the "not supported" reply, an image over images.max_bytes the cap reply, and
@@ -105,6 +106,18 @@ func TestLINEImageToVisionModel(t *testing.T) {
 	}
 	if imageCalls != 1 {
 		t.Errorf("%d model calls carried images, want 1", imageCalls)
+	}
+
+	// A Slack direct message sharing an image takes the same path.
+	file := s.slack.AddFile("FE2EIMG1", "cat.png", "image/png", e2ePNG)
+	s.slackEvent(t, "EvE2EIMAGE1", fakeslack.FileShareDM(slackUser, "DE2EIMG", "1700000100.000100", "これは？", file))
+	waitMessage(t, "the vision model's answer on Slack", flowTimeout, s.slackMessages, s.slack.Problems, func(m outMessage) bool {
+		return strings.Contains(m.text(), "猫が写っています")
+	})
+	s.approvalAPI(t, "GET", "/v1/images", nil, &log)
+	if len(log.Images) != 2 || log.Images[0].SessionID != "slack:DE2EIMG:1700000100.000100" || log.Images[0].SHA256 != rec.SHA256 ||
+		log.Images[0].JobID == rec.JobID || !jobid.Valid(log.Images[0].JobID) {
+		t.Errorf("image audit log after the Slack share: %+v", log.Images)
 	}
 	s.noProblems(t)
 }
