@@ -180,6 +180,10 @@ func (a *App) HandleMessage(ctx context.Context, req *chatv1.HandleMessageReques
 		text = actionText(act)
 	}
 	cmd, cmdErr := domain.ParseCommand(text)
+	if req.GetImage() != nil && req.GetAction() == nil {
+		// A caption is a question about the picture, never a command (nor a job to join).
+		cmd, cmdErr = domain.Command{}, nil
+	}
 	// The gateways allocate the JobID when the event arrives (and a button press or a typed
 	// command about a job carries that job's id); a command about a job is that job's whatever
 	// the caller said, and only a caller without an id (the terminal channel) gets a new one.

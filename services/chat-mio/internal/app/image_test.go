@@ -179,3 +179,17 @@ func TestImageRefusals(t *testing.T) {
 		t.Errorf("cloud vision: %q, steps %v", got, s.all())
 	}
 }
+
+// A caption that reads like a command is a question about the picture: the image turn keeps
+// its own JobID and decides nothing.
+func TestImageCaptionIsNotACommand(t *testing.T) {
+	s := &steps{}
+	images := &fakeImages{steps: s}
+	a := newImageApp(t, &fakeVision{steps: s}, images, newMemStore())
+	if got := sendImage(t, a, "/approve job_20260101_009", "image/png", "ja"); got != "猫が写っています" {
+		t.Fatalf("reply %q", got)
+	}
+	if len(images.recs) != 1 || images.recs[0].JobID != "job_20260101_001" {
+		t.Fatalf("records %+v", images.recs)
+	}
+}

@@ -244,8 +244,13 @@ func (h *Handlers) store200(w http.ResponseWriter, r *http.Request, in domain.In
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
-	res, err := h.ingest.Store(ctx, channel.Incoming{ID: in.EventID, Key: in.Key(), Payload: payload,
-		StartsJob: in.Kind == domain.KindMessage || in.Kind == domain.KindImage, Action: in.Action, Text: in.Text})
+	inc := channel.Incoming{ID: in.EventID, Key: in.Key(), Payload: payload,
+		StartsJob: in.Kind == domain.KindMessage || in.Kind == domain.KindImage, Action: in.Action, Text: in.Text}
+	if in.Kind != domain.KindMessage {
+		// An image's caption is a question about the picture, never a command about a job.
+		inc.Text = ""
+	}
+	res, err := h.ingest.Store(ctx, inc)
 	if err != nil {
 		// Not stored: a 500 makes Slack retry; the retry is deduplicated if this one got through.
 		http.Error(w, "temporarily unavailable", http.StatusInternalServerError)
