@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -78,13 +77,10 @@ func (a *App) seeImage(ctx context.Context, t *turn) {
 	}
 	span.End()
 	if err != nil {
-		log.ErrorContext(ctx, "chat.vision_failed", slog.String("provider", vision.Provider()), slog.String("model", vision.Model()), slog.Any("error", err))
-		if errors.Is(err, llm.ErrUnavailable) || errors.Is(err, llm.ErrRateLimited) {
-			// Transient: the gateway retries the event (and the retry is recorded again: it
-			// sends the image again).
-			t.fail(fmt.Errorf("vision model: %w: %w", domain.ErrUnavailable, err))
-			return
-		}
+		// Told, not retried, even when the failure is transient: every retry would send (and
+		// record) the picture again, and the user can simply send it again.
+		log.ErrorContext(ctx, "chat.vision_failed", slog.String("provider", vision.Provider()), slog.String("model", vision.Model()),
+			slog.String("error_code", llm.Code(err)), slog.Any("error", err))
 		t.say(domain.T(t.loc, domain.MsgVisionModelDown, vision.Provider()+"/"+vision.Model()))
 		return
 	}

@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -191,5 +192,21 @@ func TestImageCaptionIsNotACommand(t *testing.T) {
 	}
 	if len(images.recs) != 1 || images.recs[0].JobID != "job_20260101_001" {
 		t.Fatalf("records %+v", images.recs)
+	}
+}
+
+type downVision struct{ fakeVision }
+
+func (v *downVision) Chat(context.Context, llm.Request) (*llm.Response, error) {
+	return nil, fmt.Errorf("%w: connection refused", llm.ErrUnavailable)
+}
+
+// A vision model that does not answer is reported, not retried: a retry would send and record
+// the picture again.
+func TestVisionModelDownIsReported(t *testing.T) {
+	s := &steps{}
+	a := newImageApp(t, &downVision{fakeVision{steps: s}}, &fakeImages{steps: s}, newMemStore())
+	if got := sendImage(t, a, "", "image/png", "en"); !strings.Contains(got, "vision model (ollama/vision-model) did not answer") {
+		t.Fatalf("reply %q", got)
 	}
 }
