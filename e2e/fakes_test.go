@@ -164,14 +164,23 @@ func screenshotProposal(job string) fakellm.Answer {
 	return fakellm.Answer{Content: string(proposal), PromptTokens: 420, CompletionTokens: 120}
 }
 
+// visionModel is the vision model the image scenario configures (models.vision).
+const visionModel = "qwen2.5vl:7b"
+
 // startOllama starts a local Ollama server with the suite's models installed. /api/chat answers
-// a classifier prompt with a CHAT route and anything else with a short chat reply.
+// a classifier prompt with a CHAT route, a message with images with what it "sees", and
+// anything else with a short chat reply.
 func startOllama(t *testing.T) *fakellm.Server {
 	return fakellm.Start(t, fakellm.Ollama, func(req fakellm.Request) fakellm.Answer {
+		for _, m := range req.Messages {
+			if len(m.Images) > 0 {
+				return fakellm.Answer{Content: "猫が写っています。", PromptTokens: 600, CompletionTokens: 8}
+			}
+		}
 		if strings.Contains(req.Text(), `"route"`) {
 			return fakellm.Answer{Content: `{"route":"CHAT","confidence":0.9,"reason":"conversation","evidence":[]}`,
 				PromptTokens: 10, CompletionTokens: 5}
 		}
 		return fakellm.Answer{Content: "はい、Mio です。", PromptTokens: 10, CompletionTokens: 5}
-	}, fakellm.WithModels("chat-v1:latest", "worker-v1:latest"), fakellm.WithParameters("num_ctx 8192"))
+	}, fakellm.WithModels("chat-v1:latest", "worker-v1:latest", visionModel), fakellm.WithParameters("num_ctx 8192"))
 }

@@ -87,6 +87,8 @@ func startSuite(t *testing.T, bin string, extraEnv ...string) *suite {
 		"PICOCLAW_CONFIG="+cfgPath,
 		"OTEL_EXPORTER_OTLP_ENDPOINT=http://"+s.otlp.addr,
 		"PICOCLAW_LINE_API_BASE_URL="+s.line.URL,
+		"PICOCLAW_LINE_DATA_API_BASE_URL="+s.line.URL,
+		"PICOCLAW_SLACK_FILES_BASE_URL="+s.slack.URL,
 		"PICOCLAW_SLACK_API_BASE_URL="+s.slack.URL+"/api",
 		// The agents talk to the fake Ollama (the last value of a key wins).
 		"PICOCLAW_AGENTS_CHAT_PROVIDER=ollama",

@@ -38,6 +38,9 @@ const (
 	// KindUnsupported: a message the assistant cannot read (sticker, audio, …); the user is
 	// told what is supported.
 	KindUnsupported Kind = "unsupported"
+	// KindImage: the user sent a picture (Text, when set, is its caption); the channel fetches
+	// it (ImageFetcher) and chat-mio gives it to the vision model.
+	KindImage Kind = "image"
 )
 
 // Event is one inbound event in its channel-neutral form.

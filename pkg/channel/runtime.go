@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/chatlink"
+	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
@@ -33,6 +34,8 @@ type RuntimeConfig struct {
 	// Outbox, when set, stores every reply and notification before it is sent; the outbox
 	// consumer sends them (Deliver). Without one (the terminal) they are sent at once.
 	Outbox Appender
+	// MaxImageBytes caps an image the channel fetches (images.max_bytes; default 10 MiB).
+	MaxImageBytes int64
 }
 
 // Runtime processes a channel's events: allowlist, chat-mio, replies; and its notifications.
@@ -51,6 +54,9 @@ type Runtime struct {
 func NewRuntime(ch Channel, cfg RuntimeConfig, chat Chat, log *slog.Logger, tp trace.TracerProvider, prop propagation.TextMapPropagator) *Runtime {
 	if cfg.Tracer == "" {
 		cfg.Tracer = ch.Name()
+	}
+	if cfg.MaxImageBytes <= 0 {
+		cfg.MaxImageBytes = config.DefaultImages().MaxBytes
 	}
 	return &Runtime{ch: ch, name: ch.Name(), cfg: cfg, texts: chatlink.TextsFor(cfg.Locale), chat: chat, log: log,
 		tracer: tp.Tracer(cfg.Tracer), prop: prop}
@@ -108,10 +114,22 @@ func (r *Runtime) process(ctx context.Context, ev Event, raw []byte, to Target) 
 	if p, ok := r.ch.(Preparer); ok {
 		p.BeforeChat(ctx, ev)
 	}
-	res, err := r.chat.HandleMessage(ctx, chatlink.Request{
+	req := chatlink.Request{
 		SessionID: ev.SessionID, UserID: ev.UserID, Text: ev.Text, Action: ev.Action, EventID: ev.ID,
 		ReceivedAt: ev.ReceivedAt, Locale: r.cfg.Locale, IsGroup: ev.IsGroup,
-	})
+	}
+	if ev.Kind == KindImage {
+		img, refusal, err := r.fetchImage(ctx, ev)
+		if err != nil {
+			return err
+		}
+		if refusal != "" {
+			_, err := r.deliver(ctx, to, raw, "image:"+ev.ID, outbound{Replies: Notice(refusal)})
+			return err
+		}
+		req.Image = &img
+	}
+	res, err := r.chat.HandleMessage(ctx, req)
 	if err != nil {
 		if errors.Is(err, ErrPermanent) {
 			return inbox.Permanent(fmt.Errorf("chat-mio: %w", err))
@@ -217,4 +235,34 @@ func stampTraceParent(ctx context.Context, replies []chatlink.Reply, tp string) 
 			replies[i].Actions[j].Trace = tp
 		}
 	}
+}
+
+// fetchImage downloads an image event's picture. A picture that is not passed on gets a
+// refusal text (too large, wrong type, hosted elsewhere, gone); a transient failure is
+// returned, so the event is retried.
+func (r *Runtime) fetchImage(ctx context.Context, ev Event) (chatlink.InboundImage, string, error) {
+	log := r.log.With(slog.String("event_id", ev.ID))
+	f, ok := r.ch.(ImageFetcher)
+	if !ok {
+		return chatlink.InboundImage{}, r.texts.Unsupported, nil
+	}
+	img, err := f.FetchImage(ctx, ev, r.cfg.MaxImageBytes)
+	refusal := ""
+	switch {
+	case err == nil:
+		log.InfoContext(ctx, r.name+".image_fetched", slog.String("mime_type", img.MIMEType), slog.Int("size", len(img.Data)))
+		return img, "", nil
+	case errors.Is(err, ErrImageTooLarge):
+		refusal = fmt.Sprintf(r.texts.ImageTooLarge, humanBytes(r.cfg.MaxImageBytes))
+	case errors.Is(err, ErrImageType):
+		refusal = r.texts.ImageType
+	case errors.Is(err, ErrImageSource):
+		refusal = r.texts.ImageSource
+	case errors.Is(err, ErrPermanent):
+		refusal = r.texts.ImageUnavailable
+	default:
+		return chatlink.InboundImage{}, "", fmt.Errorf("fetch image: %w", err)
+	}
+	log.InfoContext(ctx, r.name+".image_refused", slog.Any("reason", err))
+	return chatlink.InboundImage{}, refusal, nil
 }

@@ -38,6 +38,8 @@ type Spec struct {
 	Common   config.Common
 	Wiring   Wiring
 	Settings Settings
+	// MaxImageBytes caps an image the channel fetches (images.max_bytes).
+	MaxImageBytes int64
 	// Build makes the channel once the runtime's parts exist; it mounts its webhooks with
 	// env.HandlePublic and stores what they receive with env.Ingest.
 	Build func(ctx context.Context, env Env) (Channel, error)
@@ -122,7 +124,8 @@ func Run(ctx context.Context, spec Spec) error {
 		return err
 	}
 	chat := chatclient.New(chatv1connect.NewChatServiceClient(rpcserver.NewHTTPClient(), cfg.Services.ChatMio.URL, chatOpts...), spec.Channel, creds)
-	rt := NewRuntime(ch, RuntimeConfig{Locale: cfg.Locale, Allow: NewAllowlist(spec.Settings.AllowedUsers), Tracer: spec.Service, Outbox: outbox},
+	rt := NewRuntime(ch, RuntimeConfig{Locale: cfg.Locale, Allow: NewAllowlist(spec.Settings.AllowedUsers), Tracer: spec.Service, Outbox: outbox,
+		MaxImageBytes: spec.MaxImageBytes},
 		chat, log, tel.TracerProvider, tel.Propagator)
 	consumer, err := inbox.NewConsumerOn(st.engine, inboxCfg, spec.Settings.Inbox.ConsumerConfig(srv.Replica(), rt.GiveUp, log), rt.Handle)
 	if err != nil {

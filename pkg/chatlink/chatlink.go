@@ -64,6 +64,17 @@ type Request struct {
 	ReceivedAt time.Time
 	Locale     string
 	IsGroup    bool
+	// Image is a picture the user sent, fetched and checked by the channel; Text is its caption.
+	Image *InboundImage
+}
+
+// InboundImage is a picture the user sent, for chat-mio's vision model.
+type InboundImage struct {
+	Data []byte
+	// MIMEType is image/jpeg, image/png, image/gif or image/webp.
+	MIMEType string
+	// Source names where it came from (line:<messageId>, slack:<fileId>), for the logs.
+	Source string
 }
 
 // Response is chat-mio's answer.

@@ -10,13 +10,20 @@ type Texts struct {
 	Refusal string
 	Welcome string
 	// Unsupported answers a message the assistant cannot read (a sticker, audio, video, a file,
-	// a location, an image).
-	Unsupported   string
-	Failure       string
-	Truncated     string
-	ChooseButton  string
-	Approve, Deny string
-	Pick          string
+	// a location) and says what it can read: text and images.
+	Unsupported string
+	// ImageTooLarge (with the cap, e.g. "10 MB"), ImageType, ImageSource and ImageUnavailable
+	// answer an image that is not passed on: too big, not JPEG/PNG/GIF/WebP, hosted outside the
+	// channel, or no longer downloadable.
+	ImageTooLarge    string
+	ImageType        string
+	ImageSource      string
+	ImageUnavailable string
+	Failure          string
+	Truncated        string
+	ChooseButton     string
+	Approve, Deny    string
+	Pick             string
 	// Similar labels "approve and allow similar" buttons that come without a label.
 	Similar string
 	// OpenConsole labels the link to a job in the approval console.
@@ -43,25 +50,33 @@ func (t Texts) Label(k ActionKind) string {
 func TextsFor(locale string) Texts {
 	if locale == "en" {
 		return Texts{
-			Refusal:      "Sorry, this assistant is only available to registered users.",
-			Welcome:      "Thanks for adding me. Send a message to start; /help lists the commands.",
-			Unsupported:  "Sorry, I can only read text messages for now (not stickers, images, audio, video, files or locations). Please write it as text.",
-			Failure:      "Sorry, your message could not be processed. Please try again later.",
-			Truncated:    "(the rest was cut off)",
-			ChooseButton: "Choose:",
-			Approve:      "Approve", Deny: "Deny", Pick: "Pick", Similar: "Approve + similar",
+			Refusal:          "Sorry, this assistant is only available to registered users.",
+			Welcome:          "Thanks for adding me. Send a message to start; /help lists the commands.",
+			Unsupported:      "Sorry, I can read text and images (JPEG, PNG, GIF, WebP) only, not stickers, audio, video, other files or locations. Please write it as text.",
+			ImageTooLarge:    "Sorry, the image is too large (the limit is %s). Please send a smaller one.",
+			ImageType:        "Sorry, I can read JPEG, PNG, GIF and WebP images only.",
+			ImageSource:      "Sorry, images shared from outside this chat service cannot be read. Please send the image file itself.",
+			ImageUnavailable: "Sorry, the image could no longer be downloaded. Please send it again.",
+			Failure:          "Sorry, your message could not be processed. Please try again later.",
+			Truncated:        "(the rest was cut off)",
+			ChooseButton:     "Choose:",
+			Approve:          "Approve", Deny: "Deny", Pick: "Pick", Similar: "Approve + similar",
 			OpenConsole:   "Open in console",
 			ImageNotShown: "📷 A screenshot could not be shown here (images need a public address for this channel); it is kept with the job: %s",
 		}
 	}
 	return Texts{
-		Refusal:      "申し訳ありません。このアシスタントは登録されたユーザーだけが利用できます。",
-		Welcome:      "友だち追加ありがとうございます。メッセージを送ると始まります。/help でコマンド一覧を表示します。",
-		Unsupported:  "申し訳ありません。今はテキストのメッセージだけを読めます（スタンプ・画像・音声・動画・ファイル・位置情報には対応していません）。文章で送ってください。",
-		Failure:      "申し訳ありません。メッセージを処理できませんでした。しばらくしてからもう一度お試しください。",
-		Truncated:    "（長いため以降は省略しました）",
-		ChooseButton: "選択してください:",
-		Approve:      "承認", Deny: "却下", Pick: "選択", Similar: "承認+同種も",
+		Refusal:          "申し訳ありません。このアシスタントは登録されたユーザーだけが利用できます。",
+		Welcome:          "友だち追加ありがとうございます。メッセージを送ると始まります。/help でコマンド一覧を表示します。",
+		Unsupported:      "申し訳ありません。読めるのは文章と画像（JPEG・PNG・GIF・WebP）だけです（スタンプ・音声・動画・その他のファイル・位置情報には対応していません）。文章で送ってください。",
+		ImageTooLarge:    "申し訳ありません。画像が大きすぎます（上限は %s です）。小さくして送ってください。",
+		ImageType:        "申し訳ありません。読める画像は JPEG・PNG・GIF・WebP だけです。",
+		ImageSource:      "申し訳ありません。外部のサービスから共有された画像は読めません。画像そのものを送ってください。",
+		ImageUnavailable: "申し訳ありません。画像をダウンロードできませんでした。もう一度送ってください。",
+		Failure:          "申し訳ありません。メッセージを処理できませんでした。しばらくしてからもう一度お試しください。",
+		Truncated:        "（長いため以降は省略しました）",
+		ChooseButton:     "選択してください:",
+		Approve:          "承認", Deny: "却下", Pick: "選択", Similar: "承認+同種も",
 		OpenConsole:   "コンソールで開く",
 		ImageNotShown: "📷 スクリーンショットをここに表示できませんでした（このチャネルで画像を送るには公開アドレスの設定が必要です）。ジョブと一緒に保存されています: %s",
 	}

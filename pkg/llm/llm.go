@@ -51,6 +51,27 @@ type Message struct {
 	ToolName   string
 	// ToolError marks a RoleTool result that reports a failure (Anthropic's is_error).
 	ToolError bool
+	// Images, on a user message, are pictures for a vision model (Ollama's images, OpenAI's
+	// image_url parts, Anthropic's image blocks). Every image sent must first be recorded in the
+	// image audit log (chat-mio does so before it calls).
+	Images []Image
+}
+
+// Image is one picture in a message.
+type Image struct {
+	Data []byte
+	// MIMEType is image/jpeg, image/png, image/gif or image/webp.
+	MIMEType string
+}
+
+// HasImages reports whether any message of req carries an image.
+func (r Request) HasImages() bool {
+	for _, m := range r.Messages {
+		if len(m.Images) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // Request is one model call.

@@ -46,7 +46,8 @@ type Config struct {
 	PublicListen string
 	// PublicListener, when set, is used instead of PublicListen.
 	PublicListener net.Listener
-	// MaxBodyBytes caps request bodies (default 1 MiB).
+	// MaxBodyBytes caps request bodies on the internal listener (default 1 MiB); the public
+	// listener's cap is always the default.
 	MaxBodyBytes int64
 	// Limits are the listeners' timeouts and caps (zero fields take the defaults).
 	Limits Limits
@@ -157,12 +158,12 @@ func New(cfg Config, tel *telemetry.Telemetry) (*Server, error) {
 	if s.hb, err = s.newHeartbeat(); err != nil {
 		return nil, err
 	}
-	s.router.Use(s.limitBody, s.limitTime, s.countHTTP)
+	s.router.Use(s.limitBody(cfg.MaxBodyBytes), s.limitTime, s.countHTTP)
 	s.router.Get("/healthz", s.serveHealth)
 	s.router.Get("/readyz", s.serveReady)
 	if cfg.PublicListen != "" || cfg.PublicListener != nil {
 		s.public = chi.NewRouter()
-		s.public.Use(s.limitBody, s.limitTime, s.countHTTP)
+		s.public.Use(s.limitBody(min(cfg.MaxBodyBytes, defaultMaxBody)), s.limitTime, s.countHTTP)
 		s.public.Get("/healthz", s.serveHealth)
 		s.public.Get("/readyz", s.servePublicReady)
 	}
@@ -396,16 +397,18 @@ func (s *Server) serveReady(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready", "service": s.cfg.Name})
 }
 
-func (s *Server) limitBody(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength > s.cfg.MaxBodyBytes {
-			writeJSON(w, http.StatusRequestEntityTooLarge, map[string]string{"code": "body_too_large",
-				"message": fmt.Sprintf("request body exceeds %d bytes", s.cfg.MaxBodyBytes)})
-			return
-		}
-		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
-		next.ServeHTTP(w, r)
-	})
+func (s *Server) limitBody(limit int64) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.ContentLength > limit {
+				writeJSON(w, http.StatusRequestEntityTooLarge, map[string]string{"code": "body_too_large",
+					"message": fmt.Sprintf("request body exceeds %d bytes", limit)})
+				return
+			}
+			r.Body = http.MaxBytesReader(w, r.Body, limit)
+			next.ServeHTTP(w, r)
+		})
+	}
 }
 
 // logReadiness logs the failing checks with their errors when the set of failing checks changed

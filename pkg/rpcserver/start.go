@@ -39,6 +39,9 @@ type Setup struct {
 	// REST, console); the Connect API stays on the internal one.
 	Public bool
 	Wiring Wiring
+	// MaxBodyBytes raises the internal listener's cap on request bodies (default 1 MiB) for a
+	// service whose callers send images; the public listener keeps the default.
+	MaxBodyBytes int64
 }
 
 // Start loads the service's credentials and builds its telemetry and server from the common
@@ -55,14 +58,15 @@ func Start(ctx context.Context, s Setup) (*Server, error) {
 	}
 	ep, _ := s.Common.Services.Endpoint(s.Name)
 	cfg := Config{
-		Name:        s.Name,
-		Listen:      ep.Listen,
-		Listener:    s.Wiring.Listener,
-		Heartbeat:   HeartbeatFrom(s.Common),
-		Credentials: creds,
-		Limits:      LimitsFrom(s.Common),
-		Pprof:       s.Common.Debug.Pprof,
-		Replica:     s.Common.Replica,
+		Name:         s.Name,
+		Listen:       ep.Listen,
+		Listener:     s.Wiring.Listener,
+		Heartbeat:    HeartbeatFrom(s.Common),
+		Credentials:  creds,
+		Limits:       LimitsFrom(s.Common),
+		Pprof:        s.Common.Debug.Pprof,
+		Replica:      s.Common.Replica,
+		MaxBodyBytes: s.MaxBodyBytes,
 	}
 	if s.Public {
 		cfg.PublicListen, cfg.PublicListener = ep.PublicListen, s.Wiring.PublicListener

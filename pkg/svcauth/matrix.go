@@ -44,6 +44,8 @@ func Matrix() []Rule {
 		{approvalv1connect.ApprovalServiceGetJobProcedure, []string{Approval}, []string{ChatMio, Executor}, false},
 		{approvalv1connect.ApprovalServiceListJobsProcedure, []string{Approval}, []string{ChatMio}, false},
 		{approvalv1connect.ApprovalServiceListJobEventsProcedure, []string{Approval}, []string{ChatMio}, false},
+		// Every image chat-mio sends to a model is recorded first (the image audit log).
+		{approvalv1connect.ApprovalServiceRecordImageProcedure, []string{Approval}, []string{ChatMio}, false},
 		// Whoever allocates JobIDs asks where the audit store's ids of the day end, so a counter
 		// that lost its state never hands one out again.
 		{approvalv1connect.ApprovalServiceHighestJobNumberProcedure, []string{Approval}, []string{ChatMio, GatewayLine, GatewaySlack}, false},

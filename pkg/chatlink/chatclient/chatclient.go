@@ -43,6 +43,9 @@ func (c *Client) HandleMessage(ctx context.Context, req chatlink.Request) (chatl
 	if req.Action != nil {
 		pb.Action = chatlink.ActionToProto(*req.Action)
 	}
+	if req.Image != nil {
+		pb.Image = &chatv1.Image{Data: req.Image.Data, MimeType: req.Image.MIMEType, Source: req.Image.Source}
+	}
 	// chat-mio acts for the sender only on the gateway's signed word for who that is.
 	assertion, err := c.voucher.Vouch(c.channel, req.UserID, time.Now())
 	if err != nil {

@@ -5,6 +5,7 @@ package anthropic
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -60,6 +61,13 @@ type (
 		ToolUseID string          `json:"tool_use_id,omitempty"`
 		Content   []block         `json:"content,omitempty"`
 		IsError   bool            `json:"is_error,omitempty"`
+		// Source is an image block's picture ({"type":"base64","media_type","data"}).
+		Source *imageSource `json:"source,omitempty"`
+	}
+	imageSource struct {
+		Type      string `json:"type"`
+		MediaType string `json:"media_type"`
+		Data      string `json:"data"`
 	}
 	tool struct {
 		Name        string         `json:"name"`
@@ -168,7 +176,14 @@ func appendMessage(msgs []turn, m llm.Message) []turn {
 		}
 		blocks = append(blocks, res)
 	default:
-		blocks = append(blocks, block{Type: "text", Text: m.Content})
+		// Images first, then the text about them (the order the API documents).
+		for _, img := range m.Images {
+			blocks = append(blocks, block{Type: "image", Source: &imageSource{Type: "base64", MediaType: img.MIMEType,
+				Data: base64.StdEncoding.EncodeToString(img.Data)}})
+		}
+		if m.Content != "" || len(m.Images) == 0 {
+			blocks = append(blocks, block{Type: "text", Text: m.Content})
+		}
 	}
 	if n := len(msgs); n > 0 && msgs[n-1].Role == role && role == string(llm.RoleUser) {
 		last := &msgs[n-1]

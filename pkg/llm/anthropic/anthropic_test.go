@@ -61,3 +61,7 @@ func TestAnthropicToolUse(t *testing.T) {
 	llmtest.ToolRoundTrip(t, fakellm.Anthropic, newClient)
 	llmtest.ToolLimitOnTheWire(t, fakellm.Anthropic, newClient)
 }
+
+func TestAnthropicImageBlocks(t *testing.T) {
+	llmtest.ImageOnTheWire(t, fakellm.Anthropic, func(url string) llm.Client { return testClient(t, llm.ProviderAnthropic, url) })
+}

@@ -73,6 +73,8 @@ type ollamaMessage struct {
 	ToolCalls  []ollamaToolCall `json:"tool_calls,omitempty"`
 	ToolName   string           `json:"tool_name,omitempty"`
 	ToolCallID string           `json:"tool_call_id,omitempty"`
+	// Images are api.Message.Images ([]api.ImageData: raw bytes, base64 in JSON).
+	Images [][]byte `json:"images,omitempty"`
 }
 
 type ollamaToolCall struct {
@@ -143,6 +145,9 @@ func (c *Client) attempt(ctx context.Context, req llm.Request) (llm.Answer, erro
 	}
 	for _, m := range req.Messages {
 		om := ollamaMessage{Role: string(m.Role), Content: m.Content}
+		for _, img := range m.Images {
+			om.Images = append(om.Images, img.Data)
+		}
 		if m.Role == llm.RoleTool {
 			om.ToolName, om.ToolCallID = m.ToolName, m.ToolCallID
 		}

@@ -345,3 +345,13 @@ func TestRetryAfterBeyondTheBudgetFailsAtOnce(t *testing.T) {
 		t.Errorf("waited %v with %d requests", s.Waits(), len(f.Requests()))
 	}
 }
+
+func TestOllamaImages(t *testing.T) {
+	llmtest.ImageOnTheWire(t, fakellm.Ollama, func(url string) llm.Client {
+		c, err := New(llm.Config{Model: "qwen2.5vl:7b", BaseURL: url})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	})
+}

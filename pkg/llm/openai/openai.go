@@ -5,6 +5,7 @@ package openai
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -56,10 +57,21 @@ type (
 		Type string `json:"type"`
 	}
 	message struct {
-		Role       string     `json:"role"`
-		Content    *string    `json:"content,omitempty"`
+		Role string `json:"role"`
+		// Content is a string, or (a user message with images) a list of contentPart.
+		Content    any        `json:"content,omitempty"`
 		ToolCalls  []toolCall `json:"tool_calls,omitempty"`
 		ToolCallID string     `json:"tool_call_id,omitempty"`
+	}
+	// contentPart is a ChatCompletionContentPart: {"type":"text","text"} or
+	// {"type":"image_url","image_url":{"url":"data:<mime>;base64,<data>"}}.
+	contentPart struct {
+		Type     string    `json:"type"`
+		Text     string    `json:"text,omitempty"`
+		ImageURL *imageURL `json:"image_url,omitempty"`
+	}
+	imageURL struct {
+		URL string `json:"url"`
 	}
 	toolCall struct {
 		ID       string `json:"id"`
@@ -150,6 +162,17 @@ func wireMessage(m llm.Message) message {
 		out.ToolCallID = m.ToolCallID
 	default:
 		out.Role = string(llm.RoleUser)
+		if len(m.Images) > 0 {
+			parts := make([]contentPart, 0, len(m.Images)+1)
+			if m.Content != "" {
+				parts = append(parts, contentPart{Type: "text", Text: m.Content})
+			}
+			for _, img := range m.Images {
+				parts = append(parts, contentPart{Type: "image_url", ImageURL: &imageURL{
+					URL: "data:" + img.MIMEType + ";base64," + base64.StdEncoding.EncodeToString(img.Data)}})
+			}
+			out.Content = parts
+		}
 	}
 	if m.Role == llm.RoleAssistant && len(m.ToolCalls) > 0 {
 		if m.Content == "" {

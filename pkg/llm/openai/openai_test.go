@@ -73,3 +73,7 @@ func TestOpenAIToolCalls(t *testing.T) {
 		})
 	}
 }
+
+func TestOpenAIImageParts(t *testing.T) {
+	llmtest.ImageOnTheWire(t, fakellm.OpenAI, func(url string) llm.Client { return testClient(t, llm.ProviderOpenAI, url) })
+}

@@ -1,7 +1,7 @@
 // Package providers picks the model client for a config: Ollama, OpenAI-compatible (OpenAI,
 // DeepSeek), Anthropic or the offline provider. It links every provider SDK, so only the
-// composition roots that may call a cloud model import it (router-shiro, coder-order and the
-// picoclaw CLI's embedded suite); the core pkg/llm links none.
+// composition roots that may call a cloud model import it (router-shiro, coder-order, chat-mio
+// for its vision model, and the picoclaw CLI's embedded suite); the core pkg/llm links none.
 package providers
 
 import (

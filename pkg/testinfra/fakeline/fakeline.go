@@ -85,6 +85,15 @@ type Server struct {
 	onSent      func(Sent)
 	// outage fails the next requests when the API is down.
 	outage outage.Plan[Fault]
+	// contents are the message contents users sent (images), by message id.
+	contents map[string]content
+	fetched  []string
+}
+
+// content is one message's content as the blob API serves it.
+type content struct {
+	data        []byte
+	contentType string
 }
 
 // Fault is how the API fails one request during an outage.
@@ -129,11 +138,14 @@ var uuidPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a
 
 // NewServer starts a Messaging API server that accepts the channel access token token.
 func NewServer(token string) *Server {
-	s := &Server{token: token, tokens: map[string]bool{}, accepted: map[string]bool{}}
+	s := &Server{token: token, tokens: map[string]bool{}, accepted: map[string]bool{}, contents: map[string]content{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v2/bot/message/reply", s.reply)
 	mux.HandleFunc("POST /v2/bot/message/push", s.push)
 	mux.HandleFunc("POST /v2/bot/chat/loading/start", s.loadingStart)
+	// The blob API (api-data.line.me in production) on the same server: the gateway's
+	// line.data_api_base_url points here in tests.
+	mux.HandleFunc("GET /v2/bot/message/{messageId}/content", s.content)
 	s.Server = httptest.NewServer(s.auth(mux))
 	return s
 }
@@ -434,6 +446,60 @@ func PostbackEvent(id, userID, replyToken, data string, tsMillis int64) Event {
 		"source":          source(userID, ""), "replyToken": replyToken,
 		"postback": map[string]any{"data": data},
 	}
+}
+
+// AddContent makes data the content of message id (what a user's image message carries), served
+// with contentType by GET /v2/bot/message/{id}/content.
+func (s *Server) AddContent(id string, data []byte, contentType string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.contents[id] = content{data: data, contentType: contentType}
+}
+
+// Fetched lists the message ids whose content was downloaded, in order.
+func (s *Server) Fetched() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.fetched...)
+}
+
+// content is getMessageContent of the Messaging API's blob endpoints (messaging-api-blob.yml):
+// 200 with the binary body and its Content-Type, or 404 for a message without content (none
+// was sent, or it is past the retention period).
+func (s *Server) content(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("messageId")
+	s.mu.Lock()
+	c, ok := s.contents[id]
+	s.fetched = append(s.fetched, id)
+	s.mu.Unlock()
+	if !ok {
+		writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not found"})
+		return
+	}
+	w.Header().Set("Content-Type", c.contentType)
+	w.Header().Set("Content-Length", fmt.Sprint(len(c.data)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(c.data)
+}
+
+// ImageEvent is an image message from a user whose content LINE holds (contentProvider type
+// line): its bytes are served under message id "m"+id once AddContent gave them.
+func ImageEvent(id, userID, replyToken string, tsMillis int64) Event {
+	return Event{
+		"type": "message", "mode": "active", "timestamp": tsMillis, "webhookEventId": id,
+		"deliveryContext": map[string]any{"isRedelivery": false},
+		"source":          source(userID, ""), "replyToken": replyToken,
+		"message": map[string]any{"id": "m" + id, "type": "image", "quoteToken": "q" + id,
+			"contentProvider": map[string]any{"type": "line"}},
+	}
+}
+
+// ExternalImageEvent is an image message whose content is hosted outside LINE (contentProvider
+// type external, with originalContentUrl and previewImageUrl).
+func ExternalImageEvent(id, userID, replyToken, url string, tsMillis int64) Event {
+	e := ImageEvent(id, userID, replyToken, tsMillis)
+	e["message"].(map[string]any)["contentProvider"] = map[string]any{"type": "external", "originalContentUrl": url, "previewImageUrl": url}
+	return e
 }
 
 // OtherEvent is an event of a type the gateway ignores (e.g. "join", a sticker message).

@@ -1,6 +1,7 @@
 package fakellm
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -33,13 +34,84 @@ func (c *content) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// openAIContent is a user message's content: a string or ChatCompletionContentPart values
+// (text, and image_url whose url is a data URL or a web address).
+type openAIContent struct {
+	Text   string
+	Images []string
+	Types  []string
+	// Bad says what the API would refuse about the parts.
+	Bad string
+}
+
+func (c *openAIContent) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		c.Text = s
+		return nil
+	}
+	var parts []struct {
+		Type     string `json:"type"`
+		Text     string `json:"text"`
+		ImageURL *struct {
+			URL    string `json:"url"`
+			Detail string `json:"detail"`
+		} `json:"image_url"`
+	}
+	if err := json.Unmarshal(b, &parts); err != nil {
+		return fmt.Errorf("content is neither a string nor an array of parts: %w", err)
+	}
+	var sb strings.Builder
+	for _, p := range parts {
+		switch p.Type {
+		case "text":
+			sb.WriteString(p.Text)
+		case "image_url":
+			if p.ImageURL == nil || p.ImageURL.URL == "" {
+				c.Bad = "image_url.url is required"
+				continue
+			}
+			mime, data, ok := parseDataURL(p.ImageURL.URL)
+			if !ok {
+				c.Bad = "image_url.url must be a base64 data URL of an image here"
+				continue
+			}
+			c.Images, c.Types = append(c.Images, data), append(c.Types, mime)
+		default:
+			c.Bad = fmt.Sprintf("unknown content part type %q", p.Type)
+		}
+	}
+	c.Text = sb.String()
+	return nil
+}
+
+// parseDataURL splits data:<mime>;base64,<data>, checking the data decodes.
+func parseDataURL(u string) (mime, data string, ok bool) {
+	rest, ok := strings.CutPrefix(u, "data:")
+	if !ok {
+		return "", "", false
+	}
+	head, data, ok := strings.Cut(rest, ",")
+	if !ok {
+		return "", "", false
+	}
+	mime, ok = strings.CutSuffix(head, ";base64")
+	if !ok || !strings.HasPrefix(mime, "image/") {
+		return "", "", false
+	}
+	if _, err := base64.StdEncoding.DecodeString(data); err != nil {
+		return "", "", false
+	}
+	return mime, data, true
+}
+
 // openAIRequest is the Chat Completions request (openai-go's ChatCompletionNewParams).
 type openAIRequest struct {
 	Model    string `json:"model"`
 	Messages []struct {
-		Role       string  `json:"role"`
-		Content    content `json:"content"`
-		ToolCallID string  `json:"tool_call_id,omitempty"`
+		Role       string        `json:"role"`
+		Content    openAIContent `json:"content"`
+		ToolCallID string        `json:"tool_call_id,omitempty"`
 		ToolCalls  []struct {
 			ID       string `json:"id"`
 			Type     string `json:"type"`
@@ -89,22 +161,32 @@ func (s *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
 		req.ToolChoice = choice
 	}
 	names := map[string]string{}
+	badPart := ""
 	for i, m := range in.Messages {
 		if i == 0 && (m.Role == "system" || m.Role == "developer") {
-			req.System = string(m.Content)
+			req.System = m.Content.Text
 		}
-		msg := Message{Role: m.Role, Content: string(m.Content)}
+		if m.Content.Bad != "" {
+			badPart = m.Content.Bad
+		}
+		if len(m.Content.Images) > 0 && m.Role != "user" {
+			badPart = "image_url parts belong to user messages"
+		}
+		msg := Message{Role: m.Role, Content: m.Content.Text, Images: m.Content.Images, ImageTypes: m.Content.Types}
 		for _, c := range m.ToolCalls {
 			msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
 			names[c.ID] = c.Function.Name
 		}
 		if m.Role == "tool" {
-			msg.ToolResults = []ToolResult{{CallID: m.ToolCallID, Name: names[m.ToolCallID], Content: string(m.Content)}}
+			msg.ToolResults = []ToolResult{{CallID: m.ToolCallID, Name: names[m.ToolCallID], Content: m.Content.Text}}
 		}
 		req.Messages = append(req.Messages, msg)
 	}
 	// What the API refuses with 400.
 	bad := pairCalls(req.Messages)
+	if bad == "" {
+		bad = badPart
+	}
 	if bad == "" && req.ToolChoice != "" && len(req.Tools) == 0 {
 		bad = "tool_choice is only allowed when tools are specified"
 	}
@@ -162,6 +244,12 @@ type anthropicBlock struct {
 	ToolUseID string          `json:"tool_use_id"`
 	Content   content         `json:"content"`
 	IsError   bool            `json:"is_error"`
+	// Source is an image block's source (base64: media_type and data).
+	Source *struct {
+		Type      string `json:"type"`
+		MediaType string `json:"media_type"`
+		Data      string `json:"data"`
+	} `json:"source"`
 }
 
 // anthropicContent is a message content: a string or an array of blocks.
@@ -228,6 +316,24 @@ func anthropicMessage(role string, blocks anthropicContent, names map[string]str
 			}
 			m.ToolResults = append(m.ToolResults, ToolResult{CallID: b.ToolUseID, Name: names[b.ToolUseID], Content: string(b.Content), IsError: b.IsError})
 			text.WriteString(string(b.Content))
+		case "image":
+			seenOther = true
+			if role != "user" {
+				bad = "image blocks belong to user turns"
+			}
+			if b.Source == nil || b.Source.Type != "base64" {
+				bad = "image.source must be a base64 source here"
+				continue
+			}
+			switch b.Source.MediaType {
+			case "image/jpeg", "image/png", "image/gif", "image/webp":
+			default:
+				bad = fmt.Sprintf("image.source.media_type %q is not one of image/jpeg, image/png, image/gif, image/webp", b.Source.MediaType)
+			}
+			if _, err := base64.StdEncoding.DecodeString(b.Source.Data); err != nil {
+				bad = "image.source.data is not base64"
+			}
+			m.Images, m.ImageTypes = append(m.Images, b.Source.Data), append(m.ImageTypes, b.Source.MediaType)
 		default:
 			seenOther = true
 		}

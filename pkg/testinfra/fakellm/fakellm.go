@@ -31,8 +31,12 @@ type Message struct {
 	Role string
 	// Content is the text of the message, the content of its tool results included.
 	Content string
-	// Images are the base64 images of an Ollama message (vision models).
+	// Images are the message's pictures, base64 as the wire carries them: Ollama's images,
+	// the data of OpenAI's image_url data URLs and of Anthropic's base64 image blocks.
 	Images []string
+	// ImageTypes are the media types the wire named for Images, in order (OpenAI's data URL
+	// type, Anthropic's media_type; Ollama names none).
+	ImageTypes []string
 	// ToolCalls are the calls of an assistant message.
 	ToolCalls []ToolCall
 	// ToolResults are the results the message carries (one for a role tool message, the

@@ -439,3 +439,30 @@ func TestOllamaPullCreateAndRestart(t *testing.T) {
 	}
 	res.Body.Close()
 }
+
+// Images as the SDKs send them: OpenAI image_url parts with a data URL, Anthropic base64 image
+// blocks; the fakes read back the base64 data and the media type.
+func TestImagesWithTheSDKs(t *testing.T) {
+	data := "iVBORw0KGgo="
+	o := fakellm.Start(t, fakellm.OpenAI, fakellm.Reply("a cat"))
+	oc := openai.NewClient(openaiopt.WithBaseURL(o.URL+"/v1"), openaiopt.WithAPIKey("k"), openaiopt.WithMaxRetries(0))
+	if _, err := oc.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{Model: "gpt-test",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage([]openai.ChatCompletionContentPartUnionParam{
+			openai.TextContentPart("what is this?"),
+			openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: "data:image/png;base64," + data}),
+		})}}); err != nil {
+		t.Fatal(err)
+	}
+	if m := o.Requests()[0].Messages[0]; m.Content != "what is this?" || len(m.Images) != 1 || m.Images[0] != data || m.ImageTypes[0] != "image/png" {
+		t.Fatalf("OpenAI message %+v", m)
+	}
+	a := fakellm.Start(t, fakellm.Anthropic, fakellm.Reply("a cat"))
+	ac := anthropic.NewClient(anthropicopt.WithBaseURL(a.URL), anthropicopt.WithAPIKey("k"), anthropicopt.WithMaxRetries(0))
+	if _, err := ac.Messages.New(context.Background(), anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 10,
+		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewImageBlockBase64("image/png", data), anthropic.NewTextBlock("what is this?"))}}); err != nil {
+		t.Fatal(err)
+	}
+	if m := a.Requests()[0].Messages[0]; m.Content != "what is this?" || len(m.Images) != 1 || m.Images[0] != data || m.ImageTypes[0] != "image/png" {
+		t.Fatalf("Anthropic message %+v", m)
+	}
+}

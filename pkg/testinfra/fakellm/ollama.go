@@ -1,6 +1,7 @@
 package fakellm
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -57,6 +58,14 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 	for i, m := range in.Messages {
 		if i == 0 && m.Role == "system" {
 			req.System = m.Content
+		}
+		// api.ImageData is []byte: an image that is not base64 does not decode.
+		for _, img := range m.Images {
+			if _, err := base64.StdEncoding.DecodeString(img); err != nil {
+				s.problem("api/chat: image is not base64: %v", err)
+				writeJSON(w, http.StatusBadRequest, map[string]any{"error": "illegal base64 data in images"})
+				return
+			}
 		}
 		msg := Message{Role: m.Role, Content: m.Content, Images: m.Images}
 		for _, c := range m.ToolCalls {

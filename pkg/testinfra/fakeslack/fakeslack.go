@@ -99,6 +99,14 @@ type Server struct {
 	uploads    []Upload
 	// outage fails the next requests when the API is down.
 	outage outage.Plan[Fault]
+	// shared are files users shared, by id, served under /files-pri/ as files.slack.com does.
+	shared    map[string]file
+	downloads []string
+}
+
+type file struct {
+	name, mimetype string
+	data           []byte
 }
 
 // Outage makes the next n calls of chat.postMessage, chat.update and chat.postEphemeral fail, cycling through faults, then the API
@@ -133,8 +141,10 @@ func fail(w http.ResponseWriter, f Fault) {
 
 // NewServer starts a Web API that accepts the bot token token.
 func NewServer(token string) *Server {
-	s := &Server{token: token}
+	s := &Server{token: token, shared: map[string]file{}}
 	mux := http.NewServeMux()
+	// files.slack.com on the same server: the gateway's slack.files_base_url points here in tests.
+	mux.HandleFunc("GET /files-pri/{teamFile}/download/{name}", s.download)
 	mux.HandleFunc("POST /api/auth.test", s.authTest)
 	mux.HandleFunc("POST /api/chat.postMessage", s.chat("chat.postMessage"))
 	mux.HandleFunc("POST /api/chat.update", s.chat("chat.update"))
@@ -467,6 +477,53 @@ func Mention(user, channel, ts, thread, text string) map[string]any {
 func DM(user, channel, ts, text string) map[string]any {
 	return map[string]any{"type": "message", "channel_type": "im", "user": user, "text": text,
 		"ts": ts, "channel": channel, "event_ts": ts}
+}
+
+// AddFile uploads a file as a user would and returns its file object as events carry it
+// (files[] of a file_share message: id, name, mimetype, filetype, size, url_private,
+// url_private_download on the server's own address standing in for files.slack.com).
+func (s *Server) AddFile(id, name, mimetype string, data []byte) map[string]any {
+	s.mu.Lock()
+	s.shared[id] = file{name: name, mimetype: mimetype, data: data}
+	s.mu.Unlock()
+	u := s.URL + "/files-pri/T0001-" + id + "/download/" + url.PathEscape(name)
+	return map[string]any{"id": id, "created": time.Now().Unix(), "timestamp": time.Now().Unix(), "name": name, "title": name,
+		"mimetype": mimetype, "filetype": strings.TrimPrefix(mimetype, "image/"), "pretty_type": mimetype, "user": "",
+		"size": len(data), "mode": "hosted", "is_external": false, "is_public": false,
+		"url_private": strings.Replace(u, "/download/", "/", 1), "url_private_download": u}
+}
+
+// Downloads lists the file ids downloaded with the bot token, in order.
+func (s *Server) Downloads() []string { return locked.Copy(&s.mu, &s.downloads) }
+
+// download serves url_private_download: with the bot token in Authorization the file's bytes;
+// without it Slack redirects to its sign-in page, as files.slack.com does.
+func (s *Server) download(w http.ResponseWriter, r *http.Request) {
+	_, id, _ := strings.Cut(r.PathValue("teamFile"), "-")
+	if r.Header.Get("Authorization") != "Bearer "+s.token {
+		http.Redirect(w, r, "/signin?redir="+url.QueryEscape(r.URL.Path), http.StatusFound)
+		return
+	}
+	s.mu.Lock()
+	f, ok := s.shared[id]
+	if ok {
+		s.downloads = append(s.downloads, id)
+	}
+	s.mu.Unlock()
+	if !ok || r.PathValue("name") != f.name {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", f.mimetype)
+	w.Header().Set("Content-Length", strconv.Itoa(len(f.data)))
+	_, _ = w.Write(f.data)
+}
+
+// FileShareDM is a direct message with files attached (message subtype file_share).
+func FileShareDM(user, channel, ts, text string, files ...map[string]any) map[string]any {
+	e := DM(user, channel, ts, text)
+	e["subtype"], e["files"], e["upload"], e["display_as_bot"] = "file_share", files, false, false
+	return e
 }
 
 // URLVerification is Slack's endpoint check.

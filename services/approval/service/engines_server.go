@@ -23,7 +23,7 @@ func openPostgres(ctx context.Context, c *Config, keys *domain.Keyring, opts []s
 	if err != nil {
 		return openedStore{}, err
 	}
-	return openedStore{Store: s, audit: s, leases: s, keys: keys, alterable: s.LogAlterable(), ping: s.Ping, close: s.Close}, nil
+	return openedStore{Store: s, audit: s, leases: s, images: s, keys: keys, alterable: s.LogAlterable(), ping: s.Ping, close: s.Close}, nil
 }
 
 // openRedisGrants is the Auto-Approve grant store on Redis.

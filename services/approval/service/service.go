@@ -45,6 +45,8 @@ type Config struct {
 
 	Postgres config.Postgres `yaml:"postgres"`
 	Approval Approval        `yaml:"approval"`
+	// Images: whether the bytes of recorded images are kept, and where.
+	Images config.Images `yaml:"images"`
 
 	// Wiring: listeners, log writer and telemetry handed over by tests and the embedded suite.
 	rpcserver.Wiring `yaml:"-"`
@@ -113,6 +115,7 @@ type GrantScope struct {
 func DefaultConfig() Config {
 	return Config{
 		Common: config.DefaultCommon(),
+		Images: config.DefaultImages(),
 		Approval: Approval{
 			PendingTTL: 30 * time.Minute, SweepInterval: 30 * time.Second, ClaimLease: domain.DefaultLeaseTTL, BroadOverwriteFiles: 10,
 			CostLimitUSD: 1.0, TokenLimit: 100000,
@@ -199,6 +202,8 @@ func (c *Config) Validate() error {
 		errs.Addf("approval.store", "must be postgres or sqlite, got %q", a.Store)
 	}
 	c.Approval.Audit.validate(&errs)
+	errs.Add(c.Images.Validate())
+	errs.Add(c.Images.ValidateKeep())
 	return errs.Err()
 }
 
@@ -211,6 +216,7 @@ type openedStore struct {
 	app.Store
 	audit     app.AuditReader
 	leases    app.Leases
+	images    app.ImageLog
 	keys      *domain.Keyring
 	alterable bool
 	ping      func(context.Context) error
@@ -230,7 +236,7 @@ func openStore(ctx context.Context, c *Config, opts ...store.Option) (openedStor
 		if err != nil {
 			return openedStore{}, err
 		}
-		return openedStore{Store: s, audit: s, leases: s, keys: keys, ping: s.Ping, close: func() { _ = s.Close() }}, nil
+		return openedStore{Store: s, audit: s, leases: s, images: s, keys: keys, ping: s.Ping, close: func() { _ = s.Close() }}, nil
 	default:
 		return openPostgres(ctx, c, keys, opts)
 	}
@@ -275,7 +281,9 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	// REST and the console are a public surface of their own; the Connect API stays internal.
-	srv, err := rpcserver.Start(ctx, rpcserver.Setup{Name: Name, Common: cfg.Common, Public: true, Wiring: cfg.Wiring})
+	// chat-mio sends each image it records (images.max_bytes) in the request.
+	srv, err := rpcserver.Start(ctx, rpcserver.Setup{Name: Name, Common: cfg.Common, Public: true, Wiring: cfg.Wiring,
+		MaxBodyBytes: cfg.Images.MaxBytes + 1<<20})
 	if err != nil {
 		return err
 	}
@@ -316,6 +324,14 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return abort(err)
 	}
+	var keeper app.ImageKeeper
+	if cfg.Images.Keep {
+		files, err := store.OpenImageFiles(cfg.Images.KeepDir, cfg.Images.KeepMaxBytes)
+		if err != nil {
+			return abort(err)
+		}
+		keeper = files
+	}
 	hc := rpcserver.NewHTTPClient()
 	defer hc.CloseIdleConnections()
 	notifier, err := gateways(srv, hc, cfg)
@@ -332,7 +348,7 @@ func Run(ctx context.Context, cfg Config) error {
 			PathPrefixes: cfg.Approval.AutoApprove.DefaultScope.Paths, Routes: cfg.Approval.AutoApprove.DefaultScope.Routes}, Location: loc, DefaultLocale: cfg.Locale,
 		ClaimLease: cfg.Approval.ClaimLease,
 	}, log, app.WithMetrics(m), app.WithKeyring(st.keys), app.WithTracer(srv.Telemetry().TracerProvider),
-		app.WithNotifier(notifier), app.WithLeases(st.leases))
+		app.WithNotifier(notifier), app.WithLeases(st.leases), app.WithImages(st.images, keeper))
 	srv.Mount(approvalv1connect.NewApprovalServiceHandler(rpc.NewHandler(svc, log), srv.HandlerOptions()...))
 	httpapi.New(svc, approvers, log).Register(srv.HandlePublic)
 	// After the REST API, so the full console (assets, diff view, Auto-Approve) owns /ui/.

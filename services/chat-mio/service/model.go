@@ -3,12 +3,14 @@ package service
 import (
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm/ollama"
+	"github.com/picoclaw-suite/picoclaw/pkg/llm/providers"
 )
 
 // Agents is the part of the agents: section chat-mio reads.
@@ -40,4 +42,54 @@ func buildModel(cfg Config, log *slog.Logger, observer llm.Observer, tp trace.Tr
 		return nil, fmt.Errorf("agents.chat: %w", err)
 	}
 	return ollama.Guarded(m, cfg.Restarter, log), nil
+}
+
+// Models is the models: section: models for what the chat model cannot do.
+type Models struct {
+	// Vision answers images (LINE images, Slack file shares). Empty model: images are answered
+	// with how to set one up. The provider defaults to ollama; a cloud provider (openai,
+	// anthropic) is used only for sessions that are not local_only.
+	Vision llm.Config `yaml:"vision"`
+}
+
+// visionConfigured reports whether models.vision names a model (a provider alone does not).
+func (c *Config) visionConfigured() bool {
+	return strings.TrimSpace(c.Models.Vision.Model) != ""
+}
+
+func (c *Config) visionModelConfig() llm.Config {
+	v := c.Models.Vision
+	if v.Provider == "" {
+		v.Provider = llm.ProviderOllama
+	}
+	return v.WithOllama(c.Ollama)
+}
+
+// validateVision checks models.vision: a provider whose wire carries images (ollama, openai,
+// anthropic; not deepseek, whose API takes no images, nor offline, which is no model).
+func (c *Config) validateVision() error {
+	if !c.visionConfigured() {
+		return nil
+	}
+	var errs config.Errors
+	v := c.visionModelConfig()
+	switch v.Provider {
+	case llm.ProviderOllama, llm.ProviderOpenAI, llm.ProviderAnthropic:
+	default:
+		errs.Addf("models.vision.provider", "must be ollama, openai or anthropic (a model that reads images), got %q", v.Provider)
+		return errs.Err()
+	}
+	errs.Add(config.Prefix("models.vision", v.WithDefaults().Validate()))
+	return errs.Err()
+}
+
+func buildVision(cfg Config, log *slog.Logger, observer llm.Observer) (llm.Client, error) {
+	if !cfg.visionConfigured() {
+		return nil, nil
+	}
+	m, err := providers.New(cfg.visionModelConfig(), llm.WithLogger(log), llm.WithObserver(observer))
+	if err != nil {
+		return nil, fmt.Errorf("models.vision: %w", err)
+	}
+	return m, nil
 }

@@ -116,6 +116,9 @@ type Config struct {
 	Chat          Chat               `yaml:"chat"`
 	Agents        Agents             `yaml:"agents"`
 	Ollama        llm.OllamaSettings `yaml:"ollama"`
+	Models        Models             `yaml:"models"`
+	// Images: max_bytes bounds an image a gateway sends (and so the request body).
+	Images config.Images `yaml:"images"`
 
 	// Wiring: listeners, log writer and telemetry handed over by tests and the embedded suite.
 	rpcserver.Wiring `yaml:"-"`
@@ -131,7 +134,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{Common: config.DefaultCommon(), Chat: DefaultChat(),
 		Agents: Agents{Chat: llm.Config{Provider: llm.ProviderOllama, Model: "chat-v1:latest"}},
-		Ollama: llm.DefaultOllamaSettings()}
+		Ollama: llm.DefaultOllamaSettings(), Images: config.DefaultImages()}
 }
 
 // Validate checks the configuration and names the offending key.
@@ -140,6 +143,8 @@ func (c *Config) Validate() error {
 	errs.Add(c.Common.Validate())
 	errs.Add(config.Prefix("chat", c.Chat.Validate()))
 	errs.Add(c.validateModel())
+	errs.Add(c.validateVision())
+	errs.Add(c.Images.Validate())
 	return errs.Err()
 }
 
@@ -198,20 +203,27 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("chat.policy_file: %w", err)
 	}
-	srv, err := rpcserver.Start(ctx, rpcserver.Setup{Name: Name, Common: cfg.Common, Wiring: cfg.Wiring})
+	// A gateway sends an image of up to images.max_bytes in the request.
+	srv, err := rpcserver.Start(ctx, rpcserver.Setup{Name: Name, Common: cfg.Common, Wiring: cfg.Wiring,
+		MaxBodyBytes: cfg.Images.MaxBytes + 1<<20})
 	if err != nil {
 		return err
 	}
 	loc := srv.Location()
 	log := srv.Logger()
+	metrics := llm.NewMetrics(srv.Registry())
 	model := cfg.ChatModel
 	if model == nil {
-		if model, err = buildModel(cfg, log, llm.NewMetrics(srv.Registry()).Observe, srv.Telemetry().TracerProvider); err != nil {
+		if model, err = buildModel(cfg, log, metrics.Observe, srv.Telemetry().TracerProvider); err != nil {
 			return err
 		}
 		// A missing model is logged with the command that installs it; Mio starts anyway and
 		// tells each user what to run until it is there.
 		ollama.CheckAtStart(ctx, cfg.chatModelConfig(), "chat", log)
+	}
+	vision, err := buildVision(cfg, log, metrics.Observe)
+	if err != nil {
+		return srv.Abort(ctx, err)
 	}
 	// Mio beats as the chat agent, busy while the chat model writes a reply.
 	model = llm.Tracked(model, srv.Agent("chat", "Mio"))
@@ -243,12 +255,13 @@ func Run(ctx context.Context, cfg Config) error {
 		RouterTimeout: cfg.Chat.RouterTimeout, ApprovalTimeout: cfg.Chat.ApprovalTimeout,
 		ExecuteTimeout: cfg.Chat.ExecuteTimeout, ChatTimeout: cfg.Chat.ChatTimeout, OptionsTTL: cfg.Chat.OptionsTTL,
 		DailySummary: cfg.Chat.DailySummary, NoteMaxChars: cfg.Chat.SummaryMaxChars,
-		Tracer: srv.Telemetry().Tracer("chat-mio"),
+		Tracer: srv.Telemetry().Tracer("chat-mio"), Vision: vision,
 	}, sessions, jobs, app.Peers{
 		Router:    peers.Router{Client: routerv1connect.NewRouterServiceClient(hc, cfg.Services.RouterShiro.URL, copts(svcauth.RouterShiro)...)},
 		Approvals: peers.Approvals{Client: approvals},
 		Executor:  peers.Executor{Client: executorv1connect.NewExecutorServiceClient(hc, cfg.Services.Executor.URL, copts(svcauth.Executor)...)},
 		Heartbeat: peers.Heartbeat{Client: heartbeatv1connect.NewHeartbeatServiceClient(hc, cfg.Services.Heartbeat.URL, copts(svcauth.Heartbeat)...)},
+		Images:    peers.Approvals{Client: approvals},
 	}, model, gw, log)
 	if err != nil {
 		return err

@@ -34,6 +34,7 @@ func start(t testing.TB, mutate func(*service.Config)) *harness {
 		g.Configure(service.Name, &cfg.Common, &cfg.Line.Settings, &cfg.Wiring, line.URL, allowed, allowed2)
 		cfg.Line.ChannelSecret = testSecret
 		cfg.Line.ChannelAccessToken = testToken
+		cfg.Line.DataAPIBaseURL = line.URL
 		if mutate != nil {
 			mutate(&cfg)
 		}

@@ -36,6 +36,8 @@ type LineConfig struct {
 	// GroupMentionOnly: in group chats and rooms, only text messages that mention the bot are
 	// answered (button presses always are).
 	GroupMentionOnly bool `yaml:"group_mention_only"`
+	// DataAPIBaseURL is the blob endpoint images are downloaded from.
+	DataAPIBaseURL string `yaml:"data_api_base_url"`
 
 	// PublicBaseURL is the gateway's public listener as LINE's servers reach it over HTTPS
 	// (e.g. https://bot.example.com): image messages (screenshots) are served under it. Empty:
@@ -55,6 +57,8 @@ type InboxConfig = inbox.Settings
 type Config struct {
 	config.Common `yaml:",inline"`
 	Line          LineConfig `yaml:"line"`
+	// Images: max_bytes caps an image downloaded from LINE.
+	Images config.Images `yaml:"images"`
 	// Wiring: listeners, log writer and telemetry handed over by tests and the embedded suite.
 	channel.Wiring `yaml:"-"`
 }
@@ -67,7 +71,8 @@ func DefaultConfig() Config {
 		LoadingSeconds:   20,
 		GroupMentionOnly: true,
 		MediaTTL:         24 * time.Hour,
-	}}
+		DataAPIBaseURL:   "https://api-data.line.me",
+	}, Images: config.DefaultImages()}
 }
 
 // Validate checks the configuration and names the offending key.
@@ -80,6 +85,10 @@ func (c *Config) Validate() error {
 	if l.ReplyTokenMargin <= 0 || l.ReplyTokenMargin >= time.Minute {
 		errs.Addf("line.reply_token_margin", "must be between 0 and 1m (the reply token lives one minute), got %s", l.ReplyTokenMargin)
 	}
+	if u, err := url.Parse(l.DataAPIBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs.Addf("line.data_api_base_url", "must be an http(s) URL, got %q", l.DataAPIBaseURL)
+	}
+	errs.Add(c.Images.Validate())
 	if l.LoadingSeconds < 5 || l.LoadingSeconds > 60 {
 		errs.Addf("line.loading_seconds", "must be 5..60, got %d", l.LoadingSeconds)
 	}
@@ -102,10 +111,10 @@ func Run(ctx context.Context, cfg Config) error {
 	return channel.Run(ctx, channel.Spec{
 		Service: Name, Channel: "line", Display: "LINE",
 		Common: cfg.Common,
-		Wiring: cfg.Wiring, Settings: cfg.Line.Settings,
+		Wiring: cfg.Wiring, Settings: cfg.Line.Settings, MaxImageBytes: cfg.Images.MaxBytes,
 		Build: func(_ context.Context, env channel.Env) (channel.Channel, error) {
-			line, err := lineapi.New(lineapi.Config{BaseURL: cfg.Line.APIBaseURL, Token: cfg.Line.ChannelAccessToken.Value(),
-				HTTPClient: outbound.Client(20*time.Second, outbound.Traced(env.Telemetry.TracerProvider))})
+			line, err := lineapi.New(lineapi.Config{BaseURL: cfg.Line.APIBaseURL, DataBaseURL: cfg.Line.DataAPIBaseURL,
+				Token: cfg.Line.ChannelAccessToken.Value(), HTTPClient: outbound.Client(20*time.Second, outbound.Traced(env.Telemetry.TracerProvider))})
 			if err != nil {
 				return nil, err
 			}
@@ -120,7 +129,7 @@ func Run(ctx context.Context, cfg Config) error {
 				images = store.Publish
 			}
 			return app.New(app.Config{ReplyTokenMargin: cfg.Line.ReplyTokenMargin, LoadingSeconds: cfg.Line.LoadingSeconds,
-				Locale: cfg.Locale, Images: images}, line, env.Log), nil
+				Locale: cfg.Locale, Images: images, Contents: line}, line, env.Log), nil
 		},
 	})
 }

@@ -86,7 +86,7 @@ func TestWebhookRejectsForgedOversizedAndReplayed(t *testing.T) {
 		t.Fatalf("ignored events: %d", got)
 	}
 	channeltest.WaitFor(t, "the sticker's answer", func() bool { return len(h.sentTo(allowed)) == 2 })
-	if got := h.sentTo(allowed)[1]; len(got.Messages) != 1 || !strings.Contains(got.Messages[0].Text, "テキストのメッセージだけ") {
+	if got := h.sentTo(allowed)[1]; len(got.Messages) != 1 || !strings.Contains(got.Messages[0].Text, "読めるのは文章と画像") {
 		t.Fatalf("sticker answered with %+v", got)
 	}
 	if n := h.StreamLen(); n != 2 {

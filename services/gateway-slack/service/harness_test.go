@@ -32,6 +32,7 @@ func start(t testing.TB, mutate func(*service.Config)) *harness {
 		g.Configure(service.Name, &cfg.Common, &cfg.Slack.Settings, &cfg.Wiring, api.APIURL(), allowed, allowed2)
 		cfg.Slack.SigningSecret = testSecret
 		cfg.Slack.BotToken = testToken
+		cfg.Slack.FilesBaseURL = api.URL
 		if mutate != nil {
 			mutate(&cfg)
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/channel"
@@ -31,6 +32,8 @@ type SlackConfig struct {
 	channel.Settings `yaml:",inline"`
 	// BotUserID is the bot's own user id; when empty it is asked from auth.test at start.
 	BotUserID string `yaml:"bot_user_id"`
+	// FilesBaseURL is the only host shared files are downloaded from (with the bot token).
+	FilesBaseURL string `yaml:"files_base_url"`
 
 	SigningSecret config.Secret `yaml:"-" env:"SLACK_SIGNING_SECRET"`
 	BotToken      config.Secret `yaml:"-" env:"SLACK_BOT_TOKEN"`
@@ -43,13 +46,16 @@ type InboxConfig = inbox.Settings
 type Config struct {
 	config.Common `yaml:",inline"`
 	Slack         SlackConfig `yaml:"slack"`
+	// Images: max_bytes caps a shared image downloaded from Slack.
+	Images config.Images `yaml:"images"`
 	// Wiring: listeners, log writer and telemetry handed over by tests and the embedded suite.
 	channel.Wiring `yaml:"-"`
 }
 
 // DefaultConfig returns the defaults of the spec.
 func DefaultConfig() Config {
-	return Config{Common: config.DefaultCommon(), Slack: SlackConfig{Settings: channel.DefaultSettings("https://slack.com/api")}}
+	return Config{Common: config.DefaultCommon(), Slack: SlackConfig{Settings: channel.DefaultSettings("https://slack.com/api"),
+		FilesBaseURL: "https://files.slack.com"}, Images: config.DefaultImages()}
 }
 
 // Validate checks the configuration and names the offending key.
@@ -58,6 +64,10 @@ func (c *Config) Validate() error {
 	errs.Add(c.Common.Validate())
 	errs.Add(c.Services.GatewaySlack.ValidatePublic(Name))
 	errs.Add(c.Slack.Settings.Validate("slack"))
+	if u, err := url.Parse(c.Slack.FilesBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs.Addf("slack.files_base_url", "must be an http(s) URL, got %q", c.Slack.FilesBaseURL)
+	}
+	errs.Add(c.Images.Validate())
 	errs.Add(channel.ValidateSecret("slack.signing_secret", "SLACK_SIGNING_SECRET", c.Slack.SigningSecret))
 	errs.Add(channel.ValidateSecret("slack.bot_token", "SLACK_BOT_TOKEN", c.Slack.BotToken))
 	return errs.Err()
@@ -71,7 +81,7 @@ func Run(ctx context.Context, cfg Config) error {
 	return channel.Run(ctx, channel.Spec{
 		Service: Name, Channel: "slack", Display: "Slack",
 		Common: cfg.Common,
-		Wiring: cfg.Wiring, Settings: cfg.Slack.Settings,
+		Wiring: cfg.Wiring, Settings: cfg.Slack.Settings, MaxImageBytes: cfg.Images.MaxBytes,
 		Build: func(ctx context.Context, env channel.Env) (channel.Channel, error) {
 			api, err := slackapi.New(slackapi.Config{BaseURL: cfg.Slack.APIBaseURL, Token: cfg.Slack.BotToken.Value(), Locale: cfg.Locale,
 				HTTPClient: outbound.Client(20*time.Second, outbound.Traced(env.Telemetry.TracerProvider))})
@@ -93,7 +103,11 @@ func Run(ctx context.Context, cfg Config) error {
 			h := httpapi.New(cfg.Slack.SigningSecret.Value(), env.Ingest, func() string { return botUser }, env.Log)
 			env.HandlePublic(http.MethodPost, EventsPath, http.HandlerFunc(h.Events))
 			env.HandlePublic(http.MethodPost, InteractivePath, http.HandlerFunc(h.Interactive))
-			return app.New(cfg.Locale, api, env.Once, env.Log), nil
+			files, err := slackapi.NewFiles(cfg.Slack.FilesBaseURL, cfg.Slack.BotToken.Value())
+			if err != nil {
+				return nil, err
+			}
+			return app.New(cfg.Locale, api, env.Once, env.Log).WithFiles(files), nil
 		},
 	})
 }

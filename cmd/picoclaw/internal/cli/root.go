@@ -89,7 +89,7 @@ func newRoot(g *globals) *cobra.Command {
 	root.AddCommand(
 		newRunCmd(g), newChatCmd(g),
 		newJobsCmd(g), newJobCmd(g), newApproveCmd(g), newDenyCmd(g), newAutoApproveCmd(g), newStatusCmd(g),
-		newDeadLettersCmd(g), newAuditCmd(g), newDataCmd(g), newPolicyCmd(g), newConfigCmd(g),
+		newDeadLettersCmd(g), newAuditCmd(g), newImagesCmd(g), newDataCmd(g), newPolicyCmd(g), newConfigCmd(g),
 		newKeysCmd(g), newDoctorCmd(g), newModelsCmd(g), newVersionCmd(g),
 	)
 	root.AddCommand(newCompletionCmd(root))

@@ -145,6 +145,10 @@ func (c *suiteConfigs) embed(e embedded) {
 	// The terminal user owns this suite: they may switch Auto-Approve on (it stays off until they do).
 	ap.AutoApprove.Enabled = true
 
+	// Kept images (images.keep) live in the data directory unless the file names a place.
+	if c.ap.Images.KeepDir == "" {
+		c.ap.Images.KeepDir = filepath.Join(e.dataDir, "images")
+	}
 	c.ex.Executor.Workspace = filepath.Join(e.dataDir, "workspace")
 	c.ex.Executor.StateDir = filepath.Join(e.dataDir, "executor")
 

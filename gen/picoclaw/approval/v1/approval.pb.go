@@ -2729,6 +2729,255 @@ func (x *ListLapsedClaimsResponse) GetJobIds() []string {
 	return nil
 }
 
+type RecordImageRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The JobID of the turn that sends the image.
+	JobId     string `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	SessionId string `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Data      []byte `protobuf:"bytes,3,opt,name=data,proto3" json:"data,omitempty"`
+	MimeType  string `protobuf:"bytes,4,opt,name=mime_type,json=mimeType,proto3" json:"mime_type,omitempty"`
+	// Where the image goes: the model's provider (ollama, openai, anthropic, ...) and model.
+	Provider      string `protobuf:"bytes,5,opt,name=provider,proto3" json:"provider,omitempty"`
+	Model         string `protobuf:"bytes,6,opt,name=model,proto3" json:"model,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecordImageRequest) Reset() {
+	*x = RecordImageRequest{}
+	mi := &file_picoclaw_approval_v1_approval_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordImageRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordImageRequest) ProtoMessage() {}
+
+func (x *RecordImageRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_picoclaw_approval_v1_approval_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordImageRequest.ProtoReflect.Descriptor instead.
+func (*RecordImageRequest) Descriptor() ([]byte, []int) {
+	return file_picoclaw_approval_v1_approval_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *RecordImageRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *RecordImageRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *RecordImageRequest) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *RecordImageRequest) GetMimeType() string {
+	if x != nil {
+		return x.MimeType
+	}
+	return ""
+}
+
+func (x *RecordImageRequest) GetProvider() string {
+	if x != nil {
+		return x.Provider
+	}
+	return ""
+}
+
+func (x *RecordImageRequest) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+type RecordImageResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Record        *ImageRecord           `protobuf:"bytes,1,opt,name=record,proto3" json:"record,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecordImageResponse) Reset() {
+	*x = RecordImageResponse{}
+	mi := &file_picoclaw_approval_v1_approval_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordImageResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordImageResponse) ProtoMessage() {}
+
+func (x *RecordImageResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_picoclaw_approval_v1_approval_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordImageResponse.ProtoReflect.Descriptor instead.
+func (*RecordImageResponse) Descriptor() ([]byte, []int) {
+	return file_picoclaw_approval_v1_approval_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *RecordImageResponse) GetRecord() *ImageRecord {
+	if x != nil {
+		return x.Record
+	}
+	return nil
+}
+
+// ImageRecord is one row of the image audit log.
+type ImageRecord struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Id        int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	JobId     string                 `protobuf:"bytes,2,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	SessionId string                 `protobuf:"bytes,3,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// Lowercase hex SHA-256 of the bytes sent.
+	Sha256     string                 `protobuf:"bytes,4,opt,name=sha256,proto3" json:"sha256,omitempty"`
+	SizeBytes  int64                  `protobuf:"varint,5,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
+	MimeType   string                 `protobuf:"bytes,6,opt,name=mime_type,json=mimeType,proto3" json:"mime_type,omitempty"`
+	Provider   string                 `protobuf:"bytes,7,opt,name=provider,proto3" json:"provider,omitempty"`
+	Model      string                 `protobuf:"bytes,8,opt,name=model,proto3" json:"model,omitempty"`
+	RecordedAt *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=recorded_at,json=recordedAt,proto3" json:"recorded_at,omitempty"`
+	// True when the bytes were kept (images.keep).
+	Kept          bool `protobuf:"varint,10,opt,name=kept,proto3" json:"kept,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImageRecord) Reset() {
+	*x = ImageRecord{}
+	mi := &file_picoclaw_approval_v1_approval_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImageRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImageRecord) ProtoMessage() {}
+
+func (x *ImageRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_picoclaw_approval_v1_approval_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImageRecord.ProtoReflect.Descriptor instead.
+func (*ImageRecord) Descriptor() ([]byte, []int) {
+	return file_picoclaw_approval_v1_approval_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *ImageRecord) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *ImageRecord) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *ImageRecord) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ImageRecord) GetSha256() string {
+	if x != nil {
+		return x.Sha256
+	}
+	return ""
+}
+
+func (x *ImageRecord) GetSizeBytes() int64 {
+	if x != nil {
+		return x.SizeBytes
+	}
+	return 0
+}
+
+func (x *ImageRecord) GetMimeType() string {
+	if x != nil {
+		return x.MimeType
+	}
+	return ""
+}
+
+func (x *ImageRecord) GetProvider() string {
+	if x != nil {
+		return x.Provider
+	}
+	return ""
+}
+
+func (x *ImageRecord) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *ImageRecord) GetRecordedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.RecordedAt
+	}
+	return nil
+}
+
+func (x *ImageRecord) GetKept() bool {
+	if x != nil {
+		return x.Kept
+	}
+	return false
+}
+
 var File_picoclaw_approval_v1_approval_proto protoreflect.FileDescriptor
 
 const file_picoclaw_approval_v1_approval_proto_rawDesc = "" +
@@ -2962,7 +3211,32 @@ const file_picoclaw_approval_v1_approval_proto_rawDesc = "" +
 	"\x17ListLapsedClaimsRequest\x12\x1b\n" +
 	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\"3\n" +
 	"\x18ListLapsedClaimsResponse\x12\x17\n" +
-	"\ajob_ids\x18\x01 \x03(\tR\x06jobIds*\xba\x02\n" +
+	"\ajob_ids\x18\x01 \x03(\tR\x06jobIds\"\xad\x01\n" +
+	"\x12RecordImageRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x12\n" +
+	"\x04data\x18\x03 \x01(\fR\x04data\x12\x1b\n" +
+	"\tmime_type\x18\x04 \x01(\tR\bmimeType\x12\x1a\n" +
+	"\bprovider\x18\x05 \x01(\tR\bprovider\x12\x14\n" +
+	"\x05model\x18\x06 \x01(\tR\x05model\"P\n" +
+	"\x13RecordImageResponse\x129\n" +
+	"\x06record\x18\x01 \x01(\v2!.picoclaw.approval.v1.ImageRecordR\x06record\"\xaa\x02\n" +
+	"\vImageRecord\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x15\n" +
+	"\x06job_id\x18\x02 \x01(\tR\x05jobId\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x03 \x01(\tR\tsessionId\x12\x16\n" +
+	"\x06sha256\x18\x04 \x01(\tR\x06sha256\x12\x1d\n" +
+	"\n" +
+	"size_bytes\x18\x05 \x01(\x03R\tsizeBytes\x12\x1b\n" +
+	"\tmime_type\x18\x06 \x01(\tR\bmimeType\x12\x1a\n" +
+	"\bprovider\x18\a \x01(\tR\bprovider\x12\x14\n" +
+	"\x05model\x18\b \x01(\tR\x05model\x12;\n" +
+	"\vrecorded_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"recordedAt\x12\x12\n" +
+	"\x04kept\x18\n" +
+	" \x01(\bR\x04kept*\xba\x02\n" +
 	"\tJobStatus\x12\x1a\n" +
 	"\x16JOB_STATUS_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12JOB_STATUS_PENDING\x10\x01\x12\x16\n" +
@@ -2989,7 +3263,7 @@ const file_picoclaw_approval_v1_approval_proto_rawDesc = "" +
 	"\x19EXECUTION_EVENT_COMPLETED\x10\x02\x12\x1a\n" +
 	"\x16EXECUTION_EVENT_FAILED\x10\x03\x12!\n" +
 	"\x1dEXECUTION_EVENT_HASH_MISMATCH\x10\x04\x12\x1b\n" +
-	"\x17EXECUTION_EVENT_REFUSED\x10\x052\x9a\f\n" +
+	"\x17EXECUTION_EVENT_REFUSED\x10\x052\x80\r\n" +
 	"\x0fApprovalService\x12p\n" +
 	"\x0fRequestApproval\x12,.picoclaw.approval.v1.RequestApprovalRequest\x1a-.picoclaw.approval.v1.RequestApprovalResponse\"\x00\x12U\n" +
 	"\x06GetJob\x12#.picoclaw.approval.v1.GetJobRequest\x1a$.picoclaw.approval.v1.GetJobResponse\"\x00\x12[\n" +
@@ -3006,7 +3280,8 @@ const file_picoclaw_approval_v1_approval_proto_rawDesc = "" +
 	"\x10HighestJobNumber\x12-.picoclaw.approval.v1.HighestJobNumberRequest\x1a..picoclaw.approval.v1.HighestJobNumberResponse\"\x00\x12a\n" +
 	"\n" +
 	"RenewClaim\x12'.picoclaw.approval.v1.RenewClaimRequest\x1a(.picoclaw.approval.v1.RenewClaimResponse\"\x00\x12s\n" +
-	"\x10ListLapsedClaims\x12-.picoclaw.approval.v1.ListLapsedClaimsRequest\x1a..picoclaw.approval.v1.ListLapsedClaimsResponse\"\x00B\xe3\x01\n" +
+	"\x10ListLapsedClaims\x12-.picoclaw.approval.v1.ListLapsedClaimsRequest\x1a..picoclaw.approval.v1.ListLapsedClaimsResponse\"\x00\x12d\n" +
+	"\vRecordImage\x12(.picoclaw.approval.v1.RecordImageRequest\x1a).picoclaw.approval.v1.RecordImageResponse\"\x00B\xe3\x01\n" +
 	"\x18com.picoclaw.approval.v1B\rApprovalProtoP\x01ZFgithub.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1;approvalv1\xa2\x02\x03PAX\xaa\x02\x14Picoclaw.Approval.V1\xca\x02\x14Picoclaw\\Approval\\V1\xe2\x02 Picoclaw\\Approval\\V1\\GPBMetadata\xea\x02\x16Picoclaw::Approval::V1b\x06proto3"
 
 var (
@@ -3022,7 +3297,7 @@ func file_picoclaw_approval_v1_approval_proto_rawDescGZIP() []byte {
 }
 
 var file_picoclaw_approval_v1_approval_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_picoclaw_approval_v1_approval_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
+var file_picoclaw_approval_v1_approval_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
 var file_picoclaw_approval_v1_approval_proto_goTypes = []any{
 	(JobStatus)(0),                     // 0: picoclaw.approval.v1.JobStatus
 	(Outcome)(0),                       // 1: picoclaw.approval.v1.Outcome
@@ -3062,107 +3337,114 @@ var file_picoclaw_approval_v1_approval_proto_goTypes = []any{
 	(*RenewClaimResponse)(nil),         // 35: picoclaw.approval.v1.RenewClaimResponse
 	(*ListLapsedClaimsRequest)(nil),    // 36: picoclaw.approval.v1.ListLapsedClaimsRequest
 	(*ListLapsedClaimsResponse)(nil),   // 37: picoclaw.approval.v1.ListLapsedClaimsResponse
-	(v1.Route)(0),                      // 38: picoclaw.common.v1.Route
-	(*v1.Risk)(nil),                    // 39: picoclaw.common.v1.Risk
-	(*v1.CostHint)(nil),                // 40: picoclaw.common.v1.CostHint
-	(v1.TaskType)(0),                   // 41: picoclaw.common.v1.TaskType
-	(*v1.Actor)(nil),                   // 42: picoclaw.common.v1.Actor
-	(*timestamppb.Timestamp)(nil),      // 43: google.protobuf.Timestamp
-	(*v1.ExecutionResult)(nil),         // 44: picoclaw.common.v1.ExecutionResult
-	(*v1.Proposal)(nil),                // 45: picoclaw.common.v1.Proposal
-	(*v1.ApprovalCard)(nil),            // 46: picoclaw.common.v1.ApprovalCard
-	(*durationpb.Duration)(nil),        // 47: google.protobuf.Duration
+	(*RecordImageRequest)(nil),         // 38: picoclaw.approval.v1.RecordImageRequest
+	(*RecordImageResponse)(nil),        // 39: picoclaw.approval.v1.RecordImageResponse
+	(*ImageRecord)(nil),                // 40: picoclaw.approval.v1.ImageRecord
+	(v1.Route)(0),                      // 41: picoclaw.common.v1.Route
+	(*v1.Risk)(nil),                    // 42: picoclaw.common.v1.Risk
+	(*v1.CostHint)(nil),                // 43: picoclaw.common.v1.CostHint
+	(v1.TaskType)(0),                   // 44: picoclaw.common.v1.TaskType
+	(*v1.Actor)(nil),                   // 45: picoclaw.common.v1.Actor
+	(*timestamppb.Timestamp)(nil),      // 46: google.protobuf.Timestamp
+	(*v1.ExecutionResult)(nil),         // 47: picoclaw.common.v1.ExecutionResult
+	(*v1.Proposal)(nil),                // 48: picoclaw.common.v1.Proposal
+	(*v1.ApprovalCard)(nil),            // 49: picoclaw.common.v1.ApprovalCard
+	(*durationpb.Duration)(nil),        // 50: google.protobuf.Duration
 }
 var file_picoclaw_approval_v1_approval_proto_depIdxs = []int32{
 	0,  // 0: picoclaw.approval.v1.Job.status:type_name -> picoclaw.approval.v1.JobStatus
-	38, // 1: picoclaw.approval.v1.Job.route:type_name -> picoclaw.common.v1.Route
-	39, // 2: picoclaw.approval.v1.Job.risk:type_name -> picoclaw.common.v1.Risk
-	40, // 3: picoclaw.approval.v1.Job.cost_hint:type_name -> picoclaw.common.v1.CostHint
-	41, // 4: picoclaw.approval.v1.Job.task_type:type_name -> picoclaw.common.v1.TaskType
+	41, // 1: picoclaw.approval.v1.Job.route:type_name -> picoclaw.common.v1.Route
+	42, // 2: picoclaw.approval.v1.Job.risk:type_name -> picoclaw.common.v1.Risk
+	43, // 3: picoclaw.approval.v1.Job.cost_hint:type_name -> picoclaw.common.v1.CostHint
+	44, // 4: picoclaw.approval.v1.Job.task_type:type_name -> picoclaw.common.v1.TaskType
 	3,  // 5: picoclaw.approval.v1.Job.operations:type_name -> picoclaw.approval.v1.Operation
 	4,  // 6: picoclaw.approval.v1.Job.diff_stats:type_name -> picoclaw.approval.v1.DiffStats
-	42, // 7: picoclaw.approval.v1.Job.requested_by:type_name -> picoclaw.common.v1.Actor
-	42, // 8: picoclaw.approval.v1.Job.decided_by:type_name -> picoclaw.common.v1.Actor
-	43, // 9: picoclaw.approval.v1.Job.requested_at:type_name -> google.protobuf.Timestamp
-	43, // 10: picoclaw.approval.v1.Job.decided_at:type_name -> google.protobuf.Timestamp
-	43, // 11: picoclaw.approval.v1.Job.expires_at:type_name -> google.protobuf.Timestamp
-	43, // 12: picoclaw.approval.v1.Job.executed_at:type_name -> google.protobuf.Timestamp
-	43, // 13: picoclaw.approval.v1.Job.finished_at:type_name -> google.protobuf.Timestamp
-	44, // 14: picoclaw.approval.v1.Job.result:type_name -> picoclaw.common.v1.ExecutionResult
-	45, // 15: picoclaw.approval.v1.RequestApprovalRequest.proposal:type_name -> picoclaw.common.v1.Proposal
-	42, // 16: picoclaw.approval.v1.RequestApprovalRequest.requested_by:type_name -> picoclaw.common.v1.Actor
-	38, // 17: picoclaw.approval.v1.RequestApprovalRequest.route:type_name -> picoclaw.common.v1.Route
+	45, // 7: picoclaw.approval.v1.Job.requested_by:type_name -> picoclaw.common.v1.Actor
+	45, // 8: picoclaw.approval.v1.Job.decided_by:type_name -> picoclaw.common.v1.Actor
+	46, // 9: picoclaw.approval.v1.Job.requested_at:type_name -> google.protobuf.Timestamp
+	46, // 10: picoclaw.approval.v1.Job.decided_at:type_name -> google.protobuf.Timestamp
+	46, // 11: picoclaw.approval.v1.Job.expires_at:type_name -> google.protobuf.Timestamp
+	46, // 12: picoclaw.approval.v1.Job.executed_at:type_name -> google.protobuf.Timestamp
+	46, // 13: picoclaw.approval.v1.Job.finished_at:type_name -> google.protobuf.Timestamp
+	47, // 14: picoclaw.approval.v1.Job.result:type_name -> picoclaw.common.v1.ExecutionResult
+	48, // 15: picoclaw.approval.v1.RequestApprovalRequest.proposal:type_name -> picoclaw.common.v1.Proposal
+	45, // 16: picoclaw.approval.v1.RequestApprovalRequest.requested_by:type_name -> picoclaw.common.v1.Actor
+	41, // 17: picoclaw.approval.v1.RequestApprovalRequest.route:type_name -> picoclaw.common.v1.Route
 	5,  // 18: picoclaw.approval.v1.RequestApprovalResponse.job:type_name -> picoclaw.approval.v1.Job
 	1,  // 19: picoclaw.approval.v1.RequestApprovalResponse.outcome:type_name -> picoclaw.approval.v1.Outcome
-	46, // 20: picoclaw.approval.v1.RequestApprovalResponse.card:type_name -> picoclaw.common.v1.ApprovalCard
+	49, // 20: picoclaw.approval.v1.RequestApprovalResponse.card:type_name -> picoclaw.common.v1.ApprovalCard
 	5,  // 21: picoclaw.approval.v1.GetJobResponse.job:type_name -> picoclaw.approval.v1.Job
 	0,  // 22: picoclaw.approval.v1.ListJobsRequest.statuses:type_name -> picoclaw.approval.v1.JobStatus
 	5,  // 23: picoclaw.approval.v1.ListJobsResponse.jobs:type_name -> picoclaw.approval.v1.Job
-	42, // 24: picoclaw.approval.v1.ApproveRequest.actor:type_name -> picoclaw.common.v1.Actor
-	47, // 25: picoclaw.approval.v1.ApproveRequest.similar_ttl:type_name -> google.protobuf.Duration
+	45, // 24: picoclaw.approval.v1.ApproveRequest.actor:type_name -> picoclaw.common.v1.Actor
+	50, // 25: picoclaw.approval.v1.ApproveRequest.similar_ttl:type_name -> google.protobuf.Duration
 	5,  // 26: picoclaw.approval.v1.ApproveResponse.job:type_name -> picoclaw.approval.v1.Job
 	25, // 27: picoclaw.approval.v1.ApproveResponse.grant:type_name -> picoclaw.approval.v1.AutoApproveGrant
-	42, // 28: picoclaw.approval.v1.DenyRequest.actor:type_name -> picoclaw.common.v1.Actor
+	45, // 28: picoclaw.approval.v1.DenyRequest.actor:type_name -> picoclaw.common.v1.Actor
 	5,  // 29: picoclaw.approval.v1.DenyResponse.job:type_name -> picoclaw.approval.v1.Job
-	42, // 30: picoclaw.approval.v1.CancelRequest.actor:type_name -> picoclaw.common.v1.Actor
+	45, // 30: picoclaw.approval.v1.CancelRequest.actor:type_name -> picoclaw.common.v1.Actor
 	5,  // 31: picoclaw.approval.v1.CancelResponse.job:type_name -> picoclaw.approval.v1.Job
 	5,  // 32: picoclaw.approval.v1.ClaimJobResponse.job:type_name -> picoclaw.approval.v1.Job
-	43, // 33: picoclaw.approval.v1.ClaimJobResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	46, // 33: picoclaw.approval.v1.ClaimJobResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
 	2,  // 34: picoclaw.approval.v1.ReportExecutionRequest.event:type_name -> picoclaw.approval.v1.ExecutionEvent
-	44, // 35: picoclaw.approval.v1.ReportExecutionRequest.result:type_name -> picoclaw.common.v1.ExecutionResult
+	47, // 35: picoclaw.approval.v1.ReportExecutionRequest.result:type_name -> picoclaw.common.v1.ExecutionResult
 	5,  // 36: picoclaw.approval.v1.ReportExecutionResponse.job:type_name -> picoclaw.approval.v1.Job
-	42, // 37: picoclaw.approval.v1.JobEvent.actor:type_name -> picoclaw.common.v1.Actor
-	43, // 38: picoclaw.approval.v1.JobEvent.created_at:type_name -> google.protobuf.Timestamp
+	45, // 37: picoclaw.approval.v1.JobEvent.actor:type_name -> picoclaw.common.v1.Actor
+	46, // 38: picoclaw.approval.v1.JobEvent.created_at:type_name -> google.protobuf.Timestamp
 	22, // 39: picoclaw.approval.v1.ListJobEventsResponse.events:type_name -> picoclaw.approval.v1.JobEvent
-	41, // 40: picoclaw.approval.v1.AutoApproveGrant.task_types:type_name -> picoclaw.common.v1.TaskType
-	38, // 41: picoclaw.approval.v1.AutoApproveGrant.routes:type_name -> picoclaw.common.v1.Route
-	42, // 42: picoclaw.approval.v1.AutoApproveGrant.created_by:type_name -> picoclaw.common.v1.Actor
-	43, // 43: picoclaw.approval.v1.AutoApproveGrant.created_at:type_name -> google.protobuf.Timestamp
-	43, // 44: picoclaw.approval.v1.AutoApproveGrant.expires_at:type_name -> google.protobuf.Timestamp
-	47, // 45: picoclaw.approval.v1.AutoApproveGrant.remaining:type_name -> google.protobuf.Duration
+	44, // 40: picoclaw.approval.v1.AutoApproveGrant.task_types:type_name -> picoclaw.common.v1.TaskType
+	41, // 41: picoclaw.approval.v1.AutoApproveGrant.routes:type_name -> picoclaw.common.v1.Route
+	45, // 42: picoclaw.approval.v1.AutoApproveGrant.created_by:type_name -> picoclaw.common.v1.Actor
+	46, // 43: picoclaw.approval.v1.AutoApproveGrant.created_at:type_name -> google.protobuf.Timestamp
+	46, // 44: picoclaw.approval.v1.AutoApproveGrant.expires_at:type_name -> google.protobuf.Timestamp
+	50, // 45: picoclaw.approval.v1.AutoApproveGrant.remaining:type_name -> google.protobuf.Duration
 	25, // 46: picoclaw.approval.v1.GetAutoApproveResponse.grant:type_name -> picoclaw.approval.v1.AutoApproveGrant
-	42, // 47: picoclaw.approval.v1.SetAutoApproveRequest.actor:type_name -> picoclaw.common.v1.Actor
-	47, // 48: picoclaw.approval.v1.SetAutoApproveRequest.ttl:type_name -> google.protobuf.Duration
-	41, // 49: picoclaw.approval.v1.SetAutoApproveRequest.task_types:type_name -> picoclaw.common.v1.TaskType
-	38, // 50: picoclaw.approval.v1.SetAutoApproveRequest.routes:type_name -> picoclaw.common.v1.Route
+	45, // 47: picoclaw.approval.v1.SetAutoApproveRequest.actor:type_name -> picoclaw.common.v1.Actor
+	50, // 48: picoclaw.approval.v1.SetAutoApproveRequest.ttl:type_name -> google.protobuf.Duration
+	44, // 49: picoclaw.approval.v1.SetAutoApproveRequest.task_types:type_name -> picoclaw.common.v1.TaskType
+	41, // 50: picoclaw.approval.v1.SetAutoApproveRequest.routes:type_name -> picoclaw.common.v1.Route
 	25, // 51: picoclaw.approval.v1.SetAutoApproveResponse.grant:type_name -> picoclaw.approval.v1.AutoApproveGrant
-	42, // 52: picoclaw.approval.v1.DisableAutoApproveRequest.actor:type_name -> picoclaw.common.v1.Actor
-	43, // 53: picoclaw.approval.v1.RenewClaimResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
-	6,  // 54: picoclaw.approval.v1.ApprovalService.RequestApproval:input_type -> picoclaw.approval.v1.RequestApprovalRequest
-	8,  // 55: picoclaw.approval.v1.ApprovalService.GetJob:input_type -> picoclaw.approval.v1.GetJobRequest
-	10, // 56: picoclaw.approval.v1.ApprovalService.ListJobs:input_type -> picoclaw.approval.v1.ListJobsRequest
-	12, // 57: picoclaw.approval.v1.ApprovalService.Approve:input_type -> picoclaw.approval.v1.ApproveRequest
-	14, // 58: picoclaw.approval.v1.ApprovalService.Deny:input_type -> picoclaw.approval.v1.DenyRequest
-	16, // 59: picoclaw.approval.v1.ApprovalService.Cancel:input_type -> picoclaw.approval.v1.CancelRequest
-	18, // 60: picoclaw.approval.v1.ApprovalService.ClaimJob:input_type -> picoclaw.approval.v1.ClaimJobRequest
-	20, // 61: picoclaw.approval.v1.ApprovalService.ReportExecution:input_type -> picoclaw.approval.v1.ReportExecutionRequest
-	23, // 62: picoclaw.approval.v1.ApprovalService.ListJobEvents:input_type -> picoclaw.approval.v1.ListJobEventsRequest
-	26, // 63: picoclaw.approval.v1.ApprovalService.GetAutoApprove:input_type -> picoclaw.approval.v1.GetAutoApproveRequest
-	28, // 64: picoclaw.approval.v1.ApprovalService.SetAutoApprove:input_type -> picoclaw.approval.v1.SetAutoApproveRequest
-	30, // 65: picoclaw.approval.v1.ApprovalService.DisableAutoApprove:input_type -> picoclaw.approval.v1.DisableAutoApproveRequest
-	32, // 66: picoclaw.approval.v1.ApprovalService.HighestJobNumber:input_type -> picoclaw.approval.v1.HighestJobNumberRequest
-	34, // 67: picoclaw.approval.v1.ApprovalService.RenewClaim:input_type -> picoclaw.approval.v1.RenewClaimRequest
-	36, // 68: picoclaw.approval.v1.ApprovalService.ListLapsedClaims:input_type -> picoclaw.approval.v1.ListLapsedClaimsRequest
-	7,  // 69: picoclaw.approval.v1.ApprovalService.RequestApproval:output_type -> picoclaw.approval.v1.RequestApprovalResponse
-	9,  // 70: picoclaw.approval.v1.ApprovalService.GetJob:output_type -> picoclaw.approval.v1.GetJobResponse
-	11, // 71: picoclaw.approval.v1.ApprovalService.ListJobs:output_type -> picoclaw.approval.v1.ListJobsResponse
-	13, // 72: picoclaw.approval.v1.ApprovalService.Approve:output_type -> picoclaw.approval.v1.ApproveResponse
-	15, // 73: picoclaw.approval.v1.ApprovalService.Deny:output_type -> picoclaw.approval.v1.DenyResponse
-	17, // 74: picoclaw.approval.v1.ApprovalService.Cancel:output_type -> picoclaw.approval.v1.CancelResponse
-	19, // 75: picoclaw.approval.v1.ApprovalService.ClaimJob:output_type -> picoclaw.approval.v1.ClaimJobResponse
-	21, // 76: picoclaw.approval.v1.ApprovalService.ReportExecution:output_type -> picoclaw.approval.v1.ReportExecutionResponse
-	24, // 77: picoclaw.approval.v1.ApprovalService.ListJobEvents:output_type -> picoclaw.approval.v1.ListJobEventsResponse
-	27, // 78: picoclaw.approval.v1.ApprovalService.GetAutoApprove:output_type -> picoclaw.approval.v1.GetAutoApproveResponse
-	29, // 79: picoclaw.approval.v1.ApprovalService.SetAutoApprove:output_type -> picoclaw.approval.v1.SetAutoApproveResponse
-	31, // 80: picoclaw.approval.v1.ApprovalService.DisableAutoApprove:output_type -> picoclaw.approval.v1.DisableAutoApproveResponse
-	33, // 81: picoclaw.approval.v1.ApprovalService.HighestJobNumber:output_type -> picoclaw.approval.v1.HighestJobNumberResponse
-	35, // 82: picoclaw.approval.v1.ApprovalService.RenewClaim:output_type -> picoclaw.approval.v1.RenewClaimResponse
-	37, // 83: picoclaw.approval.v1.ApprovalService.ListLapsedClaims:output_type -> picoclaw.approval.v1.ListLapsedClaimsResponse
-	69, // [69:84] is the sub-list for method output_type
-	54, // [54:69] is the sub-list for method input_type
-	54, // [54:54] is the sub-list for extension type_name
-	54, // [54:54] is the sub-list for extension extendee
-	0,  // [0:54] is the sub-list for field type_name
+	45, // 52: picoclaw.approval.v1.DisableAutoApproveRequest.actor:type_name -> picoclaw.common.v1.Actor
+	46, // 53: picoclaw.approval.v1.RenewClaimResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	40, // 54: picoclaw.approval.v1.RecordImageResponse.record:type_name -> picoclaw.approval.v1.ImageRecord
+	46, // 55: picoclaw.approval.v1.ImageRecord.recorded_at:type_name -> google.protobuf.Timestamp
+	6,  // 56: picoclaw.approval.v1.ApprovalService.RequestApproval:input_type -> picoclaw.approval.v1.RequestApprovalRequest
+	8,  // 57: picoclaw.approval.v1.ApprovalService.GetJob:input_type -> picoclaw.approval.v1.GetJobRequest
+	10, // 58: picoclaw.approval.v1.ApprovalService.ListJobs:input_type -> picoclaw.approval.v1.ListJobsRequest
+	12, // 59: picoclaw.approval.v1.ApprovalService.Approve:input_type -> picoclaw.approval.v1.ApproveRequest
+	14, // 60: picoclaw.approval.v1.ApprovalService.Deny:input_type -> picoclaw.approval.v1.DenyRequest
+	16, // 61: picoclaw.approval.v1.ApprovalService.Cancel:input_type -> picoclaw.approval.v1.CancelRequest
+	18, // 62: picoclaw.approval.v1.ApprovalService.ClaimJob:input_type -> picoclaw.approval.v1.ClaimJobRequest
+	20, // 63: picoclaw.approval.v1.ApprovalService.ReportExecution:input_type -> picoclaw.approval.v1.ReportExecutionRequest
+	23, // 64: picoclaw.approval.v1.ApprovalService.ListJobEvents:input_type -> picoclaw.approval.v1.ListJobEventsRequest
+	26, // 65: picoclaw.approval.v1.ApprovalService.GetAutoApprove:input_type -> picoclaw.approval.v1.GetAutoApproveRequest
+	28, // 66: picoclaw.approval.v1.ApprovalService.SetAutoApprove:input_type -> picoclaw.approval.v1.SetAutoApproveRequest
+	30, // 67: picoclaw.approval.v1.ApprovalService.DisableAutoApprove:input_type -> picoclaw.approval.v1.DisableAutoApproveRequest
+	32, // 68: picoclaw.approval.v1.ApprovalService.HighestJobNumber:input_type -> picoclaw.approval.v1.HighestJobNumberRequest
+	34, // 69: picoclaw.approval.v1.ApprovalService.RenewClaim:input_type -> picoclaw.approval.v1.RenewClaimRequest
+	36, // 70: picoclaw.approval.v1.ApprovalService.ListLapsedClaims:input_type -> picoclaw.approval.v1.ListLapsedClaimsRequest
+	38, // 71: picoclaw.approval.v1.ApprovalService.RecordImage:input_type -> picoclaw.approval.v1.RecordImageRequest
+	7,  // 72: picoclaw.approval.v1.ApprovalService.RequestApproval:output_type -> picoclaw.approval.v1.RequestApprovalResponse
+	9,  // 73: picoclaw.approval.v1.ApprovalService.GetJob:output_type -> picoclaw.approval.v1.GetJobResponse
+	11, // 74: picoclaw.approval.v1.ApprovalService.ListJobs:output_type -> picoclaw.approval.v1.ListJobsResponse
+	13, // 75: picoclaw.approval.v1.ApprovalService.Approve:output_type -> picoclaw.approval.v1.ApproveResponse
+	15, // 76: picoclaw.approval.v1.ApprovalService.Deny:output_type -> picoclaw.approval.v1.DenyResponse
+	17, // 77: picoclaw.approval.v1.ApprovalService.Cancel:output_type -> picoclaw.approval.v1.CancelResponse
+	19, // 78: picoclaw.approval.v1.ApprovalService.ClaimJob:output_type -> picoclaw.approval.v1.ClaimJobResponse
+	21, // 79: picoclaw.approval.v1.ApprovalService.ReportExecution:output_type -> picoclaw.approval.v1.ReportExecutionResponse
+	24, // 80: picoclaw.approval.v1.ApprovalService.ListJobEvents:output_type -> picoclaw.approval.v1.ListJobEventsResponse
+	27, // 81: picoclaw.approval.v1.ApprovalService.GetAutoApprove:output_type -> picoclaw.approval.v1.GetAutoApproveResponse
+	29, // 82: picoclaw.approval.v1.ApprovalService.SetAutoApprove:output_type -> picoclaw.approval.v1.SetAutoApproveResponse
+	31, // 83: picoclaw.approval.v1.ApprovalService.DisableAutoApprove:output_type -> picoclaw.approval.v1.DisableAutoApproveResponse
+	33, // 84: picoclaw.approval.v1.ApprovalService.HighestJobNumber:output_type -> picoclaw.approval.v1.HighestJobNumberResponse
+	35, // 85: picoclaw.approval.v1.ApprovalService.RenewClaim:output_type -> picoclaw.approval.v1.RenewClaimResponse
+	37, // 86: picoclaw.approval.v1.ApprovalService.ListLapsedClaims:output_type -> picoclaw.approval.v1.ListLapsedClaimsResponse
+	39, // 87: picoclaw.approval.v1.ApprovalService.RecordImage:output_type -> picoclaw.approval.v1.RecordImageResponse
+	72, // [72:88] is the sub-list for method output_type
+	56, // [56:72] is the sub-list for method input_type
+	56, // [56:56] is the sub-list for extension type_name
+	56, // [56:56] is the sub-list for extension extendee
+	0,  // [0:56] is the sub-list for field type_name
 }
 
 func init() { file_picoclaw_approval_v1_approval_proto_init() }
@@ -3176,7 +3458,7 @@ func file_picoclaw_approval_v1_approval_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_picoclaw_approval_v1_approval_proto_rawDesc), len(file_picoclaw_approval_v1_approval_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   35,
+			NumMessages:   38,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -40,8 +40,11 @@ type HandleMessageRequest struct {
 	EventId    string                 `protobuf:"bytes,6,opt,name=event_id,json=eventId,proto3" json:"event_id,omitempty"`
 	ReceivedAt *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=received_at,json=receivedAt,proto3" json:"received_at,omitempty"`
 	// ja (default) or en.
-	Locale        string `protobuf:"bytes,8,opt,name=locale,proto3" json:"locale,omitempty"`
-	IsGroup       bool   `protobuf:"varint,9,opt,name=is_group,json=isGroup,proto3" json:"is_group,omitempty"`
+	Locale  string `protobuf:"bytes,8,opt,name=locale,proto3" json:"locale,omitempty"`
+	IsGroup bool   `protobuf:"varint,9,opt,name=is_group,json=isGroup,proto3" json:"is_group,omitempty"`
+	// An image the user sent (a LINE image message, a Slack file share), already fetched and
+	// checked by the gateway (size cap, image type); text, when set, is its caption.
+	Image         *Image `protobuf:"bytes,10,opt,name=image,proto3" json:"image,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -139,6 +142,76 @@ func (x *HandleMessageRequest) GetIsGroup() bool {
 	return false
 }
 
+func (x *HandleMessageRequest) GetImage() *Image {
+	if x != nil {
+		return x.Image
+	}
+	return nil
+}
+
+// Image is one picture for a vision model.
+type Image struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Data  []byte                 `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
+	// image/jpeg, image/png, image/gif or image/webp.
+	MimeType string `protobuf:"bytes,2,opt,name=mime_type,json=mimeType,proto3" json:"mime_type,omitempty"`
+	// Where the gateway fetched it from (line:<messageId>, slack:<fileId>), for the logs.
+	Source        string `protobuf:"bytes,3,opt,name=source,proto3" json:"source,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Image) Reset() {
+	*x = Image{}
+	mi := &file_picoclaw_chat_v1_chat_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Image) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Image) ProtoMessage() {}
+
+func (x *Image) ProtoReflect() protoreflect.Message {
+	mi := &file_picoclaw_chat_v1_chat_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Image.ProtoReflect.Descriptor instead.
+func (*Image) Descriptor() ([]byte, []int) {
+	return file_picoclaw_chat_v1_chat_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *Image) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *Image) GetMimeType() string {
+	if x != nil {
+		return x.MimeType
+	}
+	return ""
+}
+
+func (x *Image) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
 type HandleMessageResponse struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	JobId    string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
@@ -158,7 +231,7 @@ type HandleMessageResponse struct {
 
 func (x *HandleMessageResponse) Reset() {
 	*x = HandleMessageResponse{}
-	mi := &file_picoclaw_chat_v1_chat_proto_msgTypes[1]
+	mi := &file_picoclaw_chat_v1_chat_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -170,7 +243,7 @@ func (x *HandleMessageResponse) String() string {
 func (*HandleMessageResponse) ProtoMessage() {}
 
 func (x *HandleMessageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_picoclaw_chat_v1_chat_proto_msgTypes[1]
+	mi := &file_picoclaw_chat_v1_chat_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -183,7 +256,7 @@ func (x *HandleMessageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandleMessageResponse.ProtoReflect.Descriptor instead.
 func (*HandleMessageResponse) Descriptor() ([]byte, []int) {
-	return file_picoclaw_chat_v1_chat_proto_rawDescGZIP(), []int{1}
+	return file_picoclaw_chat_v1_chat_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *HandleMessageResponse) GetJobId() string {
@@ -232,7 +305,7 @@ var File_picoclaw_chat_v1_chat_proto protoreflect.FileDescriptor
 
 const file_picoclaw_chat_v1_chat_proto_rawDesc = "" +
 	"\n" +
-	"\x1bpicoclaw/chat/v1/chat.proto\x12\x10picoclaw.chat.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1fpicoclaw/common/v1/common.proto\"\xbb\x02\n" +
+	"\x1bpicoclaw/chat/v1/chat.proto\x12\x10picoclaw.chat.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1fpicoclaw/common/v1/common.proto\"\xea\x02\n" +
 	"\x14HandleMessageRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x18\n" +
@@ -244,7 +317,13 @@ const file_picoclaw_chat_v1_chat_proto_rawDesc = "" +
 	"\vreceived_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"receivedAt\x12\x16\n" +
 	"\x06locale\x18\b \x01(\tR\x06locale\x12\x19\n" +
-	"\bis_group\x18\t \x01(\bR\aisGroup\"\x9a\x02\n" +
+	"\bis_group\x18\t \x01(\bR\aisGroup\x12-\n" +
+	"\x05image\x18\n" +
+	" \x01(\v2\x17.picoclaw.chat.v1.ImageR\x05image\"P\n" +
+	"\x05Image\x12\x12\n" +
+	"\x04data\x18\x01 \x01(\fR\x04data\x12\x1b\n" +
+	"\tmime_type\x18\x02 \x01(\tR\bmimeType\x12\x16\n" +
+	"\x06source\x18\x03 \x01(\tR\x06source\"\x9a\x02\n" +
 	"\x15HandleMessageResponse\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12<\n" +
 	"\bmessages\x18\x02 \x03(\v2 .picoclaw.common.v1.ReplyMessageR\bmessages\x12=\n" +
@@ -268,27 +347,29 @@ func file_picoclaw_chat_v1_chat_proto_rawDescGZIP() []byte {
 	return file_picoclaw_chat_v1_chat_proto_rawDescData
 }
 
-var file_picoclaw_chat_v1_chat_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_picoclaw_chat_v1_chat_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
 var file_picoclaw_chat_v1_chat_proto_goTypes = []any{
 	(*HandleMessageRequest)(nil),  // 0: picoclaw.chat.v1.HandleMessageRequest
-	(*HandleMessageResponse)(nil), // 1: picoclaw.chat.v1.HandleMessageResponse
-	(*v1.Action)(nil),             // 2: picoclaw.common.v1.Action
-	(*timestamppb.Timestamp)(nil), // 3: google.protobuf.Timestamp
-	(*v1.ReplyMessage)(nil),       // 4: picoclaw.common.v1.ReplyMessage
-	(*v1.RouteDecision)(nil),      // 5: picoclaw.common.v1.RouteDecision
+	(*Image)(nil),                 // 1: picoclaw.chat.v1.Image
+	(*HandleMessageResponse)(nil), // 2: picoclaw.chat.v1.HandleMessageResponse
+	(*v1.Action)(nil),             // 3: picoclaw.common.v1.Action
+	(*timestamppb.Timestamp)(nil), // 4: google.protobuf.Timestamp
+	(*v1.ReplyMessage)(nil),       // 5: picoclaw.common.v1.ReplyMessage
+	(*v1.RouteDecision)(nil),      // 6: picoclaw.common.v1.RouteDecision
 }
 var file_picoclaw_chat_v1_chat_proto_depIdxs = []int32{
-	2, // 0: picoclaw.chat.v1.HandleMessageRequest.action:type_name -> picoclaw.common.v1.Action
-	3, // 1: picoclaw.chat.v1.HandleMessageRequest.received_at:type_name -> google.protobuf.Timestamp
-	4, // 2: picoclaw.chat.v1.HandleMessageResponse.messages:type_name -> picoclaw.common.v1.ReplyMessage
-	5, // 3: picoclaw.chat.v1.HandleMessageResponse.decision:type_name -> picoclaw.common.v1.RouteDecision
-	0, // 4: picoclaw.chat.v1.ChatService.HandleMessage:input_type -> picoclaw.chat.v1.HandleMessageRequest
-	1, // 5: picoclaw.chat.v1.ChatService.HandleMessage:output_type -> picoclaw.chat.v1.HandleMessageResponse
-	5, // [5:6] is the sub-list for method output_type
-	4, // [4:5] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	3, // 0: picoclaw.chat.v1.HandleMessageRequest.action:type_name -> picoclaw.common.v1.Action
+	4, // 1: picoclaw.chat.v1.HandleMessageRequest.received_at:type_name -> google.protobuf.Timestamp
+	1, // 2: picoclaw.chat.v1.HandleMessageRequest.image:type_name -> picoclaw.chat.v1.Image
+	5, // 3: picoclaw.chat.v1.HandleMessageResponse.messages:type_name -> picoclaw.common.v1.ReplyMessage
+	6, // 4: picoclaw.chat.v1.HandleMessageResponse.decision:type_name -> picoclaw.common.v1.RouteDecision
+	0, // 5: picoclaw.chat.v1.ChatService.HandleMessage:input_type -> picoclaw.chat.v1.HandleMessageRequest
+	2, // 6: picoclaw.chat.v1.ChatService.HandleMessage:output_type -> picoclaw.chat.v1.HandleMessageResponse
+	6, // [6:7] is the sub-list for method output_type
+	5, // [5:6] is the sub-list for method input_type
+	5, // [5:5] is the sub-list for extension type_name
+	5, // [5:5] is the sub-list for extension extendee
+	0, // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_picoclaw_chat_v1_chat_proto_init() }
@@ -302,7 +383,7 @@ func file_picoclaw_chat_v1_chat_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_picoclaw_chat_v1_chat_proto_rawDesc), len(file_picoclaw_chat_v1_chat_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   2,
+			NumMessages:   3,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -4,11 +4,13 @@ package llmtest
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -297,5 +299,40 @@ func ToolLimitOnTheWire(t *testing.T, wire string, newClient func(url string) ll
 	last := reqs[2].Messages[len(reqs[2].Messages)-1]
 	if !strings.Contains(last.Content, "Tool limit reached") || len(reqs[2].ToolResults()) != 2 {
 		t.Errorf("last request ends with %+v, results %+v", last, reqs[2].ToolResults())
+	}
+}
+
+// ImageOnTheWire sends a user message with a caption and a PNG through the client newClient
+// builds for a fakellm server of wire and checks the picture arrived as that wire carries it:
+// the same bytes in base64, with the media type where the wire names one.
+func ImageOnTheWire(t *testing.T, wire string, newClient func(url string) llm.Client) {
+	t.Helper()
+	f := fakellm.Start(t, wire, fakellm.Reply("a cat"))
+	c := newClient(f.URL)
+	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR picture bytes")
+	resp, err := c.Chat(context.Background(), llm.Request{Messages: []llm.Message{
+		{Role: llm.RoleSystem, Content: "You describe pictures."},
+		{Role: llm.RoleUser, Content: "what is this?", Images: []llm.Image{{Data: png, MIMEType: "image/png"}}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Text != "a cat" {
+		t.Errorf("answer %q", resp.Text)
+	}
+	reqs := f.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("requests = %d", len(reqs))
+	}
+	last := reqs[0].Messages[len(reqs[0].Messages)-1]
+	if last.Role != "user" || last.Content != "what is this?" || len(last.Images) != 1 || last.Images[0] != base64.StdEncoding.EncodeToString(png) {
+		t.Fatalf("user message on the wire: %+v", last)
+	}
+	wantTypes := []string{"image/png"}
+	if wire == fakellm.Ollama {
+		wantTypes = nil
+	}
+	if !slices.Equal(last.ImageTypes, wantTypes) {
+		t.Errorf("image types %v, want %v", last.ImageTypes, wantTypes)
 	}
 }

@@ -153,6 +153,8 @@ type Service struct {
 	log       *slog.Logger
 	keys      *domain.Keyring
 	leases    Leases
+	images    ImageLog
+	keeper    ImageKeeper
 
 	// grantMu guards grantVerified: the hash of the newest decisive Auto-Approve event whose
 	// stream last verified.

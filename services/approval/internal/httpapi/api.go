@@ -104,6 +104,7 @@ func (a *API) Routes() []Route {
 		{Method: http.MethodPut, Pattern: "/v1/auto-approve", Handler: a.putAutoApprove},
 		{Method: http.MethodDelete, Pattern: "/v1/auto-approve", Handler: a.deleteAutoApprove},
 		{Method: http.MethodPost, Pattern: "/v1/policy/simulate", Handler: a.simulatePolicy},
+		{Method: http.MethodGet, Pattern: "/v1/images", Handler: a.listImages},
 	}
 }
 

@@ -56,7 +56,8 @@ func newFixtureWith(t *testing.T, tweak func(*app.Config)) *fixture {
 	if tweak != nil {
 		tweak(&cfg)
 	}
-	svc := app.New(st, store.NewRedisGrants(rdb.Client, rdb.Prefix, []byte("test-grant-seal-key"), nil), approvers, cfg, nil, app.WithKeyring(testKeys))
+	svc := app.New(st, store.NewRedisGrants(rdb.Client, rdb.Prefix, []byte("test-grant-seal-key"), nil), approvers, cfg, nil, app.WithKeyring(testKeys),
+		app.WithImages(st, nil))
 	api := httpapi.New(svc, approvers, nil)
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)

@@ -448,3 +448,15 @@ func cardToProto(c *domain.Card) *commonv1.ApprovalCard {
 	}
 	return out
 }
+
+// RecordImage writes one image audit record before chat-mio sends the image to a model.
+func (h *Handler) RecordImage(ctx context.Context, req *approvalv1.RecordImageRequest) (*approvalv1.RecordImageResponse, error) {
+	rec, err := h.svc.RecordImage(ctx, app.ImageInput{JobID: req.GetJobId(), SessionID: req.GetSessionId(), Data: req.GetData(),
+		MIMEType: req.GetMimeType(), Provider: req.GetProvider(), Model: req.GetModel()})
+	if err != nil {
+		return nil, h.fail(ctx, err)
+	}
+	return &approvalv1.RecordImageResponse{Record: &approvalv1.ImageRecord{Id: rec.ID, JobId: rec.JobID, SessionId: rec.SessionID,
+		Sha256: rec.SHA256, SizeBytes: rec.Size, MimeType: rec.MIMEType, Provider: rec.Provider, Model: rec.Model,
+		RecordedAt: timestamppb.New(rec.At), Kept: rec.Kept}}, nil
+}

@@ -53,6 +53,8 @@ type Config struct {
 	Now          func() time.Time
 	// Tracer starts chat-mio's own spans (message handling, chat model calls); default no-op.
 	Tracer trace.Tracer
+	// Vision answers images (models.vision); nil: images are answered with how to set one up.
+	Vision llm.Client
 }
 
 func (c *Config) defaults() {
@@ -192,6 +194,10 @@ func (a *App) HandleMessage(ctx context.Context, req *chatv1.HandleMessageReques
 		text = actionText(act)
 	}
 	cmd, cmdErr := domain.ParseCommand(text)
+	if req.GetImage() != nil && req.GetAction() == nil {
+		// A caption is a question about the picture, never a command (nor a job to join).
+		cmd, cmdErr = domain.Command{}, nil
+	}
 	// The gateways allocate the JobID when the event arrives (and a button press or a typed
 	// command about a job carries that job's id); a command about a job is that job's whatever
 	// the caller said, and only a caller without an id (the terminal channel) gets a new one.
@@ -241,6 +247,8 @@ func (a *App) HandleMessage(ctx context.Context, req *chatv1.HandleMessageReques
 	t.sess = sess
 
 	switch {
+	case req.GetImage() != nil && req.GetAction() == nil:
+		a.seeImage(ctx, t)
 	case errors.Is(cmdErr, domain.ErrUsage):
 		a.log.InfoContext(ctx, "command.usage", slog.String("command", cmd.Name), slog.Any("error", cmdErr))
 		t.say(domain.UsageFor(t.loc, cmd.Name))

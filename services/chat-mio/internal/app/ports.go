@@ -114,6 +114,24 @@ type Peers struct {
 	Approvals Approvals
 	Executor  Executor
 	Heartbeat Heartbeat
+	// Images records every image before it goes to a model (approval's image audit log);
+	// without it no image is sent.
+	Images ImageAudit
+}
+
+// ImageAudit is the image audit log.
+type ImageAudit interface {
+	// RecordImage writes the record of one image about to be sent; the image is sent only when
+	// it succeeds.
+	RecordImage(ctx context.Context, in ImageRecord) error
+}
+
+// ImageRecord is one image on its way to a model.
+type ImageRecord struct {
+	JobID, SessionID string
+	Data             []byte
+	MIMEType         string
+	Provider, Model  string
 }
 
 // Actor is a person on a channel.

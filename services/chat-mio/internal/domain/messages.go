@@ -108,6 +108,12 @@ const (
 	MsgButtonStop          MsgKey = "button_stop"
 	MsgCostContinuing      MsgKey = "cost_continuing"
 	MsgCostRequestGone     MsgKey = "cost_request_gone"
+	MsgVisionNotConfigured MsgKey = "vision_not_configured"
+	MsgVisionLocalOnly     MsgKey = "vision_local_only"
+	MsgImageBadType        MsgKey = "image_bad_type"
+	MsgImageAuditDown      MsgKey = "image_audit_down"
+	MsgVisionModelDown     MsgKey = "vision_model_down"
+	MsgImagePrompt         MsgKey = "image_prompt"
 )
 
 var catalog = map[MsgKey][2]string{
@@ -173,6 +179,17 @@ var catalog = map[MsgKey][2]string{
 		"The setting could not be saved (Redis is unreachable). Please try again shortly."},
 	MsgRouterDown: {"振り分け担当（router-shiro）に接続できませんでした。少し待ってからもう一度送ってください。",
 		"The router (router-shiro) could not be reached. Please try again shortly."},
+	MsgVisionNotConfigured: {"画像を読むには画像対応（vision）モデルの設定が必要です。設定ファイルの models.vision に、例えば Ollama の qwen2.5vl や llava を指定してください。今は文章で送ってください。",
+		"Reading images needs a vision model: set models.vision in the configuration (for example Ollama's qwen2.5vl or llava). For now, please send text."},
+	MsgVisionLocalOnly: {"ローカル限定モードなので、画像をクラウドの画像モデル（%s）には送りません。送ってよい場合は /cloud を送ってから、もう一度画像を送ってください。",
+		"Local-only mode is on, so the image is not sent to the cloud vision model (%s). Send /cloud, then the image again, if that is fine."},
+	MsgImageBadType: {"この画像の形式（%s）は読めません。JPEG・PNG・GIF・WebP で送ってください。",
+		"This image type (%s) cannot be read. Please send JPEG, PNG, GIF or WebP."},
+	MsgImageAuditDown: {"画像の記録（監査ログ）を書けなかったため、画像はモデルに送っていません。少し待ってからもう一度送ってください。",
+		"The image could not be recorded in the audit log, so it was not sent to any model. Please try again shortly."},
+	MsgVisionModelDown: {"画像モデル（%s）が応答しませんでした。少し待ってからもう一度送ってください。",
+		"The vision model (%s) did not answer. Please try again shortly."},
+	MsgImagePrompt: {"この画像について日本語で説明してください。", "Please describe this image."},
 	MsgChatModelDown: {"会話モデル（%s）が応答しませんでした。少し待ってからもう一度送ってください。",
 		"The chat model (%s) did not answer. Please try again shortly."},
 	MsgLocalModelMissing: {"%sのローカルモデル %s が Ollama にありません。サーバーで `picoclaw models setup` を実行してから、もう一度送ってください。",

@@ -181,3 +181,14 @@ func (a Approvals) AutoApproveStatus(ctx context.Context, loc domain.Locale) (ap
 	}
 	return app.AutoApproveStatus{Active: res.GetGrant().GetActive(), Text: res.GetStatusText()}, nil
 }
+
+var _ app.ImageAudit = Approvals{}
+
+// RecordImage writes the image's audit record in approval.
+func (a Approvals) RecordImage(ctx context.Context, in app.ImageRecord) error {
+	if _, err := a.Client.RecordImage(ctx, &approvalv1.RecordImageRequest{JobId: in.JobID, SessionId: in.SessionID, Data: in.Data,
+		MimeType: in.MIMEType, Provider: in.Provider, Model: in.Model}); err != nil {
+		return classify(approvalPeer, err)
+	}
+	return nil
+}

@@ -22,8 +22,15 @@ type Messenger interface {
 	ShowLoading(ctx context.Context, chatID string, seconds int) error
 }
 
+// Contents downloads a message's content from the Messaging API's blob endpoint.
+type Contents interface {
+	Content(ctx context.Context, messageID string, maxBytes int64) (chatlink.InboundImage, error)
+}
+
 // Config tunes the channel.
 type Config struct {
+	// Contents fetches images; without it an image is answered as unsupported.
+	Contents Contents
 	// ReplyTokenMargin: the reply token is used only while the event is younger than this.
 	ReplyTokenMargin time.Duration
 	// LoadingSeconds is how long the loading animation runs at most (LINE stops it at the reply).
@@ -45,9 +52,29 @@ type Channel struct {
 }
 
 var (
-	_ channel.Channel  = (*Channel)(nil)
-	_ channel.Preparer = (*Channel)(nil)
+	_ channel.Channel      = (*Channel)(nil)
+	_ channel.Preparer     = (*Channel)(nil)
+	_ channel.ImageFetcher = (*Channel)(nil)
 )
+
+// FetchImage downloads an image message's content from LINE. An image hosted outside LINE
+// (contentProvider external) is never fetched: its URL is the sender's to choose, and fetching
+// it would let anyone make the gateway call any address.
+func (c *Channel) FetchImage(ctx context.Context, ev channel.Event, maxBytes int64) (chatlink.InboundImage, error) {
+	in := ev.Native.(domain.Inbound)
+	if in.ContentProvider == domain.ContentExternal {
+		return chatlink.InboundImage{}, fmt.Errorf("%w: contentProvider external", channel.ErrImageSource)
+	}
+	if c.cfg.Contents == nil || in.MessageID == "" {
+		return chatlink.InboundImage{}, fmt.Errorf("%w: no content to fetch", channel.ErrImageSource)
+	}
+	img, err := c.cfg.Contents.Content(ctx, in.MessageID, maxBytes)
+	if err != nil {
+		return chatlink.InboundImage{}, err
+	}
+	img.Source = "line:" + in.MessageID
+	return img, nil
+}
 
 // New wires the LINE channel.
 func New(cfg Config, line Messenger, log *slog.Logger) *Channel {
@@ -75,6 +102,8 @@ func (c *Channel) Decode(payload []byte) (channel.Event, error) {
 		ev.Kind = channel.KindUnfollow
 	case domain.KindUnsupported:
 		ev.Kind = channel.KindUnsupported
+	case domain.KindImage:
+		ev.Kind = channel.KindImage
 	case domain.KindPostback:
 		ev.Kind = channel.KindAction
 		if a, err := domain.DecodePostback(in.PostbackData); err != nil {

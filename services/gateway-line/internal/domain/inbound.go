@@ -30,8 +30,10 @@ const (
 	KindPostback Kind = "postback"
 	KindFollow   Kind = "follow"
 	KindUnfollow Kind = "unfollow"
-	// KindUnsupported is a message the assistant cannot read (sticker, image, audio, video,
-	// file, location); Text names its type.
+	// KindImage is an image message: MessageID names its content, ContentProvider where it is.
+	KindImage Kind = "image"
+	// KindUnsupported is a message the assistant cannot read (sticker, audio, video, file,
+	// location); Text names its type.
 	KindUnsupported Kind = "unsupported"
 )
 
@@ -62,7 +64,13 @@ type Inbound struct {
 	Redelivery bool `json:"redelivery,omitempty"`
 	// Mentioned: the text message mentions the bot (isSelf).
 	Mentioned bool `json:"mentioned,omitempty"`
+	// MessageID and ContentProvider (line or external) locate an image message's content.
+	MessageID       string `json:"message_id,omitempty"`
+	ContentProvider string `json:"content_provider,omitempty"`
 }
+
+// ContentExternal is the content provider of an image hosted outside LINE.
+const ContentExternal = "external"
 
 // SessionID is the chat-mio session of the event (SPEC §10: line:<userId>, groups line:<groupId>).
 func (in Inbound) SessionID() string { return "line:" + in.ChatID }

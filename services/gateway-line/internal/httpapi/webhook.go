@@ -74,7 +74,7 @@ func (h *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.log.ErrorContext(ctx, "line.event_encode_failed", slog.String("event_id", in.EventID), slog.Any("error", err))
 			continue
 		}
-		inc := channel.Incoming{ID: in.EventID, Key: in.ChatID, Payload: payload, StartsJob: in.Kind == domain.KindText, Text: in.Text}
+		inc := channel.Incoming{ID: in.EventID, Key: in.ChatID, Payload: payload, StartsJob: in.Kind == domain.KindText || in.Kind == domain.KindImage, Text: in.Text}
 		if in.Kind == domain.KindPostback {
 			if a, err := domain.DecodePostback(in.PostbackData); err == nil {
 				inc.Action = &a
@@ -96,9 +96,9 @@ func (h *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write([]byte("{}"))
 }
 
-// Normalize keeps the events the gateway handles in active mode: text messages, postbacks,
-// follow and unfollow, and the other messages (stickers, images, audio, …), which are answered
-// with what is supported. Everything else (joins, standby mode, …) is ignored.
+// Normalize keeps the events the gateway handles in active mode: text and image messages,
+// postbacks, follow and unfollow, and the other messages (stickers, audio, …), which are
+// answered with what is supported. Everything else (joins, standby mode, …) is ignored.
 func Normalize(e webhook.EventInterface) (domain.Inbound, bool) {
 	var (
 		in       domain.Inbound
@@ -113,6 +113,13 @@ func Normalize(e webhook.EventInterface) (domain.Inbound, bool) {
 			mentioned, rest := withoutSelfMention(text.Text, text.Mention)
 			in = domain.Inbound{EventID: ev.WebhookEventId, Kind: domain.KindText, Text: rest, ReplyToken: ev.ReplyToken,
 				Mentioned: mentioned}
+		} else if img, ok := ev.Message.(webhook.ImageMessageContent); ok {
+			// Stored by reference: the bytes are fetched when the event is processed.
+			in = domain.Inbound{EventID: ev.WebhookEventId, Kind: domain.KindImage, ReplyToken: ev.ReplyToken, MessageID: img.Id,
+				ContentProvider: "line"}
+			if img.ContentProvider != nil && img.ContentProvider.Type != "" {
+				in.ContentProvider = string(img.ContentProvider.Type)
+			}
 		} else if ev.Message != nil {
 			// Told what is supported rather than met with silence.
 			in = domain.Inbound{EventID: ev.WebhookEventId, Kind: domain.KindUnsupported, Text: ev.Message.GetType(), ReplyToken: ev.ReplyToken}

@@ -7,11 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/line/line-bot-sdk-go/v8/linebot/messaging_api"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/channel"
+	"github.com/picoclaw-suite/picoclaw/pkg/chatlink"
 	"github.com/picoclaw-suite/picoclaw/pkg/outbound"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-line/internal/domain"
 )
@@ -20,7 +24,10 @@ import (
 type Config struct {
 	// BaseURL is the Messaging API endpoint (https://api.line.me, a local server in tests).
 	BaseURL string
-	Token   string
+	// DataBaseURL is the blob endpoint message contents are downloaded from
+	// (https://api-data.line.me).
+	DataBaseURL string
+	Token       string
 	// HTTPClient defaults to a client with a 20 s timeout.
 	HTTPClient *http.Client
 	// PushAttempts bounds the attempts of one push on 5xx, 429 and network errors (default 3).
@@ -41,6 +48,9 @@ func New(cfg Config) (*Client, error) {
 	}
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = "https://api.line.me"
+	}
+	if cfg.DataBaseURL == "" {
+		cfg.DataBaseURL = "https://api-data.line.me"
 	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = outbound.Client(20 * time.Second)
@@ -185,4 +195,25 @@ func toSDK(msgs []domain.OutMessage) []messaging_api.MessageInterface {
 
 func postback(b domain.Button) *messaging_api.PostbackAction {
 	return &messaging_api.PostbackAction{Label: b.Label, Data: b.Data, DisplayText: b.DisplayText}
+}
+
+// Content downloads a message's content (GET /v2/bot/message/{messageId}/content on the blob
+// endpoint) within maxBytes, checked to be an image (channel.ReadImage). 404 — no content, or
+// past LINE's retention — is permanent.
+func (c *Client) Content(ctx context.Context, messageID string, maxBytes int64) (chatlink.InboundImage, error) {
+	u := strings.TrimRight(c.cfg.DataBaseURL, "/") + "/v2/bot/message/" + url.PathEscape(messageID) + "/content"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return chatlink.InboundImage{}, err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.cfg.Token)
+	res, err := c.cfg.HTTPClient.Do(req)
+	if err != nil {
+		return chatlink.InboundImage{}, fmt.Errorf("line content: %w", err)
+	}
+	img, err := channel.ReadImage(res, maxBytes)
+	if err != nil {
+		return chatlink.InboundImage{}, fmt.Errorf("line content %s: %w", messageID, err)
+	}
+	return img, nil
 }

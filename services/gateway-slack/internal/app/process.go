@@ -6,6 +6,7 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"time"
@@ -28,6 +29,11 @@ type Slack interface {
 	Upload(ctx context.Context, channel, threadTS string, img chatlink.Image, caption string) error
 }
 
+// Files downloads shared files from Slack's file host.
+type Files interface {
+	Download(ctx context.Context, rawURL string, maxBytes int64) (chatlink.InboundImage, error)
+}
+
 // address is where a Slack send goes.
 type address struct{ channel, thread string }
 
@@ -35,14 +41,41 @@ type address struct{ channel, thread string }
 type Channel struct {
 	texts domain.Texts
 	slack Slack
+	files Files
 	once  *channel.Once
 	log   *slog.Logger
 }
 
 var (
-	_ channel.Channel  = (*Channel)(nil)
-	_ channel.Finisher = (*Channel)(nil)
+	_ channel.Channel      = (*Channel)(nil)
+	_ channel.Finisher     = (*Channel)(nil)
+	_ channel.ImageFetcher = (*Channel)(nil)
 )
+
+// WithFiles lets the channel download shared images; without it they are answered as
+// unsupported.
+func (c *Channel) WithFiles(f Files) *Channel {
+	c.files = f
+	return c
+}
+
+// FetchImage downloads a shared image with the bot token. A file whose declared size is over
+// the cap is refused before any download.
+func (c *Channel) FetchImage(ctx context.Context, ev channel.Event, maxBytes int64) (chatlink.InboundImage, error) {
+	in := ev.Native.(domain.Inbound)
+	if in.File == nil || c.files == nil {
+		return chatlink.InboundImage{}, fmt.Errorf("%w: no file to download", channel.ErrImageSource)
+	}
+	if in.File.Size > maxBytes {
+		return chatlink.InboundImage{}, fmt.Errorf("%w: %d bytes declared", channel.ErrImageTooLarge, in.File.Size)
+	}
+	img, err := c.files.Download(ctx, in.File.URL, maxBytes)
+	if err != nil {
+		return chatlink.InboundImage{}, err
+	}
+	img.Source = "slack:" + in.File.ID
+	return img, nil
+}
 
 // New wires the Slack channel; once remembers the messages that went out.
 func New(locale string, slack Slack, once *channel.Once, log *slog.Logger) *Channel {
@@ -60,8 +93,13 @@ func (c *Channel) Decode(payload []byte) (channel.Event, error) {
 	}
 	ev := channel.Event{ID: in.EventID, Kind: channel.KindMessage, SessionID: in.SessionID(), UserID: in.UserID, Text: in.Text,
 		Action: in.Action, IsGroup: !in.IsDM, ReceivedAt: time.Now(), Native: in}
-	if in.Kind == domain.KindAction {
+	switch in.Kind {
+	case domain.KindAction:
 		ev.Kind = channel.KindAction
+	case domain.KindImage:
+		ev.Kind = channel.KindImage
+	case domain.KindUnsupported:
+		ev.Kind = channel.KindUnsupported
 	}
 	return ev, nil
 }

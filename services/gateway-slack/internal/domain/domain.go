@@ -27,7 +27,21 @@ type Kind string
 const (
 	KindMessage Kind = "message" // app_mention or a direct message
 	KindAction  Kind = "action"  // a block_actions button press
+	// KindImage is a message sharing an image file (File); Text is its caption.
+	KindImage Kind = "image"
+	// KindUnsupported is a message sharing a file that is not an image; Text names its type.
+	KindUnsupported Kind = "unsupported"
 )
+
+// File is a shared file as the event names it; the bytes are downloaded when it is processed.
+type File struct {
+	ID       string `json:"id"`
+	Name     string `json:"name,omitempty"`
+	Mimetype string `json:"mimetype,omitempty"`
+	Size     int64  `json:"size,omitempty"`
+	// URL is url_private_download, fetched with the bot token only from the files host.
+	URL string `json:"url"`
+}
 
 // ActionKind is what a button does (also the Slack action_id).
 type ActionKind = chatlink.ActionKind
@@ -91,6 +105,8 @@ type Inbound struct {
 	// MessageText is that message's text, kept when its buttons are removed.
 	MessageText string `json:"message_text,omitempty"`
 	IsDM        bool   `json:"is_dm,omitempty"`
+	// File is the shared file of a KindImage event.
+	File *File `json:"file,omitempty"`
 }
 
 // SessionID is the chat-mio session (SPEC §10: slack:<channel>:<thread_ts>).

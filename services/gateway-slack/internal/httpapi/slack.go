@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
@@ -133,15 +134,21 @@ func Normalize(eventID, teamID string, inner slackevents.EventsAPIInnerEvent, bo
 			return in, false
 		}
 		in.Channel, in.UserID, in.Text = e.Channel, e.User, domain.StripMention(e.Text, botUserID)
+		withFile(&in, e.Files)
 		in.ThreadTS = e.ThreadTimeStamp
 		if in.ThreadTS == "" {
 			in.ThreadTS = e.TimeStamp
 		}
 	case *slackevents.MessageEvent:
-		if e.ChannelType != "im" || e.SubType != "" || e.BotID != "" || e.User == "" || e.User == botUserID {
+		// file_share is a message with files attached (the image path); other subtypes are not
+		// messages from a person.
+		if e.ChannelType != "im" || (e.SubType != "" && e.SubType != "file_share") || e.BotID != "" || e.User == "" || e.User == botUserID {
 			return in, false
 		}
 		in.Channel, in.UserID, in.Text, in.IsDM = e.Channel, e.User, e.Text, true
+		if e.Message != nil {
+			withFile(&in, e.Message.Files)
+		}
 		in.ThreadTS = e.ThreadTimeStamp
 		if in.ThreadTS == "" {
 			in.ThreadTS = e.TimeStamp
@@ -150,6 +157,21 @@ func Normalize(eventID, teamID string, inner slackevents.EventsAPIInnerEvent, bo
 		return in, false
 	}
 	return in, in.Channel != "" && in.ThreadTS != ""
+}
+
+// withFile makes a message that shares files an image event (its first file, when that is an
+// image) or an unsupported one (another kind of file). The text stays as the caption.
+func withFile(in *domain.Inbound, files []slack.File) {
+	if len(files) == 0 {
+		return
+	}
+	f := files[0]
+	if !strings.HasPrefix(f.Mimetype, "image/") || f.URLPrivateDownload == "" || f.IsExternal {
+		in.Kind, in.Text = domain.KindUnsupported, "file:"+f.Filetype
+		return
+	}
+	in.Kind = domain.KindImage
+	in.File = &domain.File{ID: f.ID, Name: f.Name, Mimetype: f.Mimetype, Size: int64(f.Size), URL: f.URLPrivateDownload}
 }
 
 // Interactive serves interactivity: block_actions button presses.
@@ -222,8 +244,13 @@ func (h *Handlers) store200(w http.ResponseWriter, r *http.Request, in domain.In
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
-	res, err := h.ingest.Store(ctx, channel.Incoming{ID: in.EventID, Key: in.Key(), Payload: payload,
-		StartsJob: in.Kind == domain.KindMessage, Action: in.Action, Text: in.Text})
+	inc := channel.Incoming{ID: in.EventID, Key: in.Key(), Payload: payload,
+		StartsJob: in.Kind == domain.KindMessage || in.Kind == domain.KindImage, Action: in.Action, Text: in.Text}
+	if in.Kind != domain.KindMessage {
+		// An image's caption is a question about the picture, never a command about a job.
+		inc.Text = ""
+	}
+	res, err := h.ingest.Store(ctx, inc)
 	if err != nil {
 		// Not stored: a 500 makes Slack retry; the retry is deduplicated if this one got through.
 		http.Error(w, "temporarily unavailable", http.StatusInternalServerError)

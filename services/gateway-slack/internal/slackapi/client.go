@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
 	"github.com/slack-go/slack"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/channel"
 	"github.com/picoclaw-suite/picoclaw/pkg/chatlink"
 	"github.com/picoclaw-suite/picoclaw/pkg/outbound"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/internal/domain"
@@ -223,4 +225,46 @@ func classify(method string, err error) error {
 		return fmt.Errorf("slack %s: %w: %w", method, domain.ErrPermanent, err)
 	}
 	return fmt.Errorf("slack %s: %w", method, err)
+}
+
+// Files downloads url_private_download links with the bot token, only from the configured
+// files host (https://files.slack.com): a link to anywhere else is refused, and no redirect is
+// followed (Slack redirects a request it does not accept to its sign-in page).
+type Files struct {
+	base  *url.URL
+	token string
+	hc    *http.Client
+}
+
+// NewFiles returns the downloader for files under baseURL.
+func NewFiles(baseURL, token string) (*Files, error) {
+	u, err := url.Parse(baseURL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return nil, fmt.Errorf("slackapi: files base url %q must be an http(s) URL", baseURL)
+	}
+	hc := outbound.Client(60 * time.Second)
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &Files{base: u, token: token, hc: hc}, nil
+}
+
+// Download fetches rawURL (channel.ReadImage checks size and type).
+func (f *Files) Download(ctx context.Context, rawURL string, maxBytes int64) (chatlink.InboundImage, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Scheme != f.base.Scheme || !strings.EqualFold(u.Host, f.base.Host) || u.User != nil {
+		return chatlink.InboundImage{}, fmt.Errorf("%w: file url is not on %s", channel.ErrImageSource, f.base.Host)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return chatlink.InboundImage{}, err
+	}
+	req.Header.Set("Authorization", "Bearer "+f.token)
+	res, err := f.hc.Do(req)
+	if err != nil {
+		return chatlink.InboundImage{}, fmt.Errorf("slack file download: %w", err)
+	}
+	img, err := channel.ReadImage(res, maxBytes)
+	if err != nil {
+		return chatlink.InboundImage{}, fmt.Errorf("slack file download: %w", err)
+	}
+	return img, nil
 }

@@ -75,6 +75,9 @@ const (
 	// ApprovalServiceListLapsedClaimsProcedure is the fully-qualified name of the ApprovalService's
 	// ListLapsedClaims RPC.
 	ApprovalServiceListLapsedClaimsProcedure = "/picoclaw.approval.v1.ApprovalService/ListLapsedClaims"
+	// ApprovalServiceRecordImageProcedure is the fully-qualified name of the ApprovalService's
+	// RecordImage RPC.
+	ApprovalServiceRecordImageProcedure = "/picoclaw.approval.v1.ApprovalService/RecordImage"
 )
 
 // ApprovalServiceClient is a client for the picoclaw.approval.v1.ApprovalService service.
@@ -104,6 +107,10 @@ type ApprovalServiceClient interface {
 	// ListLapsedClaims lists executing jobs whose holder stopped renewing its lease: an executor
 	// takes them over with ClaimJob.
 	ListLapsedClaims(context.Context, *v1.ListLapsedClaimsRequest) (*v1.ListLapsedClaimsResponse, error)
+	// RecordImage appends one image to the image audit log before it is sent to a model; the
+	// caller sends the image only when the record is written (fail closed). Approval computes the
+	// hash and size itself and keeps the bytes only when images.keep is on.
+	RecordImage(context.Context, *v1.RecordImageRequest) (*v1.RecordImageResponse, error)
 }
 
 // NewApprovalServiceClient constructs a client for the picoclaw.approval.v1.ApprovalService
@@ -207,6 +214,12 @@ func NewApprovalServiceClient(httpClient connect.HTTPClient, baseURL string, opt
 			connect.WithSchema(approvalServiceMethods.ByName("ListLapsedClaims")),
 			connect.WithClientOptions(opts...),
 		),
+		recordImage: connect.NewClient[v1.RecordImageRequest, v1.RecordImageResponse](
+			httpClient,
+			baseURL+ApprovalServiceRecordImageProcedure,
+			connect.WithSchema(approvalServiceMethods.ByName("RecordImage")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -227,6 +240,7 @@ type approvalServiceClient struct {
 	highestJobNumber   *connect.Client[v1.HighestJobNumberRequest, v1.HighestJobNumberResponse]
 	renewClaim         *connect.Client[v1.RenewClaimRequest, v1.RenewClaimResponse]
 	listLapsedClaims   *connect.Client[v1.ListLapsedClaimsRequest, v1.ListLapsedClaimsResponse]
+	recordImage        *connect.Client[v1.RecordImageRequest, v1.RecordImageResponse]
 }
 
 // RequestApproval calls picoclaw.approval.v1.ApprovalService.RequestApproval.
@@ -364,6 +378,15 @@ func (c *approvalServiceClient) ListLapsedClaims(ctx context.Context, req *v1.Li
 	return nil, err
 }
 
+// RecordImage calls picoclaw.approval.v1.ApprovalService.RecordImage.
+func (c *approvalServiceClient) RecordImage(ctx context.Context, req *v1.RecordImageRequest) (*v1.RecordImageResponse, error) {
+	response, err := c.recordImage.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // ApprovalServiceHandler is an implementation of the picoclaw.approval.v1.ApprovalService service.
 type ApprovalServiceHandler interface {
 	// RequestApproval stores a proposal as a job, evaluates policy and answers auto_approved,
@@ -391,6 +414,10 @@ type ApprovalServiceHandler interface {
 	// ListLapsedClaims lists executing jobs whose holder stopped renewing its lease: an executor
 	// takes them over with ClaimJob.
 	ListLapsedClaims(context.Context, *v1.ListLapsedClaimsRequest) (*v1.ListLapsedClaimsResponse, error)
+	// RecordImage appends one image to the image audit log before it is sent to a model; the
+	// caller sends the image only when the record is written (fail closed). Approval computes the
+	// hash and size itself and keeps the bytes only when images.keep is on.
+	RecordImage(context.Context, *v1.RecordImageRequest) (*v1.RecordImageResponse, error)
 }
 
 // NewApprovalServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -490,6 +517,12 @@ func NewApprovalServiceHandler(svc ApprovalServiceHandler, opts ...connect.Handl
 		connect.WithSchema(approvalServiceMethods.ByName("ListLapsedClaims")),
 		connect.WithHandlerOptions(opts...),
 	)
+	approvalServiceRecordImageHandler := connect.NewUnaryHandlerSimple(
+		ApprovalServiceRecordImageProcedure,
+		svc.RecordImage,
+		connect.WithSchema(approvalServiceMethods.ByName("RecordImage")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/picoclaw.approval.v1.ApprovalService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case ApprovalServiceRequestApprovalProcedure:
@@ -522,6 +555,8 @@ func NewApprovalServiceHandler(svc ApprovalServiceHandler, opts ...connect.Handl
 			approvalServiceRenewClaimHandler.ServeHTTP(w, r)
 		case ApprovalServiceListLapsedClaimsProcedure:
 			approvalServiceListLapsedClaimsHandler.ServeHTTP(w, r)
+		case ApprovalServiceRecordImageProcedure:
+			approvalServiceRecordImageHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -589,4 +624,8 @@ func (UnimplementedApprovalServiceHandler) RenewClaim(context.Context, *v1.Renew
 
 func (UnimplementedApprovalServiceHandler) ListLapsedClaims(context.Context, *v1.ListLapsedClaimsRequest) (*v1.ListLapsedClaimsResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("picoclaw.approval.v1.ApprovalService.ListLapsedClaims is not implemented"))
+}
+
+func (UnimplementedApprovalServiceHandler) RecordImage(context.Context, *v1.RecordImageRequest) (*v1.RecordImageResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("picoclaw.approval.v1.ApprovalService.RecordImage is not implemented"))
 }

@@ -41,7 +41,7 @@ const (
 
 // ChatServiceClient is a client for the picoclaw.chat.v1.ChatService service.
 type ChatServiceClient interface {
-	// HandleMessage handles one inbound event from a gateway (text or a button press) and
+	// HandleMessage handles one inbound event from a gateway (text, an image or a button press) and
 	// returns the reply messages for it.
 	HandleMessage(context.Context, *v1.HandleMessageRequest) (*v1.HandleMessageResponse, error)
 }
@@ -82,7 +82,7 @@ func (c *chatServiceClient) HandleMessage(ctx context.Context, req *v1.HandleMes
 
 // ChatServiceHandler is an implementation of the picoclaw.chat.v1.ChatService service.
 type ChatServiceHandler interface {
-	// HandleMessage handles one inbound event from a gateway (text or a button press) and
+	// HandleMessage handles one inbound event from a gateway (text, an image or a button press) and
 	// returns the reply messages for it.
 	HandleMessage(context.Context, *v1.HandleMessageRequest) (*v1.HandleMessageResponse, error)
 }

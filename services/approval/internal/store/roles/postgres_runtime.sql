@@ -15,3 +15,7 @@ REVOKE ALL ON approval_notices FROM {{role}};
 GRANT SELECT, INSERT, UPDATE ON approval_notices TO {{role}};
 REVOKE ALL ON approval_leases FROM {{role}};
 GRANT SELECT, INSERT, UPDATE, DELETE ON approval_leases TO {{role}};
+REVOKE ALL ON approval_images FROM {{role}};
+GRANT SELECT, INSERT ON approval_images TO {{role}};
+REVOKE ALL ON SEQUENCE approval_images_id_seq FROM {{role}};
+GRANT USAGE, SELECT ON SEQUENCE approval_images_id_seq TO {{role}};
