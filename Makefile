@@ -88,7 +88,7 @@ build: ## Build every binary into bin/ (the eight services and the picoclaw CLI)
 	@ls -l bin/
 
 .PHONY: bench-compare
-bench-compare: ## Compare the embedded suite built at REF (A) with the working tree (B), interleaved A, B, A, B … (writes bench/results/compare.{json,md})
+bench-compare: ## Compare the embedded suite built at REF (A) with the working tree (B), interleaved A, B, B, A, A, B … (writes bench/results/compare.{json,md})
 	@test -n "$(REF)" || { echo "usage: make bench-compare REF=<commit>"; exit 2; }
 	go run ./bench/cmd/picoclaw-bench -compare $(REF) -out bench/results $(COMPARE_FLAGS)
 

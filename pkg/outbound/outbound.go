@@ -11,6 +11,8 @@ import (
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 )
 
 // IdlePerHost is how many idle connections to one host are kept for reuse.
@@ -24,7 +26,15 @@ type options struct{ tp trace.TracerProvider }
 // Traced makes every request a client span on tp (OpenTelemetry HTTP conventions:
 // http.request.method, server.address, url.full, http.response.status_code), named
 // "<METHOD> <host>". The suite's trace context is not sent to the outside API.
-func Traced(tp trace.TracerProvider) Option { return func(o *options) { o.tp = tp } }
+// Nothing is wrapped when tp records nothing (no exporter): the tracing would cost each request
+// and leave no trace.
+func Traced(tp trace.TracerProvider) Option {
+	return func(o *options) {
+		if telemetry.Records(tp) {
+			o.tp = tp
+		}
+	}
+}
 
 // Client returns a client whose whole request is bounded by timeout (0: no bound; the caller's
 // context decides).

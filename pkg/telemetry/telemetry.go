@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/contrib/processors/baggagecopy"
@@ -86,7 +87,8 @@ func New(ctx context.Context, cfg Config) (*Telemetry, error) {
 	for _, sp := range cfg.SpanProcessors {
 		opts = append(opts, sdktrace.WithSpanProcessor(sp))
 	}
-	if cfg.OTLPEndpoint == "" && len(cfg.SpanProcessors) == 0 {
+	recording := cfg.OTLPEndpoint != "" || len(cfg.SpanProcessors) > 0
+	if !recording {
 		// Nothing would receive a span: none is recorded. Spans still get their trace and span
 		// ids, so trace contexts are stored with jobs and propagated between services as before.
 		opts = append(opts, sdktrace.WithSampler(sdktrace.NeverSample()))
@@ -96,12 +98,40 @@ func New(ctx context.Context, cfg Config) (*Telemetry, error) {
 		// trace must not lose this service's spans for it.
 		opts = append(opts, sdktrace.WithSampler(sdktrace.AlwaysSample()))
 	}
+	tp := sdktrace.NewTracerProvider(opts...)
+	made.Store(tp, true)
+	if recording {
+		recorders.Store(tp, true)
+	}
 	return &Telemetry{
-		TracerProvider: sdktrace.NewTracerProvider(opts...),
+		TracerProvider: tp,
 		Propagator:     Propagator(),
 		Logger:         NewLogger(w, cfg.LogLevel, cfg.ServiceName),
 	}, nil
 }
+
+// recorders are the tracer providers New made that record spans (an exporter or a span
+// processor receives them).
+var recorders sync.Map
+
+// Records reports whether tp records spans: a provider New made with an exporter or span
+// processors, or any other provider (tests' own). Instrumentation that only makes spans (the
+// outbound HTTP and Redis tracing) is left out where nothing would receive them.
+func Records(tp trace.TracerProvider) bool {
+	if tp == nil {
+		return false
+	}
+	if sdk, ok := tp.(*sdktrace.TracerProvider); ok {
+		_, rec := recorders.Load(sdk)
+		return rec || !madeByNew(sdk)
+	}
+	return true
+}
+
+// made are every tracer provider New made.
+var made sync.Map
+
+func madeByNew(tp *sdktrace.TracerProvider) bool { _, ok := made.Load(tp); return ok }
 
 // Tracer returns a named tracer of this service.
 func (t *Telemetry) Tracer(name string) trace.Tracer { return t.TracerProvider.Tracer(name) }
@@ -113,5 +143,6 @@ func (t *Telemetry) Shutdown(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
+	defer func() { made.Delete(t.TracerProvider); recorders.Delete(t.TracerProvider) }()
 	return errors.Join(t.TracerProvider.ForceFlush(ctx), t.TracerProvider.Shutdown(ctx))
 }

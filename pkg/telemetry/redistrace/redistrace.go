@@ -11,10 +11,16 @@ import (
 	"github.com/redis/go-redis/extra/redisotel/v9"
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 )
 
 // Instrument adds the tracing hook to rdb; spans go to tp.
+// Nothing is added when tp records nothing (no exporter).
 func Instrument(rdb *redis.Client, tp trace.TracerProvider) error {
+	if !telemetry.Records(tp) {
+		return nil
+	}
 	if err := redisotel.InstrumentTracing(rdb, redisotel.WithTracerProvider(tp), redisotel.WithDBStatement(false),
 		// The caller's file and line cost a stack walk per command; the span name says what ran.
 		redisotel.WithCallerEnabled(false)); err != nil {
