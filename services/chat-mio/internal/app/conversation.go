@@ -98,12 +98,7 @@ func (a *App) converse(ctx context.Context, t *turn, text string) {
 		m := t.result.Messages[start]
 		m.Text = decl + "\n" + m.Text
 	}
-	if !t.sess.Degraded {
-		if err := a.store.SetPrevRoute(ctx, t.sess.ID, route); err != nil {
-			a.log.WarnContext(ctx, "session.set_route_failed", slog.Any("error", err))
-		}
-	}
-	a.remember(ctx, t, text)
+	a.rememberRouted(ctx, t, text, route)
 }
 
 // decisionProto is the route decision in chat-mio's API.
@@ -119,15 +114,27 @@ func decisionProto(d Decision) *commonv1.RouteDecision {
 }
 
 // remember appends the exchange to today's short memory.
-func (a *App) remember(ctx context.Context, t *turn, text string) {
-	if t.sess.Degraded || len(t.result.Messages) == 0 {
+func (a *App) remember(ctx context.Context, t *turn, text string) { a.rememberRouted(ctx, t, text, "") }
+
+// rememberRouted is remember and, with route set, the session's new previous primary route, in
+// one write.
+func (a *App) rememberRouted(ctx context.Context, t *turn, text, route string) {
+	if t.sess.Degraded {
+		return
+	}
+	if len(t.result.Messages) == 0 {
+		if route != "" {
+			if err := a.store.SetPrevRoute(ctx, t.sess.ID, route); err != nil {
+				a.log.WarnContext(ctx, "session.set_route_failed", slog.Any("error", err))
+			}
+		}
 		return
 	}
 	var reply []string
 	for _, m := range t.result.Messages {
 		reply = append(reply, m.GetText())
 	}
-	err := a.store.AppendTurns(ctx, t.sess.ID, t.day, a.cfg.MemoryTurns,
+	err := a.store.RememberTurn(ctx, t.sess.ID, t.day, a.cfg.MemoryTurns, route,
 		domain.Turn{Role: "user", Text: domain.ClipTurn(text, a.cfg.MemoryClip), At: t.now},
 		domain.Turn{Role: "assistant", Text: domain.ClipTurn(strings.Join(reply, "\n"), a.cfg.MemoryClip), At: t.now})
 	if err != nil {

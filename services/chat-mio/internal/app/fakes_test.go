@@ -50,6 +50,9 @@ func (m *memStore) SaveNote(context.Context, string, string, string) (bool, erro
 	return false, nil
 }
 func (m *memStore) Forget(context.Context, string, ...string) error { return nil }
+func (m *memStore) RememberTurn(context.Context, string, string, int, string, ...domain.Turn) error {
+	return nil
+}
 func (m *memStore) AppendTurns(context.Context, string, string, int, ...domain.Turn) error {
 	return nil
 }

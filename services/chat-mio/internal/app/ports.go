@@ -28,6 +28,9 @@ type SessionStore interface {
 	// AppendTurns adds turns to the day's memory and trims it to the last memoryTurns entries;
 	// the session is then among the day's ActiveSessions.
 	AppendTurns(ctx context.Context, id, day string, memoryTurns int, turns ...domain.Turn) error
+	// RememberTurn is AppendTurns and, when route is not empty, SetPrevRoute, in one atomic
+	// write (a routed message's whole record).
+	RememberTurn(ctx context.Context, id, day string, memoryTurns int, route string, turns ...domain.Turn) error
 	// ActiveSessions lists the sessions with memory on day (for the daily cutover's summaries).
 	ActiveSessions(ctx context.Context, day string) ([]string, error)
 	// SaveNote keeps note as the session's note for day (the summary of the day before), only

@@ -52,6 +52,7 @@ func contract(t *testing.T, newEngine func(t *testing.T) engine) {
 		{"MemoryExpires", memoryExpires},
 		{"OptionsAndReplies", optionsAndReplies},
 		{"NotesOncePerDay", notesOncePerDay},
+		{"RememberTurnSetsRouteAndMemory", rememberTurnSetsRouteAndMemory},
 		{"ActiveSessionsAndForget", activeSessionsAndForget},
 		{"SurvivesReopen", survivesReopen},
 		{"EngineDownIsUnavailable", engineDownIsUnavailable},
@@ -375,5 +376,28 @@ func activeSessionsAndForget(t *testing.T, e engine) {
 	// The other session keeps its memory.
 	if got, err := s.Load(ctx, other, "20260101", 10); err != nil || len(got.Memory) != 1 {
 		t.Fatalf("other session = %+v, %v", got, err)
+	}
+}
+
+func rememberTurnSetsRouteAndMemory(t *testing.T, e engine) {
+	s, ctx := e.store, context.Background()
+	turn := domain.Turn{Role: "user", Text: "計画を立てて", At: time.Now()}
+	must(t, s.SetLocalOnly(ctx, sid, true))
+	must(t, s.RememberTurn(ctx, sid, "20260101", 10, "PLAN", turn, domain.Turn{Role: "assistant", Text: "はい"}))
+	got := load(t, s, "20260101", 10)
+	if got.PrevPrimaryRoute != "PLAN" || !got.LocalOnly || len(got.Memory) != 2 || got.Memory[0].Text != "計画を立てて" {
+		t.Fatalf("after RememberTurn: %+v", got)
+	}
+	if ttl := e.ttl(t, item{kind: "session", id: sid}); ttl <= 0 || ttl > sessionTTL {
+		t.Fatalf("session ttl %v", ttl)
+	}
+	// Without a route only the memory changes; without turns only the route.
+	must(t, s.RememberTurn(ctx, sid, "20260101", 10, "", turn))
+	must(t, s.RememberTurn(ctx, sid, "20260101", 10, "CHAT"))
+	if got = load(t, s, "20260101", 10); got.PrevPrimaryRoute != "CHAT" || len(got.Memory) != 3 {
+		t.Fatalf("after the partial calls: %+v", got)
+	}
+	if ids, err := s.ActiveSessions(ctx, "20260101"); err != nil || len(ids) != 1 {
+		t.Fatalf("active = %v, %v", ids, err)
 	}
 }

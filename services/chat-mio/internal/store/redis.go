@@ -124,8 +124,16 @@ func (r *Redis) RemovePending(ctx context.Context, id, jobID string) error {
 
 // AppendTurns implements app.SessionStore.
 func (r *Redis) AppendTurns(ctx context.Context, id, day string, memoryTurns int, turns ...domain.Turn) error {
+	return r.RememberTurn(ctx, id, day, memoryTurns, "", turns...)
+}
+
+// RememberTurn implements app.SessionStore: one MULTI.
+func (r *Redis) RememberTurn(ctx context.Context, id, day string, memoryTurns int, route string, turns ...domain.Turn) error {
 	if len(turns) == 0 {
-		return nil
+		if route == "" {
+			return nil
+		}
+		return r.SetPrevRoute(ctx, id, route)
 	}
 	encoded, err := encodeTurns(turns)
 	if err != nil {
@@ -137,6 +145,10 @@ func (r *Redis) AppendTurns(ctx context.Context, id, day string, memoryTurns int
 	}
 	key := r.memKey(id, day)
 	_, err = r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		if route != "" {
+			p.HSet(ctx, r.sessionKey(id), "prev_route", route)
+			p.Expire(ctx, r.sessionKey(id), r.sessionTTL)
+		}
 		p.RPush(ctx, key, vals...)
 		p.LTrim(ctx, key, int64(-memoryTurns), -1)
 		p.Expire(ctx, key, memoryTTL)

@@ -277,14 +277,30 @@ func (s *SQLite) RemovePending(ctx context.Context, id, jobID string) error {
 // AppendTurns implements app.SessionStore: append, keep the last memoryTurns (all when ≤ 0, as
 // LTRIM -0 -1 does) and renew the day's lifetime.
 func (s *SQLite) AppendTurns(ctx context.Context, id, day string, memoryTurns int, turns ...domain.Turn) error {
+	return s.RememberTurn(ctx, id, day, memoryTurns, "", turns...)
+}
+
+// RememberTurn implements app.SessionStore: one transaction.
+func (s *SQLite) RememberTurn(ctx context.Context, id, day string, memoryTurns int, route string, turns ...domain.Turn) error {
 	if len(turns) == 0 {
-		return nil
+		if route == "" {
+			return nil
+		}
+		return s.SetPrevRoute(ctx, id, route)
 	}
 	encoded, err := encodeTurns(turns)
 	if err != nil {
 		return err
 	}
 	return s.write(ctx, "append memory", func(tx *sql.Tx, now int64) error {
+		if route != "" {
+			if err := s.exec(ctx, tx, qDropSession, id, now); err != nil {
+				return err
+			}
+			if err := s.exec(ctx, tx, qSetPrevRoute, id, route, now+s.sessionTTL.Milliseconds()); err != nil {
+				return err
+			}
+		}
 		if err := s.exec(ctx, tx, qDropMemory, id, day, now); err != nil {
 			return err
 		}
