@@ -216,7 +216,10 @@ func run(ctx context.Context, o options) (err error) {
 		}
 	}
 
-	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024, IdleConnTimeout: time.Minute}}
+	// At most 64 connections, as the gateway's public listener allows one client address (more are
+	// closed at once, against a host holding every slot); more requests wait for one, as a
+	// webhook sender's keep-alive pool does.
+	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 64, MaxIdleConnsPerHost: 64, MaxConnsPerHost: 64, IdleConnTimeout: time.Minute}}
 	hook := suite.Webhook{URL: s.Procs["gateway-line"].PublicURL() + "/line/webhook", Client: client}
 	b := &bench{line: line, hook: hook, users: users}
 
@@ -425,6 +428,9 @@ func (b *bench) fixedRate(ctx context.Context, rate float64, d time.Duration,
 // sustained keeps inFlight messages outstanding (a new one is sent when an answer arrives) and
 // counts answers within the window.
 func (b *bench) sustained(ctx context.Context, window time.Duration, inFlight int) report.Throughput {
+	// Connections the earlier phases left idle are not reused: the server may have closed them
+	// meanwhile, and a webhook POST is not retried on a stale connection.
+	b.hook.Client.CloseIdleConnections()
 	slots := make(chan struct{}, inFlight)
 	var answered, errs atomic.Int64
 	var wg sync.WaitGroup
@@ -443,7 +449,9 @@ func (b *bench) sustained(ctx context.Context, window time.Duration, inFlight in
 			defer func() { <-slots }()
 			if code, err := b.hook.Post(body, sig); err != nil || code != http.StatusOK {
 				b.line.Forget(tok)
-				errs.Add(1)
+				if errs.Add(1) <= 3 {
+					logf("sustained: webhook POST: status %d, %v", code, err)
+				}
 				return
 			}
 			select {
@@ -453,7 +461,9 @@ func (b *bench) sustained(ctx context.Context, window time.Duration, inFlight in
 				}
 			case <-time.After(30 * time.Second):
 				b.line.Forget(tok)
-				errs.Add(1)
+				if errs.Add(1) <= 3 {
+					logf("sustained: no answer within 30 s")
+				}
 			}
 		})
 	}
