@@ -2,15 +2,11 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/trace"
 
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
-	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
-	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/domain"
 )
 
@@ -52,30 +48,19 @@ func (a *App) askCost(ctx context.Context, t *turn, o ProposalOption, route stri
 // continueAfterCost makes the call a person approved at about job.Cost: the request kept for
 // /retry is asked again of the same order, under a new job in a trace linked to this one.
 func (a *App) continueAfterCost(ctx context.Context, t *turn, id string, job ApprovalJob) {
-	data, err := a.store.LoadOptions(ctx, retryKey(id))
-	var rec retryRecord
-	if err == nil {
-		err = json.Unmarshal(data, &rec)
-	}
+	rec, err := a.loadRetry(ctx, id)
 	if err != nil {
 		a.log.WarnContext(ctx, "chat.cost_request_unknown", slog.Any("error", err))
 		t.say(domain.T(t.loc, domain.MsgCostRequestGone, id))
 		return
 	}
-	next, err := a.allocate(ctx)
-	if err != nil {
-		a.log.ErrorContext(ctx, "chat.cost_no_job_id", slog.Any("error", err))
-		t.say(domain.T(t.loc, domain.MsgPeerFailed, "job id"))
+	ctx, span, ok := a.followUp(ctx, t, "chat.cost_continue", attribute.String("confirmed_by_job", id),
+		attribute.Float64("confirmed_cost_usd", job.Cost.CostUSD))
+	if !ok {
 		return
 	}
-	links := []trace.Link{trace.LinkFromContext(ctx)}
-	if t.request.IsValid() {
-		links = append(links, trace.Link{SpanContext: t.request})
-	}
-	ctx, span := a.cfg.Tracer.Start(jobid.WithJobID(ctx, next), "chat.cost_continue", trace.WithNewRoot(), trace.WithLinks(links...),
-		trace.WithAttributes(attribute.String("confirmed_by_job", id), attribute.Float64("confirmed_cost_usd", job.Cost.CostUSD)))
 	defer span.End()
-	t.jobID, t.result.JobId, t.result.TraceParent = next, next, telemetry.TraceParent(ctx)
+	next := t.jobID
 	who := rec.Order
 	if who == "" {
 		who = rec.Route

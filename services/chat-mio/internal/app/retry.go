@@ -42,11 +42,7 @@ func (a *App) keepRetry(ctx context.Context, t *turn, text, order, route string)
 // retry asks the order of an earlier coder job of this conversation again, under a new job,
 // with the workspace as it is now (the coder reads it afresh).
 func (a *App) retry(ctx context.Context, t *turn, id string) {
-	data, err := a.store.LoadOptions(ctx, retryKey(id))
-	var rec retryRecord
-	if err == nil {
-		err = json.Unmarshal(data, &rec)
-	}
+	rec, err := a.loadRetry(ctx, id)
 	if err != nil || rec.SessionID != t.sess.ID {
 		// Another conversation's request is not shown or repeated here.
 		a.log.InfoContext(ctx, "chat.retry_unknown", slog.String("retry_of", id), slog.Any("error", err))
@@ -54,22 +50,12 @@ func (a *App) retry(ctx context.Context, t *turn, id string) {
 		t.say(domain.T(t.loc, domain.MsgRetryUnknown, id))
 		return
 	}
-	next, err := a.allocate(ctx)
-	if err != nil {
-		a.log.ErrorContext(ctx, "chat.retry_no_job_id", slog.Any("error", err))
-		t.say(domain.T(t.loc, domain.MsgPeerFailed, "job id"))
+	ctx, span, ok := a.followUp(ctx, t, "chat.retry", attribute.String("retry_of", id))
+	if !ok {
 		return
 	}
-	// The retry is a new job: a trace of its own, linked to the old job's (where this command
-	// ran) and to the request that asked for it.
-	links := []trace.Link{trace.LinkFromContext(ctx)}
-	if t.request.IsValid() {
-		links = append(links, trace.Link{SpanContext: t.request})
-	}
-	ctx, span := a.cfg.Tracer.Start(jobid.WithJobID(ctx, next), "chat.retry", trace.WithNewRoot(), trace.WithLinks(links...),
-		trace.WithAttributes(attribute.String("retry_of", id)))
 	defer span.End()
-	t.jobID, t.result.JobId, t.result.TraceParent = next, next, telemetry.TraceParent(ctx)
+	next := t.jobID
 	who := rec.Order
 	if who == "" {
 		who = rec.Route
@@ -77,4 +63,35 @@ func (a *App) retry(ctx context.Context, t *turn, id string) {
 	a.log.InfoContext(ctx, "chat.retry", slog.String("retry_of", id), slog.String("order", rec.Order), slog.String("route", rec.Route))
 	t.say(domain.T(t.loc, domain.MsgRetrying, id, who, next))
 	a.converse(ctx, t, domain.RetryText(rec.Text, rec.Order, rec.Route))
+}
+
+// loadRetry reads the request kept for /retry of job id.
+func (a *App) loadRetry(ctx context.Context, id string) (retryRecord, error) {
+	var rec retryRecord
+	data, err := a.store.LoadOptions(ctx, retryKey(id))
+	if err == nil {
+		err = json.Unmarshal(data, &rec)
+	}
+	return rec, err
+}
+
+// followUp makes the rest of the turn a new job that follows an earlier one (/retry, a cost
+// confirmation's go-ahead): a new JobID, in a trace of its own linked to the old job's (where
+// this command ran) and to the request that asked for it. ok is false, and the user told, when
+// no JobID could be had.
+func (a *App) followUp(ctx context.Context, t *turn, name string, attrs ...attribute.KeyValue) (context.Context, trace.Span, bool) {
+	next, err := a.allocate(ctx)
+	if err != nil {
+		a.log.ErrorContext(ctx, "chat.no_job_id", slog.String("for", name), slog.Any("error", err))
+		t.say(domain.T(t.loc, domain.MsgPeerFailed, "job id"))
+		return ctx, nil, false
+	}
+	links := []trace.Link{trace.LinkFromContext(ctx)}
+	if t.request.IsValid() {
+		links = append(links, trace.Link{SpanContext: t.request})
+	}
+	ctx, span := a.cfg.Tracer.Start(jobid.WithJobID(ctx, next), name, trace.WithNewRoot(), trace.WithLinks(links...),
+		trace.WithAttributes(attrs...))
+	t.jobID, t.result.JobId, t.result.TraceParent = next, next, telemetry.TraceParent(ctx)
+	return ctx, span, true
 }
