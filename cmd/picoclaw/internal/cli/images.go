@@ -2,12 +2,10 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
+	"io"
 	"net/url"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -66,21 +64,14 @@ func runImages(ctx context.Context, g *globals, o imagesOptions) error {
 	var out struct {
 		Images []imageJSON `json:"images"`
 	}
-	if err := rest(ctx, g, http.MethodGet, "/v1/images", q, nil, &out); err != nil {
-		return err
-	}
-	if jsonOut {
-		return json.NewEncoder(g.io.Out).Encode(out)
-	}
-	tw := tabwriter.NewWriter(g.io.Out, 0, 2, 2, ' ', 0)
-	fmt.Fprintln(tw, "JOB\tSENT\tTO\tTYPE\tSIZE\tSHA256\tKEPT")
-	for _, x := range out.Images {
-		kept := "no"
-		if x.Kept {
-			kept = "yes"
+	return listREST(ctx, g, "/v1/images", q, &out, jsonOut, "JOB\tSENT\tTO\tTYPE\tSIZE\tSHA256\tKEPT", func(tw io.Writer) {
+		for _, x := range out.Images {
+			kept := "no"
+			if x.Kept {
+				kept = "yes"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s/%s\t%s\t%d\t%s\t%s\n", x.JobID, x.RecordedAt.Local().Format("01-02 15:04:05"), x.Provider, x.Model,
+				x.MIMEType, x.SizeBytes, x.SHA256[:min(12, len(x.SHA256))], kept)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s/%s\t%s\t%d\t%s\t%s\n", x.JobID, x.RecordedAt.Local().Format("01-02 15:04:05"), x.Provider, x.Model,
-			x.MIMEType, x.SizeBytes, x.SHA256[:min(12, len(x.SHA256))], kept)
-	}
-	return tw.Flush()
+	})
 }
