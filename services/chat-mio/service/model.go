@@ -83,11 +83,11 @@ func (c *Config) validateVision() error {
 	return errs.Err()
 }
 
-func buildVision(cfg Config, log *slog.Logger, observer llm.Observer) (llm.Client, error) {
+func buildVision(cfg Config, log *slog.Logger, observer llm.Observer, tp trace.TracerProvider) (llm.Client, error) {
 	if !cfg.visionConfigured() {
 		return nil, nil
 	}
-	m, err := providers.New(cfg.visionModelConfig(), llm.WithLogger(log), llm.WithObserver(observer))
+	m, err := providers.New(cfg.visionModelConfig(), llm.WithLogger(log), llm.WithObserver(observer), llm.WithTracerProvider(tp))
 	if err != nil {
 		return nil, fmt.Errorf("models.vision: %w", err)
 	}

@@ -221,7 +221,7 @@ func Run(ctx context.Context, cfg Config) error {
 		// tells each user what to run until it is there.
 		ollama.CheckAtStart(ctx, cfg.chatModelConfig(), "chat", log)
 	}
-	vision, err := buildVision(cfg, log, metrics.Observe)
+	vision, err := buildVision(cfg, log, metrics.Observe, srv.Telemetry().TracerProvider)
 	if err != nil {
 		return srv.Abort(ctx, err)
 	}

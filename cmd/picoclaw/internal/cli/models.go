@@ -40,6 +40,13 @@ func localModels(c *suiteConfigs) (base string, models []localModel) {
 	}
 	add("chat", c.cm.Agents.Chat.WithOllama(c.cm.Ollama))
 	add("worker", c.rs.Agents.Worker.Config.WithOllama(c.rs.Ollama))
+	if v := c.cm.Models.Vision; strings.TrimSpace(v.Model) != "" {
+		// models.vision (images) defaults to Ollama; a model without a Modelfile of ours is pulled.
+		if v.Provider == "" {
+			v.Provider = llm.ProviderOllama
+		}
+		add("vision", v.WithOllama(c.cm.Ollama))
+	}
 	for i, o := range []coderorder.Order{c.co.Orders.Order1, c.co.Orders.Order2, c.co.Orders.Order3} {
 		if o.Enabled {
 			add(fmt.Sprintf("order%d", i+1), o.Config.WithOllama(c.co.Ollama))

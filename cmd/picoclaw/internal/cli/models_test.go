@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -132,5 +134,34 @@ func TestEmbeddedSuiteNotesMissingModels(t *testing.T) {
 	shareRestarter(c)
 	if c.cm.Restarter == nil || c.cm.Restarter != c.rs.Restarter {
 		t.Errorf("restarters %p %p", c.cm.Restarter, c.rs.Restarter)
+	}
+}
+
+// A configured vision model (models.vision, Ollama by default) is part of the setup: with no
+// Modelfile of ours it is pulled by name.
+func TestModelsSetupPullsTheVisionModel(t *testing.T) {
+	f := fakellm.Start(t, fakellm.Ollama, fakellm.Reply("x"), fakellm.WithModels())
+	cfg := filepath.Join(t.TempDir(), "picoclaw.yaml")
+	if err := os.WriteFile(cfg, []byte("models:\n  vision:\n    model: qwen2.5vl:7b\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runModels(t, f.URL, "models", "setup", "--locale", "en", "--config", cfg)
+	if code != ExitOK || !strings.Contains(out, "qwen2.5vl:7b") {
+		t.Fatalf("setup: %d\n%s\n%s", code, out, errOut)
+	}
+	pulled := false
+	for _, r := range f.AdminRequests() {
+		if r.Path == "/api/pull" && r.Body["model"] == "qwen2.5vl:7b" {
+			pulled = true
+		}
+		if r.Path == "/api/create" && r.Body["model"] == "qwen2.5vl:7b" {
+			t.Errorf("the vision model was created from a Modelfile: %s", r.Raw)
+		}
+	}
+	if !pulled {
+		t.Fatalf("vision model not pulled: %+v", f.AdminRequests())
+	}
+	if code, out, _ = runModels(t, f.URL, "models", "status", "--config", cfg); code != ExitOK || !strings.Contains(out, "vision") {
+		t.Fatalf("status after setup: %d\n%s", code, out)
 	}
 }
