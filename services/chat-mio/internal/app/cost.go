@@ -62,6 +62,12 @@ func (a *App) continueAfterCost(ctx context.Context, t *turn, id string, job App
 		t.say(domain.T(t.loc, domain.MsgCostRequestGone, id))
 		return
 	}
+	if rec.SessionID != t.sess.ID {
+		// Another conversation's request is not made, shown or answered here (as for /retry).
+		a.log.WarnContext(ctx, "chat.cost_other_conversation", slog.String("cost_job", id))
+		t.say(domain.T(t.loc, domain.MsgCostOtherChat, id))
+		return
+	}
 	next, err := a.allocate(ctx)
 	if err != nil {
 		a.log.ErrorContext(ctx, "chat.cost_no_job_id", slog.Any("error", err))
