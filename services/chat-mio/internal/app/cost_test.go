@@ -80,8 +80,8 @@ func TestCostOverLimitAsksToContinue(t *testing.T) {
 	}
 }
 
-// Approving a cost question from another conversation records the grant but makes no call
-// there: the request, and its answer, belong to the conversation that asked.
+// Approving a cost question from another conversation is refused and makes no call there: the
+// request, and its answer, belong to the conversation that asked.
 func TestCostContinueOnlyInItsConversation(t *testing.T) {
 	e := newEnv(t)
 	e.peers.Router.SetOverLimit(&commonv1.CostHint{EstimatedTokens: 12000, EstimatedCostUsd: 0.42, NearLimit: true})
@@ -91,5 +91,13 @@ func TestCostContinueOnlyInItsConversation(t *testing.T) {
 	if len(e.peers.Router.Requests()) != calls {
 		t.Fatalf("the go-ahead in another conversation made the call there: %q", text(res))
 	}
-	mustContain(t, text(res), id, "別の会話")
+	mustContain(t, text(res), id, "the chat that asked")
+	if j := e.peers.Job(t, id); j.GetStatus() != approvalv1.JobStatus_JOB_STATUS_PENDING {
+		t.Fatalf("cost job after the other conversation's /approve = %v", j)
+	}
+	// The conversation that asked can still go ahead.
+	e.send(t, approver, "/approve "+id)
+	if len(e.peers.Router.Requests()) != calls+1 {
+		t.Fatal("the go-ahead in the conversation that asked made no call")
+	}
 }
