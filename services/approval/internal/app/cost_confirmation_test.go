@@ -33,6 +33,9 @@ func TestCostConfirmationWaitsForThePersonInTheChat(t *testing.T) {
 	if _, err := svc.Approve(ctx, res.Job.ID, owner, ""); !errors.Is(err, domain.ErrInvalid) {
 		t.Fatalf("REST approval of a cost confirmation: %v", err)
 	}
+	if _, err := svc.Approve(ctx, res.Job.ID, owner, "line:Cother"); !errors.Is(err, domain.ErrInvalid) {
+		t.Fatalf("approval of a cost confirmation from another conversation: %v", err)
+	}
 	if _, err := svc.ApproveSimilar(ctx, res.Job.ID, owner, time.Hour, "line:U1"); !errors.Is(err, domain.ErrInvalid) {
 		t.Fatalf("approve similar of a cost confirmation: %v", err)
 	}

@@ -15,9 +15,10 @@ import (
 // anywhere but the requester's chat is told to that chat (domain.NoticeOf).
 func (s *Service) Approve(ctx context.Context, id string, actor domain.Actor, from string) (domain.Job, error) {
 	return s.decide(ctx, id, actor, "approve", func(j domain.Job) ([]domain.Draft, error) {
-		if j.CostConfirmation && from == "" {
+		if j.CostConfirmation && (from == "" || from != j.SessionID) {
 			// The go-ahead is taken up by the chat that asked (it makes the coder call): a
-			// grant from the REST API or the console would be recorded and never acted on.
+			// grant from the REST API, the console or another conversation would be recorded
+			// and never acted on (the request is not made, or answered, elsewhere).
 			err := fmt.Errorf("%w: %s is a cost confirmation: answer it in the chat that asked (/approve %s)", domain.ErrInvalid, j.ID, j.ID)
 			return []domain.Draft{{Type: domain.EventDecisionRejected, Actor: actor, Channel: actor.Channel, At: s.clock(),
 				PolicyRule: domain.RuleCostOverLimit, Payload: domain.RejectedPayload{Attempt: "approve", Status: j.Status, Reason: err.Error()}}}, err

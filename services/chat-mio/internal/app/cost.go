@@ -54,6 +54,12 @@ func (a *App) continueAfterCost(ctx context.Context, t *turn, id string, job App
 		t.say(domain.T(t.loc, domain.MsgCostRequestGone, id))
 		return
 	}
+	if rec.SessionID != t.sess.ID {
+		// Another conversation's request is not made, shown or answered here (as for /retry).
+		a.log.WarnContext(ctx, "chat.cost_other_conversation", slog.String("cost_job", id))
+		t.say(domain.T(t.loc, domain.MsgCostOtherChat, id))
+		return
+	}
 	ctx, span, ok := a.followUp(ctx, t, "chat.cost_continue", attribute.String("confirmed_by_job", id),
 		attribute.Float64("confirmed_cost_usd", job.Cost.CostUSD))
 	if !ok {

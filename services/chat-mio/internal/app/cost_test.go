@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	approvalv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1"
+	chatv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/chat/v1"
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
 )
 
@@ -76,5 +77,27 @@ func TestCostOverLimitAsksToContinue(t *testing.T) {
 	}
 	if ev := e.peers.Events(t, id2); !slices.Equal(ev, []string{"requested", "denied"}) {
 		t.Fatalf("denied cost job events = %v", ev)
+	}
+}
+
+// Approving a cost question from another conversation is refused and makes no call there: the
+// request, and its answer, belong to the conversation that asked.
+func TestCostContinueOnlyInItsConversation(t *testing.T) {
+	e := newEnv(t)
+	e.peers.Router.SetOverLimit(&commonv1.CostHint{EstimatedTokens: 12000, EstimatedCostUsd: 0.42, NearLimit: true})
+	id := e.send(t, approver, codeMsg).GetJobId()
+	calls := len(e.peers.Router.Requests())
+	res := e.sendReq(t, &chatv1.HandleMessageRequest{SessionId: "line:Cgroup", Channel: "line", UserId: approver, Text: "/approve " + id})
+	if len(e.peers.Router.Requests()) != calls {
+		t.Fatalf("the go-ahead in another conversation made the call there: %q", text(res))
+	}
+	mustContain(t, text(res), id, "the chat that asked")
+	if j := e.peers.Job(t, id); j.GetStatus() != approvalv1.JobStatus_JOB_STATUS_PENDING {
+		t.Fatalf("cost job after the other conversation's /approve = %v", j)
+	}
+	// The conversation that asked can still go ahead.
+	e.send(t, approver, "/approve "+id)
+	if len(e.peers.Router.Requests()) != calls+1 {
+		t.Fatal("the go-ahead in the conversation that asked made no call")
 	}
 }

@@ -108,6 +108,7 @@ const (
 	MsgButtonStop          MsgKey = "button_stop"
 	MsgCostContinuing      MsgKey = "cost_continuing"
 	MsgCostRequestGone     MsgKey = "cost_request_gone"
+	MsgCostOtherChat       MsgKey = "cost_other_chat"
 	MsgVisionNotConfigured MsgKey = "vision_not_configured"
 	MsgVisionLocalOnly     MsgKey = "vision_local_only"
 	MsgImageBadType        MsgKey = "image_bad_type"
@@ -123,6 +124,8 @@ var catalog = map[MsgKey][2]string{
 		"Continuing %s was approved: asking %s at up to about $%.2f (new job %s)."},
 	MsgCostRequestGone: {"%s の続行は承認されましたが、元の依頼がもう残っていません。もう一度送ってください。",
 		"Continuing %s was approved, but the original request is no longer kept. Please send it again."},
+	MsgCostOtherChat: {"%s の続行は承認されましたが、依頼は別の会話のものなので、ここでは実行しません。",
+		"Continuing %s was approved, but the request belongs to another conversation, so it is not run here."},
 	MsgSummaryPrompt: {"次はユーザーとアシスタントの一日分の会話です。翌日の会話で役立つように、事実・決めたこと・未解決のことを日本語で%d文字以内のメモにまとめてください。" +
 		"パスワードやトークンなどの秘密情報は書かないでください。メモだけを答えてください。",
 		"Below is one day of conversation between the user and the assistant. Summarise it as a note of at most %d characters " +

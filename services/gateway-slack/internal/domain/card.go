@@ -111,7 +111,12 @@ func NewCard(c chatlink.ApprovalCard, buttons []Action, t Texts) *Card {
 // codeLine is one changed line for a code block: escaped, on one line, and unable to close the
 // fence.
 func codeLine(s string) string {
-	s = strings.NewReplacer("\r", "", "\n", " ", "\t", "  ", "```", "`\u200b``").Replace(s)
+	s = strings.NewReplacer("\r", "", "\n", " ", "\t", "  ").Replace(s)
+	// Each pass breaks the runs of three it sees; a longer run leaves three behind until the
+	// next pass.
+	for strings.Contains(s, "```") {
+		s = strings.ReplaceAll(s, "```", "`\u200b``")
+	}
 	return cut(Escape(s), 300)
 }
 

@@ -49,3 +49,12 @@ func TestCardLimits(t *testing.T) {
 		t.Error("a URL that breaks out of the link was linked")
 	}
 }
+
+// No run of backticks in a changed line closes the code block it is shown in.
+func TestCodeLineKeepsTheFence(t *testing.T) {
+	for _, l := range []string{"```", "````", "`````*bold* <!channel>", "``````````"} {
+		if got := codeLine(l); strings.Contains(got, "```") || strings.Contains(got, "<!") {
+			t.Errorf("codeLine(%q) = %q", l, got)
+		}
+	}
+}
