@@ -6,9 +6,11 @@ package outbound
 
 import (
 	"net/http"
+	"net/url"
 	"time"
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
@@ -52,7 +54,35 @@ func Client(timeout time.Duration, opts ...Option) *http.Client {
 	if o.tp == nil {
 		return &http.Client{Transport: t, Timeout: timeout}
 	}
-	return &http.Client{Timeout: timeout, Transport: otelhttp.NewTransport(t, otelhttp.WithTracerProvider(o.tp),
+	return &http.Client{Timeout: timeout, Transport: otelhttp.NewTransport(redactURL{t}, otelhttp.WithTracerProvider(o.tp),
 		otelhttp.WithPropagators(propagation.NewCompositeTextMapPropagator()),
 		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method + " " + r.URL.Hostname() }))}
+}
+
+// redactURL runs under the HTTP span and masks its url.full: a query may carry a key (`?key=…`
+// on a model server's base_url) and a span never carries a secret. The parameter names stay.
+type redactURL struct{ next http.RoundTripper }
+
+func (r redactURL) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.RawQuery != "" || req.URL.User != nil {
+		trace.SpanFromContext(req.Context()).SetAttributes(attribute.String("url.full", RedactedURL(req.URL)))
+	}
+	return r.next.RoundTrip(req)
+}
+
+// RedactedURL is u with every query value and any user info replaced by REDACTED.
+func RedactedURL(u *url.URL) string {
+	c := *u
+	q := c.Query()
+	for k, vs := range q {
+		for i := range vs {
+			vs[i] = "REDACTED"
+		}
+		q[k] = vs
+	}
+	c.RawQuery = q.Encode()
+	if c.User != nil {
+		c.User = url.User("REDACTED")
+	}
+	return c.String()
 }

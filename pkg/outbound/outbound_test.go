@@ -5,9 +5,14 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/outbound"
 )
@@ -44,5 +49,32 @@ func TestBurstReusesConnections(t *testing.T) {
 	// next burst may dial before it is there; Go's default pool (2 idle per host) opens about 140.
 	if n := conns.Load(); n > 32 {
 		t.Fatalf("%d connections for 160 calls in bursts of 16", n)
+	}
+}
+
+// An outbound call whose address carries a key in its query leaves no key on its span.
+func TestTracedCallsCarryNoQuerySecrets(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+	defer srv.Close()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	res, err := outbound.Client(5*time.Second, outbound.Traced(tp)).Get(srv.URL + "/v1/models?key=sk-secret-123&alt=json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	spans := rec.Ended()
+	if len(spans) != 1 {
+		t.Fatalf("spans = %d", len(spans))
+	}
+	found := false
+	for _, kv := range spans[0].Attributes() {
+		if strings.Contains(kv.Value.Emit(), "sk-secret-123") {
+			t.Fatalf("%s = %s", kv.Key, kv.Value.Emit())
+		}
+		found = found || (kv.Key == "url.full" && strings.Contains(kv.Value.AsString(), "key=REDACTED"))
+	}
+	if !found {
+		t.Fatalf("no masked url.full: %v", spans[0].Attributes())
 	}
 }
