@@ -207,7 +207,11 @@ func (c *Client) Content(ctx context.Context, messageID string, maxBytes int64) 
 		return chatlink.InboundImage{}, err
 	}
 	req.Header.Set("Authorization", "Bearer "+c.cfg.Token)
-	res, err := c.cfg.HTTPClient.Do(req)
+	// The content is served at this address itself: a redirect is not followed (it could lead the
+	// download, and the time it takes, anywhere).
+	hc := *c.cfg.HTTPClient
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	res, err := hc.Do(req)
 	if err != nil {
 		return chatlink.InboundImage{}, fmt.Errorf("line content: %w", err)
 	}
