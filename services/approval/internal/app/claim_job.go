@@ -43,6 +43,11 @@ func (s *Service) ClaimJob(ctx context.Context, id, executorID string) (domain.J
 		}
 		// A job a policy rule allowed has no grant to check; one a grant approved needs it.
 		// So does taking over an auto-approved execution whose executor stopped.
+		if takeover && j.AutoApproved && j.GrantID != "" && cacheErr != nil && j.LeaseLapsed(now) {
+			// Whether the grant is still in force cannot be told now: the takeover waits and is
+			// tried again, rather than failing the job over an outage of the grant store.
+			return nil, fmt.Errorf("claim %s: %w: the Auto-Approve grant cannot be read: %v", j.ID, domain.ErrUnavailable, cacheErr)
+		}
 		if (j.Status == domain.StatusAutoApproved || (takeover && j.AutoApproved)) && j.GrantID != "" {
 			active, gerr := s.grantInForceIn(ctx, log, j.GrantID, now)
 			if gerr != nil {

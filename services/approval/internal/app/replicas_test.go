@@ -351,3 +351,30 @@ func TestTakeoverOfAnAutoApprovedJobAfterTheSwitchOffFailsIt(t *testing.T) {
 		t.Fatalf("events %s\nwant   %s", got, want)
 	}
 }
+
+// While the grant store cannot be read, an auto-approved execution whose executor stopped is not
+// failed: the takeover waits (Unavailable, nothing recorded) and succeeds once the grant answers.
+func TestTakeoverWaitsOutAGrantStoreOutage(t *testing.T) {
+	grants := &memGrants{g: &domain.Grant{ID: "grant_1", TaskTypes: []string{"docs"}, ExpiresAt: t0.Add(time.Hour)}}
+	svc, st, now := newApp(t, grants)
+	ctx := context.Background()
+	id := "job_20260301_005"
+	if res, err := svc.RequestApproval(ctx, app.RequestInput{JobID: id, Patch: docs, TaskType: "docs"}); err != nil || res.Job.Status != domain.StatusAutoApproved {
+		t.Fatalf("premise: auto-approved: %+v, %v", res.Job, err)
+	}
+	if _, err := svc.ClaimJob(ctx, id, "executor-a"); err != nil {
+		t.Fatal(err)
+	}
+	*now = now.Add(5 * time.Minute)
+	grants.err = errors.New("redis: connection refused")
+	if _, err := svc.ClaimJob(ctx, id, "executor-b"); !errors.Is(err, domain.ErrUnavailable) {
+		t.Fatalf("takeover during the outage = %v, want ErrUnavailable", err)
+	}
+	if j, _ := st.Get(ctx, id); j.Status != domain.StatusExecuting {
+		t.Fatalf("status %s during the outage, want executing", j.Status)
+	}
+	grants.err = nil
+	if j, err := svc.ClaimJob(ctx, id, "executor-b"); err != nil || j.ClaimedBy != "executor-b" {
+		t.Fatalf("takeover after the outage: %+v, %v", j, err)
+	}
+}
