@@ -89,7 +89,8 @@ func WithLookupEnv(f func(string) (string, bool)) Option { return func(o *option
 // asks for (default 60s).
 func WithMaxRetryWait(d time.Duration) Option { return func(o *options) { o.maxWait = d } }
 
-func sleepCtx(ctx context.Context, d time.Duration) error {
+// Sleep waits d or until ctx ends (its error then); the default SleepFunc.
+func Sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}
@@ -189,7 +190,7 @@ func NewRunner(cfg Config, opts ...Option) (*Runner, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("llm config: %w", err)
 	}
-	o := options{lookupEnv: os.LookupEnv, sleep: sleepCtx, maxWait: 60 * time.Second}
+	o := options{lookupEnv: os.LookupEnv, sleep: Sleep, maxWait: 60 * time.Second}
 	for _, opt := range opts {
 		opt(&o)
 	}

@@ -77,16 +77,7 @@ func NewRestarter(cfg RestarterConfig) *Restarter {
 		cfg.Now = time.Now
 	}
 	if cfg.Sleep == nil {
-		cfg.Sleep = func(ctx context.Context, d time.Duration) error {
-			t := time.NewTimer(d)
-			defer t.Stop()
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-t.C:
-				return nil
-			}
-		}
+		cfg.Sleep = llm.Sleep
 	}
 	return &Restarter{cfg: cfg, api: NewAPI(cfg.BaseURL, cfg.HTTPClient), sem: make(chan struct{}, 1)}
 }
