@@ -38,6 +38,9 @@ func TestImageMessages(t *testing.T) {
 	if _, job := h.Chat.TraceOf(t, "01EVIMG"); !jobid.Valid(job) {
 		t.Errorf("the image turn has no JobID: %q", job)
 	}
+	// The image's own answer is delivered before the refusals are counted, so each refusal is the
+	// one message that follows.
+	channeltest.WaitFor(t, "the image's answer", func() bool { return len(h.sentTo(allowed)) == 1 && h.Pending() == 0 })
 	for _, c := range []struct {
 		ev   fakeline.Event
 		id   string
@@ -50,7 +53,10 @@ func TestImageMessages(t *testing.T) {
 	} {
 		before := len(h.sentTo(allowed))
 		post(c.ev)
-		channeltest.WaitFor(t, c.id+"'s answer", func() bool { return len(h.sentTo(allowed)) == before+1 })
+		channeltest.WaitFor(t, c.id+"'s answer", func() bool { return len(h.sentTo(allowed)) >= before+1 && h.Pending() == 0 })
+		if n := len(h.sentTo(allowed)); n != before+1 {
+			t.Fatalf("%s was answered %d times", c.id, n-before)
+		}
 		if got := h.sentTo(allowed)[before]; len(got.Messages) != 1 || !strings.Contains(got.Messages[0].Text, c.want) {
 			t.Errorf("%s answered with %+v, want %q", c.id, got.Messages, c.want)
 		}
