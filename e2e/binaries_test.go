@@ -51,7 +51,7 @@ func TestMain(m *testing.M) {
 // buildBinaries compiles every service once into dir. Without symbol tables and DWARF the
 // eight binaries link in about half the time.
 func buildBinaries(dir string) error {
-	return launch.Build(context.Background(), "..", dir, "-ldflags=-s -w")
+	return launch.Build(context.Background(), "..", dir, launch.ShippedBuildFlags...)
 }
 
 var envKey = launch.EnvKey

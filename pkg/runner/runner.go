@@ -15,6 +15,7 @@ import (
 
 	"github.com/picoclaw-suite/picoclaw/pkg/buildinfo"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
+	"github.com/picoclaw-suite/picoclaw/pkg/idlemem"
 )
 
 // EnvConfig names the config file when -config is not given.
@@ -51,6 +52,9 @@ func Main(name string, args []string, stderr io.Writer, fn RunFunc) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// An idle service holds only what it uses: the heap a burst grew and the pages of the binary
+	// only the start needed go back to the system.
+	go idlemem.Keep(ctx, idlemem.DefaultFirst, idlemem.DefaultWindow)
 	if err := fn(ctx, *configPath, fs.Args()); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return 1

@@ -21,11 +21,17 @@ import (
 	"time"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakeline"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/launch"
 )
 
 // StrippedBuildFlags build the embedded binary as it is shipped (make build, make run): SQLite
 // only, no symbol table, no DWARF, no local paths.
-var StrippedBuildFlags = []string{"-tags=sqliteonly", "-trimpath", "-ldflags=-s -w"}
+var StrippedBuildFlags = append([]string{"-tags=sqliteonly"}, launch.ShippedBuildFlags...)
+
+// ShippedBuildEnv is the environment of every release build (make build, the images): pure Go,
+// linked by Go's own linker, which lays the binary out as shipped (its resident pages differ from a
+// cgo build's).
+var ShippedBuildEnv = launch.ShippedBuildEnv
 
 // BuildEmbedded compiles the picoclaw command of the repository at root, stripped, into dir
 // and returns the binary's path.
@@ -34,6 +40,7 @@ func BuildEmbedded(ctx context.Context, root, dir string) (string, error) {
 	args := append(append([]string{"build"}, StrippedBuildFlags...), "-o", bin, "./cmd/picoclaw")
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = root
+	cmd.Env = append(os.Environ(), ShippedBuildEnv...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build: %w\n%s", err, out)
 	}

@@ -36,7 +36,9 @@ const (
 )
 
 // Build compiles every service of the repository at root into dir.
-func Build(ctx context.Context, root, dir string) error { return launch.Build(ctx, root, dir) }
+func Build(ctx context.Context, root, dir string) error {
+	return launch.Build(ctx, root, dir, launch.ShippedBuildFlags...)
+}
 
 // Root finds the repository root (the directory holding go.work) from dir upwards.
 func Root(dir string) (string, error) { return launch.Root(dir) }

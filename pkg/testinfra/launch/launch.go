@@ -46,8 +46,15 @@ func Root(dir string) (string, error) {
 	}
 }
 
+// ShippedBuildFlags and ShippedBuildEnv build a binary as make build and the images do (without
+// the version stamp): stripped, without local paths, pure Go.
+var (
+	ShippedBuildFlags = []string{"-trimpath", "-ldflags=-s -w"}
+	ShippedBuildEnv   = []string{"CGO_ENABLED=0"}
+)
+
 // Build compiles every service of the repository at root into dir with the given extra
-// go build flags (e.g. -ldflags=-s -w).
+// go build flags (e.g. ShippedBuildFlags), pure Go as shipped.
 func Build(ctx context.Context, root, dir string, flags ...string) error {
 	args := append([]string{"build"}, flags...)
 	args = append(args, "-o", dir+string(filepath.Separator))
@@ -56,6 +63,7 @@ func Build(ctx context.Context, root, dir string, flags ...string) error {
 	}
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = root
+	cmd.Env = append(os.Environ(), ShippedBuildEnv...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build: %w\n%s", err, out)
 	}

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -19,8 +18,8 @@ import (
 
 	"github.com/picoclaw-suite/picoclaw/pkg/buildinfo"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
+	"github.com/picoclaw-suite/picoclaw/pkg/idlemem"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm/ollama"
-	"github.com/picoclaw-suite/picoclaw/pkg/runner"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	approval "github.com/picoclaw-suite/picoclaw/services/approval/service"
 	chatmio "github.com/picoclaw-suite/picoclaw/services/chat-mio/service"
@@ -120,10 +119,10 @@ func runEmbedded(ctx context.Context, g *globals, o runOptions) error {
 	runCtx, stop := context.WithCancel(ctx)
 	errc := s.start(runCtx)
 	rotated := s.log.rotateEvery(runCtx, o.log.maxAge)
-	// The heap a burst of traffic grew is handed back to the system within a minute: the
-	// runtime alone keeps it until the next collection, which an idle suite never needs.
+	// The heap a burst of traffic grew and the pages of the binary only the start or the burst
+	// needed are handed back to the system once the suite is idle (within a window of it).
 	released := make(chan struct{})
-	go func() { defer close(released); runner.Every(runCtx, time.Minute, debug.FreeOSMemory) }()
+	go func() { defer close(released); idlemem.Keep(runCtx, idlemem.DefaultFirst, idlemem.DefaultWindow) }()
 	defer func() {
 		stop()
 		s.wait(errc, o.grace)

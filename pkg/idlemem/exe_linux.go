@@ -1,0 +1,102 @@
+//go:build linux
+
+package idlemem
+
+import (
+	"bufio"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// processCPU is the CPU time this process has used (user and system).
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// releaseExecutable applies the advice to the read-only mappings of the executable. Errors are
+// ignored: the advice is a hint, and a kernel without it leaves the pages where they are.
+func releaseExecutable(initial bool) {
+	ranges, err := executableRanges("/proc/self/maps")
+	if err != nil {
+		return
+	}
+	var exe *os.File
+	if initial {
+		// A binary the build has just written may still be dirty in the page cache, and dirty
+		// pages are neither paged out nor dropped: write it back first.
+		if exe, err = os.Open("/proc/self/exe"); err == nil {
+			defer exe.Close()
+			_ = unix.Fdatasync(int(exe.Fd()))
+		}
+	}
+	for _, r := range ranges {
+		if initial {
+			_ = madvise(r, unix.MADV_RANDOM)
+			_ = madvise(r, unix.MADV_PAGEOUT)
+			continue
+		}
+		_ = madvise(r, unix.MADV_DONTNEED)
+	}
+	if exe != nil {
+		// The executable's pages no process maps leave the page cache too. Written by the build
+		// or read ahead at exec, they sit there in large folios, and a fault maps a whole folio;
+		// read back one page at a time (MADV_RANDOM), they are mapped page by page.
+		_ = unix.Fadvise(int(exe.Fd()), 0, 0, unix.FADV_DONTNEED)
+	}
+}
+
+type addrRange struct{ start, end uintptr }
+
+// executableRanges are the read-only (code and constants) mappings of this process's own
+// executable in the maps file.
+func executableRanges(mapsPath string) ([]addrRange, error) {
+	exe, err := os.Readlink("/proc/self/exe")
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(mapsPath)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return parseMaps(bufio.NewScanner(f), exe)
+}
+
+// parseMaps picks the lines of /proc/<pid>/maps that map path without write permission.
+func parseMaps(sc *bufio.Scanner, path string) ([]addrRange, error) {
+	var out []addrRange
+	for sc.Scan() {
+		// address perms offset dev inode pathname (the pathname may hold spaces)
+		fields := strings.SplitN(sc.Text(), " ", 6)
+		if len(fields) < 6 || strings.TrimLeft(fields[5], " ") != path || strings.Contains(fields[1], "w") {
+			continue
+		}
+		lo, hi, ok := strings.Cut(fields[0], "-")
+		if !ok {
+			continue
+		}
+		a, err1 := strconv.ParseUint(lo, 16, 64)
+		b, err2 := strconv.ParseUint(hi, 16, 64)
+		if err1 != nil || err2 != nil || b <= a {
+			continue
+		}
+		out = append(out, addrRange{uintptr(a), uintptr(b)})
+	}
+	return out, sc.Err()
+}
+
+func madvise(r addrRange, advice int) error {
+	if _, _, errno := unix.Syscall(unix.SYS_MADVISE, r.start, r.end-r.start, uintptr(advice)); errno != 0 {
+		return errno
+	}
+	return nil
+}

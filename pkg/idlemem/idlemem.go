@@ -1,0 +1,96 @@
+package idlemem
+
+import (
+	"context"
+	"runtime/debug"
+	"sync"
+	"time"
+)
+
+// Defaults for Keep: the first release a few seconds after the start (when the service is ready),
+// then a look at the process's CPU every window.
+const (
+	DefaultFirst  = 3 * time.Second
+	DefaultWindow = 15 * time.Second
+	// idleShare is the share of one core below which a window counts as idle.
+	idleShare = 0.01
+	// quietRelease is how often an idle process that did nothing since is released again anyway
+	// (the runtime's own scavenger is slow to return a heap that grew under a trickle of work).
+	quietRelease = 5 * time.Minute
+)
+
+var once sync.Once
+
+// Keep releases memory until ctx ends: first after first, then at the end of every window of
+// less than 1 % of a core of CPU that follows a busier one (or quietRelease after the last). Only
+// the first call in a process does anything (an embedded suite runs every service in one process).
+func Keep(ctx context.Context, first, window time.Duration) {
+	run := false
+	once.Do(func() { run = true })
+	if !run {
+		return
+	}
+	k := keeper{cpu: processCPU, release: Release, now: time.Now}
+	k.loop(ctx, first, window)
+}
+
+// Release hands the free heap back and the executable's pages: after the start (initial) they
+// leave the page cache; later they are only unmapped from this process.
+func Release(initial bool) {
+	debug.FreeOSMemory()
+	releaseExecutable(initial)
+}
+
+type keeper struct {
+	cpu     func() time.Duration
+	release func(initial bool)
+	now     func() time.Time
+}
+
+// decider is the release rule, apart from clocks and timers.
+type decider struct {
+	lastCPU     time.Duration
+	lastAt      time.Time
+	lastRelease time.Time
+	busy        bool
+}
+
+// observe takes the process CPU at now and says whether to release.
+func (d *decider) observe(cpu time.Duration, now time.Time) bool {
+	used, elapsed := cpu-d.lastCPU, now.Sub(d.lastAt)
+	d.lastCPU, d.lastAt = cpu, now
+	if elapsed <= 0 || float64(used) >= idleShare*float64(elapsed) {
+		d.busy = true
+		return false
+	}
+	if d.busy || now.Sub(d.lastRelease) >= quietRelease {
+		d.busy = false
+		d.lastRelease = now
+		return true
+	}
+	return false
+}
+
+func (k keeper) loop(ctx context.Context, first, window time.Duration) {
+	t := time.NewTimer(first)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return
+	case <-t.C:
+	}
+	k.release(true)
+	d := decider{lastCPU: k.cpu(), lastAt: k.now(), lastRelease: k.now()}
+	tick := time.NewTicker(window)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			if d.observe(k.cpu(), k.now()) {
+				k.release(false)
+			}
+		}
+	}
+}

@@ -1,0 +1,49 @@
+package idlemem
+
+import (
+	"testing"
+	"time"
+)
+
+func TestDeciderReleasesWhenABusyPeriodEnds(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
+	d := decider{lastAt: t0, lastRelease: t0}
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	steps := []struct {
+		cpu  time.Duration
+		at   int
+		want bool
+		why  string
+	}{
+		{10 * time.Millisecond, 15, false, "idle, nothing happened since the first release"},
+		{2 * time.Second, 30, false, "busy window (13 % of a core)"},
+		{3 * time.Second, 45, false, "still busy"},
+		{3*time.Second + 20*time.Millisecond, 60, true, "the first idle window after a busy one"},
+		{3*time.Second + 40*time.Millisecond, 75, false, "idle again: already released"},
+		{3*time.Second + 190*time.Millisecond, 90, false, "exactly 1 % is not idle"},
+		{3*time.Second + 200*time.Millisecond, 105, true, "idle after that"},
+	}
+	for _, s := range steps {
+		if got := d.observe(s.cpu, at(s.at)); got != s.want {
+			t.Fatalf("at %ds (%s): release %v, want %v", s.at, s.why, got, s.want)
+		}
+	}
+	// A process that stays idle is released again only after quietRelease.
+	last := 105
+	for s := last + 15; s < last+int(quietRelease/time.Second); s += 15 {
+		if d.observe(3*time.Second+200*time.Millisecond, at(s)) {
+			t.Fatalf("released again at %ds while nothing happened", s)
+		}
+	}
+	if !d.observe(3*time.Second+200*time.Millisecond, at(last+int(quietRelease/time.Second))) {
+		t.Fatal("not released after quietRelease")
+	}
+}
+
+func TestDeciderTreatsAClockThatDidNotMoveAsBusy(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
+	d := decider{lastAt: t0, lastRelease: t0.Add(-time.Hour)}
+	if d.observe(0, t0) {
+		t.Fatal("released on a zero-length window")
+	}
+}
