@@ -10,7 +10,7 @@ import (
 // Defaults for Keep: the first release a few seconds after the start (when the service is ready),
 // then a look at the process's CPU every window.
 const (
-	DefaultFirst  = 3 * time.Second
+	DefaultFirst  = 2 * time.Second
 	DefaultWindow = 15 * time.Second
 	// idleShare is the share of one core below which a window counts as idle.
 	idleShare = 0.01

@@ -37,6 +37,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/idlemem"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 
@@ -198,8 +199,9 @@ func run(ctx context.Context, o options) (err error) {
 	for _, name := range suite.Services {
 		svc[name] = &report.Service{Name: name, ReadyMS: ms(s.Procs[name].Ready)}
 	}
-	// Idle: every service started, nothing sent yet; let start-up garbage settle first.
-	time.Sleep(3 * time.Second)
+	// Idle: every service started, nothing sent yet; let the start settle first (each service
+	// hands back what only its start needed a few seconds after it: pkg/idlemem).
+	time.Sleep(idlemem.DefaultFirst + 3*time.Second)
 	for _, name := range suite.Services {
 		m, err := s.Procs[name].Memory()
 		if err != nil {

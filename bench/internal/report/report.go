@@ -125,7 +125,7 @@ const (
 	ChatP99MS       = 8.0
 	MinMsgPerSec    = 1000.0
 	ApproveP99MS    = 5.0
-	MaxIdleRSSMB    = 20.0
+	MaxIdleRSSMB    = 15.0
 	MaxReadyMS      = 300.0
 	WebhookRateGoal = 500.0
 )
@@ -216,8 +216,9 @@ func (r *Report) Explain() {
 				anon = max(anon, s.IdleAnonMB)
 			}
 			if anon <= MaxIdleRSSMB {
-				r.Notes = append(r.Notes, fmt.Sprintf("Idle RSS: private memory (RssAnon) is at most %.1f MB per service; the rest is file-backed "+
-					"pages of the service's own binary (RssFile), shared with the page cache and reclaimable.", anon))
+				r.Notes = append(r.Notes, fmt.Sprintf("Idle RSS: private memory (RssAnon) is at most %.1f MB per service; the rest is the pages of "+
+					"the service's own binary it uses (RssFile, shared with the page cache): a few seconds after the start each service "+
+					"hands back the pages only the start needed and, once idle after a burst, the heap the burst grew (pkg/idlemem).", anon))
 			}
 		}
 	}
