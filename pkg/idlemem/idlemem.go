@@ -2,6 +2,7 @@ package idlemem
 
 import (
 	"context"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -94,3 +95,14 @@ func (k keeper) loop(ctx context.Context, first, window time.Duration) {
 		}
 	}
 }
+
+// heapSampleRate is the runtime's default rate of heap profile samples (one per 512 KiB).
+const heapSampleRate = 512 * 1024
+
+// Heap profiling is off unless a profile is asked for: its sampling costs CPU on every
+// allocation path and its bucket table a megabyte or more of resident memory. The runtime
+// samples from its own start, so this runs at package initialisation, before the services do.
+func init() { runtime.MemProfileRate = 0 }
+
+// SampleHeap turns heap profile sampling on (debug.pprof): profiles cover allocations from then on.
+func SampleHeap() { runtime.MemProfileRate = heapSampleRate }

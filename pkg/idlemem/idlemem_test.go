@@ -1,6 +1,7 @@
 package idlemem
 
 import (
+	"runtime"
 	"testing"
 	"time"
 )
@@ -45,5 +46,16 @@ func TestDeciderTreatsAClockThatDidNotMoveAsBusy(t *testing.T) {
 	d := decider{lastAt: t0, lastRelease: t0.Add(-time.Hour)}
 	if d.observe(0, t0) {
 		t.Fatal("released on a zero-length window")
+	}
+}
+
+func TestHeapSamplingIsOffUntilAProfileIsAskedFor(t *testing.T) {
+	if runtime.MemProfileRate != 0 {
+		t.Fatalf("heap sampling at start: one per %d bytes, want off", runtime.MemProfileRate)
+	}
+	t.Cleanup(func() { runtime.MemProfileRate = 0 })
+	SampleHeap()
+	if runtime.MemProfileRate != heapSampleRate {
+		t.Fatalf("after SampleHeap: %d", runtime.MemProfileRate)
 	}
 }

@@ -28,6 +28,7 @@ import (
 
 	"github.com/picoclaw-suite/picoclaw/pkg/buildinfo"
 	"github.com/picoclaw-suite/picoclaw/pkg/heartbeat"
+	"github.com/picoclaw-suite/picoclaw/pkg/idlemem"
 	"github.com/picoclaw-suite/picoclaw/pkg/replica"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
@@ -169,6 +170,8 @@ func New(cfg Config, tel *telemetry.Telemetry) (*Server, error) {
 	}
 	s.router.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	if cfg.Pprof {
+		// Heap profiles sample the allocations from now on (sampling is off by default: idlemem).
+		idlemem.SampleHeap()
 		s.router.HandleFunc("/debug/pprof/*", pprof.Index)
 		s.router.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
 		s.router.HandleFunc("/debug/pprof/profile", pprof.Profile)
