@@ -28,3 +28,47 @@ func TestVouchCacheIsBounded(t *testing.T) {
 		t.Fatal("an unknown assertion was found")
 	}
 }
+
+// TestVouchIsReusedForAMinute: a user's messages within vouchReuse carry the same assertion, which
+// still has at least PrincipalTTL-vouchReuse to live; later, or for another user, a new one.
+func TestVouchIsReusedForAMinute(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	signed := 0
+	var v vouchCache
+	vouch := func(user string, at time.Time) string {
+		t.Helper()
+		raw, err := v.get("line\x00"+user, at, func() (string, error) {
+			signed++
+			return fmt.Sprintf("%s@%d", user, signed), nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return raw
+	}
+	first := vouch("U1", now)
+	if again := vouch("U1", now.Add(vouchReuse-time.Second)); again != first {
+		t.Fatalf("within a minute: %q, want %q", again, first)
+	}
+	if other := vouch("U2", now); other == first {
+		t.Fatal("another user got U1's assertion")
+	}
+	if later := vouch("U1", now.Add(vouchReuse)); later == first {
+		t.Fatal("an assertion was reused after vouchReuse")
+	}
+	if back := vouch("U1", now.Add(-time.Hour)); back == first {
+		t.Fatal("a clock that went back reused an assertion signed in its future")
+	}
+	if signed != 4 {
+		t.Fatalf("%d signatures, want 4", signed)
+	}
+	for i := range 3 * vouchMintMax {
+		vouch(fmt.Sprint("user-", i), now)
+		if len(v.entries) > vouchMintMax {
+			t.Fatalf("%d users kept, bound %d", len(v.entries), vouchMintMax)
+		}
+	}
+	if PrincipalTTL-vouchReuse < 10*time.Minute {
+		t.Fatalf("a reused assertion may have only %s left", PrincipalTTL-vouchReuse)
+	}
+}

@@ -51,6 +51,7 @@ type Credentials struct {
 	minted   mintCache
 	verified verifyCache
 	vouched  verifyCache
+	vouches  vouchCache
 }
 
 var (

@@ -3,6 +3,7 @@ package svcauth
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -40,8 +41,53 @@ func (c *Credentials) Vouch(channel, user string, now time.Time) (string, error)
 	if user == "" {
 		return "", fmt.Errorf("vouch for %s: empty user id", channel)
 	}
-	return c.sign(claims{Kind: kindPrincipal, Channel: channel, RegisteredClaims: jwt.RegisteredClaims{
-		Issuer: c.Self, Subject: user, IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(PrincipalTTL))}})
+	return c.vouches.get(channel+"\x00"+user, now, func() (string, error) {
+		return c.sign(claims{Kind: kindPrincipal, Channel: channel, RegisteredClaims: jwt.RegisteredClaims{
+			Issuer: c.Self, Subject: user, IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(PrincipalTTL))}})
+	})
+}
+
+// vouchReuse is how long one assertion for a user is given to that user's next messages: each
+// still carries at least PrincipalTTL minus this, and a busy user's messages cost one signature
+// (and one check per service they pass) a minute instead of one each.
+const vouchReuse = time.Minute
+
+// vouchMintMax bounds the users whose current assertion is kept.
+const vouchMintMax = 4096
+
+// vouchCache holds the assertion last signed for each user, for vouchReuse.
+type vouchCache struct {
+	mu      sync.Mutex
+	entries map[string]signedVouch
+}
+
+type signedVouch struct {
+	raw    string
+	signed time.Time
+}
+
+func (v *vouchCache) get(key string, now time.Time, sign func() (string, error)) (string, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if e, ok := v.entries[key]; ok && !now.Before(e.signed) && now.Sub(e.signed) < vouchReuse {
+		return e.raw, nil
+	}
+	raw, err := sign()
+	if err != nil {
+		return "", err
+	}
+	if v.entries == nil || len(v.entries) >= vouchMintMax {
+		for k, e := range v.entries {
+			if now.Sub(e.signed) >= vouchReuse || now.Before(e.signed) {
+				delete(v.entries, k)
+			}
+		}
+		if v.entries == nil || len(v.entries) >= vouchMintMax {
+			v.entries = map[string]signedVouch{}
+		}
+	}
+	v.entries[key] = signedVouch{raw: raw, signed: now}
+	return raw, nil
 }
 
 // VerifyPrincipal checks a principal assertion: signed by the voucher of its channel, not expired.

@@ -136,8 +136,8 @@ func (m *mintCache) get(target string, now time.Time, mint func() (string, time.
 
 // verifyCache remembers tokens whose signature was checked until they expire, so a caller's
 // token costs one signature check per renewal, not one per call. Entries are keyed by the
-// token's SHA-256, not the token itself: a principal assertion is signed afresh for each message,
-// and holding thousands of them whole only held memory.
+// token's SHA-256, not the token itself: principal assertions, one per active user a minute,
+// would otherwise be held whole.
 type verifyCache struct {
 	mu      sync.Mutex
 	max     int
@@ -152,7 +152,7 @@ type verifiedToken struct {
 }
 
 // verifyCacheMax bounds the service tokens remembered (a few per caller), vouchCacheMax the
-// principal assertions (one per message in flight, re-checked only on the next hop or a retry).
+// principal assertions (one per user active in the last minute; see vouchReuse).
 const (
 	verifyCacheMax = 4096
 	vouchCacheMax  = 512
