@@ -48,12 +48,12 @@ func (c *Credentials) Vouch(channel, user string, now time.Time) (string, error)
 }
 
 // vouchReuse is how long one assertion for a user is given to that user's next messages: each
-// still carries at least PrincipalTTL minus this, and a busy user's messages cost one signature
-// (and one check per service they pass) a minute instead of one each.
-const vouchReuse = time.Minute
+// still carries about PrincipalTTL minus this (14m40s), and a busy user's messages cost one
+// signature (and one check per service they pass) per window instead of one each.
+const vouchReuse = 20 * time.Second
 
-// vouchMintMax bounds the users whose current assertion is kept.
-const vouchMintMax = 4096
+// vouchMintMax bounds the users whose current assertion is kept (those active in the last window).
+const vouchMintMax = 512
 
 // vouchCache holds the assertion last signed for each user, for vouchReuse.
 type vouchCache struct {
@@ -63,13 +63,16 @@ type vouchCache struct {
 
 type signedVouch struct {
 	raw    string
-	signed time.Time
+	signed time.Time // wall clock, as the assertion's iat and exp
 }
 
 func (v *vouchCache) get(key string, now time.Time, sign func() (string, error)) (string, error) {
+	// The assertion's times are wall-clock times: so is the reuse window (a monotonic reading
+	// would hide a clock that was stepped since).
+	now = now.Round(0)
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if e, ok := v.entries[key]; ok && !now.Before(e.signed) && now.Sub(e.signed) < vouchReuse {
+	if e, ok := v.entries[key]; ok && fresh(e, now) {
 		return e.raw, nil
 	}
 	raw, err := sign()
@@ -78,7 +81,7 @@ func (v *vouchCache) get(key string, now time.Time, sign func() (string, error))
 	}
 	if v.entries == nil || len(v.entries) >= vouchMintMax {
 		for k, e := range v.entries {
-			if now.Sub(e.signed) >= vouchReuse || now.Before(e.signed) {
+			if !fresh(e, now) {
 				delete(v.entries, k)
 			}
 		}
@@ -88,6 +91,12 @@ func (v *vouchCache) get(key string, now time.Time, sign func() (string, error))
 	}
 	v.entries[key] = signedVouch{raw: raw, signed: now}
 	return raw, nil
+}
+
+// fresh: signed within the last vouchReuse, and not in the future.
+func fresh(e signedVouch, now time.Time) bool {
+	age := now.Sub(e.signed)
+	return age >= 0 && age < vouchReuse
 }
 
 // VerifyPrincipal checks a principal assertion: signed by the voucher of its channel, not expired.

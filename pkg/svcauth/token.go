@@ -23,7 +23,8 @@ const (
 	// serviceTokenTTL bounds a captured service token's use; clients renew well before.
 	serviceTokenTTL = 5 * time.Minute
 	// PrincipalTTL bounds how long chat-mio may act for a user on one inbound message (a
-	// proposal can take minutes before approval is asked).
+	// proposal can take minutes before approval is asked); a message whose user's assertion is
+	// reused (vouchReuse) has at least PrincipalTTL minus vouchReuse of it.
 	PrincipalTTL = 15 * time.Minute
 	leeway       = 30 * time.Second
 )
