@@ -221,7 +221,8 @@ func (a *App) chatReply(ctx context.Context, t *turn, text, worker string, quest
 		t.say(domain.T(t.loc, domain.MsgChatModelDown, a.model.Provider()+"/"+a.model.Model()))
 		return
 	}
-	a.log.InfoContext(ctx, "chat.model_reply", slog.String("provider", res.Provider), slog.String("model", res.Model),
+	// llm.call already logged the call (provider, model, tokens, latency) at info.
+	a.log.DebugContext(ctx, "chat.model_reply", slog.String("provider", res.Provider), slog.String("model", res.Model),
 		slog.Int64("input_tokens", res.Usage.InputTokens), slog.Int64("output_tokens", res.Usage.OutputTokens),
 		slog.Int64("latency_ms", res.Latency.Milliseconds()))
 	t.say(strings.TrimSpace(res.Text))
