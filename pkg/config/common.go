@@ -303,8 +303,8 @@ const ServerOnlyTag = "serveronly"
 // postgres) the one that left the servers' clients out.
 func NotLinked(what string) error {
 	if what == StateSQLite {
-		return fmt.Errorf("%s is not linked into this binary (built with -tags %s for state.engine %s and Postgres); use picoclaw or a build without -tags %s for %s",
-			what, ServerOnlyTag, StateRedis, ServerOnlyTag, what)
+		return fmt.Errorf("%s is not linked into this binary (built with -tags %s, for Redis and Postgres only); use picoclaw, or a build without -tags %s, for %s",
+			what, ServerOnlyTag, ServerOnlyTag, what)
 	}
 	return fmt.Errorf("%s is not linked into this binary (built with -tags %s for state.engine %s); use the service binaries for %s",
 		what, SQLiteOnlyTag, StateSQLite, what)
