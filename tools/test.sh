@@ -19,5 +19,13 @@ flags=()
 if [ "${CI:-}" = "true" ]; then
 	flags+=(-no-skips)
 fi
+# SERVERONLY_TESTS (set by make test): packages whose TestServerOnly* tests, in files tagged
+# serveronly, run a second time in a build with -tags serveronly (no SQLite linked).
+read -r -a serveronly <<<"${SERVERONLY_TESTS:-}"
 go build -o .tmp/bin/testsum ./tools/testsum/cmd/testsum || exit 2
-go test -race -count=1 -timeout 15m -json "$@" 2>&1 | .tmp/bin/testsum "${flags[@]}"
+{
+	go test -race -count=1 -timeout 15m -json "$@"
+	if [ ${#serveronly[@]} -gt 0 ]; then
+		go test -race -count=1 -timeout 15m -json -tags serveronly -run '^TestServerOnly' "${serveronly[@]}"
+	fi
+} 2>&1 | .tmp/bin/testsum "${flags[@]}"
