@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# make test: every module's tests with -race, then one summary line (passed, failed, skipped and
-# why). Postgres and Redis are found on their default local ports when the PICOCLAW_TEST_*
-# variables are not set; under CI (CI=true) a skipped test fails the run.
+# make test: every module's tests with -race, then the serveronly build's own tests, then one
+# summary line (passed, failed, skipped and why). Postgres and Redis are found on their default
+# local ports when the PICOCLAW_TEST_* variables are not set; under CI (CI=true) a skipped test
+# fails the run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
