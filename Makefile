@@ -54,17 +54,28 @@ checkgenerate: generate ## Fail when gen/ is not what proto/ generates
 	@if [ -n "$$(git status --porcelain -- gen)" ]; then \
 		echo "gen/ is stale: run 'make generate' and commit the result"; git status --porcelain -- gen; exit 1; fi
 
+# The service binaries as released (make build, the images) are built with -tags serveronly:
+# Redis and Postgres only, no SQLite (the mirror of the embedded build's sqliteonly).
+SERVER_TAGS := serveronly
+# What a serveronly build compiles: the shared library and the services.
+SERVER_PKGS := ./pkg/... $(foreach s,$(SERVICES),./services/$(s)/...)
+# The packages with tests of the serveronly build (TestServerOnly*, in files tagged serveronly):
+# make test runs those tests again with the tag (the packages' other tests run in the default
+# build, many of them on SQLite).
+SERVERONLY_TESTS = $(sort $(addprefix ./,$(dir $(shell git grep -l '^func TestServerOnly' -- '*_test.go'))))
+
 .PHONY: lint
-lint: tools ## gofmt, go vet, buf lint, and the import rules and module versions of ARCHITECTURE.md
+lint: tools ## gofmt, go vet (also with -tags serveronly), buf lint, and the import rules and module versions of ARCHITECTURE.md
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^gen/')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
 	go vet $(PKGS)
+	go vet -tags $(SERVER_TAGS) $(SERVER_PKGS)
 	$(TOOLS_BIN)/buf lint
 	go test -count=1 ./tools/archcheck
 	go run ./tools/archcheck/cmd/archcheck
 
 .PHONY: test
-test: ## Run every module's tests with -race (Postgres and Redis found on their default ports); ends with a summary line
-	@bash tools/test.sh $(PKGS)
+test: ## Run every module's tests with -race, then the serveronly build's own tests with -tags serveronly (Postgres and Redis found on their default ports); ends with a summary line
+	@SERVERONLY_TESTS="$(SERVERONLY_TESTS)" bash tools/test.sh $(PKGS)
 
 .PHONY: run
 run: ## Start the whole suite in one process with a chat prompt (embedded default; data in data/)
@@ -81,9 +92,9 @@ EMBEDDED_TAGS := sqliteonly
 LDFLAGS := -s -w -X github.com/picoclaw-suite/picoclaw/pkg/buildinfo.version=$(VERSION) -X github.com/picoclaw-suite/picoclaw/pkg/buildinfo.commit=$(COMMIT)
 
 .PHONY: build
-build: ## Build every binary into bin/ (the eight services and the picoclaw CLI), stripped and version-stamped
+build: ## Build every binary into bin/ (the eight services with -tags serveronly and the picoclaw CLI with -tags sqliteonly), stripped and version-stamped
 	@mkdir -p bin
-	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o bin/ $(foreach s,$(SERVICES),./services/$(s)/cmd/$(s))
+	CGO_ENABLED=0 go build -tags $(SERVER_TAGS) -trimpath -ldflags "$(LDFLAGS)" -o bin/ $(foreach s,$(SERVICES),./services/$(s)/cmd/$(s))
 	CGO_ENABLED=0 go build -tags $(EMBEDDED_TAGS) -trimpath -ldflags "$(LDFLAGS)" -o bin/picoclaw ./cmd/picoclaw
 	@ls -l bin/
 

@@ -12,11 +12,12 @@
 #             user, /workspace and /executor-state owned by it (the executor, like the
 #             Dockerfile's RUNTIME=sandbox). Its /var/run is a directory, not the link to /run:
 #             ko puts its data directory at /var/run/ko.
-# The binaries are built as the Dockerfile builds them (CGO off, -trimpath, stripped, version
-# and commit stamped). Bases and images go through a registry on 127.0.0.1 that lives only as
-# long as this script; the result is one OCI layout per image in OUT_DIR/<service>. Each image
-# is checked: non-root user, its binary runs and reports the stamped version; the executor's
-# image has bash and git, and runs git as the service's user.
+# The binaries are built as the Dockerfile builds them (CGO off, -tags serveronly, -trimpath,
+# stripped, version and commit stamped). Bases and images go through a registry on 127.0.0.1
+# that lives only as long as this script; the result is one OCI layout per image in
+# OUT_DIR/<service>. Each image is checked: non-root user, its binary runs, reports the stamped
+# version and links no SQLite; the executor's image has bash and git, and runs git as the
+# service's user.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:?usage: deploy/images.sh OUT_DIR}"
@@ -114,7 +115,7 @@ prefix=github.com/picoclaw-suite/picoclaw
   - id: $s
     main: ./services/$s/cmd/$s
     env: [CGO_ENABLED=0]
-    flags: [-trimpath]
+    flags: [-tags=serveronly, -trimpath]
     ldflags:
       - -s -w
       - -X $prefix/pkg/buildinfo.version={{.Env.VERSION}}
@@ -141,6 +142,9 @@ for s in "${services[@]}"; do
 	mkdir -p "$fs"
 	"$CRANE" export "$ref" - | tar -x -C "$fs" 2> >(grep -v "Removing leading" >&2)
 	got="$("$fs/ko-app/$s" --version)"
+	# -tags serveronly: no SQLite in a service's image (it runs on Redis and Postgres).
+	mods="$(go version -m "$fs/ko-app/$s")"
+	case "$mods" in *modernc.org/sqlite*) echo "images: $s links modernc.org/sqlite: not built with -tags serveronly" >&2; exit 1 ;; esac
 	case "$got" in *"$VERSION"*) ;; *) echo "images: $s --version says $got, want $VERSION" >&2; exit 1 ;; esac
 	if [ "$s" = executor ]; then
 		for tool in /usr/bin/bash /usr/bin/git; do

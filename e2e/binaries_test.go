@@ -48,10 +48,10 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// buildBinaries compiles every service once into dir. Without symbol tables and DWARF the
-// eight binaries link in about half the time.
+// buildBinaries compiles every service once into dir, as released (-tags serveronly). Without
+// symbol tables and DWARF the eight binaries link in about half the time.
 func buildBinaries(dir string) error {
-	return launch.Build(context.Background(), "..", dir, launch.ShippedBuildFlags...)
+	return launch.Build(context.Background(), "..", dir, launch.ShippedServiceFlags...)
 }
 
 var envKey = launch.EnvKey
@@ -154,12 +154,14 @@ func TestEveryBinaryStartsAnswersHealthAndStopsOnSIGTERM(t *testing.T) {
 }
 
 // TestBinariesLinkOnlyWhatTheyRun reads the module list of every built binary (go version -m):
-// no binary links a provider SDK (the clients speak the providers' wires themselves), and the
+// no binary links a provider SDK (the clients speak the providers' wires themselves), the
 // embedded picoclaw, built as shipped (-tags sqliteonly), links neither the Redis client nor the
-// Postgres driver: it runs on SQLite alone.
+// Postgres driver: it runs on SQLite alone; and no service, built as shipped (-tags
+// serveronly), links SQLite: deployed on its own, it runs on Redis and Postgres.
 func TestBinariesLinkOnlyWhatTheyRun(t *testing.T) {
 	never := []string{"github.com/openai/openai-go/", "github.com/anthropics/anthropic-sdk-go"}
 	servers := []string{"github.com/redis/go-redis/", "github.com/jackc/pgx/"}
+	const sqlite = "modernc.org/sqlite"
 	cli := filepath.Join(t.TempDir(), "picoclaw")
 	build := exec.Command("go", "build", "-tags", config.SQLiteOnlyTag, "-ldflags=-s -w", "-o", cli, "./cmd/picoclaw")
 	build.Dir = ".."
@@ -197,6 +199,9 @@ func TestBinariesLinkOnlyWhatTheyRun(t *testing.T) {
 			if want := name == "approval"; (name == "picoclaw" || name == "approval") && links(mod) != want {
 				t.Errorf("%s links %s: %v, want %v", name, mod, links(mod), want)
 			}
+		}
+		if want := name == "picoclaw"; links(sqlite) != want {
+			t.Errorf("%s links %s: %v, want %v", name, sqlite, links(sqlite), want)
 		}
 	}
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# make test: every module's tests with -race, then one summary line (passed, failed, skipped and
-# why). Postgres and Redis are found on their default local ports when the PICOCLAW_TEST_*
-# variables are not set; under CI (CI=true) a skipped test fails the run.
+# make test: every module's tests with -race, then the serveronly build's own tests, then one
+# summary line (passed, failed, skipped and why). Postgres and Redis are found on their default
+# local ports when the PICOCLAW_TEST_* variables are not set; under CI (CI=true) a skipped test
+# fails the run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,5 +20,13 @@ flags=()
 if [ "${CI:-}" = "true" ]; then
 	flags+=(-no-skips)
 fi
+# SERVERONLY_TESTS (set by make test): packages whose TestServerOnly* tests, in files tagged
+# serveronly, run a second time in a build with -tags serveronly (no SQLite linked).
+read -r -a serveronly <<<"${SERVERONLY_TESTS:-}"
 go build -o .tmp/bin/testsum ./tools/testsum/cmd/testsum || exit 2
-go test -race -count=1 -timeout 15m -json "$@" 2>&1 | .tmp/bin/testsum "${flags[@]}"
+{
+	go test -race -count=1 -timeout 15m -json "$@"
+	if [ ${#serveronly[@]} -gt 0 ]; then
+		go test -race -count=1 -timeout 15m -json -tags serveronly -run '^TestServerOnly' "${serveronly[@]}"
+	fi
+} 2>&1 | .tmp/bin/testsum "${flags[@]}"

@@ -224,7 +224,7 @@ func TestDockerfile(t *testing.T) {
 	if froms < 4 {
 		t.Errorf("only %d FROM lines", froms)
 	}
-	for _, want := range []string{"ARG SERVICE", "USER 65532:65532", "CGO_ENABLED=0 go build -trimpath", `-ldflags="-s -w`} {
+	for _, want := range []string{"ARG SERVICE", "USER 65532:65532", "CGO_ENABLED=0 go build -tags serveronly -trimpath", `-ldflags="-s -w`} {
 		if !strings.Contains(dockerfile, want) {
 			t.Errorf("deploy/Dockerfile lacks %q", want)
 		}

@@ -20,9 +20,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid/auditfloor"
-	"github.com/picoclaw-suite/picoclaw/pkg/jobid/sqlitealloc"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
-	"github.com/picoclaw-suite/picoclaw/pkg/sqlstate"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 )
@@ -201,19 +199,5 @@ func openState(ctx context.Context, cfg config.Common, loc *time.Location, floor
 	if !cfg.State.SQLite() {
 		return openRedisState(cfg, loc, floor, log, tp)
 	}
-	db, err := sqlstate.Open(ctx, cfg.State.Path, sqlstate.Options{Sync: sqlstate.Sync(cfg.State.Sync), Logger: log})
-	if err != nil {
-		return state{}, err
-	}
-	e, err := inbox.SQLiteEngine(ctx, db)
-	if err != nil {
-		_ = db.Close()
-		return state{}, err
-	}
-	jobs, err := sqlitealloc.New(ctx, db, loc, jobid.WithLogger(log), jobid.WithFloor(floor))
-	if err != nil {
-		_ = db.Close()
-		return state{}, err
-	}
-	return state{engine: e, jobs: jobs, name: "sqlite", where: "state database " + db.Path(), close: func() { _ = db.Close() }}, nil
+	return openSQLiteState(ctx, cfg, loc, floor, log)
 }

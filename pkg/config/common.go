@@ -293,8 +293,29 @@ func (s Services) byName() map[string]Endpoint {
 // Redis client nor the Postgres driver, so the binary holds only the engine it runs on.
 const SQLiteOnlyTag = "sqliteonly"
 
-// NotLinked is the error of a binary built with SQLiteOnlyTag asked for what it does not hold.
+// ServerOnlyTag is the build tag of the service binaries as released (`make build`, the images):
+// the mirror of SQLiteOnlyTag, it leaves the SQLite engine out (modernc.org/sqlite, pkg/sqlstate
+// and every store on it), since a separate deployment runs on Redis and Postgres.
+const ServerOnlyTag = "serveronly"
+
+// NotLinked is the error of a binary built with SQLiteOnlyTag or ServerOnlyTag asked for an
+// engine it does not hold: sqlite names the tag that left SQLite out, anything else (redis,
+// postgres) the one that left the servers' clients out.
 func NotLinked(what string) error {
+	if what == StateSQLite {
+		return fmt.Errorf("%s is not linked into this binary (built with -tags %s, for Redis and Postgres only); use picoclaw, or a build without -tags %s, for %s",
+			what, ServerOnlyTag, ServerOnlyTag, what)
+	}
 	return fmt.Errorf("%s is not linked into this binary (built with -tags %s for state.engine %s); use the service binaries for %s",
 		what, SQLiteOnlyTag, StateSQLite, what)
+}
+
+// CheckLinked is the error naming key when its value, engine, is SQLite and this binary was
+// built without it (ServerOnlyTag): the service then refuses to start instead of failing on
+// its first write.
+func CheckLinked(key, engine string) error {
+	if engine != StateSQLite || SQLiteLinked {
+		return nil
+	}
+	return &KeyError{Key: key, Msg: NotLinked(StateSQLite).Error()}
 }

@@ -2,10 +2,8 @@ package inbox_test
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,7 +13,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
-	"github.com/picoclaw-suite/picoclaw/pkg/sqlstate"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 )
 
@@ -71,73 +68,6 @@ func redisBackend(t *testing.T) *backend {
 	}
 }
 
-// sqliteBackend runs on a state database in the test's temporary directory.
-func sqliteBackend(t *testing.T) *backend {
-	path := filepath.Join(t.TempDir(), "state.db")
-	var db *sqlstate.DB
-	open := func() inbox.Engine {
-		if db != nil {
-			if err := db.Close(); err != nil {
-				t.Fatal(err)
-			}
-		}
-		db = openState(t, path, sqlstate.Options{})
-		return sqliteEngine(t, db)
-	}
-	b := &backend{engine: open(), reopen: open}
-	t.Cleanup(func() { _ = db.Close() })
-	b.seen = func(t *testing.T, stream string) int64 {
-		ctx := context.Background()
-		if _, err := db.Sweep(ctx); err != nil {
-			t.Fatal(err)
-		}
-		return count(t, db, `SELECT count(*) FROM inbox_seen WHERE stream = ?`, stream)
-	}
-	b.forge = func(t *testing.T, stream, id, key, payload, meta, mac string) {
-		err := db.Tx(context.Background(), func(tx *sql.Tx) error {
-			var seq int64
-			if err := tx.QueryRow(`INSERT INTO inbox_streams (stream, last_seq) VALUES (?, 1)
-				ON CONFLICT (stream) DO UPDATE SET last_seq = last_seq + 1 RETURNING last_seq`, stream).Scan(&seq); err != nil {
-				return err
-			}
-			_, err := tx.Exec(`INSERT INTO inbox_entries (stream, seq, ms, event_id, event_key, payload, meta, mac)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, stream, seq, sqlstate.NowMS(), id, key, []byte(payload), meta, mac)
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	return b
-}
-
-func openState(t testing.TB, path string, o sqlstate.Options) *sqlstate.DB {
-	t.Helper()
-	db, err := sqlstate.Open(context.Background(), path, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return db
-}
-
-func sqliteEngine(t testing.TB, db *sqlstate.DB) inbox.Engine {
-	t.Helper()
-	e, err := inbox.SQLiteEngine(context.Background(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e
-}
-
-func count(t testing.TB, db *sqlstate.DB, query string, args ...any) int64 {
-	t.Helper()
-	var n int64
-	if err := db.QueryRowContext(context.Background(), query, args...).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
 // contract is every behaviour Store, Consumer and Marks have on any engine.
 var contract = []struct {
 	name string
@@ -170,8 +100,7 @@ func runContract(t *testing.T, newBackend func(t *testing.T) *backend) {
 	}
 }
 
-func TestRedisContract(t *testing.T)  { runContract(t, redisBackend) }
-func TestSQLiteContract(t *testing.T) { runContract(t, sqliteBackend) }
+func TestRedisContract(t *testing.T) { runContract(t, redisBackend) }
 
 var testSeal = []byte("inbox-test-seal-key-0123456789")
 

@@ -2,11 +2,8 @@ package inbox_test
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
@@ -15,7 +12,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
-	"github.com/picoclaw-suite/picoclaw/pkg/sqlstate"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 )
 
@@ -63,31 +59,6 @@ func redisOrderBackend(t *testing.T) *orderBackend {
 	}
 }
 
-func sqliteOrderBackend(t *testing.T) *orderBackend {
-	db := openState(t, filepath.Join(t.TempDir(), "state.db"), sqlstate.Options{})
-	t.Cleanup(func() { _ = db.Close() })
-	return &orderBackend{
-		engine: sqliteEngine(t, db),
-		move: func(t *testing.T, stream, id, consumer string) {
-			_, seq, _ := cutID(id)
-			if _, err := db.ExecContext(context.Background(), `UPDATE inbox_pending SET consumer = ? WHERE stream = ? AND seq = ?`, consumer, stream, seq); err != nil {
-				t.Fatal(err)
-			}
-		},
-		owner: func(t *testing.T, stream, id string) string {
-			_, seq, _ := cutID(id)
-			var c string
-			err := db.QueryRowContext(context.Background(), `SELECT consumer FROM inbox_pending WHERE stream = ? AND seq = ?`, stream, seq).Scan(&c)
-			if err != nil && !errors.Is(err, sql.ErrNoRows) {
-				t.Fatal(err)
-			}
-			return c
-		},
-		// The order is read from the pending entries: nothing of its own is stored.
-		leftovers: func(*testing.T, string) int64 { return 0 },
-	}
-}
-
 func cutID(id string) (int64, int64, error) {
 	for i := range id {
 		if id[i] == '-' {
@@ -117,8 +88,7 @@ func runOrderContract(t *testing.T, newBackend func(t *testing.T) *orderBackend)
 	}
 }
 
-func TestRedisOrderContract(t *testing.T)  { runOrderContract(t, redisOrderBackend) }
-func TestSQLiteOrderContract(t *testing.T) { runOrderContract(t, sqliteOrderBackend) }
+func TestRedisOrderContract(t *testing.T) { runOrderContract(t, redisOrderBackend) }
 
 // replicaConsumer is a consumer as a gateway replica runs it: claim period long enough that
 // machine load never looks like a dead consumer.

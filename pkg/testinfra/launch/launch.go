@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 )
 
@@ -47,14 +48,17 @@ func Root(dir string) (string, error) {
 }
 
 // ShippedBuildFlags and ShippedBuildEnv build a binary as make build and the images do (without
-// the version stamp): stripped, without local paths, pure Go.
+// the version stamp and the build tag): stripped, without local paths, pure Go.
+// ShippedServiceFlags add the services' tag (no SQLite); the embedded picoclaw has its own
+// (config.SQLiteOnlyTag).
 var (
-	ShippedBuildFlags = []string{"-trimpath", "-ldflags=-s -w"}
-	ShippedBuildEnv   = []string{"CGO_ENABLED=0"}
+	ShippedBuildFlags   = []string{"-trimpath", "-ldflags=-s -w"}
+	ShippedServiceFlags = append([]string{"-tags=" + config.ServerOnlyTag}, ShippedBuildFlags...)
+	ShippedBuildEnv     = []string{"CGO_ENABLED=0"}
 )
 
 // Build compiles every service of the repository at root into dir with the given extra
-// go build flags (e.g. ShippedBuildFlags), pure Go as shipped.
+// go build flags (e.g. ShippedServiceFlags), pure Go as shipped.
 func Build(ctx context.Context, root, dir string, flags ...string) error {
 	args := append([]string{"build"}, flags...)
 	args = append(args, "-o", dir+string(filepath.Separator))

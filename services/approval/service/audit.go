@@ -12,7 +12,6 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
-	"github.com/picoclaw-suite/picoclaw/services/approval/internal/store"
 )
 
 // Audit configures the tamper-evident audit log.
@@ -78,6 +77,7 @@ func VerifyAudit(ctx context.Context, cfg Config, jobID string) (AuditReport, er
 		if cfg.Approval.SQLitePath == "" {
 			errs.Addf("approval.sqlite_path", "must be set when approval.store is sqlite")
 		}
+		errs.Add(config.CheckLinked("approval.store", cfg.Approval.Store))
 	case StorePostgres:
 		if !cfg.Postgres.DSN.Set() {
 			errs.Addf("postgres.dsn", "must be set (env PICOCLAW_POSTGRES_DSN) when approval.store is postgres")
@@ -95,11 +95,11 @@ func VerifyAudit(ctx context.Context, cfg Config, jobID string) (AuditReport, er
 	var r app.AuditReader
 	switch cfg.Approval.Store {
 	case StoreSQLite:
-		s, err := store.OpenSQLite(ctx, cfg.Approval.SQLitePath, store.ReadOnly())
+		s, closeStore, err := openSQLiteReader(ctx, cfg.Approval.SQLitePath)
 		if err != nil {
 			return AuditReport{}, err
 		}
-		defer func() { _ = s.Close() }()
+		defer closeStore()
 		r = s
 	default:
 		s, closeStore, err := openPostgresReader(ctx, cfg.Postgres.DSN.Value())

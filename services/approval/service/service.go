@@ -17,7 +17,6 @@ import (
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/gateway/v1/gatewayv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
-	"github.com/picoclaw-suite/picoclaw/pkg/sqlstate"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
@@ -136,6 +135,7 @@ func DefaultConfig() Config {
 func (c *Config) Validate() error {
 	var errs config.Errors
 	errs.Add(c.Common.Validate())
+	errs.Add(config.CheckLinked("state.engine", c.State.Engine))
 	a := c.Approval
 	if a.PendingTTL <= 0 {
 		errs.Addf("approval.pending_ttl", "must be positive, got %s", a.PendingTTL)
@@ -198,6 +198,7 @@ func (c *Config) Validate() error {
 		if a.SQLitePath == "" {
 			errs.Addf("approval.sqlite_path", "must be set when approval.store is sqlite")
 		}
+		errs.Add(config.CheckLinked("approval.store", a.Store))
 	default:
 		errs.Addf("approval.store", "must be postgres or sqlite, got %q", a.Store)
 	}
@@ -232,11 +233,7 @@ func openStore(ctx context.Context, c *Config, opts ...store.Option) (openedStor
 	opts = append(opts, store.WithKeyring(keys))
 	switch c.Approval.Store {
 	case StoreSQLite:
-		s, err := store.OpenSQLite(ctx, c.Approval.SQLitePath, opts...)
-		if err != nil {
-			return openedStore{}, err
-		}
-		return openedStore{Store: s, audit: s, leases: s, images: s, keys: keys, ping: s.Ping, close: func() { _ = s.Close() }}, nil
+		return openSQLite(ctx, c, keys, opts)
 	default:
 		return openPostgres(ctx, c, keys, opts)
 	}
@@ -260,17 +257,7 @@ func Migrate(ctx context.Context, cfg Config) error {
 func openGrants(ctx context.Context, c *Config, srv *rpcserver.Server) (app.GrantStore, func(), error) {
 	seal := store.GrantSealKey([]byte(strings.TrimSpace(c.Approval.Audit.Key.Value())))
 	if c.State.SQLite() {
-		db, err := sqlstate.Open(ctx, c.State.Path, sqlstate.Options{Sync: sqlstate.Sync(c.State.Sync), Logger: srv.Logger()})
-		if err != nil {
-			return nil, nil, err
-		}
-		g, err := store.NewSQLiteGrants(ctx, db, seal, srv.Logger())
-		if err != nil {
-			_ = db.Close()
-			return nil, nil, err
-		}
-		srv.AddReadiness("state", db.PingContext)
-		return g, func() { _ = db.Close() }, nil
+		return openSQLiteGrants(ctx, c, srv, seal)
 	}
 	return openRedisGrants(c, srv, seal)
 }

@@ -22,17 +22,14 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid/auditfloor"
-	"github.com/picoclaw-suite/picoclaw/pkg/jobid/sqlitealloc"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm/ollama"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
-	"github.com/picoclaw-suite/picoclaw/pkg/sqlstate"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/peers"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/rpc"
-	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/store"
 )
 
 // Name is the service name used in logs, traces, metrics and health checks.
@@ -141,6 +138,7 @@ func DefaultConfig() Config {
 func (c *Config) Validate() error {
 	var errs config.Errors
 	errs.Add(c.Common.Validate())
+	errs.Add(config.CheckLinked("state.engine", c.State.Engine))
 	errs.Add(config.Prefix("chat", c.Chat.Validate()))
 	errs.Add(c.validateModel())
 	errs.Add(c.validateVision())
@@ -169,23 +167,8 @@ type sessionStore interface {
 // openState opens the session store and the JobID allocator on the configured state engine:
 // Redis, or the embedded SQLite file (no Redis client at all then). Readiness checks the engine.
 func openState(ctx context.Context, cfg Config, srv *rpcserver.Server, floor jobid.Floor) (sessionStore, app.JobIDs, func(), error) {
-	log, loc := srv.Logger(), srv.Location()
 	if cfg.State.SQLite() {
-		db, err := sqlstate.Open(ctx, cfg.State.Path, sqlstate.Options{Sync: sqlstate.Sync(cfg.State.Sync), Logger: log})
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		sessions, err := store.NewSQLite(ctx, db, cfg.Chat.SessionTTL)
-		var jobs app.JobIDs
-		if err == nil {
-			jobs, err = sqlitealloc.New(ctx, db, loc, jobid.WithLogger(log), jobid.WithFloor(floor))
-		}
-		if err != nil {
-			_ = db.Close()
-			return nil, nil, nil, err
-		}
-		srv.AddReadiness("state", db.PingContext)
-		return sessions, jobs, func() { _ = db.Close() }, nil
+		return openSQLiteState(ctx, cfg, srv, floor)
 	}
 	return openRedisState(cfg, srv, floor)
 }

@@ -80,6 +80,8 @@ func (c *Config) Validate() error {
 	var errs config.Errors
 	errs.Add(c.Common.Validate())
 	errs.Add(c.Services.GatewayLine.ValidatePublic(Name))
+	// The inbox, the outbox and the sent marks live on state.engine (pkg/channel).
+	errs.Add(config.CheckLinked("state.engine", c.State.Engine))
 	l := c.Line
 	errs.Add(l.Settings.Validate("line"))
 	if l.ReplyTokenMargin <= 0 || l.ReplyTokenMargin >= time.Minute {

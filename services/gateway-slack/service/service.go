@@ -63,6 +63,8 @@ func (c *Config) Validate() error {
 	var errs config.Errors
 	errs.Add(c.Common.Validate())
 	errs.Add(c.Services.GatewaySlack.ValidatePublic(Name))
+	// The inbox, the outbox and the sent marks live on state.engine (pkg/channel).
+	errs.Add(config.CheckLinked("state.engine", c.State.Engine))
 	errs.Add(c.Slack.Settings.Validate("slack"))
 	if u, err := url.Parse(c.Slack.FilesBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		errs.Addf("slack.files_base_url", "must be an http(s) URL, got %q", c.Slack.FilesBaseURL)

@@ -12,14 +12,12 @@ import (
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/heartbeat/v1/heartbeatv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
-	"github.com/picoclaw-suite/picoclaw/pkg/sqlstate"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/services/heartbeat/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/heartbeat/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/heartbeat/internal/httpapi"
 	"github.com/picoclaw-suite/picoclaw/services/heartbeat/internal/notify"
 	"github.com/picoclaw-suite/picoclaw/services/heartbeat/internal/rpc"
-	"github.com/picoclaw-suite/picoclaw/services/heartbeat/internal/store"
 )
 
 // Name is the service name used in logs, traces, metrics and health checks.
@@ -54,6 +52,7 @@ func DefaultConfig() Config {
 func (c *Config) Validate() error {
 	var errs config.Errors
 	errs.Add(c.Common.Validate())
+	errs.Add(config.CheckLinked("state.engine", c.State.Engine))
 	if c.AlertAfter < 1 {
 		errs.Addf("heartbeat.alert_after", "must be at least 1, got %d", c.AlertAfter)
 	}
@@ -78,17 +77,7 @@ func sweepEvery(timeout time.Duration) time.Duration {
 // SQLite file (no Redis client at all then). Readiness checks the engine.
 func openStore(ctx context.Context, cfg Config, srv *rpcserver.Server) (app.Store, func(), error) {
 	if cfg.State.SQLite() {
-		db, err := sqlstate.Open(ctx, cfg.State.Path, sqlstate.Options{Sync: sqlstate.Sync(cfg.State.Sync), Logger: srv.Logger()})
-		if err != nil {
-			return nil, nil, err
-		}
-		st, err := store.NewSQLite(ctx, db)
-		if err != nil {
-			_ = db.Close()
-			return nil, nil, err
-		}
-		srv.AddReadiness("state", db.PingContext)
-		return st, func() { _ = db.Close() }, nil
+		return openSQLiteStore(ctx, cfg, srv)
 	}
 	return openRedisStore(cfg, srv)
 }

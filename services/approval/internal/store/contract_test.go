@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -106,64 +105,7 @@ func (a auditOf) AuditRead(ctx context.Context, id string) (*domain.ReadModel, [
 	return a().AuditRead(ctx, id)
 }
 
-func openSQLite(t *testing.T) backend {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "audit.db")
-	ctx := context.Background()
-	s, err := store.OpenSQLite(ctx, path, store.WithKeyring(testKeys))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cur := s
-	t.Cleanup(func() { _ = cur.Close() })
-	return backend{
-		store: s,
-		reopen: func(t *testing.T) app.Store {
-			_ = cur.Close()
-			n, err := store.OpenSQLite(ctx, path, store.WithKeyring(testKeys))
-			if err != nil {
-				t.Fatal(err)
-			}
-			cur = n
-			return n
-		},
-		exec: func(t *testing.T, sql string, args ...any) error {
-			_, err := cur.DB().ExecContext(ctx, sqliteParams(sql), args...)
-			return err
-		},
-		// SQLite has no roles: whoever can write the file can drop the triggers.
-		tamper: func(t *testing.T, sql string, args ...any) {
-			t.Helper()
-			for _, q := range []string{`DROP TRIGGER IF EXISTS approval_events_no_update`, `DROP TRIGGER IF EXISTS approval_events_no_delete`, sqliteParams(sql)} {
-				if _, err := cur.DB().ExecContext(ctx, q, args...); err != nil && q == sqliteParams(sql) {
-					t.Fatalf("tamper %q: %v", sql, err)
-				}
-			}
-		},
-		audit: auditOf(func() app.AuditReader { return cur }),
-	}
-}
-
-// sqliteParams turns $1-style placeholders into ?.
-func sqliteParams(q string) string {
-	out := []rune{}
-	skip := false
-	for _, r := range q {
-		switch {
-		case r == '$':
-			out = append(out, '?')
-			skip = true
-		case skip && r >= '0' && r <= '9':
-		default:
-			skip = false
-			out = append(out, r)
-		}
-	}
-	return string(out)
-}
-
 func TestContractPostgres(t *testing.T) { runContract(t, openPostgres) }
-func TestContractSQLite(t *testing.T)   { runContract(t, openSQLite) }
 
 // clock is a settable clock for the service.
 type clock struct{ t atomic.Int64 }

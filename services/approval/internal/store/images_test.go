@@ -15,7 +15,6 @@ import (
 )
 
 func TestImagesPostgres(t *testing.T) { runImageContract(t, openPostgres) }
-func TestImagesSQLite(t *testing.T)   { runImageContract(t, openSQLite) }
 
 // runImageContract: every recorded image is a row with the hash and size approval computed,
 // listed newest first and by job and time; rows survive a restart and can be neither changed

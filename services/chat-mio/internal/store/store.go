@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -20,4 +21,29 @@ func orDefaultTTL(sessionTTL time.Duration) time.Duration {
 
 func unavailable(op string, err error) error {
 	return fmt.Errorf("session store %s: %w: %w", op, domain.ErrUnavailable, err)
+}
+
+// encodeTurns is the stored form of turns, one JSON object each (both engines).
+func encodeTurns(turns []domain.Turn) ([]string, error) {
+	out := make([]string, 0, len(turns))
+	for _, t := range turns {
+		b, err := json.Marshal(t)
+		if err != nil {
+			return nil, fmt.Errorf("encode turn: %w", err)
+		}
+		out = append(out, string(b))
+	}
+	return out, nil
+}
+
+// decodeTurns skips what does not decode: a damaged entry must not lose the rest.
+func decodeTurns(raw []string) []domain.Turn {
+	var out []domain.Turn
+	for _, r := range raw {
+		var t domain.Turn
+		if json.Unmarshal([]byte(r), &t) == nil {
+			out = append(out, t)
+		}
+	}
+	return out
 }

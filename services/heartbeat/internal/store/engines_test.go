@@ -1,13 +1,10 @@
 package store_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/picoclaw-suite/picoclaw/pkg/sqlstate"
-	"github.com/picoclaw-suite/picoclaw/pkg/sqlstate/sqlstatetest"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"github.com/picoclaw-suite/picoclaw/services/heartbeat/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/heartbeat/internal/store"
@@ -25,23 +22,6 @@ func TestRedisContract(t *testing.T) {
 				conn = redis.NewClient(&redis.Options{Addr: r.Addr})
 				return store.NewRedis(conn, r.Prefix)
 			},
-		}
-	})
-}
-
-func TestSQLiteContract(t *testing.T) {
-	contract(t, func(t *testing.T) engine {
-		h := sqlstatetest.New(t)
-		open := func(t *testing.T, db *sqlstate.DB) app.Store {
-			s, err := store.NewSQLite(context.Background(), db)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return s
-		}
-		return engine{
-			store:  open(t, h.DB()),
-			reopen: func(t *testing.T) app.Store { return open(t, h.Reopen()) },
 		}
 	})
 }
