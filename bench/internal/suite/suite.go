@@ -37,7 +37,7 @@ const (
 
 // Build compiles every service of the repository at root into dir.
 func Build(ctx context.Context, root, dir string) error {
-	return launch.Build(ctx, root, dir, launch.ShippedBuildFlags...)
+	return launch.Build(ctx, root, dir, launch.ShippedServiceFlags...)
 }
 
 // Root finds the repository root (the directory holding go.work) from dir upwards.
