@@ -30,23 +30,33 @@ func releaseExecutable(initial bool) {
 		return
 	}
 	var exe *os.File
+	pageOut := false
 	if initial {
-		// A binary the build has just written may still be dirty in the page cache, and dirty
-		// pages are neither paged out nor dropped: write it back first.
 		if exe, err = os.Open("/proc/self/exe"); err == nil {
 			defer exe.Close()
-			_ = unix.Fdatasync(int(exe.Fd()))
+			// On tmpfs the file is the memory: paging it out would only move it to swap.
+			var fs unix.Statfs_t
+			pageOut = unix.Fstatfs(int(exe.Fd()), &fs) == nil && fs.Type != unix.TMPFS_MAGIC && fs.Type != unix.RAMFS_MAGIC
+			// A binary the build has just written may still be dirty in the page cache, and
+			// dirty pages are neither paged out nor dropped: write it back first.
+			if pageOut {
+				_ = unix.Fdatasync(int(exe.Fd()))
+			}
 		}
 	}
 	for _, r := range ranges {
-		if initial {
+		switch {
+		case initial && pageOut:
 			_ = madvise(r, unix.MADV_RANDOM)
 			_ = madvise(r, unix.MADV_PAGEOUT)
-			continue
+		case initial:
+			_ = madvise(r, unix.MADV_RANDOM)
+			_ = madvise(r, unix.MADV_DONTNEED)
+		default:
+			_ = madvise(r, unix.MADV_DONTNEED)
 		}
-		_ = madvise(r, unix.MADV_DONTNEED)
 	}
-	if exe != nil {
+	if pageOut {
 		// The executable's pages no process maps leave the page cache too. Written by the build
 		// or read ahead at exec, they sit there in large folios, and a fault maps a whole folio;
 		// read back one page at a time (MADV_RANDOM), they are mapped page by page.
