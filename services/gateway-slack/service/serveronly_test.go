@@ -4,10 +4,9 @@ package service_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 
-	"github.com/picoclaw-suite/picoclaw/pkg/config"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"github.com/picoclaw-suite/picoclaw/services/gateway-slack/service"
 )
 
@@ -16,15 +15,5 @@ import (
 func TestServerOnlyRefusesSQLiteState(t *testing.T) {
 	cfg := service.DefaultConfig()
 	cfg.Slack.SigningSecret, cfg.Slack.BotToken = testSecret, testToken
-	if err := cfg.Validate(); err != nil {
-		t.Fatalf("the server engines: %v", err)
-	}
-	cfg.State = config.State{Engine: config.StateSQLite, Path: t.TempDir() + "/state.db", Sync: "normal"}
-	// Cancelled: were the choice let through, Run would return at once instead of serving.
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	err := service.Run(ctx, cfg)
-	if want := "state.engine: sqlite is not linked into this binary (built with -tags " + config.ServerOnlyTag; err == nil || !strings.Contains(err.Error(), want) {
-		t.Fatalf("Run = %v, want an error containing %q", err, want)
-	}
+	testinfra.RefusesSQLiteState(t, &cfg.State, cfg.Validate, func(ctx context.Context) error { return service.Run(ctx, cfg) })
 }
