@@ -7,20 +7,9 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
-
-// processCPU is the CPU time this process has used (user and system).
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // releaseExecutable applies the advice to the read-only mappings of the executable. Errors are
 // ignored: the advice is a hint, and a kernel without it leaves the pages where they are.
