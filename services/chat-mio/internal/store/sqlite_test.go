@@ -127,3 +127,39 @@ func TestSQLiteLocalOnlySurvivesSIGKILL(t *testing.T) {
 func BenchmarkSQLite(b *testing.B) {
 	benchmark(b, openSQLite(b, sqlstatetest.New(b).DB()))
 }
+
+// BenchmarkLoadAndRemember is what one chat message costs the store: load the session (20 turns
+// of memory, one pending job, a note, a previous route), then remember the exchange with the
+// new route.
+func BenchmarkLoadAndRemember(b *testing.B) {
+	ctx := context.Background()
+	s := openSQLite(b, sqlstatetest.New(b).DB())
+	const day, turns = "20260101", 20
+	for i := range turns {
+		if err := s.AppendTurns(ctx, sid, day, turns, domain.Turn{Role: "user", Text: fmt.Sprint("turn ", i)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := s.AddPending(ctx, sid, "job_20260101_001"); err != nil {
+		b.Fatal(err)
+	}
+	if err := s.SetPrevRoute(ctx, sid, "CHAT"); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := s.SaveNote(ctx, sid, day, "yesterday's summary"); err != nil {
+		b.Fatal(err)
+	}
+	q, a := domain.Turn{Role: "user", Text: "question"}, domain.Turn{Role: "assistant", Text: "answer"}
+	for b.Loop() {
+		sess, err := s.Load(ctx, sid, day, turns)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(sess.Memory) != turns {
+			b.Fatalf("loaded %d turns, want %d", len(sess.Memory), turns)
+		}
+		if err := s.RememberTurn(ctx, sid, day, turns, "PLAN", q, a); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
