@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/sqlstate"
@@ -74,51 +75,104 @@ var sqliteMigrations = []string{
 // live is the condition on a row that has not expired; its argument is sqlstate.NowMS().
 const live = `(expires_at = 0 OR expires_at > ?)`
 
+// The same conditions for the statements that number their arguments: live3 is live with now
+// as ?3; expired3 and expired4 are the rows that have expired by ?3 or ?4.
+const (
+	live3    = `(expires_at = 0 OR expires_at > ?3)`
+	expired3 = `(expires_at > 0 AND expires_at <= ?3)`
+	expired4 = `(expires_at > 0 AND expires_at <= ?4)`
+)
+
+// qLoad reads a whole session in one statement, hence from one snapshot: one row per part,
+// tagged by its first column (0 the session's fields, 1 a pending job, 2 a turn of the day's
+// memory, 3 the day's note), ordered by tag, then seq (turns oldest first), then job id.
+// Arguments: session, day, now, how many of the last turns (-1: all), note id.
+const qLoad = `SELECT 0, local_only, prev_route FROM ` + tableSessions + ` WHERE id = ?1 AND NOT ` + expired3 + `
+	UNION ALL
+	SELECT 1, 0, job_id FROM ` + tablePending + ` WHERE session = ?1 AND NOT ` + expired3 + `
+	UNION ALL
+	SELECT 2, seq, turn FROM (SELECT seq, turn FROM ` + tableMemory + ` WHERE session = ?1 AND day = ?2 AND NOT ` + expired3 + `
+		ORDER BY seq DESC LIMIT ?4)
+	UNION ALL
+	SELECT 3, 0, data FROM ` + tableBlobs + ` WHERE kind = 'note' AND id = ?5 AND NOT ` + expired3 + `
+	ORDER BY 1, 2, 3`
+
+// The parts of a session as qLoad tags them.
+const (
+	partSession = iota
+	partPending
+	partMemory
+	partNote
+)
+
 // The store's statements, prepared when it is built (sqlstate.DB.Prepare).
 const (
-	qSession = `SELECT local_only, prev_route FROM ` + tableSessions + ` WHERE id = ? AND ` + live
-	qPending = `SELECT job_id FROM ` + tablePending + ` WHERE session = ? AND ` + live + ` ORDER BY job_id`
-	qMemory  = `SELECT turn FROM (SELECT seq, turn FROM ` + tableMemory + ` WHERE session = ? AND day = ? AND ` + live +
-		` ORDER BY seq DESC LIMIT ?) ORDER BY seq`
 	qAddPending    = `INSERT INTO ` + tablePending + ` (session, job_id, expires_at) VALUES (?, ?, ?) ON CONFLICT (session, job_id) DO NOTHING`
-	qRenewPending  = `UPDATE ` + tablePending + ` SET expires_at = ? WHERE session = ?`
+	qRenewPending  = `UPDATE ` + tablePending + ` SET expires_at = ?1 WHERE session = ?2 AND expires_at <> ?1`
 	qRemovePending = `DELETE FROM ` + tablePending + ` WHERE session = ? AND job_id = ?`
-	qLastSeq       = `SELECT COALESCE(max(seq), 0) FROM ` + tableMemory + ` WHERE session = ? AND day = ?`
-	qAddTurn       = `INSERT INTO ` + tableMemory + ` (session, day, seq, turn, expires_at) VALUES (?, ?, ?, ?, ?)`
-	qTrimMemory    = `DELETE FROM ` + tableMemory + ` WHERE session = ? AND day = ? AND seq <= ?`
-	qRenewMemory   = `UPDATE ` + tableMemory + ` SET expires_at = ? WHERE session = ? AND day = ?`
 	qSaveBlob      = `INSERT INTO ` + tableBlobs + ` (kind, id, data, expires_at) VALUES (?, ?, ?, ?)
 		ON CONFLICT (kind, id) DO UPDATE SET data = excluded.data, expires_at = excluded.expires_at`
 	qBlob = `SELECT data FROM ` + tableBlobs + ` WHERE kind = ? AND id = ? AND ` + live
-	// A note is kept once per session and day (SET NX); qDropBlob first clears an expired one.
-	qAddNote   = `INSERT INTO ` + tableBlobs + ` (kind, id, data, expires_at) VALUES ('note', ?, ?, ?) ON CONFLICT (kind, id) DO NOTHING`
-	qDropBlob  = `DELETE FROM ` + tableBlobs + ` WHERE kind = ? AND id = ?` + expired
+	// A note is kept once per session and day (SET NX): an expired one counts as absent and is
+	// replaced. Arguments: note id, note, expiry, now.
+	qAddNote = `INSERT INTO ` + tableBlobs + ` (kind, id, data, expires_at) VALUES ('note', ?1, ?2, ?3)
+		ON CONFLICT (kind, id) DO UPDATE SET data = excluded.data, expires_at = excluded.expires_at WHERE ` + expired4
 	qDelBlob   = `DELETE FROM ` + tableBlobs + ` WHERE kind = ? AND id = ?`
 	qActive    = `SELECT DISTINCT session FROM ` + tableMemory + ` WHERE day = ? AND ` + live + ` ORDER BY session`
 	qDelMemory = `DELETE FROM ` + tableMemory + ` WHERE session = ? AND day = ?`
 )
 
-// A write first deletes the expired rows it would touch (the last argument is
-// sqlstate.NowMS()), so it starts from nothing, as a write to an expired Redis key does.
+// A write to an expired set first deletes its rows (the last argument is sqlstate.NowMS()), so
+// it starts from nothing, as a write to an expired Redis key does.
+const qDropPending = `DELETE FROM ` + tablePending + ` WHERE session = ? AND expires_at > 0 AND expires_at <= ?`
+
+// Setting one field of a session renews the session's expiry; in a session that has expired
+// the other field is reset to its default, as HSET on an expired Redis hash starts a new one.
+// Arguments: session, value, expiry, now.
 const (
-	expired      = ` AND expires_at > 0 AND expires_at <= ?`
-	qDropSession = `DELETE FROM ` + tableSessions + ` WHERE id = ?` + expired
-	qDropPending = `DELETE FROM ` + tablePending + ` WHERE session = ?` + expired
-	qDropMemory  = `DELETE FROM ` + tableMemory + ` WHERE session = ? AND day = ?` + expired
+	qSetLocalOnly = `INSERT INTO ` + tableSessions + ` (id, local_only, expires_at) VALUES (?1, ?2, ?3)
+		ON CONFLICT (id) DO UPDATE SET local_only = excluded.local_only, expires_at = excluded.expires_at,
+			prev_route = CASE WHEN ` + expired4 + ` THEN '' ELSE prev_route END`
+	qSetPrevRoute = `INSERT INTO ` + tableSessions + ` (id, prev_route, expires_at) VALUES (?1, ?2, ?3)
+		ON CONFLICT (id) DO UPDATE SET prev_route = excluded.prev_route, expires_at = excluded.expires_at,
+			local_only = CASE WHEN ` + expired4 + ` THEN 0 ELSE local_only END`
 )
 
-// Setting one field of a session renews the session's expiry.
+// Appending turns to a day's memory: qTrimMemory deletes the day's expired rows (the rows of a
+// day share one expiry) and all but the newest ?4 rows (none when ?4 < 0), making room for the
+// turns that follow; qAddTurns[k] appends k turns after the day's last seq; qRenewMemory gives
+// the day's rows the new turns' expiry.
 const (
-	qSetLocalOnly = `INSERT INTO ` + tableSessions + ` (id, local_only, expires_at) VALUES (?, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET local_only = excluded.local_only, expires_at = excluded.expires_at`
-	qSetPrevRoute = `INSERT INTO ` + tableSessions + ` (id, prev_route, expires_at) VALUES (?, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET prev_route = excluded.prev_route, expires_at = excluded.expires_at`
+	qTrimMemory = `DELETE FROM ` + tableMemory + ` WHERE session = ?1 AND day = ?2 AND (` + expired3 + `
+		OR ?4 >= 0 AND seq <= (SELECT max(seq) FROM ` + tableMemory + ` WHERE session = ?1 AND day = ?2) - ?4)`
+	qRenewMemory = `UPDATE ` + tableMemory + ` SET expires_at = ?3 WHERE session = ?1 AND day = ?2 AND expires_at <> ?3`
+	// maxTurnsPerInsert bounds the turns one prepared INSERT takes; longer appends take several.
+	maxTurnsPerInsert = 4
 )
+
+// qAddTurns[k] inserts k turns (arguments: session, day, expiry, the k turns) after the day's
+// last seq, in one statement.
+var qAddTurns = func() []string {
+	qs := make([]string, maxTurnsPerInsert+1)
+	for k := 1; k <= maxTurnsPerInsert; k++ {
+		var values strings.Builder
+		for i := range k {
+			if i > 0 {
+				values.WriteString(", ")
+			}
+			fmt.Fprintf(&values, "(%d, ?%d)", i+1, i+4)
+		}
+		qs[k] = `INSERT INTO ` + tableMemory + ` (session, day, seq, turn, expires_at)
+		SELECT ?1, ?2, last + column1, column2, ?3
+		FROM (SELECT COALESCE(max(seq), 0) AS last FROM ` + tableMemory + ` WHERE session = ?1 AND day = ?2),
+			(VALUES ` + values.String() + `)`
+	}
+	return qs
+}()
 
 func sqliteStatements() []string {
-	return []string{qSession, qPending, qMemory, qAddPending, qRenewPending, qRemovePending, qLastSeq, qAddTurn,
-		qTrimMemory, qRenewMemory, qSaveBlob, qBlob, qDropSession, qDropPending, qDropMemory, qSetLocalOnly, qSetPrevRoute,
-		qAddNote, qDropBlob, qDelBlob, qActive, qDelMemory}
+	return append([]string{qLoad, qAddPending, qRenewPending, qRemovePending, qSaveBlob, qBlob, qAddNote, qDelBlob,
+		qActive, qDelMemory, qDropPending, qSetLocalOnly, qSetPrevRoute, qTrimMemory, qRenewMemory}, qAddTurns[1:]...)
 }
 
 // NewSQLite migrates the store's tables in db and returns the store.
@@ -135,35 +189,47 @@ func NewSQLite(ctx context.Context, db *sqlstate.DB, sessionTTL time.Duration) (
 	return &SQLite{db: db, sessionTTL: orDefaultTTL(sessionTTL)}, nil
 }
 
-// Load implements app.SessionStore.
+// Load implements app.SessionStore: one statement, hence one snapshot of the session.
 func (s *SQLite) Load(ctx context.Context, id, day string, memoryTurns int) (domain.Session, error) {
-	now := sqlstate.NowMS()
-	sess := domain.Session{ID: id}
-	var local int
-	err := s.queryRow(ctx, nil, qSession, []any{id, now}, &local, &sess.PrevPrimaryRoute)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return domain.Session{}, unavailable("load", err)
-	}
-	sess.LocalOnly = local == 1
-	if sess.Pending, err = s.strings(ctx, qPending, id, now); err != nil {
-		return domain.Session{}, unavailable("load", err)
-	}
 	// The last memoryTurns turns, oldest first; ≤ 0 reads the whole day, as LRANGE 0 -1 does.
 	limit := memoryTurns
 	if limit <= 0 {
 		limit = -1
 	}
-	turns, err := s.strings(ctx, qMemory, id, day, now, limit)
+	st, err := s.stmt(ctx, nil, qLoad)
 	if err != nil {
 		return domain.Session{}, unavailable("load", err)
 	}
-	sess.Memory = decodeTurns(turns)
-	var note []byte
-	err = s.queryRow(ctx, nil, qBlob, []any{"note", noteID(id, day), now}, &note)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+	rows, err := st.QueryContext(ctx, id, day, sqlstate.NowMS(), limit, noteID(id, day))
+	if err != nil {
 		return domain.Session{}, unavailable("load", err)
 	}
-	sess.Note = string(note)
+	defer rows.Close()
+	sess := domain.Session{ID: id}
+	var (
+		part, n int64
+		v       sql.RawBytes
+	)
+	for rows.Next() {
+		if err := rows.Scan(&part, &n, &v); err != nil {
+			return domain.Session{}, unavailable("load", err)
+		}
+		switch part {
+		case partSession:
+			sess.LocalOnly, sess.PrevPrimaryRoute = n == 1, string(v)
+		case partPending:
+			sess.Pending = append(sess.Pending, string(v))
+		case partMemory:
+			if t, ok := decodeTurn(v); ok {
+				sess.Memory = append(sess.Memory, t)
+			}
+		case partNote:
+			sess.Note = string(v)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return domain.Session{}, unavailable("load", err)
+	}
 	return sess, nil
 }
 
@@ -229,14 +295,13 @@ func (s *SQLite) write(ctx context.Context, op string, fn func(tx *sql.Tx, now i
 }
 
 // setField sets one field of the session (query: qSet…, op: its name in errors) and renews the
-// session's lifetime.
+// session's lifetime, in one statement.
 func (s *SQLite) setField(ctx context.Context, id, op, query string, value any) error {
-	return s.write(ctx, op, func(tx *sql.Tx, now int64) error {
-		if err := s.exec(ctx, tx, qDropSession, id, now); err != nil {
-			return err
-		}
-		return s.exec(ctx, tx, query, id, value, now+s.sessionTTL.Milliseconds())
-	})
+	now := sqlstate.NowMS()
+	if err := s.exec(ctx, nil, query, id, value, now+s.sessionTTL.Milliseconds(), now); err != nil {
+		return unavailable(op, err)
+	}
+	return nil
 }
 
 // SetLocalOnly implements app.SessionStore.
@@ -281,7 +346,8 @@ func (s *SQLite) AppendTurns(ctx context.Context, id, day string, memoryTurns in
 	return s.RememberTurn(ctx, id, day, memoryTurns, "", turns...)
 }
 
-// RememberTurn implements app.SessionStore: one transaction.
+// RememberTurn implements app.SessionStore: one transaction of four statements (the route,
+// then the memory: trim, append, renew).
 func (s *SQLite) RememberTurn(ctx context.Context, id, day string, memoryTurns int, route string, turns ...domain.Turn) error {
 	if len(turns) == 0 {
 		if route == "" {
@@ -293,35 +359,38 @@ func (s *SQLite) RememberTurn(ctx context.Context, id, day string, memoryTurns i
 	if err != nil {
 		return err
 	}
+	// The bound keeps the last memoryTurns: turns beyond it would be trimmed as soon as written,
+	// and of the day's rows only the newest memoryTurns - len(encoded) stay.
+	keep := -1
+	if memoryTurns > 0 {
+		if len(encoded) > memoryTurns {
+			encoded = encoded[len(encoded)-memoryTurns:]
+		}
+		keep = memoryTurns - len(encoded)
+	}
 	return s.write(ctx, "append memory", func(tx *sql.Tx, now int64) error {
 		if route != "" {
-			if err := s.exec(ctx, tx, qDropSession, id, now); err != nil {
-				return err
-			}
-			if err := s.exec(ctx, tx, qSetPrevRoute, id, route, now+s.sessionTTL.Milliseconds()); err != nil {
+			if err := s.exec(ctx, tx, qSetPrevRoute, id, route, now+s.sessionTTL.Milliseconds(), now); err != nil {
 				return err
 			}
 		}
-		if err := s.exec(ctx, tx, qDropMemory, id, day, now); err != nil {
-			return err
-		}
-		var last int64
-		if err := s.queryRow(ctx, tx, qLastSeq, []any{id, day}, &last); err != nil {
+		if err := s.exec(ctx, tx, qTrimMemory, id, day, now, keep); err != nil {
 			return err
 		}
 		exp := now + memoryTTL.Milliseconds()
-		for _, t := range encoded {
-			last++
-			if err := s.exec(ctx, tx, qAddTurn, id, day, last, t, exp); err != nil {
+		for rest := encoded; len(rest) > 0; {
+			k := min(len(rest), maxTurnsPerInsert)
+			args := make([]any, 0, 3+k)
+			args = append(args, id, day, exp)
+			for _, t := range rest[:k] {
+				args = append(args, t)
+			}
+			if err := s.exec(ctx, tx, qAddTurns[k], args...); err != nil {
 				return err
 			}
+			rest = rest[k:]
 		}
-		if memoryTurns > 0 {
-			if err := s.exec(ctx, tx, qTrimMemory, id, day, last-int64(memoryTurns)); err != nil {
-				return err
-			}
-		}
-		return s.exec(ctx, tx, qRenewMemory, exp, id, day)
+		return s.exec(ctx, tx, qRenewMemory, id, day, exp)
 	})
 }
 
@@ -334,26 +403,22 @@ func (s *SQLite) ActiveSessions(ctx context.Context, day string) ([]string, erro
 	return ids, nil
 }
 
-// SaveNote implements app.SessionStore: the first note of a day stays, as SET NX.
+// SaveNote implements app.SessionStore: the first note of a day stays, as SET NX; one statement.
 func (s *SQLite) SaveNote(ctx context.Context, id, day, note string) (bool, error) {
-	saved := false
-	err := s.write(ctx, "save note", func(tx *sql.Tx, now int64) error {
-		if err := s.exec(ctx, tx, qDropBlob, "note", noteID(id, day), now); err != nil {
-			return err
-		}
-		st, err := s.stmt(ctx, tx, qAddNote)
-		if err != nil {
-			return err
-		}
-		res, err := st.ExecContext(ctx, noteID(id, day), []byte(note), now+memoryTTL.Milliseconds())
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		saved = n == 1
-		return err
-	})
-	return saved, err
+	st, err := s.stmt(ctx, nil, qAddNote)
+	if err != nil {
+		return false, unavailable("save note", err)
+	}
+	now := sqlstate.NowMS()
+	res, err := st.ExecContext(ctx, noteID(id, day), []byte(note), now+memoryTTL.Milliseconds(), now)
+	if err != nil {
+		return false, unavailable("save note", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, unavailable("save note", err)
+	}
+	return n == 1, nil
 }
 
 // Forget implements app.SessionStore: one transaction drops the days' memory and notes.

@@ -40,10 +40,15 @@ func encodeTurns(turns []domain.Turn) ([]string, error) {
 func decodeTurns(raw []string) []domain.Turn {
 	var out []domain.Turn
 	for _, r := range raw {
-		var t domain.Turn
-		if json.Unmarshal([]byte(r), &t) == nil {
+		if t, ok := decodeTurn([]byte(r)); ok {
 			out = append(out, t)
 		}
 	}
 	return out
+}
+
+// decodeTurn is the turn stored as raw; false when it does not decode.
+func decodeTurn(raw []byte) (domain.Turn, bool) {
+	var t domain.Turn
+	return t, json.Unmarshal(raw, &t) == nil
 }
