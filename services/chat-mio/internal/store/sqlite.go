@@ -25,10 +25,13 @@ import (
 //	               (the plain keys)
 //
 // Every row has the expiry of the Redis key it stands for; readers ignore expired rows and a
-// write first deletes them. Each mutation is one transaction, durable when it returns.
+// write treats them as absent, deleting or overwriting them in the same statement or
+// transaction. Each mutation is one transaction, durable when it returns.
 type SQLite struct {
 	db         *sqlstate.DB
 	sessionTTL time.Duration
+	// addTurns[k] is addTurnsQuery(k), 1 ≤ k ≤ maxTurnsPerInsert.
+	addTurns [maxTurnsPerInsert + 1]string
 }
 
 var _ app.SessionStore = (*SQLite)(nil)
@@ -87,14 +90,14 @@ const (
 // tagged by its first column (0 the session's fields, 1 a pending job, 2 a turn of the day's
 // memory, 3 the day's note), ordered by tag, then seq (turns oldest first), then job id.
 // Arguments: session, day, now, how many of the last turns (-1: all), note id.
-const qLoad = `SELECT 0, local_only, prev_route FROM ` + tableSessions + ` WHERE id = ?1 AND NOT ` + expired3 + `
+const qLoad = `SELECT 0, local_only, prev_route FROM ` + tableSessions + ` WHERE id = ?1 AND ` + live3 + `
 	UNION ALL
-	SELECT 1, 0, job_id FROM ` + tablePending + ` WHERE session = ?1 AND NOT ` + expired3 + `
+	SELECT 1, 0, job_id FROM ` + tablePending + ` WHERE session = ?1 AND ` + live3 + `
 	UNION ALL
-	SELECT 2, seq, turn FROM (SELECT seq, turn FROM ` + tableMemory + ` WHERE session = ?1 AND day = ?2 AND NOT ` + expired3 + `
+	SELECT 2, seq, turn FROM (SELECT seq, turn FROM ` + tableMemory + ` WHERE session = ?1 AND day = ?2 AND ` + live3 + `
 		ORDER BY seq DESC LIMIT ?4)
 	UNION ALL
-	SELECT 3, 0, data FROM ` + tableBlobs + ` WHERE kind = 'note' AND id = ?5 AND NOT ` + expired3 + `
+	SELECT 3, 0, data FROM ` + tableBlobs + ` WHERE kind = 'note' AND id = ?5 AND ` + live3 + `
 	ORDER BY 1, 2, 3`
 
 // The parts of a session as qLoad tags them.
@@ -140,7 +143,7 @@ const (
 
 // Appending turns to a day's memory: qTrimMemory deletes the day's expired rows (the rows of a
 // day share one expiry) and all but the newest ?4 rows (none when ?4 < 0), making room for the
-// turns that follow; qAddTurns[k] appends k turns after the day's last seq; qRenewMemory gives
+// turns that follow; addTurnsQuery(k) appends k turns after the day's last seq; qRenewMemory gives
 // the day's rows the new turns' expiry.
 const (
 	qTrimMemory = `DELETE FROM ` + tableMemory + ` WHERE session = ?1 AND day = ?2 AND (` + expired3 + `
@@ -150,29 +153,25 @@ const (
 	maxTurnsPerInsert = 4
 )
 
-// qAddTurns[k] inserts k turns (arguments: session, day, expiry, the k turns) after the day's
+// addTurnsQuery inserts k turns (arguments: session, day, expiry, the k turns) after the day's
 // last seq, in one statement.
-var qAddTurns = func() []string {
-	qs := make([]string, maxTurnsPerInsert+1)
-	for k := 1; k <= maxTurnsPerInsert; k++ {
-		var values strings.Builder
-		for i := range k {
-			if i > 0 {
-				values.WriteString(", ")
-			}
-			fmt.Fprintf(&values, "(%d, ?%d)", i+1, i+4)
+func addTurnsQuery(k int) string {
+	var values strings.Builder
+	for i := range k {
+		if i > 0 {
+			values.WriteString(", ")
 		}
-		qs[k] = `INSERT INTO ` + tableMemory + ` (session, day, seq, turn, expires_at)
+		fmt.Fprintf(&values, "(%d, ?%d)", i+1, i+4)
+	}
+	return `INSERT INTO ` + tableMemory + ` (session, day, seq, turn, expires_at)
 		SELECT ?1, ?2, last + column1, column2, ?3
 		FROM (SELECT COALESCE(max(seq), 0) AS last FROM ` + tableMemory + ` WHERE session = ?1 AND day = ?2),
 			(VALUES ` + values.String() + `)`
-	}
-	return qs
-}()
+}
 
-func sqliteStatements() []string {
+func (s *SQLite) statements() []string {
 	return append([]string{qLoad, qAddPending, qRenewPending, qRemovePending, qSaveBlob, qBlob, qAddNote, qDelBlob,
-		qActive, qDelMemory, qDropPending, qSetLocalOnly, qSetPrevRoute, qTrimMemory, qRenewMemory}, qAddTurns[1:]...)
+		qActive, qDelMemory, qDropPending, qSetLocalOnly, qSetPrevRoute, qTrimMemory, qRenewMemory}, s.addTurns[1:]...)
 }
 
 // NewSQLite migrates the store's tables in db and returns the store.
@@ -183,10 +182,14 @@ func NewSQLite(ctx context.Context, db *sqlstate.DB, sessionTTL time.Duration) (
 	for _, t := range []string{tableSessions, tablePending, tableMemory, tableBlobs} {
 		db.Expire(t)
 	}
-	if err := db.Prepare(ctx, sqliteStatements()...); err != nil {
+	s := &SQLite{db: db, sessionTTL: orDefaultTTL(sessionTTL)}
+	for k := 1; k <= maxTurnsPerInsert; k++ {
+		s.addTurns[k] = addTurnsQuery(k)
+	}
+	if err := db.Prepare(ctx, s.statements()...); err != nil {
 		return nil, fmt.Errorf("session store: %w", err)
 	}
-	return &SQLite{db: db, sessionTTL: orDefaultTTL(sessionTTL)}, nil
+	return s, nil
 }
 
 // Load implements app.SessionStore: one statement, hence one snapshot of the session.
@@ -385,7 +388,7 @@ func (s *SQLite) RememberTurn(ctx context.Context, id, day string, memoryTurns i
 			for _, t := range rest[:k] {
 				args = append(args, t)
 			}
-			if err := s.exec(ctx, tx, qAddTurns[k], args...); err != nil {
+			if err := s.exec(ctx, tx, s.addTurns[k], args...); err != nil {
 				return err
 			}
 			rest = rest[k:]

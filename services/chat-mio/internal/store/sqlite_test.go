@@ -124,6 +124,64 @@ func TestSQLiteLocalOnlySurvivesSIGKILL(t *testing.T) {
 	}
 }
 
+// Appends longer than one prepared INSERT takes keep their order and the bound.
+func TestSQLiteLongAppendKeepsOrderAndBound(t *testing.T) {
+	ctx, s := context.Background(), openSQLite(t, sqlstatetest.New(t).DB())
+	texts := func(from, to int) []domain.Turn {
+		var out []domain.Turn
+		for i := from; i < to; i++ {
+			out = append(out, domain.Turn{Role: "user", Text: fmt.Sprint(i)})
+		}
+		return out
+	}
+	check := func(memoryTurns int, want ...int) {
+		t.Helper()
+		got := load(t, s, "20260101", memoryTurns).Memory
+		if len(got) != len(want) {
+			t.Fatalf("memory = %+v, want texts %v", got, want)
+		}
+		for i, w := range want {
+			if got[i].Text != fmt.Sprint(w) {
+				t.Fatalf("memory = %+v, want texts %v", got, want)
+			}
+		}
+	}
+	n := 2*maxTurnsPerInsert + 1
+	must(t, s.AppendTurns(ctx, sid, "20260101", 0, texts(0, n)...))
+	all := make([]int, n)
+	for i := range all {
+		all[i] = i
+	}
+	check(0, all...)
+	// A bound smaller than the append keeps the append's last turns.
+	must(t, s.AppendTurns(ctx, sid, "20260101", 3, texts(n, 2*n)...))
+	check(0, 2*n-3, 2*n-2, 2*n-1)
+	// A bound larger than the append keeps the newest of the older turns too.
+	must(t, s.AppendTurns(ctx, sid, "20260101", maxTurnsPerInsert+3, texts(2*n, 2*n+maxTurnsPerInsert+1)...))
+	want := []int{2*n - 2, 2*n - 1}
+	for i := 2 * n; i < 2*n+maxTurnsPerInsert+1; i++ {
+		want = append(want, i)
+	}
+	check(0, want...)
+	check(2, want[len(want)-2:]...)
+}
+
+// Remembering a turn with a route in a session that has expired starts the session anew:
+// local_only is not brought back.
+func TestSQLiteRememberTurnAfterSessionExpiry(t *testing.T) {
+	ctx, e := context.Background(), sqliteEngine(t)
+	must(t, e.store.SetLocalOnly(ctx, sid, true))
+	must(t, e.store.SetPrevRoute(ctx, sid, "PLAN"))
+	e.expire(t, item{kind: "session", id: sid})
+	must(t, e.store.RememberTurn(ctx, sid, "20260101", 4, "CHAT", domain.Turn{Role: "user", Text: "hi"}))
+	if got := load(t, e.store, "20260101", 4); got.LocalOnly || got.PrevPrimaryRoute != "CHAT" || len(got.Memory) != 1 {
+		t.Fatalf("after expiry: %+v", got)
+	}
+	if ttl := e.ttl(t, item{kind: "session", id: sid}); ttl <= sessionTTL-time.Minute {
+		t.Fatalf("session written after expiry lives %v", ttl)
+	}
+}
+
 func BenchmarkSQLite(b *testing.B) {
 	benchmark(b, openSQLite(b, sqlstatetest.New(b).DB()))
 }
