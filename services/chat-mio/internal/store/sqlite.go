@@ -7,6 +7,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -88,7 +90,9 @@ const (
 
 // qLoad reads a whole session in one statement, hence from one snapshot: one row per part,
 // tagged by its first column (0 the session's fields, 1 a pending job, 2 a turn of the day's
-// memory, 3 the day's note), ordered by tag, then seq (turns oldest first), then job id.
+// memory with its seq, 3 the day's note). It has no ORDER BY, which would sort the turns and
+// the job ids in temporary b-trees: Load orders them itself, and they come in order already
+// (the turns newest first, as the index yields the last ones).
 // Arguments: session, day, now, how many of the last turns (-1: all), note id.
 const qLoad = `SELECT 0, local_only, prev_route FROM ` + tableSessions + ` WHERE id = ?1 AND ` + live3 + `
 	UNION ALL
@@ -97,8 +101,7 @@ const qLoad = `SELECT 0, local_only, prev_route FROM ` + tableSessions + ` WHERE
 	SELECT 2, seq, turn FROM (SELECT seq, turn FROM ` + tableMemory + ` WHERE session = ?1 AND day = ?2 AND ` + live3 + `
 		ORDER BY seq DESC LIMIT ?4)
 	UNION ALL
-	SELECT 3, 0, data FROM ` + tableBlobs + ` WHERE kind = 'note' AND id = ?5 AND ` + live3 + `
-	ORDER BY 1, 2, 3`
+	SELECT 3, 0, data FROM ` + tableBlobs + ` WHERE kind = 'note' AND id = ?5 AND ` + live3
 
 // The parts of a session as qLoad tags them.
 const (
@@ -212,6 +215,7 @@ func (s *SQLite) Load(ctx context.Context, id, day string, memoryTurns int) (dom
 	var (
 		part, n int64
 		v       sql.RawBytes
+		seqs    []int64 // of sess.Memory
 	)
 	for rows.Next() {
 		if err := rows.Scan(&part, &n, &v); err != nil {
@@ -223,9 +227,14 @@ func (s *SQLite) Load(ctx context.Context, id, day string, memoryTurns int) (dom
 		case partPending:
 			sess.Pending = append(sess.Pending, string(v))
 		case partMemory:
-			if t, ok := decodeTurn(v); ok {
-				sess.Memory = append(sess.Memory, t)
+			t, ok := decodeTurn(v)
+			if !ok {
+				continue
 			}
+			if sess.Memory == nil && limit > 0 {
+				sess.Memory, seqs = make([]domain.Turn, 0, limit), make([]int64, 0, limit)
+			}
+			sess.Memory, seqs = append(sess.Memory, t), append(seqs, n)
 		case partNote:
 			sess.Note = string(v)
 		}
@@ -233,7 +242,22 @@ func (s *SQLite) Load(ctx context.Context, id, day string, memoryTurns int) (dom
 	if err := rows.Err(); err != nil {
 		return domain.Session{}, unavailable("load", err)
 	}
+	slices.Sort(sess.Pending)
+	sort.Sort(turnsBySeq{turns: sess.Memory, seqs: seqs})
 	return sess, nil
+}
+
+// turnsBySeq orders turns by their seqs, oldest first.
+type turnsBySeq struct {
+	turns []domain.Turn
+	seqs  []int64
+}
+
+func (b turnsBySeq) Len() int           { return len(b.turns) }
+func (b turnsBySeq) Less(i, j int) bool { return b.seqs[i] < b.seqs[j] }
+func (b turnsBySeq) Swap(i, j int) {
+	b.turns[i], b.turns[j] = b.turns[j], b.turns[i]
+	b.seqs[i], b.seqs[j] = b.seqs[j], b.seqs[i]
 }
 
 // noteID is the blob id of a session's note for day.
