@@ -373,8 +373,8 @@ func (s *SQLite) AppendTurns(ctx context.Context, id, day string, memoryTurns in
 	return s.RememberTurn(ctx, id, day, memoryTurns, "", turns...)
 }
 
-// RememberTurn implements app.SessionStore: one transaction of four statements (the route,
-// then the memory: trim, append, renew).
+// RememberTurn implements app.SessionStore: one transaction of four statements when it appends
+// at most maxTurnsPerInsert turns (the route, then the memory: trim, append, renew).
 func (s *SQLite) RememberTurn(ctx context.Context, id, day string, memoryTurns int, route string, turns ...domain.Turn) error {
 	if len(turns) == 0 {
 		if route == "" {
