@@ -433,6 +433,9 @@ func (b *bench) sustained(ctx context.Context, window time.Duration, inFlight in
 	// Connections the earlier phases left idle are not reused: the server may have closed them
 	// meanwhile, and a webhook POST is not retried on a stale connection.
 	b.hook.Client.CloseIdleConnections()
+	// The gateway counts a connection against the client's cap until it has read the close; new
+	// connections opened before that are refused (a POST on one fails with EOF).
+	time.Sleep(200 * time.Millisecond)
 	slots := make(chan struct{}, inFlight)
 	var answered, errs atomic.Int64
 	var wg sync.WaitGroup
