@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -54,5 +55,28 @@ func TestShutdownFlushes(t *testing.T) {
 	}
 	if _, err := New(context.Background(), Config{}); err == nil {
 		t.Fatal("missing service name accepted")
+	}
+}
+
+// TestLabelsAreWrittenAsStrings: a Label is written as the JSON string it is, escaped, beside a
+// free-text string that is still masked; outside MaskAttr (a plain JSON handler) it marshals the same.
+func TestLabelsAreWrittenAsStrings(t *testing.T) {
+	var buf bytes.Buffer
+	log := NewLogger(&buf, "info", "")
+	log.Info("router.decision", slog.Any("route", Label("CODE1")), slog.Any("matched", Label(`rule "docs"`)),
+		slog.String("reason", "token sk-proj-abcdefghijklmnopqrstuvwx"))
+	out := buf.String()
+	for _, want := range []string{`"route":"CODE1"`, `"matched":"rule \"docs\""`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %s: %s", want, out)
+		}
+	}
+	if strings.Contains(out, "abcdefghijklmnopqrstuvwx") {
+		t.Errorf("the free-text reason was not masked: %s", out)
+	}
+	buf.Reset()
+	slog.New(slog.NewJSONHandler(&buf, nil)).Info("x", slog.Any("route", Label("CHAT")))
+	if !strings.Contains(buf.String(), `"route":"CHAT"`) {
+		t.Errorf("without MaskAttr: %s", buf.String())
 	}
 }

@@ -4,13 +4,13 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
+	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/services/router-shiro/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/router-shiro/internal/rules"
 )
@@ -173,8 +173,6 @@ func (r *Router) locale(in Input) string {
 
 func jobAttr(in Input) slog.Attr { return slog.String("job_id", in.JobID) }
 
-// label is a log value from a closed set (routes, sources, rule names); it is encoded as a JSON
-// string but, not being free text, skips secret masking.
-type label string
-
-func (l label) MarshalJSON() ([]byte, error) { return json.Marshal(string(l)) }
+// label is a log value from a closed set (routes, sources, rule names): written as a string,
+// not searched for secrets (telemetry.Label).
+type label = telemetry.Label
