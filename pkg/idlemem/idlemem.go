@@ -4,7 +4,7 @@ import (
 	"context"
 	"runtime"
 	"runtime/debug"
-	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -20,19 +20,37 @@ const (
 	quietRelease = 5 * time.Minute
 )
 
-var once sync.Once
+var started atomic.Bool
 
 // Keep releases memory until ctx ends: first after first, then at the end of every window of
 // less than 1 % of a core of CPU that follows a busier one (or quietRelease after the last). Only
 // the first call in a process does anything (an embedded suite runs every service in one process).
 func Keep(ctx context.Context, first, window time.Duration) {
-	run := false
-	once.Do(func() { run = true })
-	if !run {
+	if !started.CompareAndSwap(false, true) {
 		return
 	}
-	k := keeper{cpu: processCPU, release: Release, now: time.Now}
-	k.loop(ctx, first, window)
+	t := time.NewTimer(first)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return
+	case <-t.C:
+	}
+	Release(true)
+	now := time.Now()
+	d := decider{lastCPU: processCPU(), lastAt: now, lastRelease: now}
+	tick := time.NewTicker(window)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			if d.observe(processCPU(), time.Now()) {
+				Release(false)
+			}
+		}
+	}
 }
 
 // Release hands the free heap back and the executable's pages: after the start (initial) they
@@ -40,12 +58,6 @@ func Keep(ctx context.Context, first, window time.Duration) {
 func Release(initial bool) {
 	debug.FreeOSMemory()
 	releaseExecutable(initial)
-}
-
-type keeper struct {
-	cpu     func() time.Duration
-	release func(initial bool)
-	now     func() time.Time
 }
 
 // decider is the release rule, apart from clocks and timers.
@@ -70,30 +82,6 @@ func (d *decider) observe(cpu time.Duration, now time.Time) bool {
 		return true
 	}
 	return false
-}
-
-func (k keeper) loop(ctx context.Context, first, window time.Duration) {
-	t := time.NewTimer(first)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return
-	case <-t.C:
-	}
-	k.release(true)
-	d := decider{lastCPU: k.cpu(), lastAt: k.now(), lastRelease: k.now()}
-	tick := time.NewTicker(window)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-			if d.observe(k.cpu(), k.now()) {
-				k.release(false)
-			}
-		}
-	}
 }
 
 // heapSampleRate is the runtime's default rate of heap profile samples (one per 512 KiB).
