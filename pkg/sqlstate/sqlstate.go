@@ -57,6 +57,8 @@ type DB struct {
 	path string
 	opts Options
 
+	writer writer
+
 	mu      sync.Mutex
 	refs    int
 	expiry  map[string]bool // table → registered
@@ -256,17 +258,18 @@ func migrated(ctx context.Context, q interface {
 	return v, err
 }
 
-// Tx runs fn in one write transaction, committed when fn returns nil.
+// Tx runs fn in a write transaction; what fn did is committed when fn returns nil (and Tx
+// returns once it is), undone when fn returns an error (which Tx returns).
+//
+// Writers of one process take turns through one queue instead of through SQLite's lock, whose
+// busy handler sleeps 1, 2, 5, 10 … ms between looks: the calls that arrive while one
+// transaction runs are run next, together, in one transaction (group commit), each in its own
+// savepoint, so one call's error undoes only its own writes. A commit is then one write of the
+// changed pages and one sync for them all. fn must only work through tx and assign its results:
+// when the shared transaction cannot be committed, the calls whose fn had succeeded are run
+// again, each alone, so fn may run more than once (only the committed run has any effect).
 func (db *DB) Tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	return tx.Commit()
+	return db.writer.do(ctx, db.DB, fn)
 }
 
 // Expire registers table for the sweeper: its rows whose expires_at (Unix ms, 0 = never) has

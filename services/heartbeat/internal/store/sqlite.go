@@ -45,8 +45,8 @@ func NewSQLite(ctx context.Context, db *sqlstate.DB) (*SQLite, error) {
 }
 
 // Update implements app.Store in one write transaction: SQLite has one writer at a time, so a
-// concurrent update of the same agent waits for this one and then reads its result; fn runs
-// once.
+// concurrent update of the same agent waits for this one and then reads its result (fn runs
+// again only when its transaction is rolled back; see sqlstate.DB.Tx).
 func (s *SQLite) Update(ctx context.Context, id string, fn func(cur *domain.Agent) *domain.Agent) error {
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
 		var raw string

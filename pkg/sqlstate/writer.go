@@ -1,0 +1,151 @@
+package sqlstate
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+)
+
+// maxBatch bounds how many calls share one transaction, so a long queue cannot make one
+// transaction (and the write lock it holds) arbitrarily long.
+const maxBatch = 64
+
+// writer is the queue of write transactions of one DB (see DB.Tx). The caller at the head of
+// the queue leads: it runs the queued calls as one batch and hands the lead to the next
+// waiting caller, so no goroutine is needed between calls and no caller waits behind batches
+// that came after its own.
+type writer struct {
+	mu      sync.Mutex
+	queue   []*txCall
+	running bool // a leader is running a batch or about to
+}
+
+type txCall struct {
+	ctx  context.Context
+	fn   func(tx *sql.Tx) error
+	done chan error    // the call's result
+	lead chan struct{} // this caller is to run the next batch
+}
+
+func (w *writer) do(ctx context.Context, db *sql.DB, fn func(tx *sql.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c := &txCall{ctx: ctx, fn: fn, done: make(chan error, 1), lead: make(chan struct{}, 1)}
+	w.mu.Lock()
+	w.queue = append(w.queue, c)
+	if !w.running {
+		w.running = true
+		c.lead <- struct{}{}
+	}
+	w.mu.Unlock()
+	// A queued call is not given up when its context ends: it may be in the batch that is
+	// running, and its caller must learn whether it was committed. The wait is one batch.
+	for {
+		select {
+		case err := <-c.done:
+			return err
+		case <-c.lead:
+			w.runNext(db)
+		}
+	}
+}
+
+// runNext runs the queued calls (the leader's among them) as one batch and passes the lead on.
+func (w *writer) runNext(db *sql.DB) {
+	w.mu.Lock()
+	n := min(len(w.queue), maxBatch)
+	batch := w.queue[:n:n]
+	w.queue = w.queue[n:]
+	w.mu.Unlock()
+
+	runBatch(db, batch)
+
+	w.mu.Lock()
+	if len(w.queue) > 0 {
+		w.queue[0].lead <- struct{}{}
+	} else {
+		w.running = false
+		w.queue = nil
+	}
+	w.mu.Unlock()
+}
+
+// runBatch runs the calls in one transaction, each in a savepoint, and commits it. A call whose
+// context has ended is not run. When the transaction cannot go on (an error SQLite answers by
+// rolling the whole transaction back) or cannot be committed, the calls that had succeeded in
+// it and those not reached yet are run again, each in its own transaction.
+func runBatch(db *sql.DB, batch []*txCall) {
+	if len(batch) == 1 {
+		batch[0].done <- runAlone(db, batch[0])
+		return
+	}
+	tx, err := db.BeginTx(context.Background(), nil)
+	if err != nil {
+		for _, c := range batch {
+			c.done <- err
+		}
+		return
+	}
+	var ok []*txCall
+	for i, c := range batch {
+		if err := c.ctx.Err(); err != nil {
+			c.done <- err
+			continue
+		}
+		if _, err := tx.Exec(`SAVEPOINT sqlstate_call`); err != nil {
+			redo(db, tx, append(ok, batch[i:]...))
+			return
+		}
+		if err := c.fn(tx); err != nil {
+			c.done <- err
+			if _, rerr := tx.Exec(`ROLLBACK TO sqlstate_call`); rerr != nil {
+				redo(db, tx, append(ok, batch[i+1:]...))
+				return
+			}
+		} else {
+			ok = append(ok, c)
+		}
+		if _, err := tx.Exec(`RELEASE sqlstate_call`); err != nil {
+			redo(db, tx, append(ok, batch[i+1:]...))
+			return
+		}
+	}
+	if len(ok) == 0 {
+		_ = tx.Rollback()
+		return
+	}
+	if err := tx.Commit(); err != nil {
+		redo(db, nil, ok)
+		return
+	}
+	for _, c := range ok {
+		c.done <- nil
+	}
+}
+
+// redo gives up the shared transaction tx (when not nil) and runs calls one by one.
+func redo(db *sql.DB, tx *sql.Tx, calls []*txCall) {
+	if tx != nil {
+		_ = tx.Rollback()
+	}
+	for _, c := range calls {
+		c.done <- runAlone(db, c)
+	}
+}
+
+// runAlone runs one call in its own transaction.
+func runAlone(db *sql.DB, c *txCall) error {
+	if err := c.ctx.Err(); err != nil {
+		return err
+	}
+	tx, err := db.BeginTx(c.ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := c.fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
