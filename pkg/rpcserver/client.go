@@ -13,16 +13,17 @@ import (
 )
 
 // NewHTTPClient returns an HTTP client that speaks HTTP/2 without TLS (h2c) to the suite's
-// services, which is what the gRPC protocol and server streams need.
+// services, which is what the gRPC protocol and server streams need; a unary call to a
+// service of this process that serves in process (InProcess) makes no connection.
 func NewHTTPClient() *http.Client {
 	var protocols http.Protocols
 	protocols.SetUnencryptedHTTP2(true)
-	return &http.Client{Transport: &http.Transport{
+	return &http.Client{Transport: &inProcessTransport{next: &http.Transport{
 		Protocols:           &protocols,
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		MaxIdleConnsPerHost: 64,
 		IdleConnTimeout:     90 * time.Second,
-	}}
+	}}}
 }
 
 // ClientOptions are the options every Connect client of the suite uses: tracing with baggage

@@ -309,6 +309,11 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	s.mu.Unlock()
 	servers := []*http.Server{s.httpServer(ctx, s.router, true)}
+	stopInProcess := func() {}
+	if _, ok := ln.(inProcessListener); ok {
+		stopInProcess = serveInProcess(ln.Addr().String(), servers[0].Handler, context.WithoutCancel(ctx))
+		defer stopInProcess()
+	}
 	listeners := []net.Listener{s.limitListener(ln)}
 	if pub != nil {
 		// The public side speaks HTTP/1.1 and HTTP/2 over TLS from a proxy; no h2c.
@@ -344,6 +349,8 @@ func (s *Server) Run(ctx context.Context) error {
 	// Stop beating before the grace period so the service is not reported alive while it drains.
 	stopHB()
 	<-hbDone
+	// From here calls go to the closed listener, as they would over the network.
+	stopInProcess()
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
 	defer cancel()
 	var err error

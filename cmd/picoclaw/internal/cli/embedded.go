@@ -20,6 +20,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/idlemem"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm/ollama"
+	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	approval "github.com/picoclaw-suite/picoclaw/services/approval/service"
 	chatmio "github.com/picoclaw-suite/picoclaw/services/chat-mio/service"
@@ -263,6 +264,11 @@ func (s *suite) configure(ctx context.Context) error {
 		loginToken: token, offline: s.offline, lookupEnv: s.g.io.Getenv})
 	for _, sc := range c.each() {
 		sc.wiring.Listener, sc.wiring.PublicListener, sc.wiring.LogWriter = s.listeners[sc.name], s.listeners[sc.name+"-public"], s.log
+		// The components call each other in process; the listener serves streams and any
+		// other process (picoclaw status, jobs …).
+		if sc.wiring.Listener != nil {
+			sc.wiring.Listener = rpcserver.InProcess(sc.wiring.Listener)
+		}
 	}
 
 	s.components = []component{

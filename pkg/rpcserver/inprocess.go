@@ -1,0 +1,201 @@
+package rpcserver
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"net/url"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// InProcess marks ln, a service's internal listener, as reachable in process: while the
+// service runs, a unary Connect call that a client of this process (NewHTTPClient) makes to
+// ln's address is served by calling the service's handler on the caller's goroutine, with no
+// connection, framing or copy in between. The embedded suite uses it for the calls between
+// its components. The handler is the one the listener serves (authentication of the caller,
+// limits, metrics, tracing, drain on shutdown), the request carries the same headers and body,
+// and the handler's context is the server's, cancelled when the caller's ends — what it sees
+// over the network. Streams, the gRPC protocol and anything else go over ln as before.
+func InProcess(ln net.Listener) net.Listener { return inProcessListener{ln} }
+
+type inProcessListener struct{ net.Listener }
+
+// inProcessHandler is a running service's internal handler, served in process.
+type inProcessHandler struct {
+	h      http.Handler
+	base   context.Context // the server's base context (values, no cancellation)
+	closed atomic.Bool     // the service stopped serving: calls go to the network
+}
+
+var inProcess sync.Map // listener address (host:port) → *inProcessHandler
+
+// serveInProcess registers h for addr until the returned function is called (at the start of
+// the service's shutdown: later calls go to the closed listener, as over the network).
+func serveInProcess(addr string, h http.Handler, base context.Context) func() {
+	e := &inProcessHandler{h: h, base: base}
+	inProcess.Store(addr, e)
+	return func() {
+		e.closed.Store(true)
+		inProcess.CompareAndDelete(addr, e)
+	}
+}
+
+// inProcessTransport serves the requests it can in process and sends the others on.
+type inProcessTransport struct {
+	next *http.Transport
+}
+
+func (t *inProcessTransport) CloseIdleConnections() { t.next.CloseIdleConnections() }
+
+func (t *inProcessTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if v, ok := inProcess.Load(req.URL.Host); ok && inProcessable(req) {
+		if e := v.(*inProcessHandler); !e.closed.Load() {
+			return e.serve(req)
+		}
+	}
+	return t.next.RoundTrip(req)
+}
+
+// inProcessable is a unary Connect call: a POST whose whole answer is one body (no stream, no
+// trailers), so it can be served on the caller's goroutine and buffered.
+func inProcessable(req *http.Request) bool {
+	if req.Method != http.MethodPost {
+		return false
+	}
+	ct := req.Header.Get("Content-Type")
+	return ct == "application/proto" || ct == "application/json" || strings.HasPrefix(ct, "application/json;")
+}
+
+func (e *inProcessHandler) serve(req *http.Request) (resp *http.Response, err error) {
+	body := req.Body
+	if body == nil {
+		body = http.NoBody
+	}
+	defer body.Close()
+	ctx, cancel := context.WithCancel(e.base)
+	defer cancel()
+	stop := context.AfterFunc(req.Context(), cancel)
+	defer stop()
+	host := req.Host
+	if host == "" {
+		host = req.URL.Host
+	}
+	sreq := (&http.Request{
+		Method:        req.Method,
+		URL:           &url.URL{Path: req.URL.Path, RawPath: req.URL.RawPath, RawQuery: req.URL.RawQuery},
+		Proto:         "HTTP/2.0",
+		ProtoMajor:    2,
+		Header:        req.Header.Clone(),
+		Body:          body,
+		ContentLength: req.ContentLength,
+		Host:          host,
+		RemoteAddr:    "127.0.0.1:0",
+		RequestURI:    req.URL.RequestURI(),
+	}).WithContext(ctx)
+	if sreq.Header == nil {
+		sreq.Header = http.Header{}
+	}
+	w := &bufferedResponse{header: http.Header{}}
+	defer func() {
+		// As net/http does: a panicking handler fails its request, not the process.
+		if p := recover(); p != nil {
+			if p != http.ErrAbortHandler {
+				log.Printf("rpcserver: panic serving in-process %s: %v\n%s", req.URL.Path, p, debug.Stack())
+			}
+			resp, err = nil, fmt.Errorf("in-process call %s: the handler failed", req.URL.Path)
+		}
+	}()
+	e.h.ServeHTTP(w, sreq)
+	if err := req.Context().Err(); err != nil {
+		return nil, err
+	}
+	return w.response(req), nil
+}
+
+// bufferedResponse is the http.ResponseWriter of an in-process call.
+type bufferedResponse struct {
+	header http.Header
+	sent   http.Header // the header as it was when the status was written
+	status int
+	body   bytes.Buffer
+}
+
+func (w *bufferedResponse) Header() http.Header { return w.header }
+
+func (w *bufferedResponse) WriteHeader(code int) {
+	if w.status != 0 || (code >= 100 && code < 200) {
+		return
+	}
+	w.status = code
+	w.sent = w.header.Clone()
+}
+
+func (w *bufferedResponse) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.body.Write(p)
+}
+
+// Flush makes the writer an http.Flusher, as every HTTP/2 response writer is.
+func (w *bufferedResponse) Flush() {
+	if w.status == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+}
+
+func (w *bufferedResponse) response(req *http.Request) *http.Response {
+	if w.status == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	h := w.sent
+	if h.Get("Content-Type") == "" && w.body.Len() > 0 {
+		h.Set("Content-Type", http.DetectContentType(w.body.Bytes()))
+	}
+	// Trailers the handler declared, or set with the http.TrailerPrefix, as net/http sends them.
+	var trailer http.Header
+	for _, k := range h.Values("Trailer") {
+		for _, name := range strings.Split(k, ",") {
+			name = http.CanonicalHeaderKey(strings.TrimSpace(name))
+			if v, ok := w.header[name]; ok {
+				trailer = addTrailer(trailer, name, v)
+			}
+		}
+	}
+	for k, v := range w.header {
+		if name, ok := strings.CutPrefix(k, http.TrailerPrefix); ok {
+			trailer = addTrailer(trailer, http.CanonicalHeaderKey(name), v)
+		}
+	}
+	h.Del("Trailer")
+	n := int64(w.body.Len())
+	return &http.Response{
+		Status:        fmt.Sprintf("%d %s", w.status, http.StatusText(w.status)),
+		StatusCode:    w.status,
+		Proto:         "HTTP/2.0",
+		ProtoMajor:    2,
+		Header:        h,
+		Trailer:       trailer,
+		Body:          readCloser{bytes.NewReader(w.body.Bytes())},
+		ContentLength: n,
+		Request:       req,
+	}
+}
+
+func addTrailer(t http.Header, k string, v []string) http.Header {
+	if t == nil {
+		t = http.Header{}
+	}
+	t[k] = append(t[k], v...)
+	return t
+}
+
+type readCloser struct{ *bytes.Reader }
+
+func (readCloser) Close() error { return nil }
