@@ -2,6 +2,7 @@ package idlemem
 
 import (
 	"context"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"sync/atomic"
@@ -94,3 +95,17 @@ func init() { runtime.MemProfileRate = 0 }
 
 // SampleHeap turns heap profile sampling on (debug.pprof): profiles cover allocations from then on.
 func SampleHeap() { runtime.MemProfileRate = heapSampleRate }
+
+// SuiteLimit is the embedded suite's soft memory limit (see Limit): twice what the idle suite
+// holds. A burst's garbage is then collected before the heap doubles, which keeps the suite
+// within 40 MB of resident memory during a burst at a few percent more GC work; the limit is
+// soft, so a larger live heap only makes collections more frequent, never fails an allocation.
+const SuiteLimit = 22 << 20
+
+// Limit sets the Go runtime's soft memory limit to limit unless the operator set GOMEMLIMIT,
+// which wins.
+func Limit(limit int64) {
+	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
+		debug.SetMemoryLimit(limit)
+	}
+}

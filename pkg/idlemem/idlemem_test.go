@@ -1,7 +1,9 @@
 package idlemem
 
 import (
+	"os"
 	"runtime"
+	"runtime/debug"
 	"testing"
 	"time"
 )
@@ -57,5 +59,21 @@ func TestHeapSamplingIsOffUntilAProfileIsAskedFor(t *testing.T) {
 	SampleHeap()
 	if runtime.MemProfileRate != heapSampleRate {
 		t.Fatalf("after SampleHeap: %d", runtime.MemProfileRate)
+	}
+}
+
+func TestLimitLeavesGOMEMLIMITToTheOperator(t *testing.T) {
+	prev := debug.SetMemoryLimit(-1)
+	defer debug.SetMemoryLimit(prev)
+	t.Setenv("GOMEMLIMIT", "64MiB")
+	debug.SetMemoryLimit(64 << 20)
+	Limit(SuiteLimit)
+	if got := debug.SetMemoryLimit(-1); got != 64<<20 {
+		t.Fatalf("limit %d with GOMEMLIMIT set, want the operator's 64 MiB", got)
+	}
+	os.Unsetenv("GOMEMLIMIT")
+	Limit(SuiteLimit)
+	if got := debug.SetMemoryLimit(-1); got != SuiteLimit {
+		t.Fatalf("limit %d without GOMEMLIMIT, want %d", got, SuiteLimit)
 	}
 }

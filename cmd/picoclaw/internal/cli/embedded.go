@@ -122,6 +122,7 @@ func runEmbedded(ctx context.Context, g *globals, o runOptions) error {
 	rotated := s.log.rotateEvery(runCtx, o.log.maxAge)
 	// The heap a burst of traffic grew and the pages of the binary only the start or the burst
 	// needed are handed back to the system once the suite is idle (within a window of it).
+	idlemem.Limit(idlemem.SuiteLimit)
 	released := make(chan struct{})
 	go func() { defer close(released); idlemem.Keep(runCtx, idlemem.DefaultFirst, idlemem.DefaultWindow) }()
 	defer func() {
