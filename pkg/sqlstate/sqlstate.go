@@ -269,7 +269,7 @@ func migrated(ctx context.Context, q interface {
 // when the shared transaction cannot be committed, the calls whose fn had succeeded are run
 // again, each alone, so fn may run more than once (only the committed run has any effect).
 func (db *DB) Tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	return db.writer.do(ctx, db.DB, fn)
+	return db.writer.do(ctx, db.DB, db.opts.BusyTimeout, fn)
 }
 
 // Expire registers table for the sweeper: its rows whose expires_at (Unix ms, 0 = never) has

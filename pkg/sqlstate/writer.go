@@ -3,7 +3,10 @@ package sqlstate
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"slices"
 	"sync"
+	"time"
 )
 
 // maxBatch bounds how many calls share one transaction, so a long queue cannot make one
@@ -27,7 +30,7 @@ type txCall struct {
 	lead chan struct{} // this caller is to run the next batch
 }
 
-func (w *writer) do(ctx context.Context, db *sql.DB, fn func(tx *sql.Tx) error) error {
+func (w *writer) do(ctx context.Context, db *sql.DB, busy time.Duration, fn func(tx *sql.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -39,16 +42,56 @@ func (w *writer) do(ctx context.Context, db *sql.DB, fn func(tx *sql.Tx) error) 
 		c.lead <- struct{}{}
 	}
 	w.mu.Unlock()
-	// A queued call is not given up when its context ends: it may be in the batch that is
-	// running, and its caller must learn whether it was committed. The wait is one batch.
+	// A call is not given up when its context ends: it may be in the batch that is running, and
+	// its caller must learn whether it was committed. A call still queued after busy (a batch
+	// that does not end, or a Tx called from inside another's fn, which would wait for itself)
+	// leaves the queue and fails as SQLite's own lock wait does.
+	timeout := time.NewTimer(busy)
+	defer timeout.Stop()
 	for {
 		select {
 		case err := <-c.done:
 			return err
 		case <-c.lead:
 			w.runNext(db)
+		case <-timeout.C:
+			if w.leave(c) {
+				return ErrBusy
+			}
 		}
 	}
+}
+
+// ErrBusy is the error of a write transaction that waited longer than the busy timeout for its
+// turn.
+var ErrBusy = errors.New("state database: busy: a write transaction waited too long for its turn")
+
+// leave takes c out of the queue unless a batch took it already; a lead handed to c and not
+// taken up goes to the next queued call.
+func (w *writer) leave(c *txCall) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	i := slices.Index(w.queue, c)
+	if i < 0 {
+		return false
+	}
+	w.queue = slices.Delete(w.queue, i, i+1)
+	select {
+	case <-c.lead:
+		w.passLead()
+	default:
+	}
+	return true
+}
+
+// passLead hands the lead to the first queued call, or ends the run when none waits. w.mu is held.
+func (w *writer) passLead() {
+	if len(w.queue) > 0 {
+		w.queue[0].lead <- struct{}{}
+		return
+	}
+	w.running = false
+	w.queue = nil
 }
 
 // runNext runs the queued calls (the leader's among them) as one batch and passes the lead on.
@@ -62,12 +105,7 @@ func (w *writer) runNext(db *sql.DB) {
 	runBatch(db, batch)
 
 	w.mu.Lock()
-	if len(w.queue) > 0 {
-		w.queue[0].lead <- struct{}{}
-	} else {
-		w.running = false
-		w.queue = nil
-	}
+	w.passLead()
 	w.mu.Unlock()
 }
 

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/sqlstate"
 )
@@ -227,5 +228,34 @@ func TestBrokenSharedTransactionRunsTheOthersAlone(t *testing.T) {
 	}
 	if runs["a"] != 2 || runs["c"] != 1 {
 		t.Fatalf("runs %v: a (done before the break) runs again alone, c (after it) once", runs)
+	}
+}
+
+// A Tx called from inside another's fn would wait for itself: it fails after the busy timeout
+// as SQLite's own lock wait does, and the queue goes on.
+func TestNestedTxFailsAfterTheBusyTimeout(t *testing.T) {
+	db, err := sqlstate.Open(context.Background(), filepath.Join(t.TempDir(), "state.db"), sqlstate.Options{BusyTimeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Migrate(context.Background(), "test", `CREATE TABLE kv (k TEXT PRIMARY KEY, v INTEGER NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	var inner error
+	if err := db.Tx(context.Background(), func(tx *sql.Tx) error {
+		inner = db.Tx(context.Background(), put("inner", 1))
+		return put("outer", 2)(tx)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(inner, sqlstate.ErrBusy) {
+		t.Fatalf("nested Tx: %v, want ErrBusy", inner)
+	}
+	if err := db.Tx(context.Background(), put("after", 3)); err != nil {
+		t.Fatalf("the queue stalled after a call left it: %v", err)
+	}
+	if got := keys(t, db); len(got) != 2 || got["outer"] != 2 || got["after"] != 3 {
+		t.Fatalf("rows %v", got)
 	}
 }
