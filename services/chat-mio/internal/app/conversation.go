@@ -46,7 +46,12 @@ func (a *App) converse(ctx context.Context, t *turn, text string) {
 	if route == "" {
 		route = "CHAT"
 	}
-	a.log.InfoContext(ctx, "chat.route", slog.String("route", route), slog.String("prev_route", t.sess.PrevPrimaryRoute),
+	// A plain chat turn's route is in router-shiro's router.decision line already.
+	level := slog.LevelInfo
+	if route == "CHAT" && t.sess.PrevPrimaryRoute == "CHAT" && !res.Deliberation && len(res.Proposals) == 0 {
+		level = slog.LevelDebug
+	}
+	a.log.Log(ctx, level, "chat.route", slog.String("route", route), slog.String("prev_route", t.sess.PrevPrimaryRoute),
 		slog.String("source", res.Decision.Source), slog.Bool("deliberation", res.Deliberation),
 		slog.Int("proposals", len(res.Proposals)))
 

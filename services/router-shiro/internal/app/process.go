@@ -76,7 +76,20 @@ func (r *Router) logFinal(ctx context.Context, in Input, res *Result) {
 	if res.ErrorReason != "" {
 		attrs = append(attrs, slog.String("error_reason", res.ErrorReason))
 	}
-	r.log.LogAttrs(ctx, slog.LevelInfo, "final.route", attrs...)
+	r.log.LogAttrs(ctx, finalLevel(res), "final.route", attrs...)
+}
+
+// finalLevel is info when the turn went further than its decision (a worker, a proposal, a
+// deliberation, a classifier call, a refusal, an error, another route); a plain chat's
+// final.route adds nothing to its router.decision line and is logged at debug.
+func finalLevel(res *Result) slog.Level {
+	plain := res.InitialRoute == domain.RouteChat && res.FinalRoute == domain.RouteChat && res.WorkerCalls == 0 &&
+		!res.RerouteUsed && res.StopReason == "" && res.Refusal == "" && !res.Deliberation && len(res.Proposals) == 0 &&
+		res.Classifier == nil && res.ErrorReason == ""
+	if plain {
+		return slog.LevelDebug
+	}
+	return slog.LevelInfo
 }
 
 // propose asks coder-order for one proposal; a failure is returned as a result with its code,
