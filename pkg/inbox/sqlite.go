@@ -214,7 +214,7 @@ func (e sqliteEngine) queue(cfg Config) queue {
 }
 
 func (e sqliteEngine) marks(prefix string, ttl time.Duration) marker {
-	return sqliteMarks{st: e.st, prefix: prefix, ttl: ttl}
+	return sqliteMarks{db: e.db, st: e.st, prefix: prefix, ttl: ttl}
 }
 
 type sqliteQueue struct {
@@ -611,6 +611,7 @@ func seqOf(id string) int64 {
 }
 
 type sqliteMarks struct {
+	db     *sqlstate.DB
 	st     statements
 	prefix string
 	ttl    time.Duration
@@ -623,6 +624,8 @@ func (m sqliteMarks) done(ctx context.Context, key string) (bool, error) {
 }
 
 func (m sqliteMarks) mark(ctx context.Context, key string) error {
-	_, err := m.st[sqlSetMark].ExecContext(ctx, m.prefix+key, sqlstate.ExpiresAt(m.ttl))
-	return err
+	return m.db.Tx(ctx, func(tx *sql.Tx) error {
+		_, err := m.st.in(ctx, tx, sqlSetMark).ExecContext(ctx, m.prefix+key, sqlstate.ExpiresAt(m.ttl))
+		return err
+	})
 }

@@ -291,7 +291,7 @@ func (db *DB) Sweep(ctx context.Context) (int64, error) {
 	now := NowMS()
 	var total int64
 	for _, t := range tables {
-		res, err := db.ExecContext(ctx, `DELETE FROM `+t+` WHERE expires_at > 0 AND expires_at <= ?`, now)
+		res, err := db.Write(ctx, `DELETE FROM `+t+` WHERE expires_at > 0 AND expires_at <= ?`, now)
 		if err != nil {
 			return total, fmt.Errorf("state database: sweep %s: %w", t, err)
 		}

@@ -187,3 +187,49 @@ func runAlone(db *sql.DB, c *txCall) error {
 	}
 	return tx.Commit()
 }
+
+// Write runs one statement (prepared with Prepare when it was) as a write transaction of its
+// own, queued with the others (see Tx): a statement run on the pool instead would compete for
+// SQLite's lock with the queue's transactions and sleep in the busy handler.
+func (db *DB) Write(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	var res sql.Result
+	err := db.Tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		res, err = db.in(ctx, tx, query).ExecContext(ctx, args...)
+		return err
+	})
+	return res, err
+}
+
+// WriteRow is Write for a statement that returns one row (RETURNING), scanned into dest;
+// sql.ErrNoRows when it returns none.
+func (db *DB) WriteRow(ctx context.Context, query string, args []any, dest ...any) error {
+	return db.Tx(ctx, func(tx *sql.Tx) error {
+		return db.in(ctx, tx, query).QueryRowContext(ctx, args...).Scan(dest...)
+	})
+}
+
+// in is query as a statement of tx: its preparation reused when Prepare made one.
+func (db *DB) in(ctx context.Context, tx *sql.Tx, query string) interface {
+	ExecContext(ctx context.Context, args ...any) (sql.Result, error)
+	QueryRowContext(ctx context.Context, args ...any) *sql.Row
+} {
+	if st, err := db.Stmt(query); err == nil {
+		return tx.StmtContext(ctx, st)
+	}
+	return txQuery{tx: tx, query: query}
+}
+
+// txQuery runs an unprepared query in tx.
+type txQuery struct {
+	tx    *sql.Tx
+	query string
+}
+
+func (q txQuery) ExecContext(ctx context.Context, args ...any) (sql.Result, error) {
+	return q.tx.ExecContext(ctx, q.query, args...)
+}
+
+func (q txQuery) QueryRowContext(ctx context.Context, args ...any) *sql.Row {
+	return q.tx.QueryRowContext(ctx, q.query, args...)
+}

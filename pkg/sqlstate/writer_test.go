@@ -259,3 +259,24 @@ func TestNestedTxFailsAfterTheBusyTimeout(t *testing.T) {
 		t.Fatalf("rows %v", got)
 	}
 }
+
+// Write and WriteRow run one statement, prepared or not, as a queued write transaction.
+func TestWriteAndWriteRow(t *testing.T) {
+	db := kvTable(t)
+	ctx := context.Background()
+	if err := db.Prepare(ctx, `UPDATE kv SET v = v + 1 WHERE k = ? RETURNING v`); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := db.Write(ctx, `INSERT INTO kv (k, v) VALUES (?, ?)`, "a", 1); err != nil {
+		t.Fatal(err)
+	} else if n, _ := res.RowsAffected(); n != 1 {
+		t.Fatalf("%d rows affected", n)
+	}
+	var v int
+	if err := db.WriteRow(ctx, `UPDATE kv SET v = v + 1 WHERE k = ? RETURNING v`, []any{"a"}, &v); err != nil || v != 2 {
+		t.Fatalf("WriteRow: %d, %v", v, err)
+	}
+	if err := db.WriteRow(ctx, `UPDATE kv SET v = v + 1 WHERE k = ? RETURNING v`, []any{"missing"}, &v); !errors.Is(err, sql.ErrNoRows) {
+		t.Fatalf("WriteRow of no row: %v, want sql.ErrNoRows", err)
+	}
+}

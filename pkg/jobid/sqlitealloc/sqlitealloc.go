@@ -51,17 +51,13 @@ const incr = `INSERT INTO ` + Table + ` (day, n, expires_at) VALUES (?1, 1, ?2)
 		expires_at = CASE WHEN expires_at > 0 AND expires_at <= ?3 THEN ?2 ELSE expires_at END
 	RETURNING n`
 
-// Incr implements jobid.Counter in one statement, hence one transaction: the day's row is
+// Incr implements jobid.Counter in one statement, one write transaction: the day's row is
 // created at 1 or incremented; a row past its expiry counts as absent, as an expired Redis key
 // would.
 func (c *counter) Incr(ctx context.Context, day string) (int64, error) {
-	st, err := c.db.Stmt(incr)
-	if err != nil {
-		return 0, fmt.Errorf("job id counter %s: %w", day, err)
-	}
 	now := sqlstate.NowMS()
 	var n int64
-	if err := st.QueryRowContext(ctx, day, now+jobid.CounterTTL.Milliseconds(), now).Scan(&n); err != nil {
+	if err := c.db.WriteRow(ctx, incr, []any{day, now + jobid.CounterTTL.Milliseconds(), now}, &n); err != nil {
 		return 0, fmt.Errorf("job id counter %s: %w", day, err)
 	}
 	return n, nil
@@ -79,12 +75,8 @@ const seed = `INSERT INTO ` + Table + ` (day, n, expires_at) VALUES (?1, ?2, ?3)
 
 // IncrIfPresent implements jobid.Seeder.
 func (c *counter) IncrIfPresent(ctx context.Context, day string) (int64, bool, error) {
-	st, err := c.db.Stmt(incrIfPresent)
-	if err != nil {
-		return 0, false, fmt.Errorf("job id counter %s: %w", day, err)
-	}
 	var n int64
-	switch err := st.QueryRowContext(ctx, day, sqlstate.NowMS()).Scan(&n); {
+	switch err := c.db.WriteRow(ctx, incrIfPresent, []any{day, sqlstate.NowMS()}, &n); {
 	case errors.Is(err, sql.ErrNoRows):
 		return 0, false, nil
 	case err != nil:
@@ -95,12 +87,8 @@ func (c *counter) IncrIfPresent(ctx context.Context, day string) (int64, bool, e
 
 // Seed implements jobid.Seeder.
 func (c *counter) Seed(ctx context.Context, day string, floor int64) error {
-	st, err := c.db.Stmt(seed)
-	if err != nil {
-		return fmt.Errorf("job id counter %s: %w", day, err)
-	}
 	now := sqlstate.NowMS()
-	if _, err := st.ExecContext(ctx, day, floor, now+jobid.CounterTTL.Milliseconds(), now); err != nil {
+	if _, err := c.db.Write(ctx, seed, day, floor, now+jobid.CounterTTL.Milliseconds(), now); err != nil {
 		return fmt.Errorf("job id counter %s: %w", day, err)
 	}
 	return nil

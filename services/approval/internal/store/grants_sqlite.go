@@ -86,7 +86,7 @@ func (s *SQLiteGrants) Set(ctx context.Context, g domain.Grant, ttl time.Duratio
 	if err != nil {
 		return err
 	}
-	if _, err := s.db.ExecContext(ctx, `INSERT INTO `+GrantsTable+` (name, value, expires_at) VALUES (?, ?, ?)
+	if _, err := s.db.Write(ctx, `INSERT INTO `+GrantsTable+` (name, value, expires_at) VALUES (?, ?, ?)
 		ON CONFLICT (name) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at`,
 		grantRow, b, sqlstate.ExpiresAt(ttl)); err != nil {
 		return fmt.Errorf("sqlite set grant: %w", err)

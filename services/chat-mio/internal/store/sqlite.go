@@ -281,8 +281,12 @@ func (s *SQLite) stmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt,
 	return tx.StmtContext(ctx, st), nil
 }
 
-// exec runs a statement, in tx when tx is set.
+// exec runs a statement in tx, or as a write transaction of its own when tx is nil.
 func (s *SQLite) exec(ctx context.Context, tx *sql.Tx, query string, args ...any) error {
+	if tx == nil {
+		_, err := s.db.Write(ctx, query, args...)
+		return err
+	}
 	st, err := s.stmt(ctx, tx, query)
 	if err == nil {
 		_, err = st.ExecContext(ctx, args...)
@@ -441,12 +445,8 @@ func (s *SQLite) ActiveSessions(ctx context.Context, day string) ([]string, erro
 
 // SaveNote implements app.SessionStore: the first note of a day stays, as SET NX; one statement.
 func (s *SQLite) SaveNote(ctx context.Context, id, day, note string) (bool, error) {
-	st, err := s.stmt(ctx, nil, qAddNote)
-	if err != nil {
-		return false, unavailable("save note", err)
-	}
 	now := sqlstate.NowMS()
-	res, err := st.ExecContext(ctx, noteID(id, day), []byte(note), now+memoryTTL.Milliseconds(), now)
+	res, err := s.db.Write(ctx, qAddNote, noteID(id, day), []byte(note), now+memoryTTL.Milliseconds(), now)
 	if err != nil {
 		return false, unavailable("save note", err)
 	}
