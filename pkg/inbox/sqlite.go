@@ -201,7 +201,7 @@ func (st statements) in(ctx context.Context, tx *sql.Tx, query string) *sql.Stmt
 	if tx == nil {
 		return st[query]
 	}
-	return tx.StmtContext(ctx, st[query])
+	return tx.StmtContext(sqlstate.Detach(ctx), st[query])
 }
 
 type sqliteEngine struct {
@@ -225,11 +225,11 @@ type sqliteQueue struct {
 }
 
 func (q *sqliteQueue) exec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
-	return q.st.in(ctx, tx, query).ExecContext(ctx, args...)
+	return q.st.in(ctx, tx, query).ExecContext(sqlstate.Detach(ctx), args...)
 }
 
 func (q *sqliteQueue) row(ctx context.Context, tx *sql.Tx, query string, args ...any) *sql.Row {
-	return q.st.in(ctx, tx, query).QueryRowContext(ctx, args...)
+	return q.st.in(ctx, tx, query).QueryRowContext(sqlstate.Detach(ctx), args...)
 }
 
 // head creates the stream's row when missing and returns its counters.
@@ -584,7 +584,7 @@ func scanDead(row interface{ Scan(...any) error }) (DeadLetter, error) {
 
 // entries reads entries (seq, ms, event_id, event_key, payload, meta, mac) and their seqs.
 func (q *sqliteQueue) entries(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]entry, []int64, error) {
-	rows, err := q.st.in(ctx, tx, query).QueryContext(ctx, args...)
+	rows, err := q.st.in(ctx, tx, query).QueryContext(sqlstate.Detach(ctx), args...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -619,13 +619,13 @@ type sqliteMarks struct {
 
 func (m sqliteMarks) done(ctx context.Context, key string) (bool, error) {
 	var ok bool
-	err := m.st[sqlMarkDone].QueryRowContext(ctx, m.prefix+key, sqlstate.NowMS()).Scan(&ok)
+	err := m.st[sqlMarkDone].QueryRowContext(sqlstate.Detach(ctx), m.prefix+key, sqlstate.NowMS()).Scan(&ok)
 	return ok, err
 }
 
 func (m sqliteMarks) mark(ctx context.Context, key string) error {
 	return m.db.Tx(ctx, func(tx *sql.Tx) error {
-		_, err := m.st.in(ctx, tx, sqlSetMark).ExecContext(ctx, m.prefix+key, sqlstate.ExpiresAt(m.ttl))
+		_, err := m.st.in(ctx, tx, sqlSetMark).ExecContext(sqlstate.Detach(ctx), m.prefix+key, sqlstate.ExpiresAt(m.ttl))
 		return err
 	})
 }

@@ -177,7 +177,7 @@ func runAlone(db *sql.DB, c *txCall) error {
 	if err := c.ctx.Err(); err != nil {
 		return err
 	}
-	tx, err := db.BeginTx(c.ctx, nil)
+	tx, err := db.BeginTx(Detach(c.ctx), nil)
 	if err != nil {
 		return err
 	}
@@ -192,6 +192,7 @@ func runAlone(db *sql.DB, c *txCall) error {
 // own, queued with the others (see Tx): a statement run on the pool instead would compete for
 // SQLite's lock with the queue's transactions and sleep in the busy handler.
 func (db *DB) Write(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	ctx = Detach(ctx)
 	var res sql.Result
 	err := db.Tx(ctx, func(tx *sql.Tx) error {
 		var err error
@@ -204,6 +205,7 @@ func (db *DB) Write(ctx context.Context, query string, args ...any) (sql.Result,
 // WriteRow is Write for a statement that returns one row (RETURNING), scanned into dest;
 // sql.ErrNoRows when it returns none.
 func (db *DB) WriteRow(ctx context.Context, query string, args []any, dest ...any) error {
+	ctx = Detach(ctx)
 	return db.Tx(ctx, func(tx *sql.Tx) error {
 		return db.in(ctx, tx, query).QueryRowContext(ctx, args...).Scan(dest...)
 	})
@@ -233,3 +235,10 @@ func (q txQuery) ExecContext(ctx context.Context, args ...any) (sql.Result, erro
 func (q txQuery) QueryRowContext(ctx context.Context, args ...any) *sql.Row {
 	return q.tx.QueryRowContext(ctx, q.query, args...)
 }
+
+// Detach is ctx without its cancellation and deadline, for running the statements of the state
+// database: they take microseconds, and under a context that can end each one costs two
+// goroutines (database/sql's and the driver's, watching for the end) and a progress callback
+// every thousand steps. A statement then always runs to its end; a wait for the file's lock is
+// bounded by the busy timeout, and the caller sees its context's end at its next step.
+func Detach(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }

@@ -215,7 +215,7 @@ func (s *SQLite) Load(ctx context.Context, id, day string, memoryTurns int) (dom
 	if err != nil {
 		return domain.Session{}, unavailable("load", err)
 	}
-	rows, err := st.QueryContext(ctx, id, day, sqlstate.NowMS(), limit, noteID(id, day))
+	rows, err := st.QueryContext(sqlstate.Detach(ctx), id, day, sqlstate.NowMS(), limit, noteID(id, day))
 	if err != nil {
 		return domain.Session{}, unavailable("load", err)
 	}
@@ -278,7 +278,7 @@ func (s *SQLite) stmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt,
 	if err != nil || tx == nil {
 		return st, err
 	}
-	return tx.StmtContext(ctx, st), nil
+	return tx.StmtContext(sqlstate.Detach(ctx), st), nil
 }
 
 // exec runs a statement in tx, or as a write transaction of its own when tx is nil.
@@ -289,7 +289,7 @@ func (s *SQLite) exec(ctx context.Context, tx *sql.Tx, query string, args ...any
 	}
 	st, err := s.stmt(ctx, tx, query)
 	if err == nil {
-		_, err = st.ExecContext(ctx, args...)
+		_, err = st.ExecContext(sqlstate.Detach(ctx), args...)
 	}
 	return err
 }
@@ -301,7 +301,7 @@ func (s *SQLite) queryRow(ctx context.Context, tx *sql.Tx, query string, args []
 	if err != nil {
 		return err
 	}
-	return st.QueryRowContext(ctx, args...).Scan(dest...)
+	return st.QueryRowContext(sqlstate.Detach(ctx), args...).Scan(dest...)
 }
 
 // strings runs a query of one text column.
@@ -310,7 +310,7 @@ func (s *SQLite) strings(ctx context.Context, query string, args ...any) ([]stri
 	if err != nil {
 		return nil, err
 	}
-	rows, err := st.QueryContext(ctx, args...)
+	rows, err := st.QueryContext(sqlstate.Detach(ctx), args...)
 	if err != nil {
 		return nil, err
 	}
