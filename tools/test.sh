@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make test: every module's tests with -race, then the serveronly build's own tests, then one
 # summary line (passed, failed, skipped and why). Postgres and Redis are found on their default
-# local ports when the PICOCLAW_TEST_* variables are not set; under CI (CI=true) a skipped test
+# local ports when the PICOCLAW_TEST_* variables are not set; under CI (CI=true) and whenever
+# integration is required (PICOCLAW_REQUIRE_INTEGRATION=1, which .ci/run sets) a skipped test
 # fails the run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +18,7 @@ if [ -z "${PICOCLAW_TEST_REDIS_ADDR:-}" ] && listening 6379; then
 fi
 
 flags=()
-if [ "${CI:-}" = "true" ]; then
+if [ "${CI:-}" = "true" ] || [ "${PICOCLAW_REQUIRE_INTEGRATION:-}" = "1" ]; then
 	flags+=(-no-skips)
 fi
 # SERVERONLY_TESTS (set by make test): packages whose TestServerOnly* tests, in files tagged
