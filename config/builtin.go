@@ -1,5 +1,5 @@
 // Package config holds the suite's default files, built into every binary that needs them:
-// the chat persona and the routing rules. A file at the configured path on disk always wins;
+// the chat persona, the routing rules and the example configuration (Example). A file at the configured path on disk always wins;
 // the built-in copy answers only for a default path ("config/…") that does not exist there, so
 // the suite runs from any directory and after `go install`.
 package config
@@ -16,6 +16,13 @@ import (
 
 //go:embed persona/mio.md rules.yaml
 var files embed.FS
+
+//go:embed picoclaw.example.yaml
+var example []byte
+
+// Example is picoclaw.example.yaml: every key of the suite's configuration with its default and
+// what it does (`picoclaw config example`).
+func Example() []byte { return example }
 
 // ReadFile reads path from disk, or, when it does not exist there and names a default file
 // ("config/persona/mio.md", "config/rules.yaml"), returns the built-in copy. builtin says which.

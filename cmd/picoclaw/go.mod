@@ -18,8 +18,9 @@ replace (
 
 require (
 	connectrpc.com/connect v1.21.1
-	github.com/picoclaw-suite/picoclaw/deploy/ollama v0.0.0-00010101000000-000000000000
 	github.com/jackc/pgx/v5 v5.12.0
+	github.com/picoclaw-suite/picoclaw/config v0.0.0-00010101000000-000000000000
+	github.com/picoclaw-suite/picoclaw/deploy/ollama v0.0.0-00010101000000-000000000000
 	github.com/picoclaw-suite/picoclaw/gen v0.0.0-00010101000000-000000000000
 	github.com/picoclaw-suite/picoclaw/pkg v0.0.0-00010101000000-000000000000
 	github.com/picoclaw-suite/picoclaw/services/approval v0.0.0-00010101000000-000000000000
@@ -95,7 +96,6 @@ require (
 	github.com/ncruces/go-strftime v1.1.0 // indirect
 	github.com/opencontainers/go-digest v1.0.0 // indirect
 	github.com/opencontainers/image-spec v1.1.1 // indirect
-	github.com/picoclaw-suite/picoclaw/config v0.0.0-00010101000000-000000000000 // indirect
 	github.com/pmezard/go-difflib v1.0.0 // indirect
 	github.com/power-devops/perfstat v0.0.0-20240221224432-82ca36839d55 // indirect
 	github.com/prometheus/client_golang v1.25.0 // indirect

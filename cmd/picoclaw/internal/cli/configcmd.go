@@ -8,14 +8,16 @@ import (
 
 	"github.com/spf13/cobra"
 
+	suiteconfig "github.com/picoclaw-suite/picoclaw/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 )
 
-// newConfigCmd is `picoclaw config check|print`: the suite's config file as the services read it.
+// newConfigCmd is `picoclaw config check|print|example`: the suite's config file as the services
+// read it, and the example to start one from.
 func newConfigCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
-		Use: "config", Short: "check the suite config file, or print the effective configuration (secrets masked)",
+		Use: "config", Short: "check the suite config file, print the effective configuration (secrets masked) or the example",
 		Args: groupArgs, RunE: groupRun, Annotations: map[string]string{annotNoConfig: "yes"},
 	}
 	check := &cobra.Command{
@@ -41,7 +43,18 @@ func newConfigCmd(g *globals) *cobra.Command {
 		names = append(names, s.name)
 	}
 	_ = print.RegisterFlagCompletionFunc("service", fixedCompletions(names...))
-	cmd.AddCommand(check, print)
+	example := &cobra.Command{
+		Use:   "example",
+		Short: "print the example config file: every key with its default and what it does",
+		Long: "Print config/picoclaw.example.yaml as built into this binary: every key of the suite's configuration,\n" +
+			"commented, with its default. Start a config file from it: picoclaw config example > picoclaw.yaml",
+		Args: noArgs,
+		RunE: func(*cobra.Command, []string) error {
+			_, err := g.io.Out.Write(suiteconfig.Example())
+			return err
+		},
+	}
+	cmd.AddCommand(check, print, example)
 	return cmd
 }
 

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	suiteconfig "github.com/picoclaw-suite/picoclaw/config"
 )
 
 func writeConfig(t *testing.T, text string) string {
@@ -101,5 +103,24 @@ func TestConfigPrintMasksSecrets(t *testing.T) {
 	}
 	if code, _, _ := runEnv(env, "config", "print", "--service", "nobody"); code != ExitUsage {
 		t.Errorf("an unknown service: exit %d", code)
+	}
+}
+
+// `picoclaw config example` prints the example file built into the binary, which `config check`
+// accepts as it is: it works after `go install`, from any directory.
+func TestConfigExamplePrintsTheBuiltInExample(t *testing.T) {
+	code, out, errOut := runEnv(map[string]string{"HOME": t.TempDir()}, "config", "example")
+	if code != ExitOK {
+		t.Fatalf("config example: exit %d\n%s", code, errOut)
+	}
+	if out != string(suiteconfig.Example()) || !strings.Contains(out, "approval:") {
+		t.Fatalf("config example printed something else than the built-in example (%d bytes)", len(out))
+	}
+	path := filepath.Join(t.TempDir(), "picoclaw.yaml")
+	if err := os.WriteFile(path, []byte(out), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := runEnv(map[string]string{"HOME": t.TempDir()}, "--locale", "en", "config", "check", "--config", path); code != ExitOK || !strings.Contains(out, ": OK") {
+		t.Fatalf("config check of the printed example: exit %d\n%s%s", code, out, errOut)
 	}
 }
