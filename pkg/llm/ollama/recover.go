@@ -27,6 +27,9 @@ const (
 	restartCommandTimeout = time.Minute
 )
 
+// ErrNoRestartCommand: no restart_command is configured (a nil Restarter).
+var ErrNoRestartCommand = errors.New("llm: ollama restart_command not configured")
+
 // ErrRestartCoolingDown: a restart ran shortly before the failed call began, so none runs now.
 var ErrRestartCoolingDown = errors.New("ollama: restarted recently; not restarting again yet")
 
