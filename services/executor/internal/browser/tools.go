@@ -15,7 +15,9 @@ import (
 // binding says how one patch action runs on the bridge: the tool it calls (overridable by
 // config under key), how the operation becomes the tool's arguments, and which metadata keys
 // pass through as which JSON types. Argument names and types follow the bridge's published
-// input schemas (hangwin/mcp-chrome, packages/shared/src/tools.ts).
+// input schemas (hangwin/mcp-chrome, packages/shared/src/tools.ts, published on npm as
+// chrome-mcp-shared: TestTableMatchesThePublishedSchemas checks the table against the version
+// tools/npm/package.json pins).
 type binding struct {
 	key    string
 	action string
