@@ -1,9 +1,11 @@
 package browser
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"image/png"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/picoclaw-suite/picoclaw/pkg/patch"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakemcp"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/npmtools"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/domain"
 )
 
@@ -364,6 +367,49 @@ func TestConformsToAnSDKServer(t *testing.T) {
 		t.Fatalf("server saw %q", got)
 	}
 	// A tool the server does not list is an error, not an empty answer.
+	if _, err := c.Call(ctx, op("chrome_keyboard", "", "Enter", nil)); err == nil {
+		t.Fatal("a tool the server lacks answered")
+	}
+}
+
+// Protocol conformance against an off-the-shelf server: the MCP project's reference server
+// (npm @modelcontextprotocol/server-everything at the version tools/npm/package.json pins:
+// the TypeScript SDK, Streamable HTTP with sessions and SSE answers). The executor's client
+// initializes, lists the tools, calls one that answers text and one that answers an image
+// between two texts, taken the way a screenshot is (the screenshot action pointed at it as
+// executor.browser.tools would); a tool error and a tool the server lacks are errors.
+func TestConformsToTheReferenceServer(t *testing.T) {
+	url := npmtools.RunServerEverything(t)
+	tools, err := ResolveTools(map[string]string{"screenshot": "get-tiny-image", "keyboard": "chrome_keyboard_missing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := New(Config{URL: url, Timeout: 30 * time.Second, Version: "test", Tools: tools})
+	t.Cleanup(func() { _ = c.Close() })
+	ctx := context.Background()
+
+	names, err := c.ListTools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(names, "echo") || !slices.Contains(names, "get-tiny-image") {
+		t.Fatalf("tools/list: %v", names)
+	}
+	res, err := c.call(ctx, "echo", map[string]any{"message": "こんにちは"})
+	if err != nil || res.IsError || render(res) != "Echo: こんにちは" {
+		t.Fatalf("echo: %+v %v", res, err)
+	}
+	out, err := c.Call(ctx, op("chrome_screenshot", "", "", nil))
+	if err != nil || out.Image == nil || out.Image.MIMEType != "image/png" {
+		t.Fatalf("image result: %+v %v", out, err)
+	}
+	if cfg, err := png.DecodeConfig(bytes.NewReader(out.Image.Data)); err != nil || cfg.Width == 0 {
+		t.Fatalf("not a PNG: %v", err)
+	}
+	// The server refuses arguments its schema does not accept with a tool error.
+	if res, err := c.call(ctx, "echo", map[string]any{"message": 42}); err != nil || !res.IsError || render(res) == "" {
+		t.Fatalf("echo with a number: %+v %v", res, err)
+	}
 	if _, err := c.Call(ctx, op("chrome_keyboard", "", "Enter", nil)); err == nil {
 		t.Fatal("a tool the server lacks answered")
 	}
