@@ -136,6 +136,30 @@ func ResolveTools(overrides map[string]string) (Tools, error) {
 	return t, nil
 }
 
+// Missing is a browser action whose tool a bridge does not serve.
+type Missing struct {
+	// Key is the action's key under executor.browser.tools.
+	Key  string
+	Tool string
+	// Overridden: the tool was named by executor.browser.tools, not by the table.
+	Overridden bool
+}
+
+// Missing lists, in table order, the actions whose tool is not among served (a bridge's
+// tools/list); overrides are the executor.browser.tools t was resolved with.
+func (t Tools) Missing(served []string, overrides map[string]string) []Missing {
+	var out []Missing
+	for _, b := range table {
+		tool := t[b.action]
+		if slices.Contains(served, tool) {
+			continue
+		}
+		_, overridden := overrides[b.key]
+		out = append(out, Missing{Key: b.key, Tool: tool, Overridden: overridden})
+	}
+	return out
+}
+
 // Plan maps an operation to the bridge tool and its arguments.
 func (t Tools) Plan(op patch.Operation) (string, map[string]any, error) {
 	action := patch.CanonicalBrowserAction(op.Action)
