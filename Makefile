@@ -40,6 +40,18 @@ $(TOOLS_BIN)/kubeconform:
 $(TOOLS_BIN)/promtool:
 	GOBIN=$(TOOLS_BIN) go install github.com/prometheus/prometheus/cmd/promtool@$(PROMTOOL_VERSION)
 
+# npm packages the tests check the suite against (the MCP Chrome bridge's published tool schemas,
+# the reference MCP server): pinned in tools/npm/package.json and its lock file, installed into
+# .tmp/npm (where pkg/testinfra/npmtools finds them). Reinstalled when the pins change.
+NPM_TOOLS := $(CURDIR)/.tmp/npm
+$(NPM_TOOLS)/node_modules/.package-lock.json: tools/npm/package.json tools/npm/package-lock.json
+	rm -rf $(NPM_TOOLS) && mkdir -p $(NPM_TOOLS)
+	cp tools/npm/package.json tools/npm/package-lock.json $(NPM_TOOLS)/
+	cd $(NPM_TOOLS) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=warn
+
+.PHONY: npm-tools
+npm-tools: $(NPM_TOOLS)/node_modules/.package-lock.json ## Install the pinned npm packages the MCP tests need (tools/npm) under .tmp/npm
+
 .PHONY: tools
 tools: $(TOOLS_BIN)/buf $(TOOLS_BIN)/protoc-gen-go $(TOOLS_BIN)/protoc-gen-connect-go $(TOOLS_BIN)/ko $(TOOLS_BIN)/crane $(TOOLS_BIN)/kustomize $(TOOLS_BIN)/kubeconform $(TOOLS_BIN)/promtool ## Install pinned tools under .tmp/bin
 

@@ -1,18 +1,15 @@
-// Package ollama is the client for a local Ollama server (/api/chat, /api/tags, /api/show),
-// with the health check the chat and worker agents run at start-up, the restart that a failed
-// call triggers (Restarter, Guard), and the model management API (/api/pull, /api/create) and
-// Modelfile parser behind `picoclaw models setup`.
+// Package ollama is the client for a local Ollama server (/api/chat), with the model check
+// every service runs at start-up for its local models (Check, CheckAtStart: /api/tags,
+// /api/show), the restart that a failed call triggers (Restarter, Guard), and the model
+// management API (/api/pull, /api/create) and Modelfile parser behind `picoclaw models setup`.
 package ollama
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 )
@@ -194,10 +191,6 @@ func (c *Client) post(ctx context.Context, path string, in, out any) error {
 	return llm.PostJSON(ctx, c.call.HTTPClient(), strings.TrimRight(c.cfg.BaseURL, "/")+path, nil, in, out, ollamaError)
 }
 
-func (c *Client) do(hreq *http.Request, out any) error {
-	return llm.DoJSON(c.call.HTTPClient(), hreq, out, ollamaError)
-}
-
 // ollamaError is the message of an Ollama error body ({"error": "..."}).
 func ollamaError(raw []byte) string {
 	var e struct {
@@ -205,81 +198,6 @@ func ollamaError(raw []byte) string {
 	}
 	_ = json.Unmarshal(raw, &e)
 	return e.Error
-}
-
-// Health is the result of an Ollama health check.
-type Health struct {
-	// ModelPresent: /api/tags lists the model.
-	ModelPresent bool
-	// ContextLength is the model's trained context length from /api/show model_info.
-	ContextLength int
-	// ModelNumCtx is the num_ctx the model file sets (0 when unset).
-	ModelNumCtx int
-	// NumCtx is the num_ctx this client sends.
-	NumCtx int
-}
-
-// Health checks that the server answers, the model is present, and that the context lengths
-// fit: the num_ctx sent and any num_ctx set in the model file are within max_context, and the
-// num_ctx sent does not exceed what the model was trained for. A failed check wraps
-// ErrModelUnavailable (or the transport error class).
-func (c *Client) Health(ctx context.Context) (Health, error) {
-	h := Health{NumCtx: c.cfg.NumCtx}
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, time.Duration(c.cfg.TimeoutSec)*time.Second)
-		defer cancel()
-	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(c.cfg.BaseURL, "/")+"/api/tags", nil)
-	if err != nil {
-		return h, err
-	}
-	var tags struct {
-		Models []struct {
-			Name  string `json:"name"`
-			Model string `json:"model"`
-		} `json:"models"`
-	}
-	if err := c.do(hreq, &tags); err != nil {
-		return h, fmt.Errorf("ollama health: %w: %w", llm.ErrUnavailable, err)
-	}
-	for _, m := range tags.Models {
-		if sameModel(m.Name, c.cfg.Model) || sameModel(m.Model, c.cfg.Model) {
-			h.ModelPresent = true
-		}
-	}
-	if !h.ModelPresent {
-		return h, fmt.Errorf("ollama health: %w: model %q is not installed (ollama pull / ollama create)", llm.ErrModelUnavailable, c.cfg.Model)
-	}
-	var show struct {
-		Parameters string         `json:"parameters"`
-		ModelInfo  map[string]any `json:"model_info"`
-	}
-	if err := c.post(ctx, "/api/show", map[string]string{"model": c.cfg.Model}, &show); err != nil {
-		return h, fmt.Errorf("ollama health: /api/show: %w: %w", llm.ErrUnavailable, err)
-	}
-	for k, v := range show.ModelInfo {
-		if strings.HasSuffix(k, ".context_length") {
-			if f, ok := v.(float64); ok {
-				h.ContextLength = int(f)
-			}
-		}
-	}
-	for _, line := range strings.Split(show.Parameters, "\n") {
-		f := strings.Fields(line)
-		if len(f) == 2 && f[0] == "num_ctx" {
-			h.ModelNumCtx, _ = strconv.Atoi(f[1])
-		}
-	}
-	switch {
-	case c.cfg.MaxContext > 0 && c.cfg.NumCtx > c.cfg.MaxContext:
-		return h, fmt.Errorf("ollama health: %w: num_ctx %d exceeds max_context %d", llm.ErrModelUnavailable, c.cfg.NumCtx, c.cfg.MaxContext)
-	case c.cfg.MaxContext > 0 && h.ModelNumCtx > c.cfg.MaxContext:
-		return h, fmt.Errorf("ollama health: %w: model %q sets num_ctx %d, above max_context %d", llm.ErrModelUnavailable, c.cfg.Model, h.ModelNumCtx, c.cfg.MaxContext)
-	case h.ContextLength > 0 && c.cfg.NumCtx > h.ContextLength:
-		return h, fmt.Errorf("ollama health: %w: num_ctx %d exceeds the context length %d of model %q", llm.ErrModelUnavailable, c.cfg.NumCtx, h.ContextLength, c.cfg.Model)
-	}
-	return h, nil
 }
 
 // sameModel compares model names, treating a missing tag as :latest.
@@ -291,33 +209,4 @@ func sameModel(a, b string) bool {
 		return s
 	}
 	return a != "" && norm(a) == norm(b)
-}
-
-// ErrNoRestartCommand is returned by Restart when restart_command is empty.
-var ErrNoRestartCommand = errors.New("llm: ollama restart_command not configured")
-
-// Restart runs restart_command as an argument vector (never through a shell) and returns its
-// combined output on failure.
-func (c *Client) Restart(ctx context.Context) error {
-	if len(c.cfg.RestartCommand) == 0 {
-		return ErrNoRestartCommand
-	}
-	return runRestart(ctx, c.cfg.RestartCommand)
-}
-
-// EnsureHealthy runs Health and, when it fails and a restart command is configured, restarts
-// Ollama once and checks again after settle.
-func (c *Client) EnsureHealthy(ctx context.Context, settle time.Duration) (Health, error) {
-	h, err := c.Health(ctx)
-	if err == nil || len(c.cfg.RestartCommand) == 0 {
-		return h, err
-	}
-	c.call.Logger().WarnContext(ctx, "llm.ollama_restart", "reason", err.Error())
-	if rerr := c.Restart(ctx); rerr != nil {
-		return h, errors.Join(err, rerr)
-	}
-	if err := c.call.Sleep(ctx, settle); err != nil {
-		return h, err
-	}
-	return c.Health(ctx)
 }

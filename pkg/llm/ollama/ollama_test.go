@@ -135,95 +135,20 @@ func TestContextDeadlineDuringAttempt(t *testing.T) {
 	}
 }
 
-const tagsBody = `{"models":[{"name":"worker-v1:latest","model":"worker-v1:latest","size":1}]}`
-
-func TestOllamaHealth(t *testing.T) {
-	cases := []struct {
-		name, tags, show string
-		numCtx, maxCtx   int
-		wantErr          bool
-		want             Health
-	}{
-		{"healthy", tagsBody, `{"parameters":"num_ctx 4096\nstop \"<|im_end|>\"","model_info":{"qwen2.context_length":32768}}`, 4096, 8192, false, Health{ModelPresent: true, ContextLength: 32768, ModelNumCtx: 4096, NumCtx: 4096}},
-		{"missing model", `{"models":[{"name":"other:latest"}]}`, `{}`, 4096, 8192, true, Health{NumCtx: 4096}},
-		{"model file num_ctx above max_context", tagsBody, `{"parameters":"num_ctx 32768","model_info":{"llama.context_length":131072}}`, 4096, 8192, true, Health{ModelPresent: true, ContextLength: 131072, ModelNumCtx: 32768, NumCtx: 4096}},
-		{"num_ctx above trained length", tagsBody, `{"model_info":{"llama.context_length":2048}}`, 4096, 8192, true, Health{ModelPresent: true, ContextLength: 2048, NumCtx: 4096}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			var show *llmtest.Fake
-			tags := llmtest.NewFake(t, llmtest.Step{Status: 200, Body: tc.tags})
-			show = llmtest.NewFake(t, llmtest.Step{Status: 200, Body: tc.show})
-			// One server that routes by path, speaking both endpoints.
-			mux := llmtest.NewFake(t, llmtest.Step{Status: 200})
-			mux.Srv.Config.Handler = llmtest.RouteByPath(map[string]*llmtest.Fake{"/api/tags": tags, "/api/show": show})
-			c := ollamaClient(t, mux, &llmtest.Sleeps{}, func(c *llm.Config) { c.NumCtx = tc.numCtx; c.MaxContext = tc.maxCtx })
-			h, err := c.Health(context.Background())
-			if (err != nil) != tc.wantErr {
-				t.Fatalf("err = %v, wantErr %v", err, tc.wantErr)
-			}
-			if err != nil && !errors.Is(err, llm.ErrModelUnavailable) {
-				t.Errorf("err = %v, want llm.ErrModelUnavailable", err)
-			}
-			if h != tc.want {
-				t.Errorf("health = %+v, want %+v", h, tc.want)
-			}
-			if r := tags.Requests(); len(r) != 1 || r[0].Method != "GET" {
-				t.Errorf("tags requests = %+v", r)
-			}
-			if r := show.Requests(); len(r) == 1 && (r[0].Method != "POST" || r[0].Body["model"] != "worker-v1:latest") {
-				t.Errorf("show request = %+v", r[0])
-			}
-		})
-	}
-}
-
-func TestOllamaHealthUnreachable(t *testing.T) {
-	f := llmtest.NewFake(t, llmtest.Step{Status: 200})
-	f.Srv.Close()
-	c := ollamaClient(t, f, &llmtest.Sleeps{}, nil)
-	if _, err := c.Health(context.Background()); !errors.Is(err, llm.ErrUnavailable) {
-		t.Fatalf("err = %v, want unavailable", err)
-	}
-}
-
-func TestOllamaRestartRunsArgvWithoutShell(t *testing.T) {
-	dir := t.TempDir()
-	marker := filepath.Join(dir, "restarted; echo injected")
-	f := llmtest.NewFake(t, llmtest.Step{Status: 200})
+func TestRestartRunsArgvWithoutShell(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "restarted; echo injected")
 	// touch receives the whole string as one argument: a shell would split it at ';'.
-	c := ollamaClient(t, f, &llmtest.Sleeps{}, func(c *llm.Config) { c.RestartCommand = []string{"touch", marker} })
-	if err := c.Restart(context.Background()); err != nil {
+	if err := runRestart(context.Background(), []string{"touch", marker}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(marker); err != nil {
 		t.Fatalf("argv not passed as one argument: %v", err)
 	}
-	c2 := ollamaClient(t, f, &llmtest.Sleeps{}, func(c *llm.Config) { c.RestartCommand = []string{"false"} })
-	if err := c2.Restart(context.Background()); err == nil || !strings.Contains(err.Error(), "false") {
+	if err := runRestart(context.Background(), []string{"false"}); err == nil || !strings.Contains(err.Error(), "false") {
 		t.Fatalf("failing restart err = %v", err)
 	}
-	c3 := ollamaClient(t, f, &llmtest.Sleeps{}, nil)
-	if err := c3.Restart(context.Background()); !errors.Is(err, ErrNoRestartCommand) {
-		t.Fatalf("err = %v", err)
-	}
-}
-
-func TestOllamaEnsureHealthyRestartsOnce(t *testing.T) {
-	dir := t.TempDir()
-	marker := filepath.Join(dir, "restarted")
-	f := llmtest.NewFake(t, llmtest.Step{Status: 200, Body: `{"models":[]}`})
-	s := &llmtest.Sleeps{}
-	c := ollamaClient(t, f, s, func(c *llm.Config) { c.RestartCommand = []string{"touch", marker} })
-	_, err := c.EnsureHealthy(context.Background(), time.Second)
-	if !errors.Is(err, llm.ErrModelUnavailable) {
-		t.Fatalf("err = %v", err)
-	}
-	if _, serr := os.Stat(marker); serr != nil {
-		t.Fatal("restart command did not run")
-	}
-	if len(f.Requests()) != 2 || len(s.Waits()) != 1 {
-		t.Errorf("requests = %d waits = %v, want one check, restart, one re-check", len(f.Requests()), s.Waits())
+	if err := (*Restarter)(nil).Restart(context.Background(), 0, "m", "x", nil); !errors.Is(err, ErrNoRestartCommand) {
+		t.Fatalf("no command: err = %v", err)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -26,6 +27,9 @@ const (
 	// restartCommandTimeout bounds the restart command itself.
 	restartCommandTimeout = time.Minute
 )
+
+// ErrNoRestartCommand: no restart_command is configured (a nil Restarter).
+var ErrNoRestartCommand = errors.New("llm: ollama restart_command not configured")
 
 // ErrRestartCoolingDown: a restart ran shortly before the failed call began, so none runs now.
 var ErrRestartCoolingDown = errors.New("ollama: restarted recently; not restarting again yet")
@@ -263,15 +267,23 @@ func failure(err error) (missing, down bool) {
 }
 
 // Guarded wraps c in a Guard when it is an Ollama client (other clients are returned as they
-// are). r is the Restarter to share (the embedded suite's); nil makes one of c's
-// restart_command (none when it is empty).
+// are). r is the Restarter to share (the embedded suite's, or one for all the models of a
+// service); when it is nil, or restarts another server or with another command than c's
+// configuration names, c gets one of its own restart_command (none when it is empty).
 func Guarded(c llm.Client, r *Restarter, log *slog.Logger) llm.Client {
 	oc, ok := c.(*Client)
 	if !ok {
 		return c
 	}
-	if r == nil {
+	if !r.Serves(oc.cfg) {
 		r = NewRestarter(RestarterConfig{Command: oc.cfg.RestartCommand, BaseURL: oc.cfg.BaseURL, Logger: log})
 	}
 	return NewGuard(c, r, oc.cfg.BaseURL, log)
+}
+
+// Serves reports whether r restarts the server of cfg with cfg's restart_command, so that a
+// model of cfg may share it.
+func (r *Restarter) Serves(cfg llm.Config) bool {
+	return r != nil && strings.TrimRight(r.cfg.BaseURL, "/") == strings.TrimRight(cfg.BaseURL, "/") &&
+		slices.Equal(r.cfg.Command, cfg.RestartCommand)
 }

@@ -292,3 +292,32 @@ func TestRestartCommandGetsAScrubbedEnvironment(t *testing.T) {
 		t.Errorf("restart environment:\n%s", env)
 	}
 }
+
+// A shared Restarter serves a model only on its server and with its command; a model elsewhere
+// (models.vision with a base_url of its own) gets its own.
+func TestGuardedSharesOnlyAMatchingRestarter(t *testing.T) {
+	cfg := llm.Config{Provider: llm.ProviderOllama, Model: "llava:7b", BaseURL: "http://127.0.0.1:11434/", RestartCommand: []string{"systemctl", "restart", "ollama"}}
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := NewRestarter(RestarterConfig{Command: []string{"systemctl", "restart", "ollama"}, BaseURL: "http://127.0.0.1:11434"})
+	other := NewRestarter(RestarterConfig{Command: []string{"systemctl", "restart", "ollama"}, BaseURL: "http://gpu.local:11434"})
+	otherCommand := NewRestarter(RestarterConfig{Command: []string{"ollama", "serve"}, BaseURL: "http://127.0.0.1:11434"})
+	if g := Guarded(c, same, nil).(*Guard); g.restarter != same {
+		t.Error("a matching Restarter was not shared")
+	}
+	for _, r := range []*Restarter{other, otherCommand, nil} {
+		g := Guarded(c, r, nil).(*Guard)
+		if g.restarter == r || g.restarter == nil || !g.restarter.Serves(c.cfg) {
+			t.Errorf("Restarter %+v: guard got %+v", r, g.restarter)
+		}
+	}
+	noCommand, err := New(llm.Config{Provider: llm.ProviderOllama, Model: "m", BaseURL: "http://127.0.0.1:11434"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := Guarded(noCommand, same, nil).(*Guard); g.restarter != nil {
+		t.Error("a model without restart_command got a Restarter of another command")
+	}
+}

@@ -68,7 +68,7 @@ func (s *Server) hasModelLocked(name string) bool {
 	if !s.ol.restricted {
 		return true
 	}
-	return slices.Contains(s.ol.names, canonical(name)) || slices.Contains(s.ol.names, name)
+	return slices.ContainsFunc(s.ol.names, func(n string) bool { return canonical(n) == canonical(name) })
 }
 
 func (s *Server) addModelLocked(name string) {

@@ -1,7 +1,8 @@
 // Package fakemcp is a local MCP Chrome bridge for tests: an MCP server built with the
 // official Go SDK, served over streamable HTTP, that lists the bridge's tools with the input
-// schemas hangwin/mcp-chrome publishes (Tools), checks every call's arguments against them,
-// records the calls and answers with scripted results.
+// schemas hangwin/mcp-chrome publishes (Tools, checked against its npm package
+// chrome-mcp-shared by Published), checks every call's arguments against them, records the
+// calls and answers with scripted results.
 package fakemcp
 
 import (

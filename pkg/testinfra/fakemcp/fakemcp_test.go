@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"image/png"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -13,69 +14,51 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// fromSource is what hangwin/mcp-chrome's packages/shared/src/tools.ts declares, copied by hand:
-// every tool name with its required properties, and the full property list of the tools the
-// executor calls.
-var fromSource = map[string]struct {
-	required []string
-	props    []string
-}{
-	"get_windows_and_tabs":                 {},
-	"search_tabs_content":                  {required: []string{"query"}},
-	"chrome_navigate":                      {props: []string{"url", "newWindow", "width", "height", "refresh"}},
-	"chrome_screenshot":                    {props: []string{"name", "selector", "width", "height", "storeBase64", "fullPage", "savePng"}},
-	"chrome_close_tabs":                    {},
-	"chrome_switch_tab":                    {required: []string{"tabId"}},
-	"chrome_go_back_or_forward":            {},
-	"chrome_get_web_content":               {props: []string{"url", "htmlContent", "textContent", "selector"}},
-	"chrome_click_element":                 {props: []string{"selector", "coordinates", "waitForNavigation", "timeout"}},
-	"chrome_fill_or_select":                {required: []string{"selector", "value"}, props: []string{"selector", "value"}},
-	"chrome_get_interactive_elements":      {},
-	"chrome_network_capture_start":         {},
-	"chrome_network_capture_stop":          {},
-	"chrome_network_request":               {required: []string{"url"}},
-	"chrome_network_debugger_start":        {},
-	"chrome_network_debugger_stop":         {},
-	"chrome_keyboard":                      {required: []string{"keys"}, props: []string{"keys", "selector", "delay"}},
-	"chrome_history":                       {},
-	"chrome_bookmark_search":               {},
-	"chrome_bookmark_add":                  {},
-	"chrome_bookmark_delete":               {},
-	"chrome_inject_script":                 {required: []string{"type", "jsScript"}},
-	"chrome_send_command_to_inject_script": {required: []string{"eventName"}},
-	"chrome_console":                       {},
-	"chrome_upload_file":                   {required: []string{"selector"}},
-}
-
-func TestToolsMatchTheBridgeSource(t *testing.T) {
-	if len(Tools) != len(fromSource) {
-		t.Fatalf("%d tools, the bridge has %d", len(Tools), len(fromSource))
+// The fake bridge lists exactly the tools the bridge's published package declares, each with
+// the same input schema (types, properties, required; the prose aside), and Tools keeps the
+// package's order.
+func TestToolsAreThePublished(t *testing.T) {
+	pkg, published := Published(t)
+	want := map[string]map[string]any{}
+	var order []string
+	for _, p := range published {
+		want[p.Name] = p.InputSchema
+		order = append(order, p.Name)
 	}
+	var names []string
 	for _, tool := range Tools {
-		want, ok := fromSource[tool.Name]
+		names = append(names, tool.Name)
+	}
+	if !slices.Equal(names, order) {
+		t.Errorf("Tools %v\n%s@%s publishes %v", names, pkg.Name, pkg.Version, order)
+	}
+	cs := connect(t, start(t, Options{}))
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Tools) != len(want) {
+		t.Errorf("the fake lists %d tools, %s@%s publishes %d", len(res.Tools), pkg.Name, pkg.Version, len(want))
+	}
+	for _, lt := range res.Tools {
+		schema, ok := want[lt.Name]
 		if !ok {
-			t.Errorf("%s is not a bridge tool", tool.Name)
+			t.Errorf("the fake lists %s, which %s@%s does not publish", lt.Name, pkg.Name, pkg.Version)
 			continue
 		}
-		if !slices.Equal(tool.Required, want.required) && (len(tool.Required) != 0 || len(want.required) != 0) {
-			t.Errorf("%s: required %v, bridge %v", tool.Name, tool.Required, want.required)
+		b, err := json.Marshal(lt.InputSchema)
+		if err != nil {
+			t.Fatal(err)
 		}
-		var names []string
-		for _, p := range tool.Props {
-			names = append(names, p.Name)
+		var got any
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatal(err)
 		}
-		for _, r := range tool.Required {
-			if !slices.Contains(names, r) {
-				t.Errorf("%s: required %s has no property", tool.Name, r)
-			}
+		if g, w := Shape(got), Shape(schema); !reflect.DeepEqual(g, w) {
+			gb, _ := json.Marshal(g)
+			wb, _ := json.Marshal(w)
+			t.Errorf("%s: the fake's schema %s\n%s@%s publishes %s", lt.Name, gb, pkg.Name, pkg.Version, wb)
 		}
-		if want.props != nil && !slices.Equal(names, want.props) {
-			t.Errorf("%s: properties %v, bridge %v", tool.Name, names, want.props)
-		}
-	}
-	click, _ := Lookup("chrome_click_element")
-	if c := click.Props[1]; c.Type != "object" || !slices.Equal(c.Required, []string{"x", "y"}) {
-		t.Errorf("coordinates = %+v", c)
 	}
 }
 

@@ -22,8 +22,11 @@ type Tool struct {
 	Required    []string
 }
 
-// Tools are the tools of the MCP Chrome bridge (hangwin/mcp-chrome), with the input schemas
-// its packages/shared/src/tools.ts publishes: names, property types and required properties.
+// Tools are the tools of the MCP Chrome bridge (hangwin/mcp-chrome), in its order, with the
+// input schemas its shared package publishes (npm chrome-mcp-shared, TOOL_SCHEMAS, built from
+// packages/shared/src/tools.ts; the version is pinned in tools/npm/package.json): names,
+// property types and required properties. The descriptions are ours. TestToolsAreThePublished
+// checks the list against the installed package.
 var Tools = []Tool{
 	{Name: "get_windows_and_tabs", Description: "List open windows and tabs"},
 	{Name: "chrome_navigate", Description: "Open a URL or refresh the current tab", Props: []Prop{
@@ -38,9 +41,6 @@ var Tools = []Tool{
 	{Name: "chrome_close_tabs", Description: "Close tabs", Props: []Prop{
 		{Name: "tabIds", Type: "array", Items: "number"}, {Name: "url", Type: "string"},
 	}},
-	{Name: "chrome_switch_tab", Description: "Activate a tab", Props: []Prop{
-		{Name: "tabId", Type: "number"}, {Name: "windowId", Type: "number"},
-	}, Required: []string{"tabId"}},
 	{Name: "chrome_go_back_or_forward", Description: "Move in the tab's history", Props: []Prop{
 		{Name: "isForward", Type: "boolean"},
 	}},
@@ -95,10 +95,6 @@ var Tools = []Tool{
 	{Name: "chrome_console", Description: "Console output of the tab", Props: []Prop{
 		{Name: "url", Type: "string"}, {Name: "includeExceptions", Type: "boolean"}, {Name: "maxMessages", Type: "number"},
 	}},
-	{Name: "chrome_upload_file", Description: "Set files on a file input", Props: []Prop{
-		{Name: "selector", Type: "string"}, {Name: "filePath", Type: "string"}, {Name: "fileUrl", Type: "string"},
-		{Name: "base64Data", Type: "string"}, {Name: "fileName", Type: "string"}, {Name: "multiple", Type: "boolean"},
-	}, Required: []string{"selector"}},
 }
 
 // Lookup returns the tool named name.

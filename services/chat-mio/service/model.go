@@ -34,14 +34,25 @@ func (c *Config) validateModel() error {
 	return errs.Err()
 }
 
+// restarter is the Restarter chat-mio's local models share: the embedded suite's, or one of
+// the ollama section's restart_command (nil when it is empty), so that the chat and the
+// vision model on one server restart it once, not once each.
+func (c *Config) restarter(log *slog.Logger) *ollama.Restarter {
+	if c.Restarter != nil {
+		return c.Restarter
+	}
+	o := c.chatModelConfig().WithDefaults()
+	return ollama.NewRestarter(ollama.RestarterConfig{Command: o.RestartCommand, BaseURL: o.BaseURL, Logger: log})
+}
+
 // buildModel builds Mio's chat model. An Ollama model is guarded: a call that finds the model
 // missing or the server unreachable restarts Ollama once (restart_command) and tries again.
-func buildModel(cfg Config, log *slog.Logger, observer llm.Observer, tp trace.TracerProvider) (llm.Client, error) {
+func buildModel(cfg Config, r *ollama.Restarter, log *slog.Logger, observer llm.Observer, tp trace.TracerProvider) (llm.Client, error) {
 	m, err := ollama.NewLocal(cfg.chatModelConfig(), llm.WithLogger(log), llm.WithObserver(observer), llm.WithTracerProvider(tp))
 	if err != nil {
 		return nil, fmt.Errorf("agents.chat: %w", err)
 	}
-	return ollama.Guarded(m, cfg.Restarter, log), nil
+	return ollama.Guarded(m, r, log), nil
 }
 
 // Models is the models: section: models for what the chat model cannot do.
@@ -83,7 +94,11 @@ func (c *Config) validateVision() error {
 	return errs.Err()
 }
 
-func buildVision(cfg Config, log *slog.Logger, observer llm.Observer, tp trace.TracerProvider) (llm.Client, error) {
+// buildVision builds the vision model (nil when none is configured). An Ollama model is
+// guarded as the chat model is: a call that finds it missing or the server unreachable
+// restarts Ollama once and is tried once more. Only the call is repeated: the image's audit
+// record is written once, before the first attempt (app.seeImage).
+func buildVision(cfg Config, r *ollama.Restarter, log *slog.Logger, observer llm.Observer, tp trace.TracerProvider) (llm.Client, error) {
 	if !cfg.visionConfigured() {
 		return nil, nil
 	}
@@ -91,5 +106,5 @@ func buildVision(cfg Config, log *slog.Logger, observer llm.Observer, tp trace.T
 	if err != nil {
 		return nil, fmt.Errorf("models.vision: %w", err)
 	}
-	return m, nil
+	return ollama.Guarded(m, r, log), nil
 }

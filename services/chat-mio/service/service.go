@@ -195,18 +195,23 @@ func Run(ctx context.Context, cfg Config) error {
 	loc := srv.Location()
 	log := srv.Logger()
 	metrics := llm.NewMetrics(srv.Registry())
+	restarter := cfg.restarter(log)
 	model := cfg.ChatModel
 	if model == nil {
-		if model, err = buildModel(cfg, log, metrics.Observe, srv.Telemetry().TracerProvider); err != nil {
+		if model, err = buildModel(cfg, restarter, log, metrics.Observe, srv.Telemetry().TracerProvider); err != nil {
 			return err
 		}
 		// A missing model is logged with the command that installs it; Mio starts anyway and
 		// tells each user what to run until it is there.
 		ollama.CheckAtStart(ctx, cfg.chatModelConfig(), "chat", log)
 	}
-	vision, err := buildVision(cfg, log, metrics.Observe, srv.Telemetry().TracerProvider)
+	vision, err := buildVision(cfg, restarter, log, metrics.Observe, srv.Telemetry().TracerProvider)
 	if err != nil {
 		return srv.Abort(ctx, err)
+	}
+	if vision != nil {
+		// The vision model is checked the same way (a cloud one is skipped).
+		ollama.CheckAtStart(ctx, cfg.visionModelConfig(), "vision", log)
 	}
 	// Mio beats as the chat agent, busy while the chat model writes a reply.
 	model = llm.Tracked(model, srv.Agent("chat", "Mio"))

@@ -15,6 +15,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/heartbeat"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
+	"github.com/picoclaw-suite/picoclaw/pkg/llm/ollama"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm/providers"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
@@ -43,6 +44,9 @@ type Config struct {
 	HTTPClient *http.Client `yaml:"-"`
 	// LookupEnv, when set, replaces os.LookupEnv for API keys (tests, embedded suite).
 	LookupEnv func(string) (string, bool) `yaml:"-"`
+	// Restarter, when set, restarts Ollama for the orders on it and the other services sharing
+	// it (the embedded suite's one Restarter); nil: the orders share one of their own.
+	Restarter *ollama.Restarter `yaml:"-"`
 }
 
 // DefaultConfig returns the defaults of the spec.
@@ -92,6 +96,7 @@ func Run(ctx context.Context, cfg Config) error {
 		view = workspace.New(executorv1connect.NewWorkspaceServiceClient(rpcserver.NewHTTPClient(), cfg.Services.Executor.URL, opts...))
 	}
 	proposer := newProposer(cfg, log, srv.Telemetry().TracerProvider, metrics.Observe, srv.Agent, view)
+	checkLocalOrders(ctx, cfg, log)
 	srv.Mount(coderv1connect.NewCoderServiceHandler(rpc.NewHandler(proposer, cfg.Locale, log), srv.HandlerOptions()...))
 	return srv.Run(ctx)
 }
@@ -101,6 +106,7 @@ func Run(ctx context.Context, cfg Config) error {
 // the suite keeps working and the user is told why.
 func newProposer(cfg Config, log *slog.Logger, tracer trace.TracerProvider, observer llm.Observer, agent func(id, alias string) *heartbeat.Agent, view *workspace.Client) *app.Proposer {
 	var orders []app.Order
+	restarter := cfg.restarter(log)
 	resolved := cfg.Orders.resolved()
 	for _, id := range domain.Orders {
 		o := resolved[id]
@@ -127,6 +133,11 @@ func newProposer(cfg Config, log *slog.Logger, tracer trace.TracerProvider, obse
 			if err != nil {
 				ao.Unavailable = err
 				log.Warn("coder.order_unavailable", slog.String("order", id), slog.String("provider", lc.Provider), slog.String("error", err.Error()))
+			}
+			if client != nil {
+				// An order on Ollama whose call finds the model missing or the server
+				// unreachable restarts Ollama once (restart_command) and tries again.
+				client = ollama.Guarded(client, restarter, log)
 			}
 			ao.Client = client
 			if client != nil && agent != nil {
@@ -158,4 +169,27 @@ func newProposer(cfg Config, log *slog.Logger, tracer trace.TracerProvider, obse
 		ToolLimits:          cfg.Coders.Tools.Limits(),
 		Logger:              log,
 	})
+}
+
+// restarter is the Restarter the orders on Ollama share: the embedded suite's, or one of the
+// ollama section's restart_command (nil when it is empty). An order on another server or with
+// a restart command of its own gets its own (ollama.Guarded).
+func (c *Config) restarter(log *slog.Logger) *ollama.Restarter {
+	if c.Restarter != nil {
+		return c.Restarter
+	}
+	o := llm.Config{Provider: llm.ProviderOllama}.WithOllama(c.Ollama).WithDefaults()
+	return ollama.NewRestarter(ollama.RestarterConfig{Command: o.RestartCommand, BaseURL: o.BaseURL, Logger: log})
+}
+
+// checkLocalOrders checks the model of every enabled order on Ollama at start: a missing one
+// (or one whose context exceeds ollama.max_context) is logged with the command that fixes it;
+// coder-order starts anyway and the order says what to run when it is asked.
+func checkLocalOrders(ctx context.Context, cfg Config, log *slog.Logger) {
+	resolved := cfg.Orders.resolved()
+	for _, id := range domain.Orders {
+		if o := resolved[id]; o.Enabled {
+			ollama.CheckAtStart(ctx, cfg.orderConfig(o), id, log)
+		}
+	}
 }

@@ -109,7 +109,9 @@ type MCP struct {
 // Browser is the executor.browser section.
 type Browser struct {
 	// Tools overrides the bridge tool a browser action calls, by key (navigate, click, fill,
-	// get_content, screenshot, keyboard), for bridges that name their tools differently.
+	// get_content, screenshot, keyboard), for bridges that name their tools differently. At
+	// start the executor asks the bridge, when it answers, for its tools: an override it does
+	// not serve stops the start with this key named (checkBrowserTools).
 	Tools map[string]string `yaml:"tools"`
 	// ArtifactsDir keeps screenshots, one directory per job; it lies outside the workspace so
 	// no job can change what it recorded.
@@ -230,6 +232,9 @@ func Run(ctx context.Context, cfg Config) error {
 	svc, view, err := newApp(cfg, srv, ws, jr)
 	if err != nil {
 		return err
+	}
+	if err := checkBrowserTools(ctx, cfg.Executor, srv.Logger()); err != nil {
+		return srv.Abort(ctx, err)
 	}
 	reportSandbox(srv, sandboxState)
 	srv.AddReadiness("workspace", func(context.Context) error {

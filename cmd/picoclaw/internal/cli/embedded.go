@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/buildinfo"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/idlemem"
+	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm/ollama"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
@@ -322,16 +322,13 @@ func (s *suite) modelNotes(ctx context.Context, c *suiteConfigs) []string {
 	return notes
 }
 
-// shareRestarter gives chat-mio and router-shiro one Ollama Restarter when they use the same
-// server and restart command, so a failure seen by both restarts Ollama once.
+// shareRestarter gives chat-mio (chat and vision model), router-shiro and coder-order's
+// orders on Ollama one Restarter, so a failure seen by several restarts Ollama once. A model on
+// another server or with another restart command gets one of its own (ollama.Guarded).
 func shareRestarter(c *suiteConfigs) {
-	chat := c.cm.Agents.Chat.WithOllama(c.cm.Ollama).WithDefaults()
-	worker := c.rs.Agents.Worker.Config.WithOllama(c.rs.Ollama).WithDefaults()
-	if chat.BaseURL != worker.BaseURL || !slices.Equal(chat.RestartCommand, worker.RestartCommand) {
-		return
-	}
-	r := ollama.NewRestarter(ollama.RestarterConfig{Command: chat.RestartCommand, BaseURL: chat.BaseURL})
-	c.cm.Restarter, c.rs.Restarter = r, r
+	o := llm.Config{Provider: llm.ProviderOllama}.WithOllama(c.cm.Ollama).WithDefaults()
+	r := ollama.NewRestarter(ollama.RestarterConfig{Command: o.RestartCommand, BaseURL: o.BaseURL})
+	c.cm.Restarter, c.rs.Restarter, c.co.Restarter = r, r, r
 }
 
 func ollamaReachable(ctx context.Context, base string) bool {

@@ -119,7 +119,7 @@ func TestModelsSetupErrors(t *testing.T) {
 }
 
 // picoclaw run lists the models it cannot use in its banner (with the command that fixes
-// them) and gives chat-mio and router-shiro one restarter.
+// them) and gives chat-mio, router-shiro and coder-order one restarter.
 func TestEmbeddedSuiteNotesMissingModels(t *testing.T) {
 	f := fakellm.Start(t, fakellm.Ollama, fakellm.Reply("x"), fakellm.WithModels("worker-v1:latest"))
 	c := defaultSuiteConfigs()
@@ -132,8 +132,11 @@ func TestEmbeddedSuiteNotesMissingModels(t *testing.T) {
 		t.Fatalf("notes = %q", notes)
 	}
 	shareRestarter(c)
-	if c.cm.Restarter == nil || c.cm.Restarter != c.rs.Restarter {
-		t.Errorf("restarters %p %p", c.cm.Restarter, c.rs.Restarter)
+	if c.cm.Restarter == nil || c.cm.Restarter != c.rs.Restarter || c.co.Restarter != c.cm.Restarter {
+		t.Errorf("restarters %p %p %p", c.cm.Restarter, c.rs.Restarter, c.co.Restarter)
+	}
+	if !c.cm.Restarter.Serves(c.rs.Agents.Worker.Config.WithOllama(c.rs.Ollama).WithDefaults()) {
+		t.Error("the shared restarter does not serve the worker model")
 	}
 }
 

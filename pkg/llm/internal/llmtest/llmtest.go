@@ -123,18 +123,6 @@ func Env(kv ...string) func(string) (string, bool) {
 	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
 }
 
-// RouteByPath sends each request to the fake registered for its path.
-func RouteByPath(m map[string]*Fake) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		f, ok := m[r.URL.Path]
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		f.ServeHTTP(w, r)
-	})
-}
-
 // EqualDurations compares two lists of waits.
 func EqualDurations(a, b []time.Duration) bool {
 	if len(a) != len(b) {

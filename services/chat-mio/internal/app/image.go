@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -77,10 +78,17 @@ func (a *App) seeImage(ctx context.Context, t *turn) {
 	}
 	span.End()
 	if err != nil {
-		// Told, not retried, even when the failure is transient: every retry would send (and
-		// record) the picture again, and the user can simply send it again.
+		// The turn is told, not retried, even when the failure is transient: a retried turn
+		// would record the picture again, and the user can simply send it again. (A local
+		// model that was missing or unreachable has already had its one restart and retry of
+		// the call, under the one record above.)
 		log.ErrorContext(ctx, "chat.vision_failed", slog.String("provider", vision.Provider()), slog.String("model", vision.Model()),
 			slog.String("error_code", llm.Code(err)), slog.Any("error", err))
+		if lme, ok := errors.AsType[*llm.LocalModelError](err); ok {
+			// Someone has to act: say what to run.
+			t.say(domain.VisionModelUnavailable(t.loc, lme.Model, lme.Missing))
+			return
+		}
 		t.say(domain.T(t.loc, domain.MsgVisionModelDown, vision.Provider()+"/"+vision.Model()))
 		return
 	}

@@ -303,6 +303,18 @@ func LocalModelUnavailable(l Locale, worker bool, model string, missing bool) st
 	if l == EN {
 		who = map[bool]string{false: "Mio (chat)", true: "Shiro (worker)"}[worker]
 	}
+	return localModelUnavailable(l, who, model, missing)
+}
+
+// VisionModelUnavailable is LocalModelUnavailable for the vision model (models.vision).
+func VisionModelUnavailable(l Locale, model string, missing bool) string {
+	if l == EN {
+		return localModelUnavailable(l, "Mio (images)", model, missing)
+	}
+	return localModelUnavailable(l, "Mio（画像）", model, missing)
+}
+
+func localModelUnavailable(l Locale, who, model string, missing bool) string {
 	if missing {
 		return T(l, MsgLocalModelMissing, who, model)
 	}

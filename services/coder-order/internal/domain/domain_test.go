@@ -133,6 +133,11 @@ func TestCodesAndUserMessages(t *testing.T) {
 		{fmt.Errorf("x: %w", llm.ErrLocalOnly), "local_only", "/cloud", "/cloud"},
 		{fmt.Errorf("x: %w: %w", llm.ErrTimeout, context.DeadlineExceeded), "timeout", "時間内", "in time"},
 		{ErrUnknownOrder, "unknown_order", "不明", "unknown"},
+		{fmt.Errorf("order2: %w", &llm.LocalModelError{Model: "coder-v1:latest", Missing: true, Restarted: true, Err: llm.ErrModelUnavailable}),
+			"model_unavailable", "ローカルモデル coder-v1:latest が Ollama にありません。サーバーで `picoclaw models setup`", "`picoclaw models setup`"},
+		{&llm.LocalModelError{Model: "coder-v1:latest", Restarted: true, Err: llm.ErrUnreachable},
+			"model_unavailable", "再起動しても戻りませんでした", "ollama serve"},
+		{fmt.Errorf("x: %w", llm.ErrModelUnavailable), "model_unavailable", "picoclaw models status", "picoclaw models status"},
 	}
 	for _, tc := range cases {
 		if got := Code(tc.err); got != tc.code {

@@ -72,6 +72,7 @@ func UserMessage(locale, order string, err error) string {
 		"no_api_key":        "APIキーが設定されていません",
 		"rejected":          "プロバイダーが依頼を受け付けませんでした",
 		"bad_response":      "プロバイダーの応答が読めませんでした",
+		"model_unavailable": "ローカルモデルを使えません。サーバーで `picoclaw models status` を確かめてください",
 	}
 	en := map[string]string{
 		"unknown_order":     "unknown order",
@@ -88,6 +89,7 @@ func UserMessage(locale, order string, err error) string {
 		"no_api_key":        "the API key is not set",
 		"rejected":          "the provider refused the request",
 		"bad_response":      "the provider's answer could not be read",
+		"model_unavailable": "the local model is unavailable; check `picoclaw models status` on the server",
 	}
 	table, fallback := ja, "失敗しました"
 	if locale == "en" {
@@ -96,6 +98,10 @@ func UserMessage(locale, order string, err error) string {
 	msg, ok := table[code]
 	if !ok {
 		msg = fallback
+	}
+	if lme, local := errors.AsType[*llm.LocalModelError](err); local {
+		// A local model someone has to fix (its one restart and retry are done): what to run.
+		msg = localModelMessage(locale, lme)
 	}
 	out := order + ": " + msg
 	if d := detailOf(err); d != "" {
@@ -134,6 +140,20 @@ func EstimateOf(err error) (CostEstimate, bool) {
 
 func (e *DetailError) Error() string { return e.Err.Error() + ": " + e.Detail }
 func (e *DetailError) Unwrap() error { return e.Err }
+
+// localModelMessage says what to run for a local model that is missing (picoclaw models setup)
+// or that Ollama still did not serve after its restart (ollama serve).
+func localModelMessage(locale string, e *llm.LocalModelError) string {
+	switch {
+	case e.Missing && locale == "en":
+		return "the local model " + e.Model + " is not installed on Ollama; run `picoclaw models setup` on the server, then ask again"
+	case e.Missing:
+		return "ローカルモデル " + e.Model + " が Ollama にありません。サーバーで `picoclaw models setup` を実行してから、もう一度依頼してください"
+	case locale == "en":
+		return "the local model " + e.Model + " is unavailable: Ollama cannot be reached and a restart did not bring it back; start it (ollama serve), check with `picoclaw models status`, then ask again"
+	}
+	return "ローカルモデル " + e.Model + " を使えません（Ollama に接続できず、再起動しても戻りませんでした）。サーバーで Ollama を起動して（ollama serve）`picoclaw models status` で確かめてから、もう一度依頼してください"
+}
 
 func detailOf(err error) string {
 	var de *DetailError

@@ -74,27 +74,11 @@ func (c *Client) Call(ctx context.Context, op patch.Operation) (Output, error) {
 	if err != nil {
 		return Output{}, err
 	}
-	if c.cfg.URL == "" {
-		return Output{}, fmt.Errorf("%w: no MCP Chrome bridge configured (executor.mcp.chrome_bridge_url)", domain.ErrUnavailable)
-	}
-	if c.cfg.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.cfg.Timeout)
-		defer cancel()
-	}
-	if c.session == nil {
-		client := mcp.NewClient(&mcp.Implementation{Name: "picoclaw-executor", Version: c.cfg.Version}, nil)
-		s, err := client.Connect(ctx, &mcp.StreamableClientTransport{
-			Endpoint: c.cfg.URL, HTTPClient: c.cfg.HTTP, MaxRetries: -1, DisableStandaloneSSE: true,
-		}, nil)
-		if err != nil {
-			return Output{}, fmt.Errorf("%w: MCP Chrome bridge at %s is unreachable: %v", domain.ErrUnavailable, c.cfg.URL, err)
-		}
-		c.session = s
-	}
-	res, err := c.session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	ctx, cancel := c.bounded(ctx)
+	defer cancel()
+	res, err := c.call(ctx, tool, args)
 	if err != nil {
-		return Output{}, fmt.Errorf("%w: %s via MCP Chrome bridge: %v", domain.ErrUnavailable, tool, err)
+		return Output{}, err
 	}
 	if res.IsError {
 		text := render(res)
@@ -111,6 +95,62 @@ func (c *Client) Call(ctx context.Context, op patch.Operation) (Output, error) {
 		return Output{Image: img}, nil
 	}
 	return Output{Text: render(res)}, nil
+}
+
+// ListTools lists the names of the tools the bridge serves (tools/list, every page).
+func (c *Client) ListTools(ctx context.Context) ([]string, error) {
+	ctx, cancel := c.bounded(ctx)
+	defer cancel()
+	if err := c.connect(ctx); err != nil {
+		return nil, err
+	}
+	var names []string
+	for tool, err := range c.session.Tools(ctx, nil) {
+		if err != nil {
+			return nil, fmt.Errorf("%w: listing the tools of the MCP Chrome bridge at %s: %v", domain.ErrUnavailable, c.cfg.URL, err)
+		}
+		names = append(names, tool.Name)
+	}
+	return names, nil
+}
+
+// bounded applies the configured timeout to ctx.
+func (c *Client) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	if c.cfg.Timeout > 0 {
+		return context.WithTimeout(ctx, c.cfg.Timeout)
+	}
+	return ctx, func() {}
+}
+
+// connect opens the session (initialize) on first use.
+func (c *Client) connect(ctx context.Context) error {
+	if c.cfg.URL == "" {
+		return fmt.Errorf("%w: no MCP Chrome bridge configured (executor.mcp.chrome_bridge_url)", domain.ErrUnavailable)
+	}
+	if c.session != nil {
+		return nil
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "picoclaw-executor", Version: c.cfg.Version}, nil)
+	s, err := client.Connect(ctx, &mcp.StreamableClientTransport{
+		Endpoint: c.cfg.URL, HTTPClient: c.cfg.HTTP, MaxRetries: -1, DisableStandaloneSSE: true,
+	}, nil)
+	if err != nil {
+		return fmt.Errorf("%w: MCP Chrome bridge at %s is unreachable: %v", domain.ErrUnavailable, c.cfg.URL, err)
+	}
+	c.session = s
+	return nil
+}
+
+// call calls tool with args; a tool error is a result (IsError), not an error.
+func (c *Client) call(ctx context.Context, tool string, args map[string]any) (*mcp.CallToolResult, error) {
+	if err := c.connect(ctx); err != nil {
+		return nil, err
+	}
+	res, err := c.session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s via MCP Chrome bridge: %v", domain.ErrUnavailable, tool, err)
+	}
+	return res, nil
 }
 
 // screenshot takes the image out of a chrome_screenshot result: an MCP image content, or the

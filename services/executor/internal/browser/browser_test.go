@@ -1,8 +1,12 @@
 package browser
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"image/png"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -15,6 +19,7 @@ import (
 
 	"github.com/picoclaw-suite/picoclaw/pkg/patch"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakemcp"
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/npmtools"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/domain"
 )
 
@@ -103,6 +108,97 @@ func TestTableCoversThePatchActions(t *testing.T) {
 			t.Errorf("%s calls %s, which the bridge does not have", action, tool)
 		}
 	}
+}
+
+// Every tool the table calls is one the bridge's published package declares, and every
+// argument the executor sends is a property of that tool's published input schema, of its
+// type, with the required ones always there: for each action with no metadata and with every
+// metadata key it passes on.
+func TestTableMatchesThePublishedSchemas(t *testing.T) {
+	pkg, published := fakemcp.Published(t)
+	schemas := map[string]map[string]any{}
+	for _, p := range published {
+		schemas[p.Name] = p.InputSchema
+	}
+	tools := defaults(t)
+	sample := map[string]string{"string": "s", "boolean": "true", "number": "2"}
+	for _, b := range table {
+		schema, ok := schemas[b.tool]
+		if !ok {
+			t.Errorf("%s calls %s, which %s@%s does not publish", b.action, b.tool, pkg.Name, pkg.Version)
+			continue
+		}
+		target := "#a"
+		if b.action == patch.ActionChromeNavigate {
+			target = "https://example.test/"
+		}
+		all := map[string]string{}
+		for k, typ := range b.meta {
+			all[k] = sample[typ]
+		}
+		for _, meta := range []map[string]string{nil, all} {
+			tool, args, err := tools.Plan(op(b.action, target, "Enter", meta))
+			if err != nil || tool != b.tool {
+				t.Errorf("%s %v: %s %v", b.action, meta, tool, err)
+				continue
+			}
+			for _, p := range conforms(b.tool, args, schema) {
+				t.Errorf("%s %v: %s (%s@%s)", b.action, meta, p, pkg.Name, pkg.Version)
+			}
+		}
+	}
+}
+
+// conforms lists how v breaks schema (a published input schema decoded from JSON): a value of
+// another JSON type, a property the schema does not declare, a required one missing.
+func conforms(path string, v any, schema map[string]any) []string {
+	typ, _ := schema["type"].(string)
+	var got string
+	switch v.(type) {
+	case string:
+		got = "string"
+	case bool:
+		got = "boolean"
+	case float64, int:
+		got = "number"
+	case map[string]any:
+		got = "object"
+	case []any:
+		got = "array"
+	}
+	if typ != "" && got != typ {
+		return []string{fmt.Sprintf("%s is %s (%v), the schema wants %s", path, got, v, typ)}
+	}
+	var probs []string
+	switch x := v.(type) {
+	case map[string]any:
+		props, declared := schema["properties"].(map[string]any)
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			if !declared {
+				break
+			}
+			ps, ok := props[k].(map[string]any)
+			if !ok {
+				probs = append(probs, fmt.Sprintf("%s.%s is not a property of the schema", path, k))
+				continue
+			}
+			probs = append(probs, conforms(path+"."+k, x[k], ps)...)
+		}
+		required, _ := schema["required"].([]any)
+		for _, r := range required {
+			if _, ok := x[r.(string)]; !ok {
+				probs = append(probs, fmt.Sprintf("%s lacks the required %s", path, r))
+			}
+		}
+	case []any:
+		items, _ := schema["items"].(map[string]any)
+		for i, e := range x {
+			if items != nil {
+				probs = append(probs, conforms(fmt.Sprintf("%s[%d]", path, i), e, items)...)
+			}
+		}
+	}
+	return probs
 }
 
 func TestResolveTools(t *testing.T) {
@@ -271,6 +367,49 @@ func TestConformsToAnSDKServer(t *testing.T) {
 		t.Fatalf("server saw %q", got)
 	}
 	// A tool the server does not list is an error, not an empty answer.
+	if _, err := c.Call(ctx, op("chrome_keyboard", "", "Enter", nil)); err == nil {
+		t.Fatal("a tool the server lacks answered")
+	}
+}
+
+// Protocol conformance against an off-the-shelf server: the MCP project's reference server
+// (npm @modelcontextprotocol/server-everything at the version tools/npm/package.json pins:
+// the TypeScript SDK, Streamable HTTP with sessions and SSE answers). The executor's client
+// initializes, lists the tools, calls one that answers text and one that answers an image
+// between two texts, taken the way a screenshot is (the screenshot action pointed at it as
+// executor.browser.tools would); a tool error and a tool the server lacks are errors.
+func TestConformsToTheReferenceServer(t *testing.T) {
+	url := npmtools.RunServerEverything(t)
+	tools, err := ResolveTools(map[string]string{"screenshot": "get-tiny-image", "keyboard": "chrome_keyboard_missing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := New(Config{URL: url, Timeout: 30 * time.Second, Version: "test", Tools: tools})
+	t.Cleanup(func() { _ = c.Close() })
+	ctx := context.Background()
+
+	names, err := c.ListTools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(names, "echo") || !slices.Contains(names, "get-tiny-image") {
+		t.Fatalf("tools/list: %v", names)
+	}
+	res, err := c.call(ctx, "echo", map[string]any{"message": "こんにちは"})
+	if err != nil || res.IsError || render(res) != "Echo: こんにちは" {
+		t.Fatalf("echo: %+v %v", res, err)
+	}
+	out, err := c.Call(ctx, op("chrome_screenshot", "", "", nil))
+	if err != nil || out.Image == nil || out.Image.MIMEType != "image/png" {
+		t.Fatalf("image result: %+v %v", out, err)
+	}
+	if cfg, err := png.DecodeConfig(bytes.NewReader(out.Image.Data)); err != nil || cfg.Width == 0 {
+		t.Fatalf("not a PNG: %v", err)
+	}
+	// The server refuses arguments its schema does not accept with a tool error.
+	if res, err := c.call(ctx, "echo", map[string]any{"message": 42}); err != nil || !res.IsError || render(res) == "" {
+		t.Fatalf("echo with a number: %+v %v", res, err)
+	}
 	if _, err := c.Call(ctx, op("chrome_keyboard", "", "Enter", nil)); err == nil {
 		t.Fatal("a tool the server lacks answered")
 	}

@@ -15,7 +15,9 @@ import (
 // binding says how one patch action runs on the bridge: the tool it calls (overridable by
 // config under key), how the operation becomes the tool's arguments, and which metadata keys
 // pass through as which JSON types. Argument names and types follow the bridge's published
-// input schemas (hangwin/mcp-chrome, packages/shared/src/tools.ts).
+// input schemas (hangwin/mcp-chrome, packages/shared/src/tools.ts, published on npm as
+// chrome-mcp-shared: TestTableMatchesThePublishedSchemas checks the table against the version
+// tools/npm/package.json pins).
 type binding struct {
 	key    string
 	action string
@@ -132,6 +134,30 @@ func ResolveTools(overrides map[string]string) (Tools, error) {
 		t[table[i].action] = name
 	}
 	return t, nil
+}
+
+// Missing is a browser action whose tool a bridge does not serve.
+type Missing struct {
+	// Key is the action's key under executor.browser.tools.
+	Key  string
+	Tool string
+	// Overridden: the tool was named by executor.browser.tools, not by the table.
+	Overridden bool
+}
+
+// Missing lists, in table order, the actions whose tool is not among served (a bridge's
+// tools/list); overrides are the executor.browser.tools t was resolved with.
+func (t Tools) Missing(served []string, overrides map[string]string) []Missing {
+	var out []Missing
+	for _, b := range table {
+		tool := t[b.action]
+		if slices.Contains(served, tool) {
+			continue
+		}
+		_, overridden := overrides[b.key]
+		out = append(out, Missing{Key: b.key, Tool: tool, Overridden: overridden})
+	}
+	return out
 }
 
 // Plan maps an operation to the bridge tool and its arguments.
