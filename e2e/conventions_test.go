@@ -23,8 +23,18 @@ func TestSpansFollowTheConventions(t *testing.T) {
 	before = len(s.lineMessages())
 	lc.say("01E2ECONVPLAN000000000001", "/plan 来週のリリース手順")
 	lc.wait("the plan reply", before, func(outMessage) bool { return true })
+	// A Slack message: the gateway's answer goes to the Slack API.
+	slackBefore := len(s.slackMessages())
+	s.slackEvent(t, "EvE2ECONV001", map[string]any{
+		"type": "app_mention", "user": slackUser, "channel": "CE2ECONV", "ts": "1790000000.000101", "event_ts": "1790000000.000101",
+		"text": "<@" + slackBotUser + "> こんにちは",
+	})
+	waitMessage(t, "the Slack reply", flowTimeout, s.slackMessages, s.slack.Problems, func(outMessage) bool {
+		return len(s.slackMessages()) > slackBefore
+	})
 	rest := lc.request("01E2ECONVREST000000000001", codeRequest)
-	var approved map[string]any
+	var job, approved map[string]any
+	s.approvalAPI(t, http.MethodGet, "/v1/jobs/"+rest.job, nil, &job)
 	s.approvalAPI(t, http.MethodPost, "/v1/jobs/"+rest.job+"/approve", map[string]any{}, &approved)
 	lc.waitPush(rest.job+" notice", func(m outMessage) bool { return strings.Contains(m.text(), rest.job) })
 	s.noProblems(t)
@@ -42,9 +52,9 @@ func TestSpansFollowTheConventions(t *testing.T) {
 		t.Errorf("no span: %s", what)
 		return span{Attrs: map[string]string{}}
 	}
-	// Model calls: chat-mio's chat model and router-shiro's worker/classifier, by the GenAI
-	// conventions.
-	for _, svc := range []string{"chat-mio", "router-shiro"} {
+	// Model calls: chat-mio's chat model, router-shiro's worker/classifier and coder-order's
+	// proposal, by the GenAI conventions.
+	for _, svc := range []string{"chat-mio", "router-shiro", "coder-order"} {
 		sp := find(svc+" model call", func(sp span) bool {
 			return sp.Service == svc && strings.HasPrefix(sp.Name, "chat ") && sp.Attrs["gen_ai.system"] != ""
 		})
@@ -54,17 +64,18 @@ func TestSpansFollowTheConventions(t *testing.T) {
 			}
 		}
 	}
-	// Redis commands, in every service that keeps state in Redis.
-	for _, svc := range []string{"gateway-line", "chat-mio", "heartbeat"} {
+	// Redis commands, in every service that keeps state in Redis (approval through its own hook).
+	for _, svc := range []string{"gateway-line", "gateway-slack", "chat-mio", "heartbeat", "approval"} {
 		sp := find(svc+" Redis command", func(sp span) bool {
-			return sp.Service == svc && strings.Contains(sp.Scope, "redisotel") && sp.Attrs["db.system"] == "redis"
+			return sp.Service == svc && (strings.Contains(sp.Scope, "redisotel") || svc == "approval") && sp.Attrs["db.system"] == "redis"
 		})
 		if sp.Name == "" || strings.Contains(sp.Attrs["db.statement"], "こんにちは") {
 			t.Errorf("%s Redis span %q %v", svc, sp.Name, sp.Attrs)
 		}
 	}
-	// Outbound HTTP: the LINE API from the gateway, the model server from chat-mio.
-	for _, svc := range []string{"gateway-line", "chat-mio"} {
+	// Outbound HTTP: the LINE and Slack APIs from their gateways, the model server from chat-mio,
+	// router-shiro and coder-order.
+	for _, svc := range []string{"gateway-line", "gateway-slack", "chat-mio", "router-shiro", "coder-order"} {
 		sp := find(svc+" outbound HTTP", func(sp span) bool {
 			return sp.Service == svc && strings.Contains(sp.Scope, "otelhttp") && sp.Attrs["http.request.method"] == "POST" &&
 				sp.Attrs["server.address"] != ""
@@ -73,7 +84,10 @@ func TestSpansFollowTheConventions(t *testing.T) {
 			t.Errorf("%s outbound span %q lacks the status: %v", svc, sp.Name, sp.Attrs)
 		}
 	}
-	// The REST API's approval of the job names it.
+	// The REST API's spans of a job name it: reading it and approving it.
+	find("REST job with job_id", func(sp span) bool {
+		return sp.Service == "approval" && strings.HasSuffix(sp.Name, "/v1/jobs/{id}") && sp.JobID == rest.job
+	})
 	find("REST approve with job_id", func(sp span) bool {
 		return sp.Service == "approval" && strings.Contains(sp.Name, "/v1/jobs/{id}/approve") && sp.JobID == rest.job
 	})

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/approval/v1/approvalv1connect"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/executor/v1/executorv1connect"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
+	"github.com/picoclaw-suite/picoclaw/pkg/outbound"
 	"github.com/picoclaw-suite/picoclaw/pkg/patch"
 	"github.com/picoclaw-suite/picoclaw/pkg/redact"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
@@ -286,7 +286,7 @@ func newApp(cfg Config, srv *rpcserver.Server, ws *workspace.Workspace, jr *jour
 		GitAuthorEmail: e.GitAuthorEmail,
 		BridgeURL:      e.MCP.ChromeBridgeURL,
 		BridgeTimeout:  e.MCP.Timeout,
-		BridgeHTTP:     &http.Client{},
+		BridgeHTTP:     outbound.Client(0, outbound.Traced(srv.Telemetry().TracerProvider)),
 		BrowserTools:   tools,
 		ArtifactsDir:   e.Browser.ArtifactsDir,
 		Version:        Name,

@@ -105,7 +105,7 @@ func Run(ctx context.Context, cfg Config) error {
 			h := httpapi.New(cfg.Slack.SigningSecret.Value(), env.Ingest, func() string { return botUser }, env.Log)
 			env.HandlePublic(http.MethodPost, EventsPath, http.HandlerFunc(h.Events))
 			env.HandlePublic(http.MethodPost, InteractivePath, http.HandlerFunc(h.Interactive))
-			files, err := slackapi.NewFiles(cfg.Slack.FilesBaseURL, cfg.Slack.BotToken.Value())
+			files, err := slackapi.NewFiles(cfg.Slack.FilesBaseURL, cfg.Slack.BotToken.Value(), outbound.Traced(env.Telemetry.TracerProvider))
 			if err != nil {
 				return nil, err
 			}

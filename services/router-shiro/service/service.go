@@ -15,6 +15,7 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm/ollama"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm/providers"
+	"github.com/picoclaw-suite/picoclaw/pkg/outbound"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/workspace"
@@ -179,7 +180,8 @@ func Run(ctx context.Context, cfg Config) error {
 	if local != nil {
 		// Ready while Ollama answers: a missing model does not make Shiro unready (it would
 		// then never get to tell users what to run).
-		api := ollama.NewAPI(cfg.Agents.Worker.Config.WithOllama(cfg.Ollama).WithDefaults().BaseURL, nil)
+		api := ollama.NewAPI(cfg.Agents.Worker.Config.WithOllama(cfg.Ollama).WithDefaults().BaseURL,
+			outbound.Client(0, outbound.Traced(srv.Telemetry().TracerProvider)))
 		srv.AddReadiness("worker-model", func(ctx context.Context) error {
 			_, err := api.List(ctx)
 			return err

@@ -236,13 +236,13 @@ type Files struct {
 	hc    *http.Client
 }
 
-// NewFiles returns the downloader for files under baseURL.
-func NewFiles(baseURL, token string) (*Files, error) {
+// NewFiles returns the downloader for files under baseURL (opts: outbound.Traced for spans).
+func NewFiles(baseURL, token string, opts ...outbound.Option) (*Files, error) {
 	u, err := url.Parse(baseURL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return nil, fmt.Errorf("slackapi: files base url %q must be an http(s) URL", baseURL)
 	}
-	hc := outbound.Client(60 * time.Second)
+	hc := outbound.Client(60*time.Second, opts...)
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	return &Files{base: u, token: token, hc: hc}, nil
 }
