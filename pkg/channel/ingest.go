@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"regexp"
 	"strings"
 
@@ -141,4 +142,14 @@ func commandJob(text string) string {
 		return ""
 	}
 	return strings.ToLower(m[2])
+}
+
+// NotStored answers a webhook whose events could not be stored: 503 with a stable code and no
+// detail of why (the log has it), so the channel delivers the events again — LINE and Slack both
+// redeliver on a 5xx — and what was stored meanwhile is deduplicated then.
+func NotStored(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", "1")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	_, _ = w.Write([]byte(`{"code":"store_unavailable","message":"the event could not be stored; send it again"}` + "\n"))
 }

@@ -448,7 +448,8 @@ func (s *Server) logReadiness(ctx context.Context, failures map[string]string) {
 // stay on the internal listener.
 func (s *Server) servePublicReady(w http.ResponseWriter, r *http.Request) {
 	if failures := s.readiness(r.Context()); len(failures) > 0 {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "service": s.cfg.Name})
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "code": "dependency_unavailable",
+			"service": s.cfg.Name})
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready", "service": s.cfg.Name})

@@ -131,7 +131,11 @@ func TestReadyzHidesDependencyErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := rpcserver.New(rpcserver.Config{Name: "svc", Listener: ln, Credentials: testinfra.Credentials(t, svcauth.Heartbeat)}, tel)
+	pub, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := rpcserver.New(rpcserver.Config{Name: "svc", Listener: ln, PublicListener: pub, Credentials: testinfra.Credentials(t, svcauth.Heartbeat)}, tel)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,6 +157,17 @@ func TestReadyzHidesDependencyErrors(t *testing.T) {
 			!strings.Contains(string(body), `"postgres"`) || strings.Contains(string(body), "10.1.2.3") || strings.Contains(string(body), "database=") {
 			t.Fatalf("%d %s", res.StatusCode, body)
 		}
+	}
+	// The public listener's answer has the same stable code and names no dependency at all.
+	res, err := http.Get("http://" + pub.Addr().String() + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), `"code":"dependency_unavailable"`) ||
+		strings.Contains(string(body), "postgres") || strings.Contains(string(body), "10.1.2.3") {
+		t.Fatalf("public /readyz: %d %s", res.StatusCode, body)
 	}
 	if n := logs.Count("service.not_ready"); n != 1 || !strings.Contains(logs.String(), "10.1.2.3") {
 		t.Fatalf("logged %d times:\n%s", n, logs.String())

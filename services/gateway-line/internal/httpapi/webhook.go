@@ -82,10 +82,10 @@ func (h *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		events = append(events, inc)
 	}
-	// Not stored: answer 500 so LINE redelivers; what was stored is deduplicated then.
+	// Not stored: answer 503 so LINE redelivers; what was stored is deduplicated then.
 	res, err := h.ingest.Store(ctx, events...)
 	if err != nil {
-		http.Error(w, "temporarily unavailable", http.StatusInternalServerError)
+		channel.NotStored(w)
 		return
 	}
 	trace.SpanFromContext(ctx).SetAttributes(attribute.Int("line.events", len(cb.Events)),

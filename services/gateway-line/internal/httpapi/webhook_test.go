@@ -130,7 +130,7 @@ func TestJobIDFailureIsRedelivered(t *testing.T) {
 	req.Header.Set("X-Line-Signature", fakeline.Sign(secret, body))
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, req)
-	if w.Code != http.StatusInternalServerError || len(store.Events) != 0 || !strings.Contains(w.Body.String(), "unavailable") {
+	if w.Code != http.StatusServiceUnavailable || len(store.Events) != 0 || !strings.Contains(w.Body.String(), `"code":"store_unavailable"`) {
 		t.Fatalf("status %d, %d events stored", w.Code, len(store.Events))
 	}
 }

@@ -252,8 +252,8 @@ func (h *Handlers) store200(w http.ResponseWriter, r *http.Request, in domain.In
 	}
 	res, err := h.ingest.Store(ctx, inc)
 	if err != nil {
-		// Not stored: a 500 makes Slack retry; the retry is deduplicated if this one got through.
-		http.Error(w, "temporarily unavailable", http.StatusInternalServerError)
+		// Not stored: a 503 makes Slack retry; the retry is deduplicated if this one got through.
+		channel.NotStored(w)
 		return
 	}
 	trace.SpanFromContext(ctx).SetAttributes(attribute.String("slack.event_id", in.EventID),

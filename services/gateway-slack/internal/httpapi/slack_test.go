@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -106,7 +107,7 @@ func TestJobIDFailureIsRetried(t *testing.T) {
 	w := httptest.NewRecorder()
 	h.Events(w, signed(context.Background(), "/slack/events", "application/json",
 		fakeslack.EventBody("EvT2", fakeslack.Mention(user, "C1", "1700000000.000300", "", "やあ"))))
-	if w.Code != http.StatusInternalServerError || len(store.Events) != 0 {
+	if w.Code != http.StatusServiceUnavailable || len(store.Events) != 0 || !strings.Contains(w.Body.String(), `"code":"store_unavailable"`) {
 		t.Fatalf("status %d, %d events stored", w.Code, len(store.Events))
 	}
 }
