@@ -29,8 +29,8 @@ func cleanEnv(home string) []string {
 }
 
 // The newcomer's path: `go install` the CLI, start `picoclaw run` in an empty directory with
-// nothing configured, and drive it from another terminal with `picoclaw jobs`, `deny` and
-// `status`, which find the suite, its URLs and the login token through the run state file only.
+// nothing configured, and drive it from another terminal with `picoclaw jobs`, `deny`, `approve`
+// and `status`, which find the suite, its URLs and the login token through the run state file only.
 func TestInstalledCLIReachesTheRunningSuiteThroughTheStateFile(t *testing.T) {
 	dir := t.TempDir()
 	gobin, home, empty := filepath.Join(dir, "bin"), filepath.Join(dir, "home"), filepath.Join(dir, "empty")
@@ -105,6 +105,14 @@ func TestInstalledCLIReachesTheRunningSuiteThroughTheStateFile(t *testing.T) {
 	}
 	if code, out := cli("deny", job, "--reason", "not today"); code != 0 || !strings.Contains(out, job+": denied") {
 		t.Fatalf("deny through the state file: exit %d\n%s", code, out)
+	}
+	s.send("/code2 docs/bye.md にお別れを書いて")
+	second := job
+	for second == job { // the first job's request may still be on the screen
+		second = s.expect(approveRE, 30*time.Second)[1]
+	}
+	if code, out := cli("approve", second); code != 0 || !strings.Contains(out, second+": granted") {
+		t.Fatalf("approve through the state file: exit %d\n%s", code, out)
 	}
 	code, out = cli("status", "-o", "json")
 	var report struct {
