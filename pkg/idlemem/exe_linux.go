@@ -13,35 +13,29 @@ import (
 
 // releaseExecutable applies the advice to the read-only mappings of the executable. Errors are
 // ignored: the advice is a hint, and a kernel without it leaves the pages where they are.
-func releaseExecutable(initial bool) {
+func releaseExecutable() {
 	ranges, err := executableRanges("/proc/self/maps")
 	if err != nil {
 		return
 	}
-	var exe *os.File
+	exe, err := os.Open("/proc/self/exe")
 	pageOut := false
-	if initial {
-		if exe, err = os.Open("/proc/self/exe"); err == nil {
-			defer exe.Close()
-			// On tmpfs the file is the memory: paging it out would only move it to swap.
-			var fs unix.Statfs_t
-			pageOut = unix.Fstatfs(int(exe.Fd()), &fs) == nil && fs.Type != unix.TMPFS_MAGIC && fs.Type != unix.RAMFS_MAGIC
-			// A binary the build has just written may still be dirty in the page cache, and
-			// dirty pages are neither paged out nor dropped: write it back first.
-			if pageOut {
-				_ = unix.Fdatasync(int(exe.Fd()))
-			}
+	if err == nil {
+		defer exe.Close()
+		// On tmpfs the file is the memory: paging it out would only move it to swap.
+		var fs unix.Statfs_t
+		pageOut = unix.Fstatfs(int(exe.Fd()), &fs) == nil && fs.Type != unix.TMPFS_MAGIC && fs.Type != unix.RAMFS_MAGIC
+		// A binary the build has just written may still be dirty in the page cache, and
+		// dirty pages are neither paged out nor dropped: write it back first.
+		if pageOut {
+			_ = unix.Fdatasync(int(exe.Fd()))
 		}
 	}
 	for _, r := range ranges {
-		switch {
-		case initial && pageOut:
-			_ = madvise(r, unix.MADV_RANDOM)
+		_ = madvise(r, unix.MADV_RANDOM)
+		if pageOut {
 			_ = madvise(r, unix.MADV_PAGEOUT)
-		case initial:
-			_ = madvise(r, unix.MADV_RANDOM)
-			_ = madvise(r, unix.MADV_DONTNEED)
-		default:
+		} else {
 			_ = madvise(r, unix.MADV_DONTNEED)
 		}
 	}

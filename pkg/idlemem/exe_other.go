@@ -3,4 +3,4 @@
 package idlemem
 
 // releaseExecutable does nothing where the kernel's advice is not known.
-func releaseExecutable(bool) {}
+func releaseExecutable() {}

@@ -23,9 +23,10 @@ const (
 
 var started atomic.Bool
 
-// Keep releases memory until ctx ends: first after first, then at the end of every window of
-// less than 1 % of a core of CPU that follows a busier one (or quietRelease after the last). Only
-// the first call in a process does anything (an embedded suite runs every service in one process).
+// Keep releases memory until ctx ends: first after first, then at the end of the first two
+// windows of less than 1 % of a core of CPU that follow a busier one (or quietRelease after the
+// last). Only the first call in a process does anything (an embedded suite runs every service in
+// one process).
 func Keep(ctx context.Context, first, window time.Duration) {
 	if !started.CompareAndSwap(false, true) {
 		return
@@ -37,7 +38,7 @@ func Keep(ctx context.Context, first, window time.Duration) {
 		return
 	case <-t.C:
 	}
-	Release(true)
+	Release()
 	now := time.Now()
 	d := decider{lastCPU: processCPU(), lastAt: now, lastRelease: now}
 	tick := time.NewTicker(window)
@@ -48,17 +49,19 @@ func Keep(ctx context.Context, first, window time.Duration) {
 			return
 		case <-tick.C:
 			if d.observe(processCPU(), time.Now()) {
-				Release(false)
+				Release()
 			}
 		}
 	}
 }
 
-// Release hands the free heap back and the executable's pages: after the start (initial) they
-// leave the page cache; later they are only unmapped from this process.
-func Release(initial bool) {
+// Release hands the free heap back and the executable's pages: they are unmapped and leave the
+// page cache, so what the process runs next is read back page by page — in the page cache, a
+// fault maps a whole 64 KB neighbourhood of the page it needs (fault-around), and the idle suite
+// would soon map again most of what a burst ran.
+func Release() {
 	debug.FreeOSMemory()
-	releaseExecutable(initial)
+	releaseExecutable()
 }
 
 // decider is the release rule, apart from clocks and timers.
@@ -67,6 +70,9 @@ type decider struct {
 	lastAt      time.Time
 	lastRelease time.Time
 	busy        bool
+	// again: release once more at the next idle window — the first release's collection shrinks
+	// the stacks a burst grew, the second hands their memory back.
+	again bool
 }
 
 // observe takes the process CPU at now and says whether to release.
@@ -77,7 +83,8 @@ func (d *decider) observe(cpu time.Duration, now time.Time) bool {
 		d.busy = true
 		return false
 	}
-	if d.busy || now.Sub(d.lastRelease) >= quietRelease {
+	if d.busy || d.again || now.Sub(d.lastRelease) >= quietRelease {
+		d.again = d.busy
 		d.busy = false
 		d.lastRelease = now
 		return true

@@ -22,9 +22,11 @@ func TestDeciderReleasesWhenABusyPeriodEnds(t *testing.T) {
 		{2 * time.Second, 30, false, "busy window (13 % of a core)"},
 		{3 * time.Second, 45, false, "still busy"},
 		{3*time.Second + 20*time.Millisecond, 60, true, "the first idle window after a busy one"},
-		{3*time.Second + 40*time.Millisecond, 75, false, "idle again: already released"},
-		{3*time.Second + 190*time.Millisecond, 90, false, "exactly 1 % is not idle"},
-		{3*time.Second + 200*time.Millisecond, 105, true, "idle after that"},
+		{3*time.Second + 40*time.Millisecond, 75, true, "the second idle window: once more (the stacks the first shrank)"},
+		{3*time.Second + 60*time.Millisecond, 90, false, "idle again: released twice already"},
+		{3*time.Second + 210*time.Millisecond, 105, false, "exactly 1 % is not idle"},
+		{3*time.Second + 220*time.Millisecond, 120, true, "idle after that"},
+		{3*time.Second + 230*time.Millisecond, 135, true, "and once more"},
 	}
 	for _, s := range steps {
 		if got := d.observe(s.cpu, at(s.at)); got != s.want {
@@ -32,13 +34,13 @@ func TestDeciderReleasesWhenABusyPeriodEnds(t *testing.T) {
 		}
 	}
 	// A process that stays idle is released again only after quietRelease.
-	last := 105
+	last := 135
 	for s := last + 15; s < last+int(quietRelease/time.Second); s += 15 {
-		if d.observe(3*time.Second+200*time.Millisecond, at(s)) {
+		if d.observe(3*time.Second+230*time.Millisecond, at(s)) {
 			t.Fatalf("released again at %ds while nothing happened", s)
 		}
 	}
-	if !d.observe(3*time.Second+200*time.Millisecond, at(last+int(quietRelease/time.Second))) {
+	if !d.observe(3*time.Second+230*time.Millisecond, at(last+int(quietRelease/time.Second))) {
 		t.Fatal("not released after quietRelease")
 	}
 }
