@@ -129,6 +129,9 @@ func (d DataSnapshot) Total() int64 {
 const (
 	EmbeddedIdleCPUPercent = 1.0
 	EmbeddedMaxRSSMB       = 40.0
+	// EmbeddedBackToIdle is how close to the idle RSS before the traffic the suite must be a
+	// minute after it ("back to its idle level"): within a quarter above it.
+	EmbeddedBackToIdle = 1.25
 )
 
 func (e *Embedded) goals() []Goal {
@@ -150,8 +153,15 @@ func (e *Embedded) goals() []Goal {
 		{Name: "Embedded: idle CPU after the traffic", Target: fmt.Sprintf("< %g %% of a core", EmbeddedIdleCPUPercent),
 			Measured: fmt.Sprintf("%.2f %%", cpu), Value: cpu, Met: cpu < EmbeddedIdleCPUPercent},
 		rss("Embedded: RSS right after the traffic", e.AfterTraffic),
-		rss(later, e.Later),
+		backToIdle(later, e.Idle, e.Later),
 	}
+}
+
+// backToIdle is the goal that the RSS of later is back at the idle level of idle.
+func backToIdle(name string, idle, later Resources) Goal {
+	v, limit := later.Memory.RSSMB, EmbeddedBackToIdle*idle.Memory.RSSMB
+	return Goal{Name: name + ": back to the idle level", Target: fmt.Sprintf("≤ %.1f MB (idle before the traffic %.1f MB, + %.0f %%)",
+		limit, idle.Memory.RSSMB, 100*(EmbeddedBackToIdle-1)), Measured: fmt.Sprintf("%.1f MB", v), Value: v, Met: v <= limit && v <= EmbeddedMaxRSSMB}
 }
 
 // explain adds a note to each missed embedded goal whose cause the figures show.
@@ -168,7 +178,7 @@ func (e *Embedded) explain() []string {
 		m := r.Memory
 		note := fmt.Sprintf("%s: %.1f MB = %.1f MB private (RssAnon: heap, stacks) + %.1f MB pages of the %.1f MB binary "+
 			"(RssFile, shared with the page cache and reclaimable; %.1f MB of it mapped in 2 MB huge pages); idle before the traffic %.1f MB (%.1f + %.1f).",
-			strings.TrimPrefix(g.Name, "Embedded: "), m.RSSMB, m.AnonMB, m.FileMB, mb(e.BinaryBytes), m.FilePMDMB, e.Idle.Memory.RSSMB, e.Idle.Memory.AnonMB, e.Idle.Memory.FileMB)
+			strings.TrimSuffix(strings.TrimPrefix(g.Name, "Embedded: "), ": back to the idle level"), m.RSSMB, m.AnonMB, m.FileMB, mb(e.BinaryBytes), m.FilePMDMB, e.Idle.Memory.RSSMB, e.Idle.Memory.AnonMB, e.Idle.Memory.FileMB)
 		if m.Go != nil {
 			note += fmt.Sprintf(" Of the private part the Go runtime holds %.1f MB (heap in use %.1f MB, kept free %.1f MB, stacks %.1f MB); "+
 				"%.1f MB is outside it (SQLite's page caches and allocations through modernc libc).",
