@@ -512,6 +512,28 @@ func OtherEvent(id, typ, userID string, tsMillis int64) Event {
 	return e
 }
 
+// MessageOf is a message event of another type than text and image, in the shape LINE's
+// webhook schema gives it (Messaging API, "Message event"): "sticker", "audio", "video", "file"
+// or "location", from a user (1:1) or, with group set, from a group.
+func MessageOf(typ, id, userID, group string, tsMillis int64) Event {
+	msg := map[string]any{"id": "m" + id, "type": typ}
+	switch typ {
+	case "sticker":
+		msg["packageId"], msg["stickerId"], msg["stickerResourceType"], msg["quoteToken"] = "446", "1988", "STATIC", "q"+id
+	case "audio":
+		msg["duration"], msg["contentProvider"] = 60000, map[string]any{"type": "line"}
+	case "video":
+		msg["duration"], msg["contentProvider"], msg["quoteToken"] = 60000, map[string]any{"type": "line"}, "q"+id
+	case "file":
+		msg["fileName"], msg["fileSize"] = "report.pdf", 2138
+	case "location":
+		msg["title"], msg["address"], msg["latitude"], msg["longitude"] = "my location", "1-3 Kioicho, Chiyoda-ku, Tokyo", 35.67966, 139.73669
+	}
+	return Event{"type": "message", "mode": "active", "timestamp": tsMillis, "webhookEventId": id,
+		"deliveryContext": map[string]any{"isRedelivery": false}, "source": source(userID, group), "replyToken": "rt-" + id,
+		"message": msg}
+}
+
 func source(userID, group string) map[string]any {
 	if group != "" {
 		return map[string]any{"type": "group", "groupId": group, "userId": userID}
@@ -519,12 +541,15 @@ func source(userID, group string) map[string]any {
 	return map[string]any{"type": "user", "userId": userID}
 }
 
+// Destination is the bot's own user ID, which LINE sends as the webhook's destination.
+const Destination = "U0123456789abcdef0123456789abcdef"
+
 // Body is a webhook request body.
 func Body(events ...Event) []byte {
 	if events == nil {
 		events = []Event{}
 	}
-	b, _ := json.Marshal(map[string]any{"destination": "U0123456789abcdef0123456789abcdef", "events": events})
+	b, _ := json.Marshal(map[string]any{"destination": Destination, "events": events})
 	return b
 }
 

@@ -34,7 +34,8 @@ type LineConfig struct {
 	// LoadingSeconds is the loading animation's duration in 1:1 chats (5..60, multiple of 5).
 	LoadingSeconds int `yaml:"loading_seconds"`
 	// GroupMentionOnly: in group chats and rooms, only text messages that mention the bot are
-	// answered (button presses always are).
+	// answered (button presses always are). Images, stickers and the other kinds cannot carry a
+	// mention, so with it on they are answered in 1:1 chats only — by design, not by accident.
 	GroupMentionOnly bool `yaml:"group_mention_only"`
 	// DataAPIBaseURL is the blob endpoint images are downloaded from.
 	DataAPIBaseURL string `yaml:"data_api_base_url"`

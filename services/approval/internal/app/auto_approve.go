@@ -75,7 +75,8 @@ func (s *Service) EnableAutoApprove(ctx context.Context, actor domain.Actor, in 
 	if !s.cfg.AutoApproveAllowed {
 		return domain.Grant{}, fmt.Errorf("%w: Auto-Approve is disabled by configuration (approval.auto_approve.enabled)", domain.ErrPermission)
 	}
-	if in.bare() {
+	bare := in.bare()
+	if bare {
 		d := s.cfg.DefaultScope
 		in.TaskTypes, in.PathPrefixes, in.Routes = d.TaskTypes, d.PathPrefixes, d.Routes
 	}
@@ -83,6 +84,7 @@ func (s *Service) EnableAutoApprove(ctx context.Context, actor domain.Actor, in 
 	if err != nil {
 		return domain.Grant{}, err
 	}
+	g.DefaultScope = bare
 	if err := s.putGrant(ctx, g, ttl, domain.RuleAutoApprove, actor); err != nil {
 		return domain.Grant{}, err
 	}

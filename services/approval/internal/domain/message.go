@@ -358,12 +358,17 @@ func GrantStatusText(g *Grant, now time.Time, locale string, unavailable bool) s
 		return strings.Join(xs, ", ")
 	}
 	remaining := g.ExpiresAt.Sub(now).Round(time.Second)
-	if enl {
-		return fmt.Sprintf("Auto-Approve: ON (%s left, until %s)%s\npaths: %s\ntasks: %s\nroutes: %s\nallowed operations: %s\ndenied operations: %s\nhard-require operations (delete, rename, secrets, push/publish, force push, network, browser, risky shell commands, cost over limit) always need approval; shell commands only run automatically with ops=shell and a path scope, when they use only read-only commands (ls, cat, grep, …) and mkdir/touch/cp/redirections within those paths.\nTurn off: /auto-approve off",
-			remaining, g.ExpiresAt.UTC().Format(time.RFC3339), similarLine(g, true), list(g.PathPrefixes, "any"), list(g.TaskTypes, "any"), list(g.Routes, "any"), list(g.AllowedOperations, "files and git only"), list(g.DeniedOperations, "none"))
+	defaulted := ""
+	if g.DefaultScope {
+		defaulted = inLocale(enl, "\nNo scope was given, so the default scope (approval.auto_approve.default_scope) was applied; to change it, give one (e.g. /auto-approve on paths=src/ tasks=codegen).",
+			"\n範囲の指定がなかったため、既定の範囲（approval.auto_approve.default_scope）を適用しました。変えるときは範囲を指定してください（例: /auto-approve on paths=src/ tasks=codegen）。")
 	}
-	return fmt.Sprintf("Auto-Approve: ON（残り %s、%s まで）%s\nパス: %s\nタスク種別: %s\nルート: %s\n許可する操作: %s\n禁止操作: %s\n削除・リネーム・機密・push/公開・強制 push・ネットワーク・ブラウザ・危険なシェルコマンド・コスト超過は常に承認が必要です。シェルコマンドは ops=shell とパス指定があり、読み取り専用のコマンド（ls, cat, grep など）とそのパス内への mkdir/touch/cp/リダイレクトだけのときに自動承認されます。\n停止: /auto-approve off",
-		remaining, g.ExpiresAt.UTC().Format(time.RFC3339), similarLine(g, false), list(g.PathPrefixes, "すべて"), list(g.TaskTypes, "すべて"), list(g.Routes, "すべて"), list(g.AllowedOperations, "ファイルと git のみ"), list(g.DeniedOperations, "なし"))
+	if enl {
+		return fmt.Sprintf("Auto-Approve: ON (%s left, until %s)%s%s\npaths: %s\ntasks: %s\nroutes: %s\nallowed operations: %s\ndenied operations: %s\nhard-require operations (delete, rename, secrets, push/publish, force push, network, browser, risky shell commands, cost over limit) always need approval; shell commands only run automatically with ops=shell and a path scope, when they use only read-only commands (ls, cat, grep, …) and mkdir/touch/cp/redirections within those paths.\nTurn off: /auto-approve off",
+			remaining, g.ExpiresAt.UTC().Format(time.RFC3339), defaulted, similarLine(g, true), list(g.PathPrefixes, "any"), list(g.TaskTypes, "any"), list(g.Routes, "any"), list(g.AllowedOperations, "files and git only"), list(g.DeniedOperations, "none"))
+	}
+	return fmt.Sprintf("Auto-Approve: ON（残り %s、%s まで）%s%s\nパス: %s\nタスク種別: %s\nルート: %s\n許可する操作: %s\n禁止操作: %s\n削除・リネーム・機密・push/公開・強制 push・ネットワーク・ブラウザ・危険なシェルコマンド・コスト超過は常に承認が必要です。シェルコマンドは ops=shell とパス指定があり、読み取り専用のコマンド（ls, cat, grep など）とそのパス内への mkdir/touch/cp/リダイレクトだけのときに自動承認されます。\n停止: /auto-approve off",
+		remaining, g.ExpiresAt.UTC().Format(time.RFC3339), defaulted, similarLine(g, false), list(g.PathPrefixes, "すべて"), list(g.TaskTypes, "すべて"), list(g.Routes, "すべて"), list(g.AllowedOperations, "ファイルと git のみ"), list(g.DeniedOperations, "なし"))
 }
 
 // similarLine names the job an "approve similar" grant was scoped from and its operation kinds.

@@ -311,11 +311,14 @@ type Grant struct {
 	// OperationKinds, when set, are the only operation kinds ("file_edit.update") covered.
 	OperationKinds []string `json:"operation_kinds,omitempty"`
 	// SimilarTo is the job an "approve similar" grant was scoped from.
-	SimilarTo string    `json:"similar_to,omitempty"`
-	CreatedBy Actor     `json:"created_by"`
-	Reason    string    `json:"reason,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
-	ExpiresAt time.Time `json:"expires_at"`
+	SimilarTo string `json:"similar_to,omitempty"`
+	// DefaultScope: the grant was asked for without a scope (a bare /auto-approve on) and got
+	// approval.auto_approve.default_scope.
+	DefaultScope bool      `json:"default_scope,omitempty"`
+	CreatedBy    Actor     `json:"created_by"`
+	Reason       string    `json:"reason,omitempty"`
+	CreatedAt    time.Time `json:"created_at"`
+	ExpiresAt    time.Time `json:"expires_at"`
 }
 
 // ActiveAt reports whether the grant applies at now (the Redis TTL normally removes it first).

@@ -183,6 +183,31 @@ func TestAutoApproveScope(t *testing.T) {
 	}
 }
 
+// TestBareAutoApproveOnSaysTheDefaultScope: a bare /auto-approve on is answered with the
+// default scope it got and says that it was applied because none was given (ja and en).
+func TestBareAutoApproveOnSaysTheDefaultScope(t *testing.T) {
+	for _, tc := range []struct {
+		locale string
+		want   []string
+	}{
+		{"ja", []string{"Auto-Approve: ON", "範囲の指定がなかったため、既定の範囲（approval.auto_approve.default_scope）を適用しました",
+			"パス: docs, README.md", "タスク種別: docs, review", "許可する操作: ファイルと git のみ"}},
+		{"en", []string{"Auto-Approve: ON", "No scope was given, so the default scope (approval.auto_approve.default_scope) was applied",
+			"paths: docs, README.md", "tasks: docs, review", "allowed operations: files and git only"}},
+	} {
+		t.Run(tc.locale, func(t *testing.T) {
+			e := newEnv(t)
+			res := e.sendReq(t, &chatv1.HandleMessageRequest{SessionId: session, Channel: "line", UserId: approver, Text: "/auto-approve on", Locale: tc.locale})
+			mustContain(t, text(res), tc.want...)
+			// A scope given is not the default one, and the reply does not say it is.
+			res = e.sendReq(t, &chatv1.HandleMessageRequest{SessionId: session, Channel: "line", UserId: approver, Text: "/auto-approve on paths=docs/", Locale: tc.locale})
+			if got := text(res); strings.Contains(got, "approval.auto_approve.default_scope") {
+				t.Errorf("a grant with a scope is said to have the default one: %s", got)
+			}
+		})
+	}
+}
+
 func TestAutoApproveOptionsReachApproval(t *testing.T) {
 	e := newEnv(t)
 	e.send(t, approver, "/auto-approve on ttl=30m paths=docs/,README.md tasks=docs,review routes=CODE1,order2")

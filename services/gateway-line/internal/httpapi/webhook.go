@@ -65,6 +65,14 @@ func (h *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.log.InfoContext(ctx, "line.event_ignored", slog.String("type", e.GetType()))
 			continue
 		}
+		// The destination is the bot's own user ID: what the bot itself sent or pressed is
+		// never a message to answer nor a decision about a job.
+		if in.UserID != "" && in.UserID == cb.Destination {
+			h.log.InfoContext(ctx, "line.event_ignored", slog.String("type", e.GetType()), slog.String("reason", "own_event"))
+			continue
+		}
+		// Only a text message can mention the bot: in a mention-only group an image, a sticker
+		// or a file is never for the bot (README, "Groups and the bot's own events").
 		if h.mentionOnly && in.SourceType != domain.SourceUser && in.Kind != domain.KindPostback && !in.Mentioned {
 			h.log.InfoContext(ctx, "line.group_message_ignored", slog.String("reason", "not_mentioned"))
 			continue

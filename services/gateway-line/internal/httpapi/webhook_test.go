@@ -134,3 +134,33 @@ func TestJobIDFailureIsRedelivered(t *testing.T) {
 		t.Fatalf("status %d, %d events stored", w.Code, len(store.Events))
 	}
 }
+
+// TestOwnEventsIgnored: LINE names the bot's own user ID as the webhook's destination; a message
+// or a button press whose source is that user — in a 1:1 chat or a group — is acknowledged and
+// stored nowhere, while a person's message in the same request is kept.
+func TestOwnEventsIgnored(t *testing.T) {
+	store := &channeltest.MemStore{}
+	h := httpapi.NewWebhook(secret, channeltest.Ingester("line", store, channeltest.FixedJobs{ID: pressed}, sdktrace.NewTracerProvider()), slog.New(slog.DiscardHandler)).
+		MentionOnlyInGroups(true)
+	now := time.Now().UnixMilli()
+	body := fakeline.Body(
+		fakeline.TextEvent("01EVOWNTEXT", fakeline.Destination, "", "rt-own1", "やあ", now, false),
+		fakeline.MentionBot(fakeline.TextEvent("01EVOWNGROUP", fakeline.Destination, "Cgroup0001", "rt-own2", "グループ", now, false)),
+		fakeline.PostbackEvent("01EVOWNPRESS", fakeline.Destination, "rt-own3", postback(domain.Action{Kind: chatlink.ActionApprove, JobID: pressed}), now),
+		fakeline.TextEvent("01EVPERSON", user, "", "rt-person", "こんにちは", now, false),
+	)
+	req := httptest.NewRequest(http.MethodPost, "/line/webhook", bytes.NewReader(body))
+	req.Header.Set("X-Line-Signature", fakeline.Sign(secret, body))
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	if w.Code != http.StatusOK {
+		t.Fatalf("status %d", w.Code)
+	}
+	if len(store.Events) != 1 || store.Events[0].ID != "01EVPERSON" {
+		var ids []string
+		for _, e := range store.Events {
+			ids = append(ids, e.ID)
+		}
+		t.Fatalf("stored %v, want only the person's message", ids)
+	}
+}

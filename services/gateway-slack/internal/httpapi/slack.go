@@ -192,7 +192,7 @@ func (h *Handlers) Interactive(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "invalid payload", http.StatusBadRequest)
 		return
 	}
-	in, keep := NormalizeAction(cb)
+	in, keep := NormalizeAction(cb, h.bot())
 	if !keep {
 		h.log.InfoContext(ctx, "slack.interaction_ignored", slog.String("type", string(cb.Type)))
 		w.WriteHeader(http.StatusOK)
@@ -201,9 +201,14 @@ func (h *Handlers) Interactive(w http.ResponseWriter, r *http.Request) {
 	h.store200(w, r, in)
 }
 
-// NormalizeAction keeps approve/deny/pick button presses on messages in a channel.
-func NormalizeAction(cb slack.InteractionCallback) (domain.Inbound, bool) {
+// NormalizeAction keeps approve/deny/pick button presses on messages in a channel, by people:
+// a press in the name of the bot itself (botUserID, from auth.test or slack.bot_user_id) is
+// ignored like its own messages — the bot never decides a job.
+func NormalizeAction(cb slack.InteractionCallback, botUserID string) (domain.Inbound, bool) {
 	if cb.Type != slack.InteractionTypeBlockActions || len(cb.ActionCallback.BlockActions) == 0 {
+		return domain.Inbound{}, false
+	}
+	if botUserID != "" && cb.User.ID == botUserID {
 		return domain.Inbound{}, false
 	}
 	ba := cb.ActionCallback.BlockActions[0]

@@ -111,3 +111,23 @@ func TestJobIDFailureIsRetried(t *testing.T) {
 		t.Fatalf("status %d, %d events stored", w.Code, len(store.Events))
 	}
 }
+
+// TestBotsOwnPressIgnored: a button press in the bot's own name is acknowledged (200) and
+// stored nowhere, as its own messages are; the same press by a person is kept.
+func TestBotsOwnPressIgnored(t *testing.T) {
+	value := domain.ButtonValue(domain.Action{Kind: chatlink.ActionApprove, JobID: pressed})
+	for _, tc := range []struct {
+		presser string
+		stored  int
+	}{{fakeslack.BotUserID, 0}, {user, 1}} {
+		store := &channeltest.MemStore{}
+		h := httpapi.New(secret, channeltest.Ingester("slack", store, channeltest.FixedJobs{ID: pressed}, sdktrace.NewTracerProvider()),
+			func() string { return fakeslack.BotUserID }, slog.New(slog.DiscardHandler))
+		body := fakeslack.BlockAction(tc.presser, "C1", "1700000000.000200", "1700000000.000100", "承認", "trig-own-"+tc.presser, "approve", value)
+		w := httptest.NewRecorder()
+		h.Interactive(w, signed(context.Background(), "/slack/interactive", "application/x-www-form-urlencoded", body))
+		if w.Code != http.StatusOK || len(store.Events) != tc.stored {
+			t.Errorf("press by %s: status %d, %d events stored, want 200 and %d", tc.presser, w.Code, len(store.Events), tc.stored)
+		}
+	}
+}
