@@ -63,7 +63,9 @@ func (c Catalog) Check() error {
 type Message struct {
 	Code string
 	Args []string
-	kind error
+	// terms marks the arguments that are words of the catalog (Term).
+	terms []bool
+	kind  error
 	// cause is the failure beneath, for logs: its words are not shown to the user.
 	cause error
 	cat   Catalog
@@ -80,10 +82,20 @@ func (c Catalog) New(kind error, code string, args ...any) *Message {
 func (c Catalog) Wrap(kind, cause error, code string, args ...any) *Message {
 	m := &Message{Code: code, kind: kind, cause: cause, cat: c}
 	for _, a := range args {
-		m.Args = append(m.Args, fmt.Sprint(a))
+		t, isTerm := a.(Term)
+		if isTerm {
+			m.Args = append(m.Args, string(t))
+		} else {
+			m.Args = append(m.Args, fmt.Sprint(a))
+		}
+		m.terms = append(m.terms, isTerm)
 	}
 	return m
 }
+
+// Term is an argument that is itself a word of the catalog — a job's state, what happened to a
+// file — said in the message's language: the code of an entry without arguments.
+type Term string
 
 // Has reports whether c has a text for code.
 func (c Catalog) Has(code string) bool {
@@ -94,6 +106,10 @@ func (c Catalog) Has(code string) bool {
 // Text renders code with args in locale (Japanese unless locale is "en…"). A code the catalog
 // lacks is named with its arguments rather than dropped.
 func (c Catalog) Text(locale, code string, args ...string) string {
+	return c.render(locale, code, args, nil)
+}
+
+func (c Catalog) render(locale, code string, args []string, terms []bool) string {
 	forms, ok := c[code]
 	if !ok {
 		return strings.TrimSpace(code + " " + strings.Join(args, " "))
@@ -105,6 +121,9 @@ func (c Catalog) Text(locale, code string, args ...string) string {
 	vals := make([]any, len(args))
 	for i, a := range args {
 		vals[i] = a
+		if i < len(terms) && terms[i] {
+			vals[i] = c.render(locale, a, nil, nil)
+		}
 	}
 	return fmt.Sprintf(tmpl, vals...)
 }
@@ -116,7 +135,7 @@ func English(locale string) bool {
 }
 
 func (m *Message) Error() string {
-	s := m.cat.Text("en", m.Code, m.Args...)
+	s := m.cat.render("en", m.Code, m.Args, m.terms)
 	if m.cause != nil {
 		s += ": " + m.cause.Error()
 	}
@@ -135,7 +154,7 @@ func (m *Message) Unwrap() []error {
 }
 
 // Text is the message in locale.
-func (m *Message) Text(locale string) string { return m.cat.Text(locale, m.Code, m.Args...) }
+func (m *Message) Text(locale string) string { return m.cat.render(locale, m.Code, m.Args, m.terms) }
 
 // told is an error with the text a peer gave for the user (google.rpc.LocalizedMessage), in the
 // locale the peer was asked for.

@@ -7,6 +7,8 @@ import (
 )
 
 var testTexts = Catalog{
+	"STATE":         {"ジョブ %[1]s は%[2]sです", "job %[1]s is %[2]s"},
+	"PENDING":       {"承認待ち", "pending"},
 	"DIFF_CONFLICT": {"%[1]s に差分を適用できません（%[2]s 行目付近の文脈が一致しません）", "the diff does not apply to %[1]s (context mismatch near line %[2]s)"},
 }
 
@@ -40,6 +42,10 @@ func TestMessage(t *testing.T) {
 	said := WithText(Wrap(Precondition, errors.New("job is granted, not approved")), "ja", "ジョブは承認済みです")
 	if got, ok := Text(fmt.Errorf("claim: %w", said), "ja"); !ok || got != "ジョブは承認済みです" || KindOf(said) != Precondition {
 		t.Errorf("peer text: %q %v, kind %v", got, ok, KindOf(said))
+	}
+	state := testTexts.New(nil, "STATE", "job_1", Term("PENDING"))
+	if got, _ := Text(state, "ja"); got != "ジョブ job_1 は承認待ちです" || state.Error() != "job job_1 is pending" || state.Args[1] != "PENDING" {
+		t.Errorf("term: %q / %q / %v", got, state.Error(), state.Args)
 	}
 	if got := testTexts.Text("ja", "NO_SUCH_CODE", "x"); got != "NO_SUCH_CODE x" {
 		t.Errorf("unknown code = %q", got)

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -75,7 +76,7 @@ func (c *Client) Call(ctx context.Context, op patch.Operation) (Output, error) {
 		return Output{}, err
 	}
 	if c.cfg.URL == "" {
-		return Output{}, fmt.Errorf("%w: no MCP Chrome bridge configured (executor.mcp.chrome_bridge_url)", domain.ErrUnavailable)
+		return Output{}, domain.Fail(domain.ErrUnavailable, domain.CodeBridgeNotConfigured)
 	}
 	if c.cfg.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -88,25 +89,26 @@ func (c *Client) Call(ctx context.Context, op patch.Operation) (Output, error) {
 			Endpoint: c.cfg.URL, HTTPClient: c.cfg.HTTP, MaxRetries: -1, DisableStandaloneSSE: true,
 		}, nil)
 		if err != nil {
-			return Output{}, fmt.Errorf("%w: MCP Chrome bridge at %s is unreachable: %v", domain.ErrUnavailable, c.cfg.URL, err)
+			return Output{}, domain.FailWith(domain.ErrUnavailable, err, domain.CodeBridgeUnreachable, c.cfg.URL)
 		}
 		c.session = s
 	}
 	res, err := c.session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
-		return Output{}, fmt.Errorf("%w: %s via MCP Chrome bridge: %v", domain.ErrUnavailable, tool, err)
+		return Output{}, domain.FailWith(domain.ErrUnavailable, err, domain.CodeBridgeCallFailed, tool)
 	}
 	if res.IsError {
+		// The bridge's own words are data: they are passed on as they are.
 		text := render(res)
 		if text == "" {
-			text = "tool reported an error"
+			return Output{}, domain.Fail(nil, domain.CodeBridgeCallFailed, tool)
 		}
-		return Output{}, fmt.Errorf("%s: %s", tool, text)
+		return Output{}, domain.Fail(nil, domain.CodeBridgeToolError, tool, text)
 	}
 	if patch.CanonicalBrowserAction(op.Action) == patch.ActionChromeScreenshot {
 		img, err := screenshot(res)
 		if err != nil {
-			return Output{}, fmt.Errorf("%s: %w", tool, err)
+			return Output{}, err
 		}
 		return Output{Image: img}, nil
 	}
@@ -129,26 +131,26 @@ func screenshot(res *mcp.CallToolResult) (*Image, error) {
 				continue
 			}
 			if base64.StdEncoding.DecodedLen(len(t.Base64Data)) > MaxImageBytes {
-				return nil, fmt.Errorf("screenshot larger than %d bytes", MaxImageBytes)
+				return nil, domain.Fail(nil, domain.CodeScreenshotTooLarge, MaxImageBytes)
 			}
 			data, err := base64.StdEncoding.DecodeString(t.Base64Data)
 			if err != nil {
-				return nil, fmt.Errorf("screenshot data is not base64: %v", err)
+				return nil, domain.FailWith(nil, fmt.Errorf("not base64: %w", err), domain.CodeScreenshotBad)
 			}
 			return checkImage(&Image{MIMEType: t.MIMEType, Data: data})
 		}
 	}
-	return nil, fmt.Errorf("the bridge returned no image")
+	return nil, domain.Fail(nil, domain.CodeScreenshotMissing)
 }
 
 func checkImage(img *Image) (*Image, error) {
 	switch {
 	case len(img.Data) == 0:
-		return nil, fmt.Errorf("the bridge returned an empty image")
+		return nil, domain.Fail(nil, domain.CodeScreenshotMissing)
 	case len(img.Data) > MaxImageBytes:
-		return nil, fmt.Errorf("screenshot larger than %d bytes", MaxImageBytes)
+		return nil, domain.Fail(nil, domain.CodeScreenshotTooLarge, MaxImageBytes)
 	case !strings.HasPrefix(img.MIMEType, "image/"):
-		return nil, fmt.Errorf("screenshot has type %q, not an image", img.MIMEType)
+		return nil, domain.Fail(nil, domain.CodeScreenshotType, strconv.Quote(img.MIMEType))
 	}
 	return img, nil
 }
