@@ -96,6 +96,11 @@ var Texts = fault.Catalog{
 	CodeCommitNoRepository: {"ワークスペースが git リポジトリではありません", "workspace is not a git repository"},
 	CodeCommitStep:         {"%[1]s に失敗しました", "%[1]s failed"},
 
+	// The executor's line in /status.
+	CodeSandboxNoteOn:          {"サンドボックス: %[1]s、ネットワーク %[2]s", "sandbox: %[1]s, network %[2]s"},
+	CodeSandboxNoteNone:        {"サンドボックス: なし（executor.sandbox.mode: none — コマンドは制限なしで実行されます）", "sandbox: none (executor.sandbox.mode: none — commands run unconfined)"},
+	CodeSandboxNoteUnavailable: {"サンドボックス: 使えません — シェルと git のコマンドは実行しません（`picoclaw doctor` で確認してください）", "sandbox: unavailable — shell and git commands are refused (check with `picoclaw doctor`)"},
+
 	// Refusals of a whole job.
 	CodeNotApproved:         {"ジョブ %[1]s は%[2]sのため実行できません（承認されていません）", "job %[1]s is %[2]s, not approved"},
 	CodeHashMismatch:        {"ジョブ %[1]s の内容が承認されたものと一致しないため、実行していません（再計算 %[2]s、承認時 %[3]s）", "job %[1]s: content hash mismatch (recomputed %[2]s, approved %[3]s); nothing was run"},
@@ -205,6 +210,10 @@ const (
 	CodeRollbackIncomplete = "ROLLBACK_INCOMPLETE"
 	CodeCommitNoRepository = "COMMIT_NOT_A_REPOSITORY"
 	CodeCommitStep         = "COMMIT_STEP_FAILED"
+
+	CodeSandboxNoteOn          = "SANDBOX_NOTE_ON"
+	CodeSandboxNoteNone        = "SANDBOX_NOTE_NONE"
+	CodeSandboxNoteUnavailable = "SANDBOX_NOTE_UNAVAILABLE"
 
 	CodeNotApproved         = "NOT_APPROVED"
 	CodeHashMismatch        = "HASH_MISMATCH"
