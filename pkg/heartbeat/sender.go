@@ -196,6 +196,7 @@ func (s *Sender) Heartbeats() []*heartbeatv1.Heartbeat {
 	out := make([]*heartbeatv1.Heartbeat, 0, len(agents))
 	for _, a := range agents {
 		snap := a.Snapshot(s.cfg.ErrorHold)
+		note, noteEN := a.Note()
 		hb := &heartbeatv1.Heartbeat{
 			AgentId:            a.ID,
 			Alias:              a.Alias,
@@ -207,7 +208,8 @@ func (s *Sender) Heartbeats() []*heartbeatv1.Heartbeat {
 			ErrorMessage:       snap.LastError,
 			Service:            s.cfg.Service,
 			Kind:               string(a.Kind),
-			Note:               a.Note(),
+			Note:               note,
+			NoteEn:             noteEN,
 			ReplicaId:          s.cfg.Replica,
 		}
 		if len(snap.JobIDs) > 0 {

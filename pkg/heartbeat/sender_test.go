@@ -68,6 +68,7 @@ func TestSenderBeatsServiceAndAgents(t *testing.T) {
 	}
 	aka.Begin("job_20260101_007")
 	ao.Begin("").End(errors.New("openai: 429 rate limited"))
+	s.Service().SetNote("サンドボックス: なし", "sandbox: none")
 
 	if err := s.BeatOnce(context.Background()); err != nil {
 		t.Fatal(err)
@@ -77,7 +78,8 @@ func TestSenderBeatsServiceAndAgents(t *testing.T) {
 		t.Fatalf("got beats for %d agents, want 3 (service + 2 agents): %v", len(got), got)
 	}
 	svc := got["coder-order"]
-	if svc.GetKind() != "service" || svc.GetStatus() != heartbeatv1.AgentState_AGENT_STATE_IDLE || svc.GetService() != "coder-order" {
+	if svc.GetKind() != "service" || svc.GetStatus() != heartbeatv1.AgentState_AGENT_STATE_IDLE || svc.GetService() != "coder-order" ||
+		svc.GetNote() != "サンドボックス: なし" || svc.GetNoteEn() != "sandbox: none" {
 		t.Errorf("service beat = %v", svc)
 	}
 	a := got["order1"]

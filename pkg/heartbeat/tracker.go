@@ -38,21 +38,22 @@ type Tracker struct {
 	lastErrAt    time.Time
 	lastFailed   bool
 	lastEndAt    time.Time
-	note         string
+	note, noteEN string
 }
 
-// SetNote sets the standing note every heartbeat of this tracker carries.
-func (t *Tracker) SetNote(note string) {
+// SetNote sets the standing note every heartbeat of this tracker carries, in Japanese and in
+// English: the report shows the one of its locale.
+func (t *Tracker) SetNote(ja, en string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.note = note
+	t.note, t.noteEN = ja, en
 }
 
-// Note is the standing note.
-func (t *Tracker) Note() string {
+// Note is the standing note, in Japanese and in English.
+func (t *Tracker) Note() (ja, en string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.note
+	return t.note, t.noteEN
 }
 
 type inflightTask struct {

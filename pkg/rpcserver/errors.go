@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strconv"
 
 	"connectrpc.com/connect"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -40,6 +41,15 @@ func CodeOf(k fault.Kind) connect.Code {
 // unclassified error becomes Internal with a generic message, its detail logged as
 // "<service>.internal_error"; a reason travels as a google.rpc.ErrorInfo detail.
 func ToConnect(ctx context.Context, log *slog.Logger, service string, err error) error {
+	return ToConnectIn(ctx, log, service, err, "")
+}
+
+// ToConnectIn is ToConnect for a request that names the user's locale: a failure the user is
+// told about (a fault.Message, or a peer's text passed on) also travels as a
+// google.rpc.LocalizedMessage in that locale (ja unless "en"), and a Message's code and
+// arguments in the ErrorInfo's metadata ("code", "arg1", "arg2", …; the reason is the code
+// unless the error has a reason of its own). The Connect message stays English, for logs.
+func ToConnectIn(ctx context.Context, log *slog.Logger, service string, err error, locale string) error {
 	if err == nil {
 		return nil
 	}
@@ -58,8 +68,27 @@ func ToConnect(ctx context.Context, log *slog.Logger, service string, err error)
 		err = fault.WrapReason(k, fault.ReasonOf(err), errors.New(service+": a dependency is unavailable; retry later"))
 	}
 	out := connect.NewError(CodeOf(k), err)
-	if r := fault.ReasonOf(err); r != "" {
-		if d, derr := connect.NewErrorDetail(&errdetails.ErrorInfo{Reason: r, Domain: ErrorDomain}); derr == nil {
+	info := &errdetails.ErrorInfo{Reason: fault.ReasonOf(err), Domain: ErrorDomain}
+	if m := fault.MessageOf(err); m != nil {
+		info.Metadata = map[string]string{"code": m.Code}
+		for i, a := range m.Args {
+			info.Metadata["arg"+strconv.Itoa(i+1)] = a
+		}
+		if info.Reason == "" {
+			info.Reason = m.Code
+		}
+	}
+	if info.Reason != "" {
+		if d, derr := connect.NewErrorDetail(info); derr == nil {
+			out.AddDetail(d)
+		}
+	}
+	if text, ok := fault.Text(err, locale); ok {
+		lang := "ja"
+		if fault.English(locale) {
+			lang = "en"
+		}
+		if d, derr := connect.NewErrorDetail(&errdetails.LocalizedMessage{Locale: lang, Message: text}); derr == nil {
 			out.AddDetail(d)
 		}
 	}
@@ -76,7 +105,8 @@ var codeKinds = func() map[connect.Code]fault.Kind {
 }()
 
 // FromConnect is the inverse for clients: a Connect error (or a transport failure) becomes a
-// classified error of the same kind, keeping the peer's message and reason. A failure without
+// classified error of the same kind, keeping the peer's message and reason, and the text it
+// gave for the user (a google.rpc.LocalizedMessage: fault.Text finds it). A failure without
 // a code (a proxy's 502) is Unavailable.
 func FromConnect(err error) error {
 	if err == nil {
@@ -96,12 +126,25 @@ func FromConnect(err error) error {
 		// No code: the peer could not be reached or answered with something not Connect.
 		k = fault.Unavailable
 	}
+	out := fault.Wrap(k, err)
+	var said *errdetails.LocalizedMessage
 	for _, d := range ce.Details() {
-		if v, derr := d.Value(); derr == nil {
-			if info, ok := v.(*errdetails.ErrorInfo); ok && info.GetReason() != "" {
-				return fault.WrapReason(k, info.GetReason(), err)
+		v, derr := d.Value()
+		if derr != nil {
+			continue
+		}
+		switch v := v.(type) {
+		case *errdetails.ErrorInfo:
+			if v.GetReason() != "" {
+				out = fault.WrapReason(k, v.GetReason(), err)
 			}
+		case *errdetails.LocalizedMessage:
+			said = v
 		}
 	}
-	return fault.Wrap(k, err)
+	if said != nil {
+		// The peer's words for the user, to be passed on as they are (fault.Text).
+		out = fault.WithText(out, said.GetLocale(), said.GetMessage())
+	}
+	return out
 }

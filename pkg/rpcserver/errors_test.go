@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"connectrpc.com/connect"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/fault"
 )
@@ -70,5 +71,49 @@ func TestFromConnectTransportErrors(t *testing.T) {
 	}
 	if FromConnect(nil) != nil || ToConnect(context.Background(), slog.New(slog.DiscardHandler), "svc", nil) != nil {
 		t.Error("nil must stay nil")
+	}
+}
+
+// A failure the user is told about travels with its code and arguments (ErrorInfo) and its text
+// in the request's locale (LocalizedMessage); the Connect message stays English, and the
+// caller finds the text again with fault.Text.
+func TestToConnectInCarriesTheUsersText(t *testing.T) {
+	texts := fault.Catalog{"NOT_APPROVED": {"ジョブ %[1]s は %[2]s で、承認されていません", "job %[1]s is %[2]s, not approved"}}
+	errConflict := fault.New(fault.Precondition, "conflict")
+	for _, tc := range []struct{ locale, lang, want string }{
+		{"", "ja", "ジョブ job_1 は 保留中 で、承認されていません"},
+		{"en", "en", "job job_1 is 保留中, not approved"},
+	} {
+		err := ToConnectIn(context.Background(), slog.New(slog.DiscardHandler), "svc",
+			fmt.Errorf("claim job_1: %w", texts.New(errConflict, "NOT_APPROVED", "job_1", "保留中")), tc.locale)
+		var ce *connect.Error
+		if !errors.As(err, &ce) || ce.Code() != connect.CodeFailedPrecondition || ce.Message() != "claim job_1: job job_1 is 保留中, not approved" {
+			t.Fatalf("%s: %v", tc.locale, err)
+		}
+		var info *errdetails.ErrorInfo
+		var said *errdetails.LocalizedMessage
+		for _, d := range ce.Details() {
+			switch v, _ := d.Value(); v := v.(type) {
+			case *errdetails.ErrorInfo:
+				info = v
+			case *errdetails.LocalizedMessage:
+				said = v
+			}
+		}
+		if info == nil || info.GetReason() != "NOT_APPROVED" || info.GetMetadata()["code"] != "NOT_APPROVED" ||
+			info.GetMetadata()["arg1"] != "job_1" || info.GetMetadata()["arg2"] != "保留中" {
+			t.Errorf("%s: error info %v", tc.locale, info)
+		}
+		if said == nil || said.GetLocale() != tc.lang || said.GetMessage() != tc.want {
+			t.Errorf("%s: localized message %v", tc.locale, said)
+		}
+		back := FromConnect(err)
+		if got, ok := fault.Text(back, tc.locale); !ok || got != tc.want || fault.KindOf(back) != fault.Precondition || fault.ReasonOf(back) != "NOT_APPROVED" {
+			t.Errorf("%s: back %q %v, kind %v reason %q", tc.locale, got, ok, fault.KindOf(back), fault.ReasonOf(back))
+		}
+	}
+	// Without a message there is no text for the user.
+	if _, ok := fault.Text(FromConnect(ToConnectIn(context.Background(), slog.New(slog.DiscardHandler), "svc", errGone, "ja")), "ja"); ok {
+		t.Error("a bare sentinel got a text for the user")
 	}
 }

@@ -93,8 +93,8 @@ func TestPatchBoundToItsBase(t *testing.T) {
 			if c.base["mul.go"] != "" {
 				target = "mul.go"
 			}
-			if msg := err.Error(); !strings.Contains(msg, target) || !strings.Contains(msg, "/retry "+c.id) || !strings.Contains(msg, said) {
-				t.Errorf("%s: the refusal does not name the file and the next step: %v", c.id, msg)
+			if msg := userText(err); !strings.Contains(msg, target) || !strings.Contains(msg, "/retry "+c.id) || !strings.Contains(msg, said) {
+				t.Errorf("%s: the refusal does not name the file and the next step: %q (%v)", c.id, msg, err)
 			}
 		}
 		if got := readFile(t, calc); got != edited {

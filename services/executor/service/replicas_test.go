@@ -256,7 +256,7 @@ func TestJobsOfADeadExecutorAreTakenOver(t *testing.T) {
 		}
 	}
 	failed := slices.IndexFunc(r.a.events(t, shell), func(e *approvalv1.JobEvent) bool {
-		return e.GetType() == "execution_failed" && strings.Contains(e.GetPayloadJson(), "二度は実行しません")
+		return e.GetType() == "execution_failed" && strings.Contains(e.GetPayloadJson(), "not run twice")
 	})
 	if failed < 0 {
 		t.Errorf("%s failed without saying its command is not run twice: %v", shell, eventTypes(r.a.events(t, shell)))

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+	"github.com/picoclaw-suite/picoclaw/services/executor/internal/domain"
 	"github.com/picoclaw-suite/picoclaw/services/executor/internal/sandbox"
 )
 
@@ -16,15 +17,15 @@ type sandboxState struct {
 	none   bool
 }
 
-// Text is the line /status shows for the executor.
-func (s sandboxState) Text() string {
+// Text is the line /status shows for the executor, in locale (the probe's detail is logged).
+func (s sandboxState) Text(locale string) string {
 	switch {
 	case s.none:
-		return "sandbox: none (executor.sandbox.mode: none — commands run unconfined)"
+		return domain.Texts.Text(locale, domain.CodeSandboxNoteNone)
 	case s.report.Err != nil:
-		return "sandbox: unavailable — shell and git commands are refused (" + s.report.Err.Error() + ")"
+		return domain.Texts.Text(locale, domain.CodeSandboxNoteUnavailable)
 	}
-	return "sandbox: " + s.label + ", network " + s.report.Network
+	return domain.Texts.Text(locale, domain.CodeSandboxNoteOn, s.label, s.report.Network)
 }
 
 // checkSandbox probes the sandbox at start. A sandbox that does not work does not stop the
@@ -53,7 +54,7 @@ func checkSandbox(ctx context.Context, cfg sandbox.Config, workspace string, log
 // reportSandbox puts the sandbox line into the executor's heartbeat, so /status shows it.
 func reportSandbox(srv *rpcserver.Server, st sandboxState) {
 	if hb := srv.Heartbeat(); hb != nil && hb.Service() != nil {
-		hb.Service().SetNote(st.Text())
+		hb.Service().SetNote(st.Text("ja"), st.Text("en"))
 	}
 }
 

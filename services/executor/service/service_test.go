@@ -28,6 +28,7 @@ import (
 	"time"
 
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
+	"github.com/picoclaw-suite/picoclaw/pkg/fault"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 
@@ -260,6 +261,12 @@ func codeOf(err error) connect.Code {
 		return ce.Code()
 	}
 	return connect.CodeUnknown
+}
+
+// userText is what a refusal tells the user (its google.rpc.LocalizedMessage), "" when nothing.
+func userText(err error) string {
+	text, _ := fault.Text(rpcserver.FromConnect(err), "")
+	return text
 }
 
 func TestExecuteRunsAnApprovedJobExactlyOnce(t *testing.T) {

@@ -1241,7 +1241,9 @@ type DenyRequest struct {
 	Actor  *v1.Actor              `protobuf:"bytes,2,opt,name=actor,proto3" json:"actor,omitempty"`
 	Reason string                 `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
 	// As ApproveRequest.session_id.
-	SessionId     string `protobuf:"bytes,4,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	SessionId string `protobuf:"bytes,4,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// Locale (ja or en) of a refusal's text for the user (a google.rpc.LocalizedMessage detail).
+	Locale        string `protobuf:"bytes,5,opt,name=locale,proto3" json:"locale,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1300,6 +1302,13 @@ func (x *DenyRequest) GetReason() string {
 func (x *DenyRequest) GetSessionId() string {
 	if x != nil {
 		return x.SessionId
+	}
+	return ""
+}
+
+func (x *DenyRequest) GetLocale() string {
+	if x != nil {
+		return x.Locale
 	}
 	return ""
 }
@@ -1456,7 +1465,10 @@ type ClaimJobRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	JobId string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
 	// Identity of the claiming executor, recorded in the audit log.
-	ExecutorId    string `protobuf:"bytes,2,opt,name=executor_id,json=executorId,proto3" json:"executor_id,omitempty"`
+	ExecutorId string `protobuf:"bytes,2,opt,name=executor_id,json=executorId,proto3" json:"executor_id,omitempty"`
+	// Locale (ja or en) of a refusal's text for the user (a google.rpc.LocalizedMessage
+	// detail): the executor passes on its own caller's, and the refusal reaches the chat as it is.
+	Locale        string `protobuf:"bytes,3,opt,name=locale,proto3" json:"locale,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1501,6 +1513,13 @@ func (x *ClaimJobRequest) GetJobId() string {
 func (x *ClaimJobRequest) GetExecutorId() string {
 	if x != nil {
 		return x.ExecutorId
+	}
+	return ""
+}
+
+func (x *ClaimJobRequest) GetLocale() string {
+	if x != nil {
+		return x.Locale
 	}
 	return ""
 }
@@ -3090,13 +3109,14 @@ const file_picoclaw_approval_v1_approval_proto_rawDesc = "" +
 	"\x03job\x18\x01 \x01(\v2\x19.picoclaw.approval.v1.JobR\x03job\x12<\n" +
 	"\x05grant\x18\x02 \x01(\v2&.picoclaw.approval.v1.AutoApproveGrantR\x05grant\x12\x1f\n" +
 	"\vstatus_text\x18\x03 \x01(\tR\n" +
-	"statusText\"\x8c\x01\n" +
+	"statusText\"\xa4\x01\n" +
 	"\vDenyRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12/\n" +
 	"\x05actor\x18\x02 \x01(\v2\x19.picoclaw.common.v1.ActorR\x05actor\x12\x16\n" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x04 \x01(\tR\tsessionId\";\n" +
+	"session_id\x18\x04 \x01(\tR\tsessionId\x12\x16\n" +
+	"\x06locale\x18\x05 \x01(\tR\x06locale\";\n" +
 	"\fDenyResponse\x12+\n" +
 	"\x03job\x18\x01 \x01(\v2\x19.picoclaw.approval.v1.JobR\x03job\"o\n" +
 	"\rCancelRequest\x12\x15\n" +
@@ -3104,11 +3124,12 @@ const file_picoclaw_approval_v1_approval_proto_rawDesc = "" +
 	"\x05actor\x18\x02 \x01(\v2\x19.picoclaw.common.v1.ActorR\x05actor\x12\x16\n" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\"=\n" +
 	"\x0eCancelResponse\x12+\n" +
-	"\x03job\x18\x01 \x01(\v2\x19.picoclaw.approval.v1.JobR\x03job\"I\n" +
+	"\x03job\x18\x01 \x01(\v2\x19.picoclaw.approval.v1.JobR\x03job\"a\n" +
 	"\x0fClaimJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1f\n" +
 	"\vexecutor_id\x18\x02 \x01(\tR\n" +
-	"executorId\"\x84\x02\n" +
+	"executorId\x12\x16\n" +
+	"\x06locale\x18\x03 \x01(\tR\x06locale\"\x84\x02\n" +
 	"\x10ClaimJobResponse\x12+\n" +
 	"\x03job\x18\x01 \x01(\v2\x19.picoclaw.approval.v1.JobR\x03job\x12\x14\n" +
 	"\x05patch\x18\x02 \x01(\tR\x05patch\x12!\n" +

@@ -1464,7 +1464,11 @@ type CommandResult struct {
 	// The exit status; -1 when the command has none (killed, not started).
 	ExitCode int32 `protobuf:"varint,13,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
 	// The signal that ended it (SIGKILL, SIGXCPU, ...), when one did.
-	Signal        string `protobuf:"bytes,14,opt,name=signal,proto3" json:"signal,omitempty"`
+	Signal string `protobuf:"bytes,14,opt,name=signal,proto3" json:"signal,omitempty"`
+	// The failure as a stable code (the executor's message catalog: EXIT_STATUS,
+	// DIFF_CONTEXT_MISMATCH, TIMED_OUT, ...) and its arguments; error is its English text.
+	ErrorCode     string   `protobuf:"bytes,15,opt,name=error_code,json=errorCode,proto3" json:"error_code,omitempty"`
+	ErrorArgs     []string `protobuf:"bytes,16,rep,name=error_args,json=errorArgs,proto3" json:"error_args,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1595,6 +1599,20 @@ func (x *CommandResult) GetSignal() string {
 		return x.Signal
 	}
 	return ""
+}
+
+func (x *CommandResult) GetErrorCode() string {
+	if x != nil {
+		return x.ErrorCode
+	}
+	return ""
+}
+
+func (x *CommandResult) GetErrorArgs() []string {
+	if x != nil {
+		return x.ErrorArgs
+	}
+	return nil
 }
 
 // ExecutionResult is what the executor reports for a job (SPEC §8).
@@ -1837,7 +1855,7 @@ const file_picoclaw_common_v1_common_proto_rawDesc = "" +
 	"\fcontent_type\x18\x01 \x01(\tR\vcontentType\x12\x12\n" +
 	"\x04data\x18\x02 \x01(\fR\x04data\x12\x1a\n" +
 	"\bartifact\x18\x03 \x01(\tR\bartifact\x12\x18\n" +
-	"\acaption\x18\x04 \x01(\tR\acaption\"\x87\x03\n" +
+	"\acaption\x18\x04 \x01(\tR\acaption\"\xc5\x03\n" +
 	"\rCommandResult\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x16\n" +
@@ -1855,7 +1873,11 @@ const file_picoclaw_common_v1_common_proto_rawDesc = "" +
 	"\vexit_reason\x18\f \x01(\tR\n" +
 	"exitReason\x12\x1b\n" +
 	"\texit_code\x18\r \x01(\x05R\bexitCode\x12\x16\n" +
-	"\x06signal\x18\x0e \x01(\tR\x06signal\"\xd0\x03\n" +
+	"\x06signal\x18\x0e \x01(\tR\x06signal\x12\x1d\n" +
+	"\n" +
+	"error_code\x18\x0f \x01(\tR\terrorCode\x12\x1d\n" +
+	"\n" +
+	"error_args\x18\x10 \x03(\tR\terrorArgs\"\xd0\x03\n" +
 	"\x0fExecutionResult\x12\x18\n" +
 	"\asuccess\x18\x01 \x01(\bR\asuccess\x12\x1a\n" +
 	"\bexecuted\x18\x02 \x01(\x05R\bexecuted\x12\x1c\n" +

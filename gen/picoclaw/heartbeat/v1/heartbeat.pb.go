@@ -100,13 +100,16 @@ type Heartbeat struct {
 	// agent or service
 	Kind string `protobuf:"bytes,11,opt,name=kind,proto3" json:"kind,omitempty"`
 	// A standing note about how the sender runs that an operator must see, e.g. the executor's
-	// "sandbox: none (...)". Shown in the report whatever the state.
+	// sandbox. Shown in the report whatever the state: note in Japanese (the suite's default),
+	// note_en in English; a report in English falls back to note when note_en is empty.
 	Note string `protobuf:"bytes,12,opt,name=note,proto3" json:"note,omitempty"`
 	// The replica of the service that sent the beat (its replica_id): every replica is tracked
 	// and alerted on by itself. Empty from older senders.
 	ReplicaId string `protobuf:"bytes,13,opt,name=replica_id,json=replicaId,proto3" json:"replica_id,omitempty"`
 	// The replica is stopping on purpose: it is forgotten instead of timing out.
-	Leaving       bool `protobuf:"varint,14,opt,name=leaving,proto3" json:"leaving,omitempty"`
+	Leaving bool `protobuf:"varint,14,opt,name=leaving,proto3" json:"leaving,omitempty"`
+	// The standing note in English (see note).
+	NoteEn        string `protobuf:"bytes,15,opt,name=note_en,json=noteEn,proto3" json:"note_en,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -237,6 +240,13 @@ func (x *Heartbeat) GetLeaving() bool {
 		return x.Leaving
 	}
 	return false
+}
+
+func (x *Heartbeat) GetNoteEn() string {
+	if x != nil {
+		return x.NoteEn
+	}
+	return ""
 }
 
 type AgentStatus struct {
@@ -594,7 +604,7 @@ var File_picoclaw_heartbeat_v1_heartbeat_proto protoreflect.FileDescriptor
 
 const file_picoclaw_heartbeat_v1_heartbeat_proto_rawDesc = "" +
 	"\n" +
-	"%picoclaw/heartbeat/v1/heartbeat.proto\x12\x15picoclaw.heartbeat.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xfa\x03\n" +
+	"%picoclaw/heartbeat/v1/heartbeat.proto\x12\x15picoclaw.heartbeat.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x93\x04\n" +
 	"\tHeartbeat\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x14\n" +
 	"\x05alias\x18\x02 \x01(\tR\x05alias\x128\n" +
@@ -611,7 +621,8 @@ const file_picoclaw_heartbeat_v1_heartbeat_proto_rawDesc = "" +
 	"\x04note\x18\f \x01(\tR\x04note\x12\x1d\n" +
 	"\n" +
 	"replica_id\x18\r \x01(\tR\treplicaId\x12\x18\n" +
-	"\aleaving\x18\x0e \x01(\bR\aleaving\"\xf2\x01\n" +
+	"\aleaving\x18\x0e \x01(\bR\aleaving\x12\x17\n" +
+	"\anote_en\x18\x0f \x01(\tR\x06noteEn\"\xf2\x01\n" +
 	"\vAgentStatus\x124\n" +
 	"\x04last\x18\x01 \x01(\v2 .picoclaw.heartbeat.v1.HeartbeatR\x04last\x127\n" +
 	"\x05state\x18\x02 \x01(\x0e2!.picoclaw.heartbeat.v1.AgentStateR\x05state\x127\n" +

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -34,9 +33,9 @@ func (s *Service) similarTTL(ttl time.Duration) (time.Duration, error) {
 	case ttl == 0:
 		return min(SimilarDefaultTTL, limit), nil
 	case ttl < time.Minute:
-		return 0, fmt.Errorf("%w: approve similar: the time must be at least 1m, got %s", domain.ErrInvalid, ttl)
+		return 0, domain.Fail(domain.ErrInvalid, domain.CodeSimilarTooShort, ttl)
 	case ttl > limit:
-		return 0, fmt.Errorf("%w: approve similar: the time %s exceeds the maximum %s", domain.ErrInvalid, ttl, limit)
+		return 0, domain.Fail(domain.ErrInvalid, domain.CodeSimilarTooLong, ttl, limit)
 	}
 	return ttl, nil
 }
@@ -59,7 +58,7 @@ func (s *Service) ApproveSimilar(ctx context.Context, id string, actor domain.Ac
 		return SimilarResult{}, perr
 	}
 	if !s.cfg.AutoApproveAllowed {
-		return SimilarResult{}, fmt.Errorf("%w: Auto-Approve is disabled by configuration (approval.auto_approve.enabled), so approve similar is too", domain.ErrPermission)
+		return SimilarResult{}, domain.Fail(domain.ErrPermission, domain.CodeSimilarDisabled)
 	}
 	if ttl, err = s.similarTTL(ttl); err != nil {
 		return SimilarResult{}, err
@@ -69,7 +68,7 @@ func (s *Service) ApproveSimilar(ctx context.Context, id string, actor domain.Ac
 		return SimilarResult{}, err
 	}
 	if cur.CostConfirmation {
-		return SimilarResult{}, fmt.Errorf("%w: %s is a cost confirmation: approve it alone (/approve %s); nothing similar can be allowed from it", domain.ErrInvalid, id, id)
+		return SimilarResult{}, domain.Fail(domain.ErrInvalid, domain.CodeSimilarCost, id)
 	}
 	scope, err := domain.SimilarScopeOf(cur)
 	if err != nil {
@@ -80,7 +79,7 @@ func (s *Service) ApproveSimilar(ctx context.Context, id string, actor domain.Ac
 		return SimilarResult{}, err
 	}
 	if old.ActiveAt(s.clock()) && old.SimilarTo == "" {
-		return SimilarResult{}, fmt.Errorf("%w: Auto-Approve is on (grant %s); approve %s alone, or switch Auto-Approve off first", domain.ErrConflict, old.ID, id)
+		return SimilarResult{}, domain.Fail(domain.ErrConflict, domain.CodeSimilarGrantOn, old.ID, id)
 	}
 	job, err := s.store.Update(ctx, id, func(j domain.Job) ([]domain.Draft, error) {
 		drafts, err := j.Approve(actor, s.clock())
@@ -97,7 +96,7 @@ func (s *Service) ApproveSimilar(ctx context.Context, id string, actor domain.Ac
 		PathPrefixes: scope.PathPrefixes, OperationKinds: scope.OperationKinds, SimilarTo: id, CreatedBy: actor,
 		Reason: "approve similar to " + id, CreatedAt: now, ExpiresAt: now.Add(ttl)}
 	if err := s.putGrant(ctx, g, ttl, domain.RuleApproveSimilar, actor); err != nil {
-		return SimilarResult{Job: job}, fmt.Errorf("%s is approved, but the grant for similar jobs could not be recorded: %w", id, err)
+		return SimilarResult{Job: job}, domain.FailWith(nil, err, domain.CodeSimilarNotStored, id)
 	}
 	s.log.InfoContext(ctx, "approval.approve_similar", slog.String("grant_id", g.ID), slog.Duration("ttl", ttl),
 		slog.String("actor", actor.Channel+":"+actor.ID), slog.Any("paths", g.PathPrefixes), slog.Any("kinds", g.OperationKinds))

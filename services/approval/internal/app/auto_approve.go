@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/fault"
 	"github.com/picoclaw-suite/picoclaw/pkg/patch"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
 )
@@ -73,7 +75,7 @@ func (s *Service) EnableAutoApprove(ctx context.Context, actor domain.Actor, in 
 		return domain.Grant{}, err
 	}
 	if !s.cfg.AutoApproveAllowed {
-		return domain.Grant{}, fmt.Errorf("%w: Auto-Approve is disabled by configuration (approval.auto_approve.enabled)", domain.ErrPermission)
+		return domain.Grant{}, domain.Fail(domain.ErrPermission, domain.CodeAutoDisabled)
 	}
 	bare := in.bare()
 	if bare {
@@ -107,14 +109,14 @@ func (s *Service) buildGrant(actor domain.Actor, in GrantInput) (domain.Grant, t
 	case ttl == 0:
 		ttl = s.cfg.DefaultGrantTTL
 	case ttl < 0:
-		return domain.Grant{}, 0, fmt.Errorf("%w: ttl must be positive", domain.ErrInvalid)
+		return domain.Grant{}, 0, domain.Fail(domain.ErrInvalid, domain.CodeTTLNegative)
 	case ttl > s.cfg.MaxGrantTTL:
-		return domain.Grant{}, 0, fmt.Errorf("%w: ttl %s exceeds the maximum %s (approval.auto_approve.max_ttl)", domain.ErrInvalid, ttl, s.cfg.MaxGrantTTL)
+		return domain.Grant{}, 0, domain.Fail(domain.ErrInvalid, domain.CodeTTLTooLong, ttl, s.cfg.MaxGrantTTL)
 	}
 	if ttl < time.Second {
-		return domain.Grant{}, 0, fmt.Errorf("%w: ttl must be at least 1s", domain.ErrInvalid)
+		return domain.Grant{}, 0, domain.Fail(domain.ErrInvalid, domain.CodeTTLTooShort)
 	}
-	check := func(kind string, vals, known []string, fold func(string) string) ([]string, error) {
+	check := func(kind fault.Term, vals, known []string, fold func(string) string) ([]string, error) {
 		var out []string
 		for _, v := range vals {
 			v = fold(strings.TrimSpace(v))
@@ -122,7 +124,7 @@ func (s *Service) buildGrant(actor domain.Actor, in GrantInput) (domain.Grant, t
 				continue
 			}
 			if !slices.Contains(known, v) {
-				return nil, fmt.Errorf("%w: unknown %s %q (known: %s)", domain.ErrInvalid, kind, v, strings.Join(known, ", "))
+				return nil, domain.Fail(domain.ErrInvalid, domain.CodeUnknownValue, kind, strconv.Quote(v), strings.Join(known, ", "))
 			}
 			if !slices.Contains(out, v) {
 				out = append(out, v)
@@ -130,19 +132,19 @@ func (s *Service) buildGrant(actor domain.Actor, in GrantInput) (domain.Grant, t
 		}
 		return out, nil
 	}
-	tasks, err := check("task type", in.TaskTypes, taskTypes, strings.ToLower)
+	tasks, err := check(domain.TermTaskType, in.TaskTypes, taskTypes, strings.ToLower)
 	if err != nil {
 		return domain.Grant{}, 0, err
 	}
-	routes, err := check("route", in.Routes, routes, func(r string) string { return strings.ToUpper(strings.TrimPrefix(r, "/")) })
+	routes, err := check(domain.TermRoute, in.Routes, routes, func(r string) string { return strings.ToUpper(strings.TrimPrefix(r, "/")) })
 	if err != nil {
 		return domain.Grant{}, 0, err
 	}
-	denied, err := check("operation", in.DeniedOperations, operationNames, strings.ToLower)
+	denied, err := check(domain.TermOperation, in.DeniedOperations, operationNames, strings.ToLower)
 	if err != nil {
 		return domain.Grant{}, 0, err
 	}
-	allowed, err := check("allowed operation", in.AllowedOperations, domain.GrantOperations, strings.ToLower)
+	allowed, err := check(domain.TermAllowedOperation, in.AllowedOperations, domain.GrantOperations, strings.ToLower)
 	if err != nil {
 		return domain.Grant{}, 0, err
 	}
@@ -154,14 +156,14 @@ func (s *Service) buildGrant(actor domain.Actor, in GrantInput) (domain.Grant, t
 		}
 		n, err := patch.NormalizePath(strings.TrimSuffix(p, "/"))
 		if err != nil {
-			return domain.Grant{}, 0, fmt.Errorf("%w: path prefix %q: %v", domain.ErrInvalid, p, err)
+			return domain.Grant{}, 0, domain.FailWith(domain.ErrInvalid, err, domain.CodePathPrefix, strconv.Quote(p))
 		}
 		if !slices.Contains(prefixes, n) {
 			prefixes = append(prefixes, n)
 		}
 	}
 	if slices.Contains(allowed, domain.OpsShell) && len(prefixes) == 0 {
-		return domain.Grant{}, 0, fmt.Errorf("%w: ops=shell needs a path scope (paths=...): a grant without one never covers shell", domain.ErrInvalid)
+		return domain.Grant{}, 0, domain.Fail(domain.ErrInvalid, domain.CodeShellNeedsPath)
 	}
 	var b [8]byte
 	_, _ = rand.Read(b[:])

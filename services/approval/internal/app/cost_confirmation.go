@@ -20,11 +20,11 @@ import (
 func (s *Service) requestCostConfirmation(ctx context.Context, id string, in RequestInput) (RequestResult, error) {
 	switch {
 	case strings.TrimSpace(in.Patch) != "":
-		return RequestResult{}, fmt.Errorf("%w: a cost confirmation carries no patch", domain.ErrInvalid)
+		return RequestResult{}, domain.Fail(domain.ErrInvalid, domain.CodeCostHasPatch)
 	case in.Cost.EstimatedCostUSD <= 0 && in.Cost.EstimatedTokens <= 0:
-		return RequestResult{}, fmt.Errorf("%w: a cost confirmation needs the estimate (cost_hint)", domain.ErrInvalid)
+		return RequestResult{}, domain.Fail(domain.ErrInvalid, domain.CodeCostNoEstimate)
 	case in.Cost.EstimatedCostUSD < 0 || in.Cost.EstimatedTokens < 0:
-		return RequestResult{}, fmt.Errorf("%w: a negative estimate", domain.ErrInvalid)
+		return RequestResult{}, domain.Fail(domain.ErrInvalid, domain.CodeCostNegative)
 	}
 	if in.Locale == "" {
 		in.Locale = s.cfg.DefaultLocale
@@ -46,7 +46,7 @@ func (s *Service) requestCostConfirmation(ctx context.Context, id string, in Req
 			return RequestResult{Job: existing, Decision: domain.Decision{Outcome: domain.OutcomePending, Rule: domain.RuleCostOverLimit, Reason: reason},
 				Text: s.costText(existing)}, nil
 		}
-		return RequestResult{}, fmt.Errorf("request %s: %w: the job id is taken", id, domain.ErrConflict)
+		return RequestResult{}, domain.Fail(domain.ErrConflict, domain.CodeJobIDTaken, id)
 	}
 	if err != nil {
 		return RequestResult{}, fmt.Errorf("request %s: %w", id, err)

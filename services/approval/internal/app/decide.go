@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -19,7 +18,7 @@ func (s *Service) Approve(ctx context.Context, id string, actor domain.Actor, fr
 			// The go-ahead is taken up by the chat that asked (it makes the coder call): a
 			// grant from the REST API, the console or another conversation would be recorded
 			// and never acted on (the request is not made, or answered, elsewhere).
-			err := fmt.Errorf("%w: %s is a cost confirmation: answer it in the chat that asked (/approve %s)", domain.ErrInvalid, j.ID, j.ID)
+			err := domain.Fail(domain.ErrInvalid, domain.CodeCostInChat, j.ID)
 			return []domain.Draft{{Type: domain.EventDecisionRejected, Actor: actor, Channel: actor.Channel, At: s.clock(),
 				PolicyRule: domain.RuleCostOverLimit, Payload: domain.RejectedPayload{Attempt: "approve", Status: j.Status, Reason: err.Error()}}}, err
 		}

@@ -59,10 +59,10 @@ func (s *Service) RequestApproval(ctx context.Context, in RequestInput) (Request
 	}
 	p, err := patch.Parse(in.Patch, s.parseOpts())
 	if err != nil {
-		return RequestResult{}, fmt.Errorf("%w: patch: %v", domain.ErrInvalid, err)
+		return RequestResult{}, domain.FailWith(domain.ErrInvalid, err, domain.CodePatchInvalid)
 	}
 	if len(p.Operations) == 0 {
-		return RequestResult{}, fmt.Errorf("%w: patch has no operations", domain.ErrInvalid)
+		return RequestResult{}, domain.Fail(domain.ErrInvalid, domain.CodePatchEmpty)
 	}
 	if in.Locale == "" {
 		in.Locale = s.cfg.DefaultLocale
@@ -106,12 +106,12 @@ func (s *Service) RequestApproval(ctx context.Context, in RequestInput) (Request
 		if gerr == nil && existing.ContentHash == p.Hash {
 			outcome, ok := outcomeOf(existing)
 			if !ok {
-				return RequestResult{}, fmt.Errorf("request %s: %w: the job is already %s", id, domain.ErrConflict, existing.Status)
+				return RequestResult{}, domain.Fail(domain.ErrConflict, domain.CodeJobExists, id, domain.State(existing.Status))
 			}
 			return RequestResult{Job: existing, Decision: domain.Decision{Outcome: outcome, Rule: existing.PolicyRule, Reason: existing.PolicyReason, PolicyHash: existing.PolicyHash},
 				Text: s.text(existing, p, nil), Card: s.card(existing, p, nil)}, nil
 		}
-		return RequestResult{}, fmt.Errorf("request %s: %w: the job id is taken by other content", id, domain.ErrConflict)
+		return RequestResult{}, domain.Fail(domain.ErrConflict, domain.CodeJobIDTaken, id)
 	}
 	if err != nil {
 		return RequestResult{}, fmt.Errorf("request %s: %w", id, err)
@@ -127,7 +127,7 @@ func (s *Service) RequestApproval(ctx context.Context, in RequestInput) (Request
 // asked of anyone and nothing can run it. A retried record of the same answer is accepted.
 func (s *Service) recordAnswer(ctx context.Context, id string, in RequestInput) (RequestResult, error) {
 	if strings.TrimSpace(in.Patch) != "" {
-		return RequestResult{}, fmt.Errorf("%w: an answer carries no patch", domain.ErrInvalid)
+		return RequestResult{}, domain.Fail(domain.ErrInvalid, domain.CodeAnswerHasPatch)
 	}
 	if in.Locale == "" {
 		in.Locale = s.cfg.DefaultLocale
@@ -147,7 +147,7 @@ func (s *Service) recordAnswer(ctx context.Context, id string, in RequestInput) 
 		if gerr == nil && existing.Status == domain.StatusAnswered && existing.Plan == in.Plan {
 			return RequestResult{Job: existing, Decision: domain.Decision{Outcome: domain.OutcomeAnswered}}, nil
 		}
-		return RequestResult{}, fmt.Errorf("record answer %s: %w: the job id is taken", id, domain.ErrConflict)
+		return RequestResult{}, domain.Fail(domain.ErrConflict, domain.CodeJobIDTaken, id)
 	}
 	if err != nil {
 		return RequestResult{}, fmt.Errorf("record answer %s: %w", id, err)
@@ -206,7 +206,7 @@ func (s *Service) card(j domain.Job, p *patch.Patch, hits []domain.Hit) *domain.
 func (s *Service) CheckPolicy(ctx context.Context, in RequestInput) (domain.Decision, error) {
 	p, err := patch.Parse(in.Patch, s.parseOpts())
 	if err != nil {
-		return domain.Decision{}, fmt.Errorf("%w: patch: %v", domain.ErrInvalid, err)
+		return domain.Decision{}, domain.FailWith(domain.ErrInvalid, err, domain.CodePatchInvalid)
 	}
 	now := s.clock()
 	return s.evaluate(domain.PolicyInput{Patch: p, TaskType: in.TaskType, Route: in.Route, Cost: in.Cost,

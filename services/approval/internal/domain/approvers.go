@@ -2,6 +2,7 @@ package domain
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/bearer"
@@ -63,10 +64,10 @@ func TokenFingerprint(token string) string { return bearer.Fingerprint(token) }
 // Check returns nil when actor may decide, or an error wrapping ErrPermission.
 func (a *Approvers) Check(actor Actor) error {
 	if actor.ID == "" {
-		return fmt.Errorf("%w: no approver identity", ErrPermission)
+		return Fail(ErrPermission, CodeNoApprover)
 	}
 	if a.bots[actor.ID] || actor.Channel == System.Channel || actor.Channel == "executor" {
-		return fmt.Errorf("%w: the bot identity %q cannot approve", ErrPermission, actor.ID)
+		return Fail(ErrPermission, CodeBotCannotDecide, strconv.Quote(actor.ID))
 	}
 	allowed := false
 	switch actor.Channel {
@@ -80,7 +81,7 @@ func (a *Approvers) Check(actor Actor) error {
 		allowed = a.tokens.Has(actor.ID)
 	}
 	if !allowed {
-		return fmt.Errorf("%w: %s:%s is not an approver", ErrPermission, actor.Channel, actor.ID)
+		return Fail(ErrPermission, CodeNotApprover, actor.Channel+":"+actor.ID)
 	}
 	return nil
 }

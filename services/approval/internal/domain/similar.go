@@ -1,7 +1,6 @@
 package domain
 
 import (
-	"fmt"
 	"path"
 	"slices"
 
@@ -58,10 +57,10 @@ func SimilarScopeOf(j Job) (SimilarScope, error) {
 		}
 	}
 	if len(sc.OperationKinds) == 0 {
-		return SimilarScope{}, fmt.Errorf("%w: %s has only operations that always need approval (delete, rename, push, browser, shell, secrets …): nothing to allow as similar", ErrInvalid, j.ID)
+		return SimilarScope{}, Fail(ErrInvalid, CodeSimilarNothing, j.ID)
 	}
 	if len(sc.PathPrefixes) == 0 {
-		return SimilarScope{}, fmt.Errorf("%w: %s touches no workspace path to scope a grant to", ErrInvalid, j.ID)
+		return SimilarScope{}, Fail(ErrInvalid, CodeSimilarNoPath, j.ID)
 	}
 	slices.Sort(sc.PathPrefixes)
 	slices.Sort(sc.OperationKinds)

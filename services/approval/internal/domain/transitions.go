@@ -36,12 +36,12 @@ func (j Job) decide(attempt string, win Draft, actor Actor, now time.Time) ([]Dr
 		return []Draft{
 			{Type: EventExpired, Actor: System, Channel: System.Channel, At: now, PolicyRule: RulePendingTTL},
 			rejected(attempt, Job{Status: StatusExpired}, actor, "expired", now),
-		}, fmt.Errorf("%s %s: %w at %s", attempt, j.ID, ErrExpired, j.ExpiresAt.Format(time.RFC3339))
+		}, fmt.Errorf("%s: %w", attempt, Fail(ErrExpired, CodeExpired, j.ID, j.ExpiresAt.Format(time.RFC3339)))
 	case j.Status == StatusPending:
 		return []Draft{win}, nil
 	default:
 		return []Draft{rejected(attempt, j, actor, "already "+string(j.Status), now)},
-			fmt.Errorf("%s %s: %w: job is already %s", attempt, j.ID, ErrConflict, j.Status)
+			fmt.Errorf("%s: %w", attempt, Fail(ErrConflict, CodeAlreadyDecided, j.ID, State(j.Status)))
 	}
 }
 
@@ -63,7 +63,7 @@ func (j Job) Cancel(actor Actor, reason string, now time.Time) ([]Draft, error) 
 		return []Draft{{Type: EventCancelled, Actor: actor, Channel: actor.Channel, At: now, Payload: ReasonPayload{Reason: reason}}}, nil
 	}
 	return []Draft{rejected("cancel", j, actor, "already "+string(j.Status), now)},
-		fmt.Errorf("cancel %s: %w: job is already %s", j.ID, ErrConflict, j.Status)
+		fmt.Errorf("cancel: %w", Fail(ErrConflict, CodeAlreadyDecided, j.ID, State(j.Status)))
 }
 
 // Expire ends a pending job whose time is up; it does nothing otherwise.
@@ -114,7 +114,7 @@ func (j Job) Claim(c ClaimCheck, now time.Time) ([]Draft, error) {
 			Payload: RejectedPayload{Attempt: "claim", Status: j.Status, Reason: reason}}}, err
 	}
 	if j.CostConfirmation {
-		return reject("a cost confirmation is not run", fmt.Errorf("claim %s: %w: a cost confirmation has nothing to run", j.ID, ErrConflict))
+		return reject("a cost confirmation is not run", Fail(ErrConflict, CodeCostNotRun, j.ID))
 	}
 	takeover := false
 	if !j.Status.Claimable() {
@@ -122,12 +122,12 @@ func (j Job) Claim(c ClaimCheck, now time.Time) ([]Draft, error) {
 		case j.LeaseLapsed(now):
 			takeover = true
 		case j.Status == StatusExecuting:
-			return reject("already claimed by "+j.ClaimedBy, fmt.Errorf("claim %s: %w: already claimed by %s until %s",
-				j.ID, ErrConflict, j.ClaimedBy, j.LeaseExpiresAt.Format(time.RFC3339)))
+			return reject("already claimed by "+j.ClaimedBy, Fail(ErrConflict, CodeClaimedBy,
+				j.ID, j.ClaimedBy, j.LeaseExpiresAt.Format(time.RFC3339)))
 		case j.Status == StatusCompleted || j.Status == StatusFailed:
-			return reject("already claimed", fmt.Errorf("claim %s: %w: already claimed", j.ID, ErrConflict))
+			return reject("already claimed", Fail(ErrConflict, CodeAlreadyRun, j.ID))
 		default:
-			return reject("not approved: "+string(j.Status), fmt.Errorf("claim %s: %w: job is %s, not approved", j.ID, ErrConflict, j.Status))
+			return reject("not approved: "+string(j.Status), Fail(ErrConflict, CodeNotApproved, j.ID, State(j.Status)))
 		}
 	}
 	if c.ActualHash != j.ContentHash || c.ParseError != nil {
@@ -137,11 +137,11 @@ func (j Job) Claim(c ClaimCheck, now time.Time) ([]Draft, error) {
 		}
 		return []Draft{{Type: EventHashMismatch, Actor: actor, Channel: actor.Channel, At: now, PolicyRule: RuleContentBinding,
 				Payload: HashMismatchPayload{Source: "claim", Expected: j.ContentHash, Actual: c.ActualHash, Detail: detail}}},
-			fmt.Errorf("claim %s: %w: stored patch no longer matches the approved content", j.ID, ErrHashMismatch)
+			Fail(ErrHashMismatch, CodeContentChanged, j.ID)
 	}
 	if j.Status == StatusAutoApproved && !c.GrantActive {
 		drafts := j.RevokeAutoApproval("Auto-Approve is off or its grant ended before the claim", now)
-		d, err := reject("auto-approve no longer active", fmt.Errorf("claim %s: %w: Auto-Approve is no longer active; the job needs approval", j.ID, ErrConflict))
+		d, err := reject("auto-approve no longer active", Fail(ErrConflict, CodeAutoApproveEnded, j.ID))
 		return append(drafts, d...), err
 	}
 	claimed := Draft{Type: EventClaimed, Actor: actor, Channel: actor.Channel, At: now, PolicyRule: RuleClaimLease,
@@ -158,7 +158,7 @@ func (j Job) Claim(c ClaimCheck, now time.Time) ([]Draft, error) {
 		// anew (/retry). What the stopped executor changed stays as its journal says.
 		failed := Draft{Type: EventExecutionFailed, Actor: System, Channel: System.Channel, At: now, PolicyRule: RuleAutoApprove,
 			Payload: ExecutionPayload{ExecutorID: j.ClaimedBy, Detail: TakeoverRefusedDetail}}
-		return []Draft{lapsed, failed}, fmt.Errorf("claim %s: %w: the auto-approved execution stopped and Auto-Approve is no longer in force; the job failed", j.ID, ErrConflict)
+		return []Draft{lapsed, failed}, Fail(ErrConflict, CodeAutoRunStopped, j.ID)
 	}
 	// The execution the lapsed holder started goes on under the new one (which finds out from
 	// the workspace what of it happened).

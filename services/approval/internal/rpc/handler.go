@@ -45,6 +45,11 @@ func NewHandler(svc *app.Service, log *slog.Logger) *Handler {
 
 func (h *Handler) fail(ctx context.Context, err error) error { return toConnect(ctx, h.log, err) }
 
+// failIn is fail for a request that names the user's locale.
+func (h *Handler) failIn(ctx context.Context, err error, locale string) error {
+	return toConnectIn(ctx, h.log, err, locale)
+}
+
 // RequestApproval stores a proposal, evaluates policy and returns the request text.
 func (h *Handler) RequestApproval(ctx context.Context, req *approvalv1.RequestApprovalRequest) (*approvalv1.RequestApprovalResponse, error) {
 	requester, err := verifiedActor(ctx, req.GetRequestedBy())
@@ -63,7 +68,7 @@ func (h *Handler) RequestApproval(ctx context.Context, req *approvalv1.RequestAp
 		CostConfirmation: req.GetCostConfirmation(),
 	})
 	if err != nil {
-		return nil, h.fail(ctx, err)
+		return nil, h.failIn(ctx, err, req.GetLocale())
 	}
 	return &approvalv1.RequestApprovalResponse{
 		Job: JobToProto(res.Job), Outcome: outcomes.Wire(res.Decision.Outcome), PolicyRule: res.Decision.Rule, PolicyHash: res.Decision.PolicyHash,
@@ -128,7 +133,7 @@ func (h *Handler) Approve(ctx context.Context, req *approvalv1.ApproveRequest) (
 	if req.GetSimilar() {
 		res, err := h.svc.ApproveSimilar(ctx, req.GetJobId(), actor, req.GetSimilarTtl().AsDuration(), req.GetSessionId())
 		if err != nil {
-			return nil, h.fail(ctx, err)
+			return nil, h.failIn(ctx, err, req.GetLocale())
 		}
 		now := time.Now()
 		return &approvalv1.ApproveResponse{Job: JobToProto(res.Job), Grant: grantToProto(&res.Grant, now),
@@ -136,7 +141,7 @@ func (h *Handler) Approve(ctx context.Context, req *approvalv1.ApproveRequest) (
 	}
 	j, err := h.svc.Approve(ctx, req.GetJobId(), actor, req.GetSessionId())
 	if err != nil {
-		return nil, h.fail(ctx, err)
+		return nil, h.failIn(ctx, err, req.GetLocale())
 	}
 	return &approvalv1.ApproveResponse{Job: JobToProto(j)}, nil
 }
@@ -149,7 +154,7 @@ func (h *Handler) Deny(ctx context.Context, req *approvalv1.DenyRequest) (*appro
 	}
 	j, err := h.svc.Deny(ctx, req.GetJobId(), actor, req.GetReason(), req.GetSessionId())
 	if err != nil {
-		return nil, h.fail(ctx, err)
+		return nil, h.failIn(ctx, err, req.GetLocale())
 	}
 	return &approvalv1.DenyResponse{Job: JobToProto(j)}, nil
 }
@@ -171,7 +176,7 @@ func (h *Handler) Cancel(ctx context.Context, req *approvalv1.CancelRequest) (*a
 func (h *Handler) ClaimJob(ctx context.Context, req *approvalv1.ClaimJobRequest) (*approvalv1.ClaimJobResponse, error) {
 	j, err := h.svc.ClaimJob(ctx, req.GetJobId(), req.GetExecutorId())
 	if err != nil {
-		return nil, h.fail(ctx, err)
+		return nil, h.failIn(ctx, err, req.GetLocale())
 	}
 	return &approvalv1.ClaimJobResponse{Job: JobToProto(j), Patch: j.Patch, ContentHash: j.ContentHash, AutoApproved: j.AutoApproved,
 		LeaseToken: j.ClaimToken, LeaseExpiresAt: ts(j.LeaseExpiresAt)}, nil
@@ -260,7 +265,7 @@ func (h *Handler) SetAutoApprove(ctx context.Context, req *approvalv1.SetAutoApp
 	}
 	g, err := h.svc.EnableAutoApprove(ctx, actor, in)
 	if err != nil {
-		return nil, h.fail(ctx, err)
+		return nil, h.failIn(ctx, err, req.GetLocale())
 	}
 	now := h.now()
 	return &approvalv1.SetAutoApproveResponse{Grant: grantToProto(&g, now), StatusText: domain.GrantStatusText(&g, now, req.GetLocale(), false)}, nil
@@ -274,7 +279,7 @@ func (h *Handler) DisableAutoApprove(ctx context.Context, req *approvalv1.Disabl
 	}
 	n, err := h.svc.DisableAutoApprove(ctx, actor, req.GetReason())
 	if err != nil {
-		return nil, h.fail(ctx, err)
+		return nil, h.failIn(ctx, err, req.GetLocale())
 	}
 	text := fmt.Sprintf("Auto-Approve: OFF（承認待ちに戻したジョブ: %d 件）", n)
 	if strings.HasPrefix(strings.ToLower(req.GetLocale()), "en") {

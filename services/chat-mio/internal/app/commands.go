@@ -49,7 +49,7 @@ func forJob(ctx context.Context, t *turn, id string) context.Context {
 func (a *App) approve(ctx context.Context, t *turn, id string) {
 	ctx = forJob(ctx, t, id)
 	actx, cancel := context.WithTimeout(ctx, a.cfg.ApprovalTimeout)
-	job, err := a.peers.Approvals.Approve(actx, id, t.actor)
+	job, err := a.peers.Approvals.Approve(actx, id, t.actor, t.loc)
 	cancel()
 	if err != nil {
 		// Granted earlier but never run (the answer was lost, or the executor was down): the
@@ -75,7 +75,7 @@ func (a *App) approve(ctx context.Context, t *turn, id string) {
 	}
 	if !job.Status.Executable() || job.CostConfirmation {
 		// Approval answered without a grant: never execute on anything but a recorded grant.
-		t.say(domain.T(t.loc, domain.MsgJobConflict, id, string(job.Status)))
+		t.say(domain.T(t.loc, domain.MsgJobConflict, id, domain.StateWord(t.loc, string(job.Status))))
 		return
 	}
 	text, async := a.execute(ctx, t, id)
@@ -98,7 +98,7 @@ func (a *App) approveSimilar(ctx context.Context, t *turn, id string, ttl time.D
 	t.result.ActionApplied = true
 	a.log.InfoContext(ctx, "approval.granted_similar", slog.String("approver", t.actor.ID), slog.Duration("ttl", ttl))
 	if !job.Status.Executable() {
-		t.say(domain.T(t.loc, domain.MsgJobConflict, id, string(job.Status)))
+		t.say(domain.T(t.loc, domain.MsgJobConflict, id, domain.StateWord(t.loc, string(job.Status))))
 		return
 	}
 	text, async := a.execute(ctx, t, id)
@@ -109,7 +109,7 @@ func (a *App) approveSimilar(ctx context.Context, t *turn, id string, ttl time.D
 func (a *App) deny(ctx context.Context, t *turn, id, reason string) {
 	ctx = forJob(ctx, t, id)
 	actx, cancel := context.WithTimeout(ctx, a.cfg.ApprovalTimeout)
-	job, err := a.peers.Approvals.Deny(actx, id, t.actor, reason)
+	job, err := a.peers.Approvals.Deny(actx, id, t.actor, reason, t.loc)
 	cancel()
 	if err != nil {
 		t.say(a.decisionError(ctx, t, "approval.deny", id, err))
@@ -139,17 +139,29 @@ func (a *App) decisionError(ctx context.Context, t *turn, op, id string, err err
 	switch {
 	case errors.Is(err, domain.ErrUnavailable):
 		return domain.T(t.loc, domain.MsgDecisionDown, id, cmd)
-	case errors.Is(err, domain.ErrForbidden):
+	case errors.Is(err, domain.ErrForbidden) && notApprover(err):
 		return domain.T(t.loc, domain.MsgNotApprover, id)
+	case errors.Is(err, domain.ErrForbidden):
+		return domain.T(t.loc, domain.MsgDecisionRefused, id, domain.ClipTurn(domain.PeerText(t.loc, err), 200))
 	case errors.Is(err, domain.ErrNotFound):
 		a.forgetPending(ctx, t, id)
 		return domain.T(t.loc, domain.MsgJobNotFound, id)
 	case errors.Is(err, domain.ErrConflict):
-		return domain.T(t.loc, domain.MsgJobConflict, id, a.jobStatus(ctx, id, err))
+		return a.conflictText(ctx, t, id, err)
 	case errors.Is(err, domain.ErrInvalid):
 		return withDetail(domain.T(t.loc, usage), domain.PeerMessage(err))
 	}
 	return domain.T(t.loc, domain.MsgDecisionFailed, id, cmd)
+}
+
+// notApprover reports whether approval refused because the person is not an approver (or
+// could not be named), not for another reason of the same kind (Auto-Approve disabled).
+func notApprover(err error) bool {
+	switch domain.PeerReason(err) {
+	case "", "NOT_AN_APPROVER", "NO_APPROVER_IDENTITY", "BOT_CANNOT_APPROVE":
+		return true
+	}
+	return false
 }
 
 // withDetail appends a peer's explanation on a line of its own, when there is one.
@@ -170,21 +182,20 @@ func errKind(err error) string {
 	return "unexpected"
 }
 
-// jobStatus names the job's current state for a conflict message.
-func (a *App) jobStatus(ctx context.Context, id string, cause error) string {
+// conflictText tells why a decision about job id was refused as a conflict: the job's state now
+// (and who decided it) when it was decided or expired, else approval's own words.
+func (a *App) conflictText(ctx context.Context, t *turn, id string, cause error) string {
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.ApprovalTimeout)
 	defer cancel()
 	job, err := a.peers.Approvals.Job(ctx, id)
-	if err != nil {
-		if msg := domain.PeerMessage(cause); msg != "" {
-			return msg
-		}
-		return cause.Error()
+	if err != nil || job.Status == StatusPending {
+		return domain.T(t.loc, domain.MsgDecisionRefused, id, domain.ClipTurn(domain.PeerText(t.loc, cause), 200))
 	}
+	state := domain.StateWord(t.loc, string(job.Status))
 	if job.DecidedBy != "" {
-		return string(job.Status) + ", " + job.DecidedBy
+		state += ", " + job.DecidedBy
 	}
-	return string(job.Status)
+	return domain.T(t.loc, domain.MsgJobConflict, id, state)
 }
 
 func (a *App) forgetPending(ctx context.Context, t *turn, id string) {
@@ -226,12 +237,12 @@ func (a *App) autoApprove(ctx context.Context, t *turn, cmd domain.Command) {
 		switch {
 		case errors.Is(err, domain.ErrUnavailable):
 			t.say(domain.T(t.loc, domain.MsgAutoDown))
-		case errors.Is(err, domain.ErrForbidden):
+		case errors.Is(err, domain.ErrForbidden) && notApprover(err):
 			t.say(domain.T(t.loc, domain.MsgNotApproverAuto))
 		case errors.Is(err, domain.ErrInvalid):
 			t.say(withDetail(domain.T(t.loc, domain.MsgUsageAuto), domain.PeerMessage(err)))
-		case errors.Is(err, domain.ErrConflict), errors.Is(err, domain.ErrNotFound):
-			t.say(domain.T(t.loc, domain.MsgAutoRefused, domain.ClipTurn(domain.PeerMessage(err), 200)))
+		case errors.Is(err, domain.ErrForbidden), errors.Is(err, domain.ErrConflict), errors.Is(err, domain.ErrNotFound):
+			t.say(domain.T(t.loc, domain.MsgAutoRefused, domain.ClipTurn(domain.PeerText(t.loc, err), 200)))
 		default:
 			t.say(domain.T(t.loc, domain.MsgPeerFailed, "approval"))
 		}

@@ -439,7 +439,7 @@ func (a *App) requestFailed(ctx context.Context, t *turn, id string, err error) 
 		t.say(domain.T(t.loc, domain.MsgApprovalDown, id))
 	case errors.Is(err, domain.ErrInvalid), errors.Is(err, domain.ErrConflict), errors.Is(err, domain.ErrForbidden),
 		errors.Is(err, domain.ErrNotFound):
-		t.say(domain.T(t.loc, domain.MsgApprovalRejected, id, domain.ClipTurn(domain.PeerMessage(err), 200)))
+		t.say(domain.T(t.loc, domain.MsgApprovalRejected, id, domain.ClipTurn(domain.PeerText(t.loc, err), 200)))
 	default:
 		t.say(domain.T(t.loc, domain.MsgApprovalFailed, id))
 	}

@@ -91,7 +91,7 @@ func TestCostContinueOnlyInItsConversation(t *testing.T) {
 	if len(e.peers.Router.Requests()) != calls {
 		t.Fatalf("the go-ahead in another conversation made the call there: %q", text(res))
 	}
-	mustContain(t, text(res), id, "the chat that asked")
+	mustContain(t, text(res), id, "依頼したチャットで答えてください")
 	if j := e.peers.Job(t, id); j.GetStatus() != approvalv1.JobStatus_JOB_STATUS_PENDING {
 		t.Fatalf("cost job after the other conversation's /approve = %v", j)
 	}

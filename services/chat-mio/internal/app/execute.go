@@ -90,8 +90,10 @@ func (a *App) resultText(ctx context.Context, loc domain.Locale, id string, out 
 		switch {
 		case errors.Is(err, domain.ErrUnavailable):
 			return domain.T(loc, domain.MsgExecutorDown, id)
-		case errors.Is(err, domain.ErrConflict), errors.Is(err, domain.ErrForbidden), errors.Is(err, domain.ErrNotFound):
-			return domain.T(loc, domain.MsgExecFailed, id, domain.ClipTurn(domain.PeerMessage(err), 200))
+		case domain.PeerMessage(err) != "",
+			errors.Is(err, domain.ErrConflict), errors.Is(err, domain.ErrForbidden), errors.Is(err, domain.ErrNotFound):
+			// The executor's words (or approval's, passed on) in the session's language.
+			return domain.T(loc, domain.MsgExecFailed, id, domain.ClipTurn(domain.PeerText(loc, err), 300))
 		}
 		return domain.T(loc, domain.MsgExecFailed, id, domain.T(loc, domain.MsgInternal, id))
 	}

@@ -121,7 +121,7 @@ func (f *fakeApprovals) Request(_ context.Context, in app.ProposalInput) (app.Ap
 	f.mu.Unlock()
 	return f.request, f.err
 }
-func (f *fakeApprovals) Approve(context.Context, string, app.Actor) (app.ApprovalJob, error) {
+func (f *fakeApprovals) Approve(context.Context, string, app.Actor, domain.Locale) (app.ApprovalJob, error) {
 	f.note("Approve")
 	return f.decided, f.err
 }
@@ -129,7 +129,7 @@ func (f *fakeApprovals) ApproveSimilar(_ context.Context, _ string, _ app.Actor,
 	f.note("ApproveSimilar " + ttl.String())
 	return f.decided, f.autoText, f.err
 }
-func (f *fakeApprovals) Deny(context.Context, string, app.Actor, string) (app.ApprovalJob, error) {
+func (f *fakeApprovals) Deny(context.Context, string, app.Actor, string, domain.Locale) (app.ApprovalJob, error) {
 	f.note("Deny")
 	return f.decided, f.err
 }

@@ -121,7 +121,7 @@ func TestDenyRecordsReason(t *testing.T) {
 	}
 	// A second decision is a conflict and says so, and by whom.
 	res = e.send(t, approver, "/approve "+id)
-	mustContain(t, text(res), "すでに決定済み", "denied, ", approver)
+	mustContain(t, text(res), "すでに決定済み", "却下済み, ", approver)
 	if e.peers.Executor.Calls() != 0 {
 		t.Fatal("denied job executed")
 	}
@@ -415,5 +415,35 @@ func TestRedeliveredEventGetsTheSameReply(t *testing.T) {
 	other.EventId = "01HREDELIVERED0002"
 	if third := e.sendReq(t, other); third.GetJobId() == first.GetJobId() {
 		t.Fatal("a new event reused the earlier reply")
+	}
+}
+
+// TestApprovalRefusalsInTheSessionsLanguage: approval's refusals reach the user in the
+// session's language (its text for the user, not its English for logs).
+func TestApprovalRefusalsInTheSessionsLanguage(t *testing.T) {
+	for _, tc := range []struct {
+		locale, text string
+		want         []string
+		not          string
+	}{
+		{"ja", "/auto-approve on ttl=1000h paths=docs/", []string{"使い方: /auto-approve", "ttl 1000h0m0s は上限", "を超えています（approval.auto_approve.max_ttl）"}, "exceeds"},
+		{"en", "/auto-approve on ttl=1000h paths=docs/", []string{"Usage: /auto-approve", "ttl 1000h0m0s exceeds the maximum"}, "上限"},
+		{"ja", "/auto-approve on ops=shell", []string{"ops=shell にはパスの範囲（paths=...）が必要です"}, "needs a path scope"},
+		{"en", "/auto-approve on ops=shell", []string{"ops=shell needs a path scope (paths=...)"}, "パスの範囲"},
+	} {
+		e := newEnv(t)
+		res := e.sendReq(t, &chatv1.HandleMessageRequest{SessionId: session, Channel: "line", UserId: approver, Text: tc.text, Locale: tc.locale})
+		mustContain(t, text(res), tc.want...)
+		if strings.Contains(text(res), tc.not) {
+			t.Errorf("%s %q: the other language in the reply: %s", tc.locale, tc.text, text(res))
+		}
+	}
+	// A decision about a job decided already names its state in the session's language.
+	for _, tc := range []struct{ locale, want string }{{"ja", "（却下済み, "}, {"en", "(denied, "}} {
+		e := newEnv(t)
+		id := e.sendReq(t, &chatv1.HandleMessageRequest{SessionId: session, Channel: "line", UserId: approver, Text: codeMsg, Locale: tc.locale}).GetJobId()
+		e.sendReq(t, &chatv1.HandleMessageRequest{SessionId: session, Channel: "line", UserId: approver, Text: "/deny " + id, Locale: tc.locale})
+		res := e.sendReq(t, &chatv1.HandleMessageRequest{SessionId: session, Channel: "line", UserId: approver, Text: "/approve " + id, Locale: tc.locale})
+		mustContain(t, text(res), tc.want)
 	}
 }

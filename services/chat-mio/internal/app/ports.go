@@ -70,13 +70,14 @@ type Router interface {
 type Approvals interface {
 	// Request asks approval to decide a proposal.
 	Request(ctx context.Context, in ProposalInput) (ApprovalRequest, error)
-	// Approve grants a pending job for by.
-	Approve(ctx context.Context, jobID string, by Actor) (ApprovalJob, error)
+	// Approve grants a pending job for by; a refusal carries approval's text in loc.
+	Approve(ctx context.Context, jobID string, by Actor, loc domain.Locale) (ApprovalJob, error)
 	// ApproveSimilar grants a pending job for by and allows similar jobs for ttl (zero: the
 	// approval service's default) with a grant scoped from the job; the text confirms the scope.
 	ApproveSimilar(ctx context.Context, jobID string, by Actor, ttl time.Duration, loc domain.Locale) (ApprovalJob, string, error)
-	// Deny refuses a pending job for by, with an optional reason.
-	Deny(ctx context.Context, jobID string, by Actor, reason string) (ApprovalJob, error)
+	// Deny refuses a pending job for by, with an optional reason; a refusal carries approval's
+	// text in loc.
+	Deny(ctx context.Context, jobID string, by Actor, reason string, loc domain.Locale) (ApprovalJob, error)
 	// Job reads a job's state.
 	Job(ctx context.Context, jobID string) (ApprovalJob, error)
 	// SetAutoApprove switches the Auto-Approve grant on; the answer is the status text.

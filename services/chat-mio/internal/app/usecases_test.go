@@ -14,26 +14,53 @@ func peerErr(kind error, msg string) error {
 	return &domain.PeerError{Peer: "approval", Kind: kind, Message: msg, Cause: errors.New("transport detail")}
 }
 
+// fixed is err whatever the locale.
+func fixed(err error) func(string) error { return func(string) error { return err } }
+
+// said is a peer's refusal as classify makes it for a session in loc: the peer's text for the
+// user in that language (ja, en), with its stable reason.
+type said struct {
+	kind       error
+	reason     string
+	ja, en     string
+	peer       string
+	causeWords string
+}
+
+func (s said) in(loc string) error {
+	msg := s.ja
+	if loc == "en" {
+		msg = s.en
+	}
+	peer := s.peer
+	if peer == "" {
+		peer = "approval"
+	}
+	return &domain.PeerError{Peer: peer, Kind: s.kind, Reason: s.reason, Message: msg, Cause: errors.New("transport detail " + s.causeWords)}
+}
+
 // Only a transient failure reads as "approval unreachable"; a refusal says what approval said.
 func TestApprovalRequestErrorsAreToldAccurately(t *testing.T) {
 	tests := []struct {
 		name     string
-		err      error
+		err      func(loc string) error
 		ja, en   string
 		notJA    string
 		withPeer bool
 	}{
-		{"unavailable", peerErr(domain.ErrUnavailable, "connection refused"), "承認サービスに接続できないため", "The approval service is unreachable", "", false},
-		{"invalid", peerErr(domain.ErrInvalid, "patch: unknown command type"), "提案を受け付けなかったため", "did not accept the proposal", "接続できない", true},
-		{"conflict", peerErr(domain.ErrConflict, "job already exists"), "提案を受け付けなかったため", "did not accept the proposal", "接続できない", true},
-		{"forbidden", peerErr(domain.ErrForbidden, "requester not allowed"), "提案を受け付けなかったため", "did not accept the proposal", "接続できない", true},
-		{"unexpected", peerErr(nil, "internal error"), "承認サービスでエラーが起きたため", "The approval service reported an error", "接続できない", false},
+		{"unavailable", fixed(peerErr(domain.ErrUnavailable, "")), "承認サービスに接続できないため", "The approval service is unreachable", "", false},
+		{"invalid", said{kind: domain.ErrInvalid, ja: "提案のパッチを解釈できませんでした", en: "the patch cannot be parsed"}.in, "提案を受け付けなかったため", "did not accept the proposal", "接続できない", true},
+		{"conflict", said{kind: domain.ErrConflict, ja: "ジョブ ID job_1 はほかの内容に使われています", en: "request job_1: the job id is taken by other content"}.in, "提案を受け付けなかったため", "did not accept the proposal", "接続できない", true},
+		{"forbidden", said{kind: domain.ErrForbidden, ja: "line:U1 は承認者ではありません", en: "line:U1 is not an approver"}.in, "提案を受け付けなかったため", "did not accept the proposal", "接続できない", true},
+		{"no text", said{kind: domain.ErrConflict}.in, "提案を受け付けなかったため、実行していません: 今の状態ではこの操作はできません。", "did not accept the proposal of job", "接続できない", false},
+		{"unexpected", fixed(peerErr(nil, "")), "承認サービスでエラーが起きたため", "The approval service reported an error", "接続できない", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			for _, loc := range []string{"ja", "en"} {
 				u := newUnit(t)
-				u.approvals.err = tt.err
+				err := tt.err(loc)
+				u.approvals.err = err
 				res := u.send(t, "/code guide", loc)
 				got := text(res)
 				want := map[string]string{"ja": tt.ja, "en": tt.en}[loc]
@@ -43,7 +70,7 @@ func TestApprovalRequestErrorsAreToldAccurately(t *testing.T) {
 				if loc == "ja" && tt.notJA != "" && strings.Contains(got, tt.notJA) {
 					t.Errorf("refusal reads as unreachable: %q", got)
 				}
-				if tt.withPeer && !strings.Contains(got, domain.PeerMessage(tt.err)) {
+				if tt.withPeer && !strings.Contains(got, domain.PeerMessage(err)) {
 					t.Errorf("%s: peer's message lost: %q", loc, got)
 				}
 				if strings.Contains(got, "transport detail") {
@@ -60,25 +87,36 @@ func TestApprovalRequestErrorsAreToldAccurately(t *testing.T) {
 func TestDecisionErrorsAreToldAccurately(t *testing.T) {
 	tests := []struct {
 		name   string
-		err    error
+		err    said
 		status app.JobStatus // what Job answers afterwards
 		ja, en string
 	}{
-		{"unavailable", peerErr(domain.ErrUnavailable, "connection refused"), "", "承認サービスに接続できないため、ジョブ job_20260101_009 は決定も実行もされていません",
+		{"unavailable", said{kind: domain.ErrUnavailable}, "", "承認サービスに接続できないため、ジョブ job_20260101_009 は決定も実行もされていません",
 			"The approval service is unreachable, so job job_20260101_009 was neither decided nor run"},
-		{"not found", peerErr(domain.ErrNotFound, "job not found"), "", "ジョブ job_20260101_009 は見つかりませんでした", "Job job_20260101_009 was not found"},
-		{"already decided", peerErr(domain.ErrConflict, "job is denied"), "denied", "ジョブ job_20260101_009 はすでに決定済みか、期限切れです（denied）",
-			"Job job_20260101_009 was already decided or has expired (denied)"},
-		{"not an approver", peerErr(domain.ErrForbidden, "not an approver"), "", "権限がありません", "You may not decide job job_20260101_009"},
-		{"invalid", peerErr(domain.ErrInvalid, "bad job id"), "", "job_20260101_001）\nbad job id", "Usage: /approve <job_id>"},
-		{"unexpected", peerErr(nil, "internal error"), "", "承認サービスでエラーが起きたため、ジョブ job_20260101_009 は決定も実行もされていません",
+		{"not found", said{kind: domain.ErrNotFound}, "", "ジョブ job_20260101_009 は見つかりませんでした", "Job job_20260101_009 was not found"},
+		{"already decided", said{kind: domain.ErrConflict, reason: "ALREADY_DECIDED", ja: "ジョブ job_20260101_009 はすでに却下済みです", en: "job job_20260101_009 is already denied"},
+			"denied", "ジョブ job_20260101_009 はすでに決定済みか、期限切れです（却下済み）", "Job job_20260101_009 was already decided or has expired (denied)"},
+		{"conflict of a pending job", said{kind: domain.ErrConflict, reason: "SIMILAR_AUTO_APPROVE_ON",
+			ja: "Auto-Approve が有効です（grant_1）。job_20260101_009 を単独で承認するか、先に Auto-Approve を止めてください",
+			en: "Auto-Approve is on (grant grant_1); approve job_20260101_009 alone, or switch Auto-Approve off first"},
+			app.StatusPending, "ジョブ job_20260101_009 は決定できませんでした: Auto-Approve が有効です（grant_1）",
+			"Job job_20260101_009 could not be decided: Auto-Approve is on (grant grant_1)"},
+		{"not an approver", said{kind: domain.ErrForbidden, reason: "NOT_AN_APPROVER", ja: "line:U1 は承認者ではありません", en: "line:U1 is not an approver"},
+			"", "権限がありません", "You may not decide job job_20260101_009"},
+		{"forbidden for another reason", said{kind: domain.ErrForbidden, reason: "SIMILAR_DISABLED",
+			ja: "設定で Auto-Approve が無効なため（approval.auto_approve.enabled）、同種の承認もできません",
+			en: "Auto-Approve is disabled by configuration (approval.auto_approve.enabled), so approve similar is too"},
+			"", "ジョブ job_20260101_009 は決定できませんでした: 設定で Auto-Approve が無効なため", "Job job_20260101_009 could not be decided: Auto-Approve is disabled by configuration"},
+		{"invalid", said{kind: domain.ErrInvalid, ja: "同種の承認の期間は 1m 以上にしてください（指定: 30s）", en: "approve similar: the time must be at least 1m, got 30s"},
+			"", "job_20260101_001）\n同種の承認の期間は 1m 以上にしてください（指定: 30s）", "Usage: /approve <job_id>"},
+		{"unexpected", said{}, "", "承認サービスでエラーが起きたため、ジョブ job_20260101_009 は決定も実行もされていません",
 			"The approval service reported an error, so job job_20260101_009 was neither decided nor run"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			for _, loc := range []string{"ja", "en"} {
 				u := newUnit(t)
-				u.approvals.err = tt.err
+				u.approvals.err = tt.err.in(loc)
 				u.approvals.job = app.ApprovalJob{ID: "job_20260101_009", Status: tt.status}
 				got := text(u.send(t, "/approve job_20260101_009", loc))
 				want := map[string]string{"ja": tt.ja, "en": tt.en}[loc]
@@ -160,7 +198,7 @@ func TestApprovalOutcomes(t *testing.T) {
 	t.Run("approve without a grant does not execute", func(t *testing.T) {
 		u := newUnit(t)
 		u.approvals.decided = app.ApprovalJob{Status: "expired"}
-		if got := text(u.send(t, "/approve job_20260101_009", "")); !strings.Contains(got, "（expired）") {
+		if got := text(u.send(t, "/approve job_20260101_009", "")); !strings.Contains(got, "（期限切れ）") {
 			t.Fatalf("reply %q", got)
 		}
 		if len(u.executor.executed()) != 0 {
@@ -183,19 +221,24 @@ func TestApprovalOutcomes(t *testing.T) {
 
 func TestAutoApproveErrors(t *testing.T) {
 	tests := []struct {
-		err    error
+		err    said
 		ja, en string
 	}{
-		{peerErr(domain.ErrUnavailable, "refused"), "承認サービスに接続できないため、Auto-Approve", "The approval service is unreachable, so Auto-Approve"},
-		{peerErr(domain.ErrForbidden, "not an approver"), "Auto-Approve を変更する権限がありません", "You may not change Auto-Approve"},
-		{peerErr(domain.ErrInvalid, "ttl too long"), "使い方: /auto-approve", "ttl too long"},
-		{peerErr(domain.ErrConflict, "auto-approve is disabled"), "Auto-Approve は変更できませんでした: auto-approve is disabled", "Auto-Approve could not be changed: auto-approve is disabled"},
-		{peerErr(nil, "internal"), "approval でエラーが起きました", "approval reported an error"},
+		{said{kind: domain.ErrUnavailable}, "承認サービスに接続できないため、Auto-Approve", "The approval service is unreachable, so Auto-Approve"},
+		{said{kind: domain.ErrForbidden, reason: "NOT_AN_APPROVER", ja: "line:U1 は承認者ではありません", en: "line:U1 is not an approver"},
+			"Auto-Approve を変更する権限がありません", "You may not change Auto-Approve"},
+		{said{kind: domain.ErrForbidden, reason: "AUTO_APPROVE_DISABLED", ja: "設定で Auto-Approve が無効です（approval.auto_approve.enabled）", en: "Auto-Approve is disabled by configuration (approval.auto_approve.enabled)"},
+			"Auto-Approve は変更できませんでした: 設定で Auto-Approve が無効です", "Auto-Approve could not be changed: Auto-Approve is disabled by configuration"},
+		{said{kind: domain.ErrInvalid, ja: "ttl 48h0m0s は上限 24h0m0s を超えています（approval.auto_approve.max_ttl）", en: "ttl 48h0m0s exceeds the maximum 24h0m0s (approval.auto_approve.max_ttl)"},
+			"使い方: /auto-approve on [ttl=30m] [paths=docs/,README.md] [tasks=docs,review] [routes=CODE1] [ops=shell] | off | status\nttl 48h0m0s は上限 24h0m0s を超えています",
+			"ttl 48h0m0s exceeds the maximum 24h0m0s"},
+		{said{kind: domain.ErrConflict}, "Auto-Approve は変更できませんでした: 今の状態ではこの操作はできません。", "Auto-Approve could not be changed: This cannot be done in the current state."},
+		{said{}, "approval でエラーが起きました", "approval reported an error"},
 	}
 	for _, tt := range tests {
 		for _, loc := range []string{"ja", "en"} {
 			u := newUnit(t)
-			u.approvals.err = tt.err
+			u.approvals.err = tt.err.in(loc)
 			got := text(u.send(t, "/auto-approve on paths=docs/", loc))
 			if want := map[string]string{"ja": tt.ja, "en": tt.en}[loc]; !strings.Contains(got, want) {
 				t.Errorf("%v %s: %q lacks %q", tt.err, loc, got, want)
@@ -206,20 +249,27 @@ func TestAutoApproveErrors(t *testing.T) {
 
 func TestExecutorErrors(t *testing.T) {
 	tests := []struct {
-		err  error
-		want string
+		err    said
+		ja, en string
 	}{
-		{&domain.PeerError{Peer: "executor", Kind: domain.ErrUnavailable, Message: "dial"}, "実行サービス（executor）に接続できなかったため"},
-		{&domain.PeerError{Peer: "executor", Kind: domain.ErrConflict, Message: "job was already claimed"}, "の実行に失敗しました: job was already claimed"},
-		{&domain.PeerError{Peer: "executor", Message: "secret path /srv/x"}, "内部エラー"},
+		{said{peer: "executor", kind: domain.ErrUnavailable, causeWords: "dial tcp"}, "実行サービス（executor）に接続できなかったため", "The executor could not be reached"},
+		{said{peer: "executor", kind: domain.ErrConflict, ja: "ジョブ job_20260101_009 は実行中の別のエグゼキューターが持っています", en: "job job_20260101_009 is already claimed"},
+			"の実行に失敗しました: ジョブ job_20260101_009 は実行中の別のエグゼキューターが持っています", "failed to run: job job_20260101_009 is already claimed"},
+		// A refusal of another kind with the executor's words (a hash mismatch) is told as it is.
+		{said{peer: "executor", ja: "ジョブ job_20260101_009 の内容が承認されたものと一致しないため、実行していません", en: "job job_20260101_009: content hash mismatch"},
+			"の実行に失敗しました: ジョブ job_20260101_009 の内容が承認されたものと一致しないため", "failed to run: job job_20260101_009: content hash mismatch"},
+		{said{peer: "executor", kind: domain.ErrConflict}, "の実行に失敗しました: 今の状態ではこの操作はできません。", "failed to run: This cannot be done in the current state."},
+		{said{peer: "executor", causeWords: "secret path /srv/x"}, "内部エラー", "internal error"},
 	}
 	for _, tt := range tests {
-		u := newUnit(t)
-		u.approvals.decided = app.ApprovalJob{Status: app.StatusGranted}
-		u.executor.err = tt.err
-		got := text(u.send(t, "/approve job_20260101_009", ""))
-		if !strings.Contains(got, tt.want) || strings.Contains(got, "/srv/x") {
-			t.Errorf("%v: %q", tt.err, got)
+		for _, loc := range []string{"ja", "en"} {
+			u := newUnit(t)
+			u.approvals.decided = app.ApprovalJob{Status: app.StatusGranted}
+			u.executor.err = tt.err.in(loc)
+			got := text(u.send(t, "/approve job_20260101_009", loc))
+			if want := map[string]string{"ja": tt.ja, "en": tt.en}[loc]; !strings.Contains(got, want) || strings.Contains(got, "/srv/x") || strings.Contains(got, "dial tcp") {
+				t.Errorf("%s %s: %q lacks %q", tt.err.peer, loc, got, want)
+			}
 		}
 	}
 }

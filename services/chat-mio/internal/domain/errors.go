@@ -36,8 +36,11 @@ type PeerError struct {
 	Peer string
 	// Kind is ErrUnavailable, ErrNotFound, ErrConflict, ErrForbidden, ErrInvalid or nil.
 	Kind error
-	// Message is the peer's explanation, safe to show (it is what the peer chose to tell its caller).
+	// Message is the peer's text for the user (its google.rpc.LocalizedMessage, in the session's
+	// locale), shown as it is; "" when the peer gave none — its English is never shown.
 	Message string
+	// Reason is the peer's stable code for the failure (google.rpc.ErrorInfo), "" when none.
+	Reason string
 	// Cause is the transport error, for logs.
 	Cause error
 }
@@ -65,10 +68,27 @@ func (e *PeerError) Unwrap() []error {
 	return out
 }
 
-// PeerMessage is the peer's explanation carried by err ("" when there is none).
+// PeerMessage is the peer's text for the user carried by err ("" when there is none).
 func PeerMessage(err error) string {
 	if pe, ok := errors.AsType[*PeerError](err); ok {
 		return pe.Message
 	}
 	return ""
+}
+
+// PeerReason is the peer's stable code for err ("" when there is none).
+func PeerReason(err error) string {
+	if pe, ok := errors.AsType[*PeerError](err); ok {
+		return pe.Reason
+	}
+	return ""
+}
+
+// PeerText is what the user is told of a peer's refusal in l: the peer's own text, or a short
+// generic sentence of the failure's kind when the peer gave none.
+func PeerText(l Locale, err error) string {
+	if m := PeerMessage(err); m != "" {
+		return m
+	}
+	return fault.KindOf(err).Text(string(l))
 }

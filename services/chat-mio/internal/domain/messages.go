@@ -73,6 +73,7 @@ const (
 	MsgNotApproverAuto     MsgKey = "not_approver_auto"
 	MsgJobNotFound         MsgKey = "job_not_found"
 	MsgJobConflict         MsgKey = "job_conflict"
+	MsgDecisionRefused     MsgKey = "decision_refused"
 	MsgApproved            MsgKey = "approved"
 	MsgDenied              MsgKey = "denied"
 	MsgDeniedReason        MsgKey = "denied_reason"
@@ -228,6 +229,7 @@ var catalog = map[MsgKey][2]string{
 	MsgNotApproverAuto: {"Auto-Approve を変更する権限がありません（承認者として登録されていません）。", "You may not change Auto-Approve (you are not a registered approver)."},
 	MsgJobNotFound:     {"ジョブ %s は見つかりませんでした。job_id を確認してください。", "Job %s was not found. Please check the job id."},
 	MsgJobConflict:     {"ジョブ %s はすでに決定済みか、期限切れです（%s）。", "Job %s was already decided or has expired (%s)."},
+	MsgDecisionRefused: {"ジョブ %s は決定できませんでした: %s", "Job %s could not be decided: %s"},
 	MsgApproved:        {"ジョブ %s を承認しました。", "Job %s approved."},
 	MsgDenied:          {"ジョブ %s を却下しました。", "Job %s denied."},
 	MsgDeniedReason:    {"ジョブ %s を却下しました。理由: %s", "Job %s denied. Reason: %s"},
@@ -319,4 +321,24 @@ func localModelUnavailable(l Locale, who, model string, missing bool) string {
 		return T(l, MsgLocalModelMissing, who, model)
 	}
 	return T(l, MsgLocalModelDown, who, model)
+}
+
+// stateWords name a job's states as approval names them ("pending", "granted", …).
+var stateWords = map[string][2]string{
+	"pending": {"承認待ち", "pending"}, "granted": {"承認済み", "granted"}, "auto_approved": {"自動承認済み", "auto-approved"},
+	"denied": {"却下済み", "denied"}, "expired": {"期限切れ", "expired"}, "cancelled": {"取り消し済み", "cancelled"},
+	"executing": {"実行中", "executing"}, "completed": {"実行済み", "completed"}, "failed": {"失敗", "failed"},
+	"refused": {"拒否済み", "refused"}, "answered": {"回答済み", "answered"},
+}
+
+// StateWord is a job's state said in l; a state it does not know is shown as it is.
+func StateWord(l Locale, state string) string {
+	w, ok := stateWords[state]
+	if !ok {
+		return state
+	}
+	if l == EN {
+		return w[1]
+	}
+	return w[0]
 }

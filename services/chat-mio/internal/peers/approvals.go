@@ -106,8 +106,8 @@ func (a Approvals) Request(ctx context.Context, in app.ProposalInput) (app.Appro
 }
 
 // Approve implements app.Approvals.
-func (a Approvals) Approve(ctx context.Context, jobID string, by app.Actor) (app.ApprovalJob, error) {
-	res, err := a.Client.Approve(ctx, &approvalv1.ApproveRequest{JobId: jobID, Actor: actorProto(by), SessionId: by.SessionID})
+func (a Approvals) Approve(ctx context.Context, jobID string, by app.Actor, loc domain.Locale) (app.ApprovalJob, error) {
+	res, err := a.Client.Approve(ctx, &approvalv1.ApproveRequest{JobId: jobID, Actor: actorProto(by), SessionId: by.SessionID, Locale: string(loc)})
 	if err != nil {
 		return app.ApprovalJob{}, classify(approvalPeer, err)
 	}
@@ -128,8 +128,8 @@ func (a Approvals) ApproveSimilar(ctx context.Context, jobID string, by app.Acto
 }
 
 // Deny implements app.Approvals.
-func (a Approvals) Deny(ctx context.Context, jobID string, by app.Actor, reason string) (app.ApprovalJob, error) {
-	res, err := a.Client.Deny(ctx, &approvalv1.DenyRequest{JobId: jobID, Actor: actorProto(by), Reason: reason, SessionId: by.SessionID})
+func (a Approvals) Deny(ctx context.Context, jobID string, by app.Actor, reason string, loc domain.Locale) (app.ApprovalJob, error) {
+	res, err := a.Client.Deny(ctx, &approvalv1.DenyRequest{JobId: jobID, Actor: actorProto(by), Reason: reason, SessionId: by.SessionID, Locale: string(loc)})
 	if err != nil {
 		return app.ApprovalJob{}, classify(approvalPeer, err)
 	}

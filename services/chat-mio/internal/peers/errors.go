@@ -3,10 +3,6 @@
 package peers
 
 import (
-	"errors"
-
-	"connectrpc.com/connect"
-
 	"github.com/picoclaw-suite/picoclaw/pkg/fault"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/domain"
@@ -24,17 +20,18 @@ var kindSentinels = map[fault.Kind]error{
 // classify is the one place where a peer's Connect failure becomes a chat-mio error, by the
 // fault kind the suite's one mapping reads from it (pkg/rpcserver.FromConnect): transient
 // failures (the peer unreachable, too slow, the call cancelled) are domain.ErrUnavailable; a
-// refusal keeps its kind and the peer's message; anything else is unexpected and wraps no
-// sentinel.
+// refusal keeps its kind and the text the peer gave for the user (its
+// google.rpc.LocalizedMessage, in the locale chat-mio asked for) — never the Connect message,
+// whose English is for logs; anything else is unexpected and wraps no sentinel.
 func classify(peer string, err error) error {
 	if err == nil {
 		return nil
 	}
-	pe := &domain.PeerError{Peer: peer, Cause: err}
-	var ce *connect.Error
-	if errors.As(err, &ce) {
-		pe.Message = ce.Message()
+	back := rpcserver.FromConnect(err)
+	pe := &domain.PeerError{Peer: peer, Cause: err, Kind: kindSentinels[fault.KindOf(back)]}
+	if text, ok := fault.Text(back, ""); ok {
+		pe.Message = text
 	}
-	pe.Kind = kindSentinels[fault.KindOf(rpcserver.FromConnect(err))]
+	pe.Reason = fault.ReasonOf(back)
 	return pe
 }

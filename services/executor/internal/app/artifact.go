@@ -32,10 +32,10 @@ var imageExt = map[string]string{"image/png": ".png", "image/jpeg": ".jpg", "ima
 // here because it names a directory.
 func saveArtifact(dir, jobID string, index int, kind string, img *browser.Image) (Artifact, error) {
 	if dir == "" {
-		return Artifact{}, fmt.Errorf("%w: no artifacts directory configured (executor.browser.artifacts_dir)", domain.ErrUnavailable)
+		return Artifact{}, domain.Fail(domain.ErrUnavailable, domain.CodeArtifactsMissing)
 	}
 	if !jobid.Valid(jobID) {
-		return Artifact{}, fmt.Errorf("%w: job id %q cannot name an artifacts directory", domain.ErrInvalid, jobID)
+		return Artifact{}, domain.FailWith(domain.ErrInvalid, fmt.Errorf("job id %q cannot name an artifacts directory", jobID), domain.CodeArtifactsIO)
 	}
 	ext, ok := imageExt[img.MIMEType]
 	if !ok {
@@ -43,11 +43,11 @@ func saveArtifact(dir, jobID string, index int, kind string, img *browser.Image)
 	}
 	jobDir := filepath.Join(dir, jobID)
 	if err := os.MkdirAll(jobDir, 0o750); err != nil {
-		return Artifact{}, fmt.Errorf("artifacts: %w", err)
+		return Artifact{}, domain.FailWith(nil, err, domain.CodeArtifactsIO)
 	}
 	path := filepath.Join(jobDir, fmt.Sprintf("%03d-%s%s", index, kind, ext))
 	if err := os.WriteFile(path, img.Data, 0o640); err != nil {
-		return Artifact{}, fmt.Errorf("artifacts: %w", err)
+		return Artifact{}, domain.FailWith(nil, err, domain.CodeArtifactsIO)
 	}
 	sum := sha256.Sum256(img.Data)
 	return Artifact{Path: path, MIMEType: img.MIMEType, Size: len(img.Data), SHA256: hex.EncodeToString(sum[:])}, nil

@@ -71,8 +71,8 @@ type Report struct {
 // Approval is the approval service as the executor uses it.
 type Approval interface {
 	// Claim takes the job for execution: once, or by taking over a claim whose lease lapsed.
-	// Refusals come back as domain errors.
-	Claim(ctx context.Context, jobID, executorID string) (Claim, error)
+	// Refusals come back as domain errors that carry approval's text for the user, in locale.
+	Claim(ctx context.Context, jobID, executorID, locale string) (Claim, error)
 	// Renew extends the claim's lease; domain.ErrConflict when another executor holds it now.
 	Renew(ctx context.Context, jobID, executorID string, token int64) (time.Time, error)
 	// Lapsed lists executing jobs whose holder stopped renewing its lease.
@@ -158,7 +158,7 @@ func (s *Service) execute(ctx context.Context, rawID, locale string, dryRun, tak
 	if modes.DryRun {
 		claim, err = s.cfg.Approval.Get(ctx, id)
 		if err == nil && claim.Status != "granted" && claim.Status != "auto_approved" {
-			err = fmt.Errorf("%w: job %s is %s, not approved", domain.ErrConflict, id, claim.Status)
+			err = domain.Fail(domain.ErrConflict, domain.CodeNotApproved, id, domain.State(claim.Status))
 		}
 		if err != nil {
 			log.WarnContext(ctx, "executor.dry_run_refused", slog.String("error", err.Error()))
@@ -176,7 +176,7 @@ func (s *Service) execute(ctx context.Context, rawID, locale string, dryRun, tak
 				return Outcome{}, fmt.Errorf("take over %s: %w: no longer executing (%v)", id, errClaimRefused, err)
 			}
 		}
-		claim, err = s.cfg.Approval.Claim(ctx, id, s.cfg.ExecutorID)
+		claim, err = s.cfg.Approval.Claim(ctx, id, s.cfg.ExecutorID, string(loc))
 		if err != nil {
 			// approval recorded the refusal itself; the job may well be running at another
 			// executor, whose claim a report from here must not touch.
@@ -202,21 +202,22 @@ func (s *Service) execute(ctx context.Context, rawID, locale string, dryRun, tak
 func (s *Service) run(ctx context.Context, log *slog.Logger, claim Claim, modes Modes, loc domain.Locale, l *lease) (Outcome, error) {
 	id := claim.JobID
 	p, err := s.cfg.Parse(claim.Patch)
-	if err == nil && (p.Hash != claim.ContentHash || (claim.JobHash != "" && claim.JobHash != claim.ContentHash)) {
-		err = fmt.Errorf("recomputed %s, approved %s", short(p.Hash), short(claim.ContentHash))
+	if err != nil {
+		// Content that does not parse does not hash to what was approved either.
+		err = domain.FailWith(domain.ErrHashMismatch, err, domain.CodeHashMismatch, id, "-", short(claim.ContentHash))
+	} else if p.Hash != claim.ContentHash || (claim.JobHash != "" && claim.JobHash != claim.ContentHash) {
+		err = domain.Fail(domain.ErrHashMismatch, domain.CodeHashMismatch, id, short(p.Hash), short(claim.ContentHash))
 	}
 	if err != nil {
 		log.ErrorContext(ctx, "executor.hash_mismatch", slog.String("error", err.Error()))
 		if !modes.DryRun {
 			s.report(ctx, log, claim, Report{Event: EventHashMismatch, Detail: err.Error()})
 		}
-		return Outcome{}, fmt.Errorf("%w: job %s: %v", domain.ErrHashMismatch, id, err)
+		return Outcome{}, err
 	}
 
 	if (claim.UsesBrowser || usesBrowser(p)) && claim.AutoApproved {
-		err := fmt.Errorf("%w: %s", domain.ErrPermission, say(loc,
-			fmt.Sprintf("ジョブ %s はブラウザ操作を含み、自動承認されています。ブラウザ操作には人の承認が必要です", id),
-			fmt.Sprintf("job %s has browser operations and was auto-approved; browser jobs need a person's approval", id)))
+		err := domain.Fail(domain.ErrPermission, domain.CodeBrowserAutoApproved, id)
 		log.WarnContext(ctx, "executor.refused", slog.String("reason", "browser_auto_approved"))
 		if !modes.DryRun {
 			s.report(ctx, log, claim, Report{Event: EventRefused, Detail: err.Error()})
@@ -224,7 +225,7 @@ func (s *Service) run(ctx context.Context, log *slog.Logger, claim Claim, modes 
 		return Outcome{}, err
 	}
 
-	if err := s.cfg.Runner.checkBase(id, p, loc); err != nil {
+	if err := s.cfg.Runner.checkBase(id, p); err != nil {
 		log.WarnContext(ctx, "executor.refused", slog.String("reason", "stale_base"), slog.String("error", err.Error()))
 		if !modes.DryRun {
 			s.report(ctx, log, claim, Report{Event: EventRefused, Detail: err.Error()})
@@ -261,7 +262,7 @@ func (s *Service) run(ctx context.Context, log *slog.Logger, claim Claim, modes 
 		// Another executor holds the job now and waits for the workspace: it finds the record
 		// of a job that stopped midway, and what this one changed is rolled back.
 		log.WarnContext(ctx, "executor.lease_lost_during_run", slog.Bool("rolled_back", res.RolledBack))
-		return Outcome{}, fmt.Errorf("%w: job %s was taken over by another executor", domain.ErrConflict, id)
+		return Outcome{}, domain.Fail(domain.ErrConflict, domain.CodeTakenOver, id)
 	}
 	s.finish(ctx, log, claim, res)
 	return Outcome{Result: res, Text: res.Text(loc)}, nil
@@ -285,21 +286,13 @@ func (s *Service) finish(ctx context.Context, log *slog.Logger, claim Claim, res
 // errClaimRefused marks an Execute that approval did not give the job to.
 var errClaimRefused = errors.New("claim refused")
 
-// say picks the text of the user's language.
-func say(l domain.Locale, ja, en string) string {
-	if l == domain.LocaleEN {
-		return en
-	}
-	return ja
-}
-
 // DryRun parses patch text and reports what it would do, touching nothing.
 func (s *Service) DryRun(ctx context.Context, text, locale string) (Outcome, error) {
 	p, err := s.cfg.Parse(text)
 	if err != nil {
-		return Outcome{}, fmt.Errorf("%w: patch: %v", domain.ErrInvalid, err)
+		return Outcome{}, domain.FailWith(domain.ErrInvalid, err, domain.CodePatchInvalid)
 	}
-	if err := s.cfg.Runner.checkBase("", p, domain.ParseLocale(locale, s.cfg.Locale)); err != nil {
+	if err := s.cfg.Runner.checkBase("", p); err != nil {
 		return Outcome{}, err
 	}
 	modes := s.cfg.Modes

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -108,7 +109,8 @@ func (r *Runner) prepare(ctx context.Context, jobID string, ops []patch.Operatio
 	for _, op := range ops {
 		res.Commands = append(res.Commands, skipped(op))
 	}
-	res.RollbackError = "snapshot: " + err.Error()
+	serr := domain.FailWith(nil, err, domain.CodeSnapshotFailed)
+	res.RollbackError, res.RollbackFailure = serr.Error(), domain.FailureOf(serr)
 	res.FinishedAt = r.cfg.Now()
 	res.Tally()
 	res.Success = false
@@ -156,7 +158,7 @@ func (r *Runner) run(ctx context.Context, jobID string, ops []patch.Operation, m
 			}
 		}
 		if err != nil {
-			cr.Error = err.Error()
+			cr.Fail(err)
 			log.ErrorContext(ctx, "worker.command_failed", append(attrs, slog.String("error", cr.Error))...)
 			stop = m.StopOnError
 		} else {
@@ -175,7 +177,8 @@ func (r *Runner) run(ctx context.Context, jobID string, ops []patch.Operation, m
 		res.RolledBack = true
 		res.RestoredPaths = restored
 		if err != nil {
-			res.RollbackError = err.Error()
+			rerr := domain.FailWith(nil, err, domain.CodeRollbackIncomplete)
+			res.RollbackError, res.RollbackFailure = rerr.Error(), domain.FailureOf(rerr)
 		}
 		log.WarnContext(ctx, "executor.rollback", slog.Any("restored_paths", restored),
 			slog.Bool("complete", err == nil))
@@ -184,7 +187,7 @@ func (r *Runner) run(ctx context.Context, jobID string, ops []patch.Operation, m
 		hash, err := r.autoCommit(ctx, jobID, m.CommitPrefix, res)
 		switch {
 		case err != nil:
-			res.CommitError = err.Error()
+			res.CommitError, res.CommitFailure = err.Error(), domain.FailureOf(err)
 			log.WarnContext(ctx, "worker.auto_commit_failed", slog.String("error", err.Error()))
 		case hash != "":
 			res.CommitHash = hash
@@ -226,11 +229,11 @@ func (j *job) exec(ctx context.Context, op patch.Operation) (opOutput, error) {
 		return opOutput{text: out}, err
 	case patch.TypeShell:
 		if strings.TrimSpace(op.Target) == "" && strings.TrimSpace(op.Content) == "" {
-			return opOutput{}, fmt.Errorf("%w: empty shell command", domain.ErrInvalid)
+			return opOutput{}, domain.Fail(domain.ErrInvalid, domain.CodeShellEmpty)
 		}
 		line := shellLine(op)
 		if strings.IndexByte(line, 0) >= 0 {
-			return opOutput{}, fmt.Errorf("%w: NUL byte in shell command", domain.ErrInvalid)
+			return opOutput{}, domain.Fail(domain.ErrInvalid, domain.CodeShellNUL)
 		}
 		if j.dry {
 			return opOutput{text: "would run: bash -c " + line}, nil
@@ -258,7 +261,7 @@ func (j *job) exec(ctx context.Context, op patch.Operation) (opOutput, error) {
 		}
 		if j.dry {
 			if !j.browser.Configured() {
-				return opOutput{}, fmt.Errorf("%w: no MCP Chrome bridge configured (executor.mcp.chrome_bridge_url)", domain.ErrUnavailable)
+				return opOutput{}, domain.Fail(domain.ErrUnavailable, domain.CodeBridgeNotConfigured)
 			}
 			return opOutput{text: "would call " + tool + " on the MCP Chrome bridge"}, nil
 		}
@@ -276,7 +279,7 @@ func (j *job) exec(ctx context.Context, op patch.Operation) (opOutput, error) {
 		text, cut := capText(out.Text, j.r.cfg.OutputLimit)
 		return opOutput{text: text, truncated: cut}, nil
 	default:
-		return opOutput{}, fmt.Errorf("%w: unknown operation type %q", domain.ErrInvalid, op.Type)
+		return opOutput{}, domain.Fail(domain.ErrInvalid, domain.CodeUnknownType, strconv.Quote(string(op.Type)))
 	}
 }
 
@@ -304,11 +307,11 @@ func (r *Runner) git(ctx context.Context, args ...string) (proc.Output, error) {
 		if list.ExitReason == proc.ExitNoSandbox || list.ExitReason == proc.ExitTimeout || list.ExitReason == proc.ExitCancelled {
 			return list, err
 		}
-		return list, fmt.Errorf("%w: the repository configuration cannot be read: %v: %s", domain.ErrPermission, err, strings.TrimSpace(list.Text))
+		return list, domain.FailWith(domain.ErrPermission, fmt.Errorf("%w: %s", err, strings.TrimSpace(list.Text)), domain.CodeGitConfigUnreadable)
 	}
 	if list.Truncated {
 		return proc.Output{Sandbox: list.Sandbox, ExitCode: -1, ExitReason: proc.ExitStart},
-			fmt.Errorf("%w: the repository configuration is larger than %d bytes", domain.ErrPermission, gitConfigLimit)
+			domain.Fail(domain.ErrPermission, domain.CodeGitConfigTooLarge, gitConfigLimit)
 	}
 	extra, err := domain.GitConfigGuard(list.Text)
 	if err != nil {
@@ -334,14 +337,14 @@ func (r *Runner) runGit(ctx context.Context, writable bool, extra []domain.GitCo
 // autoCommit stages everything and commits; it returns "" when there was nothing to commit.
 func (r *Runner) autoCommit(ctx context.Context, jobID, prefix string, res *domain.Result) (string, error) {
 	if out, err := r.git(ctx, "rev-parse", "--show-toplevel"); err != nil {
-		return "", fmt.Errorf("workspace is not a git repository: %s", strings.TrimSpace(out.Text))
+		return "", domain.FailWith(nil, errors.New(strings.TrimSpace(out.Text)), domain.CodeCommitNoRepository)
 	}
 	if out, err := r.git(ctx, "add", "-A"); err != nil {
-		return "", fmt.Errorf("git add: %w: %s", err, strings.TrimSpace(out.Text))
+		return "", domain.FailWith(nil, fmt.Errorf("%w: %s", err, strings.TrimSpace(out.Text)), domain.CodeCommitStep, "git add")
 	}
 	status, err := r.git(ctx, "status", "--porcelain")
 	if err != nil {
-		return "", fmt.Errorf("git status: %w", err)
+		return "", domain.FailWith(nil, err, domain.CodeCommitStep, "git status")
 	}
 	if strings.TrimSpace(status.Text) == "" {
 		return "", nil
@@ -354,11 +357,11 @@ func (r *Runner) autoCommit(ctx context.Context, jobID, prefix string, res *doma
 		}
 	}
 	if out, err := r.git(ctx, "commit", "--no-verify", "-m", msg, "-m", strings.TrimSpace(body.String())); err != nil {
-		return "", fmt.Errorf("git commit: %w: %s", err, strings.TrimSpace(out.Text))
+		return "", domain.FailWith(nil, fmt.Errorf("%w: %s", err, strings.TrimSpace(out.Text)), domain.CodeCommitStep, "git commit")
 	}
 	head, err := r.git(ctx, "rev-parse", "HEAD")
 	if err != nil {
-		return "", fmt.Errorf("git rev-parse: %w", err)
+		return "", domain.FailWith(nil, err, domain.CodeCommitStep, "git rev-parse")
 	}
 	return strings.TrimSpace(head.Text), nil
 }

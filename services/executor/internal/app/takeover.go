@@ -138,7 +138,7 @@ func (s *Service) resume(ctx context.Context, log *slog.Logger, claim Claim, loc
 		s.finish(ctx, log, claim, res)
 		return Outcome{Result: res, Text: res.Text(loc)}, nil, true
 	case PhaseStarted:
-		return s.rollBackInterrupted(ctx, log, claim, rec, loc)
+		return s.rollBackInterrupted(ctx, log, claim, rec)
 	}
 	return Outcome{}, nil, false
 }
@@ -146,7 +146,7 @@ func (s *Service) resume(ctx context.Context, log *slog.Logger, claim Claim, loc
 // rollBackInterrupted restores what a job that stopped midway had changed. A job of file
 // operations then runs again from the start (done false): the same as running once. Any other
 // job is failed: its commands may have acted, and none runs twice.
-func (s *Service) rollBackInterrupted(ctx context.Context, log *slog.Logger, claim Claim, rec JobRecord, loc domain.Locale) (Outcome, error, bool) {
+func (s *Service) rollBackInterrupted(ctx context.Context, log *slog.Logger, claim Claim, rec JobRecord) (Outcome, error, bool) {
 	id := claim.JobID
 	var restored []string
 	var rerr error
@@ -162,29 +162,24 @@ func (s *Service) rollBackInterrupted(ctx context.Context, log *slog.Logger, cla
 	if rec.FilesOnly && len(rec.Snapshot) > 0 && rerr == nil {
 		return Outcome{}, nil, false
 	}
-	var text string
+	var refusal error
 	switch {
 	case len(rec.Snapshot) == 0:
-		text = say(loc,
-			fmt.Sprintf("ジョブ %s を実行していたエグゼキューターが途中で停止しました。ロールバックが無効のため、ワークスペースに変更の一部が残っている可能性があります。二度は実行しません。", id),
-			fmt.Sprintf("the executor running job %s stopped midway; rollback is off, so part of its changes may be in the workspace. It is not run twice.", id))
+		refusal = domain.Fail(domain.ErrConflict, domain.CodeInterruptedKept, id)
 	case rerr != nil:
-		text = say(loc,
-			fmt.Sprintf("ジョブ %s を実行していたエグゼキューターが途中で停止し、変更を元に戻せませんでした（%v）。二度は実行しません。", id, rerr),
-			fmt.Sprintf("the executor running job %s stopped midway and its changes could not be undone (%v). It is not run twice.", id, rerr))
+		refusal = domain.FailWith(domain.ErrConflict, rerr, domain.CodeInterruptedStuck, id)
 	default:
-		text = say(loc,
-			fmt.Sprintf("ジョブ %s を実行していたエグゼキューターが途中で停止しました。変更は元に戻しました。コマンドを含むため二度は実行しません。", id),
-			fmt.Sprintf("the executor running job %s stopped midway; its changes were undone. It has commands, so it is not run twice.", id))
+		refusal = domain.Fail(domain.ErrConflict, domain.CodeInterruptedUndone, id)
 	}
 	res := &domain.Result{JobID: id, RolledBack: len(restored) > 0, RestoredPaths: restored, StartedAt: rec.At, FinishedAt: time.Now().UTC()}
 	if rerr != nil {
-		res.RollbackError = rerr.Error()
+		rb := domain.FailWith(nil, rerr, domain.CodeRollbackIncomplete)
+		res.RollbackError, res.RollbackFailure = rb.Error(), domain.FailureOf(rb)
 	}
-	if s.report(ctx, log, claim, Report{Event: EventFailed, Result: res, Detail: text}) {
+	if s.report(ctx, log, claim, Report{Event: EventFailed, Result: res, Detail: refusal.Error()}) {
 		s.forget(log, id)
 	}
-	return Outcome{}, fmt.Errorf("%w: %s", domain.ErrConflict, text), true
+	return Outcome{}, refusal, true
 }
 
 // lease renews a claim while its job runs.

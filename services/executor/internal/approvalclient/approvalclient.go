@@ -31,8 +31,8 @@ func New(c approvalv1connect.ApprovalServiceClient) *Client { return &Client{c: 
 var _ app.Approval = (*Client)(nil)
 
 // Claim calls ClaimJob.
-func (c *Client) Claim(ctx context.Context, jobID, executorID string) (app.Claim, error) {
-	res, err := c.c.ClaimJob(ctx, &approvalv1.ClaimJobRequest{JobId: jobID, ExecutorId: executorID})
+func (c *Client) Claim(ctx context.Context, jobID, executorID, locale string) (app.Claim, error) {
+	res, err := c.c.ClaimJob(ctx, &approvalv1.ClaimJobRequest{JobId: jobID, ExecutorId: executorID, Locale: locale})
 	if err != nil {
 		return app.Claim{}, mapErr(err)
 	}
@@ -111,9 +111,17 @@ func Status(s approvalv1.JobStatus) string {
 }
 
 // mapErr turns approval's refusals into the executor's errors by their fault kind (and the
-// EXPIRED reason); the peer's message stays for the user.
+// EXPIRED reason); approval's text for the user (fault.Text) is passed on as it is.
 func mapErr(err error) error {
 	e := rpcserver.FromConnect(err)
+	out := kindErr(e, err)
+	if text, ok := fault.Text(e, ""); ok {
+		return fault.WithText(out, "", text)
+	}
+	return out
+}
+
+func kindErr(e, err error) error {
 	msg := err.Error()
 	var ce *connect.Error
 	if errors.As(err, &ce) {

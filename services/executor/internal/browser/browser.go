@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -81,16 +82,17 @@ func (c *Client) Call(ctx context.Context, op patch.Operation) (Output, error) {
 		return Output{}, err
 	}
 	if res.IsError {
+		// The bridge's own words are data: they are passed on as they are.
 		text := render(res)
 		if text == "" {
-			text = "tool reported an error"
+			return Output{}, domain.Fail(nil, domain.CodeBridgeCallFailed, tool)
 		}
-		return Output{}, fmt.Errorf("%s: %s", tool, text)
+		return Output{}, domain.Fail(nil, domain.CodeBridgeToolError, tool, text)
 	}
 	if patch.CanonicalBrowserAction(op.Action) == patch.ActionChromeScreenshot {
 		img, err := screenshot(res)
 		if err != nil {
-			return Output{}, fmt.Errorf("%s: %w", tool, err)
+			return Output{}, err
 		}
 		return Output{Image: img}, nil
 	}
@@ -125,7 +127,7 @@ func (c *Client) bounded(ctx context.Context) (context.Context, context.CancelFu
 // connect opens the session (initialize) on first use.
 func (c *Client) connect(ctx context.Context) error {
 	if c.cfg.URL == "" {
-		return fmt.Errorf("%w: no MCP Chrome bridge configured (executor.mcp.chrome_bridge_url)", domain.ErrUnavailable)
+		return domain.Fail(domain.ErrUnavailable, domain.CodeBridgeNotConfigured)
 	}
 	if c.session != nil {
 		return nil
@@ -135,7 +137,7 @@ func (c *Client) connect(ctx context.Context) error {
 		Endpoint: c.cfg.URL, HTTPClient: c.cfg.HTTP, MaxRetries: -1, DisableStandaloneSSE: true,
 	}, nil)
 	if err != nil {
-		return fmt.Errorf("%w: MCP Chrome bridge at %s is unreachable: %v", domain.ErrUnavailable, c.cfg.URL, err)
+		return domain.FailWith(domain.ErrUnavailable, err, domain.CodeBridgeUnreachable, c.cfg.URL)
 	}
 	c.session = s
 	return nil
@@ -148,7 +150,7 @@ func (c *Client) call(ctx context.Context, tool string, args map[string]any) (*m
 	}
 	res, err := c.session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s via MCP Chrome bridge: %v", domain.ErrUnavailable, tool, err)
+		return nil, domain.FailWith(domain.ErrUnavailable, err, domain.CodeBridgeCallFailed, tool)
 	}
 	return res, nil
 }
@@ -169,26 +171,26 @@ func screenshot(res *mcp.CallToolResult) (*Image, error) {
 				continue
 			}
 			if base64.StdEncoding.DecodedLen(len(t.Base64Data)) > MaxImageBytes {
-				return nil, fmt.Errorf("screenshot larger than %d bytes", MaxImageBytes)
+				return nil, domain.Fail(nil, domain.CodeScreenshotTooLarge, MaxImageBytes)
 			}
 			data, err := base64.StdEncoding.DecodeString(t.Base64Data)
 			if err != nil {
-				return nil, fmt.Errorf("screenshot data is not base64: %v", err)
+				return nil, domain.FailWith(nil, fmt.Errorf("not base64: %w", err), domain.CodeScreenshotBad)
 			}
 			return checkImage(&Image{MIMEType: t.MIMEType, Data: data})
 		}
 	}
-	return nil, fmt.Errorf("the bridge returned no image")
+	return nil, domain.Fail(nil, domain.CodeScreenshotMissing)
 }
 
 func checkImage(img *Image) (*Image, error) {
 	switch {
 	case len(img.Data) == 0:
-		return nil, fmt.Errorf("the bridge returned an empty image")
+		return nil, domain.Fail(nil, domain.CodeScreenshotMissing)
 	case len(img.Data) > MaxImageBytes:
-		return nil, fmt.Errorf("screenshot larger than %d bytes", MaxImageBytes)
+		return nil, domain.Fail(nil, domain.CodeScreenshotTooLarge, MaxImageBytes)
 	case !strings.HasPrefix(img.MIMEType, "image/"):
-		return nil, fmt.Errorf("screenshot has type %q, not an image", img.MIMEType)
+		return nil, domain.Fail(nil, domain.CodeScreenshotType, strconv.Quote(img.MIMEType))
 	}
 	return img, nil
 }

@@ -33,7 +33,7 @@ var table = []binding{
 		meta: map[string]string{"newWindow": "boolean", "width": "number", "height": "number"},
 		args: func(op patch.Operation, a map[string]any) error {
 			if op.Target == "" {
-				return fmt.Errorf("%w: %s needs a URL", domain.ErrInvalid, op.Action)
+				return domain.Fail(domain.ErrInvalid, domain.CodeBrowserNeedsURL, op.Action)
 			}
 			a["url"] = op.Target
 			return nil
@@ -49,19 +49,19 @@ var table = []binding{
 			case hasX && hasY:
 				a["coordinates"] = map[string]any{"x": x, "y": y}
 			case hasX || hasY:
-				return fmt.Errorf("%w: %s needs both metadata.x and metadata.y", domain.ErrInvalid, op.Action)
+				return domain.Fail(domain.ErrInvalid, domain.CodeBrowserNeedsXY, op.Action)
 			}
 			if op.Target != "" {
 				a["selector"] = op.Target
 			} else if !hasX {
-				return fmt.Errorf("%w: %s needs a selector or coordinates", domain.ErrInvalid, op.Action)
+				return domain.Fail(domain.ErrInvalid, domain.CodeBrowserNeedsTarget, op.Action)
 			}
 			return nil
 		}},
 	{key: "fill", action: patch.ActionChromeFillOrSelect, tool: "chrome_fill_or_select",
 		args: func(op patch.Operation, a map[string]any) error {
 			if op.Target == "" {
-				return fmt.Errorf("%w: %s needs a selector", domain.ErrInvalid, op.Action)
+				return domain.Fail(domain.ErrInvalid, domain.CodeBrowserNeedsSelector, op.Action)
 			}
 			a["selector"], a["value"] = op.Target, op.Content
 			return nil
@@ -94,7 +94,7 @@ var table = []binding{
 		meta: map[string]string{"delay": "number"},
 		args: func(op patch.Operation, a map[string]any) error {
 			if strings.TrimSpace(op.Content) == "" {
-				return fmt.Errorf("%w: %s needs keys", domain.ErrInvalid, op.Action)
+				return domain.Fail(domain.ErrInvalid, domain.CodeBrowserNeedsKeys, op.Action)
 			}
 			a["keys"] = op.Content
 			if op.Target != "" {
@@ -166,14 +166,14 @@ func (t Tools) Plan(op patch.Operation) (string, map[string]any, error) {
 	i := slices.IndexFunc(table, func(b binding) bool { return b.action == action })
 	tool, ok := t[action]
 	if i < 0 || !ok {
-		return "", nil, fmt.Errorf("%w: the MCP Chrome bridge has no tool for browser action %q", domain.ErrInvalid, op.Action)
+		return "", nil, domain.Fail(domain.ErrInvalid, domain.CodeBrowserNoTool, strconv.Quote(op.Action))
 	}
 	b := table[i]
 	args := map[string]any{}
 	for _, k := range slices.Sorted(maps.Keys(op.Metadata)) {
 		v, err := metaValue(b.meta[k], op.Metadata[k])
 		if err != nil {
-			return "", nil, fmt.Errorf("%w: %s metadata.%s: %v", domain.ErrInvalid, op.Action, k, err)
+			return "", nil, domain.FailWith(domain.ErrInvalid, err, domain.CodeBrowserArgument, op.Action, k)
 		}
 		args[k] = v
 	}

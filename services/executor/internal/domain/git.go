@@ -1,7 +1,7 @@
 package domain
 
 import (
-	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/patch"
@@ -27,7 +27,7 @@ func GitArgs(op patch.Operation) ([]string, error) {
 	switch op.Action {
 	case patch.ActionGitAdd:
 		if len(targets) == 0 {
-			return nil, fmt.Errorf("%w: git add needs paths", ErrInvalid)
+			return nil, Fail(ErrInvalid, CodeGitAddPaths)
 		}
 		paths, err := cleanAll(targets)
 		if err != nil {
@@ -40,14 +40,14 @@ func GitArgs(op patch.Operation) ([]string, error) {
 			msg = strings.TrimSpace(op.Metadata["message"])
 		}
 		if msg == "" {
-			return nil, fmt.Errorf("%w: git commit needs a message", ErrInvalid)
+			return nil, Fail(ErrInvalid, CodeGitCommitMessage)
 		}
 		return []string{"commit", "-m", msg}, nil
 	case patch.ActionGitReset:
 		args := []string{"reset"}
 		if m := op.Metadata["mode"]; m != "" {
 			if !resetMode(m) {
-				return nil, fmt.Errorf("%w: unknown git reset mode %q", ErrInvalid, m)
+				return nil, Fail(ErrInvalid, CodeGitResetMode, strconv.Quote(m))
 			}
 			args = append(args, "--"+m)
 		}
@@ -74,7 +74,7 @@ func GitArgs(op patch.Operation) ([]string, error) {
 			name = targets[0]
 		}
 		if name == "" || len(targets) > 1 {
-			return nil, fmt.Errorf("%w: git checkout needs one branch or path", ErrInvalid)
+			return nil, Fail(ErrInvalid, CodeGitCheckoutOne)
 		}
 		if op.Metadata["new_branch"] == "true" {
 			if err := refName(name); err != nil {
@@ -92,11 +92,11 @@ func GitArgs(op patch.Operation) ([]string, error) {
 		// operation, forced only when it says so. Anything else about it is refused.
 		push, err := patch.PushOf(op)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+			return nil, FailWith(ErrInvalid, err, CodeGitPushInvalid)
 		}
 		return push.Args(), nil
 	default:
-		return nil, fmt.Errorf("%w: unknown git_operation action %q", ErrInvalid, op.Action)
+		return nil, Fail(ErrInvalid, CodeUnknownAction, "git_operation", strconv.Quote(op.Action))
 	}
 }
 
@@ -104,7 +104,7 @@ func GitArgs(op patch.Operation) ([]string, error) {
 // patches repeat.
 func gitTargets(target string) ([]string, error) {
 	if strings.IndexByte(target, 0) >= 0 {
-		return nil, fmt.Errorf("%w: NUL byte in git target", ErrInvalid)
+		return nil, Fail(ErrInvalid, CodeGitTargetNUL)
 	}
 	f := strings.Fields(target)
 	if len(f) > 0 && f[0] == "git" {
@@ -124,7 +124,7 @@ func cleanAll(paths []string) ([]string, error) {
 			continue
 		}
 		if strings.HasPrefix(p, "-") {
-			return nil, fmt.Errorf("%w: git option %q is not allowed in a target", ErrInvalid, p)
+			return nil, Fail(ErrInvalid, CodeGitOption, strconv.Quote(p))
 		}
 		c, err := CleanPath(p)
 		if err != nil {
@@ -139,7 +139,7 @@ func cleanAll(paths []string) ([]string, error) {
 // a path outside the repository.
 func refName(s string) error {
 	if s == "" || strings.HasPrefix(s, "-") || strings.Contains(s, "..") || strings.ContainsAny(s, " \t\n\x00\\:?*[") {
-		return fmt.Errorf("%w: invalid git ref or remote %q", ErrInvalid, s)
+		return Fail(ErrInvalid, CodeGitRef, strconv.Quote(s))
 	}
 	return nil
 }

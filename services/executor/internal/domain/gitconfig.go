@@ -3,6 +3,7 @@ package domain
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -71,7 +72,7 @@ func GitConfigGuard(list string) ([]GitConfig, error) {
 		}
 		section, sub, name := splitKey(key)
 		refuse := func() error {
-			return fmt.Errorf("%w: the repository configuration sets %q, which could make git run a program; remove it from .git/config first", ErrPermission, key)
+			return Fail(ErrPermission, CodeGitConfigUnsafe, strconv.Quote(key))
 		}
 		switch {
 		case section == "include" || section == "includeif":

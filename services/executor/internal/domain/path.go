@@ -1,7 +1,7 @@
 package domain
 
 import (
-	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -18,23 +18,23 @@ const maxComponent = 255
 func CleanPath(p string) (string, error) {
 	switch {
 	case p == "":
-		return "", fmt.Errorf("%w: empty path", ErrInvalid)
+		return "", Fail(ErrInvalid, CodePathEmpty)
 	case strings.IndexByte(p, 0) >= 0:
-		return "", fmt.Errorf("%w: path contains a NUL byte", ErrInvalid)
+		return "", Fail(ErrInvalid, CodePathNUL)
 	case !utf8.ValidString(p):
-		return "", fmt.Errorf("%w: path is not valid UTF-8", ErrInvalid)
+		return "", Fail(ErrInvalid, CodePathNotUTF8)
 	case strings.HasPrefix(p, "/"):
-		return "", fmt.Errorf("%w: absolute path %q", ErrPermission, p)
+		return "", Fail(ErrPermission, CodePathAbsolute, strconv.Quote(p))
 	case strings.ContainsRune(p, '\\'):
-		return "", fmt.Errorf("%w: backslash in path %q", ErrInvalid, p)
+		return "", Fail(ErrInvalid, CodePathBackslash, strconv.Quote(p))
 	case len(p) >= 2 && p[1] == ':' && isASCIILetter(p[0]):
-		return "", fmt.Errorf("%w: drive path %q", ErrPermission, p)
+		return "", Fail(ErrPermission, CodePathDrive, strconv.Quote(p))
 	case strings.HasPrefix(p, "~"):
-		return "", fmt.Errorf("%w: home-relative path %q", ErrPermission, p)
+		return "", Fail(ErrPermission, CodePathHome, strconv.Quote(p))
 	}
 	for _, r := range p {
 		if r < 0x20 || r == 0x7f {
-			return "", fmt.Errorf("%w: control character in path %q", ErrInvalid, p)
+			return "", Fail(ErrInvalid, CodePathControl, strconv.Quote(p))
 		}
 	}
 	var parts []string
@@ -43,18 +43,18 @@ func CleanPath(p string) (string, error) {
 		case "", ".":
 			continue
 		case "..":
-			return "", fmt.Errorf("%w: path %q leaves the workspace", ErrPermission, p)
+			return "", Fail(ErrPermission, CodeLeavesWorkspace, strconv.Quote(p))
 		}
 		if len(c) > maxComponent {
-			return "", fmt.Errorf("%w: path component longer than %d bytes", ErrInvalid, maxComponent)
+			return "", Fail(ErrInvalid, CodePathComponent, maxComponent)
 		}
 		if IsGitDirName(c) {
-			return "", fmt.Errorf("%w: path %q is inside git internals", ErrPermission, p)
+			return "", Fail(ErrPermission, CodePathGit, strconv.Quote(p))
 		}
 		parts = append(parts, c)
 	}
 	if len(parts) == 0 {
-		return "", fmt.Errorf("%w: path %q names the workspace itself", ErrInvalid, p)
+		return "", Fail(ErrInvalid, CodePathIsWorkspace, strconv.Quote(p))
 	}
 	return strings.Join(parts, "/"), nil
 }

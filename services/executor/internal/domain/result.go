@@ -4,18 +4,24 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/fault"
 )
 
 // CommandResult is the outcome of one operation.
 type CommandResult struct {
-	Index           int
-	Type            string
-	Action          string
-	Target          string
-	Success         bool
-	Skipped         bool
-	Output          string
+	Index   int
+	Type    string
+	Action  string
+	Target  string
+	Success bool
+	Skipped bool
+	Output  string
+	// Error is what went wrong, in English (logs, the audit log); ErrorCode and ErrorArgs are
+	// its message in Texts, which the result text says in the user's language.
 	Error           string
+	ErrorCode       string   `json:",omitempty"`
+	ErrorArgs       []string `json:",omitempty"`
 	Duration        time.Duration
 	OutputTruncated bool
 	// Sandbox says how a shell or git command ran: "namespaces+landlock" or "none"; empty for
@@ -40,12 +46,15 @@ type Result struct {
 	Commands      []CommandResult
 	CommitHash    string
 	CommitError   string
+	CommitFailure Failure `json:",omitzero"`
 	DryRun        bool
 	RolledBack    bool
 	RestoredPaths []string
 	RollbackError string
-	StartedAt     time.Time
-	FinishedAt    time.Time
+	// RollbackFailure is RollbackError's message (as CommandResult.ErrorCode).
+	RollbackFailure Failure `json:",omitzero"`
+	StartedAt       time.Time
+	FinishedAt      time.Time
 	// Images are the screenshots the job took, for the user to see (each also kept as an
 	// artifact, which the journal and the command output name; the bytes are not recorded).
 	Images []Image `json:"-"`
@@ -81,6 +90,35 @@ func (r *Result) AddImage(img Image) bool {
 	}
 	r.Images = append(r.Images, img)
 	return true
+}
+
+// Failure is the message (Texts) of a failure a result records.
+type Failure struct {
+	Code string   `json:",omitempty"`
+	Args []string `json:",omitempty"`
+}
+
+// FailureOf is err's message, or none when it has none.
+func FailureOf(err error) Failure {
+	if m := fault.MessageOf(err); m != nil {
+		return Failure{Code: m.Code, Args: m.Args}
+	}
+	return Failure{}
+}
+
+// text says f in l; a failure without a message (a record from before messages, an unexpected
+// error) is UNEXPECTED: its English words are for the log.
+func (f Failure) text(l Locale) string {
+	if f.Code == "" {
+		return Texts.Text(string(l), CodeUnexpected)
+	}
+	return Texts.Text(string(l), f.Code, f.Args...)
+}
+
+// Fail records err as the command's failure: its English text and its message.
+func (c *CommandResult) Fail(err error) {
+	f := FailureOf(err)
+	c.Error, c.ErrorCode, c.ErrorArgs = err.Error(), f.Code, f.Args
 }
 
 // Tally recomputes the counters and success from Commands.
@@ -185,7 +223,7 @@ func (r *Result) Text(l Locale) string {
 			} else {
 				b.WriteString("    エラー: ")
 			}
-			b.WriteString(oneLine(c.Error, maxTextOutput) + "\n")
+			b.WriteString(oneLine(Failure{Code: c.ErrorCode, Args: c.ErrorArgs}.text(l), maxTextOutput) + "\n")
 		}
 		if c.OutputTruncated {
 			if en {
@@ -204,9 +242,9 @@ func (r *Result) Text(l Locale) string {
 	}
 	if r.RollbackError != "" {
 		if en {
-			b.WriteString("Rollback error: " + oneLine(r.RollbackError, maxTextOutput) + "\n")
+			b.WriteString("Rollback error: " + oneLine(r.RollbackFailure.text(l), maxTextOutput) + "\n")
 		} else {
-			b.WriteString("ロールバックエラー: " + oneLine(r.RollbackError, maxTextOutput) + "\n")
+			b.WriteString("ロールバックエラー: " + oneLine(r.RollbackFailure.text(l), maxTextOutput) + "\n")
 		}
 	}
 	if r.CommitHash != "" {
@@ -218,9 +256,9 @@ func (r *Result) Text(l Locale) string {
 	}
 	if r.CommitError != "" {
 		if en {
-			b.WriteString("Auto-commit failed: " + oneLine(r.CommitError, maxTextOutput) + "\n")
+			b.WriteString("Auto-commit failed: " + oneLine(r.CommitFailure.text(l), maxTextOutput) + "\n")
 		} else {
-			b.WriteString("自動コミットに失敗しました: " + oneLine(r.CommitError, maxTextOutput) + "\n")
+			b.WriteString("自動コミットに失敗しました: " + oneLine(r.CommitFailure.text(l), maxTextOutput) + "\n")
 		}
 	}
 	return strings.TrimRight(b.String(), "\n")

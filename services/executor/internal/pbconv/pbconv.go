@@ -27,6 +27,7 @@ func Result(r *domain.Result) *commonv1.ExecutionResult {
 			Success: c.Success, Skipped: c.Skipped, Output: c.Output, Error: c.Error,
 			DurationMs: c.Duration.Milliseconds(), OutputTruncated: c.OutputTruncated,
 			Sandbox: c.Sandbox, ExitReason: c.ExitReason, ExitCode: int32(c.ExitCode), Signal: c.Signal,
+			ErrorCode: c.ErrorCode, ErrorArgs: c.ErrorArgs,
 		})
 	}
 	return out

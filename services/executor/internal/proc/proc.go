@@ -73,7 +73,7 @@ var ErrSandbox = errors.New("sandbox unavailable")
 
 // sandboxErr names the missing facility and the explicit way out.
 func sandboxErr(detail any) error {
-	return fmt.Errorf("%w: %v — shell and git commands run only in the sandbox (check the machine with `picoclaw doctor`; executor.sandbox.mode: none runs them unconfined)", ErrSandbox, detail)
+	return domain.FailWith(ErrSandbox, fmt.Errorf("%v", detail), domain.CodeNoSandbox)
 }
 
 // Run starts spec.Argv, waits for it (or its timeout), then makes sure nothing of it is left:
@@ -149,7 +149,7 @@ func Run(ctx context.Context, spec Spec) (Output, error) {
 		if sp != nil {
 			return Output{Sandbox: label, ExitCode: -1, ExitReason: reason}, err
 		}
-		return Output{Sandbox: label, ExitCode: -1, ExitReason: reason}, fmt.Errorf("start %s: %w", spec.Argv[0], err)
+		return Output{Sandbox: label, ExitCode: -1, ExitReason: reason}, domain.FailWith(nil, err, domain.CodeNotStarted, spec.Argv[0])
 	}
 	_ = pw.Close()
 	var startErr error
@@ -191,16 +191,12 @@ func Run(ctx context.Context, spec Spec) (Output, error) {
 		out.TimedOut = true
 		out.ExitCode = -1
 		out.ExitReason = ExitTimeout
-		what := "process group killed"
-		if sp != nil {
-			what = "every process of the sandbox killed"
-		}
-		return out, fmt.Errorf("%w after %s (%s)", ErrTimeout, spec.Timeout, what)
+		return out, domain.Fail(ErrTimeout, domain.CodeTimedOut, spec.Timeout)
 	}
 	if ctx.Err() != nil {
 		out.ExitCode = -1
 		out.ExitReason = ExitCancelled
-		return out, fmt.Errorf("cancelled: %w", ctx.Err())
+		return out, domain.FailWith(nil, ctx.Err(), domain.CodeCancelled)
 	}
 	if startErr != nil {
 		out.ExitCode = -1
@@ -208,7 +204,7 @@ func Run(ctx context.Context, spec Spec) (Output, error) {
 		return out, sandboxErr(startErr)
 	}
 	if sp != nil {
-		return sandboxOutcome(out, st)
+		return sandboxOutcome(out, st, spec.Argv[0])
 	}
 	var exitErr *exec.ExitError
 	if errors.As(waitErr, &exitErr) {
@@ -217,17 +213,17 @@ func Run(ctx context.Context, spec Spec) (Output, error) {
 			return signalled(out, int(ws.Signal()))
 		}
 		out.ExitReason = ExitNormal
-		return out, fmt.Errorf("exit status %d", out.ExitCode)
+		return out, domain.Fail(nil, domain.CodeExitStatus, out.ExitCode)
 	}
 	if waitErr != nil {
-		return out, waitErr
+		return out, domain.FailWith(nil, waitErr, domain.CodeNotStarted, spec.Argv[0])
 	}
 	out.ExitReason = ExitNormal
 	return out, nil
 }
 
 // sandboxOutcome turns the sandbox init's report into the output and error.
-func sandboxOutcome(out Output, st sandbox.Status) (Output, error) {
+func sandboxOutcome(out Output, st sandbox.Status, argv0 string) (Output, error) {
 	out.ExitCode = st.ExitCode
 	switch {
 	case st.Signal != 0:
@@ -237,10 +233,10 @@ func sandboxOutcome(out Output, st sandbox.Status) (Output, error) {
 		return out, sandboxErr(st.Error)
 	case st.Error != "":
 		out.ExitReason = ExitStart
-		return out, errors.New(st.Error)
+		return out, domain.FailWith(nil, errors.New(st.Error), domain.CodeNotStarted, argv0)
 	case st.ExitCode != 0:
 		out.ExitReason = ExitNormal
-		return out, fmt.Errorf("exit status %d", st.ExitCode)
+		return out, domain.Fail(nil, domain.CodeExitStatus, st.ExitCode)
 	}
 	out.ExitReason = ExitNormal
 	return out, nil
@@ -249,12 +245,16 @@ func sandboxOutcome(out Output, st sandbox.Status) (Output, error) {
 func signalled(out Output, sig int) (Output, error) {
 	out.ExitCode = -1
 	out.Signal = sandbox.Status{Signal: sig}.SignalName()
-	if limit := sandbox.LimitFor(sig); limit != "" {
+	switch syscall.Signal(sig) {
+	case syscall.SIGXCPU:
 		out.ExitReason = ExitLimit
-		return out, fmt.Errorf("killed by %s (%s)", out.Signal, limit)
+		return out, domain.Fail(nil, domain.CodeKilledCPU, out.Signal)
+	case syscall.SIGXFSZ:
+		out.ExitReason = ExitLimit
+		return out, domain.Fail(nil, domain.CodeKilledFileSize, out.Signal)
 	}
 	out.ExitReason = ExitSignal
-	return out, fmt.Errorf("killed by %s", out.Signal)
+	return out, domain.Fail(nil, domain.CodeKilledBySignal, out.Signal)
 }
 
 func killGroup(pid int) error {

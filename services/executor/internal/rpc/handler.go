@@ -36,7 +36,7 @@ var (
 func (h *Handler) Execute(ctx context.Context, req *executorv1.ExecuteRequest) (*executorv1.ExecuteResponse, error) {
 	out, err := h.svc.Execute(ctx, req.GetJobId(), req.GetLocale(), req.GetDryRun())
 	if err != nil {
-		return nil, h.toConnect(ctx, err)
+		return nil, h.toConnectIn(ctx, err, req.GetLocale())
 	}
 	return &executorv1.ExecuteResponse{Result: pbconv.Result(out.Result), ResultText: out.Text, Images: imagesToProto(out.Result)}, nil
 }
@@ -56,7 +56,7 @@ func imagesToProto(r *domain.Result) []*commonv1.Image {
 func (h *Handler) DryRun(ctx context.Context, req *executorv1.DryRunRequest) (*executorv1.DryRunResponse, error) {
 	out, err := h.svc.DryRun(ctx, req.GetPatch(), req.GetLocale())
 	if err != nil {
-		return nil, h.toConnect(ctx, err)
+		return nil, h.toConnectIn(ctx, err, req.GetLocale())
 	}
 	return &executorv1.DryRunResponse{Result: pbconv.Result(out.Result), ResultText: out.Text}, nil
 }
@@ -64,4 +64,10 @@ func (h *Handler) DryRun(ctx context.Context, req *executorv1.DryRunRequest) (*e
 // toConnect maps the executor's errors by their fault kind (pkg/rpcserver.ToConnect).
 func (h *Handler) toConnect(ctx context.Context, err error) error {
 	return rpcserver.ToConnect(ctx, h.log, "executor", err)
+}
+
+// toConnectIn is toConnect for a request with the user's locale: a refusal carries its text for
+// the user in it (domain.Texts, or approval's words passed on).
+func (h *Handler) toConnectIn(ctx context.Context, err error, locale string) error {
+	return rpcserver.ToConnectIn(ctx, h.log, "executor", err, locale)
 }

@@ -204,17 +204,6 @@ func signalName(sig syscall.Signal) string {
 	return strings.ToUpper(sig.String())
 }
 
-// LimitFor names the limit a signal stands for, or "".
-func LimitFor(sig int) string {
-	switch syscall.Signal(sig) {
-	case syscall.SIGXCPU:
-		return "cpu time limit"
-	case syscall.SIGXFSZ:
-		return "file size limit"
-	}
-	return ""
-}
-
 // networkNeedsABI refuses the host network where Landlock cannot limit TCP to the allowed ports
 // (ABI 4): commands would reach every local service. Fail closed rather than run unlimited.
 func networkNeedsABI(network string, abi int) error {

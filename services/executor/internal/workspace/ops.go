@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
@@ -101,7 +102,7 @@ func Apply(st Store, op patch.Operation) (string, error) {
 	case patch.ActionPatch:
 		return applyDiff(st, target, op.Content)
 	default:
-		return "", fmt.Errorf("%w: unknown file_edit action %q", domain.ErrInvalid, op.Action)
+		return "", domain.Fail(domain.ErrInvalid, domain.CodeUnknownAction, "file_edit", strconv.Quote(op.Action))
 	}
 }
 
@@ -113,10 +114,10 @@ func parseDiff(target, content string) ([]*gitdiff.File, error) {
 	}
 	files, _, err := gitdiff.Parse(strings.NewReader(content))
 	if err != nil {
-		return nil, fmt.Errorf("%w: diff: %v", domain.ErrInvalid, err)
+		return nil, domain.FailWith(domain.ErrInvalid, err, domain.CodeDiffUnreadable)
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("%w: diff contains no file changes", domain.ErrInvalid)
+		return nil, domain.Fail(domain.ErrInvalid, domain.CodeDiffEmpty)
 	}
 	// The library strips a/ and b/ only from git headers; traditional ---/+++ headers carry
 	// them too (patch -p1), the shape the shared parser renders. For those the library keeps
@@ -160,7 +161,7 @@ func applyDiff(st Store, target, content string) (string, error) {
 		plans = append(plans, p)
 	}
 	if !named {
-		return "", fmt.Errorf("%w: diff does not change %s", domain.ErrInvalid, target)
+		return "", domain.Fail(domain.ErrInvalid, domain.CodeDiffMissesTarget, target)
 	}
 	var done []string
 	for _, p := range plans {
@@ -170,7 +171,7 @@ func applyDiff(st Store, target, content string) (string, error) {
 			if _, _, exists, err := st.Read(p.new); err != nil {
 				return "", err
 			} else if exists {
-				return "", fmt.Errorf("%w: diff creates %s, which already exists", domain.ErrConflict, p.new)
+				return "", domain.Fail(domain.ErrConflict, domain.CodeDiffCreatesExisting, p.new)
 			}
 		} else {
 			var exists bool
@@ -179,16 +180,16 @@ func applyDiff(st Store, target, content string) (string, error) {
 				return "", err
 			}
 			if !exists {
-				return "", fmt.Errorf("%w: diff changes %s, which does not exist", domain.ErrNotFound, p.old)
+				return "", domain.Fail(domain.ErrNotFound, domain.CodeDiffChangesMissing, p.old)
 			}
 		}
 		var out bytes.Buffer
 		if err := gitdiff.Apply(&out, bytes.NewReader(src), p.f); err != nil {
 			var conflict *gitdiff.Conflict
 			if errors.As(err, &conflict) {
-				return "", fmt.Errorf("%w: diff does not apply to %s (context mismatch): %v", domain.ErrConflict, p.old, err)
+				return "", domain.FailWith(domain.ErrConflict, err, domain.CodeDiffConflict, p.old)
 			}
-			return "", fmt.Errorf("%w: diff for %s: %v", domain.ErrInvalid, p.old, err)
+			return "", domain.FailWith(domain.ErrInvalid, err, domain.CodeDiffFailed, p.old)
 		}
 		if p.f.NewMode != 0 && p.f.NewMode&0o111 != 0 {
 			mode = 0o755

@@ -78,7 +78,7 @@ func (d disk) noLinks(name string) error {
 			if _, serr := d.root.Stat(p); serr != nil && !errors.Is(serr, fs.ErrNotExist) {
 				return rootErr(name, serr) // a link out of the workspace says so
 			}
-			return fmt.Errorf("%w: %s goes through the symlink %s", domain.ErrPermission, name, p)
+			return domain.Fail(domain.ErrPermission, domain.CodeSymlinkInPath, name, p)
 		}
 	}
 	return nil
@@ -92,7 +92,7 @@ func (d disk) Read(name string) ([]byte, fs.FileMode, bool, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		// A dangling symlink would be created through on write; check it stays inside.
 		if _, lerr := d.root.Lstat(name); lerr == nil {
-			return nil, 0, false, fmt.Errorf("%w: %s is a dangling symlink", domain.ErrPermission, name)
+			return nil, 0, false, domain.Fail(domain.ErrPermission, domain.CodeDanglingSymlink, name)
 		}
 		return nil, 0, false, nil
 	}
@@ -100,7 +100,7 @@ func (d disk) Read(name string) ([]byte, fs.FileMode, bool, error) {
 		return nil, 0, false, rootErr(name, err)
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, 0, false, fmt.Errorf("%w: %s is not a regular file", domain.ErrInvalid, name)
+		return nil, 0, false, domain.Fail(domain.ErrInvalid, domain.CodeNotRegularFile, name)
 	}
 	data, err := d.root.ReadFile(name)
 	if err != nil {
@@ -125,7 +125,7 @@ func (d disk) Write(name string, data []byte, mode fs.FileMode) error {
 	// would change that file, so such files are refused.
 	if fi, err := d.root.Lstat(name); err == nil {
 		if st, ok := fi.Sys().(*syscall.Stat_t); ok && fi.Mode().IsRegular() && st.Nlink > 1 {
-			return fmt.Errorf("%w: %s has %d hard links", domain.ErrPermission, name, st.Nlink)
+			return domain.Fail(domain.ErrPermission, domain.CodeHardLinks, name, st.Nlink)
 		}
 	}
 	f, err := d.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
@@ -148,7 +148,7 @@ func (d disk) Remove(name string) error {
 		return rootErr(name, err)
 	}
 	if fi.IsDir() {
-		return fmt.Errorf("%w: %s is a directory", domain.ErrInvalid, name)
+		return domain.Fail(domain.ErrInvalid, domain.CodeIsDirectory, name)
 	}
 	return rootErr(name, d.root.Remove(name))
 }
@@ -163,7 +163,7 @@ func (d disk) Rename(from, to string) error {
 		return rootErr(from, err)
 	}
 	if _, err := d.root.Lstat(to); err == nil {
-		return fmt.Errorf("%w: rename target %s already exists", domain.ErrConflict, to)
+		return domain.Fail(domain.ErrConflict, domain.CodeRenameExists, to)
 	}
 	if dir := parent(to); dir != "" {
 		if err := d.root.MkdirAll(dir, 0o755); err != nil {
@@ -179,12 +179,12 @@ func rootErr(name string, err error) error {
 		return nil
 	}
 	if strings.Contains(err.Error(), "escapes from parent") || strings.Contains(err.Error(), "path escapes") {
-		return fmt.Errorf("%w: %s leaves the workspace", domain.ErrPermission, name)
+		return domain.Fail(domain.ErrPermission, domain.CodeLeavesWorkspace, name)
 	}
 	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%w: %s", domain.ErrNotFound, name)
+		return domain.Fail(domain.ErrNotFound, domain.CodeFileMissing, name)
 	}
-	return fmt.Errorf("%s: %w", name, err)
+	return domain.FailWith(nil, err, domain.CodeFileIO, name)
 }
 
 func parent(name string) string {
@@ -238,7 +238,7 @@ func (o *Overlay) Remove(name string) error {
 	if _, _, ok, err := o.Read(name); err != nil {
 		return err
 	} else if !ok {
-		return fmt.Errorf("%w: %s", domain.ErrNotFound, name)
+		return domain.Fail(domain.ErrNotFound, domain.CodeFileMissing, name)
 	}
 	o.changed[name] = &overlayFile{deleted: true}
 	return nil
@@ -250,12 +250,12 @@ func (o *Overlay) Rename(from, to string) error {
 		return err
 	}
 	if !ok {
-		return fmt.Errorf("%w: %s", domain.ErrNotFound, from)
+		return domain.Fail(domain.ErrNotFound, domain.CodeFileMissing, from)
 	}
 	if _, _, exists, err := o.Read(to); err != nil {
 		return err
 	} else if exists {
-		return fmt.Errorf("%w: rename target %s already exists", domain.ErrConflict, to)
+		return domain.Fail(domain.ErrConflict, domain.CodeRenameExists, to)
 	}
 	o.changed[to] = &overlayFile{data: data, mode: mode}
 	o.changed[from] = &overlayFile{deleted: true}

@@ -160,8 +160,12 @@ func reportLine(l Locale, a domain.Agent, now time.Time, replica bool) string {
 	if a.State == domain.StateError && a.Last.ErrorMessage != "" {
 		line += errorLabel + a.Last.ErrorMessage
 	}
-	if a.Last.Note != "" {
-		line += " | " + a.Last.Note
+	note := a.Last.Note
+	if l == LocaleEn && a.Last.NoteEN != "" {
+		note = a.Last.NoteEN
+	}
+	if note != "" {
+		line += " | " + note
 	}
 	return line
 }

@@ -15,7 +15,7 @@ func TestReportText(t *testing.T) {
 		{Last: domain.Beat{AgentID: "chat", Alias: "Mio", Kind: "agent", MemoryMB: 12.34}, State: domain.StateIdle, LastSeen: now.Add(-3 * time.Second)},
 		{Last: domain.Beat{AgentID: "order2", Alias: "Ao", Kind: "agent", JobIDs: []string{"job_20260101_004"}, MemoryMB: 20}, State: domain.StateBusy, LastSeen: now.Add(-time.Second)},
 		{Last: domain.Beat{AgentID: "order3", Alias: "Gin", Kind: "agent", ErrorMessage: "anthropic: 529 overloaded"}, State: domain.StateError, LastSeen: now},
-		{Last: domain.Beat{AgentID: "executor", Alias: "executor", Kind: "service", JobIDs: []string{"job_20260101_001"}, Note: "sandbox: none"}, State: domain.StateTimeout, LastSeen: now.Add(-2 * time.Minute)},
+		{Last: domain.Beat{AgentID: "executor", Alias: "executor", Kind: "service", JobIDs: []string{"job_20260101_001"}, Note: "サンドボックス: なし", NoteEN: "sandbox: none"}, State: domain.StateTimeout, LastSeen: now.Add(-2 * time.Minute)},
 	}
 	tests := []struct {
 		locale Locale
@@ -28,7 +28,7 @@ func TestReportText(t *testing.T) {
 			"・Ao (order2): 処理中 | 最終確認 1秒前 | ジョブ job_20260101_004 | メモリ 20.0MB",
 			"・Gin (order3): エラー | 最終確認 0秒前 | ジョブ なし | メモリ 0.0MB | エラー: anthropic: 529 overloaded",
 			"【サービス】",
-			"・executor: 応答なし | 最終確認 2分前 | ジョブ なし | メモリ 0.0MB | sandbox: none",
+			"・executor: 応答なし | 最終確認 2分前 | ジョブ なし | メモリ 0.0MB | サンドボックス: なし",
 		}},
 		{LocaleEn, []string{
 			"Status at 2026-01-01 09:00:30 (4 total: idle 1, busy 1, error 1, timeout 1)",
@@ -47,6 +47,11 @@ func TestReportText(t *testing.T) {
 				t.Fatalf("got:\n%s\nwant:\n%s", got, want)
 			}
 		})
+	}
+	// A sender that gives only the Japanese note (an older one) is shown with it in English too.
+	old := []domain.Agent{{Last: domain.Beat{AgentID: "executor", Alias: "executor", Kind: "service", Note: "sandbox: none"}, State: domain.StateIdle, LastSeen: now}}
+	if got := ReportText(LocaleEn, old, now, tokyo); !strings.Contains(got, "| sandbox: none") {
+		t.Errorf("older sender's note: %s", got)
 	}
 	if got := ReportText(LocaleJa, nil, now, tokyo); !strings.Contains(got, "まだハートビートを受信していません") {
 		t.Fatalf("empty report: %s", got)

@@ -42,8 +42,9 @@ type Beat struct {
 	MemoryMB           float64
 	LastTaskDurationMs int64
 	ErrorMessage       string
-	// Note is the sender's standing note (e.g. how the executor's sandbox runs).
-	Note string
+	// Note is the sender's standing note (e.g. how the executor's sandbox runs), in Japanese;
+	// NoteEN in English ("" from older senders).
+	Note, NoteEN string
 	// Replica is the sending replica of the service ("" from older senders); each replica of an
 	// agent is tracked by itself (Key).
 	Replica string

@@ -29,6 +29,7 @@ type AgentJSON struct {
 	LastTaskDurationMs int64     `json:"last_task_duration_ms"`
 	ErrorMessage       string    `json:"error_message"`
 	Note               string    `json:"note,omitempty"`
+	NoteEN             string    `json:"note_en,omitempty"`
 }
 
 // StatusJSON is the JSON report.
@@ -64,7 +65,7 @@ func toJSON(a domain.Agent) AgentJSON {
 		AgentID: a.Last.AgentID, Alias: a.Last.Alias, Kind: a.Last.Kind, Service: a.Last.Service,
 		Status: string(a.State), LastSeen: a.LastSeen, StateSince: a.StateSince, CurrentJobID: a.Last.CurrentJobID(), CurrentJobIDs: jobs,
 		MemoryUsageMB: a.Last.MemoryMB, LastTaskDurationMs: a.Last.LastTaskDurationMs, ErrorMessage: a.Last.ErrorMessage,
-		Note: a.Last.Note,
+		Note: a.Last.Note, NoteEN: a.Last.NoteEN,
 	}
 }
 

@@ -118,6 +118,7 @@ func BeatFromProto(hb *heartbeatv1.Heartbeat) domain.Beat {
 		LastTaskDurationMs: hb.GetLastTaskDurationMs(),
 		ErrorMessage:       hb.GetErrorMessage(),
 		Note:               hb.GetNote(),
+		NoteEN:             hb.GetNoteEn(),
 		Replica:            hb.GetReplicaId(),
 		Leaving:            hb.GetLeaving(),
 	}
@@ -142,6 +143,7 @@ func AgentToProto(a domain.Agent) *heartbeatv1.AgentStatus {
 		Service:            b.Service,
 		Kind:               b.Kind,
 		Note:               b.Note,
+		NoteEn:             b.NoteEN,
 		ReplicaId:          b.Replica,
 	}
 	if !b.SentAt.IsZero() {
