@@ -388,7 +388,8 @@ func checkListen(t *testing.T, key, listen string, port int32) {
 // TestNetworkPolicies holds the NetworkPolicies against the authorization matrix: all ingress
 // is refused but for the public ports of the gateways and approval (from anywhere) and, on
 // each internal RPC port, exactly the callers the matrix allows — no edge it lacks, every edge
-// it has. The cli identity runs on the operator's machine, not in the cluster.
+// it has — and the metrics scraper (scrapePolicy, TestPrometheusScrapesEveryService). The cli
+// identity runs on the operator's machine, not in the cluster.
 func TestNetworkPolicies(t *testing.T) {
 	m, _ := renderProduction(t)
 	want := map[string]bool{}
@@ -407,6 +408,9 @@ func TestNetworkPolicies(t *testing.T) {
 	for pname, p := range m.policies {
 		if !slices.Contains(p.Spec.PolicyTypes, networkingv1.PolicyTypeIngress) {
 			t.Errorf("%s: policyTypes %v lacks Ingress", pname, p.Spec.PolicyTypes)
+		}
+		if pname == scrapePolicy {
+			continue
 		}
 		target := p.Spec.PodSelector.MatchLabels[nameKey]
 		if len(p.Spec.PodSelector.MatchLabels) == 0 && len(p.Spec.PodSelector.MatchExpressions) == 0 {
@@ -471,5 +475,57 @@ func TestNetworkPolicies(t *testing.T) {
 	}
 	if gotPublic := slices.Sorted(maps.Keys(public)); !slices.Equal(gotPublic, slices.Sorted(slices.Values(publicServices))) {
 		t.Errorf("reachable from outside: %v, want %v", gotPublic, publicServices)
+	}
+}
+
+// scrapePolicy is the NetworkPolicy that lets Prometheus reach the metrics.
+const scrapePolicy = "prometheus-scrape"
+
+// TestPrometheusScrapesEveryService: every service's pods admit, on the port their metrics are
+// served on (the internal listener, rpc), the pods labelled app.kubernetes.io/name=prometheus of
+// the namespace named monitoring — both at once (one peer), not either — and nothing else
+// through that policy.
+func TestPrometheusScrapesEveryService(t *testing.T) {
+	m, _ := renderProduction(t)
+	p := m.policies[scrapePolicy]
+	if p == nil {
+		t.Fatalf("no NetworkPolicy %s", scrapePolicy)
+	}
+	const partOf = "app.kubernetes.io/part-of"
+	if sel := p.Spec.PodSelector; len(sel.MatchExpressions) != 0 || !maps.Equal(sel.MatchLabels, map[string]string{partOf: "picoclaw"}) {
+		t.Fatalf("%s selects %v, want every pod of the suite", scrapePolicy, sel)
+	}
+	if len(p.Spec.Ingress) != 1 || len(p.Spec.Ingress[0].Ports) != 1 || len(p.Spec.Ingress[0].From) != 1 {
+		t.Fatalf("%s: want one rule, one port, one peer: %+v", scrapePolicy, p.Spec.Ingress)
+	}
+	rule := p.Spec.Ingress[0]
+	if port := rule.Ports[0]; port.Port == nil || port.Port.String() != "rpc" || port.Protocol == nil || *port.Protocol != corev1.ProtocolTCP || port.EndPort != nil {
+		t.Errorf("%s admits port %+v, want rpc/TCP", scrapePolicy, port)
+	}
+	peer := rule.From[0]
+	if peer.IPBlock != nil || peer.NamespaceSelector == nil || peer.PodSelector == nil ||
+		len(peer.NamespaceSelector.MatchExpressions) != 0 || len(peer.PodSelector.MatchExpressions) != 0 ||
+		!maps.Equal(peer.NamespaceSelector.MatchLabels, map[string]string{"kubernetes.io/metadata.name": "monitoring"}) ||
+		!maps.Equal(peer.PodSelector.MatchLabels, map[string]string{nameKey: "prometheus"}) {
+		t.Errorf("%s admits %+v, want the prometheus pods of the monitoring namespace", scrapePolicy, peer)
+	}
+	// Every service is selected, and serves its metrics on the port named rpc: the listener
+	// config.yaml gives it (checked against the port by TestManifests), where /metrics is.
+	if got := slices.Sorted(maps.Keys(m.deployments)); !slices.Equal(got, slices.Sorted(slices.Values(svcauth.Services()))) {
+		t.Fatalf("Deployments %v, want one per service %v", got, svcauth.Services())
+	}
+	for name, d := range m.deployments {
+		if d.Spec.Template.Labels[partOf] != "picoclaw" {
+			t.Errorf("%s: its pods lack %s=picoclaw: Prometheus cannot reach them", name, partOf)
+		}
+		rpc := false
+		for _, c := range d.Spec.Template.Spec.Containers {
+			for _, port := range c.Ports {
+				rpc = rpc || port.Name == "rpc"
+			}
+		}
+		if !rpc {
+			t.Errorf("%s: no container port named rpc (its metrics listener)", name)
+		}
 	}
 }
