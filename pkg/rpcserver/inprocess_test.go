@@ -155,12 +155,13 @@ func TestInProcessCallStillProvesItsCaller(t *testing.T) {
 func TestInProcessCancellationPanicAndStop(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cancelled := make(chan struct{})
+	started, cancelled := make(chan struct{}), make(chan struct{})
 	url, _, done := inProcessRouter(t, ctx, func(ctx context.Context, req *routerv1.DecideRequest) (*routerv1.DecideResponse, error) {
 		switch req.GetText() {
 		case "panic":
 			panic("boom")
 		case "wait":
+			close(started)
 			<-ctx.Done()
 			close(cancelled)
 			return nil, ctx.Err()
@@ -177,7 +178,7 @@ func TestInProcessCancellationPanicAndStop(t *testing.T) {
 		_, err := c.Decide(cctx, &routerv1.DecideRequest{Text: "wait"})
 		errc <- err
 	}()
-	time.Sleep(20 * time.Millisecond)
+	<-started
 	ccancel()
 	<-cancelled
 	if err := <-errc; !errors.Is(err, context.Canceled) && connect.CodeOf(err) != connect.CodeCanceled {

@@ -310,8 +310,12 @@ func (s *Server) Run(ctx context.Context) error {
 	s.mu.Unlock()
 	servers := []*http.Server{s.httpServer(ctx, s.router, true)}
 	stopInProcess := func() {}
+	// In-process calls run in a context of their own that ends with the drain, as the network's
+	// connections do.
+	inProcessCtx, endInProcess := context.WithCancel(context.WithoutCancel(ctx))
+	defer endInProcess()
 	if _, ok := ln.(inProcessListener); ok {
-		stopInProcess = serveInProcess(ln.Addr().String(), servers[0].Handler, context.WithoutCancel(ctx))
+		stopInProcess = serveInProcess(ln.Addr().String(), servers[0].Handler, inProcessCtx)
 		defer stopInProcess()
 	}
 	listeners := []net.Listener{s.limitListener(ln)}
@@ -355,6 +359,7 @@ func (s *Server) Run(ctx context.Context) error {
 	defer cancel()
 	var err error
 	_ = drain(sctx, &s.inflight, servers)
+	endInProcess()
 	for range len(servers) - btoi(serveErr != nil) {
 		<-errc
 	}

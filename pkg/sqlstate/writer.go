@@ -28,6 +28,8 @@ type txCall struct {
 	fn   func(tx *sql.Tx) error
 	done chan error    // the call's result
 	lead chan struct{} // this caller is to run the next batch
+	// panicked is what fn panicked with (set before done is sent).
+	panicked any
 }
 
 func (w *writer) do(ctx context.Context, db *sql.DB, busy time.Duration, fn func(tx *sql.Tx) error) error {
@@ -51,6 +53,9 @@ func (w *writer) do(ctx context.Context, db *sql.DB, busy time.Duration, fn func
 	for {
 		select {
 		case err := <-c.done:
+			if c.panicked != nil {
+				panic(c.panicked)
+			}
 			return err
 		case <-c.lead:
 			w.runNext(db)
@@ -102,11 +107,12 @@ func (w *writer) runNext(db *sql.DB) {
 	w.queue = w.queue[n:]
 	w.mu.Unlock()
 
+	defer func() {
+		w.mu.Lock()
+		w.passLead()
+		w.mu.Unlock()
+	}()
 	runBatch(db, batch)
-
-	w.mu.Lock()
-	w.passLead()
-	w.mu.Unlock()
 }
 
 // runBatch runs the calls in one transaction, each in a savepoint, and commits it. A call whose
@@ -135,7 +141,7 @@ func runBatch(db *sql.DB, batch []*txCall) {
 			redo(db, tx, append(ok, batch[i:]...))
 			return
 		}
-		if err := c.fn(tx); err != nil {
+		if err := c.run(tx); err != nil {
 			c.done <- err
 			if _, rerr := tx.Exec(`ROLLBACK TO sqlstate_call`); rerr != nil {
 				redo(db, tx, append(ok, batch[i+1:]...))
@@ -181,11 +187,26 @@ func runAlone(db *sql.DB, c *txCall) error {
 	if err != nil {
 		return err
 	}
-	if err := c.fn(tx); err != nil {
+	if err := c.run(tx); err != nil {
 		_ = tx.Rollback()
 		return err
 	}
 	return tx.Commit()
+}
+
+// errPanicked stands for a call whose fn panicked; its caller panics again with the value.
+var errPanicked = errors.New("state database: the transaction's function panicked")
+
+// run runs the call's fn; a panic is caught (the transaction must still end and the lead pass
+// on), its writes are undone like an error's, and the call's own caller panics with it.
+func (c *txCall) run(tx *sql.Tx) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.panicked = p
+			err = errPanicked
+		}
+	}()
+	return c.fn(tx)
 }
 
 // Write runs one statement (prepared with Prepare when it was) as a write transaction of its

@@ -280,3 +280,45 @@ func TestWriteAndWriteRow(t *testing.T) {
 		t.Fatalf("WriteRow of no row: %v, want sql.ErrNoRows", err)
 	}
 }
+
+// A fn that panics: its caller panics with the value, its writes are undone, the other calls of
+// its batch commit, and the queue goes on.
+func TestPanicInATransactionFailsOnlyItsCaller(t *testing.T) {
+	db := kvTable(t)
+	release, wait := held(t, db)
+	fns := []func(tx *sql.Tx) error{
+		put("a", 1),
+		func(tx *sql.Tx) error {
+			if err := put("b", 2)(tx); err != nil {
+				return err
+			}
+			panic("boom")
+		},
+		put("c", 3),
+	}
+	res := make([]chan any, len(fns))
+	for i, fn := range fns {
+		res[i] = make(chan any, 1)
+		go func() {
+			defer func() { res[i] <- recover() }()
+			if err := db.Tx(context.Background(), fn); err != nil {
+				res[i] <- err
+			}
+		}()
+		sqlstate.WaitQueued(t, db, i+1)
+	}
+	release()
+	wait()
+	for i, r := range res {
+		got := <-r
+		if (i == 1) != (got == "boom") || (i != 1 && got != nil) {
+			t.Fatalf("call %d: %v", i, got)
+		}
+	}
+	if err := db.Tx(context.Background(), put("after", 4)); err != nil {
+		t.Fatalf("the queue stopped after a panic: %v", err)
+	}
+	if got := keys(t, db); len(got) != 4 || got["b"] != 0 || got["a"] != 1 || got["c"] != 3 || got["after"] != 4 {
+		t.Fatalf("rows %v: want held, a, c and after; b undone", got)
+	}
+}
