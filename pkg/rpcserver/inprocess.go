@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // InProcess marks ln, a service's internal listener, as reachable in process: while the
@@ -31,14 +33,17 @@ type inProcessHandler struct {
 	h      http.Handler
 	base   context.Context // the server's base context (values, no cancellation)
 	closed atomic.Bool     // the service stopped serving: calls go to the network
+	// calls counts the calls in flight with the service's other requests, so its drain waits
+	// for them; a call is counted before it checks closed (enter), so none starts after it.
+	calls *inflight
 }
 
 var inProcess sync.Map // listener address (host:port) → *inProcessHandler
 
 // serveInProcess registers h for addr until the returned function is called (at the start of
 // the service's shutdown: later calls go to the closed listener, as over the network).
-func serveInProcess(addr string, h http.Handler, base context.Context) func() {
-	e := &inProcessHandler{h: h, base: base}
+func serveInProcess(addr string, h http.Handler, base context.Context, calls *inflight) func() {
+	e := &inProcessHandler{h: h, base: base, calls: calls}
 	inProcess.Store(addr, e)
 	return func() {
 		e.closed.Store(true)
@@ -55,11 +60,24 @@ func (t *inProcessTransport) CloseIdleConnections() { t.next.CloseIdleConnection
 
 func (t *inProcessTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if v, ok := inProcess.Load(req.URL.Host); ok && inProcessable(req) {
-		if e := v.(*inProcessHandler); !e.closed.Load() {
+		if e := v.(*inProcessHandler); e.enter() {
+			defer e.calls.done()
 			return e.serve(req)
 		}
 	}
 	return t.next.RoundTrip(req)
+}
+
+// enter counts a call in flight unless the service stopped serving in process. The count comes
+// first: a stop that sets closed and then waits for the count either sees this call or is seen
+// by it.
+func (e *inProcessHandler) enter() bool {
+	e.calls.n.Add(1)
+	if e.closed.Load() {
+		e.calls.done()
+		return false
+	}
+	return true
 }
 
 // inProcessable is a unary Connect call: a POST whose whole answer is one body (no stream, no
@@ -86,21 +104,27 @@ func (e *inProcessHandler) serve(req *http.Request) (resp *http.Response, err er
 	if host == "" {
 		host = req.URL.Host
 	}
+	// What the network client would refuse to send is refused here too, and the keys reach the
+	// handler in the canonical form a server parses them into.
+	header, err := wireHeader(req.Header)
+	if err != nil {
+		return nil, fmt.Errorf("in-process call %s: %w", req.URL.Path, err)
+	}
+	if !httpguts.ValidHostHeader(host) {
+		return nil, fmt.Errorf("in-process call %s: invalid Host header", req.URL.Path)
+	}
 	sreq := (&http.Request{
 		Method:        req.Method,
 		URL:           &url.URL{Path: req.URL.Path, RawPath: req.URL.RawPath, RawQuery: req.URL.RawQuery},
 		Proto:         "HTTP/2.0",
 		ProtoMajor:    2,
-		Header:        req.Header.Clone(),
+		Header:        header,
 		Body:          body,
 		ContentLength: req.ContentLength,
 		Host:          host,
 		RemoteAddr:    "127.0.0.1:0",
 		RequestURI:    req.URL.RequestURI(),
 	}).WithContext(ctx)
-	if sreq.Header == nil {
-		sreq.Header = http.Header{}
-	}
 	w := &bufferedResponse{header: http.Header{}}
 	defer func() {
 		// As net/http does: a panicking handler fails its request, not the process.
@@ -116,6 +140,26 @@ func (e *inProcessHandler) serve(req *http.Request) (resp *http.Response, err er
 		return nil, err
 	}
 	return w.response(req), nil
+}
+
+// wireHeader is h as a server receives it from the network client: every field name and value
+// valid (as net/http's transport checks them before sending), keys canonical, values of the same
+// key in order.
+func wireHeader(h http.Header) (http.Header, error) {
+	out := make(http.Header, len(h))
+	for k, vs := range h {
+		if !httpguts.ValidHeaderFieldName(k) {
+			return nil, fmt.Errorf("invalid header field name %q", k)
+		}
+		for _, v := range vs {
+			if !httpguts.ValidHeaderFieldValue(v) {
+				return nil, fmt.Errorf("invalid header field value for %q", k)
+			}
+		}
+		ck := http.CanonicalHeaderKey(k)
+		out[ck] = append(out[ck], vs...)
+	}
+	return out, nil
 }
 
 // bufferedResponse is the http.ResponseWriter of an in-process call.

@@ -1,0 +1,84 @@
+package rpcserver
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// An in-process request reaches the handler as a server parses it from the wire: what the
+// network client refuses to send is refused, keys are canonical.
+func TestInProcessHeaderAsOnTheWire(t *testing.T) {
+	for _, bad := range []http.Header{
+		{"X-Smuggle": {"a\r\nX-Caller: approval"}},
+		{"X-Nul": {"a\x00b"}},
+		{"Bad Name": {"v"}},
+		{"X-Colon:": {"v"}},
+		{"": {"v"}},
+	} {
+		if _, err := wireHeader(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	h, err := wireHeader(http.Header{"x-job-id": {"1"}, "X-Job-Id": {"2"}, "content-type": {"application/proto"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := h.Values("X-Job-Id"); len(got) != 2 {
+		t.Errorf("X-Job-Id = %q, want both values", got)
+	}
+	if _, raw := h["x-job-id"]; raw {
+		t.Error("a non-canonical key reached the handler")
+	}
+	if h.Get("Content-Type") != "application/proto" {
+		t.Errorf("Content-Type = %q", h.Get("Content-Type"))
+	}
+}
+
+// A request with a header the network client would refuse is not served in process either.
+func TestInProcessRefusesAnInvalidHeader(t *testing.T) {
+	served := false
+	e := &inProcessHandler{h: http.HandlerFunc(func(http.ResponseWriter, *http.Request) { served = true }), base: context.Background(), calls: &inflight{}}
+	req, err := http.NewRequest(http.MethodPost, "http://127.0.0.1:1/x.v1.S/M", strings.NewReader(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/proto")
+	req.Header["X-Smuggle"] = []string{"a\r\nb"}
+	if _, err := e.serve(req); err == nil || served {
+		t.Fatalf("served = %v, err = %v", served, err)
+	}
+	req.Header.Del("X-Smuggle")
+	req.Host = "bad host\r\n"
+	if _, err := e.serve(req); err == nil || served {
+		t.Fatalf("bad Host: served = %v, err = %v", served, err)
+	}
+}
+
+// A call counts itself in flight before it looks whether the service still serves in process,
+// so the service's drain, which waits for the count after closing, never misses it; after the
+// stop a call is not counted and goes to the network.
+func TestInProcessCallIsCountedBeforeTheClosedCheck(t *testing.T) {
+	f := &inflight{}
+	e := &inProcessHandler{calls: f}
+	if !e.enter() {
+		t.Fatal("an open service refused a call")
+	}
+	if f.n.Load() != 1 {
+		t.Fatalf("in flight = %d, want 1", f.n.Load())
+	}
+	e.closed.Store(true)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if f.wait(ctx) {
+		t.Fatal("the drain did not wait for the call that entered before the stop")
+	}
+	f.done()
+	if e.enter() {
+		t.Fatal("a stopped service took a call")
+	}
+	if f.n.Load() != 0 || !f.wait(context.Background()) {
+		t.Fatalf("in flight = %d after a refused call", f.n.Load())
+	}
+}
