@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -14,7 +15,7 @@ import (
 // releaseExecutable applies the advice to the read-only mappings of the executable. Errors are
 // ignored: the advice is a hint, and a kernel without it leaves the pages where they are.
 func releaseExecutable() {
-	ranges, err := executableRanges("/proc/self/maps")
+	ranges, err := exeRanges()
 	if err != nil {
 		return
 	}
@@ -45,6 +46,31 @@ func releaseExecutable() {
 		// read back one page at a time (MADV_RANDOM), they are mapped page by page.
 		_ = unix.Fadvise(int(exe.Fd()), 0, 0, unix.FADV_DONTNEED)
 	}
+}
+
+// unmapExecutable drops the executable's pages from the process only (MADV_DONTNEED): the page
+// cache keeps them.
+func unmapExecutable() {
+	ranges, err := exeRanges()
+	if err != nil {
+		return
+	}
+	for _, r := range ranges {
+		_ = madvise(r, unix.MADV_DONTNEED)
+	}
+}
+
+var (
+	rangesOnce sync.Once
+	ranges     []addrRange
+	rangesErr  error
+)
+
+// exeRanges are executableRanges of this process, read once: the executable's mappings do not
+// move.
+func exeRanges() ([]addrRange, error) {
+	rangesOnce.Do(func() { ranges, rangesErr = executableRanges("/proc/self/maps") })
+	return ranges, rangesErr
 }
 
 type addrRange struct{ start, end uintptr }

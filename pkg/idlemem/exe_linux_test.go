@@ -81,3 +81,21 @@ func residentExecutableKB(t *testing.T) int {
 	}
 	return total
 }
+
+// TestTrimUnmapsWhatTheProcessRanAgain: pages mapped back by work after a Release are unmapped
+// by Trim.
+func TestTrimUnmapsWhatTheProcessRanAgain(t *testing.T) {
+	Release()
+	// Work that maps code back: a collection, formatting, parsing.
+	runtime.GC()
+	for i := range 1000 {
+		_ = strconv.Quote(strings.Repeat("x", i%17)) + strconv.FormatFloat(float64(i)/7, 'g', -1, 64)
+	}
+	mapped := residentExecutableKB(t)
+	Trim()
+	trimmed := residentExecutableKB(t)
+	t.Logf("executable resident: %d kB before the trim, %d kB after", mapped, trimmed)
+	if trimmed >= mapped {
+		t.Fatalf("nothing unmapped: %d kB before, %d kB after", mapped, trimmed)
+	}
+}

@@ -19,13 +19,18 @@ const (
 	// quietRelease is how often an idle process that did nothing since is released again anyway
 	// (the runtime's own scavenger is slow to return a heap that grew under a trickle of work).
 	quietRelease = 5 * time.Minute
+	// TrimEvery is how often an idle process unmaps the executable pages its periodic work (a
+	// heartbeat, a sweep) mapped since the last look: they stay in the page cache, so the next
+	// round maps them back without a read.
+	TrimEvery = 2 * time.Second
 )
 
 var started atomic.Bool
 
 // Keep releases memory until ctx ends: first after first, then at the end of the first two
 // windows of less than 1 % of a core of CPU that follow a busier one (or quietRelease after the
-// last). Only the first call in a process does anything (an embedded suite runs every service in
+// last); in between, every TrimEvery of less than 1 % of a core, it unmaps the executable's pages
+// (Trim). Only the first call in a process does anything (an embedded suite runs every service in
 // one process).
 func Keep(ctx context.Context, first, window time.Duration) {
 	if !started.CompareAndSwap(false, true) {
@@ -40,9 +45,13 @@ func Keep(ctx context.Context, first, window time.Duration) {
 	}
 	Release()
 	now := time.Now()
-	d := decider{lastCPU: processCPU(), lastAt: now, lastRelease: now}
+	cpu := processCPU()
+	d := decider{lastCPU: cpu, lastAt: now, lastRelease: now}
+	trim := trimmer{lastCPU: cpu, lastAt: now}
 	tick := time.NewTicker(window)
 	defer tick.Stop()
+	trimTick := time.NewTicker(TrimEvery)
+	defer trimTick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -51,15 +60,51 @@ func Keep(ctx context.Context, first, window time.Duration) {
 			if d.observe(processCPU(), time.Now()) {
 				Release()
 			}
+		case <-trimTick.C:
+			if trim.observe(processCPU(), time.Now()) {
+				Trim()
+			}
 		}
 	}
 }
+
+// trimmer decides the trims: at the end of a look of less than 1 % of a core, when the process
+// used any CPU since the last trim (an idle process that ran nothing mapped nothing).
+type trimmer struct {
+	lastCPU time.Duration
+	lastAt  time.Time
+	// ran: CPU was used since the last trim.
+	ran bool
+}
+
+func (t *trimmer) observe(cpu time.Duration, now time.Time) bool {
+	used, elapsed := cpu-t.lastCPU, now.Sub(t.lastAt)
+	t.lastCPU, t.lastAt = cpu, now
+	if used > 0 {
+		t.ran = true
+	}
+	if elapsed <= 0 || float64(used) >= idleShare*float64(elapsed) || !t.ran {
+		return false
+	}
+	t.ran = false
+	return true
+}
+
+// Trim unmaps the executable's pages from the process and leaves them in the page cache: what an
+// idle process's periodic work ran is not kept resident between its rounds, and the next round
+// maps it back from the cache page by page.
+func Trim() { unmapExecutable() }
 
 // Release hands the free heap back and the executable's pages: they are unmapped and leave the
 // page cache, so what the process runs next is read back page by page — in the page cache, a
 // fault maps a whole 64 KB neighbourhood of the page it needs (fault-around), and the idle suite
 // would soon map again most of what a burst ran.
 func Release() {
+	// Each collection shrinks the stack of a goroutine that uses less than a quarter of it by
+	// half; a burst grows the stacks of the long-lived goroutines that served it (SQLite's
+	// frames are large), so two collections come before the one that hands the heap back.
+	runtime.GC()
+	runtime.GC()
 	debug.FreeOSMemory()
 	releaseExecutable()
 }

@@ -79,3 +79,28 @@ func TestLimitLeavesGOMEMLIMITToTheOperator(t *testing.T) {
 		t.Fatalf("limit %d without GOMEMLIMIT, want %d", got, SuiteLimit)
 	}
 }
+
+func TestTrimmerTrimsIdleLooksAfterWork(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
+	tr := trimmer{lastAt: t0}
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	steps := []struct {
+		cpu  time.Duration
+		at   int
+		want bool
+		why  string
+	}{
+		{0, 2000, false, "nothing ran: nothing was mapped"},
+		{5 * time.Millisecond, 4000, true, "a heartbeat's 5 ms in 2 s (0.25 %): trim"},
+		{5 * time.Millisecond, 6000, false, "nothing ran since the trim"},
+		{505 * time.Millisecond, 8000, false, "busy (25 %)"},
+		{525 * time.Millisecond, 10000, false, "exactly 1 % is not idle"},
+		{526 * time.Millisecond, 12000, true, "idle after work: trim"},
+		{526 * time.Millisecond, 12000, false, "a look of zero length"},
+	}
+	for _, s := range steps {
+		if got := tr.observe(s.cpu, at(s.at)); got != s.want {
+			t.Fatalf("at %d ms (%s): trim %v, want %v", s.at, s.why, got, s.want)
+		}
+	}
+}

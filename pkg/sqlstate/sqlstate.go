@@ -47,6 +47,8 @@ type Options struct {
 	// BusyTimeout is how long a statement waits for another connection's write lock before it
 	// fails with "database is locked" (default 10 s).
 	BusyTimeout time.Duration
+	// ConnMaxIdle is how long a connection stays open unused (default ConnMaxIdle).
+	ConnMaxIdle time.Duration
 	// Logger reports sweeper errors.
 	Logger *slog.Logger
 }
@@ -103,6 +105,9 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 	if o.BusyTimeout <= 0 {
 		o.BusyTimeout = 10 * time.Second
 	}
+	if o.ConnMaxIdle <= 0 {
+		o.ConnMaxIdle = ConnMaxIdle
+	}
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, fmt.Errorf("state database: create %s: %w", filepath.Dir(abs), err)
 	}
@@ -112,9 +117,9 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 	}
 	// SQLite has one writer at a time; a small pool keeps readers from queueing behind it
 	// while busy_timeout orders the writers.
-	sdb.SetMaxOpenConns(4)
-	sdb.SetMaxIdleConns(4)
-	sdb.SetConnMaxIdleTime(0)
+	sdb.SetMaxOpenConns(maxConns)
+	sdb.SetMaxIdleConns(maxConns)
+	sdb.SetConnMaxIdleTime(o.ConnMaxIdle)
 	if err := sdb.PingContext(ctx); err != nil {
 		_ = sdb.Close()
 		return nil, fmt.Errorf("state database: open %s: %w", abs, err)
@@ -132,6 +137,15 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 	open[abs] = db
 	return db, nil
 }
+
+// maxConns is the size of a state database's connection pool.
+const maxConns = 4
+
+// ConnMaxIdle is how long a SQLite connection stays open unused: each holds a page cache of up
+// to 512 KiB, its prepared statements and a copy of the schema outside the Go heap, so an idle
+// suite closes them; under traffic they are reused long before (the next statement after a quiet
+// spell opens one again and prepares its statements on it).
+const ConnMaxIdle = 15 * time.Second
 
 // DSN is the data source name of the suite's SQLite files: WAL (its file cut back to 4 MB after
 // each checkpoint), the given durability, foreign keys on, writers waiting up to busy for each other, write transactions taking the lock at

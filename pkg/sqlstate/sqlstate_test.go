@@ -182,3 +182,46 @@ func TestConcurrentMigrateOfOneComponent(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Connections left unused for ConnMaxIdle are closed (with their page caches); the next
+// statement opens one again and sees the data.
+func TestIdleConnectionsAreClosed(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlstate.Open(ctx, filepath.Join(t.TempDir(), "state.db"), sqlstate.Options{ConnMaxIdle: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, `CREATE TABLE t (v INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	// Hold three connections at once, so the pool has three idle afterwards.
+	var conns []*sql.Conn
+	for range 3 {
+		c, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	for _, c := range conns {
+		_ = c.Close()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for db.Stats().Idle != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("idle connections still open: %+v", db.Stats())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if st := db.Stats(); st.MaxIdleTimeClosed < 3 {
+		t.Fatalf("closed for idleness: %d, want 3", st.MaxIdleTimeClosed)
+	}
+	if _, err := db.ExecContext(ctx, `INSERT INTO t VALUES (1)`); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM t`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("after the idle close: %d rows, %v", n, err)
+	}
+}

@@ -54,6 +54,7 @@ func OpenSQLite(ctx context.Context, path string, opts ...Option) (*SQLite, erro
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(1)
+	db.SetConnMaxIdleTime(sqlstate.ConnMaxIdle)
 	s := &SQLite{db: db, keys: o.keys}
 	if !o.readOnly {
 		err = s.Migrate(ctx)
