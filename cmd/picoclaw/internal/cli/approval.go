@@ -418,20 +418,19 @@ func execute(ctx context.Context, g *globals, id string) error {
 	client := executorv1connect.NewExecutorServiceClient(rpcserver.NewHTTPClient(), g.cfg.Services.Executor.URL, opts...)
 	res, err := client.Execute(jobid.WithJobID(ctx, id), &executorv1.ExecuteRequest{JobId: id, Locale: g.locale})
 	if err != nil {
-		// The executor's refusal comes in the user's language (asked above); it is passed on.
-		inner := peerError("executor", g.cfg.Services.Executor.URL, err)
-		var ae *apiError
-		exit, reason := codeOf(inner), errorCode(inner)
-		if errors.As(inner, &ae) {
-			exit = ae.code
-		}
-		return &apiError{code: exit, reason: reason, err: texts.Wrap(nil, inner, txtExecuteFailed, sayError(inner, g.locale))}
+		return executeFailed(g, peerError("executor", g.cfg.Services.Executor.URL, err))
 	}
 	fmt.Fprintln(g.io.Out, res.GetResultText())
 	if !res.GetResult().GetSuccess() {
 		return failure(ExitError, txtRanWithFailure)
 	}
 	return nil
+}
+
+// executeFailed is an approved job the executor did not run: its refusal came in the user's
+// language (the request named it) and is passed on, with its exit code and stable code.
+func executeFailed(g *globals, err error) error {
+	return &apiError{code: codeOf(err), reason: errorCode(err), err: texts.Wrap(nil, err, txtExecuteFailed, sayError(err, g.locale))}
 }
 
 func newDenyCmd(g *globals) *cobra.Command {

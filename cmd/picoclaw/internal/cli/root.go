@@ -381,6 +381,9 @@ func exitCode(g *globals, cmd *cobra.Command, err error) int {
 	text := sayError(err, locale)
 	w := g.io.Err
 	if wantsJSON(cmd) {
+		if m := fault.MessageOf(err); m != nil && m.Code == txtRESTError {
+			text = m.Args[0] // the service's message; its code is the object's
+		}
 		_ = json.NewEncoder(w).Encode(map[string]string{"code": errorCode(err), "message": text})
 		return code
 	}

@@ -97,7 +97,7 @@ var texts = fault.Catalog{
 	txtTokenStale:     {"PICOCLAW_TOKEN が設定されていません（%[1]s の API には承認者の Bearer トークンが必要です）。%[2]s に記録されたスイートはもう動いていません（picoclaw run で起動してください）", "PICOCLAW_TOKEN is not set (the %[1]s API needs an approver's bearer token); the suite recorded in %[2]s is no longer running (start it with `picoclaw run`)"},
 	txtNotRunning:     {"%[1]s（%[2]s）に接続できません。動いていないようです（picoclaw run で起動するか、URL を確かめてください）", "%[1]s is not running at %[2]s (connection refused): start it with `picoclaw run` or check the URL"},
 	txtUnreachable:    {"%[1]s（%[2]s）に接続できません: %[3]s", "%[1]s unreachable at %[2]s: %[3]s"},
-	txtRESTError:      {"%[1]s（%[2]s、HTTP %[3]s）", "%[1]s (%[2]s, HTTP %[3]s)"},
+	txtRESTError:      {"%[1]s（コード %[2]s、HTTP %[3]s）", "%[1]s (code %[2]s, HTTP %[3]s)"},
 	txtBadAnswer:      {"%[1]s の API から読めない応答がありました: %[2]s", "unexpected answer from the %[1]s API: %[2]s"},
 	txtPeerError:      {"%[1]s がエラーを返しました（%[2]s）: %[3]s", "%[1]s answered with an error (%[2]s): %[3]s"},
 	txtExecuteFailed:  {"承認しましたが、実行に失敗しました: %[1]s", "approved, but execution failed: %[1]s"},
