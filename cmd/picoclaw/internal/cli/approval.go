@@ -121,7 +121,9 @@ func restAt(ctx context.Context, g *globals, service, base, method, path string,
 		return err
 	}
 	req.Header.Set("Authorization", "Bearer "+g.token)
-	req.Header.Set("Accept-Language", g.locale)
+	if g.locale != "" {
+		req.Header.Set("Accept-Language", g.locale)
+	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -191,13 +193,11 @@ func peerError(service, url string, err error) error {
 	if _, ok := fault.Text(peer, ""); ok {
 		return &apiError{code: exit, reason: reason, err: peer}
 	}
-	if ce.Code() == connect.CodeUnavailable || ce.Code() == connect.CodeUnknown {
+	if ce.Code() == connect.CodeUnavailable {
 		if errors.Is(err, syscall.ECONNREFUSED) {
-			return &apiError{code: ExitUnavailable, reason: reason, err: texts.Wrap(nil, err, txtNotRunning, service, url)}
+			return &apiError{code: exit, reason: reason, err: texts.Wrap(nil, err, txtNotRunning, service, url)}
 		}
-		if ce.Code() == connect.CodeUnavailable {
-			return &apiError{code: ExitUnavailable, reason: reason, err: texts.Wrap(nil, err, txtUnreachable, service, url, ce.Message())}
-		}
+		return &apiError{code: exit, reason: reason, err: texts.Wrap(nil, err, txtUnreachable, service, url, ce.Message())}
 	}
 	return &apiError{code: exit, reason: reason, err: texts.Wrap(nil, err, txtPeerError, service, ce.Code().String(), ce.Message())}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -175,6 +176,9 @@ func TestPeerErrorPassesTheServicesWordsOn(t *testing.T) {
 		{"en", "approved, but execution failed: job job_20261128_001 is denied, not approved", "job job_20261128_001 is denied, not approved"},
 	} {
 		wire := rpcserver.ToConnectIn(context.Background(), slog.New(slog.DiscardHandler), "executor", refused, tc.locale)
+		if got := sayError(fmt.Errorf("handle: %w", wire), tc.locale); got != tc.said {
+			t.Errorf("%s: a Connect error as it comes: %q", tc.locale, got)
+		}
 		err := peerError("executor", "http://127.0.0.1:8095", wire)
 		if got := sayError(err, tc.locale); got != tc.said || codeOf(err) != ExitConflict || errorCode(err) != "not_approved" {
 			t.Errorf("%s: %q exit %d code %q", tc.locale, got, codeOf(err), errorCode(err))

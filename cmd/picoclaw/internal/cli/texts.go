@@ -253,10 +253,17 @@ func fileError(path string, err error) error {
 }
 
 // sayError is err as the user is told it in locale: the first message of the CLI or a peer in
-// its chain, else its own (English) words — those of the system or a library.
+// its chain (a Connect error's LocalizedMessage too), else its own (English) words — those of
+// the system or a library.
 func sayError(err error, locale string) string {
 	if text, ok := fault.Text(err, locale); ok {
 		return text
+	}
+	var ce *connect.Error
+	if errors.As(err, &ce) {
+		if text, ok := fault.Text(rpcserver.FromConnect(ce), locale); ok {
+			return text
+		}
 	}
 	return err.Error()
 }
