@@ -156,7 +156,7 @@ func TestEmbeddedSuiteRunsAsAServiceUntilSIGTERM(t *testing.T) {
 		t.Fatalf("the service stopped on its own:\n%s", out.String())
 	}
 	second, err := exec.Command(bin, "run", "--data", data, "--chat", "off").CombinedOutput()
-	if err == nil || !strings.Contains(string(second), "in use") {
+	if err == nil || !strings.Contains(string(second), "ほかの picoclaw（pid ") {
 		t.Fatalf("a second suite on the same data directory: %v\n%s", err, second)
 	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {

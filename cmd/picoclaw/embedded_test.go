@@ -114,7 +114,7 @@ func (s *session) quit() {
 }
 
 var (
-	promptRE  = regexp.MustCompile(`^session cli:tester`)
+	promptRE  = regexp.MustCompile(`^セッション cli:tester — /help`)
 	approveRE = regexp.MustCompile(`/approve (job_\d{8}_\d{3,})`)
 	resultRE  = regexp.MustCompile(`実行: 1 件, 成功: 1 件, 失敗: 0 件`)
 	decidedRE = regexp.MustCompile(`job_\d{8}_\d{3,}.*(すでに|既に|承認済み|決定済み|granted|completed|完了)`)

@@ -126,7 +126,7 @@ func TestInstalledCLIReachesTheRunningSuiteThroughTheStateFile(t *testing.T) {
 	if _, err := os.Stat(statePath); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the state file outlived the suite: %v", err)
 	}
-	if code, out := cli("jobs"); code != 5 || !strings.Contains(out, "PICOCLAW_TOKEN is not set") {
+	if code, out := cli("jobs"); code != 5 || !strings.Contains(out, "PICOCLAW_TOKEN が設定されていません") {
 		t.Fatalf("jobs with no suite running: exit %d\n%s", code, out)
 	}
 }

@@ -31,12 +31,13 @@ func Approver(ctx context.Context) string {
 // letters): requests that carry an approver's token (pkg/bearer) go on, with the approver in
 // their context (Approver). Without a bearer token the answer is 401; with one that names no
 // approver 403, after refused (when set) was told the token's fingerprint, never the token.
+// The refusals keep their codes; their message is in the request's language (RequestLocale).
 func RequireApprover(tokens *bearer.Tokens, realm string, refused func(r *http.Request, fingerprint string), next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token, ok := BearerToken(r)
 		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="`+realm+`"`)
-			WriteRESTError(w, http.StatusUnauthorized, "unauthenticated", "a bearer token is required")
+			WriteRESTError(w, http.StatusUnauthorized, "unauthenticated", restText(r, "BEARER_REQUIRED"))
 			return
 		}
 		name, ok := tokens.Authenticate(token)
@@ -44,7 +45,7 @@ func RequireApprover(tokens *bearer.Tokens, realm string, refused func(r *http.R
 			if refused != nil {
 				refused(r, bearer.Fingerprint(token))
 			}
-			WriteRESTError(w, http.StatusForbidden, "unknown_approver", "the token does not belong to an approver")
+			WriteRESTError(w, http.StatusForbidden, "unknown_approver", restText(r, "UNKNOWN_APPROVER"))
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), approverKey{}, name)))

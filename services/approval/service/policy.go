@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -82,10 +81,10 @@ func SimulatePolicy(cfg Config, req PolicySimulationRequest) (PolicySimulation, 
 	in := req.Input()
 	p, err := patch.Parse(in.Patch, patch.Options{BroadOverwriteFiles: cfg.Approval.BroadOverwriteFiles})
 	if err != nil {
-		return PolicySimulation{}, fmt.Errorf("patch: %w", err)
+		return PolicySimulation{}, domain.PatchUnreadable(err)
 	}
 	if len(p.Operations) == 0 {
-		return PolicySimulation{}, errors.New("patch: no operations")
+		return PolicySimulation{}, domain.NoOperations()
 	}
 	d, facts := pol.Explain(pc, domain.PolicyInput{Patch: p, TaskType: in.TaskType, Route: in.Route, Cost: in.Cost,
 		ProposalUsesBrowser: in.UsesBrowser, Requester: in.RequestedBy.ID}, nil, time.Now())

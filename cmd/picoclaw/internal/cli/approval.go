@@ -4,18 +4,23 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
+	neturl "net/url"
+	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
+	"connectrpc.com/connect"
 	"github.com/spf13/cobra"
 
 	executorv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/executor/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/executor/v1/executorv1connect"
+	"github.com/picoclaw-suite/picoclaw/pkg/fault"
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
@@ -79,7 +84,7 @@ type restError struct {
 }
 
 // rest calls the approval REST API with the bearer token.
-func rest(ctx context.Context, g *globals, method, path string, query url.Values, body, out any) error {
+func rest(ctx context.Context, g *globals, method, path string, query neturl.Values, body, out any) error {
 	base := g.restURL
 	if base == "" {
 		base = g.cfg.Services.Approval.PublicURL
@@ -91,16 +96,15 @@ func rest(ctx context.Context, g *globals, method, path string, query url.Values
 
 // restAt calls a REST API of the suite (approval's, a gateway's dead letters) at base with the
 // approver's bearer token; service names it in errors.
-func restAt(ctx context.Context, g *globals, service, base, method, path string, query url.Values, body, out any) error {
+func restAt(ctx context.Context, g *globals, service, base, method, path string, query neturl.Values, body, out any) error {
 	if g.token == "" {
-		m := "PICOCLAW_TOKEN is not set (the " + service + " API needs an approver's bearer token)"
 		if g.staleState != "" {
-			m += "; the suite recorded in " + g.staleState + " is no longer running (start it with `picoclaw run`)"
+			return failure(ExitUnauthorized, txtTokenStale, service, g.staleState)
 		}
-		return &apiError{code: ExitUnauthorized, msg: m}
+		return failure(ExitUnauthorized, txtTokenMissing, service)
 	}
 	if query == nil {
-		query = url.Values{}
+		query = neturl.Values{}
 	}
 	query.Set("locale", g.locale)
 	u := strings.TrimRight(base, "/") + path + "?" + query.Encode()
@@ -117,12 +121,15 @@ func restAt(ctx context.Context, g *globals, service, base, method, path string,
 		return err
 	}
 	req.Header.Set("Authorization", "Bearer "+g.token)
+	if g.locale != "" {
+		req.Header.Set("Accept-Language", g.locale)
+	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	res, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
 	if err != nil {
-		return &apiError{code: ExitUnavailable, msg: fmt.Sprintf("%s unreachable at %s: %v", service, base, err)}
+		return unreachable(service, base, err)
 	}
 	defer res.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(res.Body, 16<<20))
@@ -139,15 +146,60 @@ func restAt(ctx context.Context, g *globals, service, base, method, path string,
 		if e.Code == "audit_tampered" {
 			code = ExitTampered
 		}
-		return &apiError{code: code, msg: fmt.Sprintf("%s (%s, HTTP %d)", e.Message, e.Code, res.StatusCode)}
+		reason := e.Code
+		if reason == "" {
+			reason = "http_" + strconv.Itoa(res.StatusCode)
+		}
+		// The message is the service's, in the locale it was asked for.
+		return &apiError{code: code, reason: reason, err: texts.New(nil, txtRESTError, oneLine(e.Message, 500), reason, strconv.Itoa(res.StatusCode))}
 	}
 	if out == nil {
 		return nil
 	}
 	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("unexpected answer from the %s API: %w", service, err)
+		return failureOver(ExitError, err, txtBadAnswer, service, err.Error())
 	}
 	return nil
+}
+
+// unreachable is a suite service the CLI could not reach at url: not running (the connection
+// was refused), or the system's words for why not.
+func unreachable(service, url string, err error) error {
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return &apiError{code: ExitUnavailable, reason: "unavailable", err: texts.Wrap(nil, err, txtNotRunning, service, url)}
+	}
+	var ue *neturl.Error
+	detail := err
+	if errors.As(err, &ue) {
+		detail = ue.Err
+	}
+	return &apiError{code: ExitUnavailable, reason: "unavailable", err: texts.Wrap(nil, err, txtUnreachable, service, url, detail.Error())}
+}
+
+// peerError is a failed call to a suite service over Connect: what the service said for the user
+// (its LocalizedMessage, asked for in the user's locale), else that it could not be reached,
+// else its code and its words. The Connect error stays in the chain (exit codes map it).
+func peerError(service, url string, err error) error {
+	var ce *connect.Error
+	if !errors.As(err, &ce) {
+		return err
+	}
+	peer := rpcserver.FromConnect(err)
+	reason := ce.Code().String()
+	if r := fault.ReasonOf(peer); r != "" {
+		reason = strings.ToLower(r)
+	}
+	exit := codeOf(err)
+	if _, ok := fault.Text(peer, ""); ok {
+		return &apiError{code: exit, reason: reason, err: peer}
+	}
+	if ce.Code() == connect.CodeUnavailable {
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			return &apiError{code: exit, reason: reason, err: texts.Wrap(nil, err, txtNotRunning, service, url)}
+		}
+		return &apiError{code: exit, reason: reason, err: texts.Wrap(nil, err, txtUnreachable, service, url, ce.Message())}
+	}
+	return &apiError{code: exit, reason: reason, err: texts.Wrap(nil, err, txtPeerError, service, ce.Code().String(), ce.Message())}
 }
 
 func codeForStatus(status int) int {
@@ -169,10 +221,10 @@ func codeForStatus(status int) int {
 // jobArgs checks a command's one argument, a job id, and normalises it.
 func jobArgs(_ *cobra.Command, args []string) error {
 	if len(args) != 1 {
-		return usagef("expected exactly one job id")
+		return usage(txtArgsJobID)
 	}
 	if _, err := jobid.Normalize(args[0]); err != nil {
-		return usagef("%v", err)
+		return &usageError{texts.Wrap(nil, err, txtJobID, strconv.Quote(args[0]))}
 	}
 	return nil
 }
@@ -192,7 +244,7 @@ func jobCompletions(g *globals, status string) cobra.CompletionFunc {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		q := url.Values{"limit": {"50"}}
+		q := neturl.Values{"limit": {"50"}}
 		if status != "" {
 			q.Set("status", status)
 		}
@@ -241,7 +293,7 @@ func runJobs(ctx context.Context, g *globals, o jobsOptions) error {
 	if err != nil {
 		return err
 	}
-	q := url.Values{"limit": {fmt.Sprint(o.limit)}}
+	q := neturl.Values{"limit": {fmt.Sprint(o.limit)}}
 	if o.status != "" {
 		q.Set("status", strings.ToLower(o.status))
 	}
@@ -294,24 +346,26 @@ func runJob(ctx context.Context, g *globals, id string, output outputFlag) error
 		return json.NewEncoder(g.io.Out).Encode(map[string]any{"job": job, "events": evs.Events, "chain_valid": evs.ChainValid})
 	}
 	w := g.io.Out
+	l := g.locale
 	fmt.Fprintf(w, "%s  %s  route=%s task=%s\n", job.JobID, job.Status, job.Route, job.TaskType)
 	if job.Summary != "" {
-		fmt.Fprintf(w, "summary: %s\n", job.Summary)
+		fmt.Fprintf(w, "%s: %s\n", say(l, txtJobSummary), job.Summary)
 	}
-	fmt.Fprintf(w, "files: %s (%d files, +%d -%d)\n", strings.Join(job.AffectedPaths, ", "), job.Stats.Files, job.Stats.Additions, job.Stats.Deletions)
+	fmt.Fprintln(w, say(l, txtJobFiles, strings.Join(job.AffectedPaths, ", "), strconv.Itoa(job.Stats.Files),
+		strconv.Itoa(job.Stats.Additions), strconv.Itoa(job.Stats.Deletions)))
 	if len(job.Flags) > 0 {
-		fmt.Fprintf(w, "attention: %s\n", strings.Join(job.Flags, ", "))
+		fmt.Fprintf(w, "%s: %s\n", say(l, txtJobFlags), strings.Join(job.Flags, ", "))
 	}
-	fmt.Fprintf(w, "policy: %s %s\n", job.PolicyRule, job.PolicyReason)
+	fmt.Fprintf(w, "%s: %s %s\n", say(l, txtJobPolicy), job.PolicyRule, job.PolicyReason)
 	if job.DenyReason != "" {
-		fmt.Fprintf(w, "deny reason: %s\n", job.DenyReason)
+		fmt.Fprintf(w, "%s: %s\n", say(l, txtJobDeny), job.DenyReason)
 	}
-	fmt.Fprintf(w, "content sha256: %s\n", job.ContentHash)
-	chain := "ok"
+	fmt.Fprintf(w, "%s: %s\n", say(l, txtJobHash), job.ContentHash)
+	trail := txtJobTrailOK
 	if !evs.ChainValid {
-		chain = "BROKEN"
+		trail = txtJobTrailBad
 	}
-	fmt.Fprintf(w, "\naudit trail (hash chain %s):\n", chain)
+	fmt.Fprintf(w, "\n%s\n", say(l, trail))
 	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
 	for _, e := range evs.Events {
 		who := e.Actor.ID
@@ -364,13 +418,19 @@ func execute(ctx context.Context, g *globals, id string) error {
 	client := executorv1connect.NewExecutorServiceClient(rpcserver.NewHTTPClient(), g.cfg.Services.Executor.URL, opts...)
 	res, err := client.Execute(jobid.WithJobID(ctx, id), &executorv1.ExecuteRequest{JobId: id, Locale: g.locale})
 	if err != nil {
-		return fmt.Errorf("approved, but execution failed: %w", err)
+		return executeFailed(g, peerError("executor", g.cfg.Services.Executor.URL, err))
 	}
 	fmt.Fprintln(g.io.Out, res.GetResultText())
 	if !res.GetResult().GetSuccess() {
-		return &apiError{code: ExitError, msg: "the job ran with failures"}
+		return failure(ExitError, txtRanWithFailure)
 	}
 	return nil
+}
+
+// executeFailed is an approved job the executor did not run: its refusal came in the user's
+// language (the request named it) and is passed on, with its exit code and stable code.
+func executeFailed(g *globals, err error) error {
+	return &apiError{code: codeOf(err), reason: errorCode(err), err: texts.Wrap(nil, err, txtExecuteFailed, sayError(err, g.locale))}
 }
 
 func newDenyCmd(g *globals) *cobra.Command {
@@ -402,7 +462,7 @@ func newAutoApproveCmd(g *globals) *cobra.Command {
 	off := &cobra.Command{
 		Use: "off [--reason TEXT]", Short: "end the Auto-Approve grant", Args: noArgs, Annotations: stateAnnotations(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			q := url.Values{}
+			q := neturl.Values{}
 			if offReason != "" {
 				q.Set("reason", offReason)
 			}
@@ -442,7 +502,7 @@ func newAutoApproveCmd(g *globals) *cobra.Command {
 }
 
 // autoApproveCall sends one Auto-Approve request and prints the status it answers with.
-func autoApproveCall(ctx context.Context, g *globals, method string, q url.Values, body any) error {
+func autoApproveCall(ctx context.Context, g *globals, method string, q neturl.Values, body any) error {
 	var st autoApproveJSON
 	if err := rest(ctx, g, method, "/v1/auto-approve", q, body, &st); err != nil {
 		return err
@@ -463,7 +523,7 @@ func splitList(s string) []string {
 
 // listREST reads a list from the REST API into out and prints it: as JSON with -o json, else as a
 // table with header and the rows that rows writes.
-func listREST(ctx context.Context, g *globals, path string, q url.Values, out any, jsonOut bool, header string, rows func(io.Writer)) error {
+func listREST(ctx context.Context, g *globals, path string, q neturl.Values, out any, jsonOut bool, header string, rows func(io.Writer)) error {
 	if err := rest(ctx, g, http.MethodGet, path, q, nil, out); err != nil {
 		return err
 	}

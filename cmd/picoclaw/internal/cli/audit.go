@@ -70,11 +70,11 @@ func runAuditVerify(ctx context.Context, g *globals, o auditOptions) error {
 	rep, err := approval.VerifyAudit(ctx, cfg, o.job)
 	switch {
 	case errors.Is(err, approval.ErrAuditNotFound), errors.Is(err, fs.ErrNotExist):
-		return &apiError{code: ExitNotFound, msg: err.Error()}
+		return failureOver(ExitNotFound, err, txtAuditNotFound, err.Error())
 	case errors.Is(err, approval.ErrAuditInvalid):
-		return usagef("%v", err)
+		return &usageError{texts.Wrap(nil, err, txtAuditSetup, err.Error())}
 	case err != nil:
-		return err
+		return failureOver(ExitError, err, txtAuditSetup, err.Error())
 	}
 	if jsonOut {
 		enc := json.NewEncoder(g.io.Out)
@@ -90,7 +90,7 @@ func runAuditVerify(ctx context.Context, g *globals, o auditOptions) error {
 			msg(g.locale, "監査ログ", "audit log"), rep.Streams, rep.Events, len(rep.Findings))
 	}
 	if !rep.OK() {
-		return &apiError{code: ExitTampered, msg: fmt.Sprintf("tampering detected in %d of %d jobs and streams", len(rep.Tampered), rep.Streams)}
+		return failure(ExitTampered, txtAuditTampered, len(rep.Tampered), rep.Streams)
 	}
 	return nil
 }
@@ -104,14 +104,14 @@ func auditConfig(g *globals, dataDir, sqlitePath string) (approval.Config, error
 	if g.cfgPath != "" {
 		data, err := os.ReadFile(g.cfgPath)
 		if err != nil {
-			return cfg, fmt.Errorf("read config: %w", err)
+			return cfg, &apiError{code: ExitError, err: configReadError(g.cfgPath, err)}
 		}
 		if err := config.Decode(data, &cfg); err != nil {
-			return cfg, fmt.Errorf("config %s: %w", g.cfgPath, err)
+			return cfg, failureOver(ExitError, err, txtConfigDecode, g.cfgPath, err.Error())
 		}
 	}
 	if err := config.ApplyEnv(&cfg, g.lookupEnv()); err != nil {
-		return cfg, err
+		return cfg, failureOver(ExitError, err, txtConfigInvalid, err.Error())
 	}
 	switch {
 	case sqlitePath != "":

@@ -53,7 +53,7 @@ func runChat(ctx context.Context, g *globals, name string) error {
 	}
 	ln, err := net.Listen("tcp", g.cfg.Services.CLI.Listen)
 	if err != nil {
-		return fmt.Errorf("listen for notifications on %s (services.cli.listen): %w", g.cfg.Services.CLI.Listen, err)
+		return texts.Wrap(nil, err, txtListenFailed, g.cfg.Services.CLI.Listen, trouble(err))
 	}
 	return chatLoop(ctx, g, creds, name, g.cfg.Services.ChatMio.URL, ln)
 }
@@ -189,7 +189,7 @@ func chatSession(ctx context.Context, g *globals, creds *svcauth.Credentials, na
 			}
 		}
 	}()
-	term.print(fmt.Sprintf("session %s — /help for commands, /quit to leave\n> ", session))
+	term.print(say(g.locale, txtChatWelcome, session) + "\n> ")
 	for {
 		var text string
 		var ok bool
@@ -220,7 +220,7 @@ func chatSession(ctx context.Context, g *globals, creds *svcauth.Credentials, na
 			if errors.Is(err, context.Canceled) {
 				return nil
 			}
-			term.print(fmt.Sprintf("!! %v\n> ", err))
+			term.print(fmt.Sprintf("!! %s\n> ", sayError(err, g.locale)))
 		}
 	}
 }

@@ -3,7 +3,6 @@ package cli
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"time"
@@ -80,7 +79,19 @@ func (g *globals) credentials() (*svcauth.Credentials, error) {
 	if g.state != nil && g.io.Getenv("PICOCLAW_SERVICE_KEY") == "" {
 		return g.stateCredentials()
 	}
-	return svcauth.Load(svcauth.CLI, g.cfg.Auth)
+	creds, err := svcauth.Load(svcauth.CLI, g.cfg.Auth)
+	switch {
+	case err == nil:
+		return creds, nil
+	case g.cfg.Auth.ServiceKey.Set():
+		return nil, texts.Wrap(nil, err, txtCredentials, err.Error())
+	case g.staleState != "":
+		// No key of its own, and the suite the state file names has stopped.
+		return nil, texts.Wrap(nil, err, txtStaleSuite, g.staleState)
+	case g.cfgPath == "":
+		return nil, texts.Wrap(nil, err, txtNoSuite)
+	}
+	return nil, texts.Wrap(nil, err, txtNoServiceKey)
 }
 
 // clientOptions are the options of the terminal's calls to peer: the suite's client options
@@ -93,20 +104,23 @@ func (g *globals) clientOptions(tel *telemetry.Telemetry, defaultTimeout time.Du
 	return rpcserver.ClientOptions(tel, defaultTimeout, svcauth.Client(creds, peer))
 }
 
-// usageError is a mistake in the command line.
-type usageError struct{ msg string }
+// usageError is a mistake in the command line (exit 2); err says what (a message of texts).
+type usageError struct{ err error }
 
-func (e *usageError) Error() string { return e.msg }
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
 
-func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
-
-// apiError is an error answer from a service, with the exit code it maps to.
+// apiError is a failure with the exit code it maps to: an error answer from a service, or a
+// failure the CLI says in its own words. err says what (a message of texts, or a peer's text);
+// reason, when set, is the stable code the service gave (machine output shows it).
 type apiError struct {
-	code int
-	msg  string
+	code   int
+	reason string
+	err    error
 }
 
-func (e *apiError) Error() string { return e.msg }
+func (e *apiError) Error() string { return e.err.Error() }
+func (e *apiError) Unwrap() error { return e.err }
 
 // codeOf maps a command's error to its exit code.
 func codeOf(err error) int {
@@ -142,18 +156,23 @@ func loadCommon(path string, dst *config.Common, lookup config.LookupFunc) error
 	if path != "" {
 		data, err := os.ReadFile(path)
 		if err != nil {
-			return fmt.Errorf("read config: %w", err)
+			return configReadError(path, err)
 		}
 		if err := config.Decode(data, &c); err != nil {
-			return fmt.Errorf("config %s: %w", path, err)
+			return texts.Wrap(nil, err, txtConfigDecode, path, err.Error())
 		}
 	}
 	if err := config.ApplyEnv(&c, lookup); err != nil {
-		return err
+		return texts.Wrap(nil, err, txtConfigInvalid, err.Error())
 	}
 	if err := c.Validate(); err != nil {
-		return fmt.Errorf("invalid config: %w", err)
+		return texts.Wrap(nil, err, txtConfigInvalid, err.Error())
 	}
 	*dst = c.Common
 	return nil
+}
+
+// configReadError is a config file that cannot be read, said with what is wrong with it.
+func configReadError(path string, err error) error {
+	return texts.Wrap(nil, err, txtConfigRead, path, trouble(err))
 }

@@ -81,7 +81,7 @@ func TestApprovalCommandsAgainstTheRealService(t *testing.T) {
 		t.Fatalf("deny: %d %s %s", code, out, errOut)
 	}
 	code, out, _ = run(t, url, token, "job", "job_20261121_002")
-	if code != ExitOK || !strings.Contains(out, "deny reason: not now") || !strings.Contains(out, "hash chain ok") ||
+	if code != ExitOK || !strings.Contains(out, "却下の理由: not now") || !strings.Contains(out, "ハッシュチェーン: 正常") ||
 		!strings.Contains(out, "requested") || !strings.Contains(out, "denied") {
 		t.Fatalf("job: %d %s", code, out)
 	}

@@ -4,12 +4,14 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	suiteconfig "github.com/picoclaw-suite/picoclaw/config"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
+	"github.com/picoclaw-suite/picoclaw/pkg/fault"
 	"github.com/picoclaw-suite/picoclaw/pkg/svcauth"
 )
 
@@ -58,25 +60,33 @@ func newConfigCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-// configProblems are the problems `config check` found, one a line.
-type configProblems struct{ list []error }
-
-func (p *configProblems) Error() string {
-	lines := make([]string, len(p.list))
-	for i, e := range p.list {
+// configProblems is the failure of `config check` (and `config print`): the problems found in
+// source, one a line — each the config's own words, naming the key's path.
+func configProblems(source any, err error) error {
+	if fault.MessageOf(err) != nil {
+		return &apiError{code: ExitError, err: err} // the file cannot be read: nothing was checked
+	}
+	list := flatten(err)
+	lines := make([]string, len(list))
+	for i, e := range list {
 		lines[i] = "  " + strings.ReplaceAll(e.Error(), "\n", "\n  ")
 	}
-	return fmt.Sprintf("%d problem(s):\n%s", len(p.list), strings.Join(lines, "\n"))
+	return failureOver(ExitError, err, txtConfigProblems, source, len(list), strings.Join(lines, "\n"))
+}
+
+// configSource names the config file, or says there is none.
+func configSource(path string) any {
+	if path == "" {
+		return fault.Term(txtConfigNoFile)
+	}
+	return path
 }
 
 func checkConfig(g *globals) error {
 	c := defaultSuiteConfigs()
-	source := g.cfgPath
-	if source == "" {
-		source = "(no file: defaults and environment)"
-	}
+	source := configSource(g.cfgPath)
 	if err := c.load(g.cfgPath, g.lookupEnv()); err != nil {
-		return &apiError{code: ExitError, msg: source + ": " + (&configProblems{flatten(err)}).Error()}
+		return configProblems(source, err)
 	}
 	keys, err := svcauth.GenerateSuite()
 	if err != nil {
@@ -86,16 +96,20 @@ func checkConfig(g *globals) error {
 	c.embed(embedded{dataDir: g.dataDirOr(""), services: c.ap.Services, keys: keys, user: defaultUser(g),
 		auditKey: randomHex(), loginToken: randomHex(), lookupEnv: g.io.Getenv})
 	if err := c.validate(c.lineConfigured(), c.slackConfigured()); err != nil {
-		return &apiError{code: ExitError, msg: source + ": " + (&configProblems{flatten(err)}).Error()}
+		return configProblems(source, err)
 	}
-	fmt.Fprintf(g.io.Out, "%s: %s\n", source, msg(g.locale, "問題ありません", "OK"))
+	name := g.cfgPath
+	if name == "" {
+		name = say(g.locale, txtConfigNoFile)
+	}
+	fmt.Fprintf(g.io.Out, "%s: %s\n", name, msg(g.locale, "問題ありません", "OK"))
 	return nil
 }
 
 func printConfig(g *globals, service string) error {
 	c := defaultSuiteConfigs()
 	if err := c.load(g.cfgPath, g.lookupEnv()); err != nil {
-		return &apiError{code: ExitError, msg: (&configProblems{flatten(err)}).Error()}
+		return configProblems(configSource(g.cfgPath), err)
 	}
 	var configs []any
 	var names []string
@@ -106,7 +120,7 @@ func printConfig(g *globals, service string) error {
 		}
 	}
 	if len(configs) == 0 {
-		return usagef("--service must be one of %s, got %q", strings.Join(names, ", "), service)
+		return usage(txtConfigService, strings.Join(names, ", "), strconv.Quote(service))
 	}
 	out, err := config.Effective(configs...)
 	if err != nil {

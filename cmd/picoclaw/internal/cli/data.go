@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -67,7 +68,7 @@ func openData(dir, name string) (*sql.DB, error) {
 	}
 	db, err := sql.Open("sqlite", sqlstate.DSN(path, sqlstate.SyncFull, 10*time.Second))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, texts.Wrap(nil, err, txtDatabase, path, err.Error())
 	}
 	db.SetMaxOpenConns(1)
 	return db, nil
@@ -103,7 +104,7 @@ func compactData(ctx context.Context, g *globals, dir string) error {
 		_ = db.Close()
 		bar.Add(1)
 		if err != nil {
-			return fmt.Errorf("compact %s: %w", name, err)
+			return texts.Wrap(nil, err, txtCompactFailed, name, err.Error())
 		}
 		bar.Done()
 		fmt.Fprintf(g.io.Out, "%s: %s → %s\n", name, human(before), human(diskSize(filepath.Join(dir, name))))
@@ -147,7 +148,7 @@ func exportData(ctx context.Context, g *globals, dir, out string) error {
 		// A new file, owner-only: an existing file (or a link planted there) is never written.
 		f, err := os.OpenFile(out, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 		if err != nil {
-			return fmt.Errorf("export to %s: %w (choose a new file)", out, err)
+			return texts.Wrap(nil, err, txtExportOpen, out, trouble(err))
 		}
 		defer f.Close()
 		w = f
@@ -166,14 +167,14 @@ func exportData(ctx context.Context, g *globals, dir, out string) error {
 		n, err := exportDB(ctx, db, name, enc, g.io.Err)
 		_ = db.Close()
 		if err != nil {
-			return fmt.Errorf("export %s: %w", name, err)
+			return texts.Wrap(nil, err, txtExportFailed, name, err.Error())
 		}
 		rows += n
 	}
 	if err := bw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(g.io.Err, "exported %d rows\n", rows)
+	fmt.Fprintln(g.io.Err, say(g.locale, txtExported, strconv.Itoa(rows)))
 	return nil
 }
 

@@ -55,7 +55,7 @@ func TestDataExportWritesEveryRowWithSecretsMasked(t *testing.T) {
 	if len(notes) != 2 || notes[0] != "hello" || !strings.Contains(notes[1], "my key is") {
 		t.Fatalf("notes exported: %q", notes)
 	}
-	if !strings.Contains(errOut, "exported") {
+	if !strings.Contains(errOut, "3 行を書き出しました") {
 		t.Errorf("no summary: %q", errOut)
 	}
 }
@@ -67,7 +67,7 @@ func TestDataCompactNeedsTheSuiteStopped(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, errOut := run(t, "", "", "data", "compact", "--data", dir)
-	if code == ExitOK || !strings.Contains(errOut, "in use") {
+	if code == ExitOK || !strings.Contains(errOut, "ほかの picoclaw（pid ") {
 		t.Fatalf("compact while the suite runs: %d %s", code, errOut)
 	}
 	lock.Close()
@@ -107,7 +107,7 @@ func TestDataExportToANewFileOnly(t *testing.T) {
 	if err != nil || fi.Mode().Perm() != 0o600 || fi.Size() == 0 {
 		t.Fatalf("export file: %v %v", fi, err)
 	}
-	if code, _, errOut := run(t, "", "", "data", "export", "--data", dir, "--out", out); code == ExitOK || !strings.Contains(errOut, "choose a new file") {
+	if code, _, errOut := run(t, "", "", "data", "export", "--data", dir, "--out", out); code == ExitOK || !strings.Contains(errOut, "すでにあります）。新しいファイルを指定してください") {
 		t.Fatalf("export over an existing file: %d %s", code, errOut)
 	}
 }

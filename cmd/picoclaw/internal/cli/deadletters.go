@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -48,13 +49,13 @@ func newDeadLettersCmd(g *globals) *cobra.Command {
 				return err
 			}
 			if only != "" && !isGatewayChannel(only) {
-				return usagef("--channel must be line or slack, got %q", only)
+				return usage(txtDLChannel, strconv.Quote(only))
 			}
 			if queue != "" && queue != channel.QueueInbox && queue != channel.QueueOutbox {
-				return usagef("--queue must be inbox or outbox, got %q", queue)
+				return usage(txtDLQueue, strconv.Quote(queue))
 			}
 			if limit < 1 || limit > 500 {
-				return usagef("--limit must be 1..500")
+				return usage(txtDLLimit)
 			}
 			return d.list(cmd.Context(), only, queue, limit)
 		},
@@ -67,7 +68,7 @@ func newDeadLettersCmd(g *globals) *cobra.Command {
 	one := func(name, short string, do func(d deadLetterCmd, ctx context.Context, ch, id string) error) *cobra.Command {
 		return common(&cobra.Command{
 			Use: name + " <channel>:<queue>:<id>", Short: short,
-			Args: exactArgs(1, "one dead letter id (<channel>:<queue>:<id>, as list shows it)"),
+			Args: exactArgs(1, txtArgsDeadLetter),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				d, err := dl()
 				if err != nil {
@@ -94,7 +95,7 @@ func isGatewayChannel(ch string) bool { return ch == "line" || ch == "slack" }
 func splitDeadLetterID(s string) (string, string, error) {
 	ch, id, ok := strings.Cut(s, ":")
 	if !ok || !isGatewayChannel(ch) || id == "" {
-		return "", "", usagef("dead letter id %q: want <channel>:<queue>:<id> (e.g. line:outbox:1700000000000-0)", s)
+		return "", "", usage(txtDLID, strconv.Quote(s))
 	}
 	return ch, id, nil
 }
@@ -137,7 +138,7 @@ func (d deadLetterCmd) list(ctx context.Context, only, queue string, limit int) 
 			var ae *apiError
 			if only == "" && errors.As(err, &ae) && ae.code == ExitUnavailable {
 				// A channel that is not deployed has no gateway to ask.
-				fmt.Fprintf(d.g.io.Err, "%s: %v\n", msg(d.g.locale, "スキップ", "skipped"), err)
+				fmt.Fprintf(d.g.io.Err, "%s: %s\n", msg(d.g.locale, "スキップ", "skipped"), sayError(err, d.g.locale))
 				failed = append(failed, err)
 				continue
 			}

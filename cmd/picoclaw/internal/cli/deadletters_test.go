@@ -67,7 +67,7 @@ func TestDeadLettersAgainstTheRealGateway(t *testing.T) {
 
 	code, out, errOut := runGateway(t, gw.URL, token, "deadletters", "list")
 	if code != ExitOK || !strings.Contains(out, "line:outbox:") || !strings.Contains(out, "permanent") ||
-		!strings.Contains(out, "400") || !strings.Contains(errOut, "gateway-slack unreachable") {
+		!strings.Contains(out, "400") || !strings.Contains(errOut, "gateway-slack is not running at http://127.0.0.1:1") {
 		t.Fatalf("list: %d\n%s\n%s", code, out, errOut)
 	}
 	var list channel.DeadLetterList

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 
 	"github.com/picoclaw-suite/picoclaw/pkg/buildinfo"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
+	"github.com/picoclaw-suite/picoclaw/pkg/fault"
 	"github.com/picoclaw-suite/picoclaw/pkg/idlemem"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm/ollama"
@@ -138,7 +140,7 @@ func runEmbedded(ctx context.Context, g *globals, o runOptions) error {
 	if g.statePath != "" {
 		if err := writeRunState(g.statePath, st); err != nil {
 			// Not fatal: the banner shows the same; only the other terminals' defaults are missing.
-			fmt.Fprintf(g.io.Err, "picoclaw: run state %s not written: %v\n", g.statePath, err)
+			fmt.Fprintf(g.io.Err, "picoclaw: %s\n", say(g.locale, txtStateNotWritten, g.statePath, sayError(err, g.locale)))
 		} else {
 			defer removeRunState(g.statePath, st.PID)
 		}
@@ -160,7 +162,7 @@ func runEmbedded(ctx context.Context, g *globals, o runOptions) error {
 		// A service stopped on its own: end the session and say which one and why.
 		stop()
 		<-chatDone
-		return fmt.Errorf("%s stopped: %v (see %s)", end.name, end.err, filepath.Join(s.dataDir, "suite.log"))
+		return texts.Wrap(nil, end.err, txtServiceStopped, end.name, sayError(end.err, g.locale), filepath.Join(s.dataDir, "suite.log"))
 	}
 }
 
@@ -180,13 +182,13 @@ func (o runOptions) interactive(in io.Reader) (bool, error) {
 		_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 		return err == nil, nil
 	}
-	return false, usagef("--chat must be on, off or auto, got %q", o.chat)
+	return false, usage(txtChatMode, strconv.Quote(o.chat))
 }
 
 func newSuite(ctx context.Context, g *globals, o runOptions) (*suite, error) {
 	dataDir := o.dataDir
 	if err := os.MkdirAll(filepath.Join(dataDir, "workspace"), 0o750); err != nil {
-		return nil, fmt.Errorf("data directory: %w", err)
+		return nil, texts.Wrap(nil, err, txtDataDir, dataDir, trouble(err))
 	}
 	// Nothing but this suite may hold the data directory: two suites on one state file would
 	// answer every message twice.
@@ -238,10 +240,13 @@ func newSuite(ctx context.Context, g *globals, o runOptions) (*suite, error) {
 func (s *suite) configure(ctx context.Context) error {
 	c := defaultSuiteConfigs()
 	if err := c.load(s.g.cfgPath, s.g.lookupEnv()); err != nil {
-		if s.g.cfgPath != "" {
-			return fmt.Errorf("config %s: %w", s.g.cfgPath, err)
+		if fault.MessageOf(err) != nil {
+			return err // the file cannot be read
 		}
-		return err
+		if s.g.cfgPath != "" {
+			return texts.Wrap(nil, err, txtConfigDecode, s.g.cfgPath, err.Error())
+		}
+		return texts.Wrap(nil, err, txtConfigInvalid, err.Error())
 	}
 	s.offline = !ollamaReachable(ctx, c.cm.Ollama.BaseURL)
 	if !s.offline {
@@ -375,10 +380,10 @@ func (s *suite) wait(errc chan componentEnd, limit time.Duration) {
 		select {
 		case end := <-errc:
 			if end.err != nil && !errors.Is(end.err, context.Canceled) {
-				fmt.Fprintf(s.g.io.Err, "picoclaw: %s: %v\n", end.name, end.err)
+				fmt.Fprintf(s.g.io.Err, "picoclaw: %s: %s\n", end.name, sayError(end.err, s.g.locale))
 			}
 		case <-deadline:
-			fmt.Fprintf(s.g.io.Err, "picoclaw: services still stopping after %v; leaving them\n", limit)
+			fmt.Fprintf(s.g.io.Err, "picoclaw: %s\n", say(s.g.locale, txtStillStopping, limit.String()))
 			return
 		}
 	}
@@ -409,13 +414,13 @@ func (s *suite) waitReady(ctx context.Context, errc chan componentEnd, limit tim
 			select {
 			case end := <-errc:
 				errc <- end
-				return fmt.Errorf("%s stopped while starting: %v (see %s)", end.name, end.err, filepath.Join(s.dataDir, "suite.log"))
+				return texts.Wrap(nil, end.err, txtStoppedStarting, end.name, sayError(end.err, s.g.locale), filepath.Join(s.dataDir, "suite.log"))
 			case <-ctx.Done():
 				return ctx.Err()
 			case <-time.After(20 * time.Millisecond):
 			}
 			if time.Now().After(deadline) {
-				return fmt.Errorf("%s did not become healthy within %v (see %s)", c.name, limit, filepath.Join(s.dataDir, "suite.log"))
+				return texts.New(nil, txtNotHealthy, c.name, limit, filepath.Join(s.dataDir, "suite.log"))
 			}
 		}
 	}

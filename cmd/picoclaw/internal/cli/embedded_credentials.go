@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -19,11 +18,11 @@ const suiteKeysFile = "service-keys.json"
 // loadOrCreateSuiteKeys reads the suite's keys from dir, or generates and writes them.
 func loadOrCreateSuiteKeys(dir string) (map[string]svcauth.KeyPair, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("credentials directory: %w", err)
+		return nil, texts.Wrap(nil, err, txtCredIO, dir, trouble(err))
 	}
 	// An existing directory keeps its mode through MkdirAll: tighten it.
 	if err := os.Chmod(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("credentials directory: %w", err)
+		return nil, texts.Wrap(nil, err, txtCredIO, dir, trouble(err))
 	}
 	path := filepath.Join(dir, suiteKeysFile)
 	keys, err := readSuiteKeys(dir)
@@ -41,14 +40,14 @@ func loadOrCreateSuiteKeys(dir string) (map[string]svcauth.KeyPair, error) {
 	// O_EXCL: two suites starting at once must not overwrite each other's keys.
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("write %s: %w", path, err)
+		return nil, texts.Wrap(nil, err, txtCredIO, path, trouble(err))
 	}
 	if _, err := f.Write(data); err != nil {
 		_ = f.Close()
-		return nil, fmt.Errorf("write %s: %w", path, err)
+		return nil, texts.Wrap(nil, err, txtCredIO, path, trouble(err))
 	}
 	if err := f.Close(); err != nil {
-		return nil, fmt.Errorf("write %s: %w", path, err)
+		return nil, texts.Wrap(nil, err, txtCredIO, path, trouble(err))
 	}
 	return keys, nil
 }
@@ -57,22 +56,22 @@ func loadOrCreateSuiteKeys(dir string) (map[string]svcauth.KeyPair, error) {
 func readSuiteKeys(dir string) (map[string]svcauth.KeyPair, error) {
 	path := filepath.Join(dir, suiteKeysFile)
 	if st, err := os.Stat(path); err == nil && st.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("credentials: %s can be read by others (mode %v); chmod 600 it", path, st.Mode().Perm())
+		return nil, texts.New(nil, txtCredOpen, path, st.Mode().Perm())
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, texts.Wrap(nil, err, txtCredIO, path, trouble(err))
 	}
 	var keys map[string]svcauth.KeyPair
 	if err := json.Unmarshal(data, &keys); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, texts.Wrap(nil, err, txtKeysBad, path, err.Error())
 	}
 	for _, id := range svcauth.Identities() {
 		if _, ok := keys[id]; !ok {
-			return nil, fmt.Errorf("%s: no key for %s (remove the file to make a new set)", path, id)
+			return nil, texts.New(nil, txtKeysMissing, path, id)
 		}
 	}
 	return keys, nil

@@ -82,7 +82,8 @@ func TestHelpGolden(t *testing.T) {
 	}
 }
 
-// Exit codes scripts rely on, with the first line each command prints on standard error.
+// Exit codes scripts rely on, with the first line each command prints on standard error: in
+// Japanese (the default) and in English (PICOCLAW_LOCALE=en), with the same exit code.
 func TestExitCodesGolden(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "missing.yaml")
 	env := map[string]string{"PICOCLAW_USER": "tester", "HOME": t.TempDir()}
@@ -125,14 +126,25 @@ func TestExitCodesGolden(t *testing.T) {
 		{withToken, []string{"jobs", "--approval-url", "http://127.0.0.1:1"}},
 		{env, []string{"--config", missing, "jobs"}},
 	} {
-		code, _, errOut := runEnv(tc.env, tc.args...)
-		first, _, _ := strings.Cut(errOut, "\n")
-		first = strings.ReplaceAll(first, missing, "MISSING.yaml")
-		if i := strings.Index(first, "unreachable at"); i >= 0 {
-			first = first[:i] + "unreachable at …" // the dial error's wording is the system's
+		firstLine := func(env map[string]string) (int, string) {
+			code, _, errOut := runEnv(env, tc.args...)
+			first, _, _ := strings.Cut(errOut, "\n")
+			return code, strings.ReplaceAll(first, missing, "MISSING.yaml")
+		}
+		code, ja := firstLine(tc.env)
+		en := map[string]string{"PICOCLAW_LOCALE": "en"}
+		for k, v := range tc.env {
+			en[k] = v
+		}
+		enCode, enFirst := firstLine(en)
+		if enCode != code {
+			t.Errorf("%v: exit %d in Japanese, %d in English", tc.args, code, enCode)
 		}
 		line := strings.ReplaceAll(strings.Join(tc.args, " "), missing, "MISSING.yaml")
-		fmt.Fprintf(&b, "picoclaw %s\n  exit %d  %s\n", line, code, first)
+		fmt.Fprintf(&b, "picoclaw %s\n  exit %d  %s\n", line, code, ja)
+		if enFirst != ja {
+			fmt.Fprintf(&b, "  en      %s\n", enFirst)
+		}
 	}
 	golden(t, "exitcodes.txt", b.String())
 }

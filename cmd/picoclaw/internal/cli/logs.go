@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -23,11 +24,11 @@ type logOptions struct {
 func (o logOptions) validate() error {
 	switch {
 	case o.maxMB < 1:
-		return usagef("--log-max-size must be at least 1 (MB), got %d", o.maxMB)
+		return usage(txtLogMaxSize, o.maxMB)
 	case o.maxAge < time.Minute:
-		return usagef("--log-max-age must be at least 1m, got %s", o.maxAge)
+		return usage(txtLogMaxAge, o.maxAge)
 	case o.keep < 0:
-		return usagef("--log-keep must not be negative, got %d", o.keep)
+		return usage(txtLogKeep, o.keep)
 	}
 	return nil
 }
@@ -59,12 +60,12 @@ func lockDataDir(dir string) (*os.File, error) {
 	path := filepath.Join(dir, ".lock")
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("data directory: %w", err)
+		return nil, texts.Wrap(nil, err, txtDataDir, dir, trouble(err))
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		holder, _ := os.ReadFile(path)
 		_ = f.Close()
-		return nil, fmt.Errorf("data directory %s is in use by another picoclaw (pid %s); stop it first or use --data", dir, string(holder))
+		return nil, texts.Wrap(nil, err, txtDataDirLocked, dir, strings.TrimSpace(string(holder)))
 	}
 	_ = f.Truncate(0)
 	_, _ = fmt.Fprintf(f, "%d", os.Getpid())

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	modelfiles "github.com/picoclaw-suite/picoclaw/deploy/ollama"
+	"github.com/picoclaw-suite/picoclaw/pkg/fault"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm/ollama"
 	coderorder "github.com/picoclaw-suite/picoclaw/services/coder-order/service"
@@ -109,7 +110,10 @@ type modelReport struct {
 func loadSuite(g *globals) (*suiteConfigs, error) {
 	c := defaultSuiteConfigs()
 	if err := c.load(g.cfgPath, g.lookupEnv()); err != nil {
-		return nil, &usageError{err.Error()}
+		if fault.MessageOf(err) != nil {
+			return nil, &usageError{err}
+		}
+		return nil, &usageError{texts.Wrap(nil, err, txtConfigInvalid, err.Error())}
 	}
 	return c, nil
 }
@@ -149,9 +153,9 @@ func runModelsStatus(ctx context.Context, g *globals, output outputFlag) error {
 // error when a model is not usable.
 func modelsOutcome(g *globals, rep modelsReport) error {
 	if len(rep.Models) > 0 && !rep.Reachable {
-		return &apiError{code: ExitUnavailable, msg: msg(g.locale,
+		return &apiError{code: ExitUnavailable, reason: "ollama_unreachable", err: errors.New(msg(g.locale,
 			"Ollama（"+rep.BaseURL+"）に接続できません。Ollama を起動してください（ollama serve）",
-			"Ollama at "+rep.BaseURL+" cannot be reached: start it (ollama serve)")}
+			"Ollama at "+rep.BaseURL+" cannot be reached: start it (ollama serve)"))}
 	}
 	var bad []string
 	for _, m := range rep.Models {
@@ -160,7 +164,7 @@ func modelsOutcome(g *globals, rep modelsReport) error {
 		}
 	}
 	if len(bad) > 0 {
-		return &apiError{code: ExitError, msg: msg(g.locale, "使えないモデルがあります: ", "models not usable: ") + strings.Join(bad, ", ")}
+		return &apiError{code: ExitError, reason: "models_not_usable", err: errors.New(msg(g.locale, "使えないモデルがあります: ", "models not usable: ") + strings.Join(bad, ", "))}
 	}
 	return nil
 }
@@ -247,9 +251,9 @@ func runModelsSetup(ctx context.Context, g *globals, output outputFlag, force bo
 			if errors.Is(err, llm.ErrUnreachable) {
 				rep.Models = append(rep.Models, modelReport{ModelStatus: ollama.ModelStatus{Model: m.Config.Model, Problem: err.Error(), Fix: "ollama serve",
 					NumCtx: m.Config.NumCtx, MaxContext: m.Config.MaxContext}, Agents: m.Agents, Action: "failed", Error: err.Error()})
-				failed = &apiError{code: ExitUnavailable, msg: msg(g.locale,
+				failed = &apiError{code: ExitUnavailable, reason: "ollama_unreachable", err: errors.New(msg(g.locale,
 					"Ollama（"+m.Config.BaseURL+"）に接続できません。Ollama を起動してから（ollama serve）もう一度実行してください",
-					"Ollama at "+m.Config.BaseURL+" cannot be reached: start it (ollama serve) and run this again")}
+					"Ollama at "+m.Config.BaseURL+" cannot be reached: start it (ollama serve) and run this again"))}
 				break
 			}
 			return err
@@ -259,7 +263,7 @@ func runModelsSetup(ctx context.Context, g *globals, output outputFlag, force bo
 			r.Action, r.Error = "failed", err.Error()
 			fmt.Fprintf(g.io.Err, "picoclaw models setup: %s: %v\n", m.Config.Model, err)
 			if failed == nil {
-				failed = &apiError{code: ExitError, msg: msg(g.locale, m.Config.Model+" を用意できませんでした", "could not set up "+m.Config.Model)}
+				failed = &apiError{code: ExitError, reason: "setup_failed", err: errors.New(msg(g.locale, m.Config.Model+" を用意できませんでした", "could not set up "+m.Config.Model))}
 			}
 		}
 		r.ModelStatus = ollama.Check(ctx, api, m.Config.Model, m.Config.NumCtx, m.Config.MaxContext)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/fault"
 	approval "github.com/picoclaw-suite/picoclaw/services/approval/service"
 )
 
@@ -26,7 +27,7 @@ func newPolicyCmd(g *globals) *cobra.Command {
 	var o policyOptions
 	test := &cobra.Command{
 		Use:   "test <patch-file> [--route R] [--task T] [--as USER] [--cost USD] [--tokens N] [--policy FILE | --remote]",
-		Short: "evaluate the policy for a patch file", Args: exactArgs(1, "one patch file"), Annotations: stateAnnotations(),
+		Short: "evaluate the policy for a patch file", Args: exactArgs(1, txtArgsPatchFile), Annotations: stateAnnotations(),
 		RunE: func(cmd *cobra.Command, args []string) error { return runPolicyTest(cmd.Context(), g, args[0], o) },
 	}
 	f := test.Flags()
@@ -58,11 +59,11 @@ func runPolicyTest(ctx context.Context, g *globals, patchFile string, o policyOp
 		return err
 	}
 	if o.remote && o.policyFile != "" {
-		return usagef("--policy is for offline tests; the service uses its own approval.policy_file")
+		return usage(txtPolicyRemote)
 	}
 	data, err := os.ReadFile(patchFile)
 	if err != nil {
-		return usagef("patch file: %v", err)
+		return &usageError{texts.Wrap(nil, err, txtPatchFile, patchFile, trouble(err))}
 	}
 	req := approval.PolicySimulationRequest{Patch: string(data), Route: o.route, TaskType: o.task, Requester: o.as,
 		EstimatedCostUSD: o.cost, EstimatedTokens: o.tokens}
@@ -75,7 +76,10 @@ func runPolicyTest(ctx context.Context, g *globals, patchFile string, o policyOp
 		cfg := approval.DefaultConfig()
 		cfg.Approval.PolicyFile = o.policyFile
 		if sim, err = approval.SimulatePolicy(cfg, req); err != nil {
-			return usagef("%v", err)
+			if _, ok := fault.Text(err, ""); ok {
+				return &usageError{err} // the patch, said in the user's language
+			}
+			return &usageError{texts.Wrap(nil, err, txtPolicyFailed, err.Error())}
 		}
 	}
 	if jsonOut {

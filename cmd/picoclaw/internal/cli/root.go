@@ -2,12 +2,13 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -16,6 +17,7 @@ import (
 
 	"github.com/picoclaw-suite/picoclaw/pkg/buildinfo"
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
+	"github.com/picoclaw-suite/picoclaw/pkg/fault"
 )
 
 // Annotations on commands.
@@ -41,7 +43,7 @@ func Main(args []string, stdio IO) int {
 	// After the first signal the default handling returns: a second Ctrl-C ends the process.
 	context.AfterFunc(ctx, stop)
 	cmd, err := root.ExecuteContextC(ctx)
-	return exitCode(stdio.Err, cmd, err)
+	return exitCode(g, cmd, err)
 }
 
 // newRoot builds the command tree.
@@ -71,7 +73,7 @@ func newRoot(g *globals) *cobra.Command {
 	root.SetIn(g.io.In)
 	root.SetOut(g.io.Out)
 	root.SetErr(g.io.Err)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err.Error()} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError(err) })
 	root.SetHelpFunc(func(cmd *cobra.Command, _ []string) { printHelp(cmd) })
 	root.SetUsageFunc(func(cmd *cobra.Command) error { printHelp(cmd); return nil })
 	root.SuggestionsMinimumDistance = 2
@@ -117,7 +119,7 @@ func newCompletionCmd(root *cobra.Command) *cobra.Command {
 		Annotations: map[string]string{annotNoConfig: "yes"},
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 || !slices.Contains(shells, args[0]) {
-				return usagef("expected one shell: bash, zsh, fish or powershell")
+				return usage(txtArgsShell)
 			}
 			return nil
 		},
@@ -141,11 +143,52 @@ func rootArgs(cmd *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		return nil
 	}
-	var hint string
 	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
-		hint = "; did you mean " + strings.Join(s, " or ") + "?"
+		return usage(txtCmdUnknownHint, strconv.Quote(args[0]), strings.Join(s, ", "))
 	}
-	return &usageError{fmt.Sprintf("unknown command %q%s", args[0], hint)}
+	return usage(txtCmdUnknown, strconv.Quote(args[0]))
+}
+
+// flagError is a mistake in the flags (pflag's), said by what it is.
+func flagError(err error) error {
+	var (
+		notExist *pflag.NotExistError
+		needs    *pflag.ValueRequiredError
+		invalid  *pflag.InvalidValueError
+		syntax   *pflag.InvalidSyntaxError
+	)
+	switch {
+	case errors.As(err, &notExist):
+		if notExist.GetSpecifiedShortnames() != "" {
+			return usage(txtFlagUnknown, "-"+notExist.GetSpecifiedName()[:1])
+		}
+		return usage(txtFlagUnknown, "--"+notExist.GetSpecifiedName())
+	case errors.As(err, &needs):
+		if needs.GetSpecifiedShortnames() != "" {
+			return usage(txtFlagNeedsValue, "-"+needs.GetSpecifiedName()[:1])
+		}
+		return usage(txtFlagNeedsValue, "--"+needs.GetSpecifiedName())
+	case errors.As(err, &invalid):
+		return usage(txtFlagValue, "--"+invalid.GetFlag().Name, strconv.Quote(invalid.GetValue()), flagType(invalid.GetFlag()))
+	case errors.As(err, &syntax):
+		return usage(txtFlagSyntax, syntax.GetSpecifiedFlag())
+	}
+	return &usageError{texts.Wrap(nil, err, txtFlagOther, err.Error())}
+}
+
+// flagType is what a flag's value must be, as a word of texts.
+func flagType(f *pflag.Flag) fault.Term {
+	switch f.Value.Type() {
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		return txtTypeInt
+	case "float32", "float64":
+		return txtTypeNumber
+	case "duration":
+		return txtTypeDuration
+	case "bool":
+		return txtTypeBool
+	}
+	return txtTypeValue
 }
 
 // errUsageShown: the help was printed in place of a command that was missing (exit 2).
@@ -158,12 +201,13 @@ func (g *globals) prepare(cmd *cobra.Command) error {
 	}
 	for c := cmd; c != nil; c = c.Parent() {
 		if c.Annotations[annotNoConfig] != "" || c.Name() == cobra.ShellCompRequestCmd || c.Name() == cobra.ShellCompNoDescRequestCmd {
+			g.locale = g.outputLocale()
 			return nil
 		}
 	}
 	cfg := config.DefaultCommon()
 	if err := loadCommon(g.cfgPath, &cfg, g.lookupEnv()); err != nil {
-		return &usageError{err.Error()}
+		return &usageError{err}
 	}
 	g.cfg = cfg
 	if g.locale == "" {
@@ -181,12 +225,12 @@ func groupArgs(cmd *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		return nil
 	}
-	return &usageError{fmt.Sprintf("unknown %s command %q (want %s)", cmd.Name(), args[0], subcommandNames(cmd))}
+	return usage(txtSubUnknown, cmd.Name(), strconv.Quote(args[0]), subcommandNames(cmd))
 }
 
 // groupRun is the run of a group command called without a subcommand: a usage error.
 func groupRun(cmd *cobra.Command, _ []string) error {
-	return &usageError{fmt.Sprintf("expected a subcommand: %s", subcommandNames(cmd))}
+	return usage(txtSubExpected, subcommandNames(cmd))
 }
 
 func subcommandNames(cmd *cobra.Command) string {
@@ -196,27 +240,22 @@ func subcommandNames(cmd *cobra.Command) string {
 			names = append(names, c.Name())
 		}
 	}
-	switch len(names) {
-	case 0:
-		return ""
-	case 1:
-		return names[0]
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+	return strings.Join(names, ", ")
 }
 
 // noArgs, exactArgs and rangeArgs check positional arguments; a mistake is a usage error.
 func noArgs(_ *cobra.Command, args []string) error {
 	if len(args) > 0 {
-		return usagef("unexpected argument %q", args[0])
+		return usage(txtArgUnexpected, strconv.Quote(args[0]))
 	}
 	return nil
 }
 
-func exactArgs(n int, what string) cobra.PositionalArgs {
+// exactArgs wants n arguments; code says what they are.
+func exactArgs(n int, code string) cobra.PositionalArgs {
 	return func(_ *cobra.Command, args []string) error {
 		if len(args) != n {
-			return usagef("expected %s", what)
+			return usage(code)
 		}
 		return nil
 	}
@@ -299,7 +338,7 @@ func (o *outputFlag) isJSON() (bool, error) {
 	case "text", "":
 		return o.json, nil
 	}
-	return false, usagef("--output must be text or json, got %q", o.format)
+	return false, usage(txtOutput, strconv.Quote(o.format))
 }
 
 // flagChanged reports whether the user set the flag.
@@ -319,29 +358,70 @@ func newVersionCmd(g *globals) *cobra.Command {
 	}
 }
 
-// exitCode reports err (once, on w) and maps it to the exit code.
-func exitCode(w io.Writer, cmd *cobra.Command, err error) int {
+// exitCode reports err (once, on standard error) in the user's language and maps it to the exit
+// code. With -o json the report is a JSON object {"code", "message"}: the code is stable, the
+// message is for people.
+func exitCode(g *globals, cmd *cobra.Command, err error) int {
 	if err == nil {
 		return ExitOK
 	}
 	if errors.Is(err, errUsageShown) {
 		return ExitUsage
 	}
+	var ue *usageError
+	isUsage := errors.As(err, &ue)
+	if !isUsage && errors.Is(err, context.Canceled) {
+		return ExitOK
+	}
+	code := ExitUsage
+	if !isUsage {
+		code = codeOf(err)
+	}
+	locale := g.outputLocale()
+	text := sayError(err, locale)
+	w := g.io.Err
+	if wantsJSON(cmd) {
+		if m := fault.MessageOf(err); m != nil && m.Code == txtRESTError {
+			text = m.Args[0] // the service's message; its code is the object's
+		}
+		_ = json.NewEncoder(w).Encode(map[string]string{"code": errorCode(err), "message": text})
+		return code
+	}
 	name := "picoclaw"
 	if cmd != nil && cmd.HasParent() {
 		name = cmd.CommandPath()
 	}
-	var ue *usageError
-	if errors.As(err, &ue) {
-		fmt.Fprintf(w, "%s: %s\n", name, ue.msg)
-		if cmd != nil {
-			fmt.Fprintf(w, "usage: %s\n(`%s --help` lists the flags)\n", useLine(cmd), cmd.CommandPath())
-		}
-		return ExitUsage
+	fmt.Fprintf(w, "%s: %s\n", name, text)
+	if isUsage && cmd != nil {
+		fmt.Fprintln(w, say(locale, txtUsageHint, useLine(cmd), cmd.CommandPath()))
 	}
-	if errors.Is(err, context.Canceled) {
-		return ExitOK
+	return code
+}
+
+// wantsJSON reports whether the command was asked for JSON (-o json, --json).
+func wantsJSON(cmd *cobra.Command) bool {
+	if cmd == nil {
+		return false
 	}
-	fmt.Fprintf(w, "%s: %v\n", name, err)
-	return codeOf(err)
+	if f := cmd.Flags().Lookup("output"); f != nil && f.Value.String() == "json" {
+		return true
+	}
+	f := cmd.Flags().Lookup("json")
+	return f != nil && f.Value.String() == "true"
+}
+
+// outputLocale is the language the CLI reports in: --locale, else the config's (known once the
+// command read it), else PICOCLAW_LOCALE, else the config file's when it can be read, else ja.
+func (g *globals) outputLocale() string {
+	if g.locale != "" {
+		return g.locale
+	}
+	if l := g.io.Getenv("PICOCLAW_LOCALE"); l != "" {
+		return l
+	}
+	cfg := config.DefaultCommon()
+	if g.cfgPath != "" && loadCommon(g.cfgPath, &cfg, g.lookupEnv()) == nil {
+		return cfg.Locale
+	}
+	return "ja"
 }

@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -23,11 +22,11 @@ func loadOrCreateSecret(dir, name string) (string, error) {
 		return s, err
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("credentials: %w", err)
+		return "", texts.Wrap(nil, err, txtCredIO, dir, trouble(err))
 	}
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("credentials: %w", err)
+		return "", texts.Wrap(nil, err, txtCredIO, path, err.Error())
 	}
 	secret := hex.EncodeToString(b[:])
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
@@ -35,14 +34,14 @@ func loadOrCreateSecret(dir, name string) (string, error) {
 		return readSecret(path) // another process created it first
 	}
 	if err != nil {
-		return "", fmt.Errorf("credentials: %w", err)
+		return "", texts.Wrap(nil, err, txtCredIO, path, trouble(err))
 	}
 	if _, err := f.WriteString(secret + "\n"); err != nil {
 		_ = f.Close()
-		return "", fmt.Errorf("credentials: write %s: %w", path, err)
+		return "", texts.Wrap(nil, err, txtCredIO, path, trouble(err))
 	}
 	if err := f.Close(); err != nil {
-		return "", fmt.Errorf("credentials: write %s: %w", path, err)
+		return "", texts.Wrap(nil, err, txtCredIO, path, trouble(err))
 	}
 	return secret, nil
 }
@@ -54,15 +53,15 @@ func readSecret(path string) (string, error) {
 		return "", err
 	}
 	if st.Mode().Perm()&0o077 != 0 {
-		return "", fmt.Errorf("credentials: %s can be read by others (mode %v); chmod 600 it", path, st.Mode().Perm())
+		return "", texts.New(nil, txtCredOpen, path, st.Mode().Perm())
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return "", fmt.Errorf("credentials: %w", err)
+		return "", texts.Wrap(nil, err, txtCredIO, path, trouble(err))
 	}
 	s := strings.TrimSpace(string(b))
 	if len(s) < minSecretBytes {
-		return "", fmt.Errorf("credentials: %s holds fewer than %d bytes", path, minSecretBytes)
+		return "", texts.New(nil, txtCredShort, path, minSecretBytes)
 	}
 	return s, nil
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -123,20 +122,20 @@ func readRunState(path string) (runState, error) {
 	var st runState
 	fi, err := os.Stat(path)
 	if err != nil {
-		return st, err
+		return st, texts.Wrap(nil, err, txtStateBad, path, trouble(err))
 	}
 	if fi.Mode().Perm()&0o077 != 0 {
-		return st, fmt.Errorf("run state %s can be read by others (mode %v); chmod 600 it", path, fi.Mode().Perm())
+		return st, texts.New(nil, txtStateOpen, path, fi.Mode().Perm())
 	}
 	if sys, ok := fi.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Getuid() {
-		return st, fmt.Errorf("run state %s belongs to another user (uid %d); it is not used", path, sys.Uid)
+		return st, texts.New(nil, txtStateOwner, path, sys.Uid)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return st, err
+		return st, texts.Wrap(nil, err, txtStateBad, path, trouble(err))
 	}
 	if err := json.Unmarshal(data, &st); err != nil {
-		return st, fmt.Errorf("run state %s: %w", path, err)
+		return st, texts.Wrap(nil, err, txtStateBad, path, err.Error())
 	}
 	return st, nil
 }

@@ -81,13 +81,13 @@ func TestApprovalCommandsUseTheRunState(t *testing.T) {
 
 	// A state file others can read is refused; one left by a stopped suite is ignored.
 	write(live, 0o644)
-	if code, _, errOut := runEnv(env, "jobs"); code == ExitOK || !strings.Contains(errOut, "can be read by others") {
+	if code, _, errOut := runEnv(env, "jobs"); code == ExitOK || !strings.Contains(errOut, "ほかのユーザーが読めます（モード -rw-r--r--）") {
 		t.Fatalf("a world-readable state file: exit %d %s", code, errOut)
 	}
 	stale := live
 	stale.PID = 1 << 30 // no such process
 	write(stale, 0o600)
-	if code, _, errOut := runEnv(env, "jobs"); code != ExitUnauthorized || !strings.Contains(errOut, "no longer running") {
+	if code, _, errOut := runEnv(env, "jobs"); code != ExitUnauthorized || !strings.Contains(errOut, "もう動いていません") {
 		t.Fatalf("a stale state file: exit %d %s", code, errOut)
 	}
 }

@@ -42,7 +42,7 @@ func runStatus(ctx context.Context, g *globals, output outputFlag) error {
 	client := heartbeatv1connect.NewHeartbeatServiceClient(rpcserver.NewHTTPClient(), g.cfg.Services.Heartbeat.URL, opts...)
 	res, err := client.Report(ctx, &heartbeatv1.ReportRequest{Locale: g.locale})
 	if err != nil {
-		return err
+		return peerError("heartbeat", g.cfg.Services.Heartbeat.URL, err)
 	}
 	if jsonOut {
 		return printJSON(g.io.Out, res)

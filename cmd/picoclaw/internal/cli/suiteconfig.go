@@ -2,7 +2,6 @@ package cli
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -74,7 +73,7 @@ func (c *suiteConfigs) load(path string, lookup config.LookupFunc) error {
 	if path != "" {
 		var err error
 		if data, err = os.ReadFile(path); err != nil {
-			return fmt.Errorf("read config: %w", err)
+			return configReadError(path, err)
 		}
 	}
 	known := c.schema()

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/patch"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
@@ -21,10 +20,10 @@ type Simulation struct {
 func (s *Service) SimulatePolicy(ctx context.Context, in RequestInput) (Simulation, error) {
 	p, err := patch.Parse(in.Patch, s.parseOpts())
 	if err != nil {
-		return Simulation{}, fmt.Errorf("%w: patch: %v", domain.ErrInvalid, err)
+		return Simulation{}, domain.PatchUnreadable(err)
 	}
 	if len(p.Operations) == 0 {
-		return Simulation{}, fmt.Errorf("%w: patch has no operations", domain.ErrInvalid)
+		return Simulation{}, domain.NoOperations()
 	}
 	now := s.clock()
 	grant := s.activeGrant(ctx, now)

@@ -118,13 +118,13 @@ func (a *API) Handler() http.Handler {
 }
 
 // NotFound answers unknown routes with a JSON error.
-func NotFound(w http.ResponseWriter, _ *http.Request) {
-	writeError(w, http.StatusNotFound, "not_found", "no such route")
+func NotFound(w http.ResponseWriter, r *http.Request) {
+	writeError(w, r, http.StatusNotFound, "not_found", TextNoRoute)
 }
 
 // MethodNotAllowed answers a known route with the wrong method with a JSON error.
-func MethodNotAllowed(w http.ResponseWriter, _ *http.Request) {
-	writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed")
+func MethodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	writeError(w, r, http.StatusMethodNotAllowed, "method_not_allowed", TextMethod)
 }
 
 // Register adds every route through handle (rpcserver.Server.HandleHTTP traces them).
@@ -184,16 +184,20 @@ func (a *API) listJobs(w http.ResponseWriter, r *http.Request) {
 	f := app.ListFilter{SessionID: q.Get("session_id")}
 	for _, s := range strings.Split(q.Get("status"), ",") {
 		if s = strings.TrimSpace(s); s != "" {
+			if !domain.Status(s).Valid() {
+				writeError(w, r, http.StatusBadRequest, "invalid_argument", TextStatus, strconv.Quote(clip(s)), strings.Join(statusNames, ", "))
+				return
+			}
 			f.Statuses = append(f.Statuses, domain.Status(s))
 		}
 	}
 	var err error
 	if f.Limit, err = intParam(q.Get("limit"), 100); err != nil || f.Limit < 1 || f.Limit > 500 {
-		writeError(w, http.StatusBadRequest, "invalid_argument", "limit must be 1..500")
+		writeError(w, r, http.StatusBadRequest, "invalid_argument", TextLimit, "500")
 		return
 	}
 	if f.Offset, err = intParam(q.Get("offset"), 0); err != nil || f.Offset < 0 {
-		writeError(w, http.StatusBadRequest, "invalid_argument", "offset must be a non-negative integer")
+		writeError(w, r, http.StatusBadRequest, "invalid_argument", TextOffset)
 		return
 	}
 	jobs, err := a.svc.List(r.Context(), f)
@@ -210,6 +214,30 @@ func (a *API) listJobs(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
+// statusNames are the states a job list may be filtered by.
+var statusNames = []string{string(domain.StatusPending), string(domain.StatusGranted), string(domain.StatusAutoApproved),
+	string(domain.StatusDenied), string(domain.StatusExpired), string(domain.StatusCancelled), string(domain.StatusExecuting),
+	string(domain.StatusCompleted), string(domain.StatusFailed), string(domain.StatusRefused), string(domain.StatusAnswered)}
+
+// clip keeps what a request's own words add to an answer short.
+func clip(s string) string {
+	if r := []rune(s); len(r) > 64 {
+		return string(r[:64]) + "…"
+	}
+	return s
+}
+
+// jobID is the job id of the path, normalised; a malformed one is answered here.
+func jobID(w http.ResponseWriter, r *http.Request) (string, bool) {
+	raw := chi.URLParam(r, "id")
+	id, err := jobid.Normalize(raw)
+	if err != nil {
+		writeError(w, r, http.StatusBadRequest, "invalid_argument", TextJobID, strconv.Quote(clip(raw)))
+		return "", false
+	}
+	return id, true
+}
+
 func intParam(s string, def int) (int, error) {
 	if s == "" {
 		return def, nil
@@ -218,7 +246,11 @@ func intParam(s string, def int) (int, error) {
 }
 
 func (a *API) getJob(w http.ResponseWriter, r *http.Request) {
-	j, err := a.svc.Get(r.Context(), chi.URLParam(r, "id"))
+	id, ok := jobID(w, r)
+	if !ok {
+		return
+	}
+	j, err := a.svc.Get(r.Context(), id)
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -227,7 +259,11 @@ func (a *API) getJob(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) jobEvents(w http.ResponseWriter, r *http.Request) {
-	evs, valid, err := a.svc.Events(r.Context(), chi.URLParam(r, "id"))
+	id, ok := jobID(w, r)
+	if !ok {
+		return
+	}
+	evs, valid, err := a.svc.Events(r.Context(), id)
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -244,7 +280,11 @@ func (a *API) jobEvents(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) approve(w http.ResponseWriter, r *http.Request) {
-	j, err := a.svc.Approve(r.Context(), chi.URLParam(r, "id"), actorFrom(r), "")
+	id, ok := jobID(w, r)
+	if !ok {
+		return
+	}
+	j, err := a.svc.Approve(r.Context(), id, actorFrom(r), "")
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -254,6 +294,10 @@ func (a *API) approve(w http.ResponseWriter, r *http.Request) {
 
 // approveSimilar approves the job and allows similar jobs for a while (body {"ttl": "30m"}).
 func (a *API) approveSimilar(w http.ResponseWriter, r *http.Request) {
+	id, ok := jobID(w, r)
+	if !ok {
+		return
+	}
 	var body struct {
 		TTL string `json:"ttl"`
 	}
@@ -264,29 +308,33 @@ func (a *API) approveSimilar(w http.ResponseWriter, r *http.Request) {
 	if body.TTL != "" {
 		d, err := time.ParseDuration(body.TTL)
 		if err != nil {
-			writeError(w, http.StatusBadRequest, "invalid_argument", fmt.Sprintf("ttl: %v", err))
+			writeError(w, r, http.StatusBadRequest, "invalid_argument", TextTTL, strconv.Quote(clip(body.TTL)))
 			return
 		}
 		ttl = d
 	}
-	res, err := a.svc.ApproveSimilar(r.Context(), chi.URLParam(r, "id"), actorFrom(r), ttl, "")
+	res, err := a.svc.ApproveSimilar(r.Context(), id, actorFrom(r), ttl, "")
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
 	now := a.now()
 	writeJSON(w, http.StatusOK, similarView{Job: viewJob(res.Job), Grant: viewGrant(&res.Grant, now),
-		StatusText: domain.SimilarApprovedText(res.Job.ID, &res.Grant, now, r.URL.Query().Get("locale"))})
+		StatusText: domain.SimilarApprovedText(res.Job.ID, &res.Grant, now, Locale(r))})
 }
 
 func (a *API) deny(w http.ResponseWriter, r *http.Request) {
+	id, ok := jobID(w, r)
+	if !ok {
+		return
+	}
 	var body struct {
 		Reason string `json:"reason"`
 	}
 	if !decodeOptional(w, r, &body) {
 		return
 	}
-	j, err := a.svc.Deny(r.Context(), chi.URLParam(r, "id"), actorFrom(r), body.Reason, "")
+	j, err := a.svc.Deny(r.Context(), id, actorFrom(r), body.Reason, "")
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -299,7 +347,7 @@ func (a *API) getAutoApprove(w http.ResponseWriter, r *http.Request) {
 	now := a.now()
 	g := viewGrant(st.Grant, now)
 	writeJSON(w, http.StatusOK, autoApproveView{Active: g != nil, Unavailable: st.Unavailable, Grant: g,
-		StatusText: domain.GrantStatusText(st.Grant, now, r.URL.Query().Get("locale"), st.Unavailable)})
+		StatusText: domain.GrantStatusText(st.Grant, now, Locale(r), st.Unavailable)})
 }
 
 func (a *API) putAutoApprove(w http.ResponseWriter, r *http.Request) {
@@ -320,7 +368,7 @@ func (a *API) putAutoApprove(w http.ResponseWriter, r *http.Request) {
 	if body.TTL != "" {
 		d, err := time.ParseDuration(body.TTL)
 		if err != nil {
-			writeError(w, http.StatusBadRequest, "invalid_argument", fmt.Sprintf("ttl: %v", err))
+			writeError(w, r, http.StatusBadRequest, "invalid_argument", TextTTL, strconv.Quote(clip(body.TTL)))
 			return
 		}
 		in.TTL = d
@@ -332,7 +380,7 @@ func (a *API) putAutoApprove(w http.ResponseWriter, r *http.Request) {
 	}
 	now := a.now()
 	writeJSON(w, http.StatusOK, autoApproveView{Active: true, Grant: viewGrant(&g, now),
-		StatusText: domain.GrantStatusText(&g, now, r.URL.Query().Get("locale"), false)})
+		StatusText: domain.GrantStatusText(&g, now, Locale(r), false)})
 }
 
 func (a *API) deleteAutoApprove(w http.ResponseWriter, r *http.Request) {
@@ -342,7 +390,7 @@ func (a *API) deleteAutoApprove(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, autoApproveView{Active: false, RevokedJobs: &n,
-		StatusText: domain.GrantStatusText(nil, a.now(), r.URL.Query().Get("locale"), false)})
+		StatusText: domain.GrantStatusText(nil, a.now(), Locale(r), false)})
 }
 
 // decodeOptional reads a JSON body when there is one; an empty body is fine.
@@ -353,16 +401,17 @@ func decodeOptional(w http.ResponseWriter, r *http.Request, dst any) bool {
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil && !errors.Is(err, io.EOF) {
-		writeError(w, http.StatusBadRequest, "invalid_argument", "invalid JSON body: "+err.Error())
+		bodyError(w, r, err)
 		return false
 	}
 	return true
 }
 
-// fail answers a failed request: the status, stable code and message come from the error's
-// fault kind (pkg/fault.Public); a tampered audit log and internal errors are logged.
+// fail answers a failed request: the status and stable code come from the error's fault kind
+// (pkg/fault.Public), the message is its words for the user in the request's language
+// (message); a tampered audit log and internal errors are logged.
 func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
-	status, code, msg := fault.Public(err)
+	status, code, _ := fault.Public(err)
 	switch {
 	case errors.Is(err, domain.ErrTampered):
 		// The job's audit log or row was changed outside the service: nothing is decided on it.
@@ -370,11 +419,36 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case status >= http.StatusInternalServerError:
 		a.log.ErrorContext(r.Context(), "approval.request_failed", slog.String("code", code), slog.String("error", err.Error()))
 	}
-	writeError(w, status, code, msg)
+	writeJSON(w, status, map[string]string{"code": code, "message": message(r, err)})
 }
 
-func writeError(w http.ResponseWriter, status int, code, msg string) {
-	writeJSON(w, status, map[string]string{"code": code, "message": msg})
+// message is what the user is told about err in the request's language: a refusal's own words
+// (a fault.Message of the use cases), else the API's words for what it was about (a job not
+// found, a tampered audit log), else its kind's. Internal and unavailable errors say nothing
+// more: their detail is for the log.
+func message(r *http.Request, err error) string {
+	locale := Locale(r)
+	k := fault.KindOf(err)
+	id := chi.URLParam(r, "id")
+	switch {
+	case k == fault.Internal || k == fault.Unavailable:
+		return Texts.Text(locale, kindTexts[k])
+	case errors.Is(err, domain.ErrTampered) && id != "":
+		return Texts.Text(locale, TextAuditTampered)
+	case errors.Is(err, domain.ErrTampered):
+		return Texts.Text(locale, TextGrantLogBroken)
+	}
+	if text, ok := fault.Text(err, locale); ok {
+		return text
+	}
+	if n, nerr := jobid.Normalize(id); k == fault.NotFound && nerr == nil {
+		return Texts.Text(locale, TextJobNotFound, n)
+	}
+	t, ok := kindTexts[k]
+	if !ok {
+		t = TextInternal
+	}
+	return Texts.Text(locale, t)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

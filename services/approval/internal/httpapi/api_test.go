@@ -82,6 +82,12 @@ func newFixtureWith(t *testing.T, tweak func(*app.Config)) *fixture {
 // do sends a request and checks request and response against the OpenAPI document.
 func (f *fixture) do(t *testing.T, method, path, auth string, body any) (int, map[string]any) {
 	t.Helper()
+	return f.doWith(t, method, path, auth, nil, body)
+}
+
+// doWith is do with extra request headers.
+func (f *fixture) doWith(t *testing.T, method, path, auth string, header http.Header, body any) (int, map[string]any) {
+	t.Helper()
 	var rd io.Reader
 	var raw []byte
 	if body != nil {
@@ -94,6 +100,9 @@ func (f *fixture) do(t *testing.T, method, path, auth string, body any) (int, ma
 	}
 	if auth != "" {
 		req.Header.Set("Authorization", "Bearer "+auth)
+	}
+	for k, v := range header {
+		req.Header[k] = v
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,7 +30,7 @@ func (a *API) listImages(w http.ResponseWriter, r *http.Request) {
 	f := domain.ImageFilter{JobID: strings.TrimSpace(q.Get("job"))}
 	var err error
 	if f.Limit, err = intParam(q.Get("limit"), 100); err != nil || f.Limit < 1 || f.Limit > domain.MaxImageList {
-		writeError(w, http.StatusBadRequest, "invalid_argument", "limit must be 1..500")
+		writeError(w, r, http.StatusBadRequest, "invalid_argument", TextLimit, strconv.Itoa(domain.MaxImageList))
 		return
 	}
 	if s := strings.TrimSpace(q.Get("since")); s != "" {
@@ -38,7 +39,7 @@ func (a *API) listImages(w http.ResponseWriter, r *http.Request) {
 		} else if t, terr := time.Parse(time.RFC3339, s); terr == nil {
 			f.Since = t
 		} else {
-			writeError(w, http.StatusBadRequest, "invalid_argument", "since must be an RFC 3339 time or a positive duration such as 24h")
+			writeError(w, r, http.StatusBadRequest, "invalid_argument", TextSince)
 			return
 		}
 	}

@@ -52,11 +52,11 @@ func (a *API) simulatePolicy(w http.ResponseWriter, r *http.Request) {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxSimulateBody))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&body); err != nil {
-		writeError(w, http.StatusBadRequest, "invalid_argument", "invalid JSON body: "+err.Error())
+		bodyError(w, r, err)
 		return
 	}
 	if body.Patch == "" {
-		writeError(w, http.StatusBadRequest, "invalid_argument", "patch is required")
+		writeError(w, r, http.StatusBadRequest, "invalid_argument", TextPatchRequired)
 		return
 	}
 	sim, err := a.svc.SimulatePolicy(r.Context(), body.Input())

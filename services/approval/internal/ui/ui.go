@@ -6,6 +6,8 @@ import (
 	"embed"
 	"io/fs"
 	"net/http"
+	"path"
+	"strings"
 )
 
 //go:embed static
@@ -35,6 +37,12 @@ func Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		for _, h := range securityHeaders {
 			w.Header().Set(h[0], h[1])
+		}
+		// A path that names no file gets the console's own page, in the reader's language.
+		name := path.Clean("/" + strings.TrimPrefix(r.URL.Path, Prefix[:len(Prefix)-1]))
+		if _, err := fs.Stat(sub, strings.TrimPrefix(name, "/")); name != "/" && err != nil {
+			notFound(w, r)
+			return
 		}
 		files.ServeHTTP(w, r)
 	})

@@ -5,6 +5,9 @@
 (() => {
   const TOKEN_KEY = 'picoclaw.approval.token';
   const LANG_KEY = 'picoclaw.approval.lang';
+  // The console's language also goes to the server as a cookie, for the pages it serves itself
+  // (a missing file under ui/); the API is asked in it with Accept-Language.
+  const LANG_COOKIE = 'picoclaw_lang';
   // The console lives at <base>ui/; the API at <base>v1/.
   const BASE = location.pathname.replace(/ui\/.*$/, '');
   const MAX_DIFF_LINES = 5000;
@@ -42,6 +45,7 @@
       'ev.execution_completed': '実行完了', 'ev.execution_failed': '実行失敗', 'ev.execution_refused': '実行拒否', 'ev.answered': '回答（実行なし）',
       'ev.hash_mismatch': 'ハッシュ不一致',
       'risk.destructive': '破壊的', 'expired': '期限切れ', 'err': 'エラー：{0}',
+      'err.network': '承認サービスに接続できません。', 'err.status': '承認サービスが HTTP {0} を返しました。',
       'risk.high': '高', 'risk.medium': '中', 'risk.low': '低', 'risk.claim': 'コーダーの申告：{0}', 'job.claim': 'コーダーの申告',
       'risk.computed': '承認サービスの判定', 'job.costConfirm': '続行の確認（見積もりが上限超え。実行するものはありません）',
       'age.s': '{0}秒', 'age.m': '{0}分', 'age.h': '{0}時間', 'age.d': '{0}日',
@@ -78,6 +82,7 @@
       'ev.execution_completed': 'Execution completed', 'ev.execution_failed': 'Execution failed', 'ev.execution_refused': 'Execution refused', 'ev.answered': 'Answered (no execution)',
       'ev.hash_mismatch': 'Hash mismatch',
       'risk.destructive': 'destructive', 'expired': 'expired', 'err': 'Error: {0}',
+      'err.network': 'The approval service cannot be reached.', 'err.status': 'The approval service answered HTTP {0}.',
       'risk.high': 'high', 'risk.medium': 'medium', 'risk.low': 'low', 'risk.claim': 'coder claims: {0}', 'job.claim': 'Coder\'s claim',
       'risk.computed': 'computed by approval', 'job.costConfirm': 'Continue confirmation (estimate over the limit; nothing runs)',
       'age.s': '{0}s', 'age.m': '{0}m', 'age.h': '{0}h', 'age.d': '{0}d',
@@ -117,17 +122,19 @@
 
   const token = () => sessionStorage.getItem(TOKEN_KEY) || '';
 
+  // api calls the REST API in the console's language: its error messages come in it.
   async function api(method, path, body, tok) {
-    const headers = { Authorization: 'Bearer ' + (tok || token()) };
+    const headers = { Authorization: 'Bearer ' + (tok || token()), 'Accept-Language': lang };
     const init = { method, headers, cache: 'no-store' };
     if (body !== undefined) {
       headers['Content-Type'] = 'application/json';
       init.body = JSON.stringify(body);
     }
-    const res = await fetch(BASE + path, init);
+    let res;
+    try { res = await fetch(BASE + path, init); } catch (_) { throw new APIError(0, 'unreachable', t('err.network')); }
     let data = null;
     try { data = await res.json(); } catch (_) { data = null; }
-    if (!res.ok) throw new APIError(res.status, data && data.code, data && data.message);
+    if (!res.ok) throw new APIError(res.status, data && data.code, (data && data.message) || t('err.status', res.status));
     return data;
   }
 
@@ -229,6 +236,7 @@
 
   function applyLang() {
     document.documentElement.lang = lang;
+    document.cookie = LANG_COOKIE + '=' + lang + '; path=' + BASE + 'ui/; SameSite=Strict';
     document.querySelectorAll('[data-i18n]').forEach((e) => { e.textContent = t(e.getAttribute('data-i18n')); });
     $('#lang-btn').textContent = lang === 'en' ? '日本語' : 'English';
   }

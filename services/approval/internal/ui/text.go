@@ -1,0 +1,70 @@
+package ui
+
+import (
+	"html/template"
+	"net/http"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/fault"
+	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
+)
+
+// Texts are the words of the pages the console's server says itself (the console's own texts
+// live in static/app.js), by code, in Japanese and English.
+var Texts = fault.Catalog{
+	TextNotFoundTitle: {"ページが見つかりません", "Page not found"},
+	TextNotFound:      {"%[1]s はこの承認コンソールにはありません。", "%[1]s is not part of the approval console."},
+	TextBack:          {"承認コンソールへ戻る", "Back to the approval console"},
+}
+
+// The codes of Texts.
+const (
+	TextNotFoundTitle = "PAGE_NOT_FOUND_TITLE"
+	TextNotFound      = "PAGE_NOT_FOUND"
+	TextBack          = "BACK_TO_CONSOLE"
+)
+
+// LangCookie holds the language chosen in the console (static/app.js sets it).
+const LangCookie = "picoclaw_lang"
+
+// Locale is the language of a page the server answers with: ?locale=, else the console's
+// choice (LangCookie), else Accept-Language, else Japanese.
+func Locale(r *http.Request) string {
+	if l := r.URL.Query().Get("locale"); l == "ja" || l == "en" {
+		return l
+	}
+	if c, err := r.Cookie(LangCookie); err == nil && (c.Value == "ja" || c.Value == "en") {
+		return c.Value
+	}
+	return rpcserver.RequestLocale(r)
+}
+
+var errorPage = template.Must(template.New("error").Parse(`<!doctype html>
+<html lang="{{.Lang}}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}} — PicoClaw</title>
+</head>
+<body>
+<h1>{{.Title}}</h1>
+<p id="error-message">{{.Message}}</p>
+<p><a href="{{.Back}}">{{.BackText}}</a></p>
+</body>
+</html>
+`))
+
+// notFound answers a path under the console that holds nothing with a page in the reader's
+// language (the path is shown as text, escaped).
+func notFound(w http.ResponseWriter, r *http.Request) {
+	l := Locale(r)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(http.StatusNotFound)
+	path := r.URL.Path
+	if rs := []rune(path); len(rs) > 120 {
+		path = string(rs[:120]) + "…"
+	}
+	_ = errorPage.Execute(w, map[string]string{
+		"Lang": l, "Title": Texts.Text(l, TextNotFoundTitle), "Message": Texts.Text(l, TextNotFound, path),
+		"Back": Prefix, "BackText": Texts.Text(l, TextBack),
+	})
+}
