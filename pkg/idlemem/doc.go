@@ -7,6 +7,7 @@
 // counts towards RSS). Keep tells the kernel to read the executable page by page instead of ahead
 // (MADV_RANDOM), drops the pages the start needed once it is over (MADV_PAGEOUT, so the page cache
 // keeps only what is used next), and after a busy period unmaps the pages again once the process
-// is idle (MADV_DONTNEED: the page cache still holds them, so the next message maps them back
-// without a read). What is left resident is what the process uses.
+// is idle; between releases, every TrimEvery of an idle process, the pages its periodic work mapped
+// are unmapped again (MADV_DONTNEED: the page cache still holds them, so the next round maps them
+// back without a read). What is left resident is what the process uses.
 package idlemem

@@ -139,7 +139,7 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 }
 
 // maxConns is the size of a state database's connection pool.
-const maxConns = 4
+const maxConns = 2
 
 // ConnMaxIdle is how long a SQLite connection stays open unused: each holds a page cache of up
 // to 512 KiB, its prepared statements and a copy of the schema outside the Go heap, so an idle
@@ -161,7 +161,7 @@ func DSN(path string, sync Sync, busy time.Duration) string {
 	q.Add("_pragma", "foreign_keys(1)")
 	// Each connection's page cache is bounded to 512 KiB (SQLite's default is 2 MB): the state
 	// is small and hot, and the operating system's file cache serves the rest.
-	q.Add("_pragma", "cache_size(-512)")
+	q.Add("_pragma", "cache_size(-256)")
 	q.Set("_txlock", "immediate")
 	return "file:" + path + "?" + q.Encode()
 }
