@@ -12,8 +12,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-
-	"golang.org/x/net/http/httpguts"
 )
 
 // InProcess marks ln, a service's internal listener, as reachable in process: while the
@@ -110,7 +108,7 @@ func (e *inProcessHandler) serve(req *http.Request) (resp *http.Response, err er
 	if err != nil {
 		return nil, fmt.Errorf("in-process call %s: %w", req.URL.Path, err)
 	}
-	if !httpguts.ValidHostHeader(host) {
+	if !validHeaderValue(host) || strings.ContainsAny(host, " /?#@") {
 		return nil, fmt.Errorf("in-process call %s: invalid Host header", req.URL.Path)
 	}
 	sreq := (&http.Request{
@@ -148,11 +146,11 @@ func (e *inProcessHandler) serve(req *http.Request) (resp *http.Response, err er
 func wireHeader(h http.Header) (http.Header, error) {
 	out := make(http.Header, len(h))
 	for k, vs := range h {
-		if !httpguts.ValidHeaderFieldName(k) {
+		if !validHeaderName(k) {
 			return nil, fmt.Errorf("invalid header field name %q", k)
 		}
 		for _, v := range vs {
-			if !httpguts.ValidHeaderFieldValue(v) {
+			if !validHeaderValue(v) {
 				return nil, fmt.Errorf("invalid header field value for %q", k)
 			}
 		}
@@ -161,6 +159,47 @@ func wireHeader(h http.Header) (http.Header, error) {
 	}
 	return out, nil
 }
+
+// validHeaderName is a field name as RFC 9110 defines it: one or more token characters.
+// (golang.org/x/net/http/httpguts has the same check, but links Unicode tables for its host
+// checks into the binary.)
+func validHeaderName(k string) bool {
+	if k == "" {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if c >= 0x80 || !tokenChar[c] {
+			return false
+		}
+	}
+	return true
+}
+
+// validHeaderValue has no control character but horizontal tab (RFC 9110 field-value; obsolete
+// line folding is refused, as net/http's client refuses it).
+func validHeaderValue(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; (c < 0x20 && c != '\t') || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// tokenChar marks the ASCII characters of an RFC 9110 token.
+var tokenChar = func() (t [128]bool) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = true
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c], t[c-'a'+'A'] = true, true
+	}
+	for _, c := range "!#$%&'*+-.^_`|~" {
+		t[c] = true
+	}
+	return t
+}()
 
 // bufferedResponse is the http.ResponseWriter of an in-process call.
 type bufferedResponse struct {

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // An in-process request reaches the handler as a server parses it from the wire: what the
@@ -80,5 +82,18 @@ func TestInProcessCallIsCountedBeforeTheClosedCheck(t *testing.T) {
 	}
 	if f.n.Load() != 0 || !f.wait(context.Background()) {
 		t.Fatalf("in flight = %d after a refused call", f.n.Load())
+	}
+}
+
+// The field checks agree with net/http's own (httpguts, which the network client applies).
+func TestInProcessHeaderChecksAgreeWithNetHTTP(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		s := string([]byte{'a', byte(c), 'b'})
+		if got, want := validHeaderName(s), httpguts.ValidHeaderFieldName(s); got != want {
+			t.Errorf("name with byte %#x: %v, net/http says %v", c, got, want)
+		}
+		if got, want := validHeaderValue(s), httpguts.ValidHeaderFieldValue(s); got != want {
+			t.Errorf("value with byte %#x: %v, net/http says %v", c, got, want)
+		}
 	}
 }

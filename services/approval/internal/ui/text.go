@@ -1,7 +1,8 @@
 package ui
 
 import (
-	"html/template"
+	"html"
+	"io"
 	"net/http"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/fault"
@@ -38,20 +39,26 @@ func Locale(r *http.Request) string {
 	return rpcserver.RequestLocale(r)
 }
 
-var errorPage = template.Must(template.New("error").Parse(`<!doctype html>
-<html lang="{{.Lang}}">
+// errorPage is the page of an error the server answers itself, every value escaped. Built
+// without html/template: its reflection keeps every exported method of every type in the binary
+// (several MB of the embedded suite).
+func errorPage(lang, title, message, back, backText string) string {
+	e := html.EscapeString
+	return `<!doctype html>
+<html lang="` + e(lang) + `">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{.Title}} — PicoClaw</title>
+<title>` + e(title) + ` — PicoClaw</title>
 </head>
 <body>
-<h1>{{.Title}}</h1>
-<p id="error-message">{{.Message}}</p>
-<p><a href="{{.Back}}">{{.BackText}}</a></p>
+<h1>` + e(title) + `</h1>
+<p id="error-message">` + e(message) + `</p>
+<p><a href="` + e(back) + `">` + e(backText) + `</a></p>
 </body>
 </html>
-`))
+`
+}
 
 // notFound answers a path under the console that holds nothing with a page in the reader's
 // language (the path is shown as text, escaped).
@@ -63,8 +70,5 @@ func notFound(w http.ResponseWriter, r *http.Request) {
 	if rs := []rune(path); len(rs) > 120 {
 		path = string(rs[:120]) + "…"
 	}
-	_ = errorPage.Execute(w, map[string]string{
-		"Lang": l, "Title": Texts.Text(l, TextNotFoundTitle), "Message": Texts.Text(l, TextNotFound, path),
-		"Back": Prefix, "BackText": Texts.Text(l, TextBack),
-	})
+	_, _ = io.WriteString(w, errorPage(l, Texts.Text(l, TextNotFoundTitle), Texts.Text(l, TextNotFound, path), Prefix, Texts.Text(l, TextBack)))
 }
