@@ -57,6 +57,8 @@ func TestMatch(t *testing.T) {
 		{"github.com/openai/openai-go/...", "github.com/openai/openai-go/v3/option", true, "github.com/openai/openai-go"},
 		{"...", Prefix + "e2e", true, Prefix[:len(Prefix)-1]},
 		{"...", "github.com/other/x", false, ""},
+		{"std:html/template", "html/template", true, "html/template"},
+		{"std:html/template", Prefix + "html/template", false, ""},
 	}
 	for _, c := range cases {
 		ok, tree := match(c.pattern, c.path)
