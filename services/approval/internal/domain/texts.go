@@ -52,19 +52,7 @@ var Texts = fault.Catalog{
 	CodeAutoApproveEnded: {"Auto-Approve が終わったため、ジョブ %[1]s には承認が必要です", "Auto-Approve is no longer active; job %[1]s needs approval"},
 	CodeAutoRunStopped:   {"自動承認されたジョブ %[1]s の実行が途中で止まり、Auto-Approve も終わっているため、ジョブを失敗としました", "the auto-approved execution of %[1]s stopped and Auto-Approve is no longer in force; the job failed"},
 
-	// Terms: a job's state, what a value is.
-	TermPending:          {"承認待ち", "pending"},
-	TermGranted:          {"承認済み", "granted"},
-	TermAutoApproved:     {"自動承認済み", "auto-approved"},
-	TermDenied:           {"却下済み", "denied"},
-	TermExpired:          {"期限切れ", "expired"},
-	TermCancelled:        {"取り消し済み", "cancelled"},
-	TermExecuting:        {"実行中", "executing"},
-	TermCompleted:        {"実行済み", "completed"},
-	TermFailed:           {"失敗済み", "failed"},
-	TermRefused:          {"拒否済み", "refused"},
-	TermAnswered:         {"回答済み", "answered"},
-	TermUnknownState:     {"不明な状態", "in an unknown state"},
+	// Terms: what a value is (a job's state is a shared word: fault.States).
 	TermTaskType:         {"タスク種別", "task type"},
 	TermRoute:            {"ルート", "route"},
 	TermOperation:        {"操作", "operation"},
@@ -114,18 +102,6 @@ const (
 	CodeAutoApproveEnded = "AUTO_APPROVE_ENDED"
 	CodeAutoRunStopped   = "AUTO_APPROVED_RUN_STOPPED"
 
-	TermPending          = "STATE_PENDING"
-	TermGranted          = "STATE_GRANTED"
-	TermAutoApproved     = "STATE_AUTO_APPROVED"
-	TermDenied           = "STATE_DENIED"
-	TermExpired          = "STATE_EXPIRED"
-	TermCancelled        = "STATE_CANCELLED"
-	TermExecuting        = "STATE_EXECUTING"
-	TermCompleted        = "STATE_COMPLETED"
-	TermFailed           = "STATE_FAILED"
-	TermRefused          = "STATE_REFUSED"
-	TermAnswered         = "STATE_ANSWERED"
-	TermUnknownState     = "STATE_UNKNOWN"
 	TermTaskType         = "KIND_TASK_TYPE"
 	TermRoute            = "KIND_ROUTE"
 	TermOperation        = "KIND_OPERATION"
@@ -142,17 +118,5 @@ func FailWith(sentinel, cause error, code string, args ...any) error {
 	return Texts.Wrap(sentinel, cause, code, args...)
 }
 
-var stateTerms = map[Status]string{
-	StatusPending: TermPending, StatusGranted: TermGranted, StatusAutoApproved: TermAutoApproved,
-	StatusDenied: TermDenied, StatusExpired: TermExpired, StatusCancelled: TermCancelled,
-	StatusExecuting: TermExecuting, StatusCompleted: TermCompleted, StatusFailed: TermFailed,
-	StatusRefused: TermRefused, StatusAnswered: TermAnswered,
-}
-
-// State is a job state as a word of Texts.
-func State(s Status) fault.Term {
-	if t, ok := stateTerms[s]; ok {
-		return fault.Term(t)
-	}
-	return TermUnknownState
-}
+// State is a job state as a word every catalog has (fault.States).
+func State(s Status) fault.Term { return fault.State(string(s)) }
