@@ -205,7 +205,7 @@ func (a *API) listJobs(w http.ResponseWriter, r *http.Request) {
 		Jobs []jobView `json:"jobs"`
 	}{Jobs: []jobView{}}
 	for _, j := range jobs {
-		out.Jobs = append(out.Jobs, viewJob(j))
+		out.Jobs = append(out.Jobs, viewJob(j, r.URL.Query().Get("locale")))
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -223,7 +223,7 @@ func (a *API) getJob(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, viewJob(j))
+	writeJSON(w, http.StatusOK, viewJob(j, r.URL.Query().Get("locale")))
 }
 
 func (a *API) jobEvents(w http.ResponseWriter, r *http.Request) {
@@ -249,7 +249,7 @@ func (a *API) approve(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, viewJob(j))
+	writeJSON(w, http.StatusOK, viewJob(j, r.URL.Query().Get("locale")))
 }
 
 // approveSimilar approves the job and allows similar jobs for a while (body {"ttl": "30m"}).
@@ -275,7 +275,7 @@ func (a *API) approveSimilar(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := a.now()
-	writeJSON(w, http.StatusOK, similarView{Job: viewJob(res.Job), Grant: viewGrant(&res.Grant, now),
+	writeJSON(w, http.StatusOK, similarView{Job: viewJob(res.Job, r.URL.Query().Get("locale")), Grant: viewGrant(&res.Grant, now),
 		StatusText: domain.SimilarApprovedText(res.Job.ID, &res.Grant, now, r.URL.Query().Get("locale"))})
 }
 
@@ -291,7 +291,7 @@ func (a *API) deny(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, viewJob(j))
+	writeJSON(w, http.StatusOK, viewJob(j, r.URL.Query().Get("locale")))
 }
 
 func (a *API) getAutoApprove(w http.ResponseWriter, r *http.Request) {

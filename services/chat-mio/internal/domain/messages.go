@@ -218,7 +218,7 @@ var catalog = map[MsgKey][2]string{
 	MsgAutoDown: {"承認サービスに接続できないため、Auto-Approve の状態を確認・変更できませんでした。少し待ってからもう一度送ってください。",
 		"The approval service is unreachable, so Auto-Approve could not be read or changed. Please try again shortly."},
 	MsgAutoRefused:     {"Auto-Approve は変更できませんでした: %s", "Auto-Approve could not be changed: %s"},
-	MsgApprovalRefused: {"ジョブ %s はポリシーにより拒否されました（実行しません）: %s", "Job %s was refused by policy (it will not run): %s"},
+	MsgApprovalRefused: {"ジョブ %s はポリシーにより拒否されました（実行しません）。\n理由: %s", "Job %s was refused by policy (it will not run).\nReason: %s"},
 	MsgApprovalRequest: {"ジョブ %s は承認待ちです。\n%s\n\n/approve %s で承認、/deny %s [理由] で却下できます。",
 		"Job %s is waiting for approval.\n%s\n\nSend /approve %s to approve or /deny %s [reason] to deny."},
 	MsgAutoApproved: {"ジョブ %s は Auto-Approve の範囲内なので、確認なしで実行しました。", "Job %s is within the Auto-Approve scope and ran without asking."},
