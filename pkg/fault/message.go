@@ -18,7 +18,8 @@ type Catalog map[string][2]string
 var verb = regexp.MustCompile(`%(\[(\d+)\])?.`)
 
 // Check reports the first code of c whose forms are empty, use a verb other than %[n]s, use
-// other arguments than each other, or whose Japanese form has no Japanese in it.
+// other arguments than each other, whose Japanese form has no Japanese in it, or that says a
+// shared word (States) otherwise.
 func (c Catalog) Check() error {
 	codes := make([]string, 0, len(c))
 	for code := range c {
@@ -26,6 +27,9 @@ func (c Catalog) Check() error {
 	}
 	sort.Strings(codes)
 	for _, code := range codes {
+		if shared, ok := States[code]; ok && shared != c[code] {
+			return fmt.Errorf("%s: says the shared word %q otherwise", code, shared[0])
+		}
 		var used [2][]string
 		for i, form := range c[code] {
 			if strings.TrimSpace(form) == "" {
@@ -93,14 +97,23 @@ func (c Catalog) Wrap(kind, cause error, code string, args ...any) *Message {
 	return m
 }
 
-// Term is an argument that is itself a word of the catalog — a job's state, what happened to a
-// file — said in the message's language: the code of an entry without arguments.
+// Term is an argument that is itself a word of the catalog — a job's state (States), what
+// happened to a file — said in the message's language: the code of an entry without arguments.
 type Term string
 
-// Has reports whether c has a text for code.
+// Has reports whether c has a text for code (its own, or a shared word of States).
 func (c Catalog) Has(code string) bool {
-	_, ok := c[code]
+	_, ok := c.lookup(code)
 	return ok
+}
+
+// lookup is the forms of code: c's own, else the shared word of States.
+func (c Catalog) lookup(code string) ([2]string, bool) {
+	if forms, ok := c[code]; ok {
+		return forms, true
+	}
+	forms, ok := States[code]
+	return forms, ok
 }
 
 // Text renders code with args in locale (Japanese unless locale is "en…"). A code the catalog
@@ -110,7 +123,7 @@ func (c Catalog) Text(locale, code string, args ...string) string {
 }
 
 func (c Catalog) render(locale, code string, args []string, terms []bool) string {
-	forms, ok := c[code]
+	forms, ok := c.lookup(code)
 	if !ok {
 		return strings.TrimSpace(code + " " + strings.Join(args, " "))
 	}

@@ -206,6 +206,7 @@ func (s *Sender) Heartbeats() []*heartbeatv1.Heartbeat {
 			MemoryUsageMb:      mem,
 			LastTaskDurationMs: snap.LastTaskDuration.Milliseconds(),
 			ErrorMessage:       snap.LastError,
+			ErrorCode:          snap.LastErrorCode,
 			Service:            s.cfg.Service,
 			Kind:               string(a.Kind),
 			Note:               note,

@@ -3,6 +3,7 @@ package heartbeat
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -66,16 +67,21 @@ func TestSenderBeatsServiceAndAgents(t *testing.T) {
 	if again := s.Agent("order1", "Aka"); again != aka {
 		t.Fatal("registering the same agent twice returned a new tracker")
 	}
+	gin := s.Agent("order3", "Gin")
 	aka.Begin("job_20260101_007")
 	ao.Begin("").End(errors.New("openai: 429 rate limited"))
+	// A failure that says how it is reported (a model call's): its code, and only its safe
+	// detail — the provider's words stay in the error, for the log.
+	gin.Begin("").End(fmt.Errorf("order3: %w", reportedFailure{code: "llm.unauthenticated", detail: "openai gpt-4o HTTP 401",
+		err: errors.New("HTTP 401: Incorrect API key provided: sk-proj-abc")}))
 	s.Service().SetNote("サンドボックス: なし", "sandbox: none")
 
 	if err := s.BeatOnce(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	got := rec.byAgent()
-	if len(got) != 3 {
-		t.Fatalf("got beats for %d agents, want 3 (service + 2 agents): %v", len(got), got)
+	if len(got) != 4 {
+		t.Fatalf("got beats for %d agents, want 4 (service + 3 agents): %v", len(got), got)
 	}
 	svc := got["coder-order"]
 	if svc.GetKind() != "service" || svc.GetStatus() != heartbeatv1.AgentState_AGENT_STATE_IDLE || svc.GetService() != "coder-order" ||
@@ -88,8 +94,12 @@ func TestSenderBeatsServiceAndAgents(t *testing.T) {
 		t.Errorf("order1 beat = %v", a)
 	}
 	b := got["order2"]
-	if b.GetStatus() != heartbeatv1.AgentState_AGENT_STATE_ERROR || b.GetErrorMessage() != "openai: 429 rate limited" {
+	if b.GetStatus() != heartbeatv1.AgentState_AGENT_STATE_ERROR || b.GetErrorMessage() != "openai: 429 rate limited" || b.GetErrorCode() != "" {
 		t.Errorf("order2 beat = %v", b)
+	}
+	if c := got["order3"]; c.GetStatus() != heartbeatv1.AgentState_AGENT_STATE_ERROR || c.GetErrorCode() != "llm.unauthenticated" ||
+		c.GetErrorMessage() != "openai gpt-4o HTTP 401" {
+		t.Errorf("order3 beat = %v", c)
 	}
 	if a.GetMemoryUsageMb() <= 0 || a.GetTimestamp() == nil {
 		t.Errorf("beat lacks memory or timestamp: %v", a)
@@ -188,3 +198,13 @@ func TestSenderLogsOutageOnce(t *testing.T) {
 		t.Fatalf("logged %d send failures, want 1:\n%s", n, buf.String())
 	}
 }
+
+// reportedFailure is a failure that says how a report shows it (as llm.Failure does).
+type reportedFailure struct {
+	code, detail string
+	err          error
+}
+
+func (f reportedFailure) Error() string        { return f.err.Error() }
+func (f reportedFailure) ReportCode() string   { return f.code }
+func (f reportedFailure) ReportDetail() string { return f.detail }

@@ -5,6 +5,7 @@
 package heartbeat
 
 import (
+	"errors"
 	"sort"
 	"sync"
 	"time"
@@ -35,6 +36,7 @@ type Tracker struct {
 	inflight     map[uint64]inflightTask
 	lastDuration time.Duration
 	lastErr      string
+	lastErrCode  string
 	lastErrAt    time.Time
 	lastFailed   bool
 	lastEndAt    time.Time
@@ -107,9 +109,26 @@ func (t *Tracker) end(id uint64, err error) {
 	t.lastEndAt = now
 	t.lastFailed = err != nil
 	if err != nil {
-		t.lastErr = err.Error()
+		t.lastErrCode, t.lastErr = reportOf(err)
 		t.lastErrAt = now
 	}
+}
+
+// reported is a failure that says how a status report shows it: a stable code of its kind
+// (which the report says in the reader's language) and a detail that is safe to show anyone.
+// A model call's failure is one (llm.Failure): the provider's own words stay in the log.
+type reported interface {
+	error
+	ReportCode() string
+	ReportDetail() string
+}
+
+// reportOf is how err is reported: its code and safe detail, or no code and its text.
+func reportOf(err error) (code, message string) {
+	if r, ok := errors.AsType[reported](err); ok && r.ReportCode() != "" {
+		return r.ReportCode(), r.ReportDetail()
+	}
+	return "", err.Error()
 }
 
 // RecordError records a failure that did not belong to a task (a background loop, a provider
@@ -123,7 +142,7 @@ func (t *Tracker) RecordError(err error) {
 	now := t.now()
 	t.lastEndAt = now
 	t.lastFailed = true
-	t.lastErr = err.Error()
+	t.lastErrCode, t.lastErr = reportOf(err)
 	t.lastErrAt = now
 }
 
@@ -135,9 +154,11 @@ type Snapshot struct {
 	InFlight         int
 	LastTaskDuration time.Duration
 	// LastError is the most recent error; it is kept after recovery so a report can still show
-	// what went wrong last.
-	LastError   string
-	LastErrorAt time.Time
+	// what went wrong last. With LastErrorCode (the kind of failure, e.g. llm.unauthenticated)
+	// it is only a short detail safe to show; without, the error's own text.
+	LastError     string
+	LastErrorCode string
+	LastErrorAt   time.Time
 }
 
 // Snapshot derives the status: busy while a task is in flight, error while the most recent
@@ -165,6 +186,7 @@ func (t *Tracker) Snapshot(errorHold time.Duration) Snapshot {
 		InFlight:         len(tasks),
 		LastTaskDuration: t.lastDuration,
 		LastError:        t.lastErr,
+		LastErrorCode:    t.lastErrCode,
 		LastErrorAt:      t.lastErrAt,
 	}
 	switch {

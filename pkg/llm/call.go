@@ -295,8 +295,9 @@ func (c *Runner) runRetries(ctx context.Context, req Request, do Attempt) (*Resp
 	var lastErr error
 	// retryIn is the wait the provider asked for when it exceeded the retry budget.
 	var retryIn time.Duration
-	// reason is the provider's own message in the last error answer.
+	// reason is the provider's own message in the last error answer, status its HTTP status.
 	var reason string
+	var status int
 	for {
 		attempts++
 		actx, cancel := context.WithTimeout(ctx, perAttempt)
@@ -309,9 +310,9 @@ func (c *Runner) runRetries(ctx context.Context, req Request, do Attempt) (*Resp
 			return resp, nil
 		}
 		class, retryAfter := c.classify(ctx, err, attemptTimedOut)
-		reason = ""
+		reason, status = "", 0
 		if se, ok := errors.AsType[*statusError](err); ok {
-			reason = se.msg
+			reason, status = se.msg, se.status
 		}
 		lastErr = fmt.Errorf("%s %s: %w: %s", c.provider, c.model, class, redact.Secrets(err.Error()))
 		if errors.Is(class, ErrUnavailable) && unreachable(err) {
@@ -356,7 +357,7 @@ func (c *Runner) runRetries(ctx context.Context, req Request, do Attempt) (*Resp
 		}
 	}
 	c.finish(ctx, Usage{}, time.Since(start), attempts, lastErr)
-	return nil, &CallError{Err: lastErr, Attempts: attempts, RetryAfter: retryIn, Reason: reason}
+	return nil, &CallError{Err: lastErr, Attempts: attempts, RetryAfter: retryIn, Reason: reason, Status: status}
 }
 
 // unreachable reports whether err is a failure to reach the server at all (refused, reset,
@@ -375,10 +376,14 @@ func unreachable(err error) bool {
 	return dns
 }
 
-// StatusCode is the HTTP status of a provider's error answer in err (0 when err holds none).
+// StatusCode is the HTTP status of a provider's error answer in err: one attempt's, or a
+// failed call's last (0 when err holds none).
 func StatusCode(err error) int {
 	if se, ok := errors.AsType[*statusError](err); ok {
 		return se.status
+	}
+	if ce, ok := errors.AsType[*CallError](err); ok {
+		return ce.Status
 	}
 	return 0
 }
@@ -389,8 +394,10 @@ type CallError struct {
 	Attempts int
 	// RetryAfter is how long the provider asked to wait when that was beyond the retry budget.
 	RetryAfter time.Duration
-	// Reason is the provider's own message in its last error answer ("" when none).
+	// Reason is the provider's own message in its last error answer ("" when none), Status
+	// that answer's HTTP status (0 when the last attempt got no answer).
 	Reason string
+	Status int
 }
 
 func (e *CallError) Error() string { return e.Err.Error() }

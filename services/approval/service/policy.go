@@ -88,5 +88,5 @@ func SimulatePolicy(cfg Config, req PolicySimulationRequest) (PolicySimulation, 
 	}
 	d, facts := pol.Explain(pc, domain.PolicyInput{Patch: p, TaskType: in.TaskType, Route: in.Route, Cost: in.Cost,
 		ProposalUsesBrowser: in.UsesBrowser, Requester: in.RequestedBy.ID}, nil, time.Now())
-	return httpapi.ViewSimulation(app.Simulation{Decision: d, Facts: facts}), nil
+	return httpapi.ViewSimulation(app.Simulation{Decision: d, Facts: facts}, req.Locale), nil
 }

@@ -167,7 +167,8 @@ func restartKeepsState(t *testing.T, cfg service.Config) {
 		manualBeat("order2", "Ao", "agent", heartbeatv1.AgentState_AGENT_STATE_ERROR),
 		manualBeat("executor", "executor", "service", heartbeatv1.AgentState_AGENT_STATE_IDLE),
 	}
-	beats[1].Heartbeat.ErrorMessage = "openai: 401 invalid api key"
+	beats[1].Heartbeat.ErrorMessage = "openai gpt-4o HTTP 401"
+	beats[1].Heartbeat.ErrorCode = "llm.unauthenticated"
 	for _, b := range beats {
 		if _, err := c.Beat(ctx, b); err != nil {
 			t.Fatal(err)
@@ -208,10 +209,11 @@ func restartKeepsState(t *testing.T, cfg service.Config) {
 		if a.GetLast().GetAgentId() != b.GetLast().GetAgentId() || a.GetState() != b.GetState() ||
 			!a.GetLastSeen().AsTime().Equal(b.GetLastSeen().AsTime()) ||
 			a.GetLast().GetCurrentJobId() != b.GetLast().GetCurrentJobId() ||
-			a.GetLast().GetErrorMessage() != b.GetLast().GetErrorMessage() {
+			a.GetLast().GetErrorMessage() != b.GetLast().GetErrorMessage() || a.GetLast().GetErrorCode() != b.GetLast().GetErrorCode() {
 			t.Errorf("agent %d: before %v\nafter %v", i, b, a)
 		}
 	}
+
 }
 
 // A service that is processing a job reports busy with that job's id, through the sender
@@ -313,7 +315,8 @@ func TestErrorAlertsOnce(t *testing.T) {
 	c := hbClient(t, hb.URL)
 	ctx := context.Background()
 	bad := manualBeat("order3", "Gin", "agent", heartbeatv1.AgentState_AGENT_STATE_ERROR)
-	bad.Heartbeat.ErrorMessage = "anthropic: 529 overloaded"
+	// A model call's failure: its kind, and only a short detail of the provider's answer.
+	bad.Heartbeat.ErrorCode, bad.Heartbeat.ErrorMessage = "llm.rate_limited", "anthropic claude-sonnet-4-5 HTTP 529"
 	for _, b := range []*heartbeatv1.BeatRequest{
 		manualBeat("order3", "Gin", "agent", heartbeatv1.AgentState_AGENT_STATE_IDLE),
 		bad, bad, bad,
@@ -332,7 +335,7 @@ func TestErrorAlertsOnce(t *testing.T) {
 		t.Fatalf("pushes = %v, want 2", pushes)
 	}
 	if p := pushes[0]; p.GetSessionId() != cfg.AdminSession || p.GetRetryKey() == "" ||
-		p.GetMessages()[0].GetText() != "⚠️ Alert: Gin (order3) reported an error: anthropic: 529 overloaded" {
+		p.GetMessages()[0].GetText() != "⚠️ Alert: Gin (order3) reported an error: the model provider's rate limit was reached (anthropic claude-sonnet-4-5 HTTP 529)" {
 		t.Errorf("alert = %v", p)
 	}
 	// The second healthy beat in a row closes the incident (heartbeat.recover_after: 2).

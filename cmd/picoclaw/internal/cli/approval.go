@@ -35,25 +35,28 @@ type actor struct {
 }
 
 type jobJSON struct {
-	JobID         string     `json:"job_id"`
-	Status        string     `json:"status"`
-	Route         string     `json:"route"`
-	TaskType      string     `json:"task_type"`
-	Summary       string     `json:"summary"`
-	Plan          string     `json:"plan"`
-	Patch         string     `json:"patch"`
-	ContentHash   string     `json:"content_hash"`
-	AffectedPaths []string   `json:"affected_paths"`
-	Flags         []string   `json:"flags"`
-	PolicyRule    string     `json:"policy_rule"`
-	PolicyReason  string     `json:"policy_reason"`
-	AutoApproved  bool       `json:"auto_approved"`
-	DecidedBy     *actor     `json:"decided_by"`
-	DenyReason    string     `json:"deny_reason"`
-	RequestedAt   time.Time  `json:"requested_at"`
-	ExpiresAt     *time.Time `json:"expires_at"`
-	UsesBrowser   bool       `json:"uses_browser"`
-	Stats         struct {
+	JobID         string   `json:"job_id"`
+	Status        string   `json:"status"`
+	Route         string   `json:"route"`
+	TaskType      string   `json:"task_type"`
+	Summary       string   `json:"summary"`
+	Plan          string   `json:"plan"`
+	Patch         string   `json:"patch"`
+	ContentHash   string   `json:"content_hash"`
+	AffectedPaths []string `json:"affected_paths"`
+	Flags         []string `json:"flags"`
+	PolicyRule    string   `json:"policy_rule"`
+	PolicyReason  string   `json:"policy_reason"`
+	// PolicyReasonText is the reason in the CLI's locale (servers before it have only the
+	// reason as recorded).
+	PolicyReasonText string     `json:"policy_reason_text,omitempty"`
+	AutoApproved     bool       `json:"auto_approved"`
+	DecidedBy        *actor     `json:"decided_by"`
+	DenyReason       string     `json:"deny_reason"`
+	RequestedAt      time.Time  `json:"requested_at"`
+	ExpiresAt        *time.Time `json:"expires_at"`
+	UsesBrowser      bool       `json:"uses_browser"`
+	Stats            struct {
 		Files     int `json:"files"`
 		Additions int `json:"additions"`
 		Deletions int `json:"deletions"`
@@ -356,7 +359,11 @@ func runJob(ctx context.Context, g *globals, id string, output outputFlag) error
 	if len(job.Flags) > 0 {
 		fmt.Fprintf(w, "%s: %s\n", say(l, txtJobFlags), strings.Join(job.Flags, ", "))
 	}
-	fmt.Fprintf(w, "%s: %s %s\n", say(l, txtJobPolicy), job.PolicyRule, job.PolicyReason)
+	reason := job.PolicyReasonText
+	if reason == "" {
+		reason = job.PolicyReason
+	}
+	fmt.Fprintf(w, "%s: %s %s\n", say(l, txtJobPolicy), job.PolicyRule, reason)
 	if job.DenyReason != "" {
 		fmt.Fprintf(w, "%s: %s\n", say(l, txtJobDeny), job.DenyReason)
 	}

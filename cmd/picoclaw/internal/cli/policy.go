@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -66,7 +67,7 @@ func runPolicyTest(ctx context.Context, g *globals, patchFile string, o policyOp
 		return &usageError{texts.Wrap(nil, err, txtPatchFile, patchFile, trouble(err))}
 	}
 	req := approval.PolicySimulationRequest{Patch: string(data), Route: o.route, TaskType: o.task, Requester: o.as,
-		EstimatedCostUSD: o.cost, EstimatedTokens: o.tokens}
+		EstimatedCostUSD: o.cost, EstimatedTokens: o.tokens, Locale: g.locale}
 	var sim approval.PolicySimulation
 	if o.remote {
 		if err := rest(ctx, g, http.MethodPost, "/v1/policy/simulate", nil, req, &sim); err != nil {
@@ -94,15 +95,15 @@ func runPolicyTest(ctx context.Context, g *globals, patchFile string, o policyOp
 
 func printSimulation(g *globals, sim approval.PolicySimulation) {
 	w := g.io.Out
-	fmt.Fprintf(w, "%s: %s\n", msg(g.locale, "判定", "decision"), sim.Outcome)
+	fmt.Fprintf(w, "%s: %s\n", msg(g.locale, "判定", "decision"), fault.StateText(g.locale, string(sim.Outcome)))
 	fmt.Fprintf(w, "%s: %s\n", msg(g.locale, "決めたルール", "rule"), sim.Rule)
-	fmt.Fprintf(w, "%s: %s\n", msg(g.locale, "理由", "reason"), sim.Reason)
+	fmt.Fprintf(w, "%s: %s\n", msg(g.locale, "理由", "reason"), cmp.Or(sim.ReasonText, sim.Reason))
 	for _, h := range sim.Hits {
 		where := "patch"
 		if h.Op >= 0 {
 			where = fmt.Sprintf("op %d", h.Op+1)
 		}
-		fmt.Fprintf(w, "  - %s [%s] %s\n", h.Rule, where, h.Detail)
+		fmt.Fprintf(w, "  - %s [%s] %s\n", h.Rule, where, cmp.Or(h.Text, h.Detail))
 	}
 	if sim.GrantID != "" {
 		fmt.Fprintf(w, "grant: %s\n", sim.GrantID)

@@ -37,17 +37,19 @@ func checkGolden(t *testing.T, name, got string) {
 func TestPolicyTestGolden(t *testing.T) {
 	user := filepath.Join("testdata", "policy", "user-policy.yaml")
 	tests := []struct {
-		name string
-		args []string
+		name, locale string
+		args         []string
 	}{
-		{"docs-default", []string{"testdata/policy/docs.patch", "--route", "CODE1", "--task", "docs", "--as", "Ualice"}},
-		{"docs-user-policy", []string{"testdata/policy/docs.patch", "--task", "docs", "--policy", user}},
-		{"delete-push", []string{"testdata/policy/delete-push.patch"}},
-		{"mkfs-json", []string{"testdata/policy/mkfs.patch", "--json"}},
+		{"docs-default", "en", []string{"testdata/policy/docs.patch", "--route", "CODE1", "--task", "docs", "--as", "Ualice"}},
+		{"docs-user-policy", "en", []string{"testdata/policy/docs.patch", "--task", "docs", "--policy", user}},
+		{"delete-push", "en", []string{"testdata/policy/delete-push.patch"}},
+		// In Japanese, the reason and the requirements are said in Japanese too.
+		{"delete-push-ja", "ja", []string{"testdata/policy/delete-push.patch"}},
+		{"mkfs-json", "en", []string{"testdata/policy/mkfs.patch", "--json"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			code, out, errOut := run(t, "http://127.0.0.1:1", "", append([]string{"--locale", "en", "policy", "test"}, tc.args...)...)
+			code, out, errOut := run(t, "http://127.0.0.1:1", "", append([]string{"--locale", tc.locale, "policy", "test"}, tc.args...)...)
 			if code != ExitOK {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}

@@ -786,14 +786,20 @@ type RequestApprovalResponse struct {
 	Job        *Job                   `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
 	Outcome    Outcome                `protobuf:"varint,2,opt,name=outcome,proto3,enum=picoclaw.approval.v1.Outcome" json:"outcome,omitempty"`
 	PolicyRule string                 `protobuf:"bytes,3,opt,name=policy_rule,json=policyRule,proto3" json:"policy_rule,omitempty"`
-	Reason     string                 `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Why the policy decided so, in the requested locale (the job's): a built-in rule's reason
+	// in the reader's language, an operator's rule's reason as its author wrote it.
+	Reason string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
 	// The approval request message for the chat channel (SPEC §6), in the requested locale.
 	RequestText string `protobuf:"bytes,5,opt,name=request_text,json=requestText,proto3" json:"request_text,omitempty"`
 	// The policy file that decided (see Job.policy_hash).
 	PolicyHash string `protobuf:"bytes,6,opt,name=policy_hash,json=policyHash,proto3" json:"policy_hash,omitempty"`
 	// The same request as a card for channels that show one (set with request_text when the
 	// job waits for a person).
-	Card          *v1.ApprovalCard `protobuf:"bytes,7,opt,name=card,proto3" json:"card,omitempty"`
+	Card *v1.ApprovalCard `protobuf:"bytes,7,opt,name=card,proto3" json:"card,omitempty"`
+	// The reason as a stable code with its arguments (data: operation numbers, paths, patterns),
+	// when a built-in rule decided; empty for an operator's rule, whose reason is its own words.
+	ReasonCode    string   `protobuf:"bytes,8,opt,name=reason_code,json=reasonCode,proto3" json:"reason_code,omitempty"`
+	ReasonArgs    []string `protobuf:"bytes,9,rep,name=reason_args,json=reasonArgs,proto3" json:"reason_args,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -873,6 +879,20 @@ func (x *RequestApprovalResponse) GetPolicyHash() string {
 func (x *RequestApprovalResponse) GetCard() *v1.ApprovalCard {
 	if x != nil {
 		return x.Card
+	}
+	return nil
+}
+
+func (x *RequestApprovalResponse) GetReasonCode() string {
+	if x != nil {
+		return x.ReasonCode
+	}
+	return ""
+}
+
+func (x *RequestApprovalResponse) GetReasonArgs() []string {
+	if x != nil {
+		return x.ReasonArgs
 	}
 	return nil
 }
@@ -3071,7 +3091,7 @@ const file_picoclaw_approval_v1_approval_proto_rawDesc = "" +
 	"\x06locale\x18\a \x01(\tR\x06locale\x12\x1f\n" +
 	"\vanswer_only\x18\b \x01(\bR\n" +
 	"answerOnly\x12+\n" +
-	"\x11cost_confirmation\x18\t \x01(\bR\x10costConfirmation\"\xb2\x02\n" +
+	"\x11cost_confirmation\x18\t \x01(\bR\x10costConfirmation\"\xf4\x02\n" +
 	"\x17RequestApprovalResponse\x12+\n" +
 	"\x03job\x18\x01 \x01(\v2\x19.picoclaw.approval.v1.JobR\x03job\x127\n" +
 	"\aoutcome\x18\x02 \x01(\x0e2\x1d.picoclaw.approval.v1.OutcomeR\aoutcome\x12\x1f\n" +
@@ -3081,7 +3101,11 @@ const file_picoclaw_approval_v1_approval_proto_rawDesc = "" +
 	"\frequest_text\x18\x05 \x01(\tR\vrequestText\x12\x1f\n" +
 	"\vpolicy_hash\x18\x06 \x01(\tR\n" +
 	"policyHash\x124\n" +
-	"\x04card\x18\a \x01(\v2 .picoclaw.common.v1.ApprovalCardR\x04card\"&\n" +
+	"\x04card\x18\a \x01(\v2 .picoclaw.common.v1.ApprovalCardR\x04card\x12\x1f\n" +
+	"\vreason_code\x18\b \x01(\tR\n" +
+	"reasonCode\x12\x1f\n" +
+	"\vreason_args\x18\t \x03(\tR\n" +
+	"reasonArgs\"&\n" +
 	"\rGetJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"=\n" +
 	"\x0eGetJobResponse\x12+\n" +

@@ -109,7 +109,12 @@ type Heartbeat struct {
 	// The replica is stopping on purpose: it is forgotten instead of timing out.
 	Leaving bool `protobuf:"varint,14,opt,name=leaving,proto3" json:"leaving,omitempty"`
 	// The standing note in English (see note).
-	NoteEn        string `protobuf:"bytes,15,opt,name=note_en,json=noteEn,proto3" json:"note_en,omitempty"`
+	NoteEn string `protobuf:"bytes,15,opt,name=note_en,json=noteEn,proto3" json:"note_en,omitempty"`
+	// What kind of failure error_message is, as a stable code (e.g. llm.unauthenticated,
+	// llm.rate_limited): the report says the kind in its reader's language, and error_message is
+	// then only a short detail safe to show. Empty for other failures and from older senders,
+	// whose error_message is the error's own text.
+	ErrorCode     string `protobuf:"bytes,16,opt,name=error_code,json=errorCode,proto3" json:"error_code,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -245,6 +250,13 @@ func (x *Heartbeat) GetLeaving() bool {
 func (x *Heartbeat) GetNoteEn() string {
 	if x != nil {
 		return x.NoteEn
+	}
+	return ""
+}
+
+func (x *Heartbeat) GetErrorCode() string {
+	if x != nil {
+		return x.ErrorCode
 	}
 	return ""
 }
@@ -604,7 +616,7 @@ var File_picoclaw_heartbeat_v1_heartbeat_proto protoreflect.FileDescriptor
 
 const file_picoclaw_heartbeat_v1_heartbeat_proto_rawDesc = "" +
 	"\n" +
-	"%picoclaw/heartbeat/v1/heartbeat.proto\x12\x15picoclaw.heartbeat.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x93\x04\n" +
+	"%picoclaw/heartbeat/v1/heartbeat.proto\x12\x15picoclaw.heartbeat.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb2\x04\n" +
 	"\tHeartbeat\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x14\n" +
 	"\x05alias\x18\x02 \x01(\tR\x05alias\x128\n" +
@@ -622,7 +634,9 @@ const file_picoclaw_heartbeat_v1_heartbeat_proto_rawDesc = "" +
 	"\n" +
 	"replica_id\x18\r \x01(\tR\treplicaId\x12\x18\n" +
 	"\aleaving\x18\x0e \x01(\bR\aleaving\x12\x17\n" +
-	"\anote_en\x18\x0f \x01(\tR\x06noteEn\"\xf2\x01\n" +
+	"\anote_en\x18\x0f \x01(\tR\x06noteEn\x12\x1d\n" +
+	"\n" +
+	"error_code\x18\x10 \x01(\tR\terrorCode\"\xf2\x01\n" +
 	"\vAgentStatus\x124\n" +
 	"\x04last\x18\x01 \x01(\v2 .picoclaw.heartbeat.v1.HeartbeatR\x04last\x127\n" +
 	"\x05state\x18\x02 \x01(\x0e2!.picoclaw.heartbeat.v1.AgentStateR\x05state\x127\n" +

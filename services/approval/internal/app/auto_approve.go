@@ -204,7 +204,7 @@ func (s *Service) DisableAutoApprove(ctx context.Context, actor domain.Actor, re
 	n := 0
 	for _, j := range jobs {
 		got, uerr := s.store.Update(ctx, j.ID, func(cur domain.Job) ([]domain.Draft, error) {
-			return cur.RevokeAutoApproval("Auto-Approve was switched off", s.clock()), nil
+			return cur.RevokeAutoApproval(domain.CodeRevokedSwitchedOff, s.clock()), nil
 		})
 		if uerr != nil {
 			return n, uerr

@@ -32,10 +32,11 @@ func (s *Service) requestCostConfirmation(ctx context.Context, id string, in Req
 	now := s.clock()
 	sum := sha256.Sum256(fmt.Appendf(nil, "cost_confirmation\x00%s\x00%d\x00%.6f\x00%s", in.Order, in.Cost.EstimatedTokens, in.Cost.EstimatedCostUSD, in.Summary))
 	hash := "sha256:" + hex.EncodeToString(sum[:])
-	reason := "needs a person: " + domain.RuleCostOverLimit + " (" + domain.CostDetail(s.cfg.Policy, in.Cost) + ")"
+	dec := domain.PendingFor([]domain.Hit{domain.CostHit(s.cfg.Policy, in.Cost)})
+	dec.Hits = nil
 	req := domain.Job{SessionID: in.SessionID, Channel: in.Channel, Route: in.Route, TaskType: in.TaskType, Order: in.Order,
 		Locale: in.Locale, Summary: in.Summary, Plan: in.Plan, ContentHash: hash, Risk: in.Risk, Cost: in.Cost,
-		PolicyReason: reason, ExpiresAt: now.Add(s.cfg.PendingTTL), TraceParent: telemetry.TraceParent(ctx), CostConfirmation: true,
+		PolicyReason: dec.Reason, PolicyReasonCode: dec.ReasonCode, PolicyReasonArgs: dec.ReasonArgs, ExpiresAt: now.Add(s.cfg.PendingTTL), TraceParent: telemetry.TraceParent(ctx), CostConfirmation: true,
 		ComputedRisk: "medium", RiskRules: []string{domain.RuleCostOverLimit}}
 	drafts := []domain.Draft{{Type: domain.EventRequested, Actor: in.RequestedBy, Channel: in.Channel, At: now,
 		PolicyRule: domain.RuleCostOverLimit, Payload: req}}
@@ -43,7 +44,7 @@ func (s *Service) requestCostConfirmation(ctx context.Context, id string, in Req
 	if errors.Is(err, domain.ErrConflict) {
 		existing, gerr := s.store.Get(ctx, id)
 		if gerr == nil && existing.CostConfirmation && existing.ContentHash == hash && existing.Status == domain.StatusPending {
-			return RequestResult{Job: existing, Decision: domain.Decision{Outcome: domain.OutcomePending, Rule: domain.RuleCostOverLimit, Reason: reason},
+			return RequestResult{Job: existing, Decision: dec,
 				Text: s.costText(existing)}, nil
 		}
 		return RequestResult{}, domain.Fail(domain.ErrConflict, domain.CodeJobIDTaken, id)
@@ -54,7 +55,7 @@ func (s *Service) requestCostConfirmation(ctx context.Context, id string, in Req
 	s.metrics.Request(domain.OutcomePending)
 	s.log.InfoContext(ctx, "approval.cost_confirmation_requested", slog.String("order", in.Order),
 		slog.Int64("estimated_tokens", in.Cost.EstimatedTokens), slog.Float64("estimated_cost_usd", in.Cost.EstimatedCostUSD))
-	return RequestResult{Job: job, Decision: domain.Decision{Outcome: domain.OutcomePending, Rule: domain.RuleCostOverLimit, Reason: reason},
+	return RequestResult{Job: job, Decision: dec,
 		Text: s.costText(job)}, nil
 }
 

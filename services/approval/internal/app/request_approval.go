@@ -86,7 +86,7 @@ func (s *Service) RequestApproval(ctx context.Context, in RequestInput) (Request
 		Locale: in.Locale, Summary: in.Summary, Plan: in.Plan, Patch: in.Patch, ContentHash: p.Hash,
 		Risk: in.Risk, Cost: in.Cost, UsesBrowser: p.HasFlag(patch.FlagBrowser) || in.UsesBrowser,
 		ProposalUsesBrowser: in.UsesBrowser, Operations: ops, AffectedPaths: p.AffectedPaths, Flags: flags,
-		Stats: p.Stats, Unknown: p.Unknown, PolicyReason: dec.Reason, PolicyHash: dec.PolicyHash, ExpiresAt: now.Add(s.cfg.PendingTTL),
+		Stats: p.Stats, Unknown: p.Unknown, PolicyReason: dec.Reason, PolicyReasonCode: dec.ReasonCode, PolicyReasonArgs: dec.ReasonArgs, PolicyHash: dec.PolicyHash, ExpiresAt: now.Add(s.cfg.PendingTTL),
 		TraceParent: telemetry.TraceParent(ctx), ComputedRisk: domain.ComputedRisk(p, dec.Hits), RiskRules: domain.RulesOf(dec.Hits),
 	}
 	drafts := []domain.Draft{{Type: domain.EventRequested, Actor: in.RequestedBy, Channel: in.Channel, At: now,
@@ -94,10 +94,11 @@ func (s *Service) RequestApproval(ctx context.Context, in RequestInput) (Request
 	switch dec.Outcome {
 	case domain.OutcomeAutoApproved:
 		drafts = append(drafts, domain.Draft{Type: domain.EventAutoApproved, Actor: domain.System, Channel: domain.System.Channel,
-			At: now, PolicyRule: dec.Rule, Payload: domain.AutoApprovedPayload{GrantID: dec.GrantID, Reason: dec.Reason, PolicyHash: dec.PolicyHash}})
+			At: now, PolicyRule: dec.Rule, Payload: domain.AutoApprovedPayload{GrantID: dec.GrantID, Reason: dec.Reason, ReasonCode: dec.ReasonCode, ReasonArgs: dec.ReasonArgs,
+				PolicyHash: dec.PolicyHash}})
 	case domain.OutcomeRefused:
 		drafts = append(drafts, domain.Draft{Type: domain.EventRefused, Actor: domain.System, Channel: domain.System.Channel,
-			At: now, PolicyRule: dec.Rule, Payload: domain.ReasonPayload{Reason: dec.Reason, PolicyHash: dec.PolicyHash}})
+			At: now, PolicyRule: dec.Rule, Payload: domain.ReasonPayload{Reason: dec.Reason, ReasonCode: dec.ReasonCode, ReasonArgs: dec.ReasonArgs, PolicyHash: dec.PolicyHash}})
 	}
 	job, err := s.store.Create(ctx, id, drafts)
 	if errors.Is(err, domain.ErrConflict) {
@@ -108,7 +109,8 @@ func (s *Service) RequestApproval(ctx context.Context, in RequestInput) (Request
 			if !ok {
 				return RequestResult{}, domain.Fail(domain.ErrConflict, domain.CodeJobExists, id, domain.State(existing.Status))
 			}
-			return RequestResult{Job: existing, Decision: domain.Decision{Outcome: outcome, Rule: existing.PolicyRule, Reason: existing.PolicyReason, PolicyHash: existing.PolicyHash},
+			return RequestResult{Job: existing, Decision: domain.Decision{Outcome: outcome, Rule: existing.PolicyRule, Reason: existing.PolicyReason,
+				ReasonCode: existing.PolicyReasonCode, ReasonArgs: existing.PolicyReasonArgs, PolicyHash: existing.PolicyHash},
 				Text: s.text(existing, p, nil), Card: s.card(existing, p, nil)}, nil
 		}
 		return RequestResult{}, domain.Fail(domain.ErrConflict, domain.CodeJobIDTaken, id)
@@ -180,10 +182,7 @@ func (s *Service) text(j domain.Job, p *patch.Patch, hits []domain.Hit) string {
 		}
 		return fmt.Sprintf("✅ %s は Auto-Approve により承認されました（%s）。", j.ID, j.PolicyRule)
 	case domain.StatusRefused:
-		if en {
-			return fmt.Sprintf("⛔ %s was refused by policy (%s): %s", j.ID, j.PolicyRule, domain.SafeLine(j.PolicyReason, 200))
-		}
-		return fmt.Sprintf("⛔ %s はポリシーにより拒否されました（%s）: %s", j.ID, j.PolicyRule, domain.SafeLine(j.PolicyReason, 200))
+		return domain.RefusedText(j)
 	}
 	text := domain.RequestText(j, p, hits, s.cfg.Location)
 	if link := domain.ConsoleLink(s.cfg.ConsoleURL, j.ID); link != "" {

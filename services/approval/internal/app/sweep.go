@@ -103,7 +103,7 @@ func (s *Service) revokeStaleAutoApprovals(ctx context.Context) (int, error) {
 			if err != nil || active {
 				return nil, err
 			}
-			drafts := cur.RevokeAutoApproval("the Auto-Approve grant that approved it is no longer in force", now)
+			drafts := cur.RevokeAutoApproval(domain.CodeRevokedGrantEnded, now)
 			revoked = len(drafts) > 0
 			return drafts, nil
 		})

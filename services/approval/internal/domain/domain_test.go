@@ -342,8 +342,9 @@ func TestRequestText(t *testing.T) {
 	d := Evaluate(PolicyConfig{}, PolicyInput{Patch: p}, nil, t0)
 	tokyo, _ := time.LoadLocation("Asia/Tokyo")
 	ja := RequestText(j, p, d.Hits, tokyo)
-	for _, want := range []string{"job_20260301_007", BrowserWarningJA, "docs/old.md", "browser example.com", "/approve job_20260301_007",
-		"/deny job_20260301_007 [理由]", "#1 delete", "リスク: 高", "ロールバック: 不可", "$0.12", "2026-03-01 18:30 JST", "三行目"} {
+	for _, want := range []string{"job_20260301_007", BrowserWarningJA, "docs/old.md", "ブラウザ example.com", "/approve job_20260301_007",
+		"/deny job_20260301_007 [理由]", "#1 削除: file_edit delete docs/old.md", "#2 ブラウザ操作: browser chrome_navigate https://example.com/x",
+		"リスク: 高 (コーダーの評価: 低)", "ロールバック: 不可", "$0.12 / 3000 トークン", "2026-03-01 18:30 JST", "三行目"} {
 		if !strings.Contains(ja, want) {
 			t.Errorf("ja text lacks %q:\n%s", want, ja)
 		}
@@ -355,7 +356,9 @@ func TestRequestText(t *testing.T) {
 	}
 	j.Locale = "en"
 	en := RequestText(j, p, d.Hits, tokyo)
-	for _, want := range []string{BrowserWarningEN, "/approve job_20260301_007 to approve", "Risk: high", "Rollback: not possible"} {
+	for _, want := range []string{BrowserWarningEN, "/approve job_20260301_007 to approve", "Risk: high", "Rollback: not possible",
+		"#1 delete: file_edit delete docs/old.md", "#2 browser operation: browser chrome_navigate https://example.com/x", "browser example.com",
+		"$0.12 / 3000 tokens"} {
 		if !strings.Contains(en, want) {
 			t.Errorf("en text lacks %q:\n%s", want, en)
 		}

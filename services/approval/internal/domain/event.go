@@ -96,11 +96,19 @@ type (
 	AutoApprovedPayload struct {
 		GrantID string `json:"grant_id"`
 		Reason  string `json:"reason"`
+		// ReasonCode and ReasonArgs are the reason as a code of Texts (see Decision).
+		ReasonCode string   `json:"reason_code,omitempty"`
+		ReasonArgs []string `json:"reason_args,omitempty"`
 		// PolicyHash names the policy file that decided.
 		PolicyHash string `json:"policy_hash,omitempty"`
 	}
+	// ReasonPayload is a person's reason (denied, cancelled: their words, never a code) or the
+	// policy's (refused, auto_approval_revoked: the English text and, since reasons have codes,
+	// the code of Texts with its arguments; older events have the text only).
 	ReasonPayload struct {
-		Reason string `json:"reason,omitempty"`
+		Reason     string   `json:"reason,omitempty"`
+		ReasonCode string   `json:"reason_code,omitempty"`
+		ReasonArgs []string `json:"reason_args,omitempty"`
 		// PolicyHash names the policy file of a refusal by policy.
 		PolicyHash string `json:"policy_hash,omitempty"`
 		// DecidedIn is the chat session a person denied or cancelled from.
@@ -166,7 +174,7 @@ func (j *Job) Apply(e Event) error {
 			return err
 		}
 		j.Status, j.AutoApproved, j.GrantID = StatusAutoApproved, true, p.GrantID
-		j.PolicyRule, j.PolicyReason = e.PolicyRule, p.Reason
+		j.PolicyRule, j.PolicyReason, j.PolicyReasonCode, j.PolicyReasonArgs = e.PolicyRule, p.Reason, p.ReasonCode, p.ReasonArgs
 		if p.PolicyHash != "" {
 			j.PolicyHash = p.PolicyHash
 		}
@@ -177,6 +185,7 @@ func (j *Job) Apply(e Event) error {
 			return err
 		}
 		j.Status, j.PolicyRule, j.PolicyReason = StatusRefused, e.PolicyRule, p.Reason
+		j.PolicyReasonCode, j.PolicyReasonArgs = p.ReasonCode, p.ReasonArgs
 		if p.PolicyHash != "" {
 			j.PolicyHash = p.PolicyHash
 		}
@@ -209,7 +218,7 @@ func (j *Job) Apply(e Event) error {
 			return err
 		}
 		j.Status, j.AutoApproved, j.GrantID = StatusPending, false, ""
-		j.PolicyRule, j.PolicyReason = e.PolicyRule, p.Reason
+		j.PolicyRule, j.PolicyReason, j.PolicyReasonCode, j.PolicyReasonArgs = e.PolicyRule, p.Reason, p.ReasonCode, p.ReasonArgs
 		j.DecidedBy, j.DecidedAt, j.DecidedIn = Actor{}, time.Time{}, ""
 	case EventClaimed:
 		var p ExecutorPayload

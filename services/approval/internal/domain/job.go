@@ -99,9 +99,14 @@ type Job struct {
 	Flags               []string          `json:"flags"`
 	Stats               patch.DiffStats   `json:"stats"`
 	Unknown             []string          `json:"unknown,omitempty"`
-	// PolicyRule is the rule that decided the current state; PolicyReason says why.
-	PolicyRule   string `json:"policy_rule,omitempty"`
-	PolicyReason string `json:"policy_reason,omitempty"`
+	// PolicyRule is the rule that decided the current state; PolicyReason says why, in English.
+	// A built-in rule's reason is also a code of Texts with arguments (PolicyReasonCode,
+	// PolicyReasonArgs: PolicyReasonIn says it in the reader's language); an operator's rule's
+	// reason, and one recorded before reasons had codes, has none and is shown as written.
+	PolicyRule       string   `json:"policy_rule,omitempty"`
+	PolicyReason     string   `json:"policy_reason,omitempty"`
+	PolicyReasonCode string   `json:"policy_reason_code,omitempty"`
+	PolicyReasonArgs []string `json:"policy_reason_args,omitempty"`
 	// PolicyHash is the sha256 of the policy file that made the request's decision.
 	PolicyHash   string `json:"policy_hash,omitempty"`
 	AutoApproved bool   `json:"auto_approved"`

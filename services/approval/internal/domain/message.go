@@ -27,6 +27,9 @@ type texts struct {
 	statusLine                                                                                             string
 	diffStats                                                                                              string
 	push, pushURL, forced, notForced, network                                                              string
+	// costLine is the estimate; envShell, envNetwork and envBrowser name what a job reaches
+	// beyond its files.
+	costLine, envShell, envNetwork, envBrowser string
 }
 
 var ja = texts{
@@ -38,7 +41,8 @@ var ja = texts{
 	statusLine: "コーダーの評価: %s", diffStats: "%s: %d ファイル, +%d -%d\n",
 	push:    "プッシュ #%d: リモート %s（%s）, ブランチ %s, 強制: %s\n  実行されるコマンド: %s\n",
 	pushURL: "URL", forced: "はい（%s）", notForced: "いいえ",
-	network: "⚠️ ネットワークを使います（サンドボックスでは executor.sandbox.network: allow のときだけ通信できます）",
+	network:  "⚠️ ネットワークを使います（サンドボックスでは executor.sandbox.network: allow のときだけ通信できます）",
+	costLine: "%s: $%.2f / %d トークン", envShell: "シェル", envNetwork: "ネットワーク", envBrowser: "ブラウザ",
 }
 
 var en = texts{
@@ -50,7 +54,8 @@ var en = texts{
 	statusLine: "coder's assessment: %s", diffStats: "%s: %d files, +%d -%d\n",
 	push:    "Push #%d: remote %s (%s), branch %s, forced: %s\n  command that runs: %s\n",
 	pushURL: "URL", forced: "yes (%s)", notForced: "no",
-	network: "⚠️ Uses the network (the sandbox allows it only with executor.sandbox.network: allow)",
+	network:  "⚠️ Uses the network (the sandbox allows it only with executor.sandbox.network: allow)",
+	costLine: "%s: $%.2f / %d tokens", envShell: "shell", envNetwork: "network", envBrowser: "browser",
 }
 
 func textsFor(locale string) texts {
@@ -87,6 +92,10 @@ func ComputedRiskOf(j Job) string {
 	return "low"
 }
 
+// ruleLabel is how the approval request names an operator's rule: its name, less the
+// hard_require. prefix.
+func ruleLabel(rule string) string { return strings.TrimPrefix(rule, RuleHardRequire) }
+
 // RulesOf names the rules of hits, each once.
 func RulesOf(hits []Hit) []string {
 	var out []string
@@ -104,9 +113,10 @@ func RollbackPossible(p *patch.Patch) bool {
 	return !p.HasFlag(patch.FlagShell) && !p.HasFlag(patch.FlagBrowser) && !p.HasFlag(patch.FlagPushPublic)
 }
 
-// Environments lists what outside the workspace files a job touches: shell, git remotes,
-// browser hosts.
-func Environments(ops []patch.Operation) []string {
+// Environments lists what outside the workspace files a job touches, in locale: shell, git
+// remotes, browser hosts.
+func Environments(ops []patch.Operation, locale string) []string {
+	t := textsFor(locale)
 	var out []string
 	add := func(s string) {
 		if !slices.Contains(out, s) {
@@ -116,9 +126,9 @@ func Environments(ops []patch.Operation) []string {
 	for _, op := range ops {
 		switch op.Type {
 		case patch.TypeShell:
-			add("shell")
+			add(t.envShell)
 			if op.HasFlag(patch.FlagNetwork) {
-				add("network")
+				add(t.envNetwork)
 			}
 		case patch.TypeGit:
 			if push, err := patch.PushOf(op); err == nil {
@@ -128,9 +138,9 @@ func Environments(ops []patch.Operation) []string {
 			}
 		case patch.TypeBrowser:
 			if u, err := url.Parse(op.Target); err == nil && u.Host != "" {
-				add("browser " + u.Host)
+				add(t.envBrowser + " " + u.Host)
 			} else {
-				add("browser")
+				add(t.envBrowser)
 			}
 		}
 	}
@@ -211,7 +221,7 @@ func RequestText(j Job, p *patch.Patch, hits []Hit, loc *time.Location) string {
 		}
 	}
 	fmt.Fprintf(&b, "%s (%d): %s\n", t.files, len(files), fileText)
-	if envs := Environments(p.Operations); len(envs) > 0 {
+	if envs := Environments(p.Operations, j.Locale); len(envs) > 0 {
 		fmt.Fprintf(&b, "%s: %s\n", t.envs, SafeText(strings.Join(envs, ", "), 200))
 	}
 	fmt.Fprintf(&b, t.diffStats, t.stats, p.Stats.Files, p.Stats.Additions, p.Stats.Deletions)
@@ -260,7 +270,7 @@ func detailLines(j Job, p *patch.Patch, hits []Hit, loc *time.Location, t texts,
 			if h.Op >= 0 {
 				where = fmt.Sprintf("#%d ", h.Op+1)
 			}
-			fmt.Fprintf(&b, "\n  - %s%s: %s", where, strings.TrimPrefix(h.Rule, RuleHardRequire), SafeText(h.Detail, 100))
+			fmt.Fprintf(&b, "\n  - %s%s", where, h.TextIn(j.Locale))
 		}
 		out = append(out, b.String())
 	}
@@ -273,7 +283,7 @@ func detailLines(j Job, p *patch.Patch, hits []Hit, loc *time.Location, t texts,
 	}
 	add("%s: %s", t.rollback, rb)
 	if j.Cost.EstimatedCostUSD > 0 || j.Cost.EstimatedTokens > 0 {
-		add("%s: $%.2f / %d tokens", t.cost, j.Cost.EstimatedCostUSD, j.Cost.EstimatedTokens)
+		add(t.costLine, t.cost, j.Cost.EstimatedCostUSD, j.Cost.EstimatedTokens)
 	}
 	if len(p.Unknown) > 0 {
 		add("%s: %d", t.unknown, len(p.Unknown))
@@ -288,7 +298,11 @@ func detailLines(j Job, p *patch.Patch, hits []Hit, loc *time.Location, t texts,
 func riskLine(j Job, p *patch.Patch, hits []Hit, t texts) string {
 	line := fmt.Sprintf("%s: %s", t.risk, t.riskLevel[ComputedRisk(p, hits)])
 	if j.Risk.Level != "" {
-		line += fmt.Sprintf(" ("+t.statusLine+")", SafeText(j.Risk.Level, 20))
+		level, ok := t.riskLevel[strings.ToLower(j.Risk.Level)]
+		if !ok {
+			level = SafeText(j.Risk.Level, 20)
+		}
+		line += fmt.Sprintf(" ("+t.statusLine+")", level)
 	}
 	return line
 }
@@ -323,7 +337,7 @@ func RequestCard(j Job, p *patch.Patch, hits []Hit, loc *time.Location, consoleU
 		c.Files[len(c.Files)-1].More = strings.Join(more, "\n")
 	}
 	c.Facts = append(c.Facts, strings.TrimSuffix(fmt.Sprintf(t.diffStats, t.stats, p.Stats.Files, p.Stats.Additions, p.Stats.Deletions), "\n"))
-	if envs := Environments(p.Operations); len(envs) > 0 {
+	if envs := Environments(p.Operations, j.Locale); len(envs) > 0 {
 		c.Facts = append(c.Facts, fmt.Sprintf("%s: %s", t.envs, SafeText(strings.Join(envs, ", "), 200)))
 	}
 	c.Facts = append(c.Facts, detailLines(j, p, hits, loc, t, false)...)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/fault"
 )
 
 // DecidedFrom records on a person's decision among drafts (granted, denied, cancelled) the chat
@@ -111,7 +113,8 @@ func NoticeText(j Job, decision Status, loc *time.Location) string {
 		}
 		text = inLocale(en, fmt.Sprintf("%s failed.", j.ID), fmt.Sprintf("%s は失敗しました。", j.ID))
 	default:
-		text = inLocale(en, fmt.Sprintf("%s is now %s.", j.ID, decision), fmt.Sprintf("%s は %s になりました。", j.ID, decision))
+		state := fault.StateText(j.Locale, string(decision))
+		text = inLocale(en, fmt.Sprintf("%s is now %s.", j.ID, state), fmt.Sprintf("%s は%sになりました。", j.ID, state))
 	}
 	return text
 }

@@ -94,7 +94,7 @@ func TestDecidedFromIsRecordedAndRebuilt(t *testing.T) {
 	// An auto-approval sent back to pending forgets who decided, and where.
 	revoked := granted
 	revoked.Status = StatusAutoApproved
-	e, err := testKeys.Seal(revoked.ID, revoked.Version, revoked.LastHash, revoked.RevokeAutoApproval("off", t0)[0])
+	e, err := testKeys.Seal(revoked.ID, revoked.Version, revoked.LastHash, revoked.RevokeAutoApproval(CodeRevokedSwitchedOff, t0)[0])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"path"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -84,20 +85,28 @@ type PolicyInput struct {
 	Requester string
 }
 
-// Hit is one rule that matched, with the operation it matched on (-1 for the whole patch).
+// Hit is one rule that matched, with the operation it matched on (-1 for the whole patch). Detail
+// is what in the patch raised it, in English (an operator's rule: its own words); a built-in
+// requirement also says itself as a code of Texts with arguments (Code, Args: TextIn).
 type Hit struct {
-	Rule   string `json:"rule"`
-	Op     int    `json:"op"`
-	Detail string `json:"detail"`
+	Rule   string   `json:"rule"`
+	Op     int      `json:"op"`
+	Detail string   `json:"detail"`
+	Code   string   `json:"code,omitempty"`
+	Args   []string `json:"args,omitempty"`
 }
 
 // Decision is the policy's answer: the outcome, the rule that decided it, a reason and every
-// hard-require hit (for the approval message).
+// hard-require hit (for the approval message). Reason is in English (the audit log's text); a
+// built-in rule's reason is also a code of Texts with arguments (ReasonCode, ReasonArgs), said
+// in the reader's language by ReasonIn. An operator's rule has no code: its reason is its own.
 type Decision struct {
-	Outcome Outcome
-	Rule    string
-	Reason  string
-	Hits    []Hit
+	Outcome    Outcome
+	Rule       string
+	Reason     string
+	ReasonCode string
+	ReasonArgs []string
+	Hits       []Hit
 	// GrantID is the grant that auto-approved, when Outcome is auto_approved.
 	GrantID string
 	// PolicyHash names the policy file that decided (empty for the built-in Evaluate).
@@ -131,52 +140,50 @@ func Floor(cfg PolicyConfig, in PolicyInput) Decision {
 // hard-deny path or runs a hard-deny command.
 func HardDeny(cfg PolicyConfig, in PolicyInput) (Decision, bool) {
 	for _, op := range in.Patch.Operations {
-		if reason, ok := DeniedPathReason(cfg, op); ok {
-			return Decision{Outcome: OutcomeRefused, Rule: RuleHardDenyPath, Reason: reason}, true
+		if why, ok := DeniedPath(cfg, op, patch.OperationPaths(op)); ok {
+			return Decided(OutcomeRefused, RuleHardDenyPath, why), true
 		}
-		if reason := DeniedCommandReason(cfg, op); reason != "" {
-			return Decision{Outcome: OutcomeRefused, Rule: RuleHardDenyCommand, Reason: reason}, true
+		if why, ok := DeniedCommand(cfg, op); ok {
+			return Decided(OutcomeRefused, RuleHardDenyCommand, why), true
 		}
 	}
 	return Decision{}, false
 }
 
-// DeniedPathReason says why op touches a path that is never allowed: inside a .git directory
-// (in any spelling) or under a hard-deny path.
-func DeniedPathReason(cfg PolicyConfig, op patch.Operation) (string, bool) {
-	return DeniedPathReasonOf(cfg, op, patch.OperationPaths(op))
-}
-
-// DeniedPathReasonOf is DeniedPathReason with the operation's paths already known.
-func DeniedPathReasonOf(cfg PolicyConfig, op patch.Operation, paths []string) (string, bool) {
+// DeniedPath says why op, whose paths are paths, touches a path that is never allowed: inside a
+// .git directory (in any spelling) or under a hard-deny path.
+func DeniedPath(cfg PolicyConfig, op patch.Operation, paths []string) (Because, bool) {
 	if op.HasFlag(patch.FlagGitInternals) {
-		return fmt.Sprintf("operation %d (%s %s) writes inside a .git directory, which is never allowed", op.Index+1, op.Type, op.Action), true
+		return because(CodeDenyGitInternals, op.Index+1, opName(op)), true
 	}
 	for _, p := range paths {
 		if patch.TouchesGitDir(p) {
-			return fmt.Sprintf("operation %d (%s %s) touches %s, inside a .git directory, which is never allowed", op.Index+1, op.Type, op.Action, p), true
+			return because(CodeDenyGitDir, op.Index+1, opName(op), p), true
 		}
 		for _, deny := range cfg.HardDenyPaths {
 			if pathUnderAnyDepth(p, deny) {
-				return fmt.Sprintf("operation %d (%s %s) touches %s, which is never allowed (%s)", op.Index+1, op.Type, op.Action, p, deny), true
+				return because(CodeDenyPath, op.Index+1, opName(op), p, deny), true
 			}
 		}
 	}
-	return "", false
+	return Because{}, false
 }
 
-// DeniedCommandReason says which hard-deny pattern a shell operation matches, or "".
-func DeniedCommandReason(cfg PolicyConfig, op patch.Operation) string {
+// DeniedCommand says which hard-deny pattern a shell operation matches.
+func DeniedCommand(cfg PolicyConfig, op patch.Operation) (Because, bool) {
 	if op.Type != patch.TypeShell {
-		return ""
+		return Because{}, false
 	}
 	for _, re := range cfg.HardDenyCommands {
 		if re.MatchString(op.Target + " " + op.Content) {
-			return fmt.Sprintf("operation %d runs a command matching the refused pattern %q", op.Index+1, re.String())
+			return because(CodeDenyCommand, op.Index+1, strconv.Quote(re.String())), true
 		}
 	}
-	return ""
+	return Because{}, false
 }
+
+// opName names an operation's type and action ("file_edit update").
+func opName(op patch.Operation) string { return string(op.Type) + " " + op.Action }
 
 // HardRequireHits lists every hard-require hit in operation order, then the patch-wide ones.
 func HardRequireHits(cfg PolicyConfig, in PolicyInput) []Hit {
@@ -184,24 +191,41 @@ func HardRequireHits(cfg PolicyConfig, in PolicyInput) []Hit {
 	for _, op := range in.Patch.Operations {
 		for _, f := range hardRequireFlags {
 			if op.HasFlag(f) {
-				hits = append(hits, Hit{Rule: RuleHardRequire + string(f), Op: op.Index, Detail: HitDetail(op, f)})
+				detail := HitDetail(op, f)
+				hits = append(hits, NewHit(RuleHardRequire+string(f), op.Index, detail, requireCodes[f], detail))
 			}
 		}
 	}
 	if in.Patch.HasFlag(patch.FlagBroadOverwrite) {
-		hits = append(hits, Hit{Rule: RuleHardRequire + string(patch.FlagBroadOverwrite), Op: -1,
-			Detail: fmt.Sprintf("%d files written", in.Patch.Stats.Files)})
+		n := in.Patch.Stats.Files
+		hits = append(hits, NewHit(RuleHardRequire+string(patch.FlagBroadOverwrite), -1, fmt.Sprintf("%d files written", n), CodeRequireBroadOverwrite, n))
 	}
 	if CostOverLimit(cfg, in.Cost) {
-		hits = append(hits, Hit{Rule: RuleCostOverLimit, Op: -1, Detail: CostDetail(cfg, in.Cost)})
+		hits = append(hits, CostHit(cfg, in.Cost))
 	}
 	if in.ProposalUsesBrowser && !in.Patch.HasFlag(patch.FlagBrowser) {
-		hits = append(hits, Hit{Rule: RuleProposalBrowser, Op: -1, Detail: "the proposal declares browser use"})
+		hits = append(hits, NewHit(RuleProposalBrowser, -1, "the proposal declares browser use", CodeRequireBrowserDeclared))
 	}
-	if len(in.Patch.Unknown) > 0 {
-		hits = append(hits, Hit{Rule: RuleUnknownBlocks, Op: -1, Detail: fmt.Sprintf("%d blocks not understood", len(in.Patch.Unknown))})
+	if n := len(in.Patch.Unknown); n > 0 {
+		hits = append(hits, NewHit(RuleUnknownBlocks, -1, fmt.Sprintf("%d blocks not understood", n), CodeRequireUnknownBlocks, n))
 	}
 	return hits
+}
+
+// requireCodes are the texts of the hard-require flags' hits.
+var requireCodes = map[patch.Flag]string{
+	patch.FlagDelete: CodeRequireDelete, patch.FlagRename: CodeRequireRename, patch.FlagSendSensitive: CodeRequireSendSensitive,
+	patch.FlagPushPublic: CodeRequirePushPublic, patch.FlagForcePush: CodeRequireForcePush, patch.FlagNetwork: CodeRequireNetwork,
+	patch.FlagExecuteScript: CodeRequireExecuteScript, patch.FlagBrowser: CodeRequireBrowser, patch.FlagRemoteCode: CodeRequireRemoteCode,
+	patch.FlagPrivilege: CodeRequirePrivilege, patch.FlagPermission: CodeRequirePermission,
+	patch.FlagOutsideWorkspace: CodeRequireOutsideWorkspace, patch.FlagBackground: CodeRequireBackground,
+	patch.FlagDynamicCommand: CodeRequireDynamicCommand, patch.FlagShellUnparsed: CodeRequireShellUnparsed,
+}
+
+// CostHit is the hit of an estimate over the limits.
+func CostHit(cfg PolicyConfig, c CostHint) Hit {
+	return NewHit(RuleCostOverLimit, -1, CostDetail(cfg, c), CodeRequireCostOverLimit, fmt.Sprintf("%.2f", c.EstimatedCostUSD),
+		c.EstimatedTokens, fmt.Sprintf("%.2f", cfg.CostLimitUSD), cfg.TokenLimit)
 }
 
 // CostOverLimit reports whether the estimate exceeds a configured limit.
@@ -214,23 +238,31 @@ func CostDetail(cfg PolicyConfig, c CostHint) string {
 	return fmt.Sprintf("estimate $%.2f / %d tokens, limit $%.2f / %d tokens", c.EstimatedCostUSD, c.EstimatedTokens, cfg.CostLimitUSD, cfg.TokenLimit)
 }
 
-// PendingFor is the decision of a job that needs a person; the first hit decides.
+// PendingFor is the decision of a job that needs a person; the first hit decides. Its reason
+// says the hit: a built-in requirement in the reader's language, an operator's rule by its name
+// and its own words.
 func PendingFor(hits []Hit) Decision {
-	return Decision{Outcome: OutcomePending, Rule: hits[0].Rule, Hits: hits,
-		Reason: fmt.Sprintf("needs a person: %s (%s)", hits[0].Rule, hits[0].Detail)}
+	first := hits[0]
+	why := Because{Code: first.Code, Args: first.Args}
+	if first.Code == "" {
+		why = because(CodeNeedsPerson, first.Rule, first.Detail)
+	}
+	return Decision{Outcome: OutcomePending, Rule: first.Rule, Hits: hits, ReasonCode: why.Code, ReasonArgs: why.Args,
+		Reason: fmt.Sprintf("needs a person: %s (%s)", first.Rule, first.Detail)}
 }
 
 // GrantDecision is the Auto-Approve step: auto-approved within an active grant's scope,
 // otherwise pending with the scope rule that stopped it.
 func GrantDecision(in PolicyInput, grant *Grant, now time.Time) Decision {
 	if grant == nil || !grant.ActiveAt(now) {
-		return Decision{Outcome: OutcomePending, Rule: RuleAskNoGrant, Reason: "Auto-Approve is off"}
+		return Decided(OutcomePending, RuleAskNoGrant, because(CodeAskNoGrant))
 	}
-	if rule, reason := grant.Covers(in); rule != "" {
-		return Decision{Outcome: OutcomePending, Rule: rule, Reason: reason}
+	if rule, why := grant.Covers(in); rule != "" {
+		return Decided(OutcomePending, rule, why)
 	}
-	return Decision{Outcome: OutcomeAutoApproved, Rule: RuleAutoApprove, GrantID: grant.ID,
-		Reason: fmt.Sprintf("within the Auto-Approve grant %s until %s", grant.ID, grant.ExpiresAt.UTC().Format(time.RFC3339))}
+	d := Decided(OutcomeAutoApproved, RuleAutoApprove, because(CodeWithinGrant, grant.ID, grant.ExpiresAt.UTC().Format(time.RFC3339)))
+	d.GrantID = grant.ID
+	return d
 }
 
 // HitDetail says what in the operation raised f: the exact push command, the shell command
@@ -330,40 +362,41 @@ func (g *Grant) ActiveAt(now time.Time) bool { return g != nil && now.Before(g.E
 // script runs only commands known not to run other code (patch.AnalyzeShellAutomation) and
 // every path it writes is within the path scope; the hard-require flags of risky shell
 // constructs were already handled before.
-func (g *Grant) Covers(in PolicyInput) (rule, reason string) {
+func (g *Grant) Covers(in PolicyInput) (rule string, why Because) {
 	if len(g.TaskTypes) > 0 && !slices.Contains(g.TaskTypes, in.TaskType) {
-		return RuleScopeTaskType, fmt.Sprintf("task type %q is not in the grant (%s)", in.TaskType, strings.Join(g.TaskTypes, ", "))
+		return RuleScopeTaskType, because(CodeScopeTaskType, strconv.Quote(in.TaskType), strings.Join(g.TaskTypes, ", "))
 	}
 	if len(g.Routes) > 0 && !slices.Contains(g.Routes, in.Route) {
-		return RuleScopeRoute, fmt.Sprintf("route %q is not in the grant (%s)", in.Route, strings.Join(g.Routes, ", "))
+		return RuleScopeRoute, because(CodeScopeRoute, strconv.Quote(in.Route), strings.Join(g.Routes, ", "))
 	}
 	for _, op := range in.Patch.Operations {
+		n := op.Index + 1
 		if len(g.OperationKinds) > 0 && !slices.Contains(g.OperationKinds, string(op.Type)+"."+op.Action) {
-			return RuleScopeOperationKind, fmt.Sprintf("operation %d (%s.%s) is not a kind the grant covers (%s)", op.Index+1, op.Type, op.Action, strings.Join(g.OperationKinds, ", "))
+			return RuleScopeOperationKind, because(CodeScopeOperationKind, n, string(op.Type)+"."+op.Action, strings.Join(g.OperationKinds, ", "))
 		}
 		for _, d := range g.DeniedOperations {
 			if d == string(op.Type) || d == op.Action || d == string(op.Type)+"."+op.Action || op.HasFlag(patch.Flag(d)) {
-				return RuleScopeDeniedOperation, fmt.Sprintf("operation %d (%s %s) is denied by the grant (%s)", op.Index+1, op.Type, op.Action, d)
+				return RuleScopeDeniedOperation, because(CodeScopeDeniedOperation, n, opName(op), d)
 			}
 		}
 		if op.Type == patch.TypeShell {
 			if !slices.Contains(g.AllowedOperations, OpsShell) {
-				return RuleScopeOperation, fmt.Sprintf("operation %d is a shell command; the grant does not name shell (ops=shell)", op.Index+1)
+				return RuleScopeOperation, because(CodeScopeShellNotNamed, n)
 			}
 			if len(g.PathPrefixes) == 0 {
-				return RuleScopeOperation, fmt.Sprintf("operation %d is a shell command; a grant without a path scope never covers shell", op.Index+1)
+				return RuleScopeOperation, because(CodeScopeShellNoPaths, n)
 			}
 			auto := patch.AnalyzeShellAutomation(patch.ShellScript(op))
 			if !auto.OK {
-				return RuleScopeShellCommand, fmt.Sprintf("operation %d is a shell command that always needs approval: %s", op.Index+1, auto.Reason)
+				return RuleScopeShellCommand, because(CodeScopeShellCommand, n, auto.Reason)
 			}
 			for _, w := range auto.Writes {
 				p, ok := workspaceRelative(w)
 				if !ok {
-					return RuleScopePath, fmt.Sprintf("operation %d writes %s, outside the workspace", op.Index+1, w)
+					return RuleScopePath, because(CodeScopeWritesOutside, n, w)
 				}
 				if !g.coversPath(p) {
-					return RuleScopePath, fmt.Sprintf("operation %d writes %s, outside the grant's paths (%s)", op.Index+1, p, strings.Join(g.PathPrefixes, ", "))
+					return RuleScopePath, because(CodeScopeWritesElsewhere, n, p, strings.Join(g.PathPrefixes, ", "))
 				}
 			}
 			continue
@@ -373,15 +406,15 @@ func (g *Grant) Covers(in PolicyInput) (rule, reason string) {
 		}
 		paths := patch.OperationPaths(op)
 		if len(paths) == 0 && !(op.Type == patch.TypeGit && op.Action == patch.ActionGitCommit) {
-			return RuleScopePath, fmt.Sprintf("operation %d (%s %s) has no workspace path the grant could cover", op.Index+1, op.Type, op.Action)
+			return RuleScopePath, because(CodeScopeNoPath, n, opName(op))
 		}
 		for _, p := range paths {
 			if !g.coversPath(p) {
-				return RuleScopePath, fmt.Sprintf("operation %d touches %s, outside the grant's paths (%s)", op.Index+1, p, strings.Join(g.PathPrefixes, ", "))
+				return RuleScopePath, because(CodeScopePathElsewhere, n, p, strings.Join(g.PathPrefixes, ", "))
 			}
 		}
 	}
-	return "", ""
+	return "", Because{}
 }
 
 // coversPath reports whether p is under one of the grant's path prefixes.

@@ -52,19 +52,72 @@ var Texts = fault.Catalog{
 	CodeAutoApproveEnded: {"Auto-Approve が終わったため、ジョブ %[1]s には承認が必要です", "Auto-Approve is no longer active; job %[1]s needs approval"},
 	CodeAutoRunStopped:   {"自動承認されたジョブ %[1]s の実行が途中で止まり、Auto-Approve も終わっているため、ジョブを失敗としました", "the auto-approved execution of %[1]s stopped and Auto-Approve is no longer in force; the job failed"},
 
-	// Terms: a job's state, what a value is.
-	TermPending:          {"承認待ち", "pending"},
-	TermGranted:          {"承認済み", "granted"},
-	TermAutoApproved:     {"自動承認済み", "auto-approved"},
-	TermDenied:           {"却下済み", "denied"},
-	TermExpired:          {"期限切れ", "expired"},
-	TermCancelled:        {"取り消し済み", "cancelled"},
-	TermExecuting:        {"実行中", "executing"},
-	TermCompleted:        {"実行済み", "completed"},
-	TermFailed:           {"失敗済み", "failed"},
-	TermRefused:          {"拒否済み", "refused"},
-	TermAnswered:         {"回答済み", "answered"},
-	TermUnknownState:     {"不明な状態", "in an unknown state"},
+	// Policy: why a proposal is refused (hard deny), what needs a person (the hits of the
+	// approval request), why a job waits or was approved by Auto-Approve. The English forms are
+	// the texts the audit log records.
+	CodeDenyGitInternals: {"操作 %[1]s（%[2]s）は .git ディレクトリの中に書き込みます。これは常に禁止されています",
+		"operation %[1]s (%[2]s) writes inside a .git directory, which is never allowed"},
+	CodeDenyGitDir: {"操作 %[1]s（%[2]s）は .git ディレクトリの中の %[3]s に触れます。これは常に禁止されています",
+		"operation %[1]s (%[2]s) touches %[3]s, inside a .git directory, which is never allowed"},
+	CodeDenyPath: {"操作 %[1]s（%[2]s）は %[3]s に触れます。このパスは常に禁止されています（%[4]s）",
+		"operation %[1]s (%[2]s) touches %[3]s, which is never allowed (%[4]s)"},
+	CodeDenyCommand: {"操作 %[1]s は禁止されたパターン %[2]s に一致するコマンドを実行します",
+		"operation %[1]s runs a command matching the refused pattern %[2]s"},
+	CodeRequireDelete:           {"削除: %[1]s", "delete: %[1]s"},
+	CodeRequireRename:           {"名前の変更: %[1]s", "rename: %[1]s"},
+	CodeRequireSendSensitive:    {"機密情報の送信: %[1]s", "sends sensitive data: %[1]s"},
+	CodeRequirePushPublic:       {"リモートへの push: %[1]s", "push to a remote: %[1]s"},
+	CodeRequireForcePush:        {"強制 push: %[1]s", "force push: %[1]s"},
+	CodeRequireNetwork:          {"ネットワーク通信: %[1]s", "network access: %[1]s"},
+	CodeRequireExecuteScript:    {"ブラウザでのスクリプト実行: %[1]s", "runs a script in the browser: %[1]s"},
+	CodeRequireBrowser:          {"ブラウザ操作: %[1]s", "browser operation: %[1]s"},
+	CodeRequireRemoteCode:       {"ダウンロードしたコードの実行: %[1]s", "runs downloaded code: %[1]s"},
+	CodeRequirePrivilege:        {"特権での実行: %[1]s", "runs with privileges: %[1]s"},
+	CodeRequirePermission:       {"権限の変更: %[1]s", "changes permissions: %[1]s"},
+	CodeRequireOutsideWorkspace: {"ワークスペース外への書き込み: %[1]s", "writes outside the workspace: %[1]s"},
+	CodeRequireBackground:       {"バックグラウンドでの実行: %[1]s", "runs in the background: %[1]s"},
+	CodeRequireDynamicCommand:   {"実行時に決まるコマンド: %[1]s", "a command decided at run time: %[1]s"},
+	CodeRequireShellUnparsed:    {"解釈できないシェルスクリプト: %[1]s", "a shell script that does not parse: %[1]s"},
+	CodeRequireBroadOverwrite:   {"多数のファイルへの書き込み: %[1]s ファイル", "broad overwrite: %[1]s files written"},
+	CodeRequireCostOverLimit: {"コスト超過: 見積もり $%[1]s / %[2]s トークン、上限 $%[3]s / %[4]s トークン",
+		"cost over limit: estimate $%[1]s / %[2]s tokens, limit $%[3]s / %[4]s tokens"},
+	CodeRequireBrowserDeclared: {"ブラウザ使用の申告: 提案がブラウザを使うと申告しています", "browser declared: the proposal declares browser use"},
+	CodeRequireUnknownBlocks:   {"解釈できないブロック: %[1]s 個", "blocks not understood: %[1]s"},
+	CodeRequireShellByRule: {"シェルコマンド: ルール %[1]s はこのパッチを許可しますが、操作 %[2]s はシェルコマンドです。シェルを自動承認できるのは ops=shell を含む Auto-Approve だけです",
+		"shell command: rule %[1]s allows this patch, but operation %[2]s is a shell command, which only an Auto-Approve grant with ops=shell covers"},
+	CodeNeedsPerson: {"人の承認が必要です: %[1]s（%[2]s）", "needs a person: %[1]s (%[2]s)"},
+	CodeAskNoGrant:  {"Auto-Approve はオフです", "Auto-Approve is off"},
+	CodeWithinGrant: {"Auto-Approve の許可 %[1]s の範囲内です（%[2]s まで）", "within the Auto-Approve grant %[1]s until %[2]s"},
+	CodeScopeTaskType: {"タスク種別 %[1]s は許可の範囲（%[2]s）にありません",
+		"task type %[1]s is not in the grant (%[2]s)"},
+	CodeScopeRoute: {"ルート %[1]s は許可の範囲（%[2]s）にありません", "route %[1]s is not in the grant (%[2]s)"},
+	CodeScopeOperationKind: {"操作 %[1]s（%[2]s）は許可の範囲の操作の種類（%[3]s）ではありません",
+		"operation %[1]s (%[2]s) is not a kind the grant covers (%[3]s)"},
+	CodeScopeDeniedOperation: {"操作 %[1]s（%[2]s）は許可で禁止されています（%[3]s）",
+		"operation %[1]s (%[2]s) is denied by the grant (%[3]s)"},
+	CodeScopeShellNotNamed: {"操作 %[1]s はシェルコマンドですが、許可にシェル（ops=shell）が含まれていません",
+		"operation %[1]s is a shell command; the grant does not name shell (ops=shell)"},
+	CodeScopeShellNoPaths: {"操作 %[1]s はシェルコマンドです。パスの範囲のない許可はシェルを対象にしません",
+		"operation %[1]s is a shell command; a grant without a path scope never covers shell"},
+	CodeScopeShellCommand: {"操作 %[1]s は常に承認が必要なシェルコマンドです: %[2]s",
+		"operation %[1]s is a shell command that always needs approval: %[2]s"},
+	CodeScopeWritesOutside: {"操作 %[1]s はワークスペースの外の %[2]s に書き込みます",
+		"operation %[1]s writes %[2]s, outside the workspace"},
+	CodeScopeWritesElsewhere: {"操作 %[1]s は許可のパスの範囲（%[3]s）の外の %[2]s に書き込みます",
+		"operation %[1]s writes %[2]s, outside the grant's paths (%[3]s)"},
+	CodeScopeNoPath: {"操作 %[1]s（%[2]s）には許可の範囲にできるワークスペースのパスがありません",
+		"operation %[1]s (%[2]s) has no workspace path the grant could cover"},
+	CodeScopePathElsewhere: {"操作 %[1]s は許可のパスの範囲（%[3]s）の外の %[2]s に触れます",
+		"operation %[1]s touches %[2]s, outside the grant's paths (%[3]s)"},
+	CodeRevokedGrantEnded: {"自動承認した Auto-Approve の許可がもう有効ではありません",
+		"the Auto-Approve grant that approved it is no longer in force"},
+	CodeRevokedSwitchedOff: {"Auto-Approve がオフにされました", "Auto-Approve was switched off"},
+	CodeRefusedByPolicy: {"⛔ %[1]s はポリシーにより拒否されました（%[2]s）。実行されません。\n理由: %[3]s",
+		"⛔ %[1]s was refused by policy (%[2]s); it will not run.\nReason: %[3]s"},
+	CodeRevokedBeforeClaim: {"実行が始まる前に Auto-Approve がオフになったか、許可の期限が切れました",
+		"Auto-Approve is off or its grant ended before the claim"},
+
+	// Terms: what a value is (a job's state is a shared word: fault.States).
 	TermTaskType:         {"タスク種別", "task type"},
 	TermRoute:            {"ルート", "route"},
 	TermOperation:        {"操作", "operation"},
@@ -114,18 +167,49 @@ const (
 	CodeAutoApproveEnded = "AUTO_APPROVE_ENDED"
 	CodeAutoRunStopped   = "AUTO_APPROVED_RUN_STOPPED"
 
-	TermPending          = "STATE_PENDING"
-	TermGranted          = "STATE_GRANTED"
-	TermAutoApproved     = "STATE_AUTO_APPROVED"
-	TermDenied           = "STATE_DENIED"
-	TermExpired          = "STATE_EXPIRED"
-	TermCancelled        = "STATE_CANCELLED"
-	TermExecuting        = "STATE_EXECUTING"
-	TermCompleted        = "STATE_COMPLETED"
-	TermFailed           = "STATE_FAILED"
-	TermRefused          = "STATE_REFUSED"
-	TermAnswered         = "STATE_ANSWERED"
-	TermUnknownState     = "STATE_UNKNOWN"
+	CodeDenyGitInternals        = "DENY_GIT_INTERNALS"
+	CodeDenyGitDir              = "DENY_GIT_DIR"
+	CodeDenyPath                = "DENY_PATH"
+	CodeDenyCommand             = "DENY_COMMAND"
+	CodeRequireDelete           = "REQUIRE_DELETE"
+	CodeRequireRename           = "REQUIRE_RENAME"
+	CodeRequireSendSensitive    = "REQUIRE_SEND_SENSITIVE"
+	CodeRequirePushPublic       = "REQUIRE_PUSH_PUBLIC"
+	CodeRequireForcePush        = "REQUIRE_FORCE_PUSH"
+	CodeRequireNetwork          = "REQUIRE_NETWORK"
+	CodeRequireExecuteScript    = "REQUIRE_EXECUTE_SCRIPT"
+	CodeRequireBrowser          = "REQUIRE_BROWSER"
+	CodeRequireRemoteCode       = "REQUIRE_REMOTE_CODE"
+	CodeRequirePrivilege        = "REQUIRE_PRIVILEGE"
+	CodeRequirePermission       = "REQUIRE_PERMISSION"
+	CodeRequireOutsideWorkspace = "REQUIRE_OUTSIDE_WORKSPACE"
+	CodeRequireBackground       = "REQUIRE_BACKGROUND"
+	CodeRequireDynamicCommand   = "REQUIRE_DYNAMIC_COMMAND"
+	CodeRequireShellUnparsed    = "REQUIRE_SHELL_UNPARSED"
+	CodeRequireBroadOverwrite   = "REQUIRE_BROAD_OVERWRITE"
+	CodeRequireCostOverLimit    = "REQUIRE_COST_OVER_LIMIT"
+	CodeRequireBrowserDeclared  = "REQUIRE_BROWSER_DECLARED"
+	CodeRequireUnknownBlocks    = "REQUIRE_UNKNOWN_BLOCKS"
+	CodeRequireShellByRule      = "REQUIRE_SHELL_NOT_BY_RULE"
+	CodeNeedsPerson             = "NEEDS_PERSON"
+	CodeAskNoGrant              = "AUTO_APPROVE_OFF"
+	CodeWithinGrant             = "WITHIN_GRANT"
+	CodeScopeTaskType           = "SCOPE_TASK_TYPE"
+	CodeScopeRoute              = "SCOPE_ROUTE"
+	CodeScopeOperationKind      = "SCOPE_OPERATION_KIND"
+	CodeScopeDeniedOperation    = "SCOPE_DENIED_OPERATION"
+	CodeScopeShellNotNamed      = "SCOPE_SHELL_NOT_NAMED"
+	CodeScopeShellNoPaths       = "SCOPE_SHELL_NO_PATHS"
+	CodeScopeShellCommand       = "SCOPE_SHELL_COMMAND"
+	CodeScopeWritesOutside      = "SCOPE_WRITES_OUTSIDE_WORKSPACE"
+	CodeScopeWritesElsewhere    = "SCOPE_WRITES_OUTSIDE_PATHS"
+	CodeScopeNoPath             = "SCOPE_NO_PATH"
+	CodeScopePathElsewhere      = "SCOPE_PATH_OUTSIDE_PATHS"
+	CodeRevokedGrantEnded       = "REVOKED_GRANT_ENDED"
+	CodeRevokedSwitchedOff      = "REVOKED_SWITCHED_OFF"
+	CodeRevokedBeforeClaim      = "REVOKED_BEFORE_CLAIM"
+	CodeRefusedByPolicy         = "REFUSED_BY_POLICY"
+
 	TermTaskType         = "KIND_TASK_TYPE"
 	TermRoute            = "KIND_ROUTE"
 	TermOperation        = "KIND_OPERATION"
@@ -142,17 +226,5 @@ func FailWith(sentinel, cause error, code string, args ...any) error {
 	return Texts.Wrap(sentinel, cause, code, args...)
 }
 
-var stateTerms = map[Status]string{
-	StatusPending: TermPending, StatusGranted: TermGranted, StatusAutoApproved: TermAutoApproved,
-	StatusDenied: TermDenied, StatusExpired: TermExpired, StatusCancelled: TermCancelled,
-	StatusExecuting: TermExecuting, StatusCompleted: TermCompleted, StatusFailed: TermFailed,
-	StatusRefused: TermRefused, StatusAnswered: TermAnswered,
-}
-
-// State is a job state as a word of Texts.
-func State(s Status) fault.Term {
-	if t, ok := stateTerms[s]; ok {
-		return fault.Term(t)
-	}
-	return TermUnknownState
-}
+// State is a job state as a word every catalog has (fault.States).
+func State(s Status) fault.Term { return fault.State(string(s)) }

@@ -1,8 +1,11 @@
 package domain
 
 import (
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/fault"
 )
@@ -22,7 +25,7 @@ func TestEveryText(t *testing.T) {
 		{CodeExpired, []any{"job_20260101_001", "2026-01-01T10:30:00Z"},
 			"ジョブ job_20260101_001 は 2026-01-01T10:30:00Z に期限切れになりました",
 			"job job_20260101_001 expired at 2026-01-01T10:30:00Z"},
-		{CodeAlreadyDecided, []any{"job_20260101_001", fault.Term(TermDenied)},
+		{CodeAlreadyDecided, []any{"job_20260101_001", fault.Term(fault.StateDenied)},
 			"ジョブ job_20260101_001 はすでに却下済みです",
 			"job job_20260101_001 is already denied"},
 		{CodeCostInChat, []any{"job_20260101_001"},
@@ -88,7 +91,7 @@ func TestEveryText(t *testing.T) {
 		{CodePatchEmpty, []any{},
 			"提案のパッチに操作がありません",
 			"patch has no operations"},
-		{CodeJobExists, []any{"job_20260101_001", fault.Term(TermExpired)},
+		{CodeJobExists, []any{"job_20260101_001", fault.Term(fault.StateExpired)},
 			"ジョブ job_20260101_001 はすでに期限切れです",
 			"request job_20260101_001: the job is already expired"},
 		{CodeJobIDTaken, []any{"job_20260101_001"},
@@ -115,7 +118,7 @@ func TestEveryText(t *testing.T) {
 		{CodeAlreadyRun, []any{"job_20260101_001"},
 			"ジョブ job_20260101_001 はすでに実行されました",
 			"job job_20260101_001 was already claimed"},
-		{CodeNotApproved, []any{"job_20260101_001", fault.Term(TermPending)},
+		{CodeNotApproved, []any{"job_20260101_001", fault.Term(fault.StatePending)},
 			"ジョブ job_20260101_001 は承認待ちのため実行できません（承認されていません）",
 			"job job_20260101_001 is pending, not approved"},
 		{CodeContentChanged, []any{"job_20260101_001"},
@@ -127,42 +130,132 @@ func TestEveryText(t *testing.T) {
 		{CodeAutoRunStopped, []any{"job_20260101_001"},
 			"自動承認されたジョブ job_20260101_001 の実行が途中で止まり、Auto-Approve も終わっているため、ジョブを失敗としました",
 			"the auto-approved execution of job_20260101_001 stopped and Auto-Approve is no longer in force; the job failed"},
-		{TermPending, []any{},
-			"承認待ち",
-			"pending"},
-		{TermGranted, []any{},
-			"承認済み",
-			"granted"},
-		{TermAutoApproved, []any{},
-			"自動承認済み",
-			"auto-approved"},
-		{TermDenied, []any{},
-			"却下済み",
-			"denied"},
-		{TermExpired, []any{},
-			"期限切れ",
-			"expired"},
-		{TermCancelled, []any{},
-			"取り消し済み",
-			"cancelled"},
-		{TermExecuting, []any{},
-			"実行中",
-			"executing"},
-		{TermCompleted, []any{},
-			"実行済み",
-			"completed"},
-		{TermFailed, []any{},
-			"失敗済み",
-			"failed"},
-		{TermRefused, []any{},
-			"拒否済み",
-			"refused"},
-		{TermAnswered, []any{},
-			"回答済み",
-			"answered"},
-		{TermUnknownState, []any{},
-			"不明な状態",
-			"in an unknown state"},
+		{CodeDenyGitInternals, []any{"1", "file_edit update"},
+			"操作 1（file_edit update）は .git ディレクトリの中に書き込みます。これは常に禁止されています",
+			"operation 1 (file_edit update) writes inside a .git directory, which is never allowed"},
+		{CodeDenyGitDir, []any{"2", "file_edit create", "sub/.git/hooks/pre-commit"},
+			"操作 2（file_edit create）は .git ディレクトリの中の sub/.git/hooks/pre-commit に触れます。これは常に禁止されています",
+			"operation 2 (file_edit create) touches sub/.git/hooks/pre-commit, inside a .git directory, which is never allowed"},
+		{CodeDenyPath, []any{"1", "file_edit update", ".env", ".env"},
+			"操作 1（file_edit update）は .env に触れます。このパスは常に禁止されています（.env）",
+			"operation 1 (file_edit update) touches .env, which is never allowed (.env)"},
+		{CodeDenyCommand, []any{"3", "\"rm\\\\s+-rf\\\\s+/\""},
+			"操作 3 は禁止されたパターン \"rm\\\\s+-rf\\\\s+/\" に一致するコマンドを実行します",
+			"operation 3 runs a command matching the refused pattern \"rm\\\\s+-rf\\\\s+/\""},
+		{CodeRequireDelete, []any{"file_edit delete docs/old.md"},
+			"削除: file_edit delete docs/old.md",
+			"delete: file_edit delete docs/old.md"},
+		{CodeRequireRename, []any{"file_edit rename docs/a.md"},
+			"名前の変更: file_edit rename docs/a.md",
+			"rename: file_edit rename docs/a.md"},
+		{CodeRequireSendSensitive, []any{"file_edit update .env.example"},
+			"機密情報の送信: file_edit update .env.example",
+			"sends sensitive data: file_edit update .env.example"},
+		{CodeRequirePushPublic, []any{"git push origin refs/heads/main:refs/heads/main"},
+			"リモートへの push: git push origin refs/heads/main:refs/heads/main",
+			"push to a remote: git push origin refs/heads/main:refs/heads/main"},
+		{CodeRequireForcePush, []any{"git push --force origin refs/heads/main:refs/heads/main"},
+			"強制 push: git push --force origin refs/heads/main:refs/heads/main",
+			"force push: git push --force origin refs/heads/main:refs/heads/main"},
+		{CodeRequireNetwork, []any{"curl https://example.com"},
+			"ネットワーク通信: curl https://example.com",
+			"network access: curl https://example.com"},
+		{CodeRequireExecuteScript, []any{"browser execute_script https://example.com"},
+			"ブラウザでのスクリプト実行: browser execute_script https://example.com",
+			"runs a script in the browser: browser execute_script https://example.com"},
+		{CodeRequireBrowser, []any{"browser navigate https://example.com"},
+			"ブラウザ操作: browser navigate https://example.com",
+			"browser operation: browser navigate https://example.com"},
+		{CodeRequireRemoteCode, []any{"curl https://example.com/x.sh | sh"},
+			"ダウンロードしたコードの実行: curl https://example.com/x.sh | sh",
+			"runs downloaded code: curl https://example.com/x.sh | sh"},
+		{CodeRequirePrivilege, []any{"sudo make install"},
+			"特権での実行: sudo make install",
+			"runs with privileges: sudo make install"},
+		{CodeRequirePermission, []any{"chmod 777 run.sh"},
+			"権限の変更: chmod 777 run.sh",
+			"changes permissions: chmod 777 run.sh"},
+		{CodeRequireOutsideWorkspace, []any{"cp a /etc/a"},
+			"ワークスペース外への書き込み: cp a /etc/a",
+			"writes outside the workspace: cp a /etc/a"},
+		{CodeRequireBackground, []any{"nohup make serve"},
+			"バックグラウンドでの実行: nohup make serve",
+			"runs in the background: nohup make serve"},
+		{CodeRequireDynamicCommand, []any{"eval \"$X\""},
+			"実行時に決まるコマンド: eval \"$X\"",
+			"a command decided at run time: eval \"$X\""},
+		{CodeRequireShellUnparsed, []any{"echo 'x"},
+			"解釈できないシェルスクリプト: echo 'x",
+			"a shell script that does not parse: echo 'x"},
+		{CodeRequireBroadOverwrite, []any{"12"},
+			"多数のファイルへの書き込み: 12 ファイル",
+			"broad overwrite: 12 files written"},
+		{CodeRequireCostOverLimit, []any{"2.50", "250000", "1.00", "100000"},
+			"コスト超過: 見積もり $2.50 / 250000 トークン、上限 $1.00 / 100000 トークン",
+			"cost over limit: estimate $2.50 / 250000 tokens, limit $1.00 / 100000 tokens"},
+		{CodeRequireBrowserDeclared, []any{},
+			"ブラウザ使用の申告: 提案がブラウザを使うと申告しています",
+			"browser declared: the proposal declares browser use"},
+		{CodeRequireUnknownBlocks, []any{"3"},
+			"解釈できないブロック: 3 個",
+			"blocks not understood: 3"},
+		{CodeRequireShellByRule, []any{"small-docs", "2"},
+			"シェルコマンド: ルール small-docs はこのパッチを許可しますが、操作 2 はシェルコマンドです。シェルを自動承認できるのは ops=shell を含む Auto-Approve だけです",
+			"shell command: rule small-docs allows this patch, but operation 2 is a shell command, which only an Auto-Approve grant with ops=shell covers"},
+		{CodeNeedsPerson, []any{"billing-needs-a-person", "billing code is reviewed by a person"},
+			"人の承認が必要です: billing-needs-a-person（billing code is reviewed by a person）",
+			"needs a person: billing-needs-a-person (billing code is reviewed by a person)"},
+		{CodeAskNoGrant, []any{},
+			"Auto-Approve はオフです",
+			"Auto-Approve is off"},
+		{CodeWithinGrant, []any{"grant_0123abcd", "2026-01-01T11:00:00Z"},
+			"Auto-Approve の許可 grant_0123abcd の範囲内です（2026-01-01T11:00:00Z まで）",
+			"within the Auto-Approve grant grant_0123abcd until 2026-01-01T11:00:00Z"},
+		{CodeScopeTaskType, []any{"\"ops\"", "docs, codegen"},
+			"タスク種別 \"ops\" は許可の範囲（docs, codegen）にありません",
+			"task type \"ops\" is not in the grant (docs, codegen)"},
+		{CodeScopeRoute, []any{"\"CODE3\"", "CODE1"},
+			"ルート \"CODE3\" は許可の範囲（CODE1）にありません",
+			"route \"CODE3\" is not in the grant (CODE1)"},
+		{CodeScopeOperationKind, []any{"2", "file_edit.delete", "file_edit.update"},
+			"操作 2（file_edit.delete）は許可の範囲の操作の種類（file_edit.update）ではありません",
+			"operation 2 (file_edit.delete) is not a kind the grant covers (file_edit.update)"},
+		{CodeScopeDeniedOperation, []any{"1", "git_operation commit", "git_operation"},
+			"操作 1（git_operation commit）は許可で禁止されています（git_operation）",
+			"operation 1 (git_operation commit) is denied by the grant (git_operation)"},
+		{CodeScopeShellNotNamed, []any{"1"},
+			"操作 1 はシェルコマンドですが、許可にシェル（ops=shell）が含まれていません",
+			"operation 1 is a shell command; the grant does not name shell (ops=shell)"},
+		{CodeScopeShellNoPaths, []any{"1"},
+			"操作 1 はシェルコマンドです。パスの範囲のない許可はシェルを対象にしません",
+			"operation 1 is a shell command; a grant without a path scope never covers shell"},
+		{CodeScopeShellCommand, []any{"1", "rm is not a command that runs without approval"},
+			"操作 1 は常に承認が必要なシェルコマンドです: rm is not a command that runs without approval",
+			"operation 1 is a shell command that always needs approval: rm is not a command that runs without approval"},
+		{CodeScopeWritesOutside, []any{"1", "../x"},
+			"操作 1 はワークスペースの外の ../x に書き込みます",
+			"operation 1 writes ../x, outside the workspace"},
+		{CodeScopeWritesElsewhere, []any{"1", "src/x", "docs/"},
+			"操作 1 は許可のパスの範囲（docs/）の外の src/x に書き込みます",
+			"operation 1 writes src/x, outside the grant's paths (docs/)"},
+		{CodeScopeNoPath, []any{"1", "git_operation push"},
+			"操作 1（git_operation push）には許可の範囲にできるワークスペースのパスがありません",
+			"operation 1 (git_operation push) has no workspace path the grant could cover"},
+		{CodeScopePathElsewhere, []any{"2", "src/a.go", "docs/"},
+			"操作 2 は許可のパスの範囲（docs/）の外の src/a.go に触れます",
+			"operation 2 touches src/a.go, outside the grant's paths (docs/)"},
+		{CodeRevokedGrantEnded, []any{},
+			"自動承認した Auto-Approve の許可がもう有効ではありません",
+			"the Auto-Approve grant that approved it is no longer in force"},
+		{CodeRevokedSwitchedOff, []any{},
+			"Auto-Approve がオフにされました",
+			"Auto-Approve was switched off"},
+		{CodeRevokedBeforeClaim, []any{},
+			"実行が始まる前に Auto-Approve がオフになったか、許可の期限が切れました",
+			"Auto-Approve is off or its grant ended before the claim"},
+		{CodeRefusedByPolicy, []any{"job_20260101_001", "never-prod", "production is deployed by hand"},
+			"⛔ job_20260101_001 はポリシーにより拒否されました（never-prod）。実行されません。\n理由: production is deployed by hand",
+			"⛔ job_20260101_001 was refused by policy (never-prod); it will not run.\nReason: production is deployed by hand"},
 		{TermTaskType, []any{},
 			"タスク種別",
 			"task type"},
@@ -178,6 +271,10 @@ func TestEveryText(t *testing.T) {
 	}
 	var listed []string
 	for _, tt := range tests {
+		if strings.HasPrefix(tt.code, "DENY_") || strings.HasPrefix(tt.code, "REQUIRE_") || strings.HasPrefix(tt.code, "SCOPE_") ||
+			strings.HasPrefix(tt.code, "REVOKED_") || slices.Contains(policyWords, tt.code) {
+			checkLanguages(t, tt.code, Texts[tt.code])
+		}
 		listed = append(listed, tt.code)
 		m := Texts.New(nil, tt.code, tt.args...)
 		if got := m.Text("ja"); got != tt.ja {
@@ -197,9 +294,36 @@ func TestEveryText(t *testing.T) {
 			t.Errorf("%s is listed but not in Texts", code)
 		}
 	}
-	for s := range stateTerms {
-		if State(s) == TermUnknownState {
+	for _, s := range allStatuses {
+		if State(s) == fault.StateUnknown {
 			t.Errorf("state %s has no word", s)
 		}
+	}
+}
+
+// policyWords are the codes of the policy's reasons beyond the DENY_, REQUIRE_, SCOPE_ and
+// REVOKED_ families.
+var policyWords = []string{CodeNeedsPerson, CodeAskNoGrant, CodeWithinGrant, CodeRefusedByPolicy}
+
+var (
+	verbs = regexp.MustCompile(`%\[\d+\]s`)
+	// identifiers are the names a Japanese text keeps as they are: the feature, git's words, a
+	// scope's syntax.
+	identifiers = strings.NewReplacer("Auto-Approve", "", "ops=shell", "", ".git", "", "push", "")
+	latinWord   = regexp.MustCompile(`[A-Za-z]{2,}`)
+)
+
+// checkLanguages fails a policy text whose Japanese form has English words of ours in it (the
+// arguments are data, names of rules and features stay as they are) or whose English form has
+// Japanese in it.
+func checkLanguages(t *testing.T, code string, forms [2]string) {
+	t.Helper()
+	if w := latinWord.FindString(identifiers.Replace(verbs.ReplaceAllString(forms[0], ""))); w != "" {
+		t.Errorf("%s: the Japanese form has the English word %q: %q", code, w, forms[0])
+	}
+	if strings.ContainsFunc(forms[1], func(r rune) bool {
+		return unicode.In(r, unicode.Hiragana, unicode.Katakana, unicode.Han) || (r >= 0xFF00 && r <= 0xFFEF) || (r >= 0x3000 && r <= 0x303F)
+	}) {
+		t.Errorf("%s: the English form has Japanese in it: %q", code, forms[1])
 	}
 }

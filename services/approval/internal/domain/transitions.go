@@ -75,13 +75,14 @@ func (j Job) Expire(now time.Time) []Draft {
 }
 
 // RevokeAutoApproval sends an auto-approved, unclaimed job back to pending (Auto-Approve was
-// switched off or its grant ended).
-func (j Job) RevokeAutoApproval(reason string, now time.Time) []Draft {
+// switched off or its grant ended); why is one of the REVOKED_ codes of Texts.
+func (j Job) RevokeAutoApproval(why string, now time.Time) []Draft {
 	if j.Status != StatusAutoApproved {
 		return nil
 	}
+	b := because(why)
 	return []Draft{{Type: EventAutoApprovalRevoked, Actor: System, Channel: System.Channel, At: now,
-		PolicyRule: RuleGrantInactive, Payload: ReasonPayload{Reason: reason}}}
+		PolicyRule: RuleGrantInactive, Payload: ReasonPayload{Reason: b.English(), ReasonCode: b.Code}}}
 }
 
 // ClaimCheck is what the claim needs to know beyond the job: the hash the stored patch has now,
@@ -140,7 +141,7 @@ func (j Job) Claim(c ClaimCheck, now time.Time) ([]Draft, error) {
 			Fail(ErrHashMismatch, CodeContentChanged, j.ID)
 	}
 	if j.Status == StatusAutoApproved && !c.GrantActive {
-		drafts := j.RevokeAutoApproval("Auto-Approve is off or its grant ended before the claim", now)
+		drafts := j.RevokeAutoApproval(CodeRevokedBeforeClaim, now)
 		d, err := reject("auto-approve no longer active", Fail(ErrConflict, CodeAutoApproveEnded, j.ID))
 		return append(drafts, d...), err
 	}

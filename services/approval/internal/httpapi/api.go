@@ -209,7 +209,7 @@ func (a *API) listJobs(w http.ResponseWriter, r *http.Request) {
 		Jobs []jobView `json:"jobs"`
 	}{Jobs: []jobView{}}
 	for _, j := range jobs {
-		out.Jobs = append(out.Jobs, viewJob(j))
+		out.Jobs = append(out.Jobs, viewJob(j, viewLocale(r)))
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -255,7 +255,7 @@ func (a *API) getJob(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, viewJob(j))
+	writeJSON(w, http.StatusOK, viewJob(j, viewLocale(r)))
 }
 
 func (a *API) jobEvents(w http.ResponseWriter, r *http.Request) {
@@ -289,7 +289,7 @@ func (a *API) approve(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, viewJob(j))
+	writeJSON(w, http.StatusOK, viewJob(j, viewLocale(r)))
 }
 
 // approveSimilar approves the job and allows similar jobs for a while (body {"ttl": "30m"}).
@@ -319,7 +319,7 @@ func (a *API) approveSimilar(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := a.now()
-	writeJSON(w, http.StatusOK, similarView{Job: viewJob(res.Job), Grant: viewGrant(&res.Grant, now),
+	writeJSON(w, http.StatusOK, similarView{Job: viewJob(res.Job, viewLocale(r)), Grant: viewGrant(&res.Grant, now),
 		StatusText: domain.SimilarApprovedText(res.Job.ID, &res.Grant, now, Locale(r))})
 }
 
@@ -339,7 +339,7 @@ func (a *API) deny(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, viewJob(j))
+	writeJSON(w, http.StatusOK, viewJob(j, viewLocale(r)))
 }
 
 func (a *API) getAutoApprove(w http.ResponseWriter, r *http.Request) {

@@ -208,6 +208,14 @@ func TestREST(t *testing.T) {
 	if code != http.StatusOK || body["status"] != "pending" {
 		t.Errorf("get: %d %v", code, body)
 	}
+	// The policy's reason: as recorded, as a code, and said in the language asked for.
+	for query, want := range map[string]string{"": "Auto-Approve はオフです", "?locale=ja": "Auto-Approve はオフです", "?locale=en": "Auto-Approve is off"} {
+		code, body = f.do(t, http.MethodGet, "/v1/jobs/job_20260301_001"+query, token, nil)
+		if code != http.StatusOK || body["policy_reason"] != "Auto-Approve is off" || body["policy_reason_code"] != domain.CodeAskNoGrant ||
+			body["policy_reason_text"] != want {
+			t.Errorf("get%s: %d %v", query, code, body)
+		}
+	}
 	code, body = f.do(t, http.MethodPost, "/v1/jobs/job_20260301_001/approve", token, nil)
 	if code != http.StatusOK || body["status"] != "granted" || body["decided_by"].(map[string]any)["id"] != "ops" {
 		t.Errorf("approve: %d %v", code, body)

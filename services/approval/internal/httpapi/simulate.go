@@ -17,27 +17,44 @@ type SimulateRequest struct {
 	EstimatedCostUSD float64 `json:"estimated_cost_usd,omitempty"`
 	EstimatedTokens  int64   `json:"estimated_tokens,omitempty"`
 	UsesBrowser      bool    `json:"uses_browser,omitempty"`
+	// Locale is the language of the answer's texts (reason_text, the hits' text): ja (the
+	// default) or en; a request to the REST API may give it as ?locale= instead.
+	Locale string `json:"locale,omitempty"`
 }
 
-// SimulateResponse is what the policy would decide, the deciding rule and the facts.
+// SimulateResponse is what the policy would decide, the deciding rule and the facts. Reason is
+// the decision's reason in English (as the audit log would record it), ReasonText the same in
+// the requested locale, ReasonCode and ReasonArgs its code when a built-in rule decided.
 type SimulateResponse struct {
 	Outcome    domain.Outcome `json:"outcome"`
 	Rule       string         `json:"rule"`
 	Reason     string         `json:"reason"`
-	Hits       []domain.Hit   `json:"hits"`
+	ReasonText string         `json:"reason_text"`
+	ReasonCode string         `json:"reason_code,omitempty"`
+	ReasonArgs []string       `json:"reason_args,omitempty"`
+	Hits       []SimulatedHit `json:"hits"`
 	GrantID    string         `json:"grant_id,omitempty"`
 	PolicyHash string         `json:"policy_hash,omitempty"`
 	Facts      map[string]any `json:"facts,omitempty"`
 }
 
-// ViewSimulation renders a simulation (the CLI prints the same shape offline).
-func ViewSimulation(sim app.Simulation) SimulateResponse {
-	hits := sim.Decision.Hits
-	if hits == nil {
-		hits = []domain.Hit{}
+// SimulatedHit is a requirement's hit with what the approval request would say of it (Text, in
+// the requested locale).
+type SimulatedHit struct {
+	domain.Hit
+	Text string `json:"text"`
+}
+
+// ViewSimulation renders a simulation, its texts in locale (the CLI prints the same shape
+// offline).
+func ViewSimulation(sim app.Simulation, locale string) SimulateResponse {
+	d := sim.Decision
+	hits := make([]SimulatedHit, len(d.Hits))
+	for i, h := range d.Hits {
+		hits[i] = SimulatedHit{Hit: h, Text: h.TextIn(locale)}
 	}
-	return SimulateResponse{Outcome: sim.Decision.Outcome, Rule: sim.Decision.Rule, Reason: sim.Decision.Reason, Hits: hits,
-		GrantID: sim.Decision.GrantID, PolicyHash: sim.Decision.PolicyHash, Facts: sim.Facts}
+	return SimulateResponse{Outcome: d.Outcome, Rule: d.Rule, Reason: d.Reason, ReasonText: d.ReasonIn(locale),
+		ReasonCode: d.ReasonCode, ReasonArgs: d.ReasonArgs, Hits: hits, GrantID: d.GrantID, PolicyHash: d.PolicyHash, Facts: sim.Facts}
 }
 
 // Input is the request as the use case takes it.
@@ -64,7 +81,11 @@ func (a *API) simulatePolicy(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, ViewSimulation(sim))
+	locale := body.Locale
+	if locale == "" {
+		locale = viewLocale(r)
+	}
+	writeJSON(w, http.StatusOK, ViewSimulation(sim, locale))
 }
 
 // maxSimulateBody caps a simulated patch like a proposal.

@@ -93,6 +93,15 @@ var kindTexts = map[fault.Kind]string{
 // Locale is the language a request asks its answers in: ?locale=, else Accept-Language, else ja.
 func Locale(r *http.Request) string { return rpcserver.RequestLocale(r) }
 
+// viewLocale is the language a job's texts are shown in: the request's when it names one
+// (?locale=, Accept-Language), else "" — the job's own.
+func viewLocale(r *http.Request) string {
+	if r.URL.Query().Get("locale") == "" && r.Header.Get("Accept-Language") == "" {
+		return ""
+	}
+	return Locale(r)
+}
+
 // writeError answers with the body {"code", "message"}: code is stable, message is text (a
 // code of Texts with its arguments) in the request's language.
 func writeError(w http.ResponseWriter, r *http.Request, status int, code, text string, args ...string) {

@@ -52,20 +52,26 @@ type jobView struct {
 	Stats         statsView       `json:"stats"`
 	Unknown       []string        `json:"unknown"`
 	PolicyRule    string          `json:"policy_rule"`
-	PolicyReason  string          `json:"policy_reason"`
-	PolicyHash    string          `json:"policy_hash,omitempty"`
-	AutoApproved  bool            `json:"auto_approved"`
-	RequestedBy   *domain.Actor   `json:"requested_by,omitempty"`
-	DecidedBy     *domain.Actor   `json:"decided_by,omitempty"`
-	DenyReason    string          `json:"deny_reason,omitempty"`
-	ClaimedBy     string          `json:"claimed_by,omitempty"`
-	RequestedAt   time.Time       `json:"requested_at"`
-	DecidedAt     *time.Time      `json:"decided_at,omitempty"`
-	ExpiresAt     *time.Time      `json:"expires_at,omitempty"`
-	ExecutedAt    *time.Time      `json:"executed_at,omitempty"`
-	FinishedAt    *time.Time      `json:"finished_at,omitempty"`
-	Result        json.RawMessage `json:"result,omitempty"`
-	Version       int64           `json:"version"`
+	// PolicyReason is the reason as recorded, in English (or an operator's rule's own words);
+	// PolicyReasonText is it said in the locale asked for (?locale=, else the job's), and
+	// PolicyReasonCode and PolicyReasonArgs the code of a built-in rule's reason.
+	PolicyReason     string          `json:"policy_reason"`
+	PolicyReasonText string          `json:"policy_reason_text"`
+	PolicyReasonCode string          `json:"policy_reason_code,omitempty"`
+	PolicyReasonArgs []string        `json:"policy_reason_args,omitempty"`
+	PolicyHash       string          `json:"policy_hash,omitempty"`
+	AutoApproved     bool            `json:"auto_approved"`
+	RequestedBy      *domain.Actor   `json:"requested_by,omitempty"`
+	DecidedBy        *domain.Actor   `json:"decided_by,omitempty"`
+	DenyReason       string          `json:"deny_reason,omitempty"`
+	ClaimedBy        string          `json:"claimed_by,omitempty"`
+	RequestedAt      time.Time       `json:"requested_at"`
+	DecidedAt        *time.Time      `json:"decided_at,omitempty"`
+	ExpiresAt        *time.Time      `json:"expires_at,omitempty"`
+	ExecutedAt       *time.Time      `json:"executed_at,omitempty"`
+	FinishedAt       *time.Time      `json:"finished_at,omitempty"`
+	Result           json.RawMessage `json:"result,omitempty"`
+	Version          int64           `json:"version"`
 }
 
 func optTime(t time.Time) *time.Time {
@@ -89,13 +95,18 @@ func nonNil(s []string) []string {
 	return s
 }
 
-func viewJob(j domain.Job) jobView {
+// viewJob is j as the REST API shows it, its policy reason said in locale ("": the job's).
+func viewJob(j domain.Job, locale string) jobView {
+	if locale == "" {
+		locale = j.Locale
+	}
 	v := jobView{
 		JobID: j.ID, Status: j.Status, SessionID: j.SessionID, Channel: j.Channel, Route: j.Route, TaskType: j.TaskType,
 		Order: j.Order, Summary: j.Summary, Plan: j.Plan, Patch: j.Patch, ContentHash: j.ContentHash, Risk: j.Risk, Cost: j.Cost,
 		UsesBrowser: j.UsesBrowser, AffectedPaths: nonNil(j.AffectedPaths), Flags: nonNil(j.Flags),
 		Stats: statsView{Files: j.Stats.Files, Additions: j.Stats.Additions, Deletions: j.Stats.Deletions}, Unknown: nonNil(j.Unknown),
-		PolicyRule: j.PolicyRule, PolicyReason: j.PolicyReason, PolicyHash: j.PolicyHash, AutoApproved: j.AutoApproved, RequestedBy: optActor(j.RequestedBy),
+		PolicyRule: j.PolicyRule, PolicyReason: j.PolicyReason, PolicyReasonText: j.PolicyReasonIn(locale),
+		PolicyReasonCode: j.PolicyReasonCode, PolicyReasonArgs: j.PolicyReasonArgs, PolicyHash: j.PolicyHash, AutoApproved: j.AutoApproved, RequestedBy: optActor(j.RequestedBy),
 		DecidedBy: optActor(j.DecidedBy), DenyReason: j.DenyReason, ClaimedBy: j.ClaimedBy, RequestedAt: j.RequestedAt,
 		DecidedAt: optTime(j.DecidedAt), ExpiresAt: optTime(j.ExpiresAt), ExecutedAt: optTime(j.ExecutedAt),
 		FinishedAt: optTime(j.FinishedAt), Result: j.Result, Version: j.Version, Operations: []operationView{},

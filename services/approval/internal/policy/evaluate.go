@@ -38,21 +38,32 @@ func (p *Policy) Explain(cfg domain.PolicyConfig, in domain.PolicyInput, grant *
 
 func (p *Policy) decide(s *state, grant *domain.Grant, now time.Time) domain.Decision {
 	// 1. deny: the first match refuses; the code's hard deny refuses whatever the rules say.
-	if r, detail, ok := p.firstMatch(s, Deny); ok {
+	if r, at, detail, ok := p.firstMatch(s, Deny); ok {
+		if d, ok := r.builtinDenial(at); ok {
+			return d
+		}
 		return domain.Decision{Outcome: domain.OutcomeRefused, Rule: r.Name, Reason: r.reason(detail)}
 	}
 	// The facts carry the built-in hard-deny checks' answers; no need to run them again.
 	for i := range s.ops {
-		if r := s.ops[i].denyPath; r != "" {
-			return domain.Decision{Outcome: domain.OutcomeRefused, Rule: domain.RuleHardDenyPath, Reason: r}
+		if s.ops[i].denyPath != "" {
+			return domain.Decided(domain.OutcomeRefused, domain.RuleHardDenyPath, s.ops[i].denyPathWhy)
 		}
-		if r := s.ops[i].denyCommand; r != "" {
-			return domain.Decision{Outcome: domain.OutcomeRefused, Rule: domain.RuleHardDenyCommand, Reason: r}
+		if s.ops[i].denyCommand != "" {
+			return domain.Decided(domain.OutcomeRefused, domain.RuleHardDenyCommand, s.ops[i].denyCommandWhy)
 		}
 	}
-	// 2. require: every match is a hit; the built-in hard requirements are added.
+	// 2. require: every match is a hit; the built-in hard requirements are added. A shipped
+	// rule's hit where the built-in check hits too is the built-in one: it says itself in the
+	// reader's language.
 	hits := p.requireHits(s)
-	for _, h := range domain.HardRequireHits(s.cfg, s.in) {
+	builtin := domain.HardRequireHits(s.cfg, s.in)
+	for i, h := range hits {
+		if b, ok := findHit(builtin, h); ok && p.shipped[h.Rule] {
+			hits[i] = b
+		}
+	}
+	for _, h := range builtin {
 		if !containsHit(hits, h) {
 			hits = append(hits, h)
 		}
@@ -64,8 +75,9 @@ func (p *Policy) decide(s *state, grant *domain.Grant, now time.Time) domain.Dec
 	if r, ok := p.allowed(s); ok {
 		for _, op := range s.in.Patch.Operations {
 			if op.Type == patch.TypeShell {
-				return domain.PendingFor([]domain.Hit{{Rule: RuleShellNotByRule, Op: op.Index,
-					Detail: fmt.Sprintf("rule %s allows this patch, but operation %d is a shell command, which only an Auto-Approve grant with ops=shell covers", r.Name, op.Index+1)}})
+				return domain.PendingFor([]domain.Hit{domain.NewHit(RuleShellNotByRule, op.Index,
+					fmt.Sprintf("rule %s allows this patch, but operation %d is a shell command, which only an Auto-Approve grant with ops=shell covers", r.Name, op.Index+1),
+					domain.CodeRequireShellByRule, r.Name, op.Index+1)})
 			}
 		}
 		detail, _ := r.evalDetail(s)
@@ -76,16 +88,39 @@ func (p *Policy) decide(s *state, grant *domain.Grant, now time.Time) domain.Dec
 }
 
 func containsHit(hits []domain.Hit, h domain.Hit) bool {
-	for _, x := range hits {
-		if x.Rule == h.Rule && x.Op == h.Op {
-			return true
-		}
-	}
-	return false
+	_, ok := findHit(hits, h)
+	return ok
 }
 
-// firstMatch tries operation rules operation by operation, then patch rules.
-func (p *Policy) firstMatch(s *state, kind string) (*compiled, string, bool) {
+// findHit is the hit of hits for h's rule on h's operation.
+func findHit(hits []domain.Hit, h domain.Hit) (domain.Hit, bool) {
+	for _, x := range hits {
+		if x.Rule == h.Rule && x.Op == h.Op {
+			return x, true
+		}
+	}
+	return domain.Hit{}, false
+}
+
+// builtinDenial is the built-in hard deny's decision on the operation at, when r is the shipped
+// rule that states that check and the check refuses at: its reason is the built-in one, said in
+// the reader's language.
+func (r *compiled) builtinDenial(at *opState) (domain.Decision, bool) {
+	if !r.shipped || at == nil {
+		return domain.Decision{}, false
+	}
+	switch {
+	case r.Name == domain.RuleHardDenyPath && at.denyPath != "":
+		return domain.Decided(domain.OutcomeRefused, r.Name, at.denyPathWhy), true
+	case r.Name == domain.RuleHardDenyCommand && at.denyCommand != "":
+		return domain.Decided(domain.OutcomeRefused, r.Name, at.denyCommandWhy), true
+	}
+	return domain.Decision{}, false
+}
+
+// firstMatch tries operation rules operation by operation, then patch rules; at is the
+// operation the rule matched (nil for a patch rule).
+func (p *Policy) firstMatch(s *state, kind string) (r *compiled, at *opState, detail string, ok bool) {
 	defer func() { s.cur = nil }()
 	if rules := p.opRules[kind]; len(rules) > 0 {
 		for i := range s.ops {
@@ -93,7 +128,7 @@ func (p *Policy) firstMatch(s *state, kind string) (*compiled, string, bool) {
 			for _, r := range rules {
 				if r.matches(s) {
 					detail, _ := r.evalDetail(s)
-					return r, detail, true
+					return r, s.cur, detail, true
 				}
 			}
 		}
@@ -102,10 +137,10 @@ func (p *Policy) firstMatch(s *state, kind string) (*compiled, string, bool) {
 	for _, r := range p.patchRules[kind] {
 		if r.matches(s) {
 			detail, _ := r.evalDetail(s)
-			return r, detail, true
+			return r, nil, detail, true
 		}
 	}
-	return nil, "", false
+	return nil, nil, "", false
 }
 
 func (p *Policy) requireHits(s *state) []domain.Hit {

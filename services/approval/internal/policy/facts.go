@@ -80,8 +80,12 @@ func newState(cfg domain.PolicyConfig, in domain.PolicyInput) *state {
 		for _, f := range op.Flags {
 			o.flags = append(o.flags, string(f))
 		}
-		o.denyPath, _ = domain.DeniedPathReasonOf(cfg, *op, o.paths)
-		o.denyCommand = domain.DeniedCommandReason(cfg, *op)
+		if why, ok := domain.DeniedPath(cfg, *op, o.paths); ok {
+			o.denyPathWhy, o.denyPath = why, why.English()
+		}
+		if why, ok := domain.DeniedCommand(cfg, *op); ok {
+			o.denyCommandWhy, o.denyCommand = why, why.English()
+		}
 		if !slices.Contains(s.kinds, o.kind) {
 			s.kinds = append(s.kinds, o.kind)
 		}
@@ -245,11 +249,14 @@ func nonNil(s []string) []string {
 // opState is one operation's facts, the CEL value `op` (and each element of `ops`): a map whose
 // fields are converted when a rule reads them.
 type opState struct {
-	op                    *patch.Operation
-	kind                  string
-	paths, flags          []string
-	denyPath, denyCommand string
-	fields                [numOpFields]ref.Val
+	op           *patch.Operation
+	kind         string
+	paths, flags []string
+	// denyPath and denyCommand are the built-in hard-deny checks' reasons in English (the
+	// facts rules see), denyPathWhy and denyCommandWhy the same as codes.
+	denyPath, denyCommand       string
+	denyPathWhy, denyCommandWhy domain.Because
+	fields                      [numOpFields]ref.Val
 }
 
 // Fields of an operation, in the order of opState.fields.

@@ -87,6 +87,11 @@ type compiled struct {
 	// fast, when set, answers `when` without CEL: the shapes most rules have ("F" in op.flags,
 	// "F" in flags, op.hard_deny_path != ""), checked on the facts computed once per request.
 	fast func(*state) bool
+	// shipped: the rule says what the shipped default's rule of its name says (its scope,
+	// decision, reason and detail): it states a built-in check, whose own reason — said in the
+	// reader's language — it gives where that check applies too. Any other rule's reason is its
+	// author's words, shown as written.
+	shipped bool
 }
 
 // Policy is a compiled policy file.
@@ -95,6 +100,8 @@ type Policy struct {
 	rules []compiled
 	// by decision and scope, in file order
 	opRules, patchRules map[string][]*compiled
+	// shipped names the rules that are the shipped default's (compiled.shipped).
+	shipped map[string]bool
 }
 
 // Hash is "sha256:" and the hex sha256 of the policy file's bytes.
@@ -151,7 +158,9 @@ func Parse(data []byte) (*Policy, error) {
 		return nil, fmt.Errorf("policy environment: %w", err)
 	}
 	sum := sha256.Sum256(data)
-	p := &Policy{hash: "sha256:" + hex.EncodeToString(sum[:]), opRules: map[string][]*compiled{}, patchRules: map[string][]*compiled{}}
+	p := &Policy{hash: "sha256:" + hex.EncodeToString(sum[:]), opRules: map[string][]*compiled{}, patchRules: map[string][]*compiled{},
+		shipped: map[string]bool{}}
+	defaults := shippedRules()
 	seen := map[string]bool{}
 	p.rules = make([]compiled, len(f.Rules))
 	for i, r := range f.Rules {
@@ -181,6 +190,10 @@ func Parse(data []byte) (*Policy, error) {
 			return nil, bad("reason", errors.New("a reason or a detail is required"))
 		}
 		c := compiled{Rule: r}
+		if d, ok := defaults[r.Name]; ok && d.Scope == r.Scope && d.Decision == r.Decision && d.Reason == r.Reason && d.Detail == r.Detail {
+			c.shipped = true
+			p.shipped[r.Name] = true
+		}
 		if c.when, err = program(env, r.When, cel.BoolType); err != nil {
 			return nil, bad("when", err)
 		}
@@ -201,6 +214,22 @@ func Parse(data []byte) (*Policy, error) {
 		}
 	}
 	return p, nil
+}
+
+// shippedRules are the rules of the shipped default policy file by name, scopes filled in.
+func shippedRules() map[string]Rule {
+	var f File
+	if err := yaml.Unmarshal(defaultPolicy, &f); err != nil {
+		return nil // the shipped file parses: TestDefaultPolicyShipped
+	}
+	out := make(map[string]Rule, len(f.Rules))
+	for _, r := range f.Rules {
+		if r.Scope == "" {
+			r.Scope = ScopePatch
+		}
+		out[r.Name] = r
+	}
+	return out
 }
 
 var (

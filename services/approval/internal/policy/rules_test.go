@@ -101,3 +101,38 @@ func TestParseErrorsNameTheRule(t *testing.T) {
 		}
 	}
 }
+
+// The shipped rules speak with the built-in checks' own reasons, in the reader's language; a
+// rule its operator wrote, or changed, speaks with its author's words.
+func TestRuleReasonsAreTheBuiltInOrTheOperators(t *testing.T) {
+	cfg := domain.PolicyConfig{HardDenyPaths: []string{".env"}}
+	env := domain.PolicyInput{Patch: mustParse(t, `[{"type":"file_edit","action":"update","target":".env","content":"x"}]`)}
+	d := userRules(t).Evaluate(cfg, env, nil, t0)
+	if d.Rule != domain.RuleHardDenyPath || d.ReasonCode != domain.CodeDenyPath ||
+		d.ReasonIn("ja") != "操作 1（file_edit update）は .env に触れます。このパスは常に禁止されています（.env）" {
+		t.Errorf("shipped deny rule: %+v / %q", d, d.ReasonIn("ja"))
+	}
+	changed := mustPolicy(t, strings.Replace(string(DefaultSource()), `reason: "{detail}"`, `reason: "secrets stay out: {detail}"`, 1))
+	d = changed.Evaluate(cfg, env, nil, t0)
+	if d.Rule != domain.RuleHardDenyPath || d.ReasonCode != "" || d.ReasonIn("ja") != "secrets stay out: operation 1 (file_edit update) touches .env, which is never allowed (.env)" {
+		t.Errorf("changed deny rule: %+v", d)
+	}
+	billing := domain.PolicyInput{Patch: mustParse(t, `[{"type":"file_edit","action":"update","target":"billing/x.go","content":"x"}]`)}
+	d = userRules(t).Evaluate(cfg, billing, nil, t0)
+	if d.ReasonCode != domain.CodeNeedsPerson || d.ReasonIn("ja") != "人の承認が必要です: billing-needs-a-person（billing code is reviewed by a person）" ||
+		d.Hits[0].TextIn("ja") != "billing-needs-a-person: billing code is reviewed by a person" {
+		t.Errorf("operator's requirement: %+v / %q / %q", d, d.ReasonIn("ja"), d.Hits[0].TextIn("ja"))
+	}
+	// A shipped requirement whose detail the operator changed shows their detail.
+	own := mustPolicy(t, strings.Replace(string(DefaultSource()), `detail: op.details["delete"]`, `detail: '"deleting needs a second look"'`, 1))
+	d = own.Evaluate(cfg, domain.PolicyInput{Patch: mustParse(t, `[{"type":"file_edit","action":"delete","target":"docs/a.md"}]`)}, nil, t0)
+	if d.Rule != "hard_require.delete" || d.Hits[0].Code != "" || d.Hits[0].TextIn("ja") != "delete: deleting needs a second look" {
+		t.Errorf("changed requirement: %+v", d.Hits)
+	}
+	// A rule allowing a shell command is overruled in the reader's language.
+	d = mustPolicy(t, "version: 1\nrules:\n  - {name: all, when: 'true', decision: allow, reason: fine}\n").Evaluate(domain.PolicyConfig{},
+		domain.PolicyInput{Patch: mustParse(t, `[{"type":"shell_command","action":"run","target":"ls docs"}]`)}, nil, t0)
+	if got := d.ReasonIn("ja"); got != "シェルコマンド: ルール all はこのパッチを許可しますが、操作 1 はシェルコマンドです。シェルを自動承認できるのは ops=shell を含む Auto-Approve だけです" {
+		t.Errorf("shell by rule: %q", got)
+	}
+}

@@ -70,9 +70,14 @@ func (h *Handler) RequestApproval(ctx context.Context, req *approvalv1.RequestAp
 	if err != nil {
 		return nil, h.failIn(ctx, err, req.GetLocale())
 	}
+	locale := res.Job.Locale
+	if locale == "" {
+		locale = req.GetLocale()
+	}
 	return &approvalv1.RequestApprovalResponse{
 		Job: JobToProto(res.Job), Outcome: outcomes.Wire(res.Decision.Outcome), PolicyRule: res.Decision.Rule, PolicyHash: res.Decision.PolicyHash,
-		Reason: res.Decision.Reason, RequestText: res.Text, Card: cardToProto(res.Card),
+		Reason: domain.SafeLine(res.Decision.ReasonIn(locale), 300), ReasonCode: res.Decision.ReasonCode, ReasonArgs: res.Decision.ReasonArgs,
+		RequestText: res.Text, Card: cardToProto(res.Card),
 	}, nil
 }
 

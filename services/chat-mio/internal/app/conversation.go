@@ -313,7 +313,9 @@ func (a *App) requestApproval(ctx context.Context, t *turn, p Proposal, route st
 		t.say(domain.T(t.loc, domain.MsgAutoApproved, id) + "\n" + text)
 		t.result.AsyncPending = t.result.AsyncPending || async
 	case OutcomeRefused:
-		reason := res.Reason
+		// Approval says the reason in the request's locale: a built-in rule's in the user's
+		// language, an operator's rule's in its author's words.
+		reason := domain.OneLine(res.Reason, 300)
 		if reason == "" {
 			reason = res.PolicyRule
 		}

@@ -447,3 +447,36 @@ func TestApprovalRefusalsInTheSessionsLanguage(t *testing.T) {
 		mustContain(t, text(res), tc.want)
 	}
 }
+
+// TestRefusedProposalSaysWhyInTheUsersLanguage: a proposal the policy refuses (it writes inside
+// .git) is answered with approval's reason in the user's language — no English of ours in the
+// Japanese reply — and the job is refused, never run.
+func TestRefusedProposalSaysWhyInTheUsersLanguage(t *testing.T) {
+	for _, tc := range []struct {
+		locale      string
+		want        []string
+		notExpected string
+	}{
+		{"ja", []string{"はポリシーにより拒否されました（実行しません）。\n理由: 操作 1（file_edit update）は .git ディレクトリの中", "常に禁止されています"}, "never allowed"},
+		{"en", []string{"was refused by policy (it will not run).\nReason: operation 1 (file_edit update)", "inside a .git directory, which is never allowed"}, "禁止"},
+	} {
+		t.Run(tc.locale, func(t *testing.T) {
+			e := newEnv(t)
+			e.peers.Router.SetPropose(func(string) (string, commonv1.TaskType) {
+				return peertest.Patch(peertest.PatchCommand{Type: "file_edit", Action: "update", Target: ".git/config", Content: "x"}), commonv1.TaskType_TASK_TYPE_DOCS
+			})
+			res := e.sendReq(t, &chatv1.HandleMessageRequest{SessionId: session, Channel: "line", UserId: approver, Text: codeMsg, Locale: tc.locale})
+			got := text(res)
+			mustContain(t, got, append([]string{res.GetJobId()}, tc.want...)...)
+			if strings.Contains(got, tc.notExpected) || len(actions(res)) != 0 {
+				t.Fatalf("reply %q (actions %v)", got, actions(res))
+			}
+			if j := e.peers.Job(t, res.GetJobId()); j.GetStatus() != approvalv1.JobStatus_JOB_STATUS_REFUSED || j.GetPolicyRule() != "hard_deny.path" {
+				t.Fatalf("job %v by %s", j.GetStatus(), j.GetPolicyRule())
+			}
+			if e.peers.Executor.Calls() != 0 {
+				t.Fatal("a refused job ran")
+			}
+		})
+	}
+}

@@ -188,7 +188,7 @@ func TestApprovalOutcomes(t *testing.T) {
 	t.Run("refused says why", func(t *testing.T) {
 		u := newUnit(t)
 		u.approvals.request = app.ApprovalRequest{Outcome: app.OutcomeRefused, PolicyRule: "hard_deny:.git"}
-		if got := text(u.send(t, "/code guide", "en")); !strings.Contains(got, "refused by policy (it will not run): hard_deny:.git") {
+		if got := text(u.send(t, "/code guide", "en")); !strings.Contains(got, "refused by policy (it will not run).\nReason: hard_deny:.git") {
 			t.Fatalf("reply %q", got)
 		}
 		if len(u.executor.executed()) != 0 {

@@ -3,6 +3,8 @@ package domain
 import (
 	"fmt"
 	"strings"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/fault"
 )
 
 // Locale of the user-facing text: ja (default) or en.
@@ -216,7 +218,7 @@ var catalog = map[MsgKey][2]string{
 	MsgAutoDown: {"承認サービスに接続できないため、Auto-Approve の状態を確認・変更できませんでした。少し待ってからもう一度送ってください。",
 		"The approval service is unreachable, so Auto-Approve could not be read or changed. Please try again shortly."},
 	MsgAutoRefused:     {"Auto-Approve は変更できませんでした: %s", "Auto-Approve could not be changed: %s"},
-	MsgApprovalRefused: {"ジョブ %s はポリシーにより拒否されました（実行しません）: %s", "Job %s was refused by policy (it will not run): %s"},
+	MsgApprovalRefused: {"ジョブ %s はポリシーにより拒否されました（実行しません）。\n理由: %s", "Job %s was refused by policy (it will not run).\nReason: %s"},
 	MsgApprovalRequest: {"ジョブ %s は承認待ちです。\n%s\n\n/approve %s で承認、/deny %s [理由] で却下できます。",
 		"Job %s is waiting for approval.\n%s\n\nSend /approve %s to approve or /deny %s [reason] to deny."},
 	MsgAutoApproved: {"ジョブ %s は Auto-Approve の範囲内なので、確認なしで実行しました。", "Job %s is within the Auto-Approve scope and ran without asking."},
@@ -323,22 +325,6 @@ func localModelUnavailable(l Locale, who, model string, missing bool) string {
 	return T(l, MsgLocalModelDown, who, model)
 }
 
-// stateWords name a job's states as approval names them ("pending", "granted", …).
-var stateWords = map[string][2]string{
-	"pending": {"承認待ち", "pending"}, "granted": {"承認済み", "granted"}, "auto_approved": {"自動承認済み", "auto-approved"},
-	"denied": {"却下済み", "denied"}, "expired": {"期限切れ", "expired"}, "cancelled": {"取り消し済み", "cancelled"},
-	"executing": {"実行中", "executing"}, "completed": {"実行済み", "completed"}, "failed": {"失敗", "failed"},
-	"refused": {"拒否済み", "refused"}, "answered": {"回答済み", "answered"},
-}
-
-// StateWord is a job's state said in l; a state it does not know is shown as it is.
-func StateWord(l Locale, state string) string {
-	w, ok := stateWords[state]
-	if !ok {
-		return state
-	}
-	if l == EN {
-		return w[1]
-	}
-	return w[0]
-}
+// StateWord is a job's state (as approval names it: "pending", "granted", …) said in l, in the
+// words every service uses (fault.States); a state it does not know is shown as it is.
+func StateWord(l Locale, state string) string { return fault.StateText(string(l), state) }

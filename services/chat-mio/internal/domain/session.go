@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -76,4 +77,17 @@ func ClipTurn(s string, max int) string {
 	}
 	r := []rune(s)
 	return string(r[:max]) + "…"
+}
+
+// OneLine is a peer's text on one line (line breaks, tabs and other control characters become
+// spaces, runs of spaces one), bounded by ClipTurn: it cannot add lines that pass for the
+// reply's own.
+func OneLine(s string, max int) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
+			return ' '
+		}
+		return r
+	}, s)
+	return ClipTurn(strings.Join(strings.Fields(s), " "), max)
 }

@@ -114,20 +114,10 @@ var Texts = fault.Catalog{
 	CodePatchInvalid:        {"提案のパッチを解釈できませんでした", "the patch cannot be parsed"},
 	CodeUnexpected:          {"予期しないエラーが起きました（詳細はログにあります）", "an unexpected error (the log has the details)"},
 
-	// Terms: what happened to a file, a job's state.
-	TermChanged:      {"変更されました", "was changed"},
-	TermCreated:      {"作成されました", "was created"},
-	TermDeleted:      {"削除されました", "was deleted"},
-	TermPending:      {"承認待ち", "pending"},
-	TermDenied:       {"却下済み", "denied"},
-	TermExpired:      {"期限切れ", "expired"},
-	TermCancelled:    {"取り消し済み", "cancelled"},
-	TermExecuting:    {"実行中", "executing"},
-	TermCompleted:    {"実行済み", "completed"},
-	TermFailed:       {"失敗済み", "failed"},
-	TermRefused:      {"拒否済み", "refused"},
-	TermAnswered:     {"回答済み", "answered"},
-	TermUnknownState: {"不明な状態", "in an unknown state"},
+	// Terms: what happened to a file (a job's state is a shared word: fault.States).
+	TermChanged: {"変更されました", "was changed"},
+	TermCreated: {"作成されました", "was created"},
+	TermDeleted: {"削除されました", "was deleted"},
 }
 
 // The codes of Texts.
@@ -227,19 +217,9 @@ const (
 	CodePatchInvalid        = "PATCH_INVALID"
 	CodeUnexpected          = "UNEXPECTED"
 
-	TermChanged      = "FILE_CHANGED"
-	TermCreated      = "FILE_CREATED"
-	TermDeleted      = "FILE_DELETED"
-	TermPending      = "STATE_PENDING"
-	TermDenied       = "STATE_DENIED"
-	TermExpired      = "STATE_EXPIRED"
-	TermCancelled    = "STATE_CANCELLED"
-	TermExecuting    = "STATE_EXECUTING"
-	TermCompleted    = "STATE_COMPLETED"
-	TermFailed       = "STATE_FAILED"
-	TermRefused      = "STATE_REFUSED"
-	TermAnswered     = "STATE_ANSWERED"
-	TermUnknownState = "STATE_UNKNOWN"
+	TermChanged = "FILE_CHANGED"
+	TermCreated = "FILE_CREATED"
+	TermDeleted = "FILE_DELETED"
 )
 
 // Fail is the failure code of Texts with args, of the kind of sentinel (nil: unclassified).
@@ -252,30 +232,8 @@ func FailWith(sentinel, cause error, code string, args ...any) error {
 	return Texts.Wrap(sentinel, cause, code, args...)
 }
 
-// State is a job state ("pending", "denied", …) as a word of Texts.
-func State(status string) fault.Term {
-	switch status {
-	case "pending":
-		return TermPending
-	case "denied":
-		return TermDenied
-	case "expired":
-		return TermExpired
-	case "cancelled":
-		return TermCancelled
-	case "executing":
-		return TermExecuting
-	case "completed":
-		return TermCompleted
-	case "failed":
-		return TermFailed
-	case "refused":
-		return TermRefused
-	case "answered":
-		return TermAnswered
-	}
-	return TermUnknownState
-}
+// State is a job state ("pending", "denied", …) as a word every catalog has (fault.States).
+func State(status string) fault.Term { return fault.State(status) }
 
 // Said is err as the user is told it in l: its message, or UNEXPECTED for a failure that has
 // none (its words are for the log).

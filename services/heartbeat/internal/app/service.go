@@ -277,7 +277,8 @@ func (s *Service) changed(ctx context.Context, ch domain.Change) {
 	case a.State == domain.StateTimeout:
 		s.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "heartbeat.timeout", append(attrs, slog.Duration("timeout", s.cfg.Timeout))...)
 	case a.State == domain.StateError:
-		s.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "heartbeat.error", append(attrs, slog.String("error_message", a.Last.ErrorMessage))...)
+		s.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "heartbeat.error", append(attrs, slog.String("error_message", a.Last.ErrorMessage),
+			slog.String("error_code", a.Last.ErrorCode))...)
 	case ch.Alert() == domain.AlertRecovery:
 		s.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "heartbeat.recovered", attrs...)
 	default:
@@ -316,6 +317,8 @@ type Report struct {
 	Agents      []domain.Agent
 	Text        string
 	GeneratedAt time.Time
+	// Locale is the language of Text.
+	Locale Locale
 }
 
 // Report builds the aggregated report. It sweeps first, so an agent that is overdue is shown
@@ -337,7 +340,7 @@ func (s *Service) Report(ctx context.Context, locale Locale) (Report, error) {
 	s.cfg.Logger.InfoContext(ctx, "heartbeat.aggregated",
 		slog.Int("agents", len(agents)), slog.Int("idle", counts[domain.StateIdle]), slog.Int("busy", counts[domain.StateBusy]),
 		slog.Int("error", counts[domain.StateError]), slog.Int("timeout", counts[domain.StateTimeout]))
-	return Report{Agents: agents, Text: ReportText(locale, agents, now, s.cfg.Location), GeneratedAt: now}, nil
+	return Report{Agents: agents, Text: ReportText(locale, agents, now, s.cfg.Location), GeneratedAt: now, Locale: locale}, nil
 }
 
 // Current lists every agent as the report shows it, for a watcher that wants the picture first.

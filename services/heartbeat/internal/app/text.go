@@ -5,6 +5,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/fault"
+	"github.com/picoclaw-suite/picoclaw/pkg/llm"
+	"github.com/picoclaw-suite/picoclaw/pkg/redact"
 	"github.com/picoclaw-suite/picoclaw/services/heartbeat/internal/domain"
 )
 
@@ -157,8 +160,8 @@ func reportLine(l Locale, a domain.Agent, now time.Time, replica bool) string {
 		job = none
 	}
 	line := fmt.Sprintf(format, label(a, replica), stateText(l, a.State), ago(l, now.Sub(a.LastSeen)), job, a.Last.MemoryMB)
-	if a.State == domain.StateError && a.Last.ErrorMessage != "" {
-		line += errorLabel + a.Last.ErrorMessage
+	if e := ErrorText(l, a.Last); a.State == domain.StateError && e != "" {
+		line += errorLabel + e
 	}
 	note := a.Last.Note
 	if l == LocaleEn && a.Last.NoteEN != "" {
@@ -183,7 +186,7 @@ func AlertText(l Locale, ch domain.Change, now time.Time, timeout time.Duration,
 			}
 			return fmt.Sprintf("⚠️ 異常: %s から応答がありません（最終確認 %s、%s以上ハートビートなし）。", label(a), seen, span(l, timeout))
 		}
-		msg := a.Last.ErrorMessage
+		msg := ErrorText(l, a.Last)
 		if l == LocaleEn {
 			if msg == "" {
 				msg = "no detail"
@@ -221,4 +224,54 @@ func AlertText(l Locale, ch domain.Change, now time.Time, timeout time.Duration,
 		return fmt.Sprintf("✅ 復旧: %s が正常に戻りました（%s、異常の継続 %s）。", label(a), stateText(l, a.State), span(l, lasted))
 	}
 	return ""
+}
+
+// errorTexts say what kind of failure an agent reported (the beat's error_code), in Japanese and
+// in English: a model provider's failure by its class, never in the provider's own words.
+var errorTexts = fault.Catalog{
+	llm.FailureUnreachable:      {"モデルのプロバイダーに接続できません", "the model provider is unreachable"},
+	llm.FailureServerError:      {"モデルのプロバイダーでサーバーエラーが起きています", "the model provider has a server error"},
+	llm.FailureUnauthenticated:  {"モデルのプロバイダーで認証に失敗しました。API キーを確認してください", "authentication with the model provider failed; check the API key"},
+	llm.FailureNoAPIKey:         {"モデルのプロバイダーの API キーが設定されていません", "the model provider's API key is not set"},
+	llm.FailureRateLimited:      {"モデルのプロバイダーの利用制限に達しました", "the model provider's rate limit was reached"},
+	llm.FailureModelUnavailable: {"モデルが見つからないか、使えません", "the model is missing or cannot be used"},
+	llm.FailureTimeout:          {"モデルが時間内に応答しませんでした", "the model did not answer in time"},
+	llm.FailureBadResponse:      {"モデルのプロバイダーの応答を解釈できませんでした", "the model provider's answer could not be read"},
+	llm.FailureRejected:         {"モデルのプロバイダーが要求を受け付けませんでした", "the model provider rejected the request"},
+	llm.FailureLocalOnly:        {"ローカル限定のため、クラウドのモデルを呼びませんでした", "a cloud model was not called (local only)"},
+	llm.FailureCanceled:         {"モデルの呼び出しが取り消されました", "the model call was cancelled"},
+	llm.FailureOther:            {"モデルの呼び出しに失敗しました", "the model call failed"},
+}
+
+// errorDetailMax bounds what the report shows of an error's own words.
+const errorDetailMax = 120
+
+// ErrorText is the error an agent last reported, as the report says it in l: the kind of
+// failure in the reader's language with the sender's short detail; an error without a known
+// kind (another failure, an older sender) in its own words. Secrets are masked and the text is
+// bounded either way. "" when there is none.
+func ErrorText(l Locale, b domain.Beat) string {
+	detail := clip(strings.Join(strings.Fields(redact.Secrets(b.ErrorMessage)), " "), errorDetailMax)
+	code := b.ErrorCode
+	if !errorTexts.Has(code) && strings.HasPrefix(code, "llm.") {
+		code = llm.FailureOther // a kind a newer sender knows
+	}
+	if !errorTexts.Has(code) {
+		return detail
+	}
+	kind := errorTexts.Text(string(l), code)
+	switch {
+	case detail == "":
+		return kind
+	case l == LocaleEn:
+		return kind + " (" + detail + ")"
+	}
+	return kind + "（" + detail + "）"
+}
+
+func clip(s string, max int) string {
+	if r := []rune(s); len(r) > max {
+		return string(r[:max-1]) + "…"
+	}
+	return s
 }

@@ -1,10 +1,12 @@
 package app
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/services/heartbeat/internal/domain"
 )
 
@@ -106,3 +108,101 @@ func replicaOf(a domain.Agent, replica string) domain.Agent {
 	a.Last.Replica = replica
 	return a
 }
+
+// TestReportSaysProviderErrorsByKind: /status says a model provider's failure by its kind in the
+// reader's language, with the sender's short detail — never the provider's words beyond it —
+// for every kind a sender reports; other errors and older senders' are shown in their own words,
+// masked and bounded.
+func TestReportSaysProviderErrorsByKind(t *testing.T) {
+	if err := errorTexts.Check(); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 30, 0, time.UTC)
+	tests := []struct {
+		code, detail string
+		ja, en       string
+	}{
+		{llm.FailureUnreachable, "ollama worker-v1:latest",
+			"モデルのプロバイダーに接続できません（ollama worker-v1:latest）", "the model provider is unreachable (ollama worker-v1:latest)"},
+		{llm.FailureServerError, "anthropic claude-sonnet-4-5 HTTP 500: api_error: internal",
+			"モデルのプロバイダーでサーバーエラーが起きています（anthropic claude-sonnet-4-5 HTTP 500: api_error: internal）",
+			"the model provider has a server error (anthropic claude-sonnet-4-5 HTTP 500: api_error: internal)"},
+		{llm.FailureUnauthenticated, "openai gpt-4o HTTP 401: Incorrect API key provided: sk-***",
+			"モデルのプロバイダーで認証に失敗しました。API キーを確認してください（openai gpt-4o HTTP 401: Incorrect API key provided: sk-***）",
+			"authentication with the model provider failed; check the API key (openai gpt-4o HTTP 401: Incorrect API key provided: sk-***)"},
+		{llm.FailureNoAPIKey, "openai gpt-4o",
+			"モデルのプロバイダーの API キーが設定されていません（openai gpt-4o）", "the model provider's API key is not set (openai gpt-4o)"},
+		{llm.FailureRateLimited, "anthropic claude-sonnet-4-5 HTTP 529: overloaded_error: Overloaded",
+			"モデルのプロバイダーの利用制限に達しました（anthropic claude-sonnet-4-5 HTTP 529: overloaded_error: Overloaded）",
+			"the model provider's rate limit was reached (anthropic claude-sonnet-4-5 HTTP 529: overloaded_error: Overloaded)"},
+		{llm.FailureModelUnavailable, "ollama worker-v1:latest HTTP 404",
+			"モデルが見つからないか、使えません（ollama worker-v1:latest HTTP 404）", "the model is missing or cannot be used (ollama worker-v1:latest HTTP 404)"},
+		{llm.FailureTimeout, "deepseek deepseek-chat",
+			"モデルが時間内に応答しませんでした（deepseek deepseek-chat）", "the model did not answer in time (deepseek deepseek-chat)"},
+		{llm.FailureBadResponse, "openai gpt-4o",
+			"モデルのプロバイダーの応答を解釈できませんでした（openai gpt-4o）", "the model provider's answer could not be read (openai gpt-4o)"},
+		{llm.FailureRejected, "openai gpt-4o HTTP 400",
+			"モデルのプロバイダーが要求を受け付けませんでした（openai gpt-4o HTTP 400）", "the model provider rejected the request (openai gpt-4o HTTP 400)"},
+		{llm.FailureLocalOnly, "anthropic claude-sonnet-4-5",
+			"ローカル限定のため、クラウドのモデルを呼びませんでした（anthropic claude-sonnet-4-5）", "a cloud model was not called (local only) (anthropic claude-sonnet-4-5)"},
+		{llm.FailureCanceled, "",
+			"モデルの呼び出しが取り消されました", "the model call was cancelled"},
+		{llm.FailureOther, "openai gpt-4o",
+			"モデルの呼び出しに失敗しました（openai gpt-4o）", "the model call failed (openai gpt-4o)"},
+		// A kind a newer sender knows is still a failed model call.
+		{"llm.quota_exhausted", "openai gpt-4o HTTP 402",
+			"モデルの呼び出しに失敗しました（openai gpt-4o HTTP 402）", "the model call failed (openai gpt-4o HTTP 402)"},
+		// Other failures, and older senders' errors, in their own words: masked and bounded.
+		{"", "postgres: connection refused: password=hunter2hunter2",
+			"postgres: connection refused: password=***", "postgres: connection refused: password=***"},
+		{"", "openai gpt-4o: llm: unauthenticated: HTTP 401: " + strings.Repeat("x", 200),
+			"openai gpt-4o: llm: unauthenticated: HTTP 401: " + strings.Repeat("x", 119-len("openai gpt-4o: llm: unauthenticated: HTTP 401: ")) + "…",
+			"openai gpt-4o: llm: unauthenticated: HTTP 401: " + strings.Repeat("x", 119-len("openai gpt-4o: llm: unauthenticated: HTTP 401: ")) + "…"},
+	}
+	listed := map[string]bool{}
+	for _, tt := range tests {
+		listed[tt.code] = true
+		b := domain.Beat{AgentID: "order3", Alias: "Gin", Kind: "agent", ErrorCode: tt.code, ErrorMessage: tt.detail}
+		for _, l := range []struct {
+			locale Locale
+			want   string
+			line   string
+		}{{LocaleJa, tt.ja, "・Gin (order3): エラー | 最終確認 0秒前 | ジョブ なし | メモリ 0.0MB | エラー: "},
+			{LocaleEn, tt.en, "- Gin (order3): error | last seen 0s ago | job none | memory 0.0MB | error: "}} {
+			if got := ErrorText(l.locale, b); got != l.want {
+				t.Errorf("%s %s:\n got %q\nwant %q", tt.code, l.locale, got, l.want)
+			}
+			report := ReportText(l.locale, []domain.Agent{{Last: b, State: domain.StateError, LastSeen: now}}, now, time.UTC)
+			if !strings.HasSuffix(report, "\n"+l.line+l.want) {
+				t.Errorf("%s %s report:\n%s", tt.code, l.locale, report)
+			}
+		}
+		if tt.code != "" && tt.code != "llm.quota_exhausted" {
+			if japanese.MatchString(errorTexts[tt.code][1]) {
+				t.Errorf("%s: Japanese in the English text", tt.code)
+			}
+			if w := latinWord.FindString(strings.ReplaceAll(errorTexts[tt.code][0], "API", "")); w != "" {
+				t.Errorf("%s: English %q in the Japanese text", tt.code, w)
+			}
+		}
+	}
+	for code := range errorTexts {
+		if !listed[code] {
+			t.Errorf("%s is not listed here", code)
+		}
+	}
+	// The alert pushed to the admin says it the same way.
+	ch := domain.Change{Agent: domain.Agent{Last: domain.Beat{AgentID: "worker", Alias: "Shiro", ErrorCode: llm.FailureRateLimited,
+		ErrorMessage: "openai gpt-4o HTTP 429"}, State: domain.StateError, LastSeen: now}, Previous: domain.StateIdle, Kind: domain.AlertIncident}
+	if got := AlertText(LocaleJa, ch, now, time.Minute, time.UTC); got != "⚠️ 異常: Shiro (worker) がエラーを報告しました: モデルのプロバイダーの利用制限に達しました（openai gpt-4o HTTP 429）" {
+		t.Errorf("alert ja: %q", got)
+	}
+	if got := AlertText(LocaleEn, ch, now, time.Minute, time.UTC); got != "⚠️ Alert: Shiro (worker) reported an error: the model provider's rate limit was reached (openai gpt-4o HTTP 429)" {
+		t.Errorf("alert en: %q", got)
+	}
+}
+
+var (
+	japanese  = regexp.MustCompile(`[\p{Hiragana}\p{Katakana}\p{Han}]`)
+	latinWord = regexp.MustCompile(`[A-Za-z]{2,}`)
+)

@@ -42,6 +42,10 @@ type Beat struct {
 	MemoryMB           float64
 	LastTaskDurationMs int64
 	ErrorMessage       string
+	// ErrorCode is what kind of failure ErrorMessage is (e.g. llm.unauthenticated): the report
+	// says the kind in its reader's language, ErrorMessage being a short safe detail. "" for
+	// other failures and from older senders.
+	ErrorCode string
 	// Note is the sender's standing note (e.g. how the executor's sandbox runs), in Japanese;
 	// NoteEN in English ("" from older senders).
 	Note, NoteEN string

@@ -28,8 +28,12 @@ type AgentJSON struct {
 	MemoryUsageMB      float64   `json:"memory_usage_mb"`
 	LastTaskDurationMs int64     `json:"last_task_duration_ms"`
 	ErrorMessage       string    `json:"error_message"`
-	Note               string    `json:"note,omitempty"`
-	NoteEN             string    `json:"note_en,omitempty"`
+	// ErrorCode is the kind of failure (e.g. llm.rate_limited), ErrorText the error as the
+	// report's text says it, in the requested locale.
+	ErrorCode string `json:"error_code,omitempty"`
+	ErrorText string `json:"error_text,omitempty"`
+	Note      string `json:"note,omitempty"`
+	NoteEN    string `json:"note_en,omitempty"`
 }
 
 // StatusJSON is the JSON report.
@@ -50,13 +54,13 @@ func Status(svc *app.Service, log *slog.Logger) http.Handler {
 		}
 		out := StatusJSON{GeneratedAt: rep.GeneratedAt, Text: rep.Text, Agents: make([]AgentJSON, 0, len(rep.Agents))}
 		for _, a := range rep.Agents {
-			out.Agents = append(out.Agents, toJSON(a))
+			out.Agents = append(out.Agents, toJSON(a, rep.Locale))
 		}
 		writeJSON(w, http.StatusOK, out)
 	})
 }
 
-func toJSON(a domain.Agent) AgentJSON {
+func toJSON(a domain.Agent, l app.Locale) AgentJSON {
 	jobs := a.Last.JobIDs
 	if jobs == nil {
 		jobs = []string{}
@@ -65,7 +69,7 @@ func toJSON(a domain.Agent) AgentJSON {
 		AgentID: a.Last.AgentID, Alias: a.Last.Alias, Kind: a.Last.Kind, Service: a.Last.Service,
 		Status: string(a.State), LastSeen: a.LastSeen, StateSince: a.StateSince, CurrentJobID: a.Last.CurrentJobID(), CurrentJobIDs: jobs,
 		MemoryUsageMB: a.Last.MemoryMB, LastTaskDurationMs: a.Last.LastTaskDurationMs, ErrorMessage: a.Last.ErrorMessage,
-		Note: a.Last.Note, NoteEN: a.Last.NoteEN,
+		ErrorCode: a.Last.ErrorCode, ErrorText: app.ErrorText(l, a.Last), Note: a.Last.Note, NoteEN: a.Last.NoteEN,
 	}
 }
 

@@ -51,7 +51,7 @@ func roundTripAndList(t *testing.T, e engine) {
 	want := domain.Agent{
 		Last: domain.Beat{AgentID: "order2", Alias: "Ao", Service: "coder-order", Kind: "agent", SentAt: now.Add(-time.Millisecond),
 			Status: domain.StateError, JobIDs: []string{"job_20260101_001", "job_20260101_002"}, MemoryMB: 41.5,
-			LastTaskDurationMs: 1234, ErrorMessage: "openai: 429", Note: "retrying"},
+			LastTaskDurationMs: 1234, ErrorMessage: "openai gpt-4o HTTP 429", ErrorCode: "llm.rate_limited", Note: "retrying"},
 		State: domain.StateError, LastSeen: now, StateSince: now.Add(-time.Second), IncidentSince: now.Add(-time.Second),
 	}
 	if err := s.Update(ctx, "order2", func(cur *domain.Agent) *domain.Agent {
@@ -81,7 +81,7 @@ func roundTripAndList(t *testing.T, e engine) {
 		if got.Last.AgentID != want.Last.AgentID || got.Last.Alias != "Ao" || got.Last.Service != "coder-order" ||
 			got.Last.Status != domain.StateError || !got.Last.SentAt.Equal(want.Last.SentAt) || got.State != want.State ||
 			!got.LastSeen.Equal(want.LastSeen) || !got.StateSince.Equal(want.StateSince) || !got.IncidentSince.Equal(want.IncidentSince) ||
-			len(got.Last.JobIDs) != 2 || got.Last.ErrorMessage != "openai: 429" || got.Last.Note != "retrying" ||
+			len(got.Last.JobIDs) != 2 || got.Last.ErrorMessage != "openai gpt-4o HTTP 429" || got.Last.ErrorCode != "llm.rate_limited" || got.Last.Note != "retrying" ||
 			got.Last.MemoryMB != 41.5 || got.Last.LastTaskDurationMs != 1234 || got.Last.Kind != "agent" {
 			t.Fatalf("got %+v\nwant %+v", got, want)
 		}

@@ -20,6 +20,7 @@ type record struct {
 	MemoryMB           float64   `json:"memory_usage_mb"`
 	LastTaskDurationMs int64     `json:"last_task_duration_ms"`
 	ErrorMessage       string    `json:"error_message,omitempty"`
+	ErrorCode          string    `json:"error_code,omitempty"`
 	Note               string    `json:"note,omitempty"`
 	NoteEN             string    `json:"note_en,omitempty"`
 	Replica            string    `json:"replica,omitempty"`
@@ -35,7 +36,7 @@ func encode(a domain.Agent) ([]byte, error) {
 	return json.Marshal(record{
 		AgentID: a.Last.AgentID, Alias: a.Last.Alias, Service: a.Last.Service, Kind: a.Last.Kind,
 		SentAt: a.Last.SentAt, Status: string(a.Last.Status), JobIDs: a.Last.JobIDs, MemoryMB: a.Last.MemoryMB,
-		LastTaskDurationMs: a.Last.LastTaskDurationMs, ErrorMessage: a.Last.ErrorMessage, Note: a.Last.Note, NoteEN: a.Last.NoteEN, Replica: a.Last.Replica,
+		LastTaskDurationMs: a.Last.LastTaskDurationMs, ErrorMessage: a.Last.ErrorMessage, ErrorCode: a.Last.ErrorCode, Note: a.Last.Note, NoteEN: a.Last.NoteEN, Replica: a.Last.Replica,
 		State: string(a.State), LastSeen: a.LastSeen, StateSince: a.StateSince, IncidentSince: a.IncidentSince, Streak: a.Streak,
 		FirstSeen: a.FirstSeen,
 	})
@@ -50,7 +51,7 @@ func decode(data []byte) (domain.Agent, error) {
 		Last: domain.Beat{
 			AgentID: r.AgentID, Alias: r.Alias, Service: r.Service, Kind: r.Kind, SentAt: r.SentAt,
 			Status: domain.State(r.Status), JobIDs: r.JobIDs, MemoryMB: r.MemoryMB,
-			LastTaskDurationMs: r.LastTaskDurationMs, ErrorMessage: r.ErrorMessage, Note: r.Note, NoteEN: r.NoteEN, Replica: r.Replica,
+			LastTaskDurationMs: r.LastTaskDurationMs, ErrorMessage: r.ErrorMessage, ErrorCode: r.ErrorCode, Note: r.Note, NoteEN: r.NoteEN, Replica: r.Replica,
 		},
 		State: domain.State(r.State), LastSeen: r.LastSeen, StateSince: r.StateSince, IncidentSince: r.IncidentSince, Streak: r.Streak,
 		FirstSeen: r.FirstSeen,

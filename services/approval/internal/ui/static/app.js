@@ -295,7 +295,7 @@
   async function renderJob(id) {
     show('job-view');
     const path = 'v1/jobs/' + encodeURIComponent(id);
-    const [j, ev] = await Promise.all([api('GET', path), api('GET', path + '/events')]);
+    const [j, ev] = await Promise.all([api('GET', path + '?locale=' + lang), api('GET', path + '/events')]);
     $('#job-id').textContent = j.job_id;
     $('#job-status').replaceWith(Object.assign(statusBadge(j.status), { id: 'job-status' }));
     const exp = $('#job-expiry');
@@ -305,7 +305,7 @@
     const meta = [
       ['job.route', j.route || '—'], ['job.taskType', j.task_type || '—'], ['job.order', j.order || '—'],
       ['job.requestedBy', actorText(j.requested_by)], ['job.requestedAt', fmtTime(j.requested_at)], ['job.session', j.session_id || '—'],
-      ['job.policy', (j.policy_rule || '—') + (j.policy_reason ? ' — ' + j.policy_reason : '')],
+      ['job.policy', (j.policy_rule || '—') + ((j.policy_reason_text || j.policy_reason) ? ' — ' + (j.policy_reason_text || j.policy_reason) : '')],
       ['job.risk', [riskName(j.computed_risk || '—') + ' (' + t('risk.computed') + ')', (j.risk_rules || []).join(', ')].filter(Boolean).join(' — ')],
       ['job.claim', claimText(j.risk)],
       ['job.cost', cost.estimated_tokens || cost.estimated_cost_usd ? (cost.estimated_tokens || 0) + ' tokens / $' + (cost.estimated_cost_usd || 0).toFixed(2) : '—'],
