@@ -86,7 +86,7 @@ func TestApprovalCommandsAgainstTheRealService(t *testing.T) {
 		t.Fatalf("job: %d %s", code, out)
 	}
 	// The policy's reason is said in the CLI's language.
-	for locale, want := range map[string]string{"ja": "policy: ask.no_grant Auto-Approve はオフです", "en": "policy: ask.no_grant Auto-Approve is off"} {
+	for locale, want := range map[string]string{"ja": "ポリシー: ask.no_grant Auto-Approve はオフです", "en": "policy: ask.no_grant Auto-Approve is off"} {
 		if code, out, _ = run(t, url, token, "--locale", locale, "job", "job_20261121_001"); code != ExitOK || !strings.Contains(out, want) {
 			t.Errorf("job (%s): %d %s", locale, code, out)
 		}
