@@ -22,7 +22,7 @@ const (
 	// TrimEvery is how often an idle process unmaps the executable pages its periodic work (a
 	// heartbeat, a sweep) mapped since the last look: they stay in the page cache, so the next
 	// round maps them back without a read.
-	TrimEvery = 2 * time.Second
+	TrimEvery = time.Second
 )
 
 var started atomic.Bool

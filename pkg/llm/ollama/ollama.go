@@ -140,6 +140,7 @@ func (c *Client) attempt(ctx context.Context, req llm.Request) (llm.Answer, erro
 	if req.JSON && len(body.Tools) == 0 {
 		body.Format = "json"
 	}
+	body.Messages = make([]ollamaMessage, 0, len(req.Messages))
 	for _, m := range req.Messages {
 		om := ollamaMessage{Role: string(m.Role), Content: m.Content}
 		for _, img := range m.Images {

@@ -180,7 +180,8 @@ func (a *App) chatReply(ctx context.Context, t *turn, text, worker string, quest
 		Now: t.now.In(a.cfg.Location).Format("2006-01-02 15:04 MST"), WorkerResult: worker, Questions: questions,
 		Note: t.sess.Note,
 	})
-	msgs := []llm.Message{{Role: llm.RoleSystem, Content: system}}
+	msgs := make([]llm.Message, 0, len(t.sess.Memory)+2)
+	msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: system})
 	for _, m := range t.sess.Memory {
 		role := llm.RoleUser
 		if m.Role == "assistant" {
