@@ -170,7 +170,7 @@ func TestEveryBinaryStartsAnswersHealthAndStopsOnSIGTERM(t *testing.T) {
 // serveronly), links SQLite: deployed on its own, it runs on Redis and Postgres.
 func TestBinariesLinkOnlyWhatTheyRun(t *testing.T) {
 	never := []string{"github.com/openai/openai-go/", "github.com/anthropics/anthropic-sdk-go"}
-	servers := []string{"github.com/redis/go-redis/", "github.com/jackc/pgx/"}
+	servers := []string{"github.com/redis/go-redis/", "github.com/lib/pq"}
 	const sqlite = "modernc.org/sqlite"
 	cli := filepath.Join(t.TempDir(), "picoclaw")
 	build := exec.Command("go", "build", "-tags", config.SQLiteOnlyTag, "-ldflags=-s -w", "-o", cli, "./cmd/picoclaw")

@@ -69,7 +69,7 @@ func openPostgres(t *testing.T) backend {
 			return n
 		},
 		exec: func(t *testing.T, sql string, args ...any) error {
-			_, err := cur.Pool().Exec(ctx, sql, args...)
+			_, err := cur.DB().ExecContext(ctx, sql, args...)
 			return err
 		},
 		tamper: func(t *testing.T, sql string, args ...any) { pgOwnerExec(t, db.DSN, sql, args...) },

@@ -6,7 +6,6 @@ import (
 	"context"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -14,33 +13,6 @@ import (
 )
 
 const instrumentation = "github.com/picoclaw-suite/picoclaw/services/approval/internal/store"
-
-// pgTracer gives every SQL statement a span (SPEC §12); the tracer provider copies job_id from
-// the baggage onto it.
-type pgTracer struct{ tr trace.Tracer }
-
-func (t pgTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
-	ctx, _ = t.tr.Start(ctx, "sql "+verb(data.SQL), trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(attribute.String("db.system", "postgresql"), attribute.String("db.statement", data.SQL)))
-	return ctx
-}
-
-func (t pgTracer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryEndData) {
-	span := trace.SpanFromContext(ctx)
-	if data.Err != nil {
-		span.RecordError(data.Err)
-		span.SetStatus(codes.Error, data.Err.Error())
-	}
-	span.End()
-}
-
-func verb(sql string) string {
-	f := strings.Fields(sql)
-	if len(f) == 0 {
-		return "query"
-	}
-	return strings.ToUpper(f[0])
-}
 
 // RedisTracing is a go-redis hook that gives every Redis command a span.
 type RedisTracing struct{ tr trace.Tracer }
