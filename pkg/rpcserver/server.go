@@ -24,7 +24,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/buildinfo"
 	"github.com/picoclaw-suite/picoclaw/pkg/heartbeat"
@@ -231,13 +230,10 @@ func (s *Server) Mount(path string, h http.Handler) {
 	s.router.Mount(path, s.auth.Middleware(h))
 }
 
-// HandleHTTP registers a plain HTTP handler on the internal listener, traced with otelhttp
-// under the route name.
+// HandleHTTP registers a plain HTTP handler on the internal listener, traced (a server span
+// named "<METHOD> <pattern>", see traceHTTP) in the trace its caller propagates.
 func (s *Server) HandleHTTP(method, pattern string, h http.Handler) {
-	s.router.Method(method, pattern, otelhttp.NewHandler(s.trackHTTP(h), method+" "+pattern,
-		otelhttp.WithTracerProvider(s.tel.TracerProvider),
-		otelhttp.WithPropagators(s.tel.Propagator),
-	))
+	s.router.Method(method, pattern, traceHTTP(method+" "+pattern, s.trackHTTP(h), s.tel.TracerProvider, s.tel.Propagator))
 }
 
 // HandlePublic registers a handler on the public listener. Trace context from outside is not
@@ -248,10 +244,7 @@ func (s *Server) HandlePublic(method, pattern string, h http.Handler) {
 
 // PublicHandler wraps a public handler (traced, untrusted context) for mounting by hand.
 func (s *Server) PublicHandler(name string, h http.Handler) http.Handler {
-	return otelhttp.NewHandler(s.trackHTTP(h), name,
-		otelhttp.WithTracerProvider(s.tel.TracerProvider),
-		otelhttp.WithPropagators(noPropagation{}),
-	)
+	return traceHTTP(name, s.trackHTTP(h), s.tel.TracerProvider, noPropagation{})
 }
 
 // PublicAddr is the public listener's bound address, valid after Ready (nil without one).

@@ -21,7 +21,10 @@ require (
 	google.golang.org/protobuf v1.36.12
 )
 
-require github.com/redis/go-redis/extra/redisotel/v9 v9.23.0 // indirect
+require (
+	github.com/lib/pq v1.12.3 // indirect
+	github.com/redis/go-redis/extra/redisotel/v9 v9.23.0 // indirect
+)
 
 require (
 	cel.dev/expr v0.25.2 // indirect

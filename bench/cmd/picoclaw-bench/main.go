@@ -198,6 +198,12 @@ func run(ctx context.Context, o options) (err error) {
 	svc := map[string]*report.Service{}
 	for _, name := range suite.Services {
 		svc[name] = &report.Service{Name: name, ReadyMS: ms(s.Procs[name].Ready)}
+		// The binary as built for this run: stripped, -tags serveronly (suite.Build).
+		fi, err := os.Stat(filepath.Join(bin, name))
+		if err != nil {
+			return err
+		}
+		svc[name].BinaryBytes = fi.Size()
 	}
 	// Idle: every service started, nothing sent yet; let the start settle first (each service
 	// hands back what only its start needed a few seconds after it: pkg/idlemem).

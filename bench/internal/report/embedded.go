@@ -132,6 +132,8 @@ const (
 	// EmbeddedBackToIdle is how close to the idle RSS before the traffic the suite must be a
 	// minute after it ("back to its idle level"): within a quarter above it.
 	EmbeddedBackToIdle = 1.25
+	// EmbeddedMaxBinaryMB bounds the stripped picoclaw binary (-tags sqliteonly).
+	EmbeddedMaxBinaryMB = 35.0
 )
 
 func (e *Embedded) goals() []Goal {
@@ -148,13 +150,19 @@ func (e *Embedded) goals() []Goal {
 		return Goal{Name: name, Target: fmt.Sprintf("≤ %g MB", EmbeddedMaxRSSMB), Measured: fmt.Sprintf("%.1f MB", v), Value: v, Met: v <= EmbeddedMaxRSSMB}
 	}
 	cpu := e.AfterTraffic.CPUPercent
-	return []Goal{
+	goals := []Goal{
 		answers,
 		{Name: "Embedded: idle CPU after the traffic", Target: fmt.Sprintf("< %g %% of a core", EmbeddedIdleCPUPercent),
 			Measured: fmt.Sprintf("%.2f %%", cpu), Value: cpu, Met: cpu < EmbeddedIdleCPUPercent},
 		rss("Embedded: RSS right after the traffic", e.AfterTraffic),
 		backToIdle(later, e.Idle, e.Later),
 	}
+	if e.BinaryBytes > 0 {
+		v := mb(e.BinaryBytes)
+		goals = append(goals, Goal{Name: "Embedded: stripped binary", Target: fmt.Sprintf("≤ %g MB", EmbeddedMaxBinaryMB),
+			Measured: fmt.Sprintf("%.1f MB", v), Value: v, Met: v <= EmbeddedMaxBinaryMB})
+	}
+	return goals
 }
 
 // backToIdle is the goal that the RSS of later is back at the idle level of idle.

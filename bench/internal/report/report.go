@@ -107,6 +107,9 @@ type Service struct {
 	PeakRSSMB  float64 `json:"peak_rss_mb"`
 	// CPUPerMsgMS is this service's CPU time per answered message in the sustained phase.
 	CPUPerMsgMS float64 `json:"cpu_per_msg_ms"`
+	// BinaryBytes is the size of the binary that ran, built as shipped (stripped, -tags
+	// serveronly); 0 when not measured.
+	BinaryBytes int64 `json:"binary_bytes,omitempty"`
 }
 
 // Goal is one SPEC performance goal and whether this run met it.
@@ -128,6 +131,8 @@ const (
 	MaxIdleRSSMB    = 15.0
 	MaxReadyMS      = 300.0
 	WebhookRateGoal = 500.0
+	// MaxServiceBinaryMB bounds each service's stripped binary (MB = MiB, as every size here).
+	MaxServiceBinaryMB = 20.0
 )
 
 // Evaluate fills Goals from the measurements: the services' goals when the services ran, the
@@ -170,6 +175,9 @@ func (r *Report) evaluateServices() {
 	g = atMost("Start to ready per service (max)", MaxReadyMS, worstReady, "ms")
 	g.Measured += " (" + readyName + ")"
 	r.Goals = append(r.Goals, g)
+	if g, ok := r.binaryGoal(); ok {
+		r.Goals = append(r.Goals, g)
+	}
 	// Errors make a latency meaningless: a goal with failed requests is not met.
 	if r.Webhook.Errors > 0 {
 		r.Goals[0].Met = false
@@ -180,6 +188,33 @@ func (r *Report) evaluateServices() {
 	if r.Throughput.Errors > 0 {
 		r.Goals[3].Met = false
 	}
+}
+
+// binaryGoal is the goal on the largest service binary, when the sizes were measured. A service
+// whose size is missing fails it: the goal is on every service.
+func (r *Report) binaryGoal() (Goal, bool) {
+	var worst int64
+	var name string
+	var missing []string
+	for _, s := range r.Services {
+		if s.BinaryBytes <= 0 {
+			missing = append(missing, s.Name)
+			continue
+		}
+		if s.BinaryBytes >= worst {
+			worst, name = s.BinaryBytes, s.Name
+		}
+	}
+	if worst == 0 {
+		return Goal{}, false
+	}
+	v := mb(worst)
+	g := Goal{Name: "Stripped binary per service (max)", Target: fmt.Sprintf("≤ %g MB", MaxServiceBinaryMB),
+		Measured: fmt.Sprintf("%.1f MB (%s)", v, name), Value: v, Met: v <= MaxServiceBinaryMB && len(missing) == 0}
+	if len(missing) > 0 {
+		g.Measured += "; not measured: " + strings.Join(missing, ", ")
+	}
+	return g, true
 }
 
 // Explain adds a note with the measured evidence to each missed goal whose cause the run itself
@@ -319,10 +354,14 @@ func (r *Report) servicesMarkdown(p func(string, ...any)) {
 	p("")
 	p("## Services")
 	p("")
-	p("| Service | start → ready (ms) | idle RSS (MB) | idle anon / file (MB) | RSS under load (MB) | peak RSS (MB) | CPU per msg (ms) |")
-	p("|---|---|---|---|---|---|---|")
+	p("| Service | start → ready (ms) | idle RSS (MB) | idle anon / file (MB) | RSS under load (MB) | peak RSS (MB) | CPU per msg (ms) | stripped binary (MB) |")
+	p("|---|---|---|---|---|---|---|---|")
 	for _, s := range r.Services {
-		p("| %s | %.1f | %.1f | %.1f / %.1f | %.1f | %.1f | %.3f |", s.Name, s.ReadyMS, s.IdleRSSMB, s.IdleAnonMB, s.IdleFileMB, s.LoadRSSMB, s.PeakRSSMB, s.CPUPerMsgMS)
+		bin := "–"
+		if s.BinaryBytes > 0 {
+			bin = fmt.Sprintf("%.1f", mb(s.BinaryBytes))
+		}
+		p("| %s | %.1f | %.1f | %.1f / %.1f | %.1f | %.1f | %.3f | %s |", s.Name, s.ReadyMS, s.IdleRSSMB, s.IdleAnonMB, s.IdleFileMB, s.LoadRSSMB, s.PeakRSSMB, s.CPUPerMsgMS, bin)
 	}
 }
 

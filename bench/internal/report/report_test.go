@@ -17,8 +17,8 @@ func sample() *Report {
 		Throughput:   Throughput{MsgPerSec: 1200, Answered: 12000, Window: 10},
 		Approval:     Approval{Approve: stats.Summary{P99: 6}},
 		Services: []Service{
-			{Name: "a", ReadyMS: 100, IdleRSSMB: 12},
-			{Name: "b", ReadyMS: 350, IdleRSSMB: 14, IdleAnonMB: 4, IdleFileMB: 10},
+			{Name: "a", ReadyMS: 100, IdleRSSMB: 12, BinaryBytes: 21 << 20},
+			{Name: "b", ReadyMS: 350, IdleRSSMB: 14, IdleAnonMB: 4, IdleFileMB: 10, BinaryBytes: 15 << 20},
 		},
 	}
 }
@@ -27,13 +27,14 @@ func TestEvaluateMarksEachGoal(t *testing.T) {
 	r := sample()
 	r.Evaluate()
 	want := map[string]bool{
-		"Webhook ack p99 at 500 req/s":     true,
-		"CHAT overhead p50":                false,
-		"CHAT overhead p99":                true,
-		"Sustained messages":               true,
-		"Approve p99":                      false,
-		"Idle RSS per service (max)":       true,
-		"Start to ready per service (max)": false,
+		"Webhook ack p99 at 500 req/s":      true,
+		"CHAT overhead p50":                 false,
+		"CHAT overhead p99":                 true,
+		"Sustained messages":                true,
+		"Approve p99":                       false,
+		"Idle RSS per service (max)":        true,
+		"Start to ready per service (max)":  false,
+		"Stripped binary per service (max)": false,
 	}
 	if len(r.Goals) != len(want) {
 		t.Fatalf("goals = %+v", r.Goals)
@@ -45,6 +46,38 @@ func TestEvaluateMarksEachGoal(t *testing.T) {
 	}
 	if r.Goals[6].Measured != "350.00 ms (b)" {
 		t.Errorf("ready measured = %q", r.Goals[6].Measured)
+	}
+	if r.Goals[7].Measured != "21.0 MB (a)" || r.Goals[7].Target != "≤ 20 MB" {
+		t.Errorf("binary goal = %+v", r.Goals[7])
+	}
+}
+
+// The binary goal is on every service: met when each is within it, missed when one is over it or
+// was not measured; absent when no size was measured.
+func TestBinaryGoalCoversEveryService(t *testing.T) {
+	binary := func(r *Report) *Goal {
+		for i, g := range r.Goals {
+			if g.Name == "Stripped binary per service (max)" {
+				return &r.Goals[i]
+			}
+		}
+		return nil
+	}
+	r := sample()
+	r.Services[0].BinaryBytes = 19 << 20
+	r.Evaluate()
+	if g := binary(r); g == nil || !g.Met || g.Measured != "19.0 MB (a)" {
+		t.Errorf("all within: %+v", g)
+	}
+	r.Services[1].BinaryBytes = 0
+	r.Evaluate()
+	if g := binary(r); g == nil || g.Met || !strings.Contains(g.Measured, "not measured: b") {
+		t.Errorf("one not measured: %+v", g)
+	}
+	r.Services[0].BinaryBytes = 0
+	r.Evaluate()
+	if g := binary(r); g != nil {
+		t.Errorf("no sizes, yet a goal: %+v", g)
 	}
 }
 
@@ -70,7 +103,7 @@ func TestWriteJSONAndMarkdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	var back Report
-	if err := json.Unmarshal(js, &back); err != nil || len(back.Goals) != 7 || back.Throughput.MsgPerSec != 1200 {
+	if err := json.Unmarshal(js, &back); err != nil || len(back.Goals) != 8 || back.Throughput.MsgPerSec != 1200 || back.Services[0].BinaryBytes != 21<<20 {
 		t.Fatalf("json round trip: %v %+v", err, back)
 	}
 	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
@@ -78,7 +111,7 @@ func TestWriteJSONAndMarkdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"| CHAT overhead p50 | ≤ 2 ms | 3.00 ms | **missed** |", "| Sustained messages | ≥ 1000 msg/s | 1200 msg/s | met |",
-		"| b | 350.0 | 14.0 | 4.0 / 10.0 |", "- a note"} {
+		"| b | 350.0 | 14.0 | 4.0 / 10.0 |", "| 0.000 | 15.0 |", "| Stripped binary per service (max) | ≤ 20 MB | 21.0 MB (a) | **missed** |", "- a note"} {
 		if !strings.Contains(string(md), s) {
 			t.Errorf("markdown lacks %q:\n%s", s, md)
 		}
@@ -138,6 +171,7 @@ func TestEmbeddedGoalsAndSection(t *testing.T) {
 		"Embedded: idle CPU after the traffic":                         false,
 		"Embedded: RSS right after the traffic":                        true,
 		"Embedded: RSS 60 s after the traffic: back to the idle level": false,
+		"Embedded: stripped binary":                                    false,
 	}
 	if len(r.Goals) != len(want) {
 		t.Fatalf("goals = %+v", r.Goals)
@@ -149,7 +183,7 @@ func TestEmbeddedGoalsAndSection(t *testing.T) {
 	}
 	var md strings.Builder
 	r.Markdown(&md)
-	for _, s := range []string{"# PicoClaw Suite load report: embedded suite\n", "## Embedded suite", "**80.0 MB**", "| start → ready (banner), empty data directory | 5 | 95.0 | 120.0 |",
+	for _, s := range []string{"# PicoClaw Suite load report: embedded suite\n", "## Embedded suite", "**80.0 MB**", "| Embedded: stripped binary | ≤ 35 MB | 80.0 MB | **missed** |", "| start → ready (banner), empty data directory | 5 | 95.0 | 120.0 |",
 		"| 60 s after the traffic | 45.0 | 21.0 / 24.0 | 20.0 |", "| 1.50 (10s from 5s after the last answer) |",
 		"| Data directory (KB) | after the traffic | after compact |", "| `state.db-wal` | 2.0 | — |", "| **total** | **6.0** | **3.0** |",
 		"RSS 60 s after the traffic: 45.0 MB = 21.0 MB private", "the Go runtime holds 15.0 MB", "6.0 MB is outside it",

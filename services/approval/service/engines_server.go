@@ -6,8 +6,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/picoclaw-suite/picoclaw/pkg/rpcserver"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
@@ -28,9 +26,9 @@ func openPostgres(ctx context.Context, c *Config, keys *domain.Keyring, opts []s
 
 // openRedisGrants is the Auto-Approve grant store on Redis.
 func openRedisGrants(c *Config, srv *rpcserver.Server, seal []byte) (app.GrantStore, func(), error) {
-	rdb := redis.NewClient(&redis.Options{Addr: c.Redis.Addr, DB: c.Redis.DB, Password: c.Redis.Password.Value(),
-		DialTimeout: 2 * time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second})
-	rdb.AddHook(store.NewRedisTracing(srv.Telemetry().TracerProvider))
+	rdb := store.NewRedisClient(store.RedisOptions{Addr: c.Redis.Addr, DB: c.Redis.DB, Password: c.Redis.Password.Value(),
+		DialTimeout: 2 * time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second,
+		TracerProvider: srv.Telemetry().TracerProvider})
 	return store.NewRedisGrants(rdb, c.Redis.KeyPrefix, seal, srv.Logger()), func() { _ = rdb.Close() }, nil
 }
 

@@ -58,7 +58,7 @@ func newFixtureWith(t *testing.T, tweak func(*app.Config)) *fixture {
 	if tweak != nil {
 		tweak(&cfg)
 	}
-	svc := app.New(st, store.NewRedisGrants(rdb.Client, rdb.Prefix, []byte("test-grant-seal-key"), nil), approvers, cfg, nil, app.WithKeyring(testKeys),
+	svc := app.New(st, store.NewRedisGrants(redisKV(t, rdb), rdb.Prefix, []byte("test-grant-seal-key"), nil), approvers, cfg, nil, app.WithKeyring(testKeys),
 		app.WithImages(st, nil))
 	api := httpapi.New(svc, approvers, nil)
 	srv := httptest.NewServer(api.Handler())
@@ -331,4 +331,11 @@ func TestEveryPrivateRouteRefusesOutsiders(t *testing.T) {
 			}
 		}
 	}
+}
+
+// redisKV is the grant store's own Redis client on rdb's server, closed when the test ends.
+func redisKV(t testing.TB, rdb testinfra.RedisDB) *store.RedisClient {
+	c := store.NewRedisClient(store.RedisOptions{Addr: rdb.Addr})
+	t.Cleanup(func() { _ = c.Close() })
+	return c
 }

@@ -42,7 +42,7 @@ func clients(t *testing.T) map[string]approvalv1connect.ApprovalServiceClient {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := app.New(st, store.NewRedisGrants(rdb.Client, rdb.Prefix, []byte("test-grant-seal-key"), nil), approvers, app.Config{PendingTTL: time.Hour,
+	svc := app.New(st, store.NewRedisGrants(redisKV(t, rdb), rdb.Prefix, []byte("test-grant-seal-key"), nil), approvers, app.Config{PendingTTL: time.Hour,
 		AutoApproveAllowed: true, DefaultGrantTTL: time.Hour, MaxGrantTTL: 24 * time.Hour}, nil, app.WithKeyring(testKeys))
 	mux := http.NewServeMux()
 	mux.Handle(approvalv1connect.NewApprovalServiceHandler(rpc.NewHandler(svc, nil),
@@ -189,3 +189,10 @@ var testKeys = func() *domain.Keyring {
 	}
 	return k
 }()
+
+// redisKV is the grant store's own Redis client on rdb's server, closed when the test ends.
+func redisKV(t testing.TB, rdb testinfra.RedisDB) *store.RedisClient {
+	c := store.NewRedisClient(store.RedisOptions{Addr: rdb.Addr})
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
@@ -33,7 +31,7 @@ func pgStoreAndGrants(t *testing.T) (app.Store, *store.RedisGrants, testinfra.Re
 	t.Helper()
 	b := openPostgres(t)
 	rdb := testinfra.Redis(t)
-	return b.store, store.NewRedisGrants(rdb.Client, rdb.Prefix, []byte("test-grant-seal-key"), nil), rdb
+	return b.store, store.NewRedisGrants(redisKV(t, rdb), rdb.Prefix, []byte("test-grant-seal-key"), nil), rdb
 }
 
 func req(id, patchText string) app.RequestInput {
@@ -254,12 +252,12 @@ func TestAutoApproveFailsClosedWithoutRedis(t *testing.T) {
 	b := openPostgres(t)
 	// A grant in a reachable Redis, read through a client that cannot reach it.
 	rdb := testinfra.Redis(t)
-	good := store.NewRedisGrants(rdb.Client, rdb.Prefix, []byte("test-grant-seal-key"), nil)
+	good := store.NewRedisGrants(redisKV(t, rdb), rdb.Prefix, []byte("test-grant-seal-key"), nil)
 	svc := realService(t, b.store, good, true)
 	if _, err := svc.EnableAutoApprove(ctx, approver, app.GrantInput{TTL: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
-	down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
+	down := store.NewRedisClient(store.RedisOptions{Addr: "127.0.0.1:1", DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
 	t.Cleanup(func() { _ = down.Close() })
 	broken := realService(t, b.store, store.NewRedisGrants(down, rdb.Prefix, []byte("test-grant-seal-key"), nil), true)
 	res, err := broken.RequestApproval(ctx, req("job_20260305_001", docsPatch))

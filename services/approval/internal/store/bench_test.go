@@ -26,7 +26,7 @@ func BenchmarkApproveAuditClaimPostgres(b *testing.B) {
 	defer s.Close()
 	rdb := testinfra.Redis(b)
 	approvers, _ := domain.NewApprovers(domain.ApproverConfig{Line: []string{approver.ID}})
-	svc := app.New(s, store.NewRedisGrants(rdb.Client, rdb.Prefix, []byte("test-grant-seal-key"), nil), approvers, app.Config{PendingTTL: time.Hour,
+	svc := app.New(s, store.NewRedisGrants(redisKV(b, rdb), rdb.Prefix, []byte("test-grant-seal-key"), nil), approvers, app.Config{PendingTTL: time.Hour,
 		DefaultGrantTTL: time.Hour, MaxGrantTTL: time.Hour}, nil)
 	ids := make([]string, b.N)
 	for i := range ids {
@@ -62,9 +62,9 @@ func BenchmarkPolicyCheckWithActiveGrant(b *testing.B) {
 	ctx := context.Background()
 	rdb := testinfra.Redis(b)
 	approvers, _ := domain.NewApprovers(domain.ApproverConfig{Line: []string{approver.ID}})
-	svc := app.New(nil, store.NewRedisGrants(rdb.Client, rdb.Prefix, []byte("test-grant-seal-key"), nil), approvers, app.Config{AutoApproveAllowed: true,
+	svc := app.New(nil, store.NewRedisGrants(redisKV(b, rdb), rdb.Prefix, []byte("test-grant-seal-key"), nil), approvers, app.Config{AutoApproveAllowed: true,
 		DefaultGrantTTL: time.Hour, MaxGrantTTL: time.Hour}, nil)
-	grants := store.NewRedisGrants(rdb.Client, rdb.Prefix, []byte("test-grant-seal-key"), nil)
+	grants := store.NewRedisGrants(redisKV(b, rdb), rdb.Prefix, []byte("test-grant-seal-key"), nil)
 	now := time.Now()
 	if err := grants.Set(ctx, domain.Grant{ID: "grant_bench", PathPrefixes: []string{"docs"}, TaskTypes: []string{"docs"},
 		CreatedAt: now, ExpiresAt: now.Add(time.Hour)}, time.Hour); err != nil {

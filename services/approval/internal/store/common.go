@@ -1,4 +1,4 @@
-// Package store implements the approval event store on Postgres (pgx) and SQLite
+// Package store implements the approval event store on Postgres (lib/pq) and SQLite
 // (modernc.org/sqlite), and the Auto-Approve grant store on Redis.
 package store
 

@@ -69,7 +69,7 @@ func openPostgres(t *testing.T) backend {
 			return n
 		},
 		exec: func(t *testing.T, sql string, args ...any) error {
-			_, err := cur.Pool().Exec(ctx, sql, args...)
+			_, err := cur.DB().ExecContext(ctx, sql, args...)
 			return err
 		},
 		tamper: func(t *testing.T, sql string, args ...any) { pgOwnerExec(t, db.DSN, sql, args...) },
@@ -134,7 +134,7 @@ func newService(t *testing.T, s app.Store, c *clock) *app.Service {
 	}
 	cfg := app.Config{PendingTTL: 30 * time.Minute, AutoApproveAllowed: true, DefaultGrantTTL: time.Hour, MaxGrantTTL: 24 * time.Hour,
 		Policy: domain.PolicyConfig{HardDenyPaths: []string{".git"}, CostLimitUSD: 1, TokenLimit: 100000}}
-	return app.New(s, store.NewRedisGrants(rdb.Client, rdb.Prefix, []byte("test-grant-seal-key"), nil), approvers, cfg, nil, app.WithClock(c.now), app.WithKeyring(testKeys))
+	return app.New(s, store.NewRedisGrants(redisKV(t, rdb), rdb.Prefix, []byte("test-grant-seal-key"), nil), approvers, cfg, nil, app.WithClock(c.now), app.WithKeyring(testKeys))
 }
 
 func request(t *testing.T, svc *app.Service, id, patchText string) app.RequestResult {

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
@@ -214,7 +212,7 @@ func grantEngineDown(t *testing.T, e grantEngine) {
 func redisGrantEngine(t *testing.T) grantEngine {
 	r := testinfra.Redis(t)
 	key := r.Prefix + "approval:auto_approve"
-	var conn *redis.Client
+	var conn *store.RedisClient
 	t.Cleanup(func() {
 		if conn != nil {
 			_ = conn.Close()
@@ -226,7 +224,7 @@ func redisGrantEngine(t *testing.T) grantEngine {
 			if conn != nil {
 				_ = conn.Close()
 			}
-			conn = redis.NewClient(&redis.Options{Addr: r.Addr})
+			conn = store.NewRedisClient(store.RedisOptions{Addr: r.Addr})
 			return store.NewRedisGrants(conn, r.Prefix, sealKey, log)
 		},
 		raw: func(t *testing.T) string { return r.Client.Get(ctx, key).Val() },
@@ -237,7 +235,7 @@ func redisGrantEngine(t *testing.T) grantEngine {
 		},
 		ttl: func(t *testing.T) time.Duration { return r.Client.PTTL(ctx, key).Val() },
 		down: func(t *testing.T) app.GrantStore {
-			c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DialTimeout: 200 * time.Millisecond, MaxRetries: -1, DialerRetries: 1})
+			c := store.NewRedisClient(store.RedisOptions{Addr: "127.0.0.1:1", DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
 			t.Cleanup(func() { _ = c.Close() })
 			return store.NewRedisGrants(c, r.Prefix, grantKey, nil)
 		},
@@ -245,3 +243,10 @@ func redisGrantEngine(t *testing.T) grantEngine {
 }
 
 func TestGrantContractRedis(t *testing.T) { grantContract(t, redisGrantEngine) }
+
+// redisKV is the grant store's own Redis client on rdb's server, closed when the test ends.
+func redisKV(t testing.TB, rdb testinfra.RedisDB) *store.RedisClient {
+	c := store.NewRedisClient(store.RedisOptions{Addr: rdb.Addr})
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}

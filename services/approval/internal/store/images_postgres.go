@@ -5,8 +5,6 @@ package store
 import (
 	"context"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
 )
@@ -34,7 +32,7 @@ func (s *Postgres) ListImages(ctx context.Context, f domain.ImageFilter) ([]doma
 	if err != nil {
 		return nil, Unavailable(err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (domain.ImageRecord, error) {
+	out, err := pgCollect(rows, func(r pgScanner) (domain.ImageRecord, error) {
 		var x domain.ImageRecord
 		err := r.Scan(&x.ID, &x.JobID, &x.SessionID, &x.SHA256, &x.Size, &x.MIMEType, &x.Provider, &x.Model, &x.Kept, &x.At)
 		x.At = x.At.UTC()
@@ -49,6 +47,6 @@ func (s *Postgres) ImageJobIDsOfDay(ctx context.Context, day string) ([]string, 
 	if err != nil {
 		return nil, Unavailable(err)
 	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	ids, err := pgCollect(rows, pgString)
 	return ids, Unavailable(err)
 }

@@ -6,8 +6,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
 )
 
@@ -27,7 +25,7 @@ func (s *Postgres) DueNotices(ctx context.Context, now time.Time, limit int) ([]
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (domain.Notice, error) {
+	return pgCollect(rows, func(r pgScanner) (domain.Notice, error) {
 		var n domain.Notice
 		var status string
 		err := r.Scan(&n.JobID, &n.SessionID, &status, &n.TraceParent, &n.At, &n.Attempts)
@@ -40,12 +38,12 @@ func (s *Postgres) DueNotices(ctx context.Context, now time.Time, limit int) ([]
 // due again before retryAt, so a dispatcher that dies mid-attempt leaves it to the next one. It
 // reports false when the notice is done or another dispatcher claimed it first.
 func (s *Postgres) ClaimNotice(ctx context.Context, jobID string, now, retryAt time.Time) (bool, error) {
-	tag, err := s.pool.Exec(ctx, `UPDATE approval_notices SET attempts = attempts + 1, next_at = $3
+	n, err := s.pool.Exec(ctx, `UPDATE approval_notices SET attempts = attempts + 1, next_at = $3
 		WHERE job_id = $1 AND done_at IS NULL AND next_at <= $2`, jobID, now, retryAt)
 	if err != nil {
 		return false, err
 	}
-	return tag.RowsAffected() == 1, nil
+	return n == 1, nil
 }
 
 // NoticeDone closes a notice: outcome is "sent" or why it was given up.

@@ -3,26 +3,28 @@
 package store
 
 import (
+	"context"
+	"database/sql/driver"
 	"errors"
 	"strings"
-
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// postgresUnavailable reports the driver's connection-level failures: no connection, a
-// timeout, or the server going away.
+// postgresUnavailable reports the driver's connection-level failures: no connection (opening
+// one failed, or the pool gave up on a broken one), a timeout, or the server going away.
 func postgresUnavailable(err error) bool {
-	var ce *pgconn.ConnectError
-	return errors.As(err, &ce) || pgconn.Timeout(err) || serverGoingAway(err)
+	var ce *pgConnectError
+	return errors.As(err, &ce) || errors.Is(err, driver.ErrBadConn) || errors.Is(err, context.DeadlineExceeded) ||
+		serverGoingAway(err)
 }
 
 // serverGoingAway reports the server's own word that it cannot serve now: a connection
 // exception (class 08) or an operator intervention that ends sessions (57P01 admin shutdown,
 // 57P02 crash shutdown, 57P03 cannot connect now).
 func serverGoingAway(err error) bool {
-	var pe *pgconn.PgError
-	if !errors.As(err, &pe) {
+	pe := pgError(err)
+	if pe == nil {
 		return false
 	}
-	return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
+	code := string(pe.Code)
+	return strings.HasPrefix(code, "08") || code == "57P01" || code == "57P02" || code == "57P03"
 }

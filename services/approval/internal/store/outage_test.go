@@ -1,13 +1,15 @@
 package store
 
 import (
+	"context"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net"
 	"syscall"
 	"testing"
 
-	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/lib/pq"
 
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
 )
@@ -23,11 +25,15 @@ func TestUnavailableMarksConnectionFailuresOnly(t *testing.T) {
 		"not found":      {fmt.Errorf("x: %w", domain.ErrNotFound), false},
 		"conflict":       {domain.ErrConflict, false},
 		"plain":          {errors.New("syntax error"), false},
-		"admin shutdown": {fmt.Errorf("q: %w", &pgconn.PgError{Code: "57P01", Message: "terminating connection due to administrator command"}), true},
-		"cannot connect": {&pgconn.PgError{Code: "57P03"}, true},
-		"conn failure":   {&pgconn.PgError{Code: "08006"}, true},
+		"admin shutdown": {fmt.Errorf("q: %w", &pq.Error{Code: "57P01", Message: "terminating connection due to administrator command"}), true},
+		"cannot connect": {&pq.Error{Code: "57P03"}, true},
+		"conn failure":   {&pq.Error{Code: "08006"}, true},
 		"reset":          {fmt.Errorf("read: %w", syscall.ECONNRESET), true},
-		"unique":         {&pgconn.PgError{Code: "23505"}, false},
+		"unique":         {&pq.Error{Code: "23505"}, false},
+		"not connected":  {fmt.Errorf("begin: %w", &pgConnectError{err: &pq.Error{Code: "28P01"}}), true},
+		"bad conn":       {fmt.Errorf("query: %w", driver.ErrBadConn), true},
+		"timed out":      {fmt.Errorf("query: %w", context.DeadlineExceeded), true},
+		"cancelled":      {context.Canceled, false},
 	} {
 		got := Unavailable(c.err)
 		if errors.Is(got, domain.ErrUnavailable) != c.want {

@@ -4,15 +4,15 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/lib/pq"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
@@ -20,7 +20,10 @@ import (
 
 // Postgres is the event store on Postgres.
 type Postgres struct {
-	pool   *pgxpool.Pool
+	db *sql.DB
+	// pool runs statements on db (traced when the store is).
+	pool   pgConn
+	tr     trace.Tracer
 	keys   *domain.Keyring
 	legacy int64
 	// alterable: the role the service runs as could change or remove events.
@@ -38,56 +41,63 @@ func OpenPostgres(ctx context.Context, dsn string, opts ...Option) (*Postgres, e
 	if o.keys == nil && !o.readOnly {
 		return nil, errors.New("postgres: no audit key")
 	}
-	cfg, err := pgxpool.ParseConfig(dsn)
+	cfg, _, err := pgConfig(dsn)
 	if err != nil {
 		// The error text can contain the DSN and its password.
 		return nil, errors.New("postgres: cannot parse the DSN (PICOCLAW_POSTGRES_DSN)")
 	}
+	db, err := pgOpen(dsn)
+	if err != nil {
+		return nil, errors.New("postgres: cannot parse the DSN (PICOCLAW_POSTGRES_DSN)")
+	}
+	var tr trace.Tracer
 	if o.tracer != nil {
-		cfg.ConnConfig.Tracer = pgTracer{tr: o.tracer.Tracer(instrumentation)}
+		tr = o.tracer.Tracer(instrumentation)
 	}
 	if o.migrateDSN != "" && !o.readOnly {
 		role := o.role
 		if role == "" {
-			role = cfg.ConnConfig.User
+			role = cfg.User
 		}
-		if err := migrateAsOwner(ctx, o.migrateDSN, role); err != nil {
+		if err := migrateAsOwner(ctx, o.migrateDSN, role, tr); err != nil {
+			_ = db.Close()
 			return nil, err
 		}
 	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: connect: %w", err)
-	}
-	s := &Postgres{pool: pool, keys: o.keys}
+	s := &Postgres{db: db, pool: pgConn{q: db, tr: tr}, tr: tr, keys: o.keys}
 	if o.migrateDSN == "" && !o.readOnly {
-		err = migratePostgres(ctx, pool, "")
+		err = migratePostgres(ctx, db, tr, "")
 	}
 	if err == nil {
 		err = s.inspect(ctx)
 	}
 	if err != nil {
-		pool.Close()
+		_ = db.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
 // migrateAsOwner migrates over the owner's connection and grants role its privileges.
-func migrateAsOwner(ctx context.Context, dsn, role string) error {
-	cfg, err := pgx.ParseConfig(dsn)
+func migrateAsOwner(ctx context.Context, dsn, role string, tr trace.Tracer) error {
+	cfg, _, err := pgConfig(dsn)
 	if err != nil {
 		return errors.New("postgres: cannot parse the migration DSN (PICOCLAW_POSTGRES_MIGRATE_DSN)")
 	}
-	conn, err := pgx.ConnectConfig(ctx, cfg)
+	db, err := pgOpen(dsn)
 	if err != nil {
+		return errors.New("postgres: cannot parse the migration DSN (PICOCLAW_POSTGRES_MIGRATE_DSN)")
+	}
+	defer db.Close()
+	// One connection, opened now, as the migration needs no more.
+	db.SetMaxOpenConns(1)
+	if err := db.PingContext(ctx); err != nil {
 		return fmt.Errorf("postgres: connect for migrations: %w", err)
 	}
-	defer conn.Close(context.WithoutCancel(ctx))
 	if role == cfg.User {
 		role = "" // one role for both: nothing to grant
 	}
-	return migratePostgres(ctx, conn, role)
+	return migratePostgres(ctx, db, tr, role)
 }
 
 // inspect checks the schema is migrated, reads the pre-key boundary and whether this
@@ -121,30 +131,26 @@ func (s *Postgres) inspect(ctx context.Context) error {
 func (s *Postgres) LogAlterable() bool { return s.alterable }
 
 // Close releases the pool.
-func (s *Postgres) Close() { s.pool.Close() }
+func (s *Postgres) Close() { _ = s.db.Close() }
 
 // Ping checks the connection (readiness).
-func (s *Postgres) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
+func (s *Postgres) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
 
-// Pool exposes the pool to tests that need to reach under the store.
-func (s *Postgres) Pool() *pgxpool.Pool { return s.pool }
+// DB exposes the pool to tests that need to reach under the store.
+func (s *Postgres) DB() *sql.DB { return s.db }
 
 // Migrate applies pending migrations over the store's own connection.
-func (s *Postgres) Migrate(ctx context.Context) error { return migratePostgres(ctx, s.pool, "") }
-
-type beginner interface {
-	Begin(ctx context.Context) (pgx.Tx, error)
-}
+func (s *Postgres) Migrate(ctx context.Context) error { return migratePostgres(ctx, s.db, s.tr, "") }
 
 // migratePostgres applies pending migrations in one transaction under an advisory lock, so
 // several instances starting at once apply each migration exactly once; with a role, the same
 // transaction grants it the runtime privileges.
-func migratePostgres(ctx context.Context, db beginner, role string) error {
+func migratePostgres(ctx context.Context, db *sql.DB, tr trace.Tracer, role string) error {
 	ms, err := migrations("postgres")
 	if err != nil {
 		return err
 	}
-	return pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+	return pgInTx(ctx, db, tr, nil, func(tx *pgTx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('picoclaw.approval.migrate.' || current_schema(), 0))`); err != nil {
 			return fmt.Errorf("migrate: lock: %w", err)
 		}
@@ -180,10 +186,10 @@ func RuntimeGrants(schema, role string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return strings.NewReplacer("{{schema}}", pgx.Identifier{schema}.Sanitize(), "{{role}}", pgx.Identifier{role}.Sanitize()).Replace(string(b)), nil
+	return strings.NewReplacer("{{schema}}", pgIdent(schema), "{{role}}", pgIdent(role)).Replace(string(b)), nil
 }
 
-func grantRuntime(ctx context.Context, tx pgx.Tx, role string) error {
+func grantRuntime(ctx context.Context, tx *pgTx, role string) error {
 	var schema string
 	if err := tx.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
 		return fmt.Errorf("grant %s: %w", role, err)
@@ -193,8 +199,7 @@ func grantRuntime(ctx context.Context, tx pgx.Tx, role string) error {
 		return err
 	}
 	if _, err := tx.Exec(ctx, sql); err != nil {
-		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) && pgErr.Code == "42704" {
+		if pe := pgError(err); pe != nil && pe.Code == "42704" {
 			return fmt.Errorf("grant the audit role %q its privileges: the role does not exist; create it first (CREATE ROLE ... LOGIN): %w", role, err)
 		}
 		return fmt.Errorf("grant the audit role %q its privileges: %w", role, err)
@@ -204,14 +209,14 @@ func grantRuntime(ctx context.Context, tx pgx.Tx, role string) error {
 
 const pgJobColumns = `data, status, patch, content_hash, version, last_hash`
 
-func scanPGJob(r pgx.Row) (domain.Job, error) {
+func scanPGJob(r pgScanner) (domain.Job, error) {
 	var (
 		data                          []byte
 		status, patch, hash, lastHash string
 		version                       int64
 	)
 	if err := r.Scan(&data, &status, &patch, &hash, &version, &lastHash); err != nil {
-		if errors.Is(err, pgx.ErrNoRows) {
+		if errors.Is(err, sql.ErrNoRows) {
 			return domain.Job{}, domain.ErrNotFound
 		}
 		return domain.Job{}, err
@@ -221,7 +226,7 @@ func scanPGJob(r pgx.Row) (domain.Job, error) {
 
 const pgReadModelColumns = pgJobColumns + `, approver, auto_approved`
 
-func scanPGReadModel(r pgx.Row) (domain.ReadModel, error) {
+func scanPGReadModel(r pgScanner) (domain.ReadModel, error) {
 	var (
 		data                          []byte
 		status, patch, hash, lastHash string
@@ -229,7 +234,7 @@ func scanPGReadModel(r pgx.Row) (domain.ReadModel, error) {
 		rm                            domain.ReadModel
 	)
 	if err := r.Scan(&data, &status, &patch, &hash, &version, &lastHash, &rm.Approver, &rm.AutoApproved); err != nil {
-		if errors.Is(err, pgx.ErrNoRows) {
+		if errors.Is(err, sql.ErrNoRows) {
 			return rm, domain.ErrNotFound
 		}
 		return rm, err
@@ -245,12 +250,12 @@ func (s *Postgres) Create(ctx context.Context, id string, drafts []domain.Draft)
 	if err != nil {
 		return domain.Job{}, err
 	}
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err = pgInTx(ctx, s.db, s.tr, nil, func(tx *pgTx) error {
 		r, err := toRow(job)
 		if err != nil {
 			return err
 		}
-		tag, err := tx.Exec(ctx, `INSERT INTO approval_jobs (job_id, status, session_id, channel, route, task_type, plan, patch,
+		n, err := tx.Exec(ctx, `INSERT INTO approval_jobs (job_id, status, session_id, channel, route, task_type, plan, patch,
 			content_hash, risk, cost, uses_browser, auto_approved, policy_rule, approver, requested_at, decided_at, expires_at,
 			executed_at, finished_at, result, version, last_hash, data)
 			VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24)
@@ -261,7 +266,7 @@ func (s *Postgres) Create(ctx context.Context, id string, drafts []domain.Draft)
 		if err != nil {
 			return err
 		}
-		if tag.RowsAffected() == 0 {
+		if n == 0 {
 			return fmt.Errorf("create %s: %w: job exists", id, domain.ErrConflict)
 		}
 		return insertPGEvents(ctx, tx, events)
@@ -291,18 +296,18 @@ func (s *Postgres) UpdateReading(ctx context.Context, id, stream string, fn func
 }
 
 func (s *Postgres) update(ctx context.Context, id, stream string, fn func(domain.Job, app.StreamReader) ([]domain.Draft, error)) (domain.Job, error) {
-	tx, err := s.pool.Begin(ctx)
+	tx, err := pgBegin(ctx, s.db, s.tr, nil)
 	if err != nil {
 		return domain.Job{}, err
 	}
-	defer func() { _ = tx.Rollback(ctx) }()
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 	return update(ctx, s.keys, pgUpdate{s: s, tx: tx}, id, stream, fn)
 }
 
 // pgUpdate is Update's transaction on Postgres: the row is locked FOR UPDATE.
 type pgUpdate struct {
 	s  *Postgres
-	tx pgx.Tx
+	tx *pgTx
 }
 
 func (u pgUpdate) lockStream(ctx context.Context, stream string) error {
@@ -311,7 +316,7 @@ func (u pgUpdate) lockStream(ctx context.Context, stream string) error {
 }
 
 func (u pgUpdate) lastEvent(ctx context.Context, stream string, types []domain.EventType) (*domain.Event, error) {
-	return u.s.lastEvent(ctx, u.tx, stream, types)
+	return u.s.lastEvent(ctx, u.tx.pgConn, stream, types)
 }
 
 func (u pgUpdate) lockedReadModel(ctx context.Context, id string) (domain.ReadModel, error) {
@@ -319,7 +324,7 @@ func (u pgUpdate) lockedReadModel(ctx context.Context, id string) (domain.ReadMo
 }
 
 func (u pgUpdate) events(ctx context.Context, id string) ([]domain.Event, error) {
-	return u.s.events(ctx, u.tx, id)
+	return u.s.events(ctx, u.tx.pgConn, id)
 }
 
 func (u pgUpdate) insertEvents(ctx context.Context, events []domain.Event) error {
@@ -333,7 +338,7 @@ func (u pgUpdate) insertEvents(ctx context.Context, events []domain.Event) error
 }
 
 func (u pgUpdate) writeRow(ctx context.Context, id string, next domain.Job, r row, prev int64) error {
-	tag, err := u.tx.Exec(ctx, `UPDATE approval_jobs SET status=$2, patch=$3, content_hash=$4, auto_approved=$5, policy_rule=$6,
+	n, err := u.tx.Exec(ctx, `UPDATE approval_jobs SET status=$2, patch=$3, content_hash=$4, auto_approved=$5, policy_rule=$6,
 		approver=$7, decided_at=$8, expires_at=$9, executed_at=$10, finished_at=$11, result=$12, version=$13, last_hash=$14,
 		data=$15, uses_browser=$16 WHERE job_id=$1 AND version=$17`,
 		id, string(next.Status), next.Patch, next.ContentHash, next.AutoApproved, next.PolicyRule, r.approver, r.decided,
@@ -341,7 +346,7 @@ func (u pgUpdate) writeRow(ctx context.Context, id string, next domain.Job, r ro
 	if err != nil {
 		return err
 	}
-	if tag.RowsAffected() != 1 {
+	if n != 1 {
 		return domain.ErrVersionConflict
 	}
 	return nil
@@ -357,7 +362,7 @@ func (u pgUpdate) commit(ctx context.Context) error {
 	return nil
 }
 
-func insertPGEvents(ctx context.Context, tx pgx.Tx, events []domain.Event) error {
+func insertPGEvents(ctx context.Context, tx *pgTx, events []domain.Event) error {
 	for _, e := range events {
 		if _, err := tx.Exec(ctx, `INSERT INTO approval_events (job_id, seq, type, actor_id, actor_channel, actor_name, channel,
 			payload, policy_rule, prev_hash, hash, key_id, created_at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13)`,
@@ -371,14 +376,14 @@ func insertPGEvents(ctx context.Context, tx pgx.Tx, events []domain.Event) error
 
 // Append records events on a non-job stream, serialised per stream by an advisory lock.
 func (s *Postgres) Append(ctx context.Context, stream string, drafts []domain.Draft) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	return pgInTx(ctx, s.db, s.tr, nil, func(tx *pgTx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 1))`, streamLock(stream)); err != nil {
 			return err
 		}
 		var last domain.Job
 		err := tx.QueryRow(ctx, `SELECT seq, hash FROM approval_events WHERE job_id = $1 ORDER BY seq DESC LIMIT 1`, stream).
 			Scan(&last.Version, &last.LastHash)
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
 		_, events, err := sealAll(s.keys, stream, last, drafts)
@@ -411,30 +416,16 @@ func (s *Postgres) List(ctx context.Context, f app.ListFilter) ([]domain.Job, er
 	rows, err := s.pool.Query(ctx, `SELECT `+pgJobColumns+` FROM approval_jobs
 		WHERE ($1::text[] IS NULL OR status = ANY($1)) AND ($2 = '' OR session_id = $2)
 		  AND ($3::timestamptz IS NULL OR expires_at <= $3)
-		ORDER BY requested_at DESC, job_id DESC LIMIT $4 OFFSET $5`, statuses, f.SessionID, before, f.Limit, f.Offset)
+		ORDER BY requested_at DESC, job_id DESC LIMIT $4 OFFSET $5`, pq.StringArray(statuses), f.SessionID, before, f.Limit, f.Offset)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []domain.Job
-	for rows.Next() {
-		j, err := scanPGJob(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, j)
-	}
-	return out, rows.Err()
+	return pgCollect(rows, scanPGJob)
 }
 
 // Events returns a stream's events in order.
 func (s *Postgres) Events(ctx context.Context, id string) ([]domain.Event, error) {
 	return s.events(ctx, s.pool, id)
-}
-
-type querier interface {
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
 // JobIDsOfDay lists the ids of the jobs whose id starts with job_<day>_.
@@ -443,7 +434,7 @@ func (s *Postgres) JobIDsOfDay(ctx context.Context, day string) ([]string, error
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, pgx.RowTo[string])
+	return pgCollect(rows, pgString)
 }
 
 // LastEvent returns the newest event of stream whose type is one of types (nil when none).
@@ -451,12 +442,12 @@ func (s *Postgres) LastEvent(ctx context.Context, stream string, types ...domain
 	return s.lastEvent(ctx, s.pool, stream, types)
 }
 
-func (s *Postgres) lastEvent(ctx context.Context, q querier, stream string, types []domain.EventType) (*domain.Event, error) {
+func (s *Postgres) lastEvent(ctx context.Context, q pgConn, stream string, types []domain.EventType) (*domain.Event, error) {
 	names := make([]string, len(types))
 	for i, t := range types {
 		names[i] = string(t)
 	}
-	evs, err := s.eventsWhere(ctx, q, `job_id = $1 AND type = ANY($2) ORDER BY seq DESC LIMIT 1`, stream, names)
+	evs, err := s.eventsWhere(ctx, q, `job_id = $1 AND type = ANY($2) ORDER BY seq DESC LIMIT 1`, stream, pq.StringArray(names))
 	if err != nil || len(evs) == 0 {
 		return nil, err
 	}
@@ -466,13 +457,13 @@ func (s *Postgres) lastEvent(ctx context.Context, q querier, stream string, type
 // AcquireLease implements app.Leases: the lease goes to holder when nobody has it, when its
 // holder let it run out by now, or when holder has it already (a renewal); until is its new end.
 func (s *Postgres) AcquireLease(ctx context.Context, name, holder string, now, until time.Time) (bool, error) {
-	tag, err := s.pool.Exec(ctx, `INSERT INTO approval_leases (name, holder, expires_at) VALUES ($1, $2, $4)
+	n, err := s.pool.Exec(ctx, `INSERT INTO approval_leases (name, holder, expires_at) VALUES ($1, $2, $4)
 		ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
 		WHERE approval_leases.holder = excluded.holder OR approval_leases.expires_at <= $3`, name, holder, now, until)
 	if err != nil {
 		return false, err
 	}
-	return tag.RowsAffected() == 1, nil
+	return n == 1, nil
 }
 
 // ReleaseLease implements app.Leases.
@@ -481,11 +472,11 @@ func (s *Postgres) ReleaseLease(ctx context.Context, name, holder string) error 
 	return err
 }
 
-func (s *Postgres) events(ctx context.Context, q querier, id string) ([]domain.Event, error) {
+func (s *Postgres) events(ctx context.Context, q pgConn, id string) ([]domain.Event, error) {
 	return s.eventsWhere(ctx, q, `job_id = $1 ORDER BY seq`, id)
 }
 
-func (s *Postgres) eventsWhere(ctx context.Context, q querier, where string, args ...any) ([]domain.Event, error) {
+func (s *Postgres) eventsWhere(ctx context.Context, q pgConn, where string, args ...any) ([]domain.Event, error) {
 	rows, err := q.Query(ctx, `SELECT id, job_id, seq, type, actor_id, actor_channel, actor_name, channel, payload::text,
 		policy_rule, prev_hash, hash, key_id, created_at FROM approval_events WHERE `+where, args...)
 	if err != nil {
@@ -517,7 +508,7 @@ func (s *Postgres) StreamIDs(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, pgx.RowTo[string])
+	return pgCollect(rows, pgString)
 }
 
 // AuditRead returns a stream's row (nil when there is none) and its events from one snapshot.
@@ -526,7 +517,7 @@ func (s *Postgres) AuditRead(ctx context.Context, id string) (*domain.ReadModel,
 		rm  *domain.ReadModel
 		evs []domain.Event
 	)
-	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+	err := pgInTx(ctx, s.db, s.tr, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}, func(tx *pgTx) error {
 		r, err := scanPGReadModel(tx.QueryRow(ctx, `SELECT `+pgReadModelColumns+` FROM approval_jobs WHERE job_id = $1`, id))
 		switch {
 		case err == nil:
@@ -534,13 +525,13 @@ func (s *Postgres) AuditRead(ctx context.Context, id string) (*domain.ReadModel,
 		case !errors.Is(err, domain.ErrNotFound):
 			return err
 		}
-		evs, err = s.events(ctx, tx, id)
+		evs, err = s.events(ctx, tx.pgConn, id)
 		return err
 	})
 	return rm, evs, err
 }
 
 func isUniqueViolation(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == "23505"
+	pe := pgError(err)
+	return pe != nil && pe.Code == "23505"
 }

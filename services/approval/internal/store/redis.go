@@ -4,12 +4,9 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/app"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
@@ -20,33 +17,43 @@ import (
 // Redis (another service, a local user of an unprotected Redis) cannot make or widen a grant —
 // a value without a valid seal reads as no grant at all.
 type RedisGrants struct {
-	rdb redis.UniversalClient
+	rdb RedisKV
 	key string
 	grantSeal
+}
+
+// RedisKV is what the grant store needs of a Redis client (RedisClient).
+type RedisKV interface {
+	// Get returns the value of key; ok is false when there is no such key.
+	Get(ctx context.Context, key string) (value []byte, ok bool, err error)
+	// Set sets key to value, expiring after ttl.
+	Set(ctx context.Context, key string, value []byte, ttl time.Duration) error
+	// GetDel returns the value of key and deletes the key; ok is false when there was none.
+	GetDel(ctx context.Context, key string) (value []byte, ok bool, err error)
 }
 
 var _ app.GrantStore = (*RedisGrants)(nil)
 
 // NewRedisGrants stores the grant under keyPrefix + "approval:auto_approve", sealed with
 // sealKey (derive it from a secret only approval holds, see GrantSealKey).
-func NewRedisGrants(rdb redis.UniversalClient, keyPrefix string, sealKey []byte, log *slog.Logger) *RedisGrants {
+func NewRedisGrants(rdb RedisKV, keyPrefix string, sealKey []byte, log *slog.Logger) *RedisGrants {
 	key := keyPrefix + "approval:auto_approve"
 	return &RedisGrants{rdb: rdb, key: key, grantSeal: newGrantSeal(sealKey, key, log)}
 }
 
 // Get returns the grant, or nil when there is none (or its key has expired, or its seal fails).
 func (r *RedisGrants) Get(ctx context.Context) (*domain.Grant, error) {
-	return r.read(ctx, "get", r.rdb.Get(ctx, r.key))
+	b, ok, err := r.rdb.Get(ctx, r.key)
+	return r.read(ctx, "get", b, ok, err)
 }
 
-// read opens the grant cmd (op: get or delete) read; no key is no grant.
-func (r *RedisGrants) read(ctx context.Context, op string, cmd *redis.StringCmd) (*domain.Grant, error) {
-	b, err := cmd.Bytes()
-	if errors.Is(err, redis.Nil) {
-		return nil, nil
-	}
+// read opens the grant a command (op: get or delete) read; no key is no grant.
+func (r *RedisGrants) read(ctx context.Context, op string, b []byte, ok bool, err error) (*domain.Grant, error) {
 	if err != nil {
 		return nil, fmt.Errorf("redis %s grant: %w", op, err)
+	}
+	if !ok {
+		return nil, nil
 	}
 	return r.open(ctx, b), nil
 }
@@ -57,7 +64,7 @@ func (r *RedisGrants) Set(ctx context.Context, g domain.Grant, ttl time.Duration
 	if err != nil {
 		return err
 	}
-	if err := r.rdb.Set(ctx, r.key, b, ttl).Err(); err != nil {
+	if err := r.rdb.Set(ctx, r.key, b, ttl); err != nil {
 		return fmt.Errorf("redis set grant: %w", err)
 	}
 	return nil
@@ -65,5 +72,6 @@ func (r *RedisGrants) Set(ctx context.Context, g domain.Grant, ttl time.Duration
 
 // Delete removes the grant and returns it.
 func (r *RedisGrants) Delete(ctx context.Context) (*domain.Grant, error) {
-	return r.read(ctx, "delete", r.rdb.GetDel(ctx, r.key))
+	b, ok, err := r.rdb.GetDel(ctx, r.key)
+	return r.read(ctx, "delete", b, ok, err)
 }

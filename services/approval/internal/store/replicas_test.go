@@ -27,7 +27,7 @@ func appendWaiting(t *testing.T, s app.Store) func() bool {
 	case *store.Postgres:
 		return func() bool {
 			var n int
-			err := st.Pool().QueryRow(context.Background(), `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+			err := st.DB().QueryRowContext(context.Background(), `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
 				AND objsubid = 1 AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1, 1)`,
 				"picoclaw.approval.stream."+domain.StreamAutoApprove).Scan(&n)
 			if err != nil {

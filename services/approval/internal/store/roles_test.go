@@ -6,8 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/lib/pq"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
@@ -49,8 +48,8 @@ func TestRuntimeRoleCannotAlterTheLog(t *testing.T) {
 		`UPDATE approval_audit_legacy SET max_event_id = 1000000`,
 		`DELETE FROM approval_schema_migrations`,
 	} {
-		err := pgx.BeginFunc(ctx, s.Pool(), func(tx pgx.Tx) error { _, err := tx.Exec(ctx, q); return err })
-		var pgErr *pgconn.PgError
+		_, err := s.DB().ExecContext(ctx, q)
+		var pgErr *pq.Error
 		if !errors.As(err, &pgErr) || (pgErr.Code != "42501" && !strings.Contains(pgErr.Message, "must be owner")) {
 			t.Errorf("as the runtime role, %q: %v; want a permission error", q, err)
 		}

@@ -31,11 +31,12 @@ func TestSpansForSQLAndRedis(t *testing.T) {
 	}
 	defer s.Close()
 	rdb := testinfra.Redis(t)
-	rdb.Client.AddHook(store.NewRedisTracing(tel.TracerProvider))
+	kv := store.NewRedisClient(store.RedisOptions{Addr: rdb.Addr, TracerProvider: tel.TracerProvider})
+	defer kv.Close()
 
 	jctx := jobid.WithJobID(ctx, "job_20260301_001")
 	_, _ = s.Get(jctx, "job_20260301_001")
-	_, _ = store.NewRedisGrants(rdb.Client, rdb.Prefix, []byte("test-grant-seal-key"), nil).Get(jctx)
+	_, _ = store.NewRedisGrants(kv, rdb.Prefix, []byte("test-grant-seal-key"), nil).Get(jctx)
 
 	seen := map[string]bool{}
 	for _, sp := range rec.Ended() {
