@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/idlemem"
+
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -130,6 +132,7 @@ func (s *Sender) Run(ctx context.Context) error {
 	defer tick.Stop()
 	for {
 		s.beatAndLog(ctx)
+		idlemem.Settle()
 		select {
 		case <-ctx.Done():
 			s.leave(ctx)

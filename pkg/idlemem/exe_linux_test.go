@@ -99,3 +99,30 @@ func TestTrimUnmapsWhatTheProcessRanAgain(t *testing.T) {
 		t.Fatalf("nothing unmapped: %d kB before, %d kB after", mapped, trimmed)
 	}
 }
+
+// TestSettleTrimsOnlyAProcessThatKeepsAndNotTooOften: Settle does nothing before Keep's first
+// release; after it, it trims, and a second call within settleGap does not.
+func TestSettleTrimsOnlyAProcessThatKeepsAndNotTooOften(t *testing.T) {
+	defer kept.Store(false)
+	kept.Store(false)
+	lastSettle.Store(0)
+	Settle()
+	if lastSettle.Load() != 0 {
+		t.Fatal("Settle trimmed in a process that does not Keep")
+	}
+	kept.Store(true)
+	runtime.GC()
+	mapped := residentExecutableKB(t)
+	Settle()
+	first := lastSettle.Load()
+	if first == 0 {
+		t.Fatal("Settle did not trim")
+	}
+	if trimmed := residentExecutableKB(t); trimmed >= mapped {
+		t.Fatalf("Settle left %d of %d kB", trimmed, mapped)
+	}
+	Settle()
+	if lastSettle.Load() != first {
+		t.Fatal("Settle trimmed twice within settleGap")
+	}
+}

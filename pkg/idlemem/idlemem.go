@@ -25,7 +25,33 @@ const (
 	TrimEvery = time.Second
 )
 
-var started atomic.Bool
+var (
+	started atomic.Bool
+	// kept: Keep made its first release (the executable is read page by page from then on).
+	kept atomic.Bool
+	// lastSettle is when Settle last trimmed (Unix nanoseconds).
+	lastSettle atomic.Int64
+)
+
+// settleGap is the least time between two trims by Settle: the rounds of periodic work that end
+// together (every service's heartbeat) share one.
+const settleGap = 250 * time.Millisecond
+
+// Settle says that a round of periodic work (a heartbeat, a sweep) has ended: the executable's
+// pages it mapped are unmapped at once (Trim), so an idle process does not keep them until the
+// next look. It does nothing in a process that does not Keep, and trims at most once per
+// settleGap.
+func Settle() {
+	if !kept.Load() {
+		return
+	}
+	now := time.Now().UnixNano()
+	last := lastSettle.Load()
+	if now-last < int64(settleGap) || !lastSettle.CompareAndSwap(last, now) {
+		return
+	}
+	Trim()
+}
 
 // Keep releases memory until ctx ends: first after first, then at the end of the first two
 // windows of less than 1 % of a core of CPU that follow a busier one (or quietRelease after the
@@ -44,6 +70,7 @@ func Keep(ctx context.Context, first, window time.Duration) {
 	case <-t.C:
 	}
 	Release()
+	kept.Store(true)
 	now := time.Now()
 	cpu := processCPU()
 	d := decider{lastCPU: cpu, lastAt: now, lastRelease: now}

@@ -99,7 +99,8 @@ func Serve[C any, P Config[C]](name string, defaults func() C, run func(context.
 	})
 }
 
-// Every calls fn every interval until ctx ends (the first call one interval from now).
+// Every calls fn every interval until ctx ends (the first call one interval from now). After
+// each call the pages of the binary it ran are handed back (idlemem.Settle).
 func Every(ctx context.Context, every time.Duration, fn func()) {
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -109,6 +110,7 @@ func Every(ctx context.Context, every time.Duration, fn func()) {
 			return
 		case <-t.C:
 			fn()
+			idlemem.Settle()
 		}
 	}
 }

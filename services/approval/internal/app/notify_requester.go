@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/idlemem"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
@@ -133,6 +135,7 @@ func (s *Service) RunNotices(ctx context.Context, interval time.Duration) {
 		if _, err := s.DeliverNotices(ctx); err != nil && ctx.Err() == nil {
 			s.log.ErrorContext(ctx, "approval.notices_failed", slog.String("error", err.Error()))
 		}
+		idlemem.Settle()
 		select {
 		case <-ctx.Done():
 			return

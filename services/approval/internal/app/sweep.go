@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/idlemem"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
@@ -157,6 +159,7 @@ func (s *Service) RunSweeper(ctx context.Context, interval time.Duration, holder
 		if err != nil && ctx.Err() == nil {
 			s.log.ErrorContext(ctx, "approval.sweep_failed", slog.String("error", err.Error()))
 		}
+		idlemem.Settle()
 		if h != held {
 			event := "approval.sweeper_standby"
 			if h {

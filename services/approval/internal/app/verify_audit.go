@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/idlemem"
+
 	"github.com/picoclaw-suite/picoclaw/pkg/jobid"
 	"github.com/picoclaw-suite/picoclaw/services/approval/internal/domain"
 )
@@ -103,6 +105,7 @@ func AuditWatch(ctx context.Context, r AuditReader, keys *domain.Keyring, every 
 			}
 		}
 		observe(rep, err)
+		idlemem.Settle()
 		select {
 		case <-ctx.Done():
 			return

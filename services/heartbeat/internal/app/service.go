@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/idlemem"
+
 	"github.com/picoclaw-suite/picoclaw/services/heartbeat/internal/domain"
 )
 
@@ -253,6 +255,7 @@ func (s *Service) Run(ctx context.Context) error {
 		if err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
 			s.cfg.Logger.ErrorContext(ctx, "heartbeat.sweep_failed", slog.String("error", err.Error()))
 		}
+		idlemem.Settle()
 	}
 }
 
