@@ -99,6 +99,21 @@ func Serve[C any, P Config[C]](name string, defaults func() C, run func(context.
 	})
 }
 
+// Sleep waits d or until ctx ends (its error then).
+func Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
 // Every calls fn every interval until ctx ends (the first call one interval from now). After
 // each call the pages of the binary it ran are handed back (idlemem.Settle).
 func Every(ctx context.Context, every time.Duration, fn func()) {

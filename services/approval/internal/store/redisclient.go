@@ -16,6 +16,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/runner"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
@@ -177,7 +179,7 @@ func (c *RedisClient) do(ctx context.Context, args ...string) (reply, error) {
 	)
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
-			if err := sleepCtx(ctx, redisBackoff(attempt)); err != nil {
+			if err := runner.Sleep(ctx, redisBackoff(attempt)); err != nil {
 				break
 			}
 		}
@@ -415,15 +417,4 @@ func redisRetryable(err error) bool {
 func redisBackoff(attempt int) time.Duration {
 	d := min(8*time.Millisecond<<min(attempt-1, 6), 512*time.Millisecond)
 	return d/2 + rand.N(d/2+1)
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
