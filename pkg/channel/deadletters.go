@@ -99,7 +99,7 @@ func (a *deadLetters) list(w http.ResponseWriter, r *http.Request) {
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 500 {
-			rpcserver.WriteRESTError(w, http.StatusBadRequest, "invalid_argument", "limit must be 1..500")
+			refuse(w, r, http.StatusBadRequest, "invalid_argument", textLimit, "500")
 			return
 		}
 		limit = n
@@ -107,14 +107,14 @@ func (a *deadLetters) list(w http.ResponseWriter, r *http.Request) {
 	queues := []string{QueueInbox, QueueOutbox}
 	if v := q.Get("queue"); v != "" {
 		if a.queues[v] == nil {
-			rpcserver.WriteRESTError(w, http.StatusBadRequest, "invalid_argument", "queue must be inbox or outbox")
+			refuse(w, r, http.StatusBadRequest, "invalid_argument", textQueue)
 			return
 		}
 		queues = []string{v}
 	}
 	before := q.Get("before")
 	if before != "" && len(queues) != 1 {
-		rpcserver.WriteRESTError(w, http.StatusBadRequest, "invalid_argument", "before needs queue")
+		refuse(w, r, http.StatusBadRequest, "invalid_argument", textBeforeQueue)
 		return
 	}
 	out := DeadLetterList{DeadLetters: []DeadLetterJSON{}}
@@ -143,7 +143,7 @@ func (a *deadLetters) target(w http.ResponseWriter, r *http.Request) (string, *i
 	name, id, _ := strings.Cut(chi.URLParam(r, "id"), ":")
 	s := a.queues[name]
 	if s == nil || id == "" {
-		rpcserver.WriteRESTError(w, http.StatusNotFound, "not_found", "no such dead letter (ids are inbox:<id> or outbox:<id>)")
+		refuse(w, r, http.StatusNotFound, "not_found", textBadID)
 		return "", nil, "", false
 	}
 	return name, s, id, true
@@ -174,8 +174,7 @@ func (a *deadLetters) replay(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if decides(dl.Payload) {
-			rpcserver.WriteRESTError(w, http.StatusConflict, "decision_not_replayed",
-				"a button press or a decision command is not replayed: it would decide in its sender's name long after they acted; ask them to decide again")
+			refuse(w, r, http.StatusConflict, "decision_not_replayed", textDecision)
 			return
 		}
 	}
@@ -208,12 +207,12 @@ func (a *deadLetters) drop(w http.ResponseWriter, r *http.Request) {
 func (a *deadLetters) fail(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.Is(err, inbox.ErrNotFound):
-		rpcserver.WriteRESTError(w, http.StatusNotFound, "not_found", "no such dead letter")
+		refuse(w, r, http.StatusNotFound, "not_found", textNotFound)
 	case errors.Is(err, inbox.ErrUnsealed):
-		rpcserver.WriteRESTError(w, http.StatusConflict, "unsealed", "this dead letter was not written by this gateway and is never replayed")
+		refuse(w, r, http.StatusConflict, "unsealed", textUnsealed)
 	default:
 		a.log.ErrorContext(r.Context(), a.channel+".deadletters_failed", slog.Any("error", err))
-		rpcserver.WriteRESTError(w, http.StatusServiceUnavailable, "unavailable", "the gateway's state store is unavailable; try again")
+		refuse(w, r, http.StatusServiceUnavailable, "unavailable", textStoreDown)
 	}
 }
 

@@ -4,16 +4,21 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
 )
 
 // ShellFinding is one risky construct found in a shell script, with the flag it raises and a
-// short description of the command that raised it (for the approval message).
+// short description of the command that raised it (for the approval message): Detail in
+// English (logs, the audit log), Code and Args the same as a code of ShellTexts, which Text says
+// in the reader's language.
 type ShellFinding struct {
-	Flag   Flag   `json:"flag"`
-	Detail string `json:"detail"`
+	Flag   Flag     `json:"flag"`
+	Detail string   `json:"detail"`
+	Code   string   `json:"code,omitempty"`
+	Args   []string `json:"args,omitempty"`
 }
 
 // ShellReport is what AnalyzeShell found. A script that does not parse is reported with
@@ -43,6 +48,16 @@ func (r ShellReport) Detail(f Flag) string {
 		}
 	}
 	return ""
+}
+
+// Finding is the first finding for f.
+func (r ShellReport) Finding(f Flag) (ShellFinding, bool) {
+	for _, x := range r.Findings {
+		if x.Flag == f {
+			return x, true
+		}
+	}
+	return ShellFinding{}, false
 }
 
 // HighRisk: anything found, including a script that does not parse.
@@ -99,7 +114,8 @@ type shellFile struct {
 
 type pendingNet struct {
 	start, end uint
-	detail     string
+	code       string
+	args       []string
 	// ifNot is raised when the range has no network command (a script piped into sh is
 	// dynamic; one that was downloaded is remote code).
 	ifNot Flag
@@ -108,7 +124,9 @@ type pendingNet struct {
 // maxFindings bounds the list; past it a flag already reported is not repeated.
 const maxFindings = 32
 
-func (a *shellAnalyzer) add(f Flag, detail string) {
+// add records a finding of f: code of ShellTexts with args.
+func (a *shellAnalyzer) add(f Flag, code string, args ...string) {
+	detail := ShellTexts.Text("en", code, args...)
 	if f == FlagNetwork {
 		a.netHits++
 	}
@@ -122,15 +140,19 @@ func (a *shellAnalyzer) add(f Flag, detail string) {
 	if seen && len(a.findings) >= maxFindings {
 		return
 	}
-	a.findings = append(a.findings, ShellFinding{Flag: f, Detail: clip(detail, 80)})
+	shown := make([]string, len(args))
+	for i, arg := range args {
+		shown[i] = clip(arg, 80)
+	}
+	a.findings = append(a.findings, ShellFinding{Flag: f, Detail: clip(detail, 80), Code: code, Args: shown})
 }
 
 // expectNet registers a check on the source range of n in the current parse.
-func (a *shellAnalyzer) expectNet(n syntax.Node, detail string, ifNot Flag) {
+func (a *shellAnalyzer) expectNet(n syntax.Node, ifNot Flag, code string, args ...string) {
 	if a.file == nil || n == nil {
 		return
 	}
-	a.file.pending = append(a.file.pending, pendingNet{start: n.Pos().Offset(), end: n.End().Offset(), detail: detail, ifNot: ifNot})
+	a.file.pending = append(a.file.pending, pendingNet{start: n.Pos().Offset(), end: n.End().Offset(), code: code, args: args, ifNot: ifNot})
 }
 
 func (a *shellAnalyzer) resolve(f *shellFile) {
@@ -138,9 +160,9 @@ func (a *shellAnalyzer) resolve(f *shellFile) {
 	for _, p := range f.pending {
 		i, _ := slices.BinarySearch(f.netAt, p.start)
 		if i < len(f.netAt) && f.netAt[i] < p.end {
-			a.add(FlagRemoteCode, p.detail)
+			a.add(FlagRemoteCode, p.code, p.args...)
 		} else if p.ifNot != "" {
-			a.add(p.ifNot, p.detail)
+			a.add(p.ifNot, p.code, p.args...)
 		}
 	}
 }
@@ -148,7 +170,7 @@ func (a *shellAnalyzer) resolve(f *shellFile) {
 // script parses src and analyses it; a parse error is itself a finding.
 func (a *shellAnalyzer) script(src string, depth int) {
 	if depth > maxShellDepth {
-		a.add(FlagDynamicCommand, "commands nested more than 8 levels deep")
+		a.add(FlagDynamicCommand, ShellNestedTooDeep, strconv.Itoa(maxShellDepth))
 		return
 	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
@@ -156,7 +178,7 @@ func (a *shellAnalyzer) script(src string, depth int) {
 		if a.parseErr == "" {
 			a.parseErr = err.Error()
 		}
-		a.add(FlagShellUnparsed, "does not parse: "+err.Error())
+		a.add(FlagShellUnparsed, ShellDoesNotParse, err.Error())
 		return
 	}
 	outer := a.file
@@ -171,7 +193,7 @@ func (a *shellAnalyzer) walk(n syntax.Node, depth int) {
 		switch x := n.(type) {
 		case *syntax.Stmt:
 			if x.Background || x.Coprocess || x.Disown {
-				a.add(FlagBackground, "runs in the background: "+describeCmd(x.Cmd))
+				a.add(FlagBackground, ShellBackground, describeCmd(x.Cmd))
 			}
 			for _, r := range x.Redirs {
 				a.redirect(r, x.Cmd, depth)
@@ -189,7 +211,7 @@ func (a *shellAnalyzer) walk(n syntax.Node, depth int) {
 				a.pipe(x, depth)
 			}
 		case *syntax.CoprocClause:
-			a.add(FlagBackground, "coproc")
+			a.add(FlagBackground, ShellCoproc)
 		case *syntax.Lit:
 			a.devNet(x, x.Value)
 		case *syntax.SglQuoted:
@@ -202,7 +224,7 @@ func (a *shellAnalyzer) walk(n syntax.Node, depth int) {
 // devNet spots bash's /dev/tcp and /dev/udp pseudo-files, which open network connections.
 func (a *shellAnalyzer) devNet(n syntax.Node, s string) {
 	if strings.Contains(s, "/dev/tcp/") || strings.Contains(s, "/dev/udp/") {
-		a.add(FlagNetwork, "bash network pseudo-file "+clip(s, 40))
+		a.add(FlagNetwork, ShellNetPseudoFile, clip(s, 40))
 		if a.file != nil {
 			a.file.netAt = append(a.file.netAt, n.Pos().Offset())
 		}
@@ -325,7 +347,7 @@ func (a *shellAnalyzer) call(args []word, depth int) {
 	}
 	name := args[0]
 	if !name.lit || strings.ContainsAny(name.s, "*?[{}$`") || name.s == "" {
-		a.add(FlagDynamicCommand, "command name is computed: "+clip(name.show(), 40))
+		a.add(FlagDynamicCommand, ShellComputedName, clip(name.show(), 40))
 		return
 	}
 	base := path.Base(name.s)
@@ -342,13 +364,13 @@ func (a *shellAnalyzer) call(args []word, depth int) {
 	}
 	switch {
 	case deleteCmds[base]:
-		a.add(FlagDelete, show)
+		a.add(FlagDelete, ShellCommand, show)
 	case base == "mv" || base == "rename":
-		a.add(FlagRename, show)
+		a.add(FlagRename, ShellCommand, show)
 	case permissionCmds[base]:
-		a.add(FlagPermission, show)
+		a.add(FlagPermission, ShellCommand, show)
 	case networkCmds[base]:
-		a.add(FlagNetwork, show)
+		a.add(FlagNetwork, ShellCommand, show)
 	}
 	switch base {
 	case "dd":
@@ -367,46 +389,46 @@ func (a *shellAnalyzer) call(args []word, depth int) {
 	case "perl", "ruby", "node", "nodejs", "php", "lua", "deno":
 		for _, w := range rest {
 			if w.s == "-e" || w.s == "-E" || w.s == "-r" || w.s == "--eval" || w.s == "-p" && base != "perl" || w.s == "eval" && base == "deno" {
-				a.add(FlagDynamicCommand, "inline interpreter code: "+show)
+				a.add(FlagDynamicCommand, ShellInlineCode, show)
 			}
 		}
 	case "eval":
-		a.add(FlagDynamicCommand, show)
+		a.add(FlagDynamicCommand, ShellCommand, show)
 		a.codeWords(rest, depth)
 	case "trap":
 		if len(rest) > 0 && !strings.HasPrefix(rest[0].s, "-") {
 			a.codeWords(rest[:1], depth)
 		}
 	case "alias", "enable":
-		a.add(FlagDynamicCommand, show)
+		a.add(FlagDynamicCommand, ShellCommand, show)
 	case "source", ".":
 		if len(rest) > 0 {
 			a.scriptSource(rest[0], show, depth)
 		}
 	case "sudo", "doas", "pkexec", "runuser":
-		a.add(FlagPrivilege, show)
+		a.add(FlagPrivilege, ShellCommand, show)
 		i := skipOptions(rest, set("-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "-c", "--user", "--group", "--chdir", "--prompt", "--role", "--type", "--close-from", "--other-user", "--command-timeout"), true)
 		if base == "runuser" || base == "su" {
 			a.suCommand(rest, depth)
 		}
 		a.call(rest[i:], depth)
 	case "su":
-		a.add(FlagPrivilege, show)
+		a.add(FlagPrivilege, ShellCommand, show)
 		a.suCommand(rest, depth)
 	case "chroot":
-		a.add(FlagPrivilege, show)
+		a.add(FlagPrivilege, ShellCommand, show)
 		if i := skipOptions(rest, set("--userspec", "--groups"), false); i < len(rest) {
 			a.call(rest[i+1:], depth)
 		}
 	case "setsid", "nohup", "daemonize", "systemd-run", "start-stop-daemon":
-		a.add(FlagBackground, show)
+		a.add(FlagBackground, ShellCommand, show)
 		a.call(rest[skipOptions(rest, set("-p", "--property", "-u", "--unit", "--exec", "-x", "--startas", "-a"), false):], depth)
 	case "disown", "at", "batch", "crontab":
-		a.add(FlagBackground, show)
+		a.add(FlagBackground, ShellCommand, show)
 	case "screen", "tmux":
 		for _, w := range rest {
 			if strings.HasPrefix(w.s, "-d") || w.s == "-D" {
-				a.add(FlagBackground, show)
+				a.add(FlagBackground, ShellCommand, show)
 			}
 		}
 	case "env":
@@ -505,10 +527,10 @@ func (a *shellAnalyzer) writeTargets(ws []word, show string) {
 			continue
 		}
 		if outsideWorkspace(w.s) {
-			a.add(FlagOutsideWorkspace, show)
+			a.add(FlagOutsideWorkspace, ShellCommand, show)
 		}
 		if TouchesGitDir(w.s) {
-			a.add(FlagGitInternals, show)
+			a.add(FlagGitInternals, ShellCommand, show)
 		}
 	}
 }
@@ -550,19 +572,18 @@ func (a *shellAnalyzer) redirect(r *syntax.Redirect, cmd syntax.Command, depth i
 	}
 	target, ok := literal(r.Word)
 	if !ok {
-		a.add(FlagOutsideWorkspace, "writes to a computed path: "+clip(word{w: r.Word}.show(), 40))
+		a.add(FlagOutsideWorkspace, ShellComputedPath, clip(word{w: r.Word}.show(), 40))
 		return
 	}
-	show := "> " + target
 	if outsideWorkspace(target) {
-		a.add(FlagOutsideWorkspace, show)
+		a.add(FlagOutsideWorkspace, ShellRedirect, target)
 	}
 	if TouchesGitDir(target) {
-		a.add(FlagGitInternals, show)
+		a.add(FlagGitInternals, ShellRedirect, target)
 	}
 	// "> file", ": > file" and "true > file" only empty the file.
 	if (r.Op == syntax.RdrOut || r.Op == syntax.RdrClob || r.Op == syntax.RdrAll) && !harmlessDevices[target] && truncatingCmd(cmd) {
-		a.add(FlagDelete, "truncates "+target)
+		a.add(FlagDelete, ShellTruncates, target)
 	}
 }
 
@@ -611,7 +632,7 @@ func (a *shellAnalyzer) codeWords(ws []word, depth int) {
 	parts := make([]string, 0, len(ws))
 	for _, w := range ws {
 		if !w.lit {
-			a.computedCode(w, "code built at run time: "+clip(w.show(), 40))
+			a.computedCode(w, ShellCodeAtRunTime, clip(w.show(), 40))
 			return
 		}
 		parts = append(parts, w.s)
@@ -622,10 +643,10 @@ func (a *shellAnalyzer) codeWords(ws []word, depth int) {
 }
 
 // computedCode: code whose text is only known at run time.
-func (a *shellAnalyzer) computedCode(w word, detail string) {
-	a.add(FlagDynamicCommand, detail)
+func (a *shellAnalyzer) computedCode(w word, code string, args ...string) {
+	a.add(FlagDynamicCommand, code, args...)
 	if w.w != nil {
-		a.expectNet(w.w, detail, "")
+		a.expectNet(w.w, "", code, args...)
 	}
 }
 
@@ -636,7 +657,7 @@ func (a *shellAnalyzer) scriptSource(w word, show string, depth int) {
 	}
 	for _, p := range w.w.Parts {
 		if _, ok := p.(*syntax.ProcSubst); ok {
-			a.computedCode(w, "runs a process substitution: "+show)
+			a.computedCode(w, ShellProcessSubst, show)
 			return
 		}
 	}
@@ -673,7 +694,7 @@ func (a *shellAnalyzer) shell(args []word, show string, depth int) {
 		if args[i].lit {
 			a.script(args[i].s, depth+1)
 		} else {
-			a.computedCode(args[i], "runs code built at run time: "+show)
+			a.computedCode(args[i], ShellRunsCodeAtRunTime, show)
 		}
 		return
 	}
@@ -726,14 +747,14 @@ func (a *shellAnalyzer) git(args []word, show string) {
 	for i < len(args) {
 		w := args[i]
 		if !w.lit {
-			a.add(FlagDynamicCommand, "git subcommand is computed: "+show)
+			a.add(FlagDynamicCommand, ShellGitComputed, show)
 			return
 		}
 		switch {
 		case w.s == "-c" || strings.HasPrefix(w.s, "--config-env"):
 			// Configuration on the command line can name programs to run (core.fsmonitor,
 			// core.sshCommand, aliases with "!").
-			a.add(FlagDynamicCommand, "git with command-line configuration: "+show)
+			a.add(FlagDynamicCommand, ShellGitConfig, show)
 			i += 2
 		case w.s == "-C" || w.s == "--git-dir" || w.s == "--work-tree" || w.s == "--namespace" || w.s == "--super-prefix":
 			if w.s != "-C" && i+1 < len(args) {
@@ -755,20 +776,20 @@ func (a *shellAnalyzer) git(args []word, show string) {
 func (a *shellAnalyzer) gitSub(sub string, rest []word, show string) {
 	switch sub {
 	case "push", "send-email", "request-pull":
-		a.add(FlagNetwork, show)
-		a.add(FlagPushPublic, show)
+		a.add(FlagNetwork, ShellCommand, show)
+		a.add(FlagPushPublic, ShellCommand, show)
 	case "fetch", "pull", "clone", "ls-remote", "fetch-pack", "send-pack", "archive", "svn", "p4":
 		if sub != "archive" || slices.ContainsFunc(rest, func(w word) bool { return strings.HasPrefix(w.s, "--remote") }) {
-			a.add(FlagNetwork, show)
+			a.add(FlagNetwork, ShellCommand, show)
 		}
 	case "remote", "submodule":
 		if ops := operands(rest); len(ops) > 0 && (ops[0].s == "update" || ops[0].s == "prune" || ops[0].s == "show" && len(ops) > 1 || ops[0].s == "add" && sub == "submodule" || ops[0].s == "sync") {
-			a.add(FlagNetwork, show)
+			a.add(FlagNetwork, ShellCommand, show)
 		}
 	case "rm", "clean":
-		a.add(FlagDelete, show)
+		a.add(FlagDelete, ShellCommand, show)
 	case "mv":
-		a.add(FlagRename, show)
+		a.add(FlagRename, ShellCommand, show)
 	}
 }
 
@@ -814,7 +835,7 @@ func (a *shellAnalyzer) tool(base string, rest []word, show string) {
 		publish, network = sub == "upload", true
 	case "docker", "podman":
 		// The container daemon's socket is root-equivalent.
-		a.add(FlagPrivilege, show)
+		a.add(FlagPrivilege, ShellCommand, show)
 		network = sub == "pull" || sub == "push" || sub == "login" || sub == "run" || sub == "build"
 		publish = sub == "push"
 	case "gh", "helm", "kubectl":
@@ -827,10 +848,10 @@ func (a *shellAnalyzer) tool(base string, rest []word, show string) {
 		network = sub == "" || sub == "install" || sub == "update" || sub == "require"
 	}
 	if network {
-		a.add(FlagNetwork, show)
+		a.add(FlagNetwork, ShellCommand, show)
 	}
 	if publish {
-		a.add(FlagPushPublic, show)
+		a.add(FlagPushPublic, ShellCommand, show)
 	}
 }
 
@@ -838,12 +859,12 @@ func (a *shellAnalyzer) python(rest []word, show string) {
 	for i, w := range rest {
 		switch {
 		case w.s == "-c":
-			a.add(FlagDynamicCommand, "inline interpreter code: "+show)
+			a.add(FlagDynamicCommand, ShellInlineCode, show)
 			return
 		case w.s == "-m" && i+1 < len(rest):
 			switch rest[i+1].s {
 			case "http.server", "SimpleHTTPServer", "smtpd", "ftplib", "xmlrpc.server", "aiosmtpd":
-				a.add(FlagNetwork, show)
+				a.add(FlagNetwork, ShellCommand, show)
 			case "pip":
 				a.tool("pip", rest[i+2:], show)
 			}
@@ -859,7 +880,7 @@ func (a *shellAnalyzer) find(args []word, depth int) {
 	for i := 0; i < len(args); i++ {
 		switch args[i].s {
 		case "-delete":
-			a.add(FlagDelete, "find -delete")
+			a.add(FlagDelete, ShellCommand, "find -delete")
 		case "-exec", "-execdir", "-ok", "-okdir":
 			j := i + 1
 			for j < len(args) && args[j].s != ";" && args[j].s != "+" {
@@ -901,7 +922,7 @@ func (a *shellAnalyzer) pipe(b *syntax.BinaryCmd, depth int) {
 			return // the program comes from an argument, stdin is data
 		}
 	}
-	a.expectNet(b.X, "pipes into "+base, FlagDynamicCommand)
+	a.expectNet(b.X, FlagDynamicCommand, ShellPipesInto, base)
 }
 
 func unwrapForPipe(ws []word) []word {
@@ -958,11 +979,14 @@ func clip(s string, n int) string {
 // commands that neither run other code nor write anywhere but where the script says. Writes
 // are the paths it may write as written in the script (redirection targets, mkdir and touch
 // operands, cp's destination); the caller checks them against its scope. When OK is false,
-// Reason says why and Writes is empty.
+// Reason says why in English and Writes is empty; ReasonCode and ReasonArgs say it as a code of
+// ShellTexts (ReasonIn, ShellText).
 type ShellAutomation struct {
-	OK     bool     `json:"ok"`
-	Reason string   `json:"reason,omitempty"`
-	Writes []string `json:"writes,omitempty"`
+	OK         bool     `json:"ok"`
+	Reason     string   `json:"reason,omitempty"`
+	ReasonCode string   `json:"reason_code,omitempty"`
+	ReasonArgs []string `json:"reason_args,omitempty"`
+	Writes     []string `json:"writes,omitempty"`
 }
 
 // AnalyzeShellAutomation decides ShellAutomation for script. Anything not known to be safe
@@ -972,16 +996,17 @@ type ShellAutomation struct {
 func AnalyzeShellAutomation(script string) ShellAutomation {
 	if r := AnalyzeShell(script); r.HighRisk() {
 		f := r.Findings[0]
-		return ShellAutomation{Reason: fmt.Sprintf("risky construct (%s): %s", f.Flag, f.Detail)}
+		return ShellAutomation{Reason: fmt.Sprintf("risky construct (%s): %s", f.Flag, f.Detail),
+			ReasonCode: AutoRisky, ReasonArgs: append([]string{string(f.Flag), f.Code}, f.Args...)}
 	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(script), "")
 	if err != nil {
-		return ShellAutomation{Reason: "does not parse"}
+		return ShellAutomation{Reason: ShellTexts.Text("en", AutoDoesNotParse), ReasonCode: AutoDoesNotParse}
 	}
 	c := &autoCheck{}
 	syntax.Walk(f, c.visit)
 	if c.reason != "" {
-		return ShellAutomation{Reason: c.reason}
+		return ShellAutomation{Reason: c.reason, ReasonCode: c.code, ReasonArgs: c.args}
 	}
 	return ShellAutomation{OK: true, Writes: c.writes}
 }
@@ -992,13 +1017,20 @@ var autoCommands = set("ls", "cat", "head", "tail", "wc", "grep", "rg", "sort", 
 	"find", "mkdir", "touch", "cp")
 
 type autoCheck struct {
+	// reason is the first refusal in English, code and args the same as a code of ShellTexts.
 	reason string
+	code   string
+	args   []string
 	writes []string
 }
 
-func (c *autoCheck) deny(format string, args ...any) {
+func (c *autoCheck) deny(code string, args ...string) {
 	if c.reason == "" {
-		c.reason = clip(fmt.Sprintf(format, args...), 120)
+		c.reason = clip(ShellTexts.Text("en", code, args...), 120)
+		c.code = code
+		for _, a := range args {
+			c.args = append(c.args, clip(a, 120))
+		}
 	}
 }
 
@@ -1013,21 +1045,21 @@ func (c *autoCheck) visit(n syntax.Node) bool {
 		}
 	case *syntax.CallExpr:
 		if len(x.Assigns) > 0 {
-			c.deny("sets variables: %s", describeCmd(x))
+			c.deny(AutoSetsVariables, describeCmd(x))
 		} else if len(x.Args) > 0 {
 			c.call(toWords(x.Args))
 		}
 	case *syntax.DeclClause:
-		c.deny("sets variables: %s", x.Variant.Value)
+		c.deny(AutoSetsVariables, x.Variant.Value)
 	case *syntax.FuncDecl:
-		c.deny("defines a function")
+		c.deny(AutoDefinesFunction)
 	case *syntax.ForClause:
 		if it, ok := x.Loop.(*syntax.WordIter); ok && !plainLoopVar(it.Name.Value) {
-			c.deny("loop variable %s", it.Name.Value)
+			c.deny(AutoLoopVariable, it.Name.Value)
 		}
 	case *syntax.ParamExp:
 		if x.Exp != nil && (x.Exp.Op == syntax.AssignUnset || x.Exp.Op == syntax.AssignUnsetOrNull) {
-			c.deny("assigns a variable in an expansion")
+			c.deny(AutoAssignsInExpand)
 		}
 	}
 	return true
@@ -1060,7 +1092,7 @@ func (c *autoCheck) redirect(r *syntax.Redirect) {
 	}
 	target, ok := literal(r.Word)
 	if !ok {
-		c.deny("writes to a computed path: %s", word{w: r.Word}.show())
+		c.deny(ShellComputedPath, word{w: r.Word}.show())
 		return
 	}
 	if !harmlessDevices[target] {
@@ -1070,7 +1102,7 @@ func (c *autoCheck) redirect(r *syntax.Redirect) {
 
 func (c *autoCheck) write(p string) {
 	if p == "" || strings.ContainsAny(p, "*?[]{}~$`\\") {
-		c.deny("writes to a path that is expanded at run time: %q", p)
+		c.deny(AutoExpandedPath, strconv.Quote(p))
 		return
 	}
 	c.writes = append(c.writes, p)
@@ -1090,19 +1122,19 @@ func (c *autoCheck) call(args []word) {
 	name, rest := args[0], args[1:]
 	switch {
 	case !name.lit || name.s == "":
-		c.deny("command name is computed: %s", name.show())
+		c.deny(ShellComputedName, name.show())
 		return
 	case strings.Contains(name.s, "/"):
-		c.deny("runs a program by path: %s", name.s)
+		c.deny(AutoProgramByPath, name.s)
 		return
 	case !autoCommands[name.s]:
-		c.deny("%s is not a command that runs without approval", name.s)
+		c.deny(AutoNotListed, name.s)
 		return
 	}
 	switch name.s {
 	case "printf":
 		if len(rest) > 0 && (!rest[0].lit || strings.HasPrefix(rest[0].s, "-v")) {
-			c.deny("printf -v sets a variable")
+			c.deny(AutoPrintfSetsVar)
 		}
 	case "date":
 		c.forbidOptions(name.s, rest, "s", "--set")
@@ -1114,17 +1146,17 @@ func (c *autoCheck) call(args []word) {
 		// uniq IN OUT writes OUT.
 		c.forbidOptions(name.s, rest, "")
 		if len(operands(rest)) > 1 {
-			c.deny("uniq with an output file")
+			c.deny(AutoUniqOutput)
 		}
 	case "find":
 		for _, w := range rest {
 			if !w.lit {
-				c.deny("find with a computed argument: %s", w.show())
+				c.deny(AutoComputedArgument, "find", w.show())
 				return
 			}
 			switch w.s {
 			case "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls":
-				c.deny("find %s", w.s)
+				c.deny(AutoOption, "find", w.s)
 			}
 		}
 	case "mkdir":
@@ -1150,7 +1182,7 @@ func (c *autoCheck) call(args []word) {
 func (c *autoCheck) forbidOptions(name string, args []word, short string, long ...string) {
 	for _, w := range args {
 		if !w.lit {
-			c.deny("%s with a computed argument: %s", name, w.show())
+			c.deny(AutoComputedArgument, name, w.show())
 			return
 		}
 		switch {
@@ -1158,11 +1190,11 @@ func (c *autoCheck) forbidOptions(name string, args []word, short string, long .
 			opt, _, _ := strings.Cut(w.s, "=")
 			for _, l := range long {
 				if strings.HasPrefix(l, opt) {
-					c.deny("%s %s", name, opt)
+					c.deny(AutoOption, name, opt)
 				}
 			}
 		case strings.HasPrefix(w.s, "-") && short != "" && strings.ContainsAny(w.s[1:], short):
-			c.deny("%s %s", name, w.s)
+			c.deny(AutoOption, name, w.s)
 		}
 	}
 }
@@ -1176,19 +1208,19 @@ func (c *autoCheck) strictOperands(name string, args []word, short string, long 
 	for _, w := range args {
 		switch {
 		case !w.lit:
-			c.deny("%s with a computed argument: %s", name, w.show())
+			c.deny(AutoComputedArgument, name, w.show())
 			return nil
 		case opts && w.s == "--":
 			opts = false
 		case opts && strings.HasPrefix(w.s, "--"):
 			opt, _, hasValue := strings.Cut(w.s, "=")
 			if !slices.Contains(long, w.s) && !(hasValue && slices.Contains(long, opt+"=")) {
-				c.deny("%s %s", name, w.s)
+				c.deny(AutoOption, name, w.s)
 				return nil
 			}
 		case opts && strings.HasPrefix(w.s, "-") && len(w.s) > 1:
 			if strings.Trim(w.s[1:], short) != "" {
-				c.deny("%s %s", name, w.s)
+				c.deny(AutoOption, name, w.s)
 				return nil
 			}
 		default:

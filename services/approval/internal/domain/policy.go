@@ -191,8 +191,16 @@ func HardRequireHits(cfg PolicyConfig, in PolicyInput) []Hit {
 	for _, op := range in.Patch.Operations {
 		for _, f := range hardRequireFlags {
 			if op.HasFlag(f) {
-				detail := HitDetail(op, f)
-				hits = append(hits, NewHit(RuleHardRequire+string(f), op.Index, detail, requireCodes[f], detail))
+				detail, finding := hitFinding(op, f)
+				args := []any{detail}
+				if finding.Code != "" {
+					// What the shell analyzer found, also as its code: said in the reader's language.
+					args = append(args, finding.Code)
+					for _, a := range finding.Args {
+						args = append(args, a)
+					}
+				}
+				hits = append(hits, NewHit(RuleHardRequire+string(f), op.Index, detail, requireCodes[f], args...))
 			}
 		}
 	}
@@ -268,17 +276,23 @@ func GrantDecision(in PolicyInput, grant *Grant, now time.Time) Decision {
 // HitDetail says what in the operation raised f: the exact push command, the shell command
 // the analyzer pointed at, or the operation itself.
 func HitDetail(op patch.Operation, f patch.Flag) string {
+	detail, _ := hitFinding(op, f)
+	return detail
+}
+
+// hitFinding is HitDetail and, for a shell command, the analyzer's finding it came from.
+func hitFinding(op patch.Operation, f patch.Flag) (string, patch.ShellFinding) {
 	switch op.Type {
 	case patch.TypeGit:
 		if push, err := patch.PushOf(op); err == nil {
-			return push.Command()
+			return push.Command(), patch.ShellFinding{}
 		}
 	case patch.TypeShell:
-		if d := patch.AnalyzeShell(patch.ShellScript(op)).Detail(f); d != "" {
-			return d
+		if x, ok := patch.AnalyzeShell(patch.ShellScript(op)).Finding(f); ok && x.Detail != "" {
+			return x.Detail, x
 		}
 	}
-	return fmt.Sprintf("%s %s %s", op.Type, op.Action, op.Target)
+	return fmt.Sprintf("%s %s %s", op.Type, op.Action, op.Target), patch.ShellFinding{}
 }
 
 // pathUnderAnyDepth reports whether p has deny as a component-aligned sub-path anywhere.
@@ -388,7 +402,15 @@ func (g *Grant) Covers(in PolicyInput) (rule string, why Because) {
 			}
 			auto := patch.AnalyzeShellAutomation(patch.ShellScript(op))
 			if !auto.OK {
-				return RuleScopeShellCommand, because(CodeScopeShellCommand, n, auto.Reason)
+				args := []any{n, auto.Reason}
+				if auto.ReasonCode != "" {
+					// Why, also as the analyzer's code: said in the reader's language.
+					args = append(args, auto.ReasonCode)
+					for _, a := range auto.ReasonArgs {
+						args = append(args, a)
+					}
+				}
+				return RuleScopeShellCommand, because(CodeScopeShellCommand, args...)
 			}
 			for _, w := range auto.Writes {
 				p, ok := workspaceRelative(w)

@@ -1,6 +1,12 @@
 package domain
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/fault"
+	"github.com/picoclaw-suite/picoclaw/pkg/patch"
+)
 
 // Because is a reason of the policy as approval says it to a person: a code of Texts and its
 // arguments, which are data (operation numbers, paths, patterns, names, amounts). The audit log
@@ -21,7 +27,9 @@ func because(code string, args ...any) Because {
 }
 
 // English is the reason in English: the text the decision and the audit log carry.
-func (b Because) English() string { return Texts.Text("en", b.Code, b.Args...) }
+func (b Because) English() string {
+	return Texts.Text("en", b.Code, withShell("en", b.Code, b.Args)...)
+}
 
 // ReasonText is a policy reason said in locale: the reason of code with args, when approval
 // knows the code; otherwise text as it was written — the reason of an operator's rule (their own
@@ -30,7 +38,36 @@ func ReasonText(locale, code string, args []string, text string) string {
 	if code == "" || !Texts.Has(code) {
 		return text
 	}
-	return Texts.Text(locale, code, args...)
+	return Texts.Text(locale, code, withShell(locale, code, args)...)
+}
+
+// shellArgAt is the index of the argument of code that is what the shell analyzer said, in
+// English; when the arguments go on past it, they are the analyzer's code of patch.ShellTexts
+// and its arguments (a hit or reason recorded before those had codes stops at the English).
+func shellArgAt(code string) (int, bool) {
+	if code == CodeScopeShellCommand {
+		return 1, true
+	}
+	for _, c := range requireCodes {
+		if c == code {
+			return 0, true
+		}
+	}
+	return 0, false
+}
+
+// withShell is args with the shell analyzer's words said in locale, and its code and arguments
+// taken off; in English they are said as recorded.
+func withShell(locale, code string, args []string) []string {
+	i, ok := shellArgAt(code)
+	if !ok || len(args) <= i+1 {
+		return args
+	}
+	out := slices.Clone(args[:i+1])
+	if !fault.English(locale) && patch.ShellTexts.Has(args[i+1]) {
+		out[i] = patch.ShellText(locale, args[i+1], args[i+2:])
+	}
+	return out
 }
 
 // ReasonIn is the decision's reason said in locale.
@@ -47,8 +84,8 @@ func (j Job) PolicyReasonIn(locale string) string {
 // the reader's language, or an operator's rule by its name with its detail as written.
 func (h Hit) TextIn(locale string) string {
 	if h.Code != "" && Texts.Has(h.Code) {
-		args := make([]string, len(h.Args))
-		for i, a := range h.Args {
+		args := slices.Clone(withShell(locale, h.Code, h.Args))
+		for i, a := range args {
 			args[i] = SafeLine(a, 100)
 		}
 		return Texts.Text(locale, h.Code, args...)

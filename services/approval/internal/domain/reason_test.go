@@ -192,3 +192,84 @@ func TestRequestWithHardRequireDetailsInBothLanguages(t *testing.T) {
 		t.Errorf("pending reason %q / %q", d.Reason, d.ReasonIn("ja"))
 	}
 }
+
+// What the shell analyzer found is said in the job's language inside the approval request,
+// and the pending reason with it; the audit log keeps the English detail as it was.
+func TestRequestWithShellFindingsInBothLanguages(t *testing.T) {
+	p := mustParse(t, `[{"type":"shell_command","action":"run","target":"sleep 60 & rm -rf build"}]`)
+	d := Evaluate(PolicyConfig{}, PolicyInput{Patch: p}, nil, t0)
+	if d.Outcome != OutcomePending || len(d.Hits) != 2 {
+		t.Fatalf("decision %+v", d)
+	}
+	if d.Reason != "needs a person: hard_require.delete (rm -rf build)" || d.Hits[1].Detail != "runs in the background: sleep 60" {
+		t.Errorf("English texts changed: %q, %q", d.Reason, d.Hits[1].Detail)
+	}
+	j := Job{ID: "job_20260301_041", ExpiresAt: t0.Add(30 * time.Minute), AffectedPaths: p.AffectedPaths}
+	for _, tc := range []struct {
+		locale, reason string
+		want           []string
+		banned         *regexp.Regexp
+	}{
+		{"ja", "削除: コマンド rm -rf build",
+			[]string{"#1 削除: コマンド rm -rf build", "#1 バックグラウンドでの実行: バックグラウンドで実行します: sleep 60"},
+			regexp.MustCompile(`runs in the background|SHELL_`)},
+		{"en", "delete: rm -rf build",
+			[]string{"#1 delete: rm -rf build", "#1 runs in the background: runs in the background: sleep 60"}, japanese},
+	} {
+		j.Locale = tc.locale
+		text := RequestText(j, p, d.Hits, time.UTC)
+		for _, want := range tc.want {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s request lacks %q:\n%s", tc.locale, want, text)
+			}
+		}
+		if w := tc.banned.FindString(text); w != "" {
+			t.Errorf("%s request has %q:\n%s", tc.locale, w, text)
+		}
+		if got := d.ReasonIn(tc.locale); got != tc.reason {
+			t.Errorf("%s reason %q, want %q", tc.locale, got, tc.reason)
+		}
+	}
+	// Recorded and rebuilt from the audit log, the reason is still said in the reader's language.
+	job, _ := refusedJob(t, "ja", d)
+	if got := job.PolicyReasonIn("ja"); got != "削除: コマンド rm -rf build" {
+		t.Errorf("rebuilt reason %q", got)
+	}
+	// A hit recorded before findings had codes is said with its English detail.
+	old := Hit{Rule: RuleHardRequire + "background", Op: 0, Detail: "runs in the background: sleep 60", Code: CodeRequireBackground,
+		Args: []string{"runs in the background: sleep 60"}}
+	if got := old.TextIn("ja"); got != "バックグラウンドでの実行: runs in the background: sleep 60" {
+		t.Errorf("old hit %q", got)
+	}
+}
+
+// Why a shell command is outside an Auto-Approve grant is said in the reader's language; the
+// English reason is the audit log's text as before.
+func TestShellScopeReasonInBothLanguages(t *testing.T) {
+	g := &Grant{ID: "g", AllowedOperations: []string{OpsShell}, PathPrefixes: []string{"docs"}, ExpiresAt: t0.Add(time.Hour)}
+	p := mustParse(t, `[{"type":"shell_command","action":"run","target":"make docs"}]`)
+	d := Evaluate(PolicyConfig{}, PolicyInput{Patch: p}, g, t0)
+	if d.Outcome != OutcomePending || d.Rule != RuleScopeShellCommand {
+		t.Fatalf("decision %+v", d)
+	}
+	const en = "operation 1 is a shell command that always needs approval: make is not a command that runs without approval"
+	if d.Reason != en {
+		t.Errorf("English reason %q", d.Reason)
+	}
+	for locale, want := range map[string]string{
+		"ja": "操作 1 は常に承認が必要なシェルコマンドです: make は承認なしで実行できるコマンドではありません",
+		"en": en,
+	} {
+		if got := d.ReasonIn(locale); got != want {
+			t.Errorf("%s: %q, want %q", locale, got, want)
+		}
+	}
+	job, _ := refusedJob(t, "ja", d)
+	if got := job.PolicyReasonIn("ja"); got != "操作 1 は常に承認が必要なシェルコマンドです: make は承認なしで実行できるコマンドではありません" {
+		t.Errorf("rebuilt: %q", got)
+	}
+	// A reason recorded before the analyzer's codes keeps its English words.
+	if got := ReasonText("ja", CodeScopeShellCommand, []string{"1", "make is not a command that runs without approval"}, en); got != "操作 1 は常に承認が必要なシェルコマンドです: make is not a command that runs without approval" {
+		t.Errorf("old reason: %q", got)
+	}
+}

@@ -14,6 +14,7 @@ import (
 
 	commonv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/common/v1"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
+	"github.com/picoclaw-suite/picoclaw/pkg/redact"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"github.com/picoclaw-suite/picoclaw/services/chat-mio/internal/domain"
 )
@@ -241,12 +242,13 @@ func (a *App) proposal(ctx context.Context, t *turn, results []ProposalOption, r
 		return
 	}
 	if len(results) == 0 || results[0].Proposal == nil {
-		reason := "no proposal"
+		reason, code := "no proposal", ""
 		if len(results) > 0 {
-			reason = strings.TrimSpace(results[0].ErrorCode + " " + results[0].ErrorMessage)
+			code = results[0].ErrorCode
+			reason = redact.Secrets(strings.TrimSpace(results[0].ErrorCode + " " + results[0].ErrorMessage))
 		}
 		a.log.WarnContext(ctx, "chat.no_proposal", slog.String("reason", reason))
-		t.say(domain.T(t.loc, domain.MsgNoProposal, reason))
+		t.say(domain.T(t.loc, domain.MsgNoProposal, domain.ProposalFailure(t.loc, code)))
 		return
 	}
 	p := *results[0].Proposal
@@ -356,7 +358,11 @@ func (a *App) presentOptions(ctx context.Context, t *turn, res RouteResult) {
 	n := 0
 	for _, pr := range res.Proposals {
 		if pr.Proposal == nil {
-			lines = append(lines, domain.T(t.loc, domain.MsgProposalFailed, pr.Order, strings.TrimSpace(pr.ErrorCode+" "+pr.ErrorMessage)))
+			// The coder's message may carry the provider's own words: the log has them, the
+			// user the class of the failure.
+			a.log.WarnContext(ctx, "chat.proposal_failed", slog.String("order", pr.Order), slog.String("error_code", pr.ErrorCode),
+				slog.String("error", redact.Secrets(pr.ErrorMessage)))
+			lines = append(lines, domain.T(t.loc, domain.MsgProposalFailed, pr.Order, domain.ProposalFailure(t.loc, pr.ErrorCode)))
 			continue
 		}
 		n++

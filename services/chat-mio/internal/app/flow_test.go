@@ -341,11 +341,33 @@ func TestResultAfterReplyIsPushed(t *testing.T) {
 	mustContain(t, p.GetMessages()[0].GetText(), "実行: 1 件, 成功: 1 件")
 }
 
+// A coder's failure in a deliberation is said by its class in the user's language; the
+// coder's message (with the provider's words) stays in the log.
+func TestDeliberationProposalFailureInBothLanguages(t *testing.T) {
+	for _, tc := range []struct{ locale, want, other string }{
+		{"ja", "order3: 提案できませんでした（モデルが時間内に応答しませんでした）", "did not answer"},
+		{"en", "order3: no proposal (the model did not answer in time)", "応答"},
+	} {
+		e := newEnv(t)
+		res := e.sendReq(t, &chatv1.HandleMessageRequest{SessionId: session, Channel: "line", UserId: approver,
+			Text: "/deliberate docs/guide.md を作って", Locale: tc.locale})
+		mustContain(t, text(res), tc.want)
+		for _, banned := range []string{"upstream", "api.example.com", "timeout", tc.other} {
+			if strings.Contains(text(res), banned) {
+				t.Errorf("%s: %q in the reply: %s", tc.locale, banned, text(res))
+			}
+		}
+	}
+}
+
 func TestDeliberationAndPick(t *testing.T) {
 	e := newEnv(t)
 	res := e.send(t, approver, "/deliberate docs/guide.md を作って")
 	id := res.GetJobId()
-	mustContain(t, text(res), "【合議: 複数のコーダーが提案しました】", "/pick "+id, "1. order1", "2. order2", "order3: 提案できませんでした（timeout")
+	mustContain(t, text(res), "【合議: 複数のコーダーが提案しました】", "/pick "+id, "1. order1", "2. order2", "order3: 提案できませんでした（モデルが時間内に応答しませんでした）")
+	if strings.Contains(text(res), "upstream") || strings.Contains(text(res), "timeout") {
+		t.Errorf("the coder's own words reached the user: %s", text(res))
+	}
 	acts := actions(res)
 	if len(acts) != 2 || acts[1].GetKind() != commonv1.ActionKind_ACTION_KIND_PICK || acts[1].GetValue() != "2" {
 		t.Fatalf("actions = %v", acts)

@@ -258,7 +258,7 @@ func (r *Router) ProcessTask(ctx context.Context, req *routerv1.ProcessTaskReque
 		}
 		if dec.GetMatched() == "/deliberate" {
 			res.Deliberation = true
-			res.Proposals = []*commonv1.ProposalResult{mk("order1"), mk("order2"), {Order: "order3", ErrorCode: "timeout", ErrorMessage: "no answer in 120s"}}
+			res.Proposals = []*commonv1.ProposalResult{mk("order1"), mk("order2"), {Order: "order3", ErrorCode: "timeout", ErrorMessage: "order3: no answer in time: upstream said 504 from api.example.com"}}
 			res.Comparison = &routerv1.Comparison{Summary: "both touch the same file", Recommended: 2}
 		} else if over != nil && req.GetConfirmedTokens() < over.GetEstimatedTokens() {
 			res.Proposals = []*commonv1.ProposalResult{{Order: "order2", ErrorCode: "cost_over_limit",

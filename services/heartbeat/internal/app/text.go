@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/picoclaw-suite/picoclaw/pkg/fault"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/pkg/redact"
 	"github.com/picoclaw-suite/picoclaw/services/heartbeat/internal/domain"
@@ -226,22 +225,9 @@ func AlertText(l Locale, ch domain.Change, now time.Time, timeout time.Duration,
 	return ""
 }
 
-// errorTexts say what kind of failure an agent reported (the beat's error_code), in Japanese and
-// in English: a model provider's failure by its class, never in the provider's own words.
-var errorTexts = fault.Catalog{
-	llm.FailureUnreachable:      {"モデルのプロバイダーに接続できません", "the model provider is unreachable"},
-	llm.FailureServerError:      {"モデルのプロバイダーでサーバーエラーが起きています", "the model provider has a server error"},
-	llm.FailureUnauthenticated:  {"モデルのプロバイダーで認証に失敗しました。API キーを確認してください", "authentication with the model provider failed; check the API key"},
-	llm.FailureNoAPIKey:         {"モデルのプロバイダーの API キーが設定されていません", "the model provider's API key is not set"},
-	llm.FailureRateLimited:      {"モデルのプロバイダーの利用制限に達しました", "the model provider's rate limit was reached"},
-	llm.FailureModelUnavailable: {"モデルが見つからないか、使えません", "the model is missing or cannot be used"},
-	llm.FailureTimeout:          {"モデルが時間内に応答しませんでした", "the model did not answer in time"},
-	llm.FailureBadResponse:      {"モデルのプロバイダーの応答を解釈できませんでした", "the model provider's answer could not be read"},
-	llm.FailureRejected:         {"モデルのプロバイダーが要求を受け付けませんでした", "the model provider rejected the request"},
-	llm.FailureLocalOnly:        {"ローカル限定のため、クラウドのモデルを呼びませんでした", "a cloud model was not called (local only)"},
-	llm.FailureCanceled:         {"モデルの呼び出しが取り消されました", "the model call was cancelled"},
-	llm.FailureOther:            {"モデルの呼び出しに失敗しました", "the model call failed"},
-}
+// errorTexts say what kind of failure an agent reported (the beat's error_code): a model
+// provider's failure by its class, as chat says a coder's failure too.
+var errorTexts = llm.FailureTexts
 
 // errorDetailMax bounds what the report shows of an error's own words.
 const errorDetailMax = 120
