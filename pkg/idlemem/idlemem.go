@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -29,28 +30,34 @@ var (
 	started atomic.Bool
 	// kept: Keep made its first release (the executable is read page by page from then on).
 	kept atomic.Bool
-	// lastSettle is when Settle last trimmed (Unix nanoseconds).
-	lastSettle atomic.Int64
+
+	settleMu    sync.Mutex
+	settleTimer *time.Timer
+	// settles counts the trims Settle scheduled that ran.
+	settles atomic.Int64
 )
 
-// settleGap is the least time between two trims by Settle: the rounds of periodic work that end
-// together (every service's heartbeat) share one.
-const settleGap = 250 * time.Millisecond
+// settleDelay is how long after the last Settle the trim runs: the rounds of periodic work that
+// end together (every service's heartbeat) share one.
+const settleDelay = 50 * time.Millisecond
 
 // Settle says that a round of periodic work (a heartbeat, a sweep) has ended: the executable's
-// pages it mapped are unmapped at once (Trim), so an idle process does not keep them until the
-// next look. It does nothing in a process that does not Keep, and trims at most once per
-// settleGap.
+// pages it mapped are unmapped (Trim) settleDelay after the last such call, so an idle process
+// does not keep them until the next look. It does nothing in a process that does not Keep.
 func Settle() {
 	if !kept.Load() {
 		return
 	}
-	now := time.Now().UnixNano()
-	last := lastSettle.Load()
-	if now-last < int64(settleGap) || !lastSettle.CompareAndSwap(last, now) {
+	settleMu.Lock()
+	defer settleMu.Unlock()
+	if settleTimer == nil {
+		settleTimer = time.AfterFunc(settleDelay, func() {
+			Trim()
+			settles.Add(1)
+		})
 		return
 	}
-	Trim()
+	settleTimer.Reset(settleDelay)
 }
 
 // Keep releases memory until ctx ends: first after first, then at the end of the first two
