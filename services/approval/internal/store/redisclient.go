@@ -190,6 +190,12 @@ func (c *RedisClient) do(ctx context.Context, args ...string) (reply, error) {
 		if err == nil || attempt >= c.opt.MaxRetries || !redisRetryable(err) {
 			break
 		}
+		// A write the server may have applied is not sent again: its reply was lost, not its
+		// effect (a SET sent again after a switch-off would bring a grant back).
+		var sent *sentError
+		if errors.As(err, &sent) && !readOnlyCommand(args[0]) {
+			break
+		}
 	}
 	end(err)
 	return r, err
@@ -283,7 +289,7 @@ func (c *RedisClient) dial(ctx context.Context) (*redisConn, error) {
 		setup = append(setup, []string{"select", strconv.Itoa(c.opt.DB)})
 	}
 	for _, args := range setup {
-		r, err := cn.roundTrip(c.opt, args)
+		r, err := cn.exchange(c.opt, args)
 		if err == nil && r.kind == '-' {
 			err = fmt.Errorf("redis %s: %w", args[0], RedisError(r.str))
 		}
@@ -304,14 +310,32 @@ type redisConn struct {
 }
 
 // reply is a reply the store reads: a simple string (+), an error (-), an integer (:) or a bulk
-// string ($, null when the key is missing). Arrays are read and skipped.
+// string ($, null when the key is missing). An array is refused (the connection is closed).
 type reply struct {
 	kind byte
 	str  string
 	null bool
 }
 
+// sentError is a failure after the command may have reached the server (while writing it or
+// reading its reply): the server may have applied it.
+type sentError struct{ err error }
+
+func (e *sentError) Error() string { return e.err.Error() }
+func (e *sentError) Unwrap() error { return e.err }
+
+// readOnlyCommand: sending it again changes nothing.
+func readOnlyCommand(name string) bool { return strings.EqualFold(name, "get") }
+
 func (cn *redisConn) roundTrip(opt RedisOptions, args []string) (reply, error) {
+	r, err := cn.exchange(opt, args)
+	if err != nil {
+		return reply{}, &sentError{err}
+	}
+	return r, nil
+}
+
+func (cn *redisConn) exchange(opt RedisOptions, args []string) (reply, error) {
 	if err := cn.conn.SetWriteDeadline(time.Now().Add(opt.WriteTimeout)); err != nil {
 		return reply{}, err
 	}
@@ -362,16 +386,9 @@ func readReply(r *bufio.Reader) (reply, error) {
 		}
 		return reply{kind: '$', str: string(b[:n])}, nil
 	case '*':
-		n, err := strconv.Atoi(rest)
-		if err != nil || n < -1 || n > 1024 {
-			return reply{}, fmt.Errorf("redis: bad array length %q", rest)
-		}
-		for range max(n, 0) {
-			if _, err := readReply(r); err != nil {
-				return reply{}, err
-			}
-		}
-		return reply{kind: '*', null: n == -1}, nil
+		// No command of the store answers with an array: a server that sends one is not
+		// followed into it (nested arrays would recurse without bound).
+		return reply{}, errors.New("redis: unexpected array reply")
 	}
 	return reply{}, fmt.Errorf("redis: unknown reply type %q", kind)
 }
@@ -390,14 +407,14 @@ func readLine(r *bufio.Reader) (string, error) {
 	return string(line[:len(line)-2]), nil
 }
 
-// redisRetryable: a dropped or refused connection, a timeout, a busy pool, or a server that
+// redisRetryable: a dropped or refused connection, a timeout, or a server that
 // cannot serve the command yet (loading, read-only replica, failover, too many clients).
 func redisRetryable(err error) bool {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
 	}
 	var ne net.Error
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, errRedisPoolTimeout) || errors.As(err, &ne) {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne) {
 		return true
 	}
 	var re RedisError

@@ -7,8 +7,10 @@ import (
 	"context"
 	"errors"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -255,7 +257,7 @@ func TestRedisClientPoolIsBounded(t *testing.T) {
 				br := bufio.NewReader(conn)
 				for {
 					// Read one command (an array of bulk strings), answer after release.
-					if _, err := readReply(br); err != nil {
+					if _, err := readCommand(br); err != nil {
 						return
 					}
 					<-release
@@ -298,5 +300,106 @@ func TestRedisClientPoolIsBounded(t *testing.T) {
 	defer mu.Unlock()
 	if opened != 2 {
 		t.Errorf("%d connections opened, want the pool's 2", opened)
+	}
+}
+
+// fakeRedis serves each connection with answer, which reads the commands itself.
+func fakeRedis(t *testing.T, answer func(net.Conn, *bufio.Reader)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				answer(conn, bufio.NewReader(conn))
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// readCommand reads one RESP command (an array of bulk strings) and returns its arguments.
+func readCommand(r *bufio.Reader) ([]string, error) {
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return nil, err
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(line[1:]))
+	args := make([]string, 0, n)
+	for range n {
+		if _, err := r.ReadString('\n'); err != nil {
+			return nil, err
+		}
+		a, err := r.ReadString('\n')
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, strings.TrimSuffix(a, "\r\n"))
+	}
+	return args, nil
+}
+
+// A server that answers with arrays nested without end is refused at the first array, not
+// followed into it (the stack would overflow and take the process down).
+func TestRedisClientRefusesArrayReplies(t *testing.T) {
+	addr := fakeRedis(t, func(conn net.Conn, r *bufio.Reader) {
+		if _, err := readCommand(r); err != nil {
+			return
+		}
+		nested := strings.Repeat("*1\r\n", 1<<16)
+		_, _ = conn.Write([]byte(nested))
+	})
+	c := NewRedisClient(RedisOptions{Addr: addr, MaxRetries: -1, ReadTimeout: 2 * time.Second})
+	defer c.Close()
+	if _, _, err := c.Get(context.Background(), "k"); err == nil || !strings.Contains(err.Error(), "array") {
+		t.Fatalf("nested arrays: %v, want an unexpected array error", err)
+	}
+}
+
+// A write whose reply is lost after it was sent is not sent again (the server may have applied
+// it: a SET sent again after a switch-off would bring the grant back); a read is.
+func TestRedisClientDoesNotResendAWriteItMayHaveApplied(t *testing.T) {
+	var sets, gets atomic.Int64
+	addr := fakeRedis(t, func(conn net.Conn, r *bufio.Reader) {
+		for {
+			args, err := readCommand(r)
+			if err != nil {
+				return
+			}
+			switch strings.ToLower(args[0]) {
+			case "set":
+				sets.Add(1)
+			case "get":
+				gets.Add(1)
+			}
+			// Applied, but the reply comes after the client's read deadline.
+			time.Sleep(300 * time.Millisecond)
+			_, _ = conn.Write([]byte("+OK\r\n"))
+		}
+	})
+	c := NewRedisClient(RedisOptions{Addr: addr, MaxRetries: 3, ReadTimeout: 100 * time.Millisecond})
+	defer c.Close()
+	ctx := context.Background()
+	if _, err := c.do(ctx, "set", "k", "v"); err == nil {
+		t.Fatal("a SET whose reply timed out succeeded")
+	}
+	if n := sets.Load(); n != 1 {
+		t.Fatalf("the SET was sent %d times, want once", n)
+	}
+	_, _, _ = c.Get(ctx, "k")
+	deadline := time.Now().Add(5 * time.Second)
+	for gets.Load() < 4 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := gets.Load(); n != 4 {
+		t.Fatalf("the GET was sent %d times, want 4 (three retries)", n)
 	}
 }

@@ -13,7 +13,7 @@ import (
 // live in static/app.js), by code, in Japanese and English.
 var Texts = fault.Catalog{
 	TextNotFoundTitle: {"ページが見つかりません", "Page not found"},
-	TextNotFound:      {"%[1]s はこの承認コンソールにはありません。", "%[1]s is not part of the approval console."},
+	TextNotFound:      {"このページはこの承認コンソールにはありません。", "This page is not part of the approval console."},
 	TextBack:          {"承認コンソールへ戻る", "Back to the approval console"},
 }
 
@@ -61,14 +61,11 @@ func errorPage(lang, title, message, back, backText string) string {
 }
 
 // notFound answers a path under the console that holds nothing with a page in the reader's
-// language (the path is shown as text, escaped).
+// language. The path is not shown: a crafted link could make the console's own page say what
+// it likes.
 func notFound(w http.ResponseWriter, r *http.Request) {
 	l := Locale(r)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(http.StatusNotFound)
-	path := r.URL.Path
-	if rs := []rune(path); len(rs) > 120 {
-		path = string(rs[:120]) + "…"
-	}
-	_, _ = io.WriteString(w, errorPage(l, Texts.Text(l, TextNotFoundTitle), Texts.Text(l, TextNotFound, path), Prefix, Texts.Text(l, TextBack)))
+	_, _ = io.WriteString(w, errorPage(l, Texts.Text(l, TextNotFoundTitle), Texts.Text(l, TextNotFound), Prefix, Texts.Text(l, TextBack)))
 }

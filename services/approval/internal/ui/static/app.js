@@ -236,7 +236,7 @@
 
   function applyLang() {
     document.documentElement.lang = lang;
-    document.cookie = LANG_COOKIE + '=' + lang + '; path=' + BASE + 'ui/; SameSite=Strict';
+    document.cookie = LANG_COOKIE + '=' + lang + '; path=' + BASE + 'ui/; SameSite=Strict' + (location.protocol === 'https:' ? '; Secure' : '');
     document.querySelectorAll('[data-i18n]').forEach((e) => { e.textContent = t(e.getAttribute('data-i18n')); });
     $('#lang-btn').textContent = lang === 'en' ? '日本語' : 'English';
   }
