@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -48,10 +49,11 @@ func sendable(replies []chatlink.Reply) int {
 	return n
 }
 
-// deliver sends o under key to to (raw is the answered event's stored form): with an outbox it
-// is stored there, in this context's trace, and the outbox consumer sends it; without one it is
-// sent at once. It returns how many messages go out.
-func (r *Runtime) deliver(ctx context.Context, to Target, raw []byte, key string, o outbound) (int, error) {
+// deliver sends o under key to to (raw is the answered event's stored form). With an outbox it
+// is stored there, in this context's trace, and the outbox consumer sends it — except an answer
+// to an event that can go out at once (sendFirst); without one it is sent at once. It returns
+// how many messages go out and whether they were stored in the outbox.
+func (r *Runtime) deliver(ctx context.Context, to Target, raw []byte, key string, o outbound) (int, bool, error) {
 	o.SessionID = to.SessionID
 	if to.Event != nil {
 		o.Event, o.InReply, o.Redelivered = raw, to.InReply, to.Redelivered
@@ -59,28 +61,97 @@ func (r *Runtime) deliver(ctx context.Context, to Target, raw []byte, key string
 	if r.cfg.Outbox == nil {
 		n, err := r.sendNow(ctx, to, key, o)
 		if err != nil && errors.Is(err, ErrPermanent) {
-			return n, inbox.Permanent(err)
+			return n, false, inbox.Permanent(err)
 		}
-		return n, err
+		return n, false, err
 	}
 	n := sendable(o.Replies)
 	if n == 0 && !o.Finish {
-		return 0, nil
+		return 0, false, nil
+	}
+	if to.Event != nil {
+		if sent, done, err := r.sendFirst(ctx, to, key, &o); done {
+			return sent, false, err
+		}
 	}
 	payload, err := json.Marshal(o)
 	if err != nil {
-		return 0, inbox.Permanent(fmt.Errorf("%w: outbound %s: %w", ErrInvalid, key, err))
+		return 0, true, inbox.Permanent(fmt.Errorf("%w: outbound %s: %w", ErrInvalid, key, err))
 	}
 	meta := propagation.MapCarrier{}
 	r.prop.Inject(ctx, meta)
 	res, err := r.cfg.Outbox.Append(ctx, inbox.Event{ID: key, Key: o.SessionID, Payload: payload, Meta: meta})
 	if err != nil {
-		return 0, fmt.Errorf("store outbound %s: %w", key, err)
+		return 0, true, fmt.Errorf("store outbound %s: %w", key, err)
 	}
 	if res.Duplicate > 0 {
 		r.log.InfoContext(ctx, r.name+".outbound_stored_before", slog.String("key", key))
 	}
-	return n, nil
+	return n, true, nil
+}
+
+// firstOutbox is an outbox that tells whether a chat has sends stored and not yet ended, and
+// takes a refused send straight into its dead letters (inbox.Store).
+type firstOutbox interface {
+	Outstanding(ctx context.Context, key string) (bool, error)
+	BuryNew(ctx context.Context, ev inbox.Event, kind string, cause error) (bool, error)
+}
+
+// directBudget bounds an answer's direct send; directPause is how long answers go through the
+// outbox after a direct send failed (until the outbox sends again, whichever comes first).
+const (
+	directBudget = 3 * time.Second
+	directPause  = 30 * time.Second
+)
+
+// sendFirst sends an answer at once, skipping the outbox, when that keeps every promise the
+// outbox makes: the chat has nothing in the outbox (a later answer never overtakes an earlier
+// one) and the channel worked the last time. The answer's event stays unacknowledged in the
+// inbox until this returns, so a crash meanwhile redelivers the event and its kept answer, as a
+// crash before the outbox's acknowledgement does. A send the channel refuses goes to the
+// outbox's dead letters, as it would from the outbox, and is not tried again.
+//
+// done is false when the answer is to be stored in the outbox instead: then o is marked as
+// possibly sent already (Redelivered), so the outbox never uses a reply token twice and sends
+// again under the same send key (the channel's idempotency key or sent mark).
+func (r *Runtime) sendFirst(ctx context.Context, to Target, key string, o *outbound) (n int, done bool, err error) {
+	q, can := r.cfg.Outbox.(firstOutbox)
+	if !can || time.Now().UnixNano() < r.directOff.Load() {
+		return 0, false, nil
+	}
+	if busy, err := q.Outstanding(ctx, o.SessionID); err != nil || busy {
+		return 0, false, nil
+	}
+	sctx, cancel := context.WithTimeout(ctx, directBudget)
+	defer cancel()
+	sctx, span := r.tracer.Start(sctx, r.name+".send", trace.WithAttributes(
+		attribute.String(r.name+".send_key", key), attribute.Bool("direct", true)))
+	defer span.End()
+	n, err = r.sendNow(sctx, to, key, *o)
+	if err == nil {
+		return n, true, nil
+	}
+	span.RecordError(err)
+	span.SetStatus(codes.Error, "send failed")
+	if errors.Is(err, ErrPermanent) || errors.Is(err, ErrInvalid) {
+		payload, merr := json.Marshal(o)
+		if merr != nil {
+			return 0, true, inbox.Permanent(fmt.Errorf("%w: outbound %s: %w", ErrInvalid, key, merr))
+		}
+		meta := propagation.MapCarrier{}
+		r.prop.Inject(ctx, meta)
+		if _, berr := q.BuryNew(ctx, inbox.Event{ID: key, Key: o.SessionID, Payload: payload, Meta: meta}, inbox.DeadPermanent, err); berr != nil {
+			return 0, true, fmt.Errorf("store refused outbound %s: %w", key, berr)
+		}
+		r.log.ErrorContext(ctx, r.name+".send_refused", slog.String("key", key), slog.Any("error", err))
+		return 0, true, nil
+	}
+	// The channel is failing (not just this message): the next answers queue up behind this
+	// one instead of each waiting out a send of its own.
+	r.directOff.Store(time.Now().Add(directPause).UnixNano())
+	r.log.WarnContext(ctx, r.name+".send_queued", slog.String("key", key), slog.Any("error", err))
+	o.Redelivered = true
+	return 0, false, nil
 }
 
 // sendNow sends o through the channel: the pressed button closed first, then the replies,
@@ -146,6 +217,7 @@ func (r *Runtime) Deliver(ctx context.Context, d inbox.Delivery) (err error) {
 		}
 		return err
 	}
+	r.directOff.Store(0)
 	r.log.InfoContext(ctx, r.name+".sent", slog.String("key", d.ID), slog.String("session_id", o.SessionID),
 		slog.Int("messages", n), slog.Int("attempt", d.Attempt))
 	return nil

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -48,6 +49,8 @@ type Runtime struct {
 	log    *slog.Logger
 	tracer trace.Tracer
 	prop   propagation.TextMapPropagator
+	// directOff is when answers may be sent directly again (unix ns; see sendFirst).
+	directOff atomic.Int64
 }
 
 // NewRuntime wires a runtime for ch.
@@ -92,16 +95,16 @@ func (r *Runtime) process(ctx context.Context, ev Event, raw []byte, to Target) 
 	}
 	if !r.cfg.Allow.Allowed(ev.UserID) {
 		log.WarnContext(ctx, r.name+".sender_refused", slog.String("user_id", ev.UserID))
-		_, err := r.deliver(ctx, to, raw, "refusal:"+ev.ID, outbound{Replies: Notice(r.texts.Refusal)})
+		_, _, err := r.deliver(ctx, to, raw, "refusal:"+ev.ID, outbound{Replies: Notice(r.texts.Refusal)})
 		return err
 	}
 	if ev.Kind == KindFollow {
-		_, err := r.deliver(ctx, to, raw, "welcome:"+ev.ID, outbound{Replies: Notice(r.texts.Welcome)})
+		_, _, err := r.deliver(ctx, to, raw, "welcome:"+ev.ID, outbound{Replies: Notice(r.texts.Welcome)})
 		return err
 	}
 	if ev.Kind == KindUnsupported {
 		log.InfoContext(ctx, r.name+".unsupported_message", slog.String("type", ev.Text))
-		_, err := r.deliver(ctx, to, raw, "unsupported:"+ev.ID, outbound{Replies: Notice(r.texts.Unsupported)})
+		_, _, err := r.deliver(ctx, to, raw, "unsupported:"+ev.ID, outbound{Replies: Notice(r.texts.Unsupported)})
 		return err
 	}
 	if ev.Ignore != nil {
@@ -124,7 +127,7 @@ func (r *Runtime) process(ctx context.Context, ev Event, raw []byte, to Target) 
 			return err
 		}
 		if refusal != "" {
-			_, err := r.deliver(ctx, to, raw, "image:"+ev.ID, outbound{Replies: Notice(refusal)})
+			_, _, err := r.deliver(ctx, to, raw, "image:"+ev.ID, outbound{Replies: Notice(refusal)})
 			return err
 		}
 		req.Image = &img
@@ -148,7 +151,7 @@ func (r *Runtime) process(ctx context.Context, ev Event, raw []byte, to Target) 
 	// Why a press was refused is for the presser only; the conversation is left as it was.
 	_, whispers := r.ch.(Whisperer)
 	o.Private = whispers && ev.Kind == KindAction && !res.ActionApplied
-	n, err := r.deliver(ctx, to, raw, "event:"+ev.ID, o)
+	n, queued, err := r.deliver(ctx, to, raw, "event:"+ev.ID, o)
 	if err != nil {
 		return err
 	}
@@ -156,7 +159,7 @@ func (r *Runtime) process(ctx context.Context, ev Event, raw []byte, to Target) 
 	if o.Private {
 		event = r.name + ".answered_privately"
 	}
-	log.InfoContext(ctx, event, slog.Int("messages", n), slog.Bool("async_pending", res.AsyncPending), slog.Bool("queued", r.cfg.Outbox != nil))
+	log.InfoContext(ctx, event, slog.Int("messages", n), slog.Bool("async_pending", res.AsyncPending), slog.Bool("queued", queued))
 	return nil
 }
 
@@ -167,7 +170,7 @@ func (r *Runtime) GiveUp(ctx context.Context, d inbox.Delivery, cause error) {
 		return
 	}
 	to := Target{SessionID: ev.SessionID, Event: &ev, Redelivered: d.Redelivered, Attempt: d.Attempt}
-	if _, err := r.deliver(ctx, to, d.Payload, "failure:"+ev.ID, outbound{Replies: Notice(r.texts.Failure)}); err != nil {
+	if _, _, err := r.deliver(ctx, to, d.Payload, "failure:"+ev.ID, outbound{Replies: Notice(r.texts.Failure)}); err != nil {
 		r.log.ErrorContext(ctx, r.name+".failure_notice_failed", slog.String("event_id", ev.ID),
 			slog.Any("cause", cause), slog.Any("error", err))
 	}
@@ -202,7 +205,7 @@ func (r *Runtime) Notify(ctx context.Context, sessionID, jobID, retryKey string,
 	} else {
 		retryKey = "notify:" + retryKey
 	}
-	n, err := r.deliver(ctx, to, nil, retryKey, outbound{JobID: jobID, Replies: replies})
+	n, queued, err := r.deliver(ctx, to, nil, retryKey, outbound{JobID: jobID, Replies: replies})
 	if err != nil {
 		return 0, err
 	}
@@ -210,7 +213,7 @@ func (r *Runtime) Notify(ctx context.Context, sessionID, jobID, retryKey string,
 		return 0, fmt.Errorf("%w: nothing to send", ErrInvalid)
 	}
 	r.log.InfoContext(ctx, r.name+".notified", slog.String("session_id", sessionID), slog.Int("messages", n),
-		slog.Bool("queued", r.cfg.Outbox != nil))
+		slog.Bool("queued", queued))
 	return n, nil
 }
 

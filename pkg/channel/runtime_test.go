@@ -103,8 +103,10 @@ func newRuntimeWith(ch Channel, chat Chat, outbox Appender, tp ...sdktrace.Trace
 		sdktrace.NewTracerProvider(tp...), propagation.TraceContext{})
 }
 
-// modes runs f with sends made at once and with sends stored in an outbox and then delivered by
-// the outbox's handler (handle returns the event's error, then the first send's).
+// modes runs f with sends made at once, with sends stored in an outbox and then delivered by
+// the outbox's handler (handle returns the event's error, then the first send's), and with
+// answers sent first and stored only when that fails (a refused one counts as the outbox's
+// permanent failure).
 func modes(t *testing.T, f func(t *testing.T, handle func(rt *Runtime, d inbox.Delivery) error, mk func(ch Channel, chat Chat) *Runtime)) {
 	t.Run("direct", func(t *testing.T) {
 		f(t, func(rt *Runtime, d inbox.Delivery) error { return rt.Handle(context.Background(), d) },
@@ -117,6 +119,20 @@ func modes(t *testing.T, f func(t *testing.T, handle func(rt *Runtime, d inbox.D
 				return err
 			}
 			return drain(rt, out)
+		}, func(ch Channel, chat Chat) *Runtime { return newRuntimeWith(ch, chat, out) })
+	})
+	t.Run("send first", func(t *testing.T) {
+		out := &fakeFirstOutbox{}
+		f(t, func(rt *Runtime, d inbox.Delivery) error {
+			if err := rt.Handle(context.Background(), d); err != nil {
+				return err
+			}
+			if len(out.dead) > 0 { // refused at once: in the outbox's dead letters, as permanent
+				cause := out.dead[0].cause
+				out.dead = nil
+				return inbox.Permanent(cause)
+			}
+			return drain(rt, &out.memStore)
 		}, func(ch Channel, chat Chat) *Runtime { return newRuntimeWith(ch, chat, out) })
 	})
 }

@@ -92,6 +92,8 @@ var contract = []struct {
 	{"Marks", testMarks},
 	{"Metrics", testMetrics},
 	{"StreamLagAndWaitMetrics", testStreamLagAndWaitMetrics},
+	{"Outstanding", testOutstanding},
+	{"BuryNew", testBuryNew},
 }
 
 func runContract(t *testing.T, newBackend func(t *testing.T) *backend) {

@@ -60,6 +60,12 @@ type queue interface {
 	turn(ctx context.Context, consumer, key, id string) (turn, error)
 	// settled forgets the entry id of key in the key's order once it was acknowledged or buried.
 	settled(ctx context.Context, key, id string) error
+	// buryNew adds e as a dead letter without queueing it, remembering its event id, in one
+	// step; false when the id was seen within DedupeTTL (nothing recorded).
+	buryNew(ctx context.Context, e entry, why deadWhy) (bool, error)
+	// outstanding reports whether key has entries not yet acknowledged or buried; it may say so
+	// for a while after the last one ended (never the other way round).
+	outstanding(ctx context.Context, key string) (bool, error)
 	// prune removes consumers of the group idle for idle or longer with nothing pending.
 	prune(ctx context.Context, idle time.Duration) (int, error)
 }

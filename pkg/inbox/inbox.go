@@ -160,6 +160,13 @@ func (s *Store) Append(ctx context.Context, events ...Event) (Result, error) {
 	return res, firstErr
 }
 
+// Outstanding reports whether events of key are stored and not yet acknowledged or moved to
+// the dead letters. Right after the last one ended it may still say true for a moment (never
+// false while one is outstanding).
+func (s *Store) Outstanding(ctx context.Context, key string) (bool, error) {
+	return s.q.outstanding(ctx, key)
+}
+
 // Ping checks that the engine answers (readiness).
 func (s *Store) Ping(ctx context.Context) error { return s.q.ping(ctx) }
 

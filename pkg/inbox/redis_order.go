@@ -81,6 +81,14 @@ func (q *redisQueue) settled(ctx context.Context, key, id string) error {
 	return q.rdb.LRem(ctx, q.orderKey(key), 1, id).Err()
 }
 
+// outstanding reads the key's order: the ids of its entries not settled yet. An id whose entry
+// was acknowledged but whose settle failed stays until the next turn drops it, so the answer
+// errs towards "outstanding".
+func (q *redisQueue) outstanding(ctx context.Context, key string) (bool, error) {
+	n, err := q.rdb.LLen(ctx, q.orderKey(key)).Result()
+	return n > 0, err
+}
+
 func (q *redisQueue) prune(ctx context.Context, idle time.Duration) (int, error) {
 	consumers, err := q.rdb.XInfoConsumers(ctx, q.cfg.Stream, q.cfg.Group).Result()
 	if err != nil {

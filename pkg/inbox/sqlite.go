@@ -177,7 +177,7 @@ const (
 var sqliteStatements = []string{sqlHead, sqlSetHead, sqlSeen, sqlInsertEntry, sqlTrimEntries, sqlTrimPending, sqlPing,
 	sqlDeadCount, sqlStats, sqlAddGroup, sqlWaiting, sqlGroupLast, sqlNewEntries, sqlDeliver, sqlSetGroupLast, sqlOwnPending,
 	sqlIdlePending, sqlClaim, sqlAck, sqlDropEntry, sqlNextDead, sqlInsertDead, sqlTrimDead, sqlMarkDone, sqlSetMark,
-	sqlListDead, sqlGetDead, sqlReplayed, sqlDropDead, sqlTurn, sqlTouch}
+	sqlListDead, sqlGetDead, sqlReplayed, sqlDropDead, sqlTurn, sqlTouch, sqlOutstanding}
 
 // statements are the prepared statements: SQLite parses each once per connection instead of
 // at every call, a third of an append's time. They are prepared up front, outside any

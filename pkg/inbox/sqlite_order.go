@@ -39,6 +39,16 @@ func (q *sqliteQueue) turn(ctx context.Context, consumer, key, id string) (turn,
 	return turnGo, nil
 }
 
+// sqlOutstanding: an entry is deleted once acknowledged (or buried), so any entry of the key
+// left in the stream is outstanding (read or not).
+const sqlOutstanding = `SELECT EXISTS (SELECT 1 FROM inbox_entries WHERE stream = ? AND event_key = ?)`
+
+func (q *sqliteQueue) outstanding(ctx context.Context, key string) (bool, error) {
+	var yes bool
+	err := q.row(ctx, nil, sqlOutstanding, q.cfg.Stream, key).Scan(&yes)
+	return yes, err
+}
+
 // settled has nothing to do: the order is read from the pending entries themselves.
 func (q *sqliteQueue) settled(context.Context, string, string) error { return nil }
 
