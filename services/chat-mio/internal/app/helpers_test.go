@@ -67,8 +67,10 @@ type env struct {
 	model *fakeModel
 	logs  *testinfra.SyncBuffer
 	rdb   *redis.Client
-	store *store.Redis
-	now   func() time.Time
+	// prefix is the key prefix of the env's state in rdb.
+	prefix string
+	store  *store.Redis
+	now    func() time.Time
 }
 
 type envOpt func(*app.Config, *envSetup)
@@ -141,7 +143,7 @@ func newEnvB(t testing.TB, opts ...envOpt) *env {
 			t.Errorf("close: %v", err)
 		}
 	})
-	return &env{app: a, peers: suite, model: model, logs: logs, rdb: r.Client, store: st, now: cfg.Now}
+	return &env{app: a, peers: suite, model: model, logs: logs, rdb: r.Client, prefix: r.Prefix, store: st, now: cfg.Now}
 }
 
 func (e *env) send(t *testing.T, user, text string) *chatv1.HandleMessageResponse {
