@@ -173,10 +173,10 @@ func (t *turn) say(text string, actions ...*commonv1.Action) {
 	t.images = nil
 }
 
-// HandleMessage handles one inbound event: it loads the session (and the reply already given to
-// the event, answered again as it is), takes the JobID from baggage (or allocates one) and either
-// runs a command or the conversation; a turn that ends with an answer is recorded — its memory
-// and its reply — in one write. Peer failures become user messages, except a transient failure
+// HandleMessage handles one inbound event: it takes the JobID from baggage (or allocates one),
+// loads the session (and the reply already given to the event, answered again as it is) and
+// either runs a command or the conversation; a turn that ends with an answer is recorded — its
+// memory and its reply — in one write. Peer failures become user messages, except a transient failure
 // of the peer a conversation needs (router-shiro unreachable or too slow), which is returned as
 // ErrUnavailable so the gateway retries the event instead of answering with an error; a
 // malformed request or an internal failure is returned as an error too.
@@ -186,16 +186,6 @@ func (a *App) HandleMessage(ctx context.Context, req *chatv1.HandleMessageReques
 	}
 	if req.GetChannel() != "" && req.GetChannel() != domain.Channel(req.GetSessionId()) {
 		return nil, fmt.Errorf("%w: channel %q does not match session %q", domain.ErrInvalid, req.GetChannel(), req.GetSessionId())
-	}
-	now := a.cfg.Now()
-	day := domain.MemoryDay(now, a.cfg.Location)
-	// One read: the session, and the reply already given to the event.
-	sess, kept, loadErr := a.store.LoadTurn(ctx, req.GetSessionId(), day, a.cfg.MemoryTurns, replyKey(req))
-	// A gateway redelivers an event whose answer it could not send (or after a crash): answer
-	// with the reply already given instead of running the turn again (a new proposal would
-	// collide with the job already waiting for approval).
-	if cached := a.cachedReply(ctx, replyKey(req), kept); cached != nil {
-		return cached, nil
 	}
 	text := req.GetText()
 	if act := req.GetAction(); act != nil {
@@ -224,6 +214,16 @@ func (a *App) HandleMessage(ctx context.Context, req *chatv1.HandleMessageReques
 		ctx = jobid.WithJobID(ctx, id)
 		// The request's span started before the id existed; name the job on it too.
 		trace.SpanFromContext(ctx).SetAttributes(attribute.String(jobid.BaggageKey, id))
+	}
+	now := a.cfg.Now()
+	day := domain.MemoryDay(now, a.cfg.Location)
+	// One read, under the message's JobID: the session, and the reply already given to the event.
+	sess, kept, loadErr := a.store.LoadTurn(ctx, req.GetSessionId(), day, a.cfg.MemoryTurns, replyKey(req))
+	// A gateway redelivers an event whose answer it could not send (or after a crash): answer
+	// with the reply already given instead of running the turn again (a new proposal would
+	// collide with the job already waiting for approval).
+	if cached := a.cachedReply(ctx, replyKey(req), kept); cached != nil {
+		return cached, nil
 	}
 	request := trace.SpanContextFromContext(ctx)
 	// A command about an existing job runs in the job's trace (a child of the job's stored
