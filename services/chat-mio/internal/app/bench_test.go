@@ -12,6 +12,7 @@ import (
 // in-process peers over h2c: a command Mio answers itself, a CHAT message (router + chat model)
 // and a CODE message that ends as a pending approval. The _event cases carry a gateway's event
 // id, as every message from a channel does: the reply is looked up and kept for redelivery.
+// chat-mio logs at info, as the suite ships.
 func BenchmarkHandleMessage(b *testing.B) {
 	for _, bc := range []struct {
 		name, text string
@@ -23,7 +24,7 @@ func BenchmarkHandleMessage(b *testing.B) {
 		{"code_pending", codeMsg, false},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			e := newEnvB(b)
+			e := newEnvB(b, withLogLevel("info"))
 			req := &chatv1.HandleMessageRequest{SessionId: session, Channel: "line", UserId: approver, Text: bc.text}
 			n := 0
 			b.ReportAllocs()

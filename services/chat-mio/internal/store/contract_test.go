@@ -343,10 +343,10 @@ func benchmark(b *testing.B, s app.SessionStore) {
 	})
 	// Message is one chat message with its event id: the session with the (absent) kept reply,
 	// then the exchange, the route and the reply in one write.
+	n := 0 // events so far: each message's is new
 	b.Run("Message", func(b *testing.B) {
 		q, a := domain.Turn{Role: "user", Text: "question"}, domain.Turn{Role: "assistant", Text: "answer"}
 		reply := bytes.Repeat([]byte("r"), 300)
-		n := 0
 		b.ReportAllocs()
 		for b.Loop() {
 			n++

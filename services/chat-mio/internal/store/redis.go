@@ -64,20 +64,18 @@ func (r *Redis) Load(ctx context.Context, id, day string, memoryTurns int) (doma
 // LoadTurn implements app.SessionStore: one pipeline (HGETALL, SMEMBERS, LRANGE, GET of the note
 // and, with an event, GET of its reply), one round trip.
 func (r *Redis) LoadTurn(ctx context.Context, id, day string, memoryTurns int, eventID string) (domain.Session, []byte, error) {
-	var h *redis.MapStringStringCmd
-	var p *redis.StringSliceCmd
-	var m *redis.StringSliceCmd
-	var n, rep *redis.StringCmd
-	_, err := r.rdb.Pipelined(ctx, func(pp redis.Pipeliner) error {
-		h = pp.HGetAll(ctx, r.sessionKey(id))
-		p = pp.SMembers(ctx, r.pendingKey(id))
-		m = pp.LRange(ctx, r.memKey(id, day), int64(-memoryTurns), -1)
-		n = pp.Get(ctx, r.noteKey(id, day))
-		if eventID != "" {
-			rep = pp.Get(ctx, r.replyKey(eventID))
-		}
-		return nil
-	})
+	// Queued directly rather than in a Pipelined closure, whose captured results would each be
+	// an allocation of their own.
+	pp := r.rdb.Pipeline()
+	h := pp.HGetAll(ctx, r.sessionKey(id))
+	p := pp.SMembers(ctx, r.pendingKey(id))
+	m := pp.LRange(ctx, r.memKey(id, day), int64(-memoryTurns), -1)
+	n := pp.Get(ctx, r.noteKey(id, day))
+	var rep *redis.StringCmd
+	if eventID != "" {
+		rep = pp.Get(ctx, r.replyKey(eventID))
+	}
+	_, err := pp.Exec(ctx)
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return domain.Session{}, nil, unavailable("load", err)
 	}
@@ -159,24 +157,24 @@ func (r *Redis) RecordTurn(ctx context.Context, id string, rec app.TurnRecord) e
 	for i, t := range encoded {
 		vals[i] = t
 	}
-	_, err = r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		if rec.Route != "" {
-			p.HSet(ctx, r.sessionKey(id), "prev_route", rec.Route)
-			p.Expire(ctx, r.sessionKey(id), r.sessionTTL)
-		}
-		if len(vals) > 0 {
-			key := r.memKey(id, rec.Day)
-			p.RPush(ctx, key, vals...)
-			p.LTrim(ctx, key, int64(-rec.MemoryTurns), -1)
-			p.Expire(ctx, key, memoryTTL)
-			p.SAdd(ctx, r.daysKey(rec.Day), id)
-			p.Expire(ctx, r.daysKey(rec.Day), memoryTTL)
-		}
-		if rec.EventID != "" {
-			p.Set(ctx, r.replyKey(rec.EventID), rec.Reply, rec.ReplyTTL)
-		}
-		return nil
-	})
+	p := r.rdb.TxPipeline()
+	if rec.Route != "" {
+		key := r.sessionKey(id)
+		p.HSet(ctx, key, "prev_route", rec.Route)
+		p.Expire(ctx, key, r.sessionTTL)
+	}
+	if len(vals) > 0 {
+		key, days := r.memKey(id, rec.Day), r.daysKey(rec.Day)
+		p.RPush(ctx, key, vals...)
+		p.LTrim(ctx, key, int64(-rec.MemoryTurns), -1)
+		p.Expire(ctx, key, memoryTTL)
+		p.SAdd(ctx, days, id)
+		p.Expire(ctx, days, memoryTTL)
+	}
+	if rec.EventID != "" {
+		p.Set(ctx, r.replyKey(rec.EventID), rec.Reply, rec.ReplyTTL)
+	}
+	_, err = p.Exec(ctx)
 	if err != nil {
 		return unavailable("record turn", err)
 	}
