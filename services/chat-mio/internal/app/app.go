@@ -159,6 +159,9 @@ type turn struct {
 	confirmed *CostEstimate
 	// images are an execution's screenshots, shown with the next message said (its result).
 	images []*commonv1.Image
+	// memory is what the turn remembers (rememberRouted), written with its kept reply when the
+	// turn ends with an answer (record).
+	memory TurnRecord
 }
 
 // fail ends the turn without an answer: a peer the answer needs is unreachable for now. The
@@ -171,23 +174,18 @@ func (t *turn) say(text string, actions ...*commonv1.Action) {
 }
 
 // HandleMessage handles one inbound event: it takes the JobID from baggage (or allocates one),
-// loads the session and either runs a command or the conversation. Peer failures become user
-// messages, except a transient failure of the peer a conversation needs (router-shiro
-// unreachable or too slow), which is returned as ErrUnavailable so the gateway retries the event
-// instead of answering with an error; a malformed request or an internal failure is returned
-// as an error too.
+// loads the session (and the reply already given to the event, answered again as it is) and
+// either runs a command or the conversation; a turn that ends with an answer is recorded — its
+// memory and its reply — in one write. Peer failures become user messages, except a transient failure
+// of the peer a conversation needs (router-shiro unreachable or too slow), which is returned as
+// ErrUnavailable so the gateway retries the event instead of answering with an error; a
+// malformed request or an internal failure is returned as an error too.
 func (a *App) HandleMessage(ctx context.Context, req *chatv1.HandleMessageRequest) (*chatv1.HandleMessageResponse, error) {
 	if err := domain.ValidateSessionID(req.GetSessionId()); err != nil {
 		return nil, err
 	}
 	if req.GetChannel() != "" && req.GetChannel() != domain.Channel(req.GetSessionId()) {
 		return nil, fmt.Errorf("%w: channel %q does not match session %q", domain.ErrInvalid, req.GetChannel(), req.GetSessionId())
-	}
-	// A gateway redelivers an event whose answer it could not send (or after a crash): answer
-	// with the reply already given instead of running the turn again (a new proposal would
-	// collide with the job already waiting for approval).
-	if cached := a.cachedReply(ctx, replyKey(req)); cached != nil {
-		return cached, nil
 	}
 	text := req.GetText()
 	if act := req.GetAction(); act != nil {
@@ -217,6 +215,16 @@ func (a *App) HandleMessage(ctx context.Context, req *chatv1.HandleMessageReques
 		// The request's span started before the id existed; name the job on it too.
 		trace.SpanFromContext(ctx).SetAttributes(attribute.String(jobid.BaggageKey, id))
 	}
+	now := a.cfg.Now()
+	day := domain.MemoryDay(now, a.cfg.Location)
+	// One read, under the message's JobID: the session, and the reply already given to the event.
+	sess, kept, loadErr := a.store.LoadTurn(ctx, req.GetSessionId(), day, a.cfg.MemoryTurns, replyKey(req))
+	// A gateway redelivers an event whose answer it could not send (or after a crash): answer
+	// with the reply already given instead of running the turn again (a new proposal would
+	// collide with the job already waiting for approval).
+	if cached := a.cachedReply(ctx, replyKey(req), kept); cached != nil {
+		return cached, nil
+	}
 	request := trace.SpanContextFromContext(ctx)
 	// A command about an existing job runs in the job's trace (a child of the job's stored
 	// context, linked to this request), so the decision, the execution and the pushed result
@@ -224,24 +232,23 @@ func (a *App) HandleMessage(ctx context.Context, req *chatv1.HandleMessageReques
 	ctx, span := telemetry.JoinTrace(ctx, a.cfg.Tracer, a.jobTrace(ctx, cmd, cmdErr), "chat.handle_message", trace.WithAttributes(
 		attribute.String("session_id", req.GetSessionId()), attribute.String("event_id", req.GetEventId())))
 	defer span.End()
-	now := a.cfg.Now()
 	t := &turn{
 		req:     req,
 		loc:     domain.ParseLocale(req.GetLocale(), a.cfg.Locale),
 		jobID:   id,
 		actor:   Actor{ID: req.GetUserId(), Channel: domain.Channel(req.GetSessionId()), SessionID: req.GetSessionId()},
 		now:     now,
-		day:     domain.MemoryDay(now, a.cfg.Location),
+		day:     day,
 		request: request,
 		result:  &chatv1.HandleMessageResponse{JobId: id, TraceParent: telemetry.TraceParent(ctx)},
 	}
-	a.log.InfoContext(ctx, "message.received", slog.String("session_id", req.GetSessionId()),
+	// message.replied says all of this at the end; info has one line per message.
+	a.log.DebugContext(ctx, "message.received", slog.String("session_id", req.GetSessionId()),
 		slog.String("channel", t.actor.Channel), slog.String("event_id", req.GetEventId()),
 		slog.Bool("action", req.GetAction() != nil))
 
-	sess, err := a.store.Load(ctx, req.GetSessionId(), t.day, a.cfg.MemoryTurns)
-	if err != nil {
-		a.log.WarnContext(ctx, "session.degraded", slog.String("session_id", req.GetSessionId()), slog.Any("error", err))
+	if loadErr != nil {
+		a.log.WarnContext(ctx, "session.degraded", slog.String("session_id", req.GetSessionId()), slog.Any("error", loadErr))
 		sess = domain.Session{ID: req.GetSessionId(), Degraded: true}
 	}
 	t.sess = sess
@@ -260,8 +267,9 @@ func (a *App) HandleMessage(ctx context.Context, req *chatv1.HandleMessageReques
 		a.converse(ctx, t, text)
 	}
 	if t.failed != nil {
-		// Nothing is said and nothing kept: the redelivered event runs the turn again.
-		a.log.WarnContext(ctx, "message.deferred", slog.String("event_id", req.GetEventId()), slog.Any("error", t.failed))
+		// Nothing is said, kept or remembered: the redelivered event runs the turn again.
+		a.log.WarnContext(ctx, "message.deferred", slog.String("session_id", req.GetSessionId()),
+			slog.String("event_id", req.GetEventId()), slog.Any("error", t.failed))
 		span.SetStatus(codes.Error, "deferred")
 		return nil, t.failed
 	}
@@ -271,16 +279,19 @@ func (a *App) HandleMessage(ctx context.Context, req *chatv1.HandleMessageReques
 	}
 	if err := ctx.Err(); err != nil {
 		// The caller gave up (a gateway shutting down, or its deadline): whatever this turn
-		// says now ("the model did not answer") is not its answer. Nothing is kept, so the
-		// redelivered event runs the turn again.
-		a.log.WarnContext(context.WithoutCancel(ctx), "message.abandoned", slog.String("event_id", req.GetEventId()), slog.Any("error", err))
+		// says now ("the model did not answer") is not its answer. Nothing is kept or
+		// remembered, so the redelivered event runs the turn again.
+		a.log.WarnContext(context.WithoutCancel(ctx), "message.abandoned", slog.String("session_id", req.GetSessionId()),
+			slog.String("event_id", req.GetEventId()), slog.Any("error", err))
 		span.SetStatus(codes.Error, "abandoned")
 		return nil, err
 	}
 	span.SetAttributes(attribute.String("reply_job_id", t.result.GetJobId()), attribute.Bool("async_pending", t.result.GetAsyncPending()))
-	a.log.InfoContext(ctx, "message.replied", slog.String("reply_job_id", t.result.GetJobId()),
+	a.record(ctx, t)
+	a.log.InfoContext(ctx, "message.replied", slog.String("session_id", req.GetSessionId()),
+		slog.String("channel", t.actor.Channel), slog.String("event_id", req.GetEventId()),
+		slog.Bool("action", req.GetAction() != nil), slog.String("reply_job_id", t.result.GetJobId()),
 		slog.Int("messages", len(t.result.Messages)), slog.Bool("async_pending", t.result.GetAsyncPending()))
-	a.keepReply(ctx, replyKey(req), t.result)
 	return t.result, nil
 }
 
@@ -295,12 +306,10 @@ func replyKey(req *chatv1.HandleMessageRequest) string {
 	return req.GetSessionId() + "|" + req.GetEventId()
 }
 
-func (a *App) cachedReply(ctx context.Context, key string) *chatv1.HandleMessageResponse {
-	if key == "" {
-		return nil
-	}
-	data, err := a.store.LoadReply(ctx, key)
-	if err != nil {
+// cachedReply is the reply kept for the event (data, as LoadTurn read it), nil when there is
+// none or it does not decode.
+func (a *App) cachedReply(ctx context.Context, key string, data []byte) *chatv1.HandleMessageResponse {
+	if key == "" || data == nil {
 		return nil
 	}
 	var res chatv1.HandleMessageResponse
@@ -320,12 +329,9 @@ func hasImages(res *chatv1.HandleMessageResponse) bool {
 	return false
 }
 
-func (a *App) keepReply(ctx context.Context, key string, res *chatv1.HandleMessageResponse) {
-	if key == "" {
-		return
-	}
-	// A redelivered answer names its screenshots by artifact instead of carrying them again:
-	// the kept reply stays small.
+// keptForm is the reply as kept for a redelivery: its screenshots are named by artifact instead
+// of carried again, so the kept reply stays small.
+func keptForm(res *chatv1.HandleMessageResponse) ([]byte, error) {
 	if hasImages(res) {
 		res = proto.Clone(res).(*chatv1.HandleMessageResponse)
 		for _, m := range res.GetMessages() {
@@ -334,12 +340,38 @@ func (a *App) keepReply(ctx context.Context, key string, res *chatv1.HandleMessa
 			}
 		}
 	}
-	data, err := proto.Marshal(res)
-	if err == nil {
-		err = a.store.SaveReply(context.WithoutCancel(ctx), key, data, replyTTL)
+	return proto.Marshal(res)
+}
+
+// record writes what an answered turn leaves behind — its memory (rememberRouted) and, for an
+// event, its reply — in one write, so a redelivered event never finds a reply whose exchange
+// was not remembered. It runs once the answer is certain: a deferred or abandoned turn writes
+// nothing. The write is not cancelled with the request: the answer is being returned.
+func (a *App) record(ctx context.Context, t *turn) {
+	rec := t.memory
+	if key := replyKey(t.req); key != "" {
+		data, err := keptForm(t.result)
+		if err != nil {
+			a.log.WarnContext(ctx, "message.reply_not_kept", slog.String("event", key), slog.Any("error", err))
+		} else {
+			rec.EventID, rec.Reply, rec.ReplyTTL = key, data, replyTTL
+		}
 	}
-	if err != nil {
-		a.log.WarnContext(ctx, "message.reply_not_kept", slog.String("event", key), slog.Any("error", err))
+	if rec.Empty() {
+		return
+	}
+	err := a.store.RecordTurn(context.WithoutCancel(ctx), t.sess.ID, rec)
+	if err == nil {
+		return
+	}
+	switch {
+	case len(rec.Turns) > 0:
+		a.log.WarnContext(ctx, "session.memory_failed", slog.Any("error", err))
+	case rec.Route != "":
+		a.log.WarnContext(ctx, "session.set_route_failed", slog.Any("error", err))
+	}
+	if rec.EventID != "" {
+		a.log.WarnContext(ctx, "message.reply_not_kept", slog.String("event", rec.EventID), slog.Any("error", err))
 	}
 }
 

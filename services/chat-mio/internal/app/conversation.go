@@ -62,7 +62,7 @@ func (a *App) converse(ctx context.Context, t *turn, text string) {
 		} else {
 			t.say(res.Refusal)
 		}
-		a.remember(ctx, t, text)
+		a.remember(t, text)
 		return
 	}
 
@@ -70,7 +70,7 @@ func (a *App) converse(ctx context.Context, t *turn, text string) {
 		// Shiro's local model is missing or down after a restart: the route cannot run.
 		a.log.WarnContext(ctx, "chat.worker_model_unavailable", slog.String("route", route), slog.String("model", model), slog.Bool("missing", missing))
 		t.say(domain.LocalModelUnavailable(t.loc, true, model, missing))
-		a.remember(ctx, t, text)
+		a.remember(t, text)
 		return
 	}
 
@@ -104,7 +104,7 @@ func (a *App) converse(ctx context.Context, t *turn, text string) {
 		m := t.result.Messages[start]
 		m.Text = decl + "\n" + m.Text
 	}
-	a.rememberRouted(ctx, t, text, route)
+	a.rememberRouted(t, text, route)
 }
 
 // decisionProto is the route decision in chat-mio's API.
@@ -119,33 +119,31 @@ func decisionProto(d Decision) *commonv1.RouteDecision {
 	}
 }
 
-// remember appends the exchange to today's short memory.
-func (a *App) remember(ctx context.Context, t *turn, text string) { a.rememberRouted(ctx, t, text, "") }
+// remember has the turn remember the exchange in today's short memory.
+func (a *App) remember(t *turn, text string) { a.rememberRouted(t, text, "") }
 
-// rememberRouted is remember and, with route set, the session's new previous primary route, in
-// one write.
-func (a *App) rememberRouted(ctx context.Context, t *turn, text, route string) {
+// rememberRouted is remember and, with route set, the session's new previous primary route. Both
+// are written when the turn ends, with its kept reply (record); a degraded session remembers
+// nothing.
+func (a *App) rememberRouted(t *turn, text, route string) {
 	if t.sess.Degraded {
 		return
 	}
+	m := &t.memory
+	m.Day, m.MemoryTurns = t.day, a.cfg.MemoryTurns
+	if route != "" {
+		m.Route = route
+	}
 	if len(t.result.Messages) == 0 {
-		if route != "" {
-			if err := a.store.SetPrevRoute(ctx, t.sess.ID, route); err != nil {
-				a.log.WarnContext(ctx, "session.set_route_failed", slog.Any("error", err))
-			}
-		}
 		return
 	}
 	var reply []string
-	for _, m := range t.result.Messages {
-		reply = append(reply, m.GetText())
+	for _, msg := range t.result.Messages {
+		reply = append(reply, msg.GetText())
 	}
-	err := a.store.RememberTurn(ctx, t.sess.ID, t.day, a.cfg.MemoryTurns, route,
+	m.Turns = append(m.Turns,
 		domain.Turn{Role: "user", Text: domain.ClipTurn(text, a.cfg.MemoryClip), At: t.now},
 		domain.Turn{Role: "assistant", Text: domain.ClipTurn(strings.Join(reply, "\n"), a.cfg.MemoryClip), At: t.now})
-	if err != nil {
-		a.log.WarnContext(ctx, "session.memory_failed", slog.Any("error", err))
-	}
 }
 
 // workerText is the worker's final result with its next actions, for the chat prompt.

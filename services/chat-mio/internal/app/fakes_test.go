@@ -20,6 +20,12 @@ type memStore struct {
 	mu      sync.Mutex
 	pending map[string][]string
 	blobs   map[string][]byte
+	// loads are the event ids LoadTurn was asked for, and records the RecordTurn calls, in
+	// order.
+	loads   []string
+	records []app.TurnRecord
+	// down makes LoadTurn and RecordTurn fail as a store that cannot be reached.
+	down bool
 }
 
 func newMemStore() *memStore {
@@ -30,6 +36,29 @@ func (m *memStore) Load(_ context.Context, id, _ string, _ int) (domain.Session,
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return domain.Session{ID: id, Pending: slices.Clone(m.pending[id])}, nil
+}
+func (m *memStore) LoadTurn(ctx context.Context, id, day string, n int, event string) (domain.Session, []byte, error) {
+	m.mu.Lock()
+	m.loads = append(m.loads, event)
+	down, reply := m.down, m.blobs["r:"+event]
+	m.mu.Unlock()
+	if down {
+		return domain.Session{}, nil, fmt.Errorf("session store load: %w", domain.ErrUnavailable)
+	}
+	s, err := m.Load(ctx, id, day, n)
+	return s, reply, err
+}
+func (m *memStore) RecordTurn(_ context.Context, _ string, rec app.TurnRecord) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.records = append(m.records, rec)
+	if m.down {
+		return fmt.Errorf("session store record turn: %w", domain.ErrUnavailable)
+	}
+	if rec.EventID != "" {
+		m.blobs["r:"+rec.EventID] = rec.Reply
+	}
+	return nil
 }
 func (m *memStore) SetLocalOnly(context.Context, string, bool) error   { return nil }
 func (m *memStore) SetPrevRoute(context.Context, string, string) error { return nil }
@@ -50,9 +79,6 @@ func (m *memStore) SaveNote(context.Context, string, string, string) (bool, erro
 	return false, nil
 }
 func (m *memStore) Forget(context.Context, string, ...string) error { return nil }
-func (m *memStore) RememberTurn(context.Context, string, string, int, string, ...domain.Turn) error {
-	return nil
-}
 func (m *memStore) AppendTurns(context.Context, string, string, int, ...domain.Turn) error {
 	return nil
 }
@@ -60,10 +86,23 @@ func (m *memStore) SaveOptions(_ context.Context, k string, b []byte, _ time.Dur
 	return m.save("o:"+k, b)
 }
 func (m *memStore) LoadOptions(_ context.Context, k string) ([]byte, error) { return m.load("o:" + k) }
-func (m *memStore) SaveReply(_ context.Context, k string, b []byte, _ time.Duration) error {
-	return m.save("r:"+k, b)
-}
+
+// LoadReply is the reply kept for an event, or domain.ErrNotFound.
 func (m *memStore) LoadReply(_ context.Context, k string) ([]byte, error) { return m.load("r:" + k) }
+
+// loaded is a copy of the event ids LoadTurn was asked for so far.
+func (m *memStore) loaded() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.loads)
+}
+
+// recorded is a copy of the RecordTurn calls so far.
+func (m *memStore) recorded() []app.TurnRecord {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.records)
+}
 func (m *memStore) save(k string, b []byte) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -159,6 +198,8 @@ type fakeExecutor struct {
 	stale    string
 	checkErr error
 	checks   int
+	// gate, when set, holds every execution until it is closed.
+	gate chan struct{}
 }
 
 func (f *fakeExecutor) Check(context.Context, app.Proposal, domain.Locale) (app.Check, error) {
@@ -169,6 +210,9 @@ func (f *fakeExecutor) Check(context.Context, app.Proposal, domain.Locale) (app.
 }
 
 func (f *fakeExecutor) Execute(_ context.Context, id string, _ domain.Locale) (app.Execution, error) {
+	if f.gate != nil {
+		<-f.gate
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.jobs = append(f.jobs, id)
@@ -216,9 +260,19 @@ func codeRoute() app.RouteResult {
 
 func newUnit(t *testing.T) *unit {
 	t.Helper()
+	return newUnitWith(t, nil)
+}
+
+// newUnitWith is newUnit with the configuration changed by configure (when set).
+func newUnitWith(t *testing.T, configure func(*app.Config)) *unit {
+	t.Helper()
 	u := &unit{router: &fakeRouter{res: codeRoute()}, approvals: &fakeApprovals{}, executor: &fakeExecutor{}, notifier: &fakeNotifier{}, store: newMemStore(),
 		model: &fakeModel{reply: "hi"}}
-	a, err := app.New(app.Config{ReplyBudget: 5 * time.Second}, u.store, &seqIDs{},
+	cfg := app.Config{ReplyBudget: 5 * time.Second}
+	if configure != nil {
+		configure(&cfg)
+	}
+	a, err := app.New(cfg, u.store, &seqIDs{},
 		app.Peers{Router: u.router, Approvals: u.approvals, Executor: u.executor, Heartbeat: fakeHeartbeat{}},
 		u.model, u.notifier, slog.New(slog.DiscardHandler))
 	if err != nil {

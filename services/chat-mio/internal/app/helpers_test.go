@@ -67,17 +67,24 @@ type env struct {
 	model *fakeModel
 	logs  *testinfra.SyncBuffer
 	rdb   *redis.Client
-	store *store.Redis
-	now   func() time.Time
+	// prefix is the key prefix of the env's state in rdb.
+	prefix string
+	store  *store.Redis
+	now    func() time.Time
 }
 
 type envOpt func(*app.Config, *envSetup)
 
-type envSetup struct{ redisDown, approvalDown bool }
+type envSetup struct {
+	redisDown, approvalDown bool
+	// logLevel is chat-mio's log level; default debug.
+	logLevel string
+}
 
 func withConfig(f func(*app.Config)) envOpt { return func(c *app.Config, _ *envSetup) { f(c) } }
 func withRedisDown() envOpt                 { return func(_ *app.Config, s *envSetup) { s.redisDown = true } }
 func withApprovalDown() envOpt              { return func(_ *app.Config, s *envSetup) { s.approvalDown = true } }
+func withLogLevel(l string) envOpt          { return func(_ *app.Config, s *envSetup) { s.logLevel = l } }
 
 func newEnv(t *testing.T, opts ...envOpt) *env {
 	t.Helper()
@@ -93,7 +100,7 @@ func newEnvB(t testing.TB, opts ...envOpt) *env {
 	}
 	cfg := app.Config{Locale: domain.JA, Location: tokyo, Persona: "# Mio persona", ReplyBudget: 5 * time.Second,
 		RouterTimeout: 10 * time.Second, ApprovalTimeout: 10 * time.Second, ExecuteTimeout: 20 * time.Second, ChatTimeout: 10 * time.Second}
-	var setup envSetup
+	setup := envSetup{logLevel: "debug"}
 	for _, o := range opts {
 		o(&cfg, &setup)
 	}
@@ -110,7 +117,7 @@ func newEnvB(t testing.TB, opts ...envOpt) *env {
 	}
 	suite := peertest.Start(t, approver)
 	logs := &testinfra.SyncBuffer{}
-	tel, err := telemetry.New(context.Background(), telemetry.Config{ServiceName: "chat-mio", LogLevel: "debug", LogWriter: logs})
+	tel, err := telemetry.New(context.Background(), telemetry.Config{ServiceName: "chat-mio", LogLevel: setup.logLevel, LogWriter: logs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +148,7 @@ func newEnvB(t testing.TB, opts ...envOpt) *env {
 			t.Errorf("close: %v", err)
 		}
 	})
-	return &env{app: a, peers: suite, model: model, logs: logs, rdb: r.Client, store: st, now: cfg.Now}
+	return &env{app: a, peers: suite, model: model, logs: logs, rdb: r.Client, prefix: r.Prefix, store: st, now: cfg.Now}
 }
 
 func (e *env) send(t *testing.T, user, text string) *chatv1.HandleMessageResponse {

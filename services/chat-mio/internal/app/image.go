@@ -100,5 +100,5 @@ func (a *App) seeImage(ctx context.Context, t *turn) {
 	if caption != "" {
 		remembered += " " + caption
 	}
-	a.remember(ctx, t, remembered)
+	a.remember(t, remembered)
 }

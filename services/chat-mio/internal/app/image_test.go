@@ -73,10 +73,10 @@ func (f *fakeImages) RecordImage(_ context.Context, in app.ImageRecord) error {
 // localOnlyStore is memStore with the session in local-only mode.
 type localOnlyStore struct{ *memStore }
 
-func (s localOnlyStore) Load(ctx context.Context, id, day string, n int) (domain.Session, error) {
-	sess, err := s.memStore.Load(ctx, id, day, n)
+func (s localOnlyStore) LoadTurn(ctx context.Context, id, day string, n int, event string) (domain.Session, []byte, error) {
+	sess, reply, err := s.memStore.LoadTurn(ctx, id, day, n, event)
 	sess.LocalOnly = true
-	return sess, err
+	return sess, reply, err
 }
 
 func newImageApp(t *testing.T, vision llm.Client, images app.ImageAudit, st app.SessionStore) *app.App {

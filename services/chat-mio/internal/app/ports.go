@@ -21,6 +21,10 @@ type SessionStore interface {
 	// Load returns the session with today's memory (day is domain.MemoryDay) bounded to the last
 	// memoryTurns entries, and the day's note.
 	Load(ctx context.Context, id, day string, memoryTurns int) (domain.Session, error)
+	// LoadTurn is Load and, when eventID is not empty, the reply kept for that inbound event by
+	// RecordTurn (nil when there is none, or it has expired), read together: one round trip, one
+	// snapshot. An error means neither could be read.
+	LoadTurn(ctx context.Context, id, day string, memoryTurns int, eventID string) (domain.Session, []byte, error)
 	SetLocalOnly(ctx context.Context, id string, on bool) error
 	SetPrevRoute(ctx context.Context, id, route string) error
 	AddPending(ctx context.Context, id, jobID string) error
@@ -28,9 +32,11 @@ type SessionStore interface {
 	// AppendTurns adds turns to the day's memory and trims it to the last memoryTurns entries;
 	// the session is then among the day's ActiveSessions.
 	AppendTurns(ctx context.Context, id, day string, memoryTurns int, turns ...domain.Turn) error
-	// RememberTurn is AppendTurns and, when route is not empty, SetPrevRoute, in one atomic
-	// write (a routed message's whole record).
-	RememberTurn(ctx context.Context, id, day string, memoryTurns int, route string, turns ...domain.Turn) error
+	// RecordTurn writes what a handled message leaves behind in one atomic write: the turns
+	// appended as AppendTurns does, the route set as SetPrevRoute does, and the reply kept for
+	// the inbound event — each only when given (a record with none of them writes nothing). A
+	// reader sees all of it or none of it: a kept reply never goes without its memory.
+	RecordTurn(ctx context.Context, id string, rec TurnRecord) error
 	// ActiveSessions lists the sessions with memory on day (for the daily cutover's summaries).
 	ActiveSessions(ctx context.Context, day string) ([]string, error)
 	// SaveNote keeps note as the session's note for day (the summary of the day before), only
@@ -43,12 +49,27 @@ type SessionStore interface {
 	SaveOptions(ctx context.Context, jobID string, data []byte, ttl time.Duration) error
 	// LoadOptions returns them, or domain.ErrNotFound.
 	LoadOptions(ctx context.Context, jobID string) ([]byte, error)
-	// SaveReply keeps the reply to an inbound event (opaque bytes) so a redelivered event gets
-	// the same answer instead of a second turn.
-	SaveReply(ctx context.Context, eventID string, data []byte, ttl time.Duration) error
-	// LoadReply returns it, or domain.ErrNotFound.
-	LoadReply(ctx context.Context, eventID string) ([]byte, error)
 }
+
+// TurnRecord is what one handled message leaves in the session store (SessionStore.RecordTurn).
+type TurnRecord struct {
+	// Day and MemoryTurns are AppendTurns's: the day's memory the turns go to, and its bound.
+	Day         string
+	MemoryTurns int
+	// Turns are appended to the day's memory; none leaves the memory as it is.
+	Turns []domain.Turn
+	// Route, when not empty, becomes the session's previous primary route.
+	Route string
+	// EventID, when not empty, keeps Reply (opaque bytes) as the answer to that inbound event
+	// for ReplyTTL (0: for good), so a redelivered event gets the same answer instead of a
+	// second turn; LoadTurn returns it.
+	EventID  string
+	Reply    []byte
+	ReplyTTL time.Duration
+}
+
+// Empty reports whether the record writes nothing.
+func (r TurnRecord) Empty() bool { return len(r.Turns) == 0 && r.Route == "" && r.EventID == "" }
 
 // JobIDs allocates JobIDs (pkg/jobid.Allocator).
 type JobIDs interface {

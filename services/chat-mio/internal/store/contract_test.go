@@ -1,9 +1,12 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -52,7 +55,9 @@ func contract(t *testing.T, newEngine func(t *testing.T) engine) {
 		{"MemoryExpires", memoryExpires},
 		{"OptionsAndReplies", optionsAndReplies},
 		{"NotesOncePerDay", notesOncePerDay},
-		{"RememberTurnSetsRouteAndMemory", rememberTurnSetsRouteAndMemory},
+		{"RecordTurnWritesEveryPart", recordTurnWritesEveryPart},
+		{"LoadTurnReadsTheKeptReply", loadTurnReadsTheKeptReply},
+		{"RecordTurnIsAtomic", recordTurnIsAtomic},
 		{"ActiveSessionsAndForget", activeSessionsAndForget},
 		{"SurvivesReopen", survivesReopen},
 		{"EngineDownIsUnavailable", engineDownIsUnavailable},
@@ -210,6 +215,25 @@ func memoryExpires(t *testing.T, e engine) {
 	}
 }
 
+// saveReply keeps data as the reply to event, as a turn that remembers nothing does.
+func saveReply(s app.SessionStore) func(ctx context.Context, event string, data []byte, ttl time.Duration) error {
+	return func(ctx context.Context, event string, data []byte, ttl time.Duration) error {
+		return s.RecordTurn(ctx, sid, app.TurnRecord{EventID: event, Reply: data, ReplyTTL: ttl})
+	}
+}
+
+// loadReply is the reply kept for event as LoadTurn reads it; domain.ErrNotFound when there is
+// none.
+func loadReply(s app.SessionStore) func(ctx context.Context, event string) ([]byte, error) {
+	return func(ctx context.Context, event string) ([]byte, error) {
+		_, b, err := s.LoadTurn(ctx, sid, "20260101", 4, event)
+		if err == nil && b == nil {
+			err = domain.ErrNotFound
+		}
+		return b, err
+	}
+}
+
 func optionsAndReplies(t *testing.T, e engine) {
 	s, ctx := e.store, context.Background()
 	for _, k := range []struct {
@@ -218,7 +242,7 @@ func optionsAndReplies(t *testing.T, e engine) {
 		load func(ctx context.Context, id string) ([]byte, error)
 	}{
 		{"options", s.SaveOptions, s.LoadOptions},
-		{"reply", s.SaveReply, s.LoadReply},
+		{"reply", saveReply(s), loadReply(s)},
 	} {
 		const id = "job_20260101_001"
 		if _, err := k.load(ctx, id); !errors.Is(err, domain.ErrNotFound) {
@@ -254,7 +278,7 @@ func survivesReopen(t *testing.T, e engine) {
 	must(t, s.AddPending(ctx, sid, "job_20260101_007"))
 	must(t, s.AppendTurns(ctx, sid, "20260101", 4, domain.Turn{Role: "user", Text: "hi"}))
 	must(t, s.SaveOptions(ctx, "job_20260101_007", []byte("opts"), time.Hour))
-	must(t, s.SaveReply(ctx, "ev-1", []byte("reply"), time.Hour))
+	must(t, saveReply(s)(ctx, "ev-1", []byte("reply"), time.Hour))
 	s = e.reopen(t)
 	got := load(t, s, "20260101", 4)
 	if !got.LocalOnly || got.PrevPrimaryRoute != "CODE2" || len(got.Pending) != 1 || len(got.Memory) != 1 || got.Memory[0].Text != "hi" {
@@ -263,7 +287,7 @@ func survivesReopen(t *testing.T, e engine) {
 	if b, err := s.LoadOptions(ctx, "job_20260101_007"); err != nil || string(b) != "opts" {
 		t.Fatalf("options after reopening: %q %v", b, err)
 	}
-	if b, err := s.LoadReply(ctx, "ev-1"); err != nil || string(b) != "reply" {
+	if b, err := loadReply(s)(ctx, "ev-1"); err != nil || string(b) != "reply" {
 		t.Fatalf("reply after reopening: %q %v", b, err)
 	}
 }
@@ -279,8 +303,10 @@ func engineDownIsUnavailable(t *testing.T, e engine) {
 		"memory":       s.AppendTurns(ctx, sid, "20260101", 4, domain.Turn{Text: "x"}),
 		"save options": s.SaveOptions(ctx, "job_20260101_001", []byte("x"), time.Minute),
 		"load options": func() error { _, err := s.LoadOptions(ctx, "job_20260101_001"); return err }(),
-		"save reply":   s.SaveReply(ctx, "ev", []byte("x"), time.Minute),
-		"load reply":   func() error { _, err := s.LoadReply(ctx, "ev"); return err }(),
+		"load turn":    func() error { _, _, err := s.LoadTurn(ctx, sid, "20260101", 4, "ev"); return err }(),
+		"record turn": s.RecordTurn(ctx, sid, app.TurnRecord{Day: "20260101", MemoryTurns: 4, Turns: []domain.Turn{{Text: "x"}},
+			Route: "PLAN", EventID: "ev", Reply: []byte("x"), ReplyTTL: time.Minute}),
+		"record reply": saveReply(s)(ctx, "ev", []byte("x"), time.Minute),
 	} {
 		if !errors.Is(err, domain.ErrUnavailable) {
 			t.Errorf("%s: %v", name, err)
@@ -311,6 +337,26 @@ func benchmark(b *testing.B, s app.SessionStore) {
 		q, a := domain.Turn{Role: "user", Text: "question"}, domain.Turn{Role: "assistant", Text: "answer"}
 		for b.Loop() {
 			if err := s.AppendTurns(ctx, sid, "20260101", 20, q, a); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// Message is one chat message with its event id: the session with the (absent) kept reply,
+	// then the exchange, the route and the reply in one write.
+	n := 0 // events so far: each message's is new
+	b.Run("Message", func(b *testing.B) {
+		q, a := domain.Turn{Role: "user", Text: "question"}, domain.Turn{Role: "assistant", Text: "answer"}
+		reply := bytes.Repeat([]byte("r"), 300)
+		b.ReportAllocs()
+		for b.Loop() {
+			n++
+			event := sid + "|ev-" + strconv.Itoa(n)
+			sess, kept, err := s.LoadTurn(ctx, sid, "20260101", 20, event)
+			if err != nil || kept != nil || len(sess.Memory) != 20 {
+				b.Fatalf("load: %d turns, kept %q, %v", len(sess.Memory), kept, err)
+			}
+			if err := s.RecordTurn(ctx, sid, app.TurnRecord{Day: "20260101", MemoryTurns: 20, Turns: []domain.Turn{q, a}, Route: "CHAT",
+				EventID: event, Reply: reply, ReplyTTL: 24 * time.Hour}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -379,25 +425,170 @@ func activeSessionsAndForget(t *testing.T, e engine) {
 	}
 }
 
-func rememberTurnSetsRouteAndMemory(t *testing.T, e engine) {
+// recordTurnWritesEveryPart: a turn's memory, route and kept reply in one write, each with the
+// lifetime its own write gives it; each part alone changes only itself; an empty record nothing.
+func recordTurnWritesEveryPart(t *testing.T, e engine) {
 	s, ctx := e.store, context.Background()
+	const day = "20260101"
 	turn := domain.Turn{Role: "user", Text: "計画を立てて", At: time.Now()}
 	must(t, s.SetLocalOnly(ctx, sid, true))
-	must(t, s.RememberTurn(ctx, sid, "20260101", 10, "PLAN", turn, domain.Turn{Role: "assistant", Text: "はい"}))
-	got := load(t, s, "20260101", 10)
-	if got.PrevPrimaryRoute != "PLAN" || !got.LocalOnly || len(got.Memory) != 2 || got.Memory[0].Text != "計画を立てて" {
-		t.Fatalf("after RememberTurn: %+v", got)
+	must(t, s.RecordTurn(ctx, sid, app.TurnRecord{Day: day, MemoryTurns: 10, Turns: []domain.Turn{turn, {Role: "assistant", Text: "はい"}},
+		Route: "PLAN", EventID: "ev-1", Reply: []byte("reply"), ReplyTTL: time.Hour}))
+	got, reply, err := s.LoadTurn(ctx, sid, day, 10, "ev-1")
+	must(t, err)
+	if got.PrevPrimaryRoute != "PLAN" || !got.LocalOnly || len(got.Memory) != 2 || got.Memory[0].Text != "計画を立てて" ||
+		got.Memory[1].Role != "assistant" || string(reply) != "reply" {
+		t.Fatalf("after RecordTurn: %+v, reply %q", got, reply)
 	}
-	if ttl := e.ttl(t, item{kind: "session", id: sid}); ttl <= 0 || ttl > sessionTTL {
-		t.Fatalf("session ttl %v", ttl)
+	// Each part lives as long as its own write makes it live.
+	for _, c := range []struct {
+		it  item
+		max time.Duration
+	}{
+		{item{kind: "session", id: sid}, sessionTTL},
+		{item{kind: "memory", id: sid, day: day}, memoryTTL},
+		{item{kind: "reply", id: "ev-1"}, time.Hour},
+	} {
+		if ttl := e.ttl(t, c.it); ttl <= c.max-time.Minute || ttl > c.max {
+			t.Errorf("%s ttl %v, want about %v", c.it.kind, ttl, c.max)
+		}
 	}
-	// Without a route only the memory changes; without turns only the route.
-	must(t, s.RememberTurn(ctx, sid, "20260101", 10, "", turn))
-	must(t, s.RememberTurn(ctx, sid, "20260101", 10, "CHAT"))
-	if got = load(t, s, "20260101", 10); got.PrevPrimaryRoute != "CHAT" || len(got.Memory) != 3 {
-		t.Fatalf("after the partial calls: %+v", got)
-	}
-	if ids, err := s.ActiveSessions(ctx, "20260101"); err != nil || len(ids) != 1 {
+	if ids, err := s.ActiveSessions(ctx, day); err != nil || len(ids) != 1 || ids[0] != sid {
 		t.Fatalf("active = %v, %v", ids, err)
+	}
+	// Without a route only the memory changes; without turns only the route; a reply alone
+	// only the reply; an empty record nothing.
+	must(t, s.RecordTurn(ctx, sid, app.TurnRecord{Day: day, MemoryTurns: 10, Turns: []domain.Turn{turn}}))
+	must(t, s.RecordTurn(ctx, sid, app.TurnRecord{Day: day, MemoryTurns: 10, Route: "CHAT"}))
+	must(t, s.RecordTurn(ctx, sid, app.TurnRecord{EventID: "ev-2", Reply: []byte("second"), ReplyTTL: time.Hour}))
+	must(t, s.RecordTurn(ctx, sid, app.TurnRecord{Day: day, MemoryTurns: 10}))
+	if got = load(t, s, day, 10); got.PrevPrimaryRoute != "CHAT" || !got.LocalOnly || len(got.Memory) != 3 {
+		t.Fatalf("after the partial records: %+v", got)
+	}
+	for event, want := range map[string]string{"ev-1": "reply", "ev-2": "second"} {
+		if b, err := loadReply(s)(ctx, event); err != nil || string(b) != want {
+			t.Fatalf("reply to %s = %q, %v; want %q", event, b, err, want)
+		}
+	}
+	// The day's bound applies to the record's turns as to AppendTurns's.
+	must(t, s.RecordTurn(ctx, sid, app.TurnRecord{Day: day, MemoryTurns: 2, Turns: []domain.Turn{{Role: "user", Text: "x"}, {Role: "assistant", Text: "y"}},
+		Route: "PLAN", EventID: "ev-3", Reply: []byte("third"), ReplyTTL: time.Hour}))
+	if got = load(t, s, day, 10); len(got.Memory) != 2 || got.Memory[0].Text != "x" || got.Memory[1].Text != "y" || got.PrevPrimaryRoute != "PLAN" {
+		t.Fatalf("after a bounded record: %+v", got)
+	}
+	// A session that has expired starts anew when a record sets its route.
+	e.expire(t, item{kind: "session", id: sid})
+	must(t, s.RecordTurn(ctx, sid, app.TurnRecord{Day: day, MemoryTurns: 10, Route: "CHAT", EventID: "ev-4", Reply: []byte("r")}))
+	if got = load(t, s, day, 10); got.LocalOnly || got.PrevPrimaryRoute != "CHAT" {
+		t.Fatalf("recorded after the session expired: %+v", got)
+	}
+	// A reply kept without a lifetime is kept for good.
+	if ttl := e.ttl(t, item{kind: "reply", id: "ev-4"}); ttl != 0 {
+		t.Fatalf("reply kept without ttl expires in %v", ttl)
+	}
+}
+
+// loadTurnReadsTheKeptReply: the session as Load reads it, with the event's kept reply — none
+// when no event is named, when another event's reply is kept, or when it has expired.
+func loadTurnReadsTheKeptReply(t *testing.T, e engine) {
+	s, ctx := e.store, context.Background()
+	const day = "20260101"
+	must(t, s.SetPrevRoute(ctx, sid, "PLAN"))
+	must(t, s.AddPending(ctx, sid, "job_20260101_001"))
+	must(t, s.AppendTurns(ctx, sid, day, 10, domain.Turn{Role: "user", Text: "q"}, domain.Turn{Role: "assistant", Text: "a"}))
+	_, err := s.SaveNote(ctx, sid, day, "note")
+	must(t, err)
+	want := load(t, s, day, 10)
+	check := func(event, wantReply string) {
+		t.Helper()
+		got, reply, err := s.LoadTurn(ctx, sid, day, 10, event)
+		must(t, err)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("LoadTurn(%q) session = %+v, want %+v", event, got, want)
+		}
+		if wantReply == "" && reply != nil || string(reply) != wantReply {
+			t.Fatalf("LoadTurn(%q) reply = %q, want %q", event, reply, wantReply)
+		}
+	}
+	check("", "")
+	check("ev-1", "")
+	must(t, saveReply(s)(ctx, "ev-1", []byte("\x00kept\xff"), time.Hour))
+	check("ev-1", "\x00kept\xff")
+	check("ev-2", "")
+	check("", "")
+	// An empty session with a kept reply: both read.
+	other := "line:U0123456789abcdef0123456789abcdef"
+	must(t, s.RecordTurn(ctx, other, app.TurnRecord{EventID: other + "|ev-1", Reply: []byte("r")}))
+	if got, reply, err := s.LoadTurn(ctx, other, day, 10, other+"|ev-1"); err != nil || got.ID != other || len(got.Memory) != 0 || string(reply) != "r" {
+		t.Fatalf("empty session: %+v, reply %q, %v", got, reply, err)
+	}
+	e.expire(t, item{kind: "reply", id: "ev-1"})
+	check("ev-1", "")
+}
+
+// recordTurnIsAtomic: a reader never sees a kept reply without the memory and route written
+// with it, and concurrent records of one session lose nothing.
+func recordTurnIsAtomic(t *testing.T, e engine) {
+	s, ctx := e.store, context.Background()
+	const day, n = "20260101", 16
+	record := func(i int) app.TurnRecord {
+		return app.TurnRecord{Day: day, Turns: []domain.Turn{{Role: "user", Text: fmt.Sprint("q", i)}, {Role: "assistant", Text: fmt.Sprint("a", i)}},
+			Route: "PLAN", EventID: fmt.Sprint("ev-", i), Reply: []byte(fmt.Sprint("reply ", i)), ReplyTTL: time.Hour}
+	}
+	// remembered reports whether the memory holds turn i's exchange, its two turns together.
+	remembered := func(mem []domain.Turn, i int) bool {
+		for j := 0; j+1 < len(mem); j++ {
+			if mem[j].Text == fmt.Sprint("q", i) {
+				return mem[j+1].Text == fmt.Sprint("a", i)
+			}
+		}
+		return false
+	}
+	done := make(chan struct{})
+	var readers sync.WaitGroup
+	for range 2 {
+		readers.Go(func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				for i := range n {
+					got, reply, err := s.LoadTurn(ctx, sid, day, 0, fmt.Sprint("ev-", i))
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if reply != nil && (!remembered(got.Memory, i) || got.PrevPrimaryRoute != "PLAN") {
+						t.Errorf("reply %q read without its turn: %+v", reply, got)
+						return
+					}
+				}
+			}
+		})
+	}
+	var writers sync.WaitGroup
+	for i := range n {
+		writers.Go(func() {
+			if err := s.RecordTurn(ctx, sid, record(i)); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	writers.Wait()
+	close(done)
+	readers.Wait()
+	got := load(t, s, day, 0)
+	if len(got.Memory) != 2*n {
+		t.Fatalf("memory holds %d turns, want %d", len(got.Memory), 2*n)
+	}
+	for i := range n {
+		if !remembered(got.Memory, i) {
+			t.Errorf("turn %d not remembered whole: %+v", i, got.Memory)
+		}
+		if b, err := loadReply(s)(ctx, fmt.Sprint("ev-", i)); err != nil || string(b) != fmt.Sprint("reply ", i) {
+			t.Errorf("reply %d = %q, %v", i, b, err)
+		}
 	}
 }

@@ -25,9 +25,11 @@ import (
 //	chat:session:<id>:note:<day>   the summary of the day before, written at the cutover
 //	chat:memdays:<day>             set of the sessions with memory on day
 //	chat:options:<job_id>          deliberation proposals for /pick
+//	chat:reply:<id>|<event_id>     the reply to an inbound event, for its redelivery
 //
 // Each mutation is one Redis command (or one MULTI), so concurrent messages of a session never
-// overwrite each other's changes.
+// overwrite each other's changes. A message costs two round trips: the load pipeline, which also
+// reads the event's kept reply, and the MULTI that records the turn and keeps its reply.
 type Redis struct {
 	rdb    redis.Cmdable
 	prefix string
@@ -55,24 +57,36 @@ func (r *Redis) replyKey(event string) string  { return r.prefix + "chat:reply:"
 
 // Load implements app.SessionStore.
 func (r *Redis) Load(ctx context.Context, id, day string, memoryTurns int) (domain.Session, error) {
-	var h *redis.MapStringStringCmd
-	var p *redis.StringSliceCmd
-	var m *redis.StringSliceCmd
-	var n *redis.StringCmd
-	_, err := r.rdb.Pipelined(ctx, func(pp redis.Pipeliner) error {
-		h = pp.HGetAll(ctx, r.sessionKey(id))
-		p = pp.SMembers(ctx, r.pendingKey(id))
-		m = pp.LRange(ctx, r.memKey(id, day), int64(-memoryTurns), -1)
-		n = pp.Get(ctx, r.noteKey(id, day))
-		return nil
-	})
+	s, _, err := r.LoadTurn(ctx, id, day, memoryTurns, "")
+	return s, err
+}
+
+// LoadTurn implements app.SessionStore: one pipeline (HGETALL, SMEMBERS, LRANGE, GET of the note
+// and, with an event, GET of its reply), one round trip.
+func (r *Redis) LoadTurn(ctx context.Context, id, day string, memoryTurns int, eventID string) (domain.Session, []byte, error) {
+	// Queued directly rather than in a Pipelined closure, whose captured results would each be
+	// an allocation of their own.
+	pp := r.rdb.Pipeline()
+	h := pp.HGetAll(ctx, r.sessionKey(id))
+	p := pp.SMembers(ctx, r.pendingKey(id))
+	m := pp.LRange(ctx, r.memKey(id, day), int64(-memoryTurns), -1)
+	n := pp.Get(ctx, r.noteKey(id, day))
+	var rep *redis.StringCmd
+	if eventID != "" {
+		rep = pp.Get(ctx, r.replyKey(eventID))
+	}
+	_, err := pp.Exec(ctx)
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return domain.Session{}, unavailable("load", err)
+		return domain.Session{}, nil, unavailable("load", err)
 	}
 	s := domain.Session{ID: id, LocalOnly: h.Val()["local_only"] == "1", PrevPrimaryRoute: h.Val()["prev_route"], Pending: p.Val(),
 		Memory: decodeTurns(m.Val()), Note: n.Val()}
 	slices.Sort(s.Pending)
-	return s, nil
+	var reply []byte
+	if rep != nil && rep.Err() == nil {
+		reply = []byte(rep.Val())
+	}
+	return s, reply, nil
 }
 
 func (r *Redis) setField(ctx context.Context, id, field, value string) error {
@@ -124,18 +138,18 @@ func (r *Redis) RemovePending(ctx context.Context, id, jobID string) error {
 
 // AppendTurns implements app.SessionStore.
 func (r *Redis) AppendTurns(ctx context.Context, id, day string, memoryTurns int, turns ...domain.Turn) error {
-	return r.RememberTurn(ctx, id, day, memoryTurns, "", turns...)
+	return r.RecordTurn(ctx, id, app.TurnRecord{Day: day, MemoryTurns: memoryTurns, Turns: turns})
 }
 
-// RememberTurn implements app.SessionStore: one MULTI.
-func (r *Redis) RememberTurn(ctx context.Context, id, day string, memoryTurns int, route string, turns ...domain.Turn) error {
-	if len(turns) == 0 {
-		if route == "" {
-			return nil
-		}
-		return r.SetPrevRoute(ctx, id, route)
+// RecordTurn implements app.SessionStore: one MULTI (a plain SET for a reply alone).
+func (r *Redis) RecordTurn(ctx context.Context, id string, rec app.TurnRecord) error {
+	if rec.Empty() {
+		return nil
 	}
-	encoded, err := encodeTurns(turns)
+	if len(rec.Turns) == 0 && rec.Route == "" {
+		return r.save(ctx, "reply", r.replyKey(rec.EventID), rec.Reply, rec.ReplyTTL)
+	}
+	encoded, err := encodeTurns(rec.Turns)
 	if err != nil {
 		return err
 	}
@@ -143,21 +157,26 @@ func (r *Redis) RememberTurn(ctx context.Context, id, day string, memoryTurns in
 	for i, t := range encoded {
 		vals[i] = t
 	}
-	key := r.memKey(id, day)
-	_, err = r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		if route != "" {
-			p.HSet(ctx, r.sessionKey(id), "prev_route", route)
-			p.Expire(ctx, r.sessionKey(id), r.sessionTTL)
-		}
+	p := r.rdb.TxPipeline()
+	if rec.Route != "" {
+		key := r.sessionKey(id)
+		p.HSet(ctx, key, "prev_route", rec.Route)
+		p.Expire(ctx, key, r.sessionTTL)
+	}
+	if len(vals) > 0 {
+		key, days := r.memKey(id, rec.Day), r.daysKey(rec.Day)
 		p.RPush(ctx, key, vals...)
-		p.LTrim(ctx, key, int64(-memoryTurns), -1)
+		p.LTrim(ctx, key, int64(-rec.MemoryTurns), -1)
 		p.Expire(ctx, key, memoryTTL)
-		p.SAdd(ctx, r.daysKey(day), id)
-		p.Expire(ctx, r.daysKey(day), memoryTTL)
-		return nil
-	})
+		p.SAdd(ctx, days, id)
+		p.Expire(ctx, days, memoryTTL)
+	}
+	if rec.EventID != "" {
+		p.Set(ctx, r.replyKey(rec.EventID), rec.Reply, rec.ReplyTTL)
+	}
+	_, err = p.Exec(ctx)
 	if err != nil {
-		return unavailable("append memory", err)
+		return unavailable("record turn", err)
 	}
 	return nil
 }
@@ -205,16 +224,6 @@ func (r *Redis) SaveOptions(ctx context.Context, jobID string, data []byte, ttl 
 // LoadOptions implements app.SessionStore.
 func (r *Redis) LoadOptions(ctx context.Context, jobID string) ([]byte, error) {
 	return r.load(ctx, "options", r.optionsKey(jobID), "options of "+jobID)
-}
-
-// SaveReply implements app.SessionStore.
-func (r *Redis) SaveReply(ctx context.Context, eventID string, data []byte, ttl time.Duration) error {
-	return r.save(ctx, "reply", r.replyKey(eventID), data, ttl)
-}
-
-// LoadReply implements app.SessionStore.
-func (r *Redis) LoadReply(ctx context.Context, eventID string) ([]byte, error) {
-	return r.load(ctx, "reply", r.replyKey(eventID), "reply to "+eventID)
 }
 
 // save stores the blob what under key for ttl.

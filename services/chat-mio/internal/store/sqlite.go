@@ -99,10 +99,11 @@ const (
 
 // qLoad reads a whole session in one statement, hence from one snapshot: one row per part,
 // tagged by its first column (0 the session's fields, 1 a pending job, 2 a turn of the day's
-// memory with its seq, 3 the day's note). It has no ORDER BY, which would sort the turns and
-// the job ids in temporary b-trees: Load orders them itself, and they come in order already
-// (the turns newest first, as the index yields the last ones).
-// Arguments: session, day, now, how many of the last turns (-1: all), note id.
+// memory with its seq, 3 the day's note, 4 the reply kept for an inbound event). It has no ORDER
+// BY, which would sort the turns and the job ids in temporary b-trees: Load orders them itself,
+// and they come in order already (the turns newest first, as the index yields the last ones).
+// Arguments: session, day, now, how many of the last turns (-1: all), note id, event id ("": no
+// reply is read).
 const qLoad = `SELECT 0, local_only, prev_route FROM ` + tableSessions + ` WHERE id = ?1 AND ` + live3 + `
 	UNION ALL
 	SELECT 1, 0, job_id FROM ` + tablePending + ` WHERE session = ?1 AND ` + live3 + `
@@ -110,7 +111,9 @@ const qLoad = `SELECT 0, local_only, prev_route FROM ` + tableSessions + ` WHERE
 	SELECT 2, seq, turn FROM (SELECT seq, turn FROM ` + tableMemory + ` WHERE session = ?1 AND day = ?2 AND ` + live3 + `
 		ORDER BY seq DESC LIMIT ?4)
 	UNION ALL
-	SELECT 3, 0, data FROM ` + tableBlobs + ` WHERE kind = 'note' AND id = ?5 AND ` + live3
+	SELECT 3, 0, data FROM ` + tableBlobs + ` WHERE kind = 'note' AND id = ?5 AND ` + live3 + `
+	UNION ALL
+	SELECT 4, 0, data FROM ` + tableBlobs + ` WHERE ?6 <> '' AND kind = 'reply' AND id = ?6 AND ` + live3
 
 // The parts of a session as qLoad tags them.
 const (
@@ -118,6 +121,7 @@ const (
 	partPending
 	partMemory
 	partNote
+	partReply
 )
 
 // The store's statements, prepared when it is built (sqlstate.DB.Prepare).
@@ -206,6 +210,13 @@ func NewSQLite(ctx context.Context, db *sqlstate.DB, sessionTTL time.Duration) (
 
 // Load implements app.SessionStore: one statement, hence one snapshot of the session.
 func (s *SQLite) Load(ctx context.Context, id, day string, memoryTurns int) (domain.Session, error) {
+	sess, _, err := s.LoadTurn(ctx, id, day, memoryTurns, "")
+	return sess, err
+}
+
+// LoadTurn implements app.SessionStore: the session and the event's kept reply in one
+// statement, hence one snapshot.
+func (s *SQLite) LoadTurn(ctx context.Context, id, day string, memoryTurns int, eventID string) (domain.Session, []byte, error) {
 	// The last memoryTurns turns, oldest first; ≤ 0 reads the whole day, as LRANGE 0 -1 does.
 	limit := memoryTurns
 	if limit <= 0 {
@@ -213,11 +224,11 @@ func (s *SQLite) Load(ctx context.Context, id, day string, memoryTurns int) (dom
 	}
 	st, err := s.stmt(ctx, nil, qLoad)
 	if err != nil {
-		return domain.Session{}, unavailable("load", err)
+		return domain.Session{}, nil, unavailable("load", err)
 	}
-	rows, err := st.QueryContext(sqlstate.Detach(ctx), id, day, sqlstate.NowMS(), limit, noteID(id, day))
+	rows, err := st.QueryContext(sqlstate.Detach(ctx), id, day, sqlstate.NowMS(), limit, noteID(id, day), eventID)
 	if err != nil {
-		return domain.Session{}, unavailable("load", err)
+		return domain.Session{}, nil, unavailable("load", err)
 	}
 	defer rows.Close()
 	sess := domain.Session{ID: id}
@@ -225,10 +236,11 @@ func (s *SQLite) Load(ctx context.Context, id, day string, memoryTurns int) (dom
 		part, n int64
 		v       sql.RawBytes
 		seqs    []int64 // of sess.Memory
+		reply   []byte
 	)
 	for rows.Next() {
 		if err := rows.Scan(&part, &n, &v); err != nil {
-			return domain.Session{}, unavailable("load", err)
+			return domain.Session{}, nil, unavailable("load", err)
 		}
 		switch part {
 		case partSession:
@@ -246,14 +258,16 @@ func (s *SQLite) Load(ctx context.Context, id, day string, memoryTurns int) (dom
 			sess.Memory, seqs = append(sess.Memory, t), append(seqs, n)
 		case partNote:
 			sess.Note = string(v)
+		case partReply:
+			reply = append([]byte{}, v...)
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return domain.Session{}, unavailable("load", err)
+		return domain.Session{}, nil, unavailable("load", err)
 	}
 	slices.Sort(sess.Pending)
 	sort.Sort(turnsBySeq{turns: sess.Memory, seqs: seqs})
-	return sess, nil
+	return sess, reply, nil
 }
 
 // turnsBySeq orders turns by their seqs, oldest first.
@@ -383,55 +397,70 @@ func (s *SQLite) RemovePending(ctx context.Context, id, jobID string) error {
 // AppendTurns implements app.SessionStore: append, keep the last memoryTurns (all when ≤ 0, as
 // LTRIM -0 -1 does) and renew the day's lifetime.
 func (s *SQLite) AppendTurns(ctx context.Context, id, day string, memoryTurns int, turns ...domain.Turn) error {
-	return s.RememberTurn(ctx, id, day, memoryTurns, "", turns...)
+	return s.RecordTurn(ctx, id, app.TurnRecord{Day: day, MemoryTurns: memoryTurns, Turns: turns})
 }
 
-// RememberTurn implements app.SessionStore: one transaction of four statements when it appends
-// at most maxTurnsPerInsert turns (the route, then the memory: trim, append, renew).
-func (s *SQLite) RememberTurn(ctx context.Context, id, day string, memoryTurns int, route string, turns ...domain.Turn) error {
-	if len(turns) == 0 {
-		if route == "" {
-			return nil
-		}
-		return s.SetPrevRoute(ctx, id, route)
+// RecordTurn implements app.SessionStore: one transaction, of five statements for a turn with
+// its route and reply when it appends at most maxTurnsPerInsert turns (the route; the memory:
+// trim, append, renew; the reply); a reply alone is one statement.
+func (s *SQLite) RecordTurn(ctx context.Context, id string, rec app.TurnRecord) error {
+	if rec.Empty() {
+		return nil
 	}
-	encoded, err := encodeTurns(turns)
+	if len(rec.Turns) == 0 && rec.Route == "" {
+		return s.save(ctx, "reply", rec.EventID, rec.Reply, rec.ReplyTTL)
+	}
+	encoded, err := encodeTurns(rec.Turns)
 	if err != nil {
 		return err
 	}
-	// The bound keeps the last memoryTurns: turns beyond it would be trimmed as soon as written,
-	// and of the day's rows only the newest memoryTurns - len(encoded) stay.
+	// The bound keeps the last MemoryTurns: turns beyond it would be trimmed as soon as written,
+	// and of the day's rows only the newest MemoryTurns - len(encoded) stay.
 	keep := -1
-	if memoryTurns > 0 {
-		if len(encoded) > memoryTurns {
-			encoded = encoded[len(encoded)-memoryTurns:]
+	if rec.MemoryTurns > 0 {
+		if len(encoded) > rec.MemoryTurns {
+			encoded = encoded[len(encoded)-rec.MemoryTurns:]
 		}
-		keep = memoryTurns - len(encoded)
+		keep = rec.MemoryTurns - len(encoded)
 	}
-	return s.write(ctx, "append memory", func(tx *sql.Tx, now int64) error {
-		if route != "" {
-			if err := s.exec(ctx, tx, qSetPrevRoute, id, route, now+s.sessionTTL.Milliseconds(), now); err != nil {
+	return s.write(ctx, "record turn", func(tx *sql.Tx, now int64) error {
+		if rec.Route != "" {
+			if err := s.exec(ctx, tx, qSetPrevRoute, id, rec.Route, now+s.sessionTTL.Milliseconds(), now); err != nil {
 				return err
 			}
 		}
-		if err := s.exec(ctx, tx, qTrimMemory, id, day, now, keep); err != nil {
+		if len(encoded) > 0 {
+			if err := s.appendTurns(ctx, tx, id, rec.Day, keep, encoded, now); err != nil {
+				return err
+			}
+		}
+		if rec.EventID != "" {
+			return s.exec(ctx, tx, qSaveBlob, "reply", rec.EventID, rec.Reply, expiresAt(now, rec.ReplyTTL))
+		}
+		return nil
+	})
+}
+
+// appendTurns adds the encoded turns to the day's memory in tx: trim to the newest keep rows (all
+// when keep < 0), append, renew the day's lifetime.
+func (s *SQLite) appendTurns(ctx context.Context, tx *sql.Tx, id, day string, keep int, encoded []string, now int64) error {
+	if err := s.exec(ctx, tx, qTrimMemory, id, day, now, keep); err != nil {
+		return err
+	}
+	exp := now + memoryTTL.Milliseconds()
+	for rest := encoded; len(rest) > 0; {
+		k := min(len(rest), maxTurnsPerInsert)
+		args := make([]any, 0, 3+k)
+		args = append(args, id, day, exp)
+		for _, t := range rest[:k] {
+			args = append(args, t)
+		}
+		if err := s.exec(ctx, tx, s.addTurns[k], args...); err != nil {
 			return err
 		}
-		exp := now + memoryTTL.Milliseconds()
-		for rest := encoded; len(rest) > 0; {
-			k := min(len(rest), maxTurnsPerInsert)
-			args := make([]any, 0, 3+k)
-			args = append(args, id, day, exp)
-			for _, t := range rest[:k] {
-				args = append(args, t)
-			}
-			if err := s.exec(ctx, tx, s.addTurns[k], args...); err != nil {
-				return err
-			}
-			rest = rest[k:]
-		}
-		return s.exec(ctx, tx, qRenewMemory, id, day, exp)
-	})
+		rest = rest[k:]
+	}
+	return s.exec(ctx, tx, qRenewMemory, id, day, exp)
 }
 
 // ActiveSessions implements app.SessionStore.
@@ -482,22 +511,21 @@ func (s *SQLite) LoadOptions(ctx context.Context, jobID string) ([]byte, error) 
 	return s.load(ctx, "options", jobID, "options of "+jobID)
 }
 
-// SaveReply implements app.SessionStore.
-func (s *SQLite) SaveReply(ctx context.Context, eventID string, data []byte, ttl time.Duration) error {
-	return s.save(ctx, "reply", eventID, data, ttl)
-}
-
-// LoadReply implements app.SessionStore.
-func (s *SQLite) LoadReply(ctx context.Context, eventID string) ([]byte, error) {
-	return s.load(ctx, "reply", eventID, "reply to "+eventID)
-}
-
 // save replaces the blob kind/id and its lifetime (none when ttl is 0), as SET with a TTL.
 func (s *SQLite) save(ctx context.Context, kind, id string, data []byte, ttl time.Duration) error {
 	if err := s.exec(ctx, nil, qSaveBlob, kind, id, data, sqlstate.ExpiresAt(ttl)); err != nil {
 		return unavailable("save "+kind, err)
 	}
 	return nil
+}
+
+// expiresAt is the expiry (Unix ms) of a value kept for ttl from now; 0, never, when ttl is 0,
+// as sqlstate.ExpiresAt.
+func expiresAt(now int64, ttl time.Duration) int64 {
+	if ttl <= 0 {
+		return 0
+	}
+	return now + ttl.Milliseconds()
 }
 
 // load reads the blob kind/id; a missing or expired one is domain.ErrNotFound, described as missing.

@@ -92,8 +92,8 @@ func TestSQLiteExpiredRowsAreSwept(t *testing.T) {
 	must(t, s.AddPending(ctx, sid, "job_20260101_002"))
 	must(t, s.AppendTurns(ctx, sid, "20260101", 4, domain.Turn{Text: "a"}, domain.Turn{Text: "b"}))
 	must(t, s.SaveOptions(ctx, "job_20260101_001", []byte("o"), time.Hour))
-	must(t, s.SaveReply(ctx, "ev-1", []byte("r"), time.Hour))
-	must(t, s.SaveReply(ctx, "ev-2", []byte("kept"), 0))
+	must(t, saveReply(s)(ctx, "ev-1", []byte("r"), time.Hour))
+	must(t, saveReply(s)(ctx, "ev-2", []byte("kept"), 0))
 	for _, it := range []item{{kind: "session", id: sid}, {kind: "pending", id: sid}, {kind: "memory", id: sid, day: "20260101"},
 		{kind: "options", id: "job_20260101_001"}, {kind: "reply", id: "ev-1"}} {
 		e.expire(t, it)
@@ -102,7 +102,7 @@ func TestSQLiteExpiredRowsAreSwept(t *testing.T) {
 	if n, err := db.Sweep(ctx); err != nil || n != 7 {
 		t.Fatalf("swept %d rows (%v), want 7", n, err)
 	}
-	if b, err := s.LoadReply(ctx, "ev-2"); err != nil || string(b) != "kept" {
+	if b, err := loadReply(s)(ctx, "ev-2"); err != nil || string(b) != "kept" {
 		t.Fatalf("a reply without expiry was swept: %q %v", b, err)
 	}
 }
@@ -166,14 +166,14 @@ func TestSQLiteLongAppendKeepsOrderAndBound(t *testing.T) {
 	check(2, want[len(want)-2:]...)
 }
 
-// Remembering a turn with a route in a session that has expired starts the session anew:
+// Recording a turn with a route in a session that has expired starts the session anew:
 // local_only is not brought back.
-func TestSQLiteRememberTurnAfterSessionExpiry(t *testing.T) {
+func TestSQLiteRecordTurnAfterSessionExpiry(t *testing.T) {
 	ctx, e := context.Background(), sqliteEngine(t)
 	must(t, e.store.SetLocalOnly(ctx, sid, true))
 	must(t, e.store.SetPrevRoute(ctx, sid, "PLAN"))
 	e.expire(t, item{kind: "session", id: sid})
-	must(t, e.store.RememberTurn(ctx, sid, "20260101", 4, "CHAT", domain.Turn{Role: "user", Text: "hi"}))
+	must(t, e.store.RecordTurn(ctx, sid, app.TurnRecord{Day: "20260101", MemoryTurns: 4, Route: "CHAT", Turns: []domain.Turn{{Role: "user", Text: "hi"}}}))
 	if got := load(t, e.store, "20260101", 4); got.LocalOnly || got.PrevPrimaryRoute != "CHAT" || len(got.Memory) != 1 {
 		t.Fatalf("after expiry: %+v", got)
 	}
@@ -187,8 +187,8 @@ func BenchmarkSQLite(b *testing.B) {
 }
 
 // BenchmarkLoadAndRemember is what one chat message costs the store: load the session (20 turns
-// of memory, one pending job, a note, a previous route), then remember the exchange with the
-// new route.
+// of memory, one pending job, a note, a previous route) with the event's kept reply (none), then
+// record the exchange with the new route and the reply.
 func BenchmarkLoadAndRemember(b *testing.B) {
 	ctx := context.Background()
 	s := openSQLite(b, sqlstatetest.New(b).DB())
@@ -208,15 +208,19 @@ func BenchmarkLoadAndRemember(b *testing.B) {
 		b.Fatal(err)
 	}
 	q, a := domain.Turn{Role: "user", Text: "question"}, domain.Turn{Role: "assistant", Text: "answer"}
+	n := 0
 	for b.Loop() {
-		sess, err := s.Load(ctx, sid, day, turns)
+		n++
+		event := fmt.Sprint(sid, "|ev-", n)
+		sess, kept, err := s.LoadTurn(ctx, sid, day, turns, event)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if len(sess.Memory) != turns {
-			b.Fatalf("loaded %d turns, want %d", len(sess.Memory), turns)
+		if len(sess.Memory) != turns || kept != nil {
+			b.Fatalf("loaded %d turns (want %d), kept %q", len(sess.Memory), turns, kept)
 		}
-		if err := s.RememberTurn(ctx, sid, day, turns, "PLAN", q, a); err != nil {
+		if err := s.RecordTurn(ctx, sid, app.TurnRecord{Day: day, MemoryTurns: turns, Turns: []domain.Turn{q, a}, Route: "PLAN",
+			EventID: event, Reply: []byte("reply"), ReplyTTL: 24 * time.Hour}); err != nil {
 			b.Fatal(err)
 		}
 	}
