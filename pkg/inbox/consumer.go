@@ -147,6 +147,10 @@ type Consumer struct {
 
 type lane struct {
 	queue []Delivery
+	// known is the turn of the entry knownID, answered with the ack of the entry before it; it
+	// holds for the lane's next look at its head only (awaitTurn).
+	knownID string
+	known   turn
 }
 
 // NewConsumerOn returns a consumer of cfg.Stream on the engine e; Run starts it.
@@ -258,7 +262,7 @@ func (c *Consumer) recoverOwn(ctx context.Context, wg *sync.WaitGroup) error {
 			last = e.id
 			if e.gone {
 				// Trimmed away while pending: nothing left to process.
-				c.ack(ctx, e.id)
+				c.ack(ctx, Delivery{StreamID: e.id}, nil)
 				continue
 			}
 			c.dispatch(ctx, wg, e, true)
@@ -373,7 +377,7 @@ func (c *Consumer) runLane(ctx context.Context, key string, l *lane) {
 		select {
 		case c.slots <- struct{}{}:
 			if ctx.Err() == nil {
-				c.process(ctx, d)
+				c.process(ctx, l, d)
 			}
 			<-c.slots
 		case <-ctx.Done():
@@ -382,7 +386,9 @@ func (c *Consumer) runLane(ctx context.Context, key string, l *lane) {
 	}
 }
 
-func (c *Consumer) process(ctx context.Context, d Delivery) {
+// process handles d, the entry just taken from the head of lane l, until it is acknowledged or
+// buried (or the consumer stops).
+func (c *Consumer) process(ctx context.Context, l *lane, d Delivery) {
 	if want := c.cfg.mac(d.ID, d.Key, d.Payload, []byte(d.rawMeta)); !hmac.Equal([]byte(want), []byte(d.mac)) {
 		// Not written by this gateway: never handled (nobody gets vouched for), kept for a look.
 		c.log.ErrorContext(ctx, "inbox.entry_forged", slog.String("stream", c.cfg.Stream), slog.String("entry", d.StreamID))
@@ -397,8 +403,7 @@ func (c *Consumer) process(ctx context.Context, d Delivery) {
 		d.Attempt = attempt
 		err := c.handler(ctx, d)
 		if err == nil {
-			c.ack(ctx, d.StreamID)
-			c.forgetOrder(ctx, d)
+			c.ack(ctx, d, l)
 			c.cfg.Metrics.entry(c.cfg.Stream, "acked")
 			if attempt > 1 {
 				// What was failing works again: the other entries waiting out a backoff (other
@@ -443,9 +448,31 @@ func (c *Consumer) process(ctx context.Context, d Delivery) {
 // shuts down.
 const settleAttempts = 3
 
-// ack ends the entry once its handler succeeded (see settle).
-func (c *Consumer) ack(ctx context.Context, id string) {
-	c.settle(ctx, "ack", id, func(ctx context.Context) error { return c.q.ack(ctx, id) })
+// ack ends the entry d once its handler succeeded and forgets it in its key's order, in one
+// engine call retried until it succeeds (see settle). With the lane l it was taken from, the
+// same call answers the turn of the entry now at the lane's head, for the lane's next look.
+func (c *Consumer) ack(ctx context.Context, d Delivery, l *lane) {
+	next := ""
+	if l != nil {
+		c.mu.Lock()
+		if len(l.queue) > 0 {
+			next = l.queue[0].StreamID
+		}
+		c.mu.Unlock()
+	}
+	t := turnUnknown
+	c.settle(ctx, "ack", d.StreamID, func(ctx context.Context) error {
+		r, err := c.q.ack(ctx, c.ccfg.Name, d.Key, d.StreamID, next)
+		if err == nil {
+			t = r
+		}
+		return err
+	})
+	if next != "" && t != turnUnknown {
+		c.mu.Lock()
+		l.knownID, l.known = next, t
+		c.mu.Unlock()
+	}
 }
 
 // settle runs op, the last step of an entry (its ack, or its move to the dead letters). A failed
@@ -513,7 +540,6 @@ func (c *Consumer) bury(ctx context.Context, d Delivery, w deadWhy) {
 		meta, _ = json.Marshal(d.Meta)
 	}
 	c.settle(ctx, "bury", d.StreamID, func(ctx context.Context) error { return c.q.bury(ctx, d, meta, w) })
-	c.forgetOrder(ctx, d)
 }
 
 func backoff(base, limit time.Duration, attempt int) time.Duration {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -31,7 +32,8 @@ func sqliteBackend(t *testing.T) *backend {
 		db = openState(t, path, sqlstate.Options{})
 		return sqliteEngine(t, db)
 	}
-	b := &backend{engine: open(), reopen: open}
+	// The order is read from the pending entries: nothing of its own is stored.
+	b := &backend{engine: open(), reopen: open, leftovers: func(*testing.T, string) int64 { return 0 }}
 	t.Cleanup(func() { _ = db.Close() })
 	b.seen = func(t *testing.T, stream string) int64 {
 		ctx := context.Background()
@@ -107,5 +109,26 @@ func sqliteOrderBackend(t *testing.T) *orderBackend {
 		},
 		// The order is read from the pending entries: nothing of its own is stored.
 		leftovers: func(*testing.T, string) int64 { return 0 },
+		order: func(t *testing.T, stream, key string) []string {
+			rows, err := db.QueryContext(context.Background(), `SELECT e.ms, e.seq FROM inbox_entries e
+				JOIN inbox_pending p ON p.stream = e.stream AND p.seq = e.seq
+				WHERE e.stream = ? AND e.event_key = ? ORDER BY e.seq`, stream, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			var ids []string
+			for rows.Next() {
+				var ms, seq int64
+				if err := rows.Scan(&ms, &seq); err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, fmt.Sprintf("%d-%d", ms, seq))
+			}
+			if err := rows.Err(); err != nil {
+				t.Fatal(err)
+			}
+			return ids
+		},
 	}
 }

@@ -41,10 +41,13 @@ type queue interface {
 	claimIdle(ctx context.Context, consumer string, minIdle time.Duration, start string, count int64) (claimed []entry, next string, err error)
 	// touch resets the idle time of consumer's pending entries ids.
 	touch(ctx context.Context, consumer string, ids []string) error
-	// ack ends the entry id for the group.
-	ack(ctx context.Context, id string) error
-	// bury moves the delivery to the dead letters (meta as stored, why it died) and
-	// acknowledges it, in one step.
+	// ack ends the entry id for the group and forgets it in the order of key ("": not known, as
+	// for an entry trimmed away while pending), in one step (order.go). With next, a later entry
+	// of key that consumer holds, it also answers next's turn as turn would right after the ack
+	// (turnUnknown when it was not asked or could not tell); only the ack itself can fail it.
+	ack(ctx context.Context, consumer, key, id, next string) (turn, error)
+	// bury moves the delivery to the dead letters (meta as stored, why it died), acknowledges it
+	// and forgets it in its key's order, in one step.
 	bury(ctx context.Context, d Delivery, meta []byte, why deadWhy) error
 	// deadList returns up to count dead letters older than before ("" = the newest), newest first.
 	deadList(ctx context.Context, before string, count int64) ([]DeadLetter, error)
@@ -58,8 +61,6 @@ type queue interface {
 	deadDrop(ctx context.Context, id string) (bool, error)
 	// turn says whether consumer may handle the entry id of key now (order.go).
 	turn(ctx context.Context, consumer, key, id string) (turn, error)
-	// settled forgets the entry id of key in the key's order once it was acknowledged or buried.
-	settled(ctx context.Context, key, id string) error
 	// buryNew adds e as a dead letter without queueing it, remembering its event id, in one
 	// step; false when the id was seen within DedupeTTL (nothing recorded).
 	buryNew(ctx context.Context, e entry, why deadWhy) (bool, error)

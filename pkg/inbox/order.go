@@ -26,9 +26,14 @@ import (
 // deadlock.
 //
 // Redis keeps each key's outstanding entry ids in a list (<stream>:order:<key>), appended in the
-// same script step as the entry and removed once it is settled; ids found at the head that are
-// no longer pending (acknowledged by an older build, trimmed) are dropped when met. SQLite reads
-// the same facts from its pending table.
+// same script step as the entry and removed in the same step as its ack (or its move to the dead
+// letters); ids found at the head that are no longer pending (acknowledged by an older build,
+// trimmed) are dropped when met. SQLite reads the same facts from its pending table.
+//
+// The ack of an entry also answers the turn of the lane's next entry (same key, same consumer),
+// so a chat's run of messages costs one engine call per entry after the first. That answer is
+// what a turn right after the ack would say; it is used for the lane's very next look only, and
+// only when that entry is still the lane's head (a reclaimed older entry may have gone first).
 
 // turn is what a consumer may do with an entry now.
 type turn int
@@ -41,7 +46,22 @@ const (
 	// turnLost: it is no longer pending with this consumer (another one took it over, or it
 	// was acknowledged); drop it unhandled.
 	turnLost
+	// turnUnknown: not asked, or the engine could not tell (an ack's answer for the next entry).
+	turnUnknown
 )
+
+// turnOf reads an engine's answer: 0 go, 1 wait, 2 lost, anything else unknown.
+func turnOf(n int) turn {
+	switch n {
+	case 0:
+		return turnGo
+	case 1:
+		return turnWait
+	case 2:
+		return turnLost
+	}
+	return turnUnknown
+}
 
 // orderTTL bounds how long a key's order record lives after its last append: it is removed
 // entry by entry as they settle, so this only collects what a crash left behind.
@@ -59,14 +79,18 @@ func (c *Consumer) awaitTurn(ctx context.Context, l *lane) (Delivery, bool) {
 		}
 		// The head can change while this lane waits (a reclaimed older entry goes first).
 		d := l.queue[0]
+		t, known := l.known, l.knownID == d.StreamID
+		l.knownID = ""
 		c.mu.Unlock()
-		t, err := c.q.turn(ctx, c.ccfg.Name, d.Key, d.StreamID)
-		if err != nil {
-			if ctx.Err() != nil {
-				break
+		if !known {
+			var err error
+			if t, err = c.q.turn(ctx, c.ccfg.Name, d.Key, d.StreamID); err != nil {
+				if ctx.Err() != nil {
+					break
+				}
+				c.log.WarnContext(ctx, "inbox.turn_failed", slog.String("stream", c.cfg.Stream), slog.String("entry", d.StreamID), slog.Any("error", err))
+				t = turnWait
 			}
-			c.log.WarnContext(ctx, "inbox.turn_failed", slog.String("stream", c.cfg.Stream), slog.String("entry", d.StreamID), slog.Any("error", err))
-			t = turnWait
 		}
 		switch t {
 		case turnGo:
@@ -111,16 +135,6 @@ func (c *Consumer) finished(id string) {
 	select {
 	case c.freed <- struct{}{}:
 	default:
-	}
-}
-
-// forgetOrder forgets the entry in its key's order after it was acknowledged or buried. A
-// failure only leaves a record that the next turn of the key drops.
-func (c *Consumer) forgetOrder(ctx context.Context, d Delivery) {
-	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	if err := c.q.settled(actx, d.Key, d.StreamID); err != nil {
-		c.log.WarnContext(ctx, "inbox.settle_failed", slog.String("entry", d.StreamID), slog.Any("error", err))
 	}
 }
 

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 )
@@ -26,37 +24,8 @@ type orderBackend struct {
 	owner func(t *testing.T, stream, id string) string
 	// leftovers counts the order records of stream still stored.
 	leftovers func(t *testing.T, stream string) int64
-}
-
-func redisOrderBackend(t *testing.T) *orderBackend {
-	r := testinfra.Redis(t)
-	return &orderBackend{
-		engine: inbox.RedisEngine(r.Client),
-		prefix: r.Prefix,
-		move: func(t *testing.T, stream, id, consumer string) {
-			err := r.Client.XClaimJustID(context.Background(), &redis.XClaimArgs{Stream: stream, Group: "g", Consumer: consumer, Messages: []string{id}}).Err()
-			if err != nil {
-				t.Fatal(err)
-			}
-		},
-		owner: func(t *testing.T, stream, id string) string {
-			p, err := r.Client.XPendingExt(context.Background(), &redis.XPendingExtArgs{Stream: stream, Group: "g", Start: id, End: id, Count: 1}).Result()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(p) == 0 {
-				return ""
-			}
-			return p[0].Consumer
-		},
-		leftovers: func(t *testing.T, stream string) int64 {
-			keys, err := r.Client.Keys(context.Background(), stream+":order:*").Result()
-			if err != nil {
-				t.Fatal(err)
-			}
-			return int64(len(keys))
-		},
-	}
+	// order is what the engine holds as key's outstanding entries of stream, oldest first.
+	order func(t *testing.T, stream, key string) []string
 }
 
 func cutID(id string) (int64, int64, error) {
@@ -80,6 +49,7 @@ var orderContract = []struct {
 	{"TwoConsumersKeepEachChatsOrder", testTwoConsumersKeepEachChatsOrder},
 	{"LaterEntryWaitsForEarlierOneAtAnotherConsumer", testLaterEntryWaitsForEarlierOneAtAnotherConsumer},
 	{"EntryTakenOverIsHandledByItsNewHolderOnly", testEntryTakenOverIsHandledByItsNewHolderOnly},
+	{"AckSettlesTheOrderAndAnswersTheNextTurn", testAckSettlesTheOrderAndAnswersTheNextTurn},
 }
 
 func runOrderContract(t *testing.T, newBackend func(t *testing.T) *orderBackend) {
@@ -87,8 +57,6 @@ func runOrderContract(t *testing.T, newBackend func(t *testing.T) *orderBackend)
 		t.Run(c.name, func(t *testing.T) { c.run(t, newBackend(t)) })
 	}
 }
-
-func TestRedisOrderContract(t *testing.T) { runOrderContract(t, redisOrderBackend) }
 
 // replicaConsumer is a consumer as a gateway replica runs it: claim period long enough that
 // machine load never looks like a dead consumer.
@@ -172,7 +140,10 @@ func testTwoConsumersKeepEachChatsOrder(t *testing.T, b *orderBackend) {
 	}
 	testinfra.Eventually(t, 60*time.Second, "every event handled", func() bool { return log.handled() == total })
 	waitFor(t, "acknowledgement", settled(t, s))
-	waitFor(t, "order records settled", func() bool { return b.leftovers(t, cfg.Stream) == 0 })
+	// An entry leaves its chat's order in the same step as its ack.
+	if n := b.leftovers(t, cfg.Stream); n != 0 {
+		t.Fatalf("%d order records left after every ack", n)
+	}
 
 	log.mu.Lock()
 	defer log.mu.Unlock()
@@ -315,5 +286,109 @@ func testEntryTakenOverIsHandledByItsNewHolderOnly(t *testing.T, b *orderBackend
 	defer mu.Unlock()
 	if fmt.Sprint(handled) != "[a:first b:second]" {
 		t.Fatalf("handled = %v, want the first event by a, the second by b only", handled)
+	}
+}
+
+// An ack ends the entry and takes it out of its chat's order in the same step, never an entry
+// still pending; asked for the chat's next entry, it answers that entry's turn as a turn right
+// after the ack would: go once nothing earlier is pending, wait while an earlier entry is
+// pending with anyone, lost when another consumer holds it.
+func testAckSettlesTheOrderAndAnswersTheNextTurn(t *testing.T, b *orderBackend) {
+	cfg := inbox.Config{Stream: b.prefix + "inbox:ack", Group: "g", Seal: testSeal}
+	s := newStore(t, b.engine, cfg)
+	q := inbox.QueueOf(b.engine, cfg)
+	ctx := context.Background()
+	var events []inbox.Event
+	for i := 1; i <= 6; i++ {
+		events = append(events, inbox.Event{ID: fmt.Sprint("e", i), Key: "chat"})
+	}
+	events = append(events, inbox.Event{ID: "o1", Key: "other"})
+	res, err := s.Append(ctx, events...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := res.StreamIDs // e[0..5]: the chat's entries; e[6]: the other chat's
+	if err := q.EnsureGroup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := q.Read(ctx, "c1", 100); err != nil || len(ids) != 7 {
+		t.Fatalf("read %v, %v", ids, err)
+	}
+	expect := func(step, got string, err error, want string) {
+		t.Helper()
+		if err != nil || got != want {
+			t.Fatalf("%s: %q, %v; want %q", step, got, err, want)
+		}
+	}
+	expectOrder := func(step string, want ...string) {
+		t.Helper()
+		if got := b.order(t, cfg.Stream, "chat"); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("%s: the chat's order is %v, want %v", step, got, want)
+		}
+	}
+	expectPending := func(step string, want int64) {
+		t.Helper()
+		if got := stats(t, s).Pending; got != want {
+			t.Fatalf("%s: %d pending, want %d", step, got, want)
+		}
+	}
+	expectOrder("after the read", e[:6]...)
+	turn, err := q.Turn(ctx, "c1", "chat", e[0])
+	expect("turn of the chat's first entry", turn, err, "go")
+	turn, err = q.Turn(ctx, "c1", "chat", e[1])
+	expect("turn of the second entry", turn, err, "wait")
+
+	turn, err = q.Ack(ctx, "c1", "chat", e[0], e[1])
+	expect("ack of the first entry, asking for the second", turn, err, "go")
+	expectPending("after the first ack", 6)
+	expectOrder("after the first ack", e[1:6]...)
+	turn, err = q.Turn(ctx, "c1", "chat", e[1])
+	expect("turn of the second entry after the ack", turn, err, "go")
+
+	// The third entry is with another consumer now: the ack of the second says so.
+	b.move(t, cfg.Stream, e[2], "c2")
+	turn, err = q.Ack(ctx, "c1", "chat", e[1], e[3])
+	expect("ack of the second entry, asking for the fourth", turn, err, "wait")
+	turn, err = q.Ack(ctx, "c1", "chat", e[4], e[2])
+	expect("ack of the fifth entry, asking for the third (held by c2)", turn, err, "lost")
+	// Acknowledged out of order (as a dead letter can be): the earlier entries still pending
+	// stay in the order, so the fourth entry still waits for the third.
+	expectPending("after three acks", 4)
+	expectOrder("after three acks", e[2], e[3], e[5])
+	turn, err = q.Turn(ctx, "c1", "chat", e[3])
+	expect("turn of the fourth entry while c2 holds the third", turn, err, "wait")
+
+	turn, err = q.Ack(ctx, "c2", "chat", e[2], "")
+	expect("ack without a next entry", turn, err, "unknown")
+	expectOrder("after c2's ack", e[3], e[5])
+	turn, err = q.Turn(ctx, "c1", "chat", e[3])
+	expect("turn of the fourth entry once the third is done", turn, err, "go")
+	turn, err = q.Ack(ctx, "c1", "chat", e[3], e[5])
+	expect("ack of the fourth, asking for the sixth", turn, err, "go")
+	turn, err = q.Ack(ctx, "c1", "chat", e[5], "")
+	expect("ack of the last entry", turn, err, "unknown")
+	expectOrder("after the chat's last ack")
+
+	// An entry acknowledged without its key (trimmed away while pending) leaves its id in the
+	// order: the next turn of the chat drops it.
+	turn, err = q.Ack(ctx, "c1", "", e[6], "")
+	expect("ack without a key", turn, err, "unknown")
+	expectPending("after every ack", 0)
+	res, err = s.Append(ctx, inbox.Event{ID: "o2", Key: "other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := q.Read(ctx, "c1", 100); err != nil || len(ids) != 1 {
+		t.Fatalf("read %v, %v", ids, err)
+	}
+	turn, err = q.Turn(ctx, "c1", "other", res.StreamIDs[0])
+	expect("turn after an ack without a key", turn, err, "go")
+	if got := b.order(t, cfg.Stream, "other"); fmt.Sprint(got) != fmt.Sprint(res.StreamIDs) {
+		t.Fatalf("the other chat's order is %v, want %v", got, res.StreamIDs)
+	}
+	turn, err = q.Ack(ctx, "c1", "other", res.StreamIDs[0], "")
+	expect("ack of the other chat's entry", turn, err, "unknown")
+	if n := b.leftovers(t, cfg.Stream); n != 0 {
+		t.Fatalf("%d order records left after every ack", n)
 	}
 }

@@ -174,19 +174,26 @@ func (q *redisQueue) touch(ctx context.Context, consumer string, ids []string) e
 	return touchScript.Run(ctx, q.rdb, []string{q.cfg.Stream}, append([]any{q.cfg.Group, consumer}, anys(ids)...)...).Err()
 }
 
-func (q *redisQueue) ack(ctx context.Context, id string) error {
-	return q.rdb.XAck(ctx, q.cfg.Stream, q.cfg.Group, id).Err()
-}
-
 func (q *redisQueue) bury(ctx context.Context, d Delivery, meta []byte, w deadWhy) error {
+	var add *redis.StringCmd
+	var ack *redis.IntCmd
 	_, err := q.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.XAdd(ctx, &redis.XAddArgs{Stream: q.deadKey(), MaxLen: q.cfg.MaxLen, Approx: true, Values: []any{
+		add = p.XAdd(ctx, &redis.XAddArgs{Stream: q.deadKey(), MaxLen: q.cfg.MaxLen, Approx: true, Values: []any{
 			"id", d.ID, "key", d.Key, "payload", d.Payload, "meta", meta, "mac", d.mac, "entry", d.StreamID,
 			"error", w.reason, "kind", w.kind, "attempts", w.attempts,
 		}})
-		p.XAck(ctx, q.cfg.Stream, q.cfg.Group, d.StreamID)
+		ack = p.XAck(ctx, q.cfg.Stream, q.cfg.Group, d.StreamID)
+		if d.Key != "" {
+			// After the XACK in the same MULTI: the id leaves the order once it is not pending.
+			p.LRem(ctx, q.orderKey(d.Key), 1, d.StreamID)
+		}
 		return nil
 	})
+	if err != nil && add.Err() == nil && ack.Err() == nil {
+		// Only the order's LREM failed: the entry is buried (a retry would bury it twice), and
+		// the next turn that meets the id drops it.
+		return nil
+	}
 	return err
 }
 

@@ -15,11 +15,11 @@ import (
 // orderKey is the list of key's outstanding entry ids, oldest first (order.go).
 func (q *redisQueue) orderKey(key string) string { return q.cfg.Stream + ":order:" + key }
 
-// turnScript decides an entry's turn in one step: 2 (lost) when the entry is not pending with
-// the consumer, 1 (wait) while an earlier entry of its key is pending in the group, 0 (go)
-// otherwise. Ids at the head of the key's order that are not pending any more (acknowledged or
-// trimmed without being settled) are dropped on the way.
-var turnScript = redis.NewScript(`
+// turnLua defines turn(stream, order, group, id, consumer), an entry's turn decided in one step:
+// 2 (lost) when the entry is not pending with the consumer, 1 (wait) while an earlier entry of
+// its key is pending in the group, 0 (go) otherwise. Ids at the head of the key's order that are
+// not pending any more (acknowledged or trimmed without being settled) are dropped on the way.
+const turnLua = `
 local function before(a, b)
   local am, as = string.match(a, '^(%d+)-(%d+)$')
   local bm, bs = string.match(b, '^(%d+)-(%d+)$')
@@ -28,16 +28,22 @@ local function before(a, b)
   if am ~= bm then return am < bm end
   return as < bs
 end
-local mine = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[2], ARGV[2], 1)
-if #mine == 0 or mine[1][2] ~= ARGV[3] then return 2 end
-for i = 1, 64 do
-  local head = redis.call('LINDEX', KEYS[2], 0)
-  if not head or not before(head, ARGV[2]) then return 0 end
-  if #redis.call('XPENDING', KEYS[1], ARGV[1], head, head, 1) > 0 then return 1 end
-  redis.call('LPOP', KEYS[2])
+local function turn(stream, order, group, id, consumer)
+  local mine = redis.call('XPENDING', stream, group, id, id, 1)
+  if #mine == 0 or mine[1][2] ~= consumer then return 2 end
+  for i = 1, 64 do
+    local head = redis.call('LINDEX', order, 0)
+    if not head or not before(head, id) then return 0 end
+    if #redis.call('XPENDING', stream, group, head, head, 1) > 0 then return 1 end
+    redis.call('LPOP', order)
+  end
+  return 1
 end
-return 1
-`)
+`
+
+// turnScript answers turn for the entry ARGV[2] of the stream KEYS[1] whose key's order is
+// KEYS[2] (group ARGV[1], consumer ARGV[3]).
+var turnScript = redis.NewScript(turnLua + `return turn(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3])`)
 
 func (q *redisQueue) turn(ctx context.Context, consumer, key, id string) (turn, error) {
 	n, err := turnScript.Run(ctx, q.rdb, []string{q.cfg.Stream, q.orderKey(key)}, q.cfg.Group, id, consumer).Int()
@@ -47,13 +53,40 @@ func (q *redisQueue) turn(ctx context.Context, consumer, key, id string) (turn, 
 		}
 		return turnWait, err
 	}
-	switch n {
-	case 0:
-		return turnGo, nil
-	case 2:
-		return turnLost, nil
+	if t := turnOf(n); t != turnUnknown {
+		return t, nil
 	}
 	return turnWait, nil
+}
+
+// ackScript acknowledges the entry ARGV[2] of the stream KEYS[1] for the group ARGV[1] and
+// removes it from its key's order KEYS[2] (when given) after the ack, so an id still pending is
+// never dropped; with ARGV[3] it answers that entry's turn for the consumer ARGV[4], -1 when it
+// could not tell. Only the XACK fails the script: the order's steps run protected, an id left
+// behind is dropped by the next turn that meets it.
+var ackScript = redis.NewScript(turnLua + `
+redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
+if KEYS[2] then
+  redis.pcall('LREM', KEYS[2], 1, ARGV[2])
+  if ARGV[3] ~= '' then
+    local ok, t = pcall(turn, KEYS[1], KEYS[2], ARGV[1], ARGV[3], ARGV[4])
+    if ok then return t end
+  end
+end
+return -1
+`)
+
+func (q *redisQueue) ack(ctx context.Context, consumer, key, id, next string) (turn, error) {
+	keys := []string{q.cfg.Stream}
+	if key != "" {
+		keys = append(keys, q.orderKey(key))
+	}
+	// Run sends EVALSHA and, when Redis lost its scripts, EVAL once: the script reaches Redis once.
+	n, err := ackScript.Run(ctx, q.rdb, keys, q.cfg.Group, id, next, consumer).Int()
+	if err != nil {
+		return turnUnknown, err
+	}
+	return turnOf(n), nil
 }
 
 // touchScript resets the idle time of the entries that are still pending with the consumer
@@ -77,13 +110,9 @@ func anys(ss []string) []any {
 	return out
 }
 
-func (q *redisQueue) settled(ctx context.Context, key, id string) error {
-	return q.rdb.LRem(ctx, q.orderKey(key), 1, id).Err()
-}
-
 // outstanding reads the key's order: the ids of its entries not settled yet. An id whose entry
-// was acknowledged but whose settle failed stays until the next turn drops it, so the answer
-// errs towards "outstanding".
+// was trimmed away while pending stays until the next turn drops it, so the answer errs
+// towards "outstanding".
 func (q *redisQueue) outstanding(ctx context.Context, key string) (bool, error) {
 	n, err := q.rdb.LLen(ctx, q.orderKey(key)).Result()
 	return n > 0, err

@@ -1,3 +1,5 @@
+//go:build !sqliteonly
+
 package inbox_test
 
 import (
@@ -128,5 +130,74 @@ func TestRedisConsumerSurvivesOutage(t *testing.T) {
 	waitFor(t, "acknowledgement", settled(t, s))
 	if seen.times("before") != 1 {
 		t.Fatalf("the first event was handled %d times", seen.times("before"))
+	}
+}
+
+// The ack script is loaded again when Redis forgot its scripts, and acknowledges once.
+func TestRedisAckSurvivesScriptFlush(t *testing.T) {
+	r := testinfra.Redis(t)
+	cfg := inbox.Config{Stream: r.Prefix + "inbox:test", Group: "g", Seal: testSeal}
+	s, err := inbox.NewStore(r.Client, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	res, err := s.Append(ctx, inbox.Event{ID: "a", Key: "k"}, inbox.Event{ID: "b", Key: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := inbox.QueueOf(inbox.RedisEngine(r.Client), cfg)
+	if err := q.EnsureGroup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := q.Read(ctx, "c1", 10); err != nil || len(ids) != 2 {
+		t.Fatalf("read %v, %v", ids, err)
+	}
+	if err := r.Client.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	turn, err := q.Ack(ctx, "c1", "k", res.StreamIDs[0], res.StreamIDs[1])
+	if err != nil || turn != "go" {
+		t.Fatalf("ack after a script flush: %q, %v", turn, err)
+	}
+	order, err := r.Client.LRange(ctx, cfg.Stream+":order:k", 0, -1).Result()
+	if err != nil || len(order) != 1 || order[0] != res.StreamIDs[1] {
+		t.Fatalf("order %v, %v; want only the second entry", order, err)
+	}
+	if st := stats(t, s); st.Pending != 1 {
+		t.Fatalf("pending %d, want 1", st.Pending)
+	}
+}
+
+// Only the XACK can fail an ack: an order record Redis cannot change (not a list) leaves the
+// entry acknowledged, and the ack answers no turn.
+func TestRedisAckDoesNotDependOnTheOrder(t *testing.T) {
+	r := testinfra.Redis(t)
+	cfg := inbox.Config{Stream: r.Prefix + "inbox:test", Group: "g", Seal: testSeal}
+	s, err := inbox.NewStore(r.Client, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	res, err := s.Append(ctx, inbox.Event{ID: "a", Key: "k"}, inbox.Event{ID: "b", Key: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := inbox.QueueOf(inbox.RedisEngine(r.Client), cfg)
+	if err := q.EnsureGroup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := q.Read(ctx, "c1", 10); err != nil || len(ids) != 2 {
+		t.Fatalf("read %v, %v", ids, err)
+	}
+	if err := r.Client.Set(ctx, cfg.Stream+":order:k", "not a list", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	turn, err := q.Ack(ctx, "c1", "k", res.StreamIDs[0], res.StreamIDs[1])
+	if err != nil || turn != "unknown" {
+		t.Fatalf("ack: %q, %v; want no error and no answer", turn, err)
+	}
+	if st := stats(t, s); st.Pending != 1 {
+		t.Fatalf("pending %d, want 1", st.Pending)
 	}
 }

@@ -455,8 +455,26 @@ func (q *sqliteQueue) touch(ctx context.Context, consumer string, ids []string) 
 	})
 }
 
-func (q *sqliteQueue) ack(ctx context.Context, id string) error {
-	return q.db.Tx(ctx, func(tx *sql.Tx) error { return q.ackTx(ctx, tx, id) })
+// ack is one transaction; the order needs nothing of its own (sqlite_order.go). The next
+// entry's turn is read in it, after the ack, on the transaction's connection.
+func (q *sqliteQueue) ack(ctx context.Context, consumer, key, id, next string) (turn, error) {
+	t := turnUnknown
+	err := q.db.Tx(ctx, func(tx *sql.Tx) error {
+		t = turnUnknown
+		if err := q.ackTx(ctx, tx, id); err != nil {
+			return err
+		}
+		if next != "" && key != "" {
+			if nt, err := q.turnIn(ctx, tx, consumer, key, next); err == nil {
+				t = nt
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return turnUnknown, err
+	}
+	return t, nil
 }
 
 // ackTx ends the entry's delivery to the group and deletes the entry once no group needs it.

@@ -25,9 +25,14 @@ func migrateOrder(ctx context.Context, db *sqlstate.DB) error {
 }
 
 func (q *sqliteQueue) turn(ctx context.Context, consumer, key, id string) (turn, error) {
+	return q.turnIn(ctx, nil, consumer, key, id)
+}
+
+// turnIn reads the turn within tx (on the database when tx is nil).
+func (q *sqliteQueue) turnIn(ctx context.Context, tx *sql.Tx, consumer, key, id string) (turn, error) {
 	var holder sql.NullString
 	var earlier bool
-	if err := q.row(ctx, nil, sqlTurn, q.cfg.Stream, q.cfg.Group, seqOf(id), key).Scan(&holder, &earlier); err != nil {
+	if err := q.row(ctx, tx, sqlTurn, q.cfg.Stream, q.cfg.Group, seqOf(id), key).Scan(&holder, &earlier); err != nil {
 		return turnWait, err
 	}
 	switch {
@@ -48,9 +53,6 @@ func (q *sqliteQueue) outstanding(ctx context.Context, key string) (bool, error)
 	err := q.row(ctx, nil, sqlOutstanding, q.cfg.Stream, key).Scan(&yes)
 	return yes, err
 }
-
-// settled has nothing to do: the order is read from the pending entries themselves.
-func (q *sqliteQueue) settled(context.Context, string, string) error { return nil }
 
 // prune has nothing to do: consumers exist only through their pending entries.
 func (q *sqliteQueue) prune(context.Context, time.Duration) (int, error) { return 0, nil }

@@ -1,0 +1,124 @@
+//go:build !serveronly
+
+package inbox
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/sqlstate"
+)
+
+// countingTurns counts the turn calls of a queue; after, when set, runs after each.
+type countingTurns struct {
+	queue
+	n     atomic.Int64
+	after func()
+}
+
+func (q *countingTurns) turn(ctx context.Context, consumer, key, id string) (turn, error) {
+	q.n.Add(1)
+	t, err := q.queue.turn(ctx, consumer, key, id)
+	if q.after != nil {
+		q.after()
+	}
+	return t, err
+}
+
+// A lane asks the engine for the turn of its first entry only: each ack answers the next one.
+// That answer holds for the lane's next look alone, and only for the entry it was given for: an
+// older entry put ahead of it meanwhile (a reclaim) is asked for, and the answer is dropped.
+func TestAckAnswersTheLanesNextTurn(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlstate.Open(ctx, filepath.Join(t.TempDir(), "state.db"), sqlstate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	e, err := SQLiteEngine(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Stream: "inbox:lane", Group: "g", Seal: []byte("inbox-test-seal-key-0123456789")}
+	s, err := NewStoreOn(e, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Append(ctx, Event{ID: "e1", Key: "chat"}, Event{ID: "e2", Key: "chat"}, Event{ID: "e3", Key: "chat"}); err != nil {
+		t.Fatal(err)
+	}
+	var handled []string
+	c, err := NewConsumerOn(e, cfg, ConsumerConfig{Name: "c1", TurnPoll: time.Millisecond}, func(_ context.Context, d Delivery) error {
+		handled = append(handled, d.ID)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := &countingTurns{queue: c.q}
+	c.q = q
+	if err := c.EnsureGroup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	es, err := q.readNew(ctx, "c1", 10, 0)
+	if err != nil || len(es) != 3 {
+		t.Fatalf("read %d entries, %v", len(es), err)
+	}
+	ds := make([]Delivery, len(es))
+	for i, e := range es {
+		ds[i] = e.delivery(false)
+	}
+	// The second entry is held back: it comes into the lane later, as a reclaimed entry does.
+	l := &lane{queue: []Delivery{ds[0], ds[2]}}
+	next := func(want string, turns int64) Delivery {
+		t.Helper()
+		d, ok := c.awaitTurn(ctx, l)
+		if !ok || d.ID != want || q.n.Load() != turns {
+			t.Fatalf("took %q (%v) after %d turn calls, want %s after %d", d.ID, ok, q.n.Load(), want, turns)
+		}
+		return d
+	}
+	c.process(ctx, l, next("e1", 1))
+	if l.knownID != ds[2].StreamID || l.known != turnWait {
+		t.Fatalf("after the first ack the lane knows %q: %v, want e3 to wait for e2", l.knownID, l.known)
+	}
+	l.queue = slices.Insert(l.queue, 0, ds[1])
+	d := next("e2", 2)
+	if l.knownID != "" {
+		t.Fatalf("the answer for %s outlived the lane's look", l.knownID)
+	}
+	c.process(ctx, l, d)
+	c.process(ctx, l, next("e3", 2))
+	if fmt.Sprint(handled) != "[e1 e2 e3]" {
+		t.Fatalf("handled %v", handled)
+	}
+	if st, err := s.Stats(ctx); err != nil || st.Pending != 0 {
+		t.Fatalf("stats %+v, %v", st, err)
+	}
+
+	// An answer for another entry is never taken for the head's: here the head must wait for
+	// an earlier entry pending with another consumer, whatever the lane was told about e5.
+	if _, err := s.Append(ctx, Event{ID: "e4", Key: "chat"}, Event{ID: "e5", Key: "chat"}); err != nil {
+		t.Fatal(err)
+	}
+	es, err = q.readNew(ctx, "c1", 10, 0)
+	if err != nil || len(es) != 2 {
+		t.Fatalf("read %d entries, %v", len(es), err)
+	}
+	if _, _, err := q.claimIdle(ctx, "c2", 0, "", 1); err != nil { // e4 goes to c2
+		t.Fatal(err)
+	}
+	l = &lane{queue: []Delivery{es[1].delivery(false)}, knownID: es[0].id, known: turnGo}
+	lookCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	q.after = stop // the first look is the one that matters
+	calls := q.n.Load()
+	if d, ok := c.awaitTurn(lookCtx, l); ok || q.n.Load() != calls+1 {
+		t.Fatalf("took %q (%v) after %d turn calls, want it to ask and wait", d.ID, ok, q.n.Load()-calls)
+	}
+}
