@@ -71,6 +71,18 @@ func TestHealthReadinessMetricsAndBodyLimit(t *testing.T) {
 	if code, body := get("/metrics"); code != 200 || !strings.Contains(body, `picoclaw_http_requests_total{route="/healthz",service="t",status="200"}`) {
 		t.Fatalf("/metrics = %d\n%s", code, body)
 	}
+	// Scrapes are answered uncompressed, whatever the scraper accepts.
+	req, _ := http.NewRequest(http.MethodGet, base+"/metrics", nil)
+	req.Header.Set("Accept-Encoding", "gzip")
+	res, err = http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if enc := res.Header.Get("Content-Encoding"); enc != "" || !strings.Contains(string(body), "picoclaw_http_requests_total") {
+		t.Fatalf("/metrics with gzip accepted: encoding %q, %d bytes", enc, len(body))
+	}
 
 	cancel()
 	if err := <-done; err != nil {
