@@ -119,10 +119,13 @@ func (r *Runtime) sendFirst(ctx context.Context, to Target, key string, o *outbo
 	if !can || time.Now().UnixNano() < r.directOff.Load() {
 		return 0, false, nil
 	}
-	if busy, err := q.Outstanding(ctx, o.SessionID); err != nil || busy {
+	if busy, err := q.Outstanding(ctx, o.SessionID); err != nil || busy || ctx.Err() != nil {
 		return 0, false, nil
 	}
-	sctx, cancel := context.WithTimeout(ctx, directBudget)
+	// A send once begun is not cut short by a shutdown (the consumer waits for it, then
+	// acknowledges the event): cancelled midway, the channel might have taken it while the
+	// event is redelivered and answered again after the restart.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), directBudget)
 	defer cancel()
 	sctx, span := r.tracer.Start(sctx, r.name+".send", trace.WithAttributes(
 		attribute.String(r.name+".send_key", key), attribute.Bool("direct", true)))

@@ -186,3 +186,39 @@ func TestSendFirst(t *testing.T) {
 		}
 	})
 }
+
+// shutdownChannel stops its consumer (cancels the handler's context) in the middle of a send.
+type shutdownChannel struct {
+	*fakeChannel
+	stop   context.CancelFunc
+	ctxErr error
+}
+
+func (s *shutdownChannel) Send(ctx context.Context, to Target, key string, replies []chatlink.Reply) (int, error) {
+	s.stop()
+	s.ctxErr = ctx.Err()
+	return s.fakeChannel.Send(ctx, to, key, replies)
+}
+
+// TestSendFirstFinishesOnShutdown: a direct send under way when the gateway stops is finished,
+// not cut short (the channel may already have it), so the event is acknowledged once answered;
+// none is begun once stopping.
+func TestSendFirstFinishesOnShutdown(t *testing.T) {
+	ctx, stop := context.WithCancel(context.Background())
+	ch := &shutdownChannel{fakeChannel: &fakeChannel{}, stop: stop}
+	out := &fakeFirstOutbox{}
+	rt := newRuntimeWith(ch, answerOK("job_20261121_011"), out)
+	if err := rt.Handle(ctx, delivery(t, Event{ID: "E11", Kind: KindMessage, SessionID: "fake:U1", UserID: "U1", Text: "hi"}, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if ch.ctxErr != nil || len(ch.sends) != 1 || len(out.events) != 0 {
+		t.Fatalf("send saw %v; sent %+v, stored %+v", ch.ctxErr, ch.sends, out.events)
+	}
+	// Already stopping: nothing is sent; the answer is stored if the outbox still can be written.
+	if err := rt.Handle(ctx, delivery(t, Event{ID: "E12", Kind: KindMessage, SessionID: "fake:U2", UserID: "U1", Text: "hi"}, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if len(ch.sends) != 1 || len(out.events) != 1 || out.events[0].ID != "event:E12" {
+		t.Fatalf("while stopping: sent %+v, stored %+v", ch.sends, out.events)
+	}
+}

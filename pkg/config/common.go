@@ -175,10 +175,11 @@ type HTTP struct {
 
 // DefaultHTTP returns the listener defaults: a request's headers within 5 s and its body within
 // 30 s, a response within 10 min (a proposal can take minutes), idle connections closed after
-// 2 min, 64 KiB of headers, 1024 connections per listener.
+// 30 s (each holds a goroutine and its buffers: a burst's connections are let go well within a
+// minute of it), 64 KiB of headers, 1024 connections per listener.
 func DefaultHTTP() HTTP {
 	return HTTP{ReadHeaderTimeout: 5 * time.Second, BodyTimeout: 30 * time.Second, WriteTimeout: 10 * time.Minute,
-		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10, MaxConns: 1024}
+		IdleTimeout: 30 * time.Second, MaxHeaderBytes: 64 << 10, MaxConns: 1024}
 }
 
 // Validate names the offending key.
