@@ -57,6 +57,11 @@ func (r *Runtime) deliver(ctx context.Context, to Target, raw []byte, key string
 	o.SessionID = to.SessionID
 	if to.Event != nil {
 		o.Event, o.InReply, o.Redelivered = raw, to.InReply, to.Redelivered
+		if _, direct := r.cfg.Outbox.(firstOutbox); direct && to.Attempt > 1 {
+			// An earlier attempt may have sent it directly before failing to store it: never
+			// the reply token again.
+			o.Redelivered = true
+		}
 	}
 	if r.cfg.Outbox == nil {
 		n, err := r.sendNow(ctx, to, key, o)
@@ -97,16 +102,22 @@ type firstOutbox interface {
 	BuryNew(ctx context.Context, ev inbox.Event, kind string, cause error) (bool, error)
 }
 
-// directBudget bounds an answer's direct send; directPause is how long answers go through the
-// outbox after a direct send failed (until the outbox sends again, whichever comes first).
+// directGrace is how long a direct send under way may go on once the gateway stops (it is not
+// cut short before: the channel may already have taken it); directPause is how long answers go
+// through the outbox after a direct send failed (until the outbox sends again, whichever comes
+// first). A send has no deadline of its own beyond the channel client's timeouts: cut short, a
+// slow answer the channel took anyway would be sent again from the outbox.
 const (
-	directBudget = 3 * time.Second
-	directPause  = 30 * time.Second
+	directGrace = 2 * time.Second
+	directPause = 30 * time.Second
 )
 
 // sendFirst sends an answer at once, skipping the outbox, when that keeps every promise the
-// outbox makes: the chat has nothing in the outbox (a later answer never overtakes an earlier
-// one) and the channel worked the last time. The answer's event stays unacknowledged in the
+// outbox makes: the event is handled for the first time (a redelivered or retried event may
+// have been answered before: its answer goes to the outbox, whose dedupe on the send key
+// remembers it), the chat has nothing in the outbox (a later answer never overtakes an earlier
+// one; a notification stored meanwhile waits for the direct send in this process, see
+// awaitDirect) and the channel worked the last time. The answer's event stays unacknowledged in the
 // inbox until this returns, so a crash meanwhile redelivers the event and its kept answer, as a
 // crash before the outbox's acknowledgement does. A send the channel refuses goes to the
 // outbox's dead letters, as it would from the outbox, and is not tried again.
@@ -116,17 +127,24 @@ const (
 // again under the same send key (the channel's idempotency key or sent mark).
 func (r *Runtime) sendFirst(ctx context.Context, to Target, key string, o *outbound) (n int, done bool, err error) {
 	q, can := r.cfg.Outbox.(firstOutbox)
-	if !can || time.Now().UnixNano() < r.directOff.Load() {
+	if !can || to.Redelivered || to.Attempt > 1 || time.Now().UnixNano() < r.directOff.Load() {
 		return 0, false, nil
 	}
+	finished := r.beginDirect(o.SessionID)
+	defer finished()
 	if busy, err := q.Outstanding(ctx, o.SessionID); err != nil || busy || ctx.Err() != nil {
+		if err != nil {
+			r.log.WarnContext(ctx, r.name+".outstanding_failed", slog.Any("error", err))
+		}
 		return 0, false, nil
 	}
-	// A send once begun is not cut short by a shutdown (the consumer waits for it, then
-	// acknowledges the event): cancelled midway, the channel might have taken it while the
+	// A send once begun is not cut short at once by a shutdown (the consumer waits for it,
+	// then acknowledges the event): cancelled midway, the channel might have taken it while the
 	// event is redelivered and answered again after the restart.
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), directBudget)
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(directGrace, cancel) })
+	defer stop()
 	sctx, span := r.tracer.Start(sctx, r.name+".send", trace.WithAttributes(
 		attribute.String(r.name+".send_key", key), attribute.Bool("direct", true)))
 	defer span.End()
@@ -136,6 +154,7 @@ func (r *Runtime) sendFirst(ctx context.Context, to Target, key string, o *outbo
 	}
 	span.RecordError(err)
 	span.SetStatus(codes.Error, "send failed")
+	o.Redelivered = true
 	if errors.Is(err, ErrPermanent) || errors.Is(err, ErrInvalid) {
 		payload, merr := json.Marshal(o)
 		if merr != nil {
@@ -153,8 +172,51 @@ func (r *Runtime) sendFirst(ctx context.Context, to Target, key string, o *outbo
 	// one instead of each waiting out a send of its own.
 	r.directOff.Store(time.Now().Add(directPause).UnixNano())
 	r.log.WarnContext(ctx, r.name+".send_queued", slog.String("key", key), slog.Any("error", err))
-	o.Redelivered = true
 	return 0, false, nil
+}
+
+// beginDirect records that an answer of session is about to be sent directly, until done is
+// called: awaitDirect holds the outbox's sends to that session meanwhile.
+func (r *Runtime) beginDirect(session string) (done func()) {
+	ch := make(chan struct{})
+	r.directMu.Lock()
+	if r.direct == nil {
+		r.direct = map[string]chan struct{}{}
+	}
+	prev := r.direct[session]
+	r.direct[session] = ch
+	r.directMu.Unlock()
+	return func() {
+		r.directMu.Lock()
+		if r.direct[session] == ch {
+			if prev != nil {
+				r.direct[session] = prev
+			} else {
+				delete(r.direct, session)
+			}
+		}
+		r.directMu.Unlock()
+		close(ch)
+	}
+}
+
+// awaitDirect waits while an answer of session is being sent directly by this process: a
+// notification stored after that answer's check of the outbox goes out after it. (Another
+// replica's outbox consumer does not see this process's direct sends: across replicas, a
+// notification stored during the send may go out first.)
+func (r *Runtime) awaitDirect(ctx context.Context, session string) error {
+	r.directMu.Lock()
+	ch := r.direct[session]
+	r.directMu.Unlock()
+	if ch == nil {
+		return nil
+	}
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // sendNow sends o through the channel: the pressed button closed first, then the replies,
@@ -212,6 +274,9 @@ func (r *Runtime) Deliver(ctx context.Context, d inbox.Delivery) (err error) {
 			return inbox.Permanent(err)
 		}
 		to.Native = t.Native
+	}
+	if err := r.awaitDirect(ctx, o.SessionID); err != nil {
+		return err
 	}
 	n, err := r.sendNow(ctx, to, d.ID, o)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -51,6 +52,9 @@ type Runtime struct {
 	prop   propagation.TextMapPropagator
 	// directOff is when answers may be sent directly again (unix ns; see sendFirst).
 	directOff atomic.Int64
+	// direct are the sessions whose answer is being sent directly (beginDirect).
+	directMu sync.Mutex
+	direct   map[string]chan struct{}
 }
 
 // NewRuntime wires a runtime for ch.

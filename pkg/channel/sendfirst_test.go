@@ -2,9 +2,12 @@ package channel
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/chatlink"
 	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
@@ -220,5 +223,124 @@ func TestSendFirstFinishesOnShutdown(t *testing.T) {
 	}
 	if len(ch.sends) != 1 || len(out.events) != 1 || out.events[0].ID != "event:E12" {
 		t.Fatalf("while stopping: sent %+v, stored %+v", ch.sends, out.events)
+	}
+}
+
+// TestSendFirstOnlyOnFirstDelivery: an event redelivered or retried may have been answered
+// before, so its answer goes to the outbox (whose dedupe on the send key remembers it), marked
+// possibly sent; and a direct send has no deadline of its own.
+func TestSendFirstOnlyOnFirstDelivery(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name        string
+		attempt     int
+		redelivered bool
+	}{{"redelivered", 1, true}, {"retried", 2, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ch, out := &fakeChannel{}, &fakeFirstOutbox{}
+			rt := newRuntimeWith(ch, answerOK("job_20261121_020"), out)
+			d := delivery(t, Event{ID: "E20", Kind: KindMessage, SessionID: "fake:U1", UserID: "U1", Text: "hi"}, tc.attempt)
+			d.Redelivered = tc.redelivered
+			if err := rt.Handle(ctx, d); err != nil {
+				t.Fatal(err)
+			}
+			if len(ch.sends) != 0 || len(out.events) != 1 || out.events[0].ID != "event:E20" {
+				t.Fatalf("sent %+v, stored %+v", ch.sends, out.events)
+			}
+			var o outbound
+			if err := json.Unmarshal(out.events[0].Payload, &o); err != nil || !o.Redelivered {
+				t.Fatalf("stored without the possibly-sent mark: %+v, %v", o, err)
+			}
+		})
+	}
+	t.Run("no deadline of its own", func(t *testing.T) {
+		ch := &deadlineChannel{fakeChannel: &fakeChannel{}}
+		rt := newRuntimeWith(ch, answerOK("job_20261121_021"), &fakeFirstOutbox{})
+		if err := rt.Handle(ctx, delivery(t, Event{ID: "E21", Kind: KindMessage, SessionID: "fake:U1", UserID: "U1", Text: "hi"}, 1)); err != nil {
+			t.Fatal(err)
+		}
+		if len(ch.sends) != 1 || ch.hadDeadline {
+			t.Fatalf("sent %+v, deadline %v", ch.sends, ch.hadDeadline)
+		}
+	})
+	t.Run("a refused answer is buried marked possibly sent", func(t *testing.T) {
+		ch, out := &fakeChannel{sendErr: fmt.Errorf("%w: 400", ErrPermanent)}, &fakeFirstOutbox{}
+		rt := newRuntimeWith(ch, answerOK("job_20261121_022"), out)
+		if err := rt.Handle(ctx, delivery(t, Event{ID: "E22", Kind: KindMessage, SessionID: "fake:U1", UserID: "U1", Text: "hi"}, 1)); err != nil {
+			t.Fatal(err)
+		}
+		var o outbound
+		if len(out.dead) != 1 || json.Unmarshal(out.dead[0].ev.Payload, &o) != nil || !o.Redelivered {
+			t.Fatalf("dead %+v", out.dead)
+		}
+	})
+}
+
+type deadlineChannel struct {
+	*fakeChannel
+	hadDeadline bool
+}
+
+func (d *deadlineChannel) Send(ctx context.Context, to Target, key string, replies []chatlink.Reply) (int, error) {
+	_, d.hadDeadline = ctx.Deadline()
+	return d.fakeChannel.Send(ctx, to, key, replies)
+}
+
+// blockingChannel holds its first send until released and records the order of sends.
+type blockingChannel struct {
+	fakeChannel
+	mu      sync.Mutex
+	started chan struct{}
+	release chan struct{}
+	order   []string
+}
+
+func (b *blockingChannel) Send(ctx context.Context, to Target, key string, replies []chatlink.Reply) (int, error) {
+	b.mu.Lock()
+	first := len(b.order) == 0 && b.started != nil
+	b.mu.Unlock()
+	if first {
+		close(b.started)
+		<-b.release
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.order = append(b.order, key)
+	return len(replies), nil
+}
+
+// TestNotificationWaitsForDirectAnswer: a notification the outbox holds for a chat whose answer
+// is being sent directly goes out after that answer, not before.
+func TestNotificationWaitsForDirectAnswer(t *testing.T) {
+	ctx := context.Background()
+	ch := &blockingChannel{started: make(chan struct{}), release: make(chan struct{})}
+	out := &fakeFirstOutbox{}
+	rt := newRuntimeWith(ch, answerOK("job_20261121_030"), out)
+	handled := make(chan error, 1)
+	go func() {
+		handled <- rt.Handle(ctx, delivery(t, Event{ID: "E30", Kind: KindMessage, SessionID: "fake:U1", UserID: "U1", Text: "hi"}, 1))
+	}()
+	<-ch.started
+	// Meanwhile a result is pushed for the same chat: stored, then delivered by the outbox.
+	note := inbox.Event{ID: "notify:k30", Key: "fake:U1",
+		Payload: []byte(`{"session_id":"fake:U1","job_id":"job_20261121_030","replies":[{"text":"結果"}]}`)}
+	delivered := make(chan error, 1)
+	go func() { delivered <- rt.Deliver(ctx, inbox.Delivery{Event: note, Attempt: 1}) }()
+	select {
+	case err := <-delivered:
+		t.Fatalf("notification delivered during the direct send: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(ch.release)
+	if err := <-handled; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-delivered; err != nil {
+		t.Fatal(err)
+	}
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	if len(ch.order) != 2 || ch.order[0] != "event:E30" || ch.order[1] != "notify:k30" {
+		t.Fatalf("sent in the order %v", ch.order)
 	}
 }

@@ -100,6 +100,18 @@ func testBuryNew(t *testing.T, b *backend) {
 	if strings.Contains(dl.Reason, "abcdefghijklmnop0123") || !strings.Contains(dl.Reason, "LINE refused: 400") {
 		t.Fatalf("reason not masked or lost: %q", dl.Reason)
 	}
+	if !dl.StoredAt.Equal(dl.DiedAt) || dl.Entry != "" {
+		t.Fatalf("never queued: stored %v, died %v, entry %q", dl.StoredAt, dl.DiedAt, dl.Entry)
+	}
+	for range 2 {
+		if _, err := s.Replay(ctx, dl.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The replayed event is outstanding for its key like any appended one, until handled.
+	if yes, err := s.Outstanding(ctx, "chat-1"); err != nil || !yes {
+		t.Fatalf("a replayed event is not outstanding: %v, %v", yes, err)
+	}
 	var mu sync.Mutex
 	var got []string
 	runConsumer(t, b.engine, cfg, fastConsumer("c1"), func(_ context.Context, d inbox.Delivery) error {
@@ -108,17 +120,16 @@ func testBuryNew(t *testing.T, b *backend) {
 		got = append(got, d.ID+"="+string(d.Payload))
 		return nil
 	})
-	for range 2 {
-		if _, err := s.Replay(ctx, dl.ID); err != nil {
-			t.Fatal(err)
-		}
-	}
 	waitFor(t, "the replayed event", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(got) == 1
 	})
 	waitFor(t, "acknowledgement", settled(t, s))
+	waitFor(t, "nothing outstanding", func() bool {
+		yes, err := s.Outstanding(ctx, "chat-1")
+		return err == nil && !yes
+	})
 	mu.Lock()
 	defer mu.Unlock()
 	if len(got) != 1 || got[0] != "send:1=p1" {

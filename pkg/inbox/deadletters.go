@@ -95,6 +95,9 @@ func (dl *DeadLetter) finish() {
 	if ms, _ := splitID(dl.ID); ms > 0 && dl.DiedAt.IsZero() {
 		dl.DiedAt = time.UnixMilli(int64(ms))
 	}
+	if dl.StoredAt.IsZero() {
+		dl.StoredAt = dl.DiedAt // never queued (Store.BuryNew): stored as it died
+	}
 	if dl.rawMeta != "" && dl.rawMeta != "null" {
 		_ = json.Unmarshal([]byte(dl.rawMeta), &dl.Meta)
 	}

@@ -262,13 +262,16 @@ func parseReplayed(v string) *Replay {
 	return &Replay{Entry: entry, At: time.UnixMilli(at)}
 }
 
-// replayScript appends a dead letter's event to the stream and marks the dead letter replayed,
-// in one step; a marked (or missing) dead letter is left alone.
+// replayScript appends a dead letter's event to the stream, records it in its key's order (as
+// appendScript does) and marks the dead letter replayed, in one step; a marked (or missing)
+// dead letter is left alone.
 var replayScript = redis.NewScript(`
 local done = redis.call('HGET', KEYS[2], ARGV[1])
 if done then return {'already', done} end
 if #redis.call('XRANGE', KEYS[1], ARGV[1], ARGV[1]) == 0 then return {'missing', ''} end
 local id = redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[2], '*', 'id', ARGV[3], 'key', ARGV[4], 'payload', ARGV[5], 'meta', ARGV[6], 'mac', ARGV[7])
+redis.call('RPUSH', KEYS[4], id)
+redis.call('EXPIRE', KEYS[4], ARGV[8])
 local t = redis.call('TIME')
 local mark = id .. ' ' .. (t[1] * 1000 + math.floor(t[2] / 1000))
 redis.call('HSET', KEYS[2], ARGV[1], mark)
@@ -276,8 +279,8 @@ return {'replayed', mark}
 `)
 
 func (q *redisQueue) deadReplay(ctx context.Context, id string, e entry) (Replay, bool, error) {
-	v, err := replayScript.Run(ctx, q.rdb, []string{q.deadKey(), q.replayedKey(), q.cfg.Stream},
-		id, q.cfg.MaxLen, e.eventID, e.key, e.payload, e.meta, e.mac).StringSlice()
+	v, err := replayScript.Run(ctx, q.rdb, []string{q.deadKey(), q.replayedKey(), q.cfg.Stream, q.orderKey(e.key)},
+		id, q.cfg.MaxLen, e.eventID, e.key, e.payload, e.meta, e.mac, int64(orderTTL/time.Second)).StringSlice()
 	if err != nil {
 		return Replay{}, false, err
 	}
