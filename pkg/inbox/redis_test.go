@@ -133,8 +133,9 @@ func TestRedisConsumerSurvivesOutage(t *testing.T) {
 	}
 }
 
-// The ack script is loaded again when Redis forgot its scripts, and acknowledges once.
-func TestRedisAckSurvivesScriptFlush(t *testing.T) {
+// twoReadEntries appends two events of one key to a new stream and reads both as consumer c1.
+func twoReadEntries(t *testing.T) (testinfra.RedisDB, inbox.Config, *inbox.Store, inbox.Queue, inbox.Result) {
+	t.Helper()
 	r := testinfra.Redis(t)
 	cfg := inbox.Config{Stream: r.Prefix + "inbox:test", Group: "g", Seal: testSeal}
 	s, err := inbox.NewStore(r.Client, cfg)
@@ -153,6 +154,13 @@ func TestRedisAckSurvivesScriptFlush(t *testing.T) {
 	if ids, err := q.Read(ctx, "c1", 10); err != nil || len(ids) != 2 {
 		t.Fatalf("read %v, %v", ids, err)
 	}
+	return r, cfg, s, q, res
+}
+
+// The ack script is loaded again when Redis forgot its scripts, and acknowledges once.
+func TestRedisAckSurvivesScriptFlush(t *testing.T) {
+	r, cfg, s, q, res := twoReadEntries(t)
+	ctx := context.Background()
 	if err := r.Client.ScriptFlush(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -172,24 +180,8 @@ func TestRedisAckSurvivesScriptFlush(t *testing.T) {
 // Only the XACK can fail an ack: an order record Redis cannot change (not a list) leaves the
 // entry acknowledged, and the ack answers no turn.
 func TestRedisAckDoesNotDependOnTheOrder(t *testing.T) {
-	r := testinfra.Redis(t)
-	cfg := inbox.Config{Stream: r.Prefix + "inbox:test", Group: "g", Seal: testSeal}
-	s, err := inbox.NewStore(r.Client, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, cfg, s, q, res := twoReadEntries(t)
 	ctx := context.Background()
-	res, err := s.Append(ctx, inbox.Event{ID: "a", Key: "k"}, inbox.Event{ID: "b", Key: "k"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := inbox.QueueOf(inbox.RedisEngine(r.Client), cfg)
-	if err := q.EnsureGroup(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if ids, err := q.Read(ctx, "c1", 10); err != nil || len(ids) != 2 {
-		t.Fatalf("read %v, %v", ids, err)
-	}
 	if err := r.Client.Set(ctx, cfg.Stream+":order:k", "not a list", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
