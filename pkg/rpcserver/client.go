@@ -22,9 +22,13 @@ func NewHTTPClient() *http.Client {
 		Protocols:           &protocols,
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		MaxIdleConnsPerHost: 64,
-		IdleConnTimeout:     90 * time.Second,
+		IdleConnTimeout:     clientIdleTimeout,
 	}}}
 }
+
+// clientIdleTimeout is below the listeners' default idle timeout (http.idle_timeout, 30 s): the
+// client lets an idle connection go before the server would close it under a request.
+const clientIdleTimeout = 20 * time.Second
 
 // ClientOptions are the options every Connect client of the suite uses: tracing with baggage
 // propagation (so the JobID travels; a request's job_id field is put in the baggage) and a
