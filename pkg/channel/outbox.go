@@ -150,6 +150,7 @@ func (r *Runtime) sendFirst(ctx context.Context, to Target, key string, o *outbo
 	defer span.End()
 	n, err = r.sendNow(sctx, to, key, *o)
 	if err == nil {
+		r.cfg.Metrics.count(r.name, "direct", "sent")
 		return n, true, nil
 	}
 	span.RecordError(err)
@@ -166,12 +167,14 @@ func (r *Runtime) sendFirst(ctx context.Context, to Target, key string, o *outbo
 			return 0, true, fmt.Errorf("store refused outbound %s: %w", key, berr)
 		}
 		r.log.ErrorContext(ctx, r.name+".send_refused", slog.String("key", key), slog.Any("error", err))
+		r.cfg.Metrics.count(r.name, "direct", "refused")
 		return 0, true, nil
 	}
 	// The channel is failing (not just this message): the next answers queue up behind this
 	// one instead of each waiting out a send of its own.
 	r.directOff.Store(time.Now().Add(directPause).UnixNano())
 	r.log.WarnContext(ctx, r.name+".send_queued", slog.String("key", key), slog.Any("error", err))
+	r.cfg.Metrics.count(r.name, "direct", "queued")
 	return 0, false, nil
 }
 
@@ -281,10 +284,13 @@ func (r *Runtime) Deliver(ctx context.Context, d inbox.Delivery) (err error) {
 	n, err := r.sendNow(ctx, to, d.ID, o)
 	if err != nil {
 		if errors.Is(err, ErrPermanent) || errors.Is(err, ErrInvalid) {
+			r.cfg.Metrics.count(r.name, "outbox", "refused")
 			return inbox.Permanent(err)
 		}
+		r.cfg.Metrics.count(r.name, "outbox", "retried")
 		return err
 	}
+	r.cfg.Metrics.count(r.name, "outbox", "sent")
 	r.directOff.Store(0)
 	r.log.InfoContext(ctx, r.name+".sent", slog.String("key", d.ID), slog.String("session_id", o.SessionID),
 		slog.Int("messages", n), slog.Int("attempt", d.Attempt))

@@ -38,6 +38,8 @@ type RuntimeConfig struct {
 	Outbox Appender
 	// MaxImageBytes caps an image the channel fetches (images.max_bytes; default 10 MiB).
 	MaxImageBytes int64
+	// Metrics counts the sends (nil: not counted).
+	Metrics *SendMetrics
 }
 
 // Runtime processes a channel's events: allowlist, chat-mio, replies; and its notifications.

@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/picoclaw-suite/picoclaw/pkg/chatlink"
 	"github.com/picoclaw-suite/picoclaw/pkg/inbox"
 )
@@ -342,5 +345,49 @@ func TestNotificationWaitsForDirectAnswer(t *testing.T) {
 	defer ch.mu.Unlock()
 	if len(ch.order) != 2 || ch.order[0] != "event:E30" || ch.order[1] != "notify:k30" {
 		t.Fatalf("sent in the order %v", ch.order)
+	}
+}
+
+// TestSendMetrics: every send is counted by path and outcome.
+func TestSendMetrics(t *testing.T) {
+	ctx := context.Background()
+	reg := prometheus.NewRegistry()
+	m, err := NewSendMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, out := &fakeChannel{}, &fakeFirstOutbox{}
+	rt := newRuntimeWith(ch, answerOK("job_20261121_040"), out)
+	rt.cfg.Metrics = m
+	msg := func(id, chat string) inbox.Delivery {
+		return delivery(t, Event{ID: id, Kind: KindMessage, SessionID: "fake:" + chat, UserID: "U1", Text: "hi"}, 1)
+	}
+	if err := rt.Handle(ctx, msg("E40", "U1")); err != nil { // sent at once
+		t.Fatal(err)
+	}
+	ch.sendErr = errors.New("503 from the channel")
+	if err := rt.Handle(ctx, msg("E41", "U2")); err != nil { // failed, queued
+		t.Fatal(err)
+	}
+	if err := drain(rt, &out.memStore); err == nil { // the outbox's try fails too
+		t.Fatal("the outbox sent while the channel was down")
+	}
+	ch.sendErr = fmt.Errorf("%w: 400", ErrPermanent)
+	if err := rt.Deliver(ctx, inbox.Delivery{Event: inbox.Event{ID: "event:E41", Key: "fake:U2",
+		Payload: []byte(`{"session_id":"fake:U2","replies":[{"text":"ok"}]}`)}, Attempt: 2}); !inbox.IsPermanent(err) {
+		t.Fatalf("refused = %v", err)
+	}
+	ch.sendErr = nil
+	if err := rt.Deliver(ctx, inbox.Delivery{Event: inbox.Event{ID: "notify:k", Key: "fake:U2",
+		Payload: []byte(`{"session_id":"fake:U2","replies":[{"text":"ok"}]}`)}, Attempt: 1}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		path, outcome string
+		want          float64
+	}{{"direct", "sent", 1}, {"direct", "queued", 1}, {"outbox", "retried", 1}, {"outbox", "refused", 1}, {"outbox", "sent", 1}, {"direct", "refused", 0}} {
+		if got := testutil.ToFloat64(m.sends.WithLabelValues("fake", c.path, c.outcome)); got != c.want {
+			t.Errorf("%s/%s = %v, want %v", c.path, c.outcome, got, c.want)
+		}
 	}
 }

@@ -122,8 +122,12 @@ func Run(ctx context.Context, spec Spec) error {
 		return err
 	}
 	chat := chatclient.New(chatv1connect.NewChatServiceClient(rpcserver.NewHTTPClient(), cfg.Services.ChatMio.URL, chatOpts...), spec.Channel, creds)
+	sends, err := NewSendMetrics(srv.Registry())
+	if err != nil {
+		return err
+	}
 	rt := NewRuntime(ch, RuntimeConfig{Locale: cfg.Locale, Allow: NewAllowlist(spec.Settings.AllowedUsers), Tracer: spec.Service, Outbox: outbox,
-		MaxImageBytes: spec.MaxImageBytes},
+		MaxImageBytes: spec.MaxImageBytes, Metrics: sends},
 		chat, log, tel.TracerProvider, tel.Propagator)
 	consumer, err := inbox.NewConsumerOn(st.engine, inboxCfg, spec.Settings.Inbox.ConsumerConfig(srv.Replica(), rt.GiveUp, log), rt.Handle)
 	if err != nil {
