@@ -79,13 +79,11 @@ func (r *Runtime) deliver(ctx context.Context, to Target, raw []byte, key string
 			return sent, false, err
 		}
 	}
-	payload, err := json.Marshal(o)
+	ev, err := r.outboxEvent(ctx, key, o)
 	if err != nil {
-		return 0, true, inbox.Permanent(fmt.Errorf("%w: outbound %s: %w", ErrInvalid, key, err))
+		return 0, true, err
 	}
-	meta := propagation.MapCarrier{}
-	r.prop.Inject(ctx, meta)
-	res, err := r.cfg.Outbox.Append(ctx, inbox.Event{ID: key, Key: o.SessionID, Payload: payload, Meta: meta})
+	res, err := r.cfg.Outbox.Append(ctx, ev)
 	if err != nil {
 		return 0, true, fmt.Errorf("store outbound %s: %w", key, err)
 	}
@@ -93,6 +91,17 @@ func (r *Runtime) deliver(ctx context.Context, to Target, raw []byte, key string
 		r.log.InfoContext(ctx, r.name+".outbound_stored_before", slog.String("key", key))
 	}
 	return n, true, nil
+}
+
+// outboxEvent is o as the outbox stores it under key, in this context's trace.
+func (r *Runtime) outboxEvent(ctx context.Context, key string, o outbound) (inbox.Event, error) {
+	payload, err := json.Marshal(o)
+	if err != nil {
+		return inbox.Event{}, inbox.Permanent(fmt.Errorf("%w: outbound %s: %w", ErrInvalid, key, err))
+	}
+	meta := propagation.MapCarrier{}
+	r.prop.Inject(ctx, meta)
+	return inbox.Event{ID: key, Key: o.SessionID, Payload: payload, Meta: meta}, nil
 }
 
 // firstOutbox is an outbox that tells whether a chat has sends stored and not yet ended, and
@@ -157,13 +166,11 @@ func (r *Runtime) sendFirst(ctx context.Context, to Target, key string, o *outbo
 	span.SetStatus(codes.Error, "send failed")
 	o.Redelivered = true
 	if errors.Is(err, ErrPermanent) || errors.Is(err, ErrInvalid) {
-		payload, merr := json.Marshal(o)
+		ev, merr := r.outboxEvent(ctx, key, *o)
 		if merr != nil {
-			return 0, true, inbox.Permanent(fmt.Errorf("%w: outbound %s: %w", ErrInvalid, key, merr))
+			return 0, true, merr
 		}
-		meta := propagation.MapCarrier{}
-		r.prop.Inject(ctx, meta)
-		if _, berr := q.BuryNew(ctx, inbox.Event{ID: key, Key: o.SessionID, Payload: payload, Meta: meta}, inbox.DeadPermanent, err); berr != nil {
+		if _, berr := q.BuryNew(ctx, ev, inbox.DeadPermanent, err); berr != nil {
 			return 0, true, fmt.Errorf("store refused outbound %s: %w", key, berr)
 		}
 		r.log.ErrorContext(ctx, r.name+".send_refused", slog.String("key", key), slog.Any("error", err))

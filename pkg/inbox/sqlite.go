@@ -257,7 +257,6 @@ func (q *sqliteQueue) append(ctx context.Context, entries []entry) []appended {
 func (q *sqliteQueue) appendTx(ctx context.Context, tx *sql.Tx, entries []entry, dedupe bool) ([]appended, error) {
 	res := make([]appended, len(entries))
 	now := sqlstate.NowMS()
-	seenUntil := now + max(q.cfg.DedupeTTL.Milliseconds(), 1)
 	lastMS, lastSeq, err := q.head(ctx, tx)
 	if err != nil {
 		return nil, err
@@ -265,11 +264,11 @@ func (q *sqliteQueue) appendTx(ctx context.Context, tx *sql.Tx, entries []entry,
 	stored := false
 	for i, e := range entries {
 		if dedupe {
-			r, err := q.exec(ctx, tx, sqlSeen, q.cfg.Stream, e.eventID, seenUntil, now)
+			fresh, err := q.markSeenTx(ctx, tx, e.eventID, now)
 			if err != nil {
 				return nil, err
 			}
-			if n, err := r.RowsAffected(); err != nil || n == 0 {
+			if !fresh {
 				continue // a duplicate
 			}
 		}
@@ -288,6 +287,16 @@ func (q *sqliteQueue) appendTx(ctx context.Context, tx *sql.Tx, entries []entry,
 		return nil, err
 	}
 	return res, q.trim(ctx, tx, lastSeq-q.cfg.MaxLen)
+}
+
+// markSeenTx remembers the event id for DedupeTTL from now; false when it was remembered already.
+func (q *sqliteQueue) markSeenTx(ctx context.Context, tx *sql.Tx, id string, now int64) (bool, error) {
+	r, err := q.exec(ctx, tx, sqlSeen, q.cfg.Stream, id, now+max(q.cfg.DedupeTTL.Milliseconds(), 1), now)
+	if err != nil {
+		return false, err
+	}
+	n, err := r.RowsAffected()
+	return n > 0, err
 }
 
 // notifyAppended wakes this process's waiting readers when res stored anything.
@@ -489,21 +498,31 @@ func (q *sqliteQueue) ackTx(ctx context.Context, tx *sql.Tx, id string) error {
 
 func (q *sqliteQueue) bury(ctx context.Context, d Delivery, meta []byte, w deadWhy) error {
 	return q.db.Tx(ctx, func(tx *sql.Tx) error {
-		var n int64
-		if err := q.row(ctx, tx, sqlNextDead, q.cfg.Stream).Scan(&n); err != nil {
+		e := entry{eventID: d.ID, key: d.Key, payload: d.Payload, meta: string(meta), mac: d.mac}
+		if err := q.addDeadTx(ctx, tx, e, d.StreamID, w, sqlstate.NowMS()); err != nil {
 			return err
-		}
-		if _, err := q.exec(ctx, tx, sqlInsertDead, q.cfg.Stream, n, sqlstate.NowMS(), d.ID, d.Key, d.Payload, string(meta), d.StreamID,
-			w.reason, w.kind, w.attempts, d.mac); err != nil {
-			return err
-		}
-		if cut := n - q.cfg.MaxLen; cut > 0 {
-			if _, err := q.exec(ctx, tx, sqlTrimDead, q.cfg.Stream, cut); err != nil {
-				return err
-			}
 		}
 		return q.ackTx(ctx, tx, d.StreamID)
 	})
+}
+
+// addDeadTx adds e (the stream entry streamEntry, "" when it never was one) to the dead letters,
+// which keep the newest MaxLen.
+func (q *sqliteQueue) addDeadTx(ctx context.Context, tx *sql.Tx, e entry, streamEntry string, w deadWhy, now int64) error {
+	var n int64
+	if err := q.row(ctx, tx, sqlNextDead, q.cfg.Stream).Scan(&n); err != nil {
+		return err
+	}
+	if _, err := q.exec(ctx, tx, sqlInsertDead, q.cfg.Stream, n, now, e.eventID, e.key, e.payload, e.meta, streamEntry,
+		w.reason, w.kind, w.attempts, e.mac); err != nil {
+		return err
+	}
+	if cut := n - q.cfg.MaxLen; cut > 0 {
+		if _, err := q.exec(ctx, tx, sqlTrimDead, q.cfg.Stream, cut); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (q *sqliteQueue) deadList(ctx context.Context, before string, count int64) ([]DeadLetter, error) {
