@@ -148,7 +148,7 @@ const maxConns = 2
 const ConnMaxIdle = 15 * time.Second
 
 // DSN is the data source name of the suite's SQLite files: WAL (its file cut back to 4 MB after
-// each checkpoint), the given durability, foreign keys on, writers waiting up to busy for each other, write transactions taking the lock at
+// each checkpoint), the given durability, foreign keys on, temporary files in memory, writers waiting up to busy for each other, write transactions taking the lock at
 // their start.
 func DSN(path string, sync Sync, busy time.Duration) string {
 	q := url.Values{}
@@ -162,6 +162,10 @@ func DSN(path string, sync Sync, busy time.Duration) string {
 	// Each connection's page cache is bounded to 512 KiB (SQLite's default is 2 MB): the state
 	// is small and hot, and the operating system's file cache serves the rest.
 	q.Add("_pragma", "cache_size(-256)")
+	// Temporary files stay in memory: a write batch runs each transaction in its own savepoint,
+	// whose page images (the statement journal) spilled to a new file under /var/tmp once a batch
+	// touched more than 16 pages — an open, dozens of writes and a close per batch.
+	q.Add("_pragma", "temp_store(MEMORY)")
 	q.Set("_txlock", "immediate")
 	return "file:" + path + "?" + q.Encode()
 }

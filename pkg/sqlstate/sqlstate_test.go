@@ -225,3 +225,26 @@ func TestIdleConnectionsAreClosed(t *testing.T) {
 		t.Fatalf("after the idle close: %d rows, %v", n, err)
 	}
 }
+
+func TestConnectionsKeepTemporaryFilesInMemory(t *testing.T) {
+	db := open(t, filepath.Join(t.TempDir(), "state.db"))
+	defer db.Close()
+	// Both connections of the pool: the one a write transaction holds and the one left for reads.
+	ctx := context.Background()
+	err := db.Tx(ctx, func(tx *sql.Tx) error {
+		var inTx, outside int
+		if err := tx.QueryRowContext(ctx, `PRAGMA temp_store`).Scan(&inTx); err != nil {
+			return err
+		}
+		if err := db.QueryRowContext(ctx, `PRAGMA temp_store`).Scan(&outside); err != nil {
+			return err
+		}
+		if inTx != 2 || outside != 2 {
+			t.Errorf("temp_store = %d in the transaction, %d outside it; want 2 (MEMORY)", inTx, outside)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
