@@ -303,10 +303,11 @@ func runJobs(ctx context.Context, g *globals, o jobsOptions) error {
 	var out struct {
 		Jobs []jobJSON `json:"jobs"`
 	}
-	return listREST(ctx, g, "/v1/jobs", q, &out, jsonOut, "JOB\tSTATUS\tROUTE\tREQUESTED\tSUMMARY", func(tw io.Writer) {
+	return listREST(ctx, g, "/v1/jobs", q, &out, jsonOut, txtJobsHeader, func() (rows [][]string) {
 		for _, j := range out.Jobs {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", j.JobID, j.Status, j.Route, j.RequestedAt.Local().Format("01-02 15:04"), oneLine(j.Summary, 60))
+			rows = append(rows, []string{j.JobID, j.Status, j.Route, j.RequestedAt.Local().Format("01-02 15:04"), oneLine(j.Summary, 60)})
 		}
+		return rows
 	})
 }
 
@@ -529,16 +530,13 @@ func splitList(s string) []string {
 }
 
 // listREST reads a list from the REST API into out and prints it: as JSON with -o json, else as a
-// table with header and the rows that rows writes.
-func listREST(ctx context.Context, g *globals, path string, q neturl.Values, out any, jsonOut bool, header string, rows func(io.Writer)) error {
+// table under the header of the text code head with the rows that rows makes.
+func listREST(ctx context.Context, g *globals, path string, q neturl.Values, out any, jsonOut bool, head string, rows func() [][]string) error {
 	if err := rest(ctx, g, http.MethodGet, path, q, nil, out); err != nil {
 		return err
 	}
 	if jsonOut {
 		return json.NewEncoder(g.io.Out).Encode(out)
 	}
-	tw := tabwriter.NewWriter(g.io.Out, 0, 2, 2, ' ', 0)
-	fmt.Fprintln(tw, header)
-	rows(tw)
-	return tw.Flush()
+	return table(g.io.Out, header(g.locale, head), rows())
 }

@@ -63,6 +63,13 @@ func TestApprovalCommandsAgainstTheRealService(t *testing.T) {
 	if code != ExitOK || !strings.Contains(out, "job_20261121_001") || !strings.Contains(out, "job_20261121_002") {
 		t.Fatalf("jobs: %d %s %s", code, out, errOut)
 	}
+	// The table's header in the user's language: Japanese unless English is asked for.
+	if !strings.HasPrefix(out, "ジョブ  ") || !strings.Contains(out, "状態") {
+		t.Fatalf("jobs, header in Japanese by default:\n%s", out)
+	}
+	if code, out, errOut = run(t, url, token, "--locale", "en", "jobs"); code != ExitOK || !strings.HasPrefix(out, "JOB  ") {
+		t.Fatalf("jobs --locale en: %d %s %s", code, out, errOut)
+	}
 	// --output json: the documented fields (docs/cli.md), parsed.
 	code, out, errOut = run(t, url, token, "jobs", "-o", "json")
 	var list struct {

@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -156,17 +155,16 @@ func (d deadLetterCmd) list(ctx context.Context, only, queue string, limit int) 
 		fmt.Fprintln(d.g.io.Out, msg(d.g.locale, "デッドレターはありません。", "No dead letters."))
 		return nil
 	}
-	tw := tabwriter.NewWriter(d.g.io.Out, 0, 2, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tDIED\tKIND\tTRIES\tCHAT\tREPLAYED\tREASON")
+	rows := make([][]string, 0, len(all))
 	for _, dl := range all {
 		replayed := "-"
 		if dl.Replayed != nil {
 			replayed = dl.Replayed.At.Local().Format("01-02 15:04")
 		}
-		fmt.Fprintf(tw, "%s:%s\t%s\t%s\t%d\t%s\t%s\t%s\n", dl.Channel, dl.ID, dl.DiedAt.Local().Format("01-02 15:04:05"), dl.Kind,
-			dl.Attempts, dl.Key, replayed, oneLine(dl.Reason, 60))
+		rows = append(rows, []string{dl.Channel + ":" + dl.ID, dl.DiedAt.Local().Format("01-02 15:04:05"), dl.Kind,
+			fmt.Sprint(dl.Attempts), dl.Key, replayed, oneLine(dl.Reason, 60)})
 	}
-	return tw.Flush()
+	return table(d.g.io.Out, header(d.g.locale, txtDeadLettersHeader), rows)
 }
 
 func (d deadLetterCmd) show(ctx context.Context, ch, id string) error {

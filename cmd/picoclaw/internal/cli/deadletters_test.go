@@ -66,7 +66,8 @@ func TestDeadLettersAgainstTheRealGateway(t *testing.T) {
 	gw, api := startLine(t)
 
 	code, out, errOut := runGateway(t, gw.URL, token, "deadletters", "list")
-	if code != ExitOK || !strings.Contains(out, "line:outbox:") || !strings.Contains(out, "permanent") ||
+	if code != ExitOK || !strings.HasPrefix(out, "ID  ") || !strings.Contains(out, "TRIES") ||
+		!strings.Contains(out, "line:outbox:") || !strings.Contains(out, "permanent") ||
 		!strings.Contains(out, "400") || !strings.Contains(errOut, "gateway-slack is not running at http://127.0.0.1:1") {
 		t.Fatalf("list: %d\n%s\n%s", code, out, errOut)
 	}

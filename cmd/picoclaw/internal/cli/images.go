@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/url"
 	"strings"
 	"time"
@@ -64,14 +63,15 @@ func runImages(ctx context.Context, g *globals, o imagesOptions) error {
 	var out struct {
 		Images []imageJSON `json:"images"`
 	}
-	return listREST(ctx, g, "/v1/images", q, &out, jsonOut, "JOB\tSENT\tTO\tTYPE\tSIZE\tSHA256\tKEPT", func(tw io.Writer) {
+	return listREST(ctx, g, "/v1/images", q, &out, jsonOut, txtImagesHeader, func() (rows [][]string) {
 		for _, x := range out.Images {
-			kept := "no"
+			kept := say(g.locale, txtNo)
 			if x.Kept {
-				kept = "yes"
+				kept = say(g.locale, txtYes)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s/%s\t%s\t%d\t%s\t%s\n", x.JobID, x.RecordedAt.Local().Format("01-02 15:04:05"), x.Provider, x.Model,
-				x.MIMEType, x.SizeBytes, x.SHA256[:min(12, len(x.SHA256))], kept)
+			rows = append(rows, []string{x.JobID, x.RecordedAt.Local().Format("01-02 15:04:05"), x.Provider + "/" + x.Model,
+				x.MIMEType, fmt.Sprint(x.SizeBytes), x.SHA256[:min(12, len(x.SHA256))], kept})
 		}
+		return rows
 	})
 }

@@ -112,6 +112,13 @@ var texts = fault.Catalog{
 	txtJobHash:     {"内容の sha256", "content sha256"},
 	txtJobTrailOK:  {"監査ログ（ハッシュチェーン: 正常）:", "audit trail (hash chain ok):"},
 	txtJobTrailBad: {"監査ログ（ハッシュチェーン: 不一致）:", "audit trail (hash chain BROKEN):"},
+
+	// The headers of the lists the CLI prints as tables (columns separated by tabs) and their words.
+	txtJobsHeader:        {"ジョブ\t状態\t経路\t依頼日時\t要約", "JOB\tSTATUS\tROUTE\tREQUESTED\tSUMMARY"},
+	txtImagesHeader:      {"ジョブ\t送信日時\t送信先\t形式\tサイズ\tsha256\t保存", "JOB\tSENT\tTO\tTYPE\tSIZE\tSHA256\tKEPT"},
+	txtDeadLettersHeader: {"ID\t失敗日時\t種類\t試行\tチャット\t再送日時\t理由", "ID\tDIED\tKIND\tTRIES\tCHAT\tREPLAYED\tREASON"},
+	txtYes:               {"はい", "yes"},
+	txtNo:                {"いいえ", "no"},
 }
 
 // The codes of texts.
@@ -208,7 +215,16 @@ const (
 	txtJobHash     = "JOB_CONTENT_HASH"
 	txtJobTrailOK  = "JOB_TRAIL_OK"
 	txtJobTrailBad = "JOB_TRAIL_BROKEN"
+
+	txtJobsHeader        = "JOBS_HEADER"
+	txtImagesHeader      = "IMAGES_HEADER"
+	txtDeadLettersHeader = "DEAD_LETTERS_HEADER"
+	txtYes               = "YES"
+	txtNo                = "NO"
 )
+
+// header is the table header of code in locale, one cell per column.
+func header(locale, code string) []string { return strings.Split(say(locale, code), "\t") }
 
 // say is text in locale (the CLI's words for what it did or found).
 func say(locale, code string, args ...string) string { return texts.Text(locale, code, args...) }

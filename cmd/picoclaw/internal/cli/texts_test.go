@@ -125,6 +125,11 @@ func TestEveryText(t *testing.T) {
 		{txtJobHash, nil},
 		{txtJobTrailOK, nil},
 		{txtJobTrailBad, nil},
+		{txtJobsHeader, nil},
+		{txtImagesHeader, nil},
+		{txtDeadLettersHeader, nil},
+		{txtYes, nil},
+		{txtNo, nil},
 	}
 	seen := map[string]bool{}
 	for _, tc := range tests {
