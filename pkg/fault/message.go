@@ -3,6 +3,7 @@ package fault
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -105,6 +106,17 @@ type Term string
 func (c Catalog) Has(code string) bool {
 	_, ok := c.lookup(code)
 	return ok
+}
+
+// ReportUncovered calls errorf (a test's Errorf) once for each of c's own codes, in order, that
+// covered does not know: the tests that say every text of a catalog in both languages use it to
+// fail on a code added without a case.
+func (c Catalog) ReportUncovered(errorf func(format string, args ...any), covered func(code string) bool) {
+	for _, code := range slices.Sorted(maps.Keys(c)) {
+		if !covered(code) {
+			errorf("%s: no case says this text", code)
+		}
+	}
 }
 
 // lookup is the forms of code: c's own, else the shared word of States.

@@ -3,6 +3,7 @@ package fault
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 )
 
@@ -66,5 +67,15 @@ func TestCatalogCheck(t *testing.T) {
 		if err := c.Check(); err == nil {
 			t.Errorf("%s: passed the check", name)
 		}
+	}
+}
+
+func TestReportUncoveredNamesEachCodeWithoutACase(t *testing.T) {
+	c := Catalog{"B": {"び", "b"}, "A": {"え", "a"}, "C": {"し", "c"}}
+	var got []string
+	c.ReportUncovered(func(format string, args ...any) { got = append(got, fmt.Sprintf(format, args...)) },
+		func(code string) bool { return code == "B" })
+	if want := []string{"A: no case says this text", "C: no case says this text"}; !slices.Equal(got, want) {
+		t.Fatalf("reported %q, want %q", got, want)
 	}
 }

@@ -104,3 +104,19 @@ func TestTrimmerTrimsIdleLooksAfterWork(t *testing.T) {
 		}
 	}
 }
+
+func TestGCPercentLeavesGOGCToTheOperator(t *testing.T) {
+	prev := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(prev)
+	t.Setenv("GOGC", "50")
+	debug.SetGCPercent(50)
+	GCPercent(ServiceGCPercent)
+	if got := debug.SetGCPercent(50); got != 50 {
+		t.Fatalf("GC percent %d with GOGC set, want the operator's 50", got)
+	}
+	os.Unsetenv("GOGC")
+	GCPercent(ServiceGCPercent)
+	if got := debug.SetGCPercent(100); got != ServiceGCPercent {
+		t.Fatalf("GC percent %d without GOGC, want %d", got, ServiceGCPercent)
+	}
+}

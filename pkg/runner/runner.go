@@ -55,6 +55,7 @@ func Main(name string, args []string, stderr io.Writer, fn RunFunc) int {
 	// An idle service holds only what it uses: the heap a burst grew and the pages of the binary
 	// only the start needed go back to the system.
 	go idlemem.Keep(ctx, idlemem.DefaultFirst, idlemem.DefaultWindow)
+	idlemem.GCPercent(idlemem.ServiceGCPercent)
 	if err := fn(ctx, *configPath, fs.Args()); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return 1

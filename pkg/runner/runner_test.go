@@ -4,11 +4,16 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/idlemem"
 )
 
 func TestMainExitCodes(t *testing.T) {
@@ -32,6 +37,23 @@ func TestMainExitCodes(t *testing.T) {
 	})
 	if gotPath != "c.yaml" || len(gotArgs) != 1 || gotArgs[0] != "migrate" {
 		t.Fatalf("path %q args %v", gotPath, gotArgs)
+	}
+}
+
+// A service runs with the collector target the services share unless the operator set GOGC.
+func TestMainSetsTheServicesGCPercent(t *testing.T) {
+	prev := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(prev)
+	t.Setenv("GOGC", "") // restored after the test
+	os.Unsetenv("GOGC")
+	var during int
+	Main("svc", nil, io.Discard, func(context.Context, string, []string) error {
+		during = debug.SetGCPercent(-1)
+		debug.SetGCPercent(during)
+		return nil
+	})
+	if during != idlemem.ServiceGCPercent {
+		t.Fatalf("GC percent %d while the service ran, want %d", during, idlemem.ServiceGCPercent)
 	}
 }
 

@@ -167,11 +167,7 @@ func TestEveryText(t *testing.T) {
 			t.Errorf("%s: Japanese in the English %q", tc.code, en)
 		}
 	}
-	for code := range texts {
-		if !seen[code] {
-			t.Errorf("%s has no test", code)
-		}
-	}
+	texts.ReportUncovered(t.Errorf, func(code string) bool { return seen[code] })
 }
 
 // A word of the catalog in an argument (what is wrong with a file, a value's type) is said in

@@ -87,11 +87,7 @@ func TestEveryText(t *testing.T) {
 			t.Errorf("%s: the English text %q has Japanese", tc.code, en)
 		}
 	}
-	for code := range httpapi.Texts {
-		if !seen[code] {
-			t.Errorf("%s has no test", code)
-		}
-	}
+	httpapi.Texts.ReportUncovered(t.Errorf, func(code string) bool { return seen[code] })
 }
 
 // TestSimulateTexts: a refused simulation names what the parser found, in both languages.

@@ -37,11 +37,7 @@ func TestEveryText(t *testing.T) {
 			t.Errorf("%s: %q / %q, want %q / %q", tc.code, ja, en, tc.ja, tc.en)
 		}
 	}
-	for code := range ui.Texts {
-		if !seen[code] {
-			t.Errorf("%s has no test", code)
-		}
-	}
+	ui.Texts.ReportUncovered(t.Errorf, func(code string) bool { return seen[code] })
 }
 
 // TestErrorPageInTheReadersLanguage: a path under the console that holds nothing is a 404 page

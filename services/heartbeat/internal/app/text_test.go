@@ -186,11 +186,7 @@ func TestReportSaysProviderErrorsByKind(t *testing.T) {
 			}
 		}
 	}
-	for code := range errorTexts {
-		if !listed[code] {
-			t.Errorf("%s is not listed here", code)
-		}
-	}
+	errorTexts.ReportUncovered(t.Errorf, func(code string) bool { return listed[code] })
 	// The alert pushed to the admin says it the same way.
 	ch := domain.Change{Agent: domain.Agent{Last: domain.Beat{AgentID: "worker", Alias: "Shiro", ErrorCode: llm.FailureRateLimited,
 		ErrorMessage: "openai gpt-4o HTTP 429"}, State: domain.StateError, LastSeen: now}, Previous: domain.StateIdle, Kind: domain.AlertIncident}
