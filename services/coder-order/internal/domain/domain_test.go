@@ -168,3 +168,42 @@ func TestProviderReasonReachesTheUser(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryFailureText: every failure text is Japanese (but for the words typed as they are) and
+// English, each code comes out of UserMessage in both, and a code added to FailureTexts needs a
+// case here.
+func TestEveryFailureText(t *testing.T) {
+	if err := FailureTexts.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if err := FailureTexts.CheckLanguages("API", "/cloud", "picoclaw", "models", "status"); err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]error{
+		"unknown_order":     ErrUnknownOrder,
+		"order_disabled":    ErrOrderDisabled,
+		"order_unavailable": ErrOrderUnavailable,
+		"invalid_task":      ErrInvalidTask,
+		"cost_over_limit":   ErrCostOverLimit,
+		"invalid_proposal":  ErrInvalidProposal,
+		"timeout":           context.DeadlineExceeded,
+		"unauthenticated":   llm.ErrUnauthenticated,
+		"rate_limited":      llm.ErrRateLimited,
+		"unavailable":       llm.ErrUnavailable,
+		"local_only":        llm.ErrLocalOnly,
+		"no_api_key":        llm.ErrNoAPIKey,
+		"rejected":          llm.ErrRejected,
+		"bad_response":      llm.ErrBadResponse,
+		"model_unavailable": llm.ErrModelUnavailable,
+		failedOther:         errors.New("something else"),
+	}
+	for code, err := range cases {
+		for _, loc := range []string{"ja", "en"} {
+			want := "order1: " + FailureTexts.Text(loc, code)
+			if got := UserMessage(loc, "order1", fmt.Errorf("x: %w", err)); got != want {
+				t.Errorf("%s %s: %q, want %q", code, loc, got, want)
+			}
+		}
+	}
+	FailureTexts.ReportUncovered(t.Errorf, func(code string) bool { _, ok := cases[code]; return ok })
+}

@@ -53,52 +53,38 @@ func Code(err error) string {
 	return llm.Code(err)
 }
 
+// FailureTexts are the short texts a failed order shows the user, by its code (Code), in
+// Japanese and English.
+var FailureTexts = fault.Catalog{
+	"unknown_order":     {"不明なオーダーです", "unknown order"},
+	"order_disabled":    {"このオーダーは無効化されています", "this order is disabled"},
+	"order_unavailable": {"このオーダーは利用できません（APIキー未設定など）", "this order is unavailable (API key not set?)"},
+	"invalid_task":      {"依頼内容が空です", "the task is empty"},
+	"cost_over_limit":   {"見積もりコストが上限を超えるため呼び出しを止めました。続行するには承認が必要です", "the estimated cost is over the limit, so no call was made; approval is needed to continue"},
+	"invalid_proposal":  {"提案の形式が不正でした（1回修正を依頼しましたが直りませんでした）", "the proposal was malformed (one repair was asked for and it was still wrong)"},
+	"timeout":           {"時間内に応答がありませんでした", "no answer in time"},
+	"unauthenticated":   {"APIキーが拒否されました。キーを確認してください", "the provider rejected the API key; please check it"},
+	"rate_limited":      {"プロバイダーのレート制限に達しました。しばらくして再試行してください", "the provider's rate limit was hit; try again later"},
+	"unavailable":       {"プロバイダーに接続できませんでした", "the provider could not be reached"},
+	"local_only":        {"ローカル専用モードのためクラウドモデルは使えません。/cloud で解除できます", "cloud models are off in local-only mode; use /cloud to lift it"},
+	"no_api_key":        {"APIキーが設定されていません", "the API key is not set"},
+	"rejected":          {"プロバイダーが依頼を受け付けませんでした", "the provider refused the request"},
+	"bad_response":      {"プロバイダーの応答が読めませんでした", "the provider's answer could not be read"},
+	"model_unavailable": {"ローカルモデルを使えません。サーバーで `picoclaw models status` を確かめてください", "the local model is unavailable; check `picoclaw models status` on the server"},
+	failedOther:         {"失敗しました", "failed"},
+}
+
+// failedOther is the text of a failure without a text of its own.
+const failedOther = "failed"
+
 // UserMessage is the short text shown to the user for a failed order, in the locale (ja
 // default, en). detail is appended as data (it names what was missing, the limit, ...).
 func UserMessage(locale, order string, err error) string {
 	code := Code(err)
-	ja := map[string]string{
-		"unknown_order":     "不明なオーダーです",
-		"order_disabled":    "このオーダーは無効化されています",
-		"order_unavailable": "このオーダーは利用できません（APIキー未設定など）",
-		"invalid_task":      "依頼内容が空です",
-		"cost_over_limit":   "見積もりコストが上限を超えるため呼び出しを止めました。続行するには承認が必要です",
-		"invalid_proposal":  "提案の形式が不正でした（1回修正を依頼しましたが直りませんでした）",
-		"timeout":           "時間内に応答がありませんでした",
-		"unauthenticated":   "APIキーが拒否されました。キーを確認してください",
-		"rate_limited":      "プロバイダーのレート制限に達しました。しばらくして再試行してください",
-		"unavailable":       "プロバイダーに接続できませんでした",
-		"local_only":        "ローカル専用モードのためクラウドモデルは使えません。/cloud で解除できます",
-		"no_api_key":        "APIキーが設定されていません",
-		"rejected":          "プロバイダーが依頼を受け付けませんでした",
-		"bad_response":      "プロバイダーの応答が読めませんでした",
-		"model_unavailable": "ローカルモデルを使えません。サーバーで `picoclaw models status` を確かめてください",
+	if _, ok := FailureTexts[code]; !ok {
+		code = failedOther
 	}
-	en := map[string]string{
-		"unknown_order":     "unknown order",
-		"order_disabled":    "this order is disabled",
-		"order_unavailable": "this order is unavailable (API key not set?)",
-		"invalid_task":      "the task is empty",
-		"cost_over_limit":   "the estimated cost is over the limit, so no call was made; approval is needed to continue",
-		"invalid_proposal":  "the proposal was malformed (one repair was asked for and it was still wrong)",
-		"timeout":           "no answer in time",
-		"unauthenticated":   "the provider rejected the API key; please check it",
-		"rate_limited":      "the provider's rate limit was hit; try again later",
-		"unavailable":       "the provider could not be reached",
-		"local_only":        "cloud models are off in local-only mode; use /cloud to lift it",
-		"no_api_key":        "the API key is not set",
-		"rejected":          "the provider refused the request",
-		"bad_response":      "the provider's answer could not be read",
-		"model_unavailable": "the local model is unavailable; check `picoclaw models status` on the server",
-	}
-	table, fallback := ja, "失敗しました"
-	if locale == "en" {
-		table, fallback = en, "failed"
-	}
-	msg, ok := table[code]
-	if !ok {
-		msg = fallback
-	}
+	msg := FailureTexts.Text(locale, code)
 	if lme, local := errors.AsType[*llm.LocalModelError](err); local {
 		// A local model someone has to fix (its one restart and retry are done): what to run.
 		msg = localModelMessage(locale, lme)
