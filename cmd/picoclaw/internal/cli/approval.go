@@ -305,7 +305,7 @@ func runJobs(ctx context.Context, g *globals, o jobsOptions) error {
 	}
 	return listREST(ctx, g, "/v1/jobs", q, &out, jsonOut, txtJobsHeader, func() (rows [][]string) {
 		for _, j := range out.Jobs {
-			rows = append(rows, []string{j.JobID, j.Status, j.Route, j.RequestedAt.Local().Format("01-02 15:04"), oneLine(j.Summary, 60)})
+			rows = append(rows, []string{j.JobID, fault.StateText(g.locale, j.Status), j.Route, j.RequestedAt.Local().Format("01-02 15:04"), oneLine(j.Summary, 60)})
 		}
 		return rows
 	})
@@ -351,7 +351,7 @@ func runJob(ctx context.Context, g *globals, id string, output outputFlag) error
 	}
 	w := g.io.Out
 	l := g.locale
-	fmt.Fprintf(w, "%s  %s  route=%s task=%s\n", job.JobID, job.Status, job.Route, job.TaskType)
+	fmt.Fprintf(w, "%s  %s  route=%s task=%s\n", job.JobID, fault.StateText(l, job.Status), job.Route, job.TaskType)
 	if job.Summary != "" {
 		fmt.Fprintf(w, "%s: %s\n", say(l, txtJobSummary), job.Summary)
 	}
@@ -402,13 +402,14 @@ func newApproveCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-// decide posts a decision on a job (approve, deny) and prints the job's new status.
+// decide posts a decision on a job (approve, deny) and prints the job's new status in the
+// user's language.
 func decide(ctx context.Context, g *globals, id, decision string, body any) error {
 	var job jobJSON
 	if err := rest(ctx, g, http.MethodPost, "/v1/jobs/"+id+"/"+decision, nil, body, &job); err != nil {
 		return err
 	}
-	fmt.Fprintf(g.io.Out, "%s: %s\n", job.JobID, job.Status)
+	fmt.Fprintf(g.io.Out, "%s: %s\n", job.JobID, fault.StateText(g.locale, job.Status))
 	return nil
 }
 

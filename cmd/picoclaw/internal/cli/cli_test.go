@@ -63,11 +63,13 @@ func TestApprovalCommandsAgainstTheRealService(t *testing.T) {
 	if code != ExitOK || !strings.Contains(out, "job_20261121_001") || !strings.Contains(out, "job_20261121_002") {
 		t.Fatalf("jobs: %d %s %s", code, out, errOut)
 	}
-	// The table's header in the user's language: Japanese unless English is asked for.
-	if !strings.HasPrefix(out, "ジョブ  ") || !strings.Contains(out, "状態") {
+	// The table's header and the jobs' states in the user's language: Japanese unless English is
+	// asked for.
+	if !strings.HasPrefix(out, "ジョブ  ") || !strings.Contains(out, "状態") || !strings.Contains(out, "承認待ち") {
 		t.Fatalf("jobs, header in Japanese by default:\n%s", out)
 	}
-	if code, out, errOut = run(t, url, token, "--locale", "en", "jobs"); code != ExitOK || !strings.HasPrefix(out, "JOB  ") {
+	if code, out, errOut = run(t, url, token, "--locale", "en", "jobs"); code != ExitOK || !strings.HasPrefix(out, "JOB  ") ||
+		!strings.Contains(out, "pending") {
 		t.Fatalf("jobs --locale en: %d %s %s", code, out, errOut)
 	}
 	// --output json: the documented fields (docs/cli.md), parsed.
@@ -84,12 +86,12 @@ func TestApprovalCommandsAgainstTheRealService(t *testing.T) {
 		}
 	}
 	code, out, errOut = run(t, url, token, "deny", "JOB_20261121_002", "--reason", "not now")
-	if code != ExitOK || !strings.Contains(out, "denied") {
+	if code != ExitOK || out != "job_20261121_002: 却下済み\n" {
 		t.Fatalf("deny: %d %s %s", code, out, errOut)
 	}
 	code, out, _ = run(t, url, token, "job", "job_20261121_002")
-	if code != ExitOK || !strings.Contains(out, "却下の理由: not now") || !strings.Contains(out, "ハッシュチェーン: 正常") ||
-		!strings.Contains(out, "requested") || !strings.Contains(out, "denied") {
+	if code != ExitOK || !strings.HasPrefix(out, "job_20261121_002  却下済み  ") || !strings.Contains(out, "却下の理由: not now") ||
+		!strings.Contains(out, "ハッシュチェーン: 正常") || !strings.Contains(out, "requested") || !strings.Contains(out, "denied") {
 		t.Fatalf("job: %d %s", code, out)
 	}
 	// The policy's reason is said in the CLI's language.
@@ -98,8 +100,8 @@ func TestApprovalCommandsAgainstTheRealService(t *testing.T) {
 			t.Errorf("job (%s): %d %s", locale, code, out)
 		}
 	}
-	code, out, _ = run(t, url, token, "approve", "--no-execute", "job_20261121_001")
-	if code != ExitOK || !strings.Contains(out, "granted") {
+	code, out, _ = run(t, url, token, "--locale", "en", "approve", "--no-execute", "job_20261121_001")
+	if code != ExitOK || out != "job_20261121_001: granted\n" {
 		t.Fatalf("approve: %d %s", code, out)
 	}
 
