@@ -53,7 +53,7 @@ func TestApprovalCommandsUseTheRunState(t *testing.T) {
 	if code != ExitOK || len(jobs) != 1 || jobs[0].JobID != "job_20261122_001" || jobs[0].Status != "pending" {
 		t.Fatalf("jobs through the state file: exit %d %+v %s", code, jobs, errOut)
 	}
-	if code, out, errOut := runEnv(env, "deny", "job_20261122_001", "--reason", "state file"); code != ExitOK || !strings.Contains(out, "denied") {
+	if code, out, errOut := runEnv(env, "deny", "job_20261122_001", "--reason", "state file"); code != ExitOK || !strings.Contains(out, "却下済み") {
 		t.Fatalf("deny through the state file: exit %d %s %s", code, out, errOut)
 	}
 
