@@ -103,7 +103,7 @@ func TestInstalledCLIReachesTheRunningSuiteThroughTheStateFile(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list.Jobs) != 1 || list.Jobs[0].JobID != job || list.Jobs[0].Status != "pending" {
 		t.Fatalf("jobs through the state file: exit %d\n%s", code, out)
 	}
-	if code, out := cli("deny", job, "--reason", "not today"); code != 0 || !strings.Contains(out, job+": denied") {
+	if code, out := cli("deny", job, "--reason", "not today"); code != 0 || !strings.Contains(out, job+": 却下済み") {
 		t.Fatalf("deny through the state file: exit %d\n%s", code, out)
 	}
 	s.send("/code2 docs/bye.md にお別れを書いて")
@@ -111,7 +111,7 @@ func TestInstalledCLIReachesTheRunningSuiteThroughTheStateFile(t *testing.T) {
 	for second == job { // the first job's request may still be on the screen
 		second = s.expect(approveRE, 30*time.Second)[1]
 	}
-	if code, out := cli("approve", second); code != 0 || !strings.Contains(out, second+": granted") {
+	if code, out := cli("approve", second); code != 0 || !strings.Contains(out, second+": 承認済み") {
 		t.Fatalf("approve through the state file: exit %d\n%s", code, out)
 	}
 	code, out = cli("status", "-o", "json")
