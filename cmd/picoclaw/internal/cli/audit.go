@@ -84,10 +84,10 @@ func runAuditVerify(ctx context.Context, g *globals, o auditOptions) error {
 		}
 	} else {
 		for _, f := range rep.Findings {
-			fmt.Fprintf(g.io.Out, "TAMPERED %s\n", f)
+			fmt.Fprintf(g.io.Out, "%s %s\n", msg(g.locale, "改ざん", "TAMPERED"), f)
 		}
-		fmt.Fprintf(g.io.Out, "%s: %d jobs and streams, %d events verified, %d findings\n",
-			msg(g.locale, "監査ログ", "audit log"), rep.Streams, rep.Events, len(rep.Findings))
+		fmt.Fprintf(g.io.Out, msg(g.locale, "監査ログ: ジョブとストリーム %d 件、イベント %d 件を検証、問題 %d 件\n",
+			"audit log: %d jobs and streams, %d events verified, %d findings\n"), rep.Streams, rep.Events, len(rep.Findings))
 	}
 	if !rep.OK() {
 		return failure(ExitTampered, txtAuditTampered, len(rep.Tampered), rep.Streams)

@@ -160,11 +160,18 @@ func (s auditSuite) recompute(t *testing.T, id string, from int) {
 func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 func itoa(n int64) string   { b, _ := json.Marshal(n); return string(b) }
 
-// verify runs `picoclaw audit verify args...` in-process and returns the exit code and output.
+// verify runs `picoclaw audit verify args...` in-process, in English, and returns the exit code
+// and output.
 func (s auditSuite) verify(t *testing.T, args ...string) (int, string) {
 	t.Helper()
+	return s.verifyIn(t, "en", args...)
+}
+
+// verifyIn is verify in locale.
+func (s auditSuite) verifyIn(t *testing.T, locale string, args ...string) (int, string) {
+	t.Helper()
 	var out, errOut bytes.Buffer
-	code := Main(append([]string{"--locale", "en", "audit", "verify"}, args...), IO{In: strings.NewReader(""), Out: &out, Err: &errOut,
+	code := Main(append([]string{"--locale", locale, "audit", "verify"}, args...), IO{In: strings.NewReader(""), Out: &out, Err: &errOut,
 		Getenv: func(k string) string { return s.env[k] }})
 	return code, out.String() + errOut.String()
 }
@@ -212,6 +219,9 @@ func TestAuditVerifyDetectsTampering(t *testing.T) {
 	s.job(t, "job_20260301_009", "complete") // stays intact
 	if code, out := s.verify(t); code != ExitOK || !strings.Contains(out, "0 findings") {
 		t.Fatalf("untouched log: exit %d\n%s", code, out)
+	}
+	if code, out := s.verifyIn(t, "ja"); code != ExitOK || !strings.Contains(out, "件を検証、問題 0 件") {
+		t.Fatalf("untouched log, in Japanese: exit %d\n%s", code, out)
 	}
 	for _, c := range cases {
 		c.tamper(t, c.id)

@@ -187,9 +187,10 @@ func (d deadLetterCmd) show(ctx context.Context, ch, id string) error {
 		fmt.Fprintf(w, "%s: %s\n", msg(d.g.locale, "テキスト", "text"), oneLine(dl.Text, 200))
 	}
 	if dl.Replayed != nil {
-		fmt.Fprintf(w, "%s: %s (entry %s)\n", msg(d.g.locale, "再投入済み", "replayed"), dl.Replayed.At.Local().Format("2006-01-02 15:04:05"), dl.Replayed.Entry)
+		fmt.Fprintf(w, "%s: %s (%s %s)\n", msg(d.g.locale, "再投入済み", "replayed"), dl.Replayed.At.Local().Format("2006-01-02 15:04:05"),
+			msg(d.g.locale, "エントリ", "entry"), dl.Replayed.Entry)
 	}
-	fmt.Fprintf(w, "\npayload:\n%s\n", dl.Payload)
+	fmt.Fprintf(w, "\n%s:\n%s\n", msg(d.g.locale, "ペイロード", "payload"), dl.Payload)
 	return nil
 }
 

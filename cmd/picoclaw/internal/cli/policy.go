@@ -106,9 +106,9 @@ func printSimulation(g *globals, sim approval.PolicySimulation) {
 		fmt.Fprintf(w, "  - %s [%s] %s\n", h.Rule, where, cmp.Or(h.Text, h.Detail))
 	}
 	if sim.GrantID != "" {
-		fmt.Fprintf(w, "grant: %s\n", sim.GrantID)
+		fmt.Fprintf(w, "%s: %s\n", msg(g.locale, "許可（Auto-Approve）", "grant"), sim.GrantID)
 	}
-	fmt.Fprintf(w, "policy: %s\n", sim.PolicyHash)
+	fmt.Fprintf(w, "%s: %s\n", msg(g.locale, "ポリシー", "policy"), sim.PolicyHash)
 	if len(sim.Facts) == 0 {
 		return
 	}
