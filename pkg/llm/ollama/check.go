@@ -3,10 +3,11 @@ package ollama
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
+	"strconv"
 	"time"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/fault"
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 )
 
@@ -22,9 +23,65 @@ type ModelStatus struct {
 	ModelNumCtx   int `json:"model_num_ctx,omitempty"`
 	NumCtx        int `json:"num_ctx"`
 	MaxContext    int `json:"max_context"`
-	// Problem is "" when the model is usable, otherwise what is wrong; Fix says what to run.
+	// Problem is "" when the model is usable, otherwise what is wrong; Fix says what to run or
+	// change. Both are English (logs, JSON); ProblemText and FixText say them in a locale.
 	Problem string `json:"problem,omitempty"`
 	Fix     string `json:"fix,omitempty"`
+	// ProblemCode is the code of Problem in CheckTexts ("" for none); problemArgs its arguments.
+	ProblemCode string `json:"problem_code,omitempty"`
+	problemArgs []string
+}
+
+// CheckTexts are what a check finds and what fixes it, in Japanese and English, by code.
+var CheckTexts = fault.Catalog{
+	ProblemUnreachable:     {"Ollama に接続できません（%[1]s）", "Ollama is not reachable: %[1]s"},
+	ProblemNotInstalled:    {"モデル %[1]s が %[2]s にインストールされていません", "model %[1]s is not installed on %[2]s"},
+	ProblemUnreadable:      {"モデル %[1]s の情報を読めません（%[2]s）", "model %[1]s could not be read: %[2]s"},
+	ProblemNumCtxOverMax:   {"num_ctx %[1]s が max_context %[2]s を超えています", "num_ctx %[1]s exceeds max_context %[2]s"},
+	ProblemModelCtxOverMax: {"モデル %[1]s の num_ctx %[2]s が max_context %[3]s を超えています", "model %[1]s sets num_ctx %[2]s, above max_context %[3]s"},
+	ProblemCtxOverTrained:  {"num_ctx %[1]s がモデル %[3]s のコンテキスト長 %[2]s を超えています", "num_ctx %[1]s exceeds the context length %[2]s of model %[3]s"},
+	fixNumCtxAtMostMax:     {"ollama.num_ctx を ollama.max_context 以下にしてください", "set ollama.num_ctx to at most ollama.max_context"},
+	fixLowerNumCtx:         {"ollama.num_ctx を下げてください", "lower ollama.num_ctx"},
+}
+
+// The codes of CheckTexts.
+const (
+	ProblemUnreachable     = "MODEL_UNREACHABLE"
+	ProblemNotInstalled    = "MODEL_NOT_INSTALLED"
+	ProblemUnreadable      = "MODEL_UNREADABLE"
+	ProblemNumCtxOverMax   = "NUM_CTX_OVER_MAX_CONTEXT"
+	ProblemModelCtxOverMax = "MODEL_NUM_CTX_OVER_MAX_CONTEXT"
+	ProblemCtxOverTrained  = "NUM_CTX_OVER_CONTEXT_LENGTH"
+	fixNumCtxAtMostMax     = "FIX_NUM_CTX_AT_MOST_MAX"
+	fixLowerNumCtx         = "FIX_LOWER_NUM_CTX"
+)
+
+// fixes are the codes of the fixes that are words, not commands, by their English form.
+var fixes = map[string]string{
+	"set ollama.num_ctx to at most ollama.max_context": fixNumCtxAtMostMax,
+	"lower ollama.num_ctx":                             fixLowerNumCtx,
+}
+
+// problem sets the problem found: its code and arguments, and its English text.
+func (s *ModelStatus) problem(code string, args ...string) {
+	s.ProblemCode, s.problemArgs = code, args
+	s.Problem = CheckTexts.Text("en", code, args...)
+}
+
+// ProblemText is Problem in locale (Japanese unless "en…").
+func (s ModelStatus) ProblemText(locale string) string {
+	if s.ProblemCode == "" || s.problemArgs == nil {
+		return s.Problem
+	}
+	return CheckTexts.Text(locale, s.ProblemCode, s.problemArgs...)
+}
+
+// FixText is Fix in locale: a command stays as it is typed.
+func (s ModelStatus) FixText(locale string) string {
+	if code, ok := fixes[s.Fix]; ok {
+		return CheckTexts.Text(locale, code)
+	}
+	return s.Fix
 }
 
 // OK reports whether the model is usable.
@@ -36,18 +93,20 @@ func Check(ctx context.Context, api *API, model string, numCtx, maxContext int) 
 	st := ModelStatus{Model: model, NumCtx: numCtx, MaxContext: maxContext}
 	models, err := api.List(ctx)
 	if err != nil {
-		st.Problem = err.Error()
+		st.problem(ProblemUnreachable, err.Error())
+		st.Problem = err.Error() // as the server's client said it
 		st.Fix = "ollama serve"
 		return st
 	}
 	st.Reachable = true
 	if st.Present = Has(models, model); !st.Present {
-		st.Problem = fmt.Sprintf("model %s is not installed on %s", model, api.BaseURL())
+		st.problem(ProblemNotInstalled, model, api.BaseURL())
 		st.Fix = SetupCommand
 		return st
 	}
 	d, err := api.Show(ctx, model)
 	if err != nil {
+		st.problem(ProblemUnreadable, model, err.Error())
 		st.Problem = err.Error()
 		if errors.Is(err, llm.ErrModelUnavailable) {
 			st.Present, st.Fix = false, SetupCommand
@@ -57,13 +116,13 @@ func Check(ctx context.Context, api *API, model string, numCtx, maxContext int) 
 	st.ContextLength, st.ModelNumCtx = d.ContextLength, d.NumCtx
 	switch {
 	case maxContext > 0 && numCtx > maxContext:
-		st.Problem = fmt.Sprintf("num_ctx %d exceeds max_context %d", numCtx, maxContext)
+		st.problem(ProblemNumCtxOverMax, strconv.Itoa(numCtx), strconv.Itoa(maxContext))
 		st.Fix = "set ollama.num_ctx to at most ollama.max_context"
 	case maxContext > 0 && d.NumCtx > maxContext:
-		st.Problem = fmt.Sprintf("model %s sets num_ctx %d, above max_context %d", model, d.NumCtx, maxContext)
+		st.problem(ProblemModelCtxOverMax, model, strconv.Itoa(d.NumCtx), strconv.Itoa(maxContext))
 		st.Fix = SetupCommand + " --force"
 	case d.ContextLength > 0 && numCtx > d.ContextLength:
-		st.Problem = fmt.Sprintf("num_ctx %d exceeds the context length %d of model %s", numCtx, d.ContextLength, model)
+		st.problem(ProblemCtxOverTrained, strconv.Itoa(numCtx), strconv.Itoa(d.ContextLength), model)
 		st.Fix = "lower ollama.num_ctx"
 	}
 	return st

@@ -2,8 +2,11 @@ package ollama
 
 import (
 	"context"
+	"reflect"
+	"strings"
 	"testing"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/fault"
 	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakellm"
 )
 
@@ -64,7 +67,27 @@ func TestCheck(t *testing.T) {
 			case "model chat-v1:latest is not installed on {url}":
 				want.Problem = "model chat-v1:latest is not installed on " + f.URL
 			}
-			if got != want {
+			// What is found is said in Japanese too, with the same arguments; a fix that is a
+			// command stays as it is typed.
+			if got.OK() {
+				if got.ProblemText("ja") != "" || got.ProblemCode != "" {
+					t.Errorf("a usable model has a problem: %+v", got)
+				}
+			} else {
+				ja, en := got.ProblemText("ja"), got.ProblemText("en")
+				if en != got.Problem && got.ProblemCode != ProblemUnreachable && got.ProblemCode != ProblemUnreadable || !fault.HasJapanese(ja) {
+					t.Errorf("problem %q: ja %q, en %q", got.Problem, ja, en)
+				}
+				if fix := got.FixText("ja"); strings.HasPrefix(got.Fix, "ollama serve") || strings.HasPrefix(got.Fix, SetupCommand) {
+					if fix != got.Fix {
+						t.Errorf("the command %q said as %q", got.Fix, fix)
+					}
+				} else if !fault.HasJapanese(fix) || got.FixText("en") != got.Fix {
+					t.Errorf("fix %q: ja %q", got.Fix, fix)
+				}
+			}
+			got.ProblemCode, got.problemArgs = "", nil
+			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("Check = %+v\nwant    %+v", got, want)
 			}
 			if got.OK() != (want.Problem == "") {
@@ -72,4 +95,33 @@ func TestCheck(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Every text of a check in both languages, each argument in both.
+func TestEveryCheckText(t *testing.T) {
+	if err := CheckTexts.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckTexts.CheckLanguages("Ollama", "num_ctx", "max_context", "ollama.num_ctx", "ollama.max_context"); err != nil {
+		t.Fatal(err)
+	}
+	args := map[string][]string{
+		ProblemUnreachable:     {"dial tcp 127.0.0.1:11434: connect: connection refused"},
+		ProblemNotInstalled:    {"chat-v1:latest", "http://127.0.0.1:11434"},
+		ProblemUnreadable:      {"chat-v1:latest", "HTTP 500"},
+		ProblemNumCtxOverMax:   {"16384", "8192"},
+		ProblemModelCtxOverMax: {"chat-v1:latest", "32768", "8192"},
+		ProblemCtxOverTrained:  {"4096", "2048", "chat-v1:latest"},
+		fixNumCtxAtMostMax:     nil,
+		fixLowerNumCtx:         nil,
+	}
+	for code, a := range args {
+		ja, en := CheckTexts.Text("ja", code, a...), CheckTexts.Text("en", code, a...)
+		for _, arg := range a {
+			if !strings.Contains(ja, arg) || !strings.Contains(en, arg) {
+				t.Errorf("%s: %q missing in %q / %q", code, arg, ja, en)
+			}
+		}
+	}
+	CheckTexts.ReportUncovered(t.Errorf, func(code string) bool { _, ok := args[code]; return ok })
 }

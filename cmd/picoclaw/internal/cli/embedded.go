@@ -320,9 +320,10 @@ func (s *suite) modelNotes(ctx context.Context, c *suiteConfigs) []string {
 			continue
 		}
 		who := strings.Join(m.Agents, ", ")
-		notes = append(notes, msg(s.g.locale,
-			fmt.Sprintf("⚠ ローカルモデル %s（%s）を使えません: %s。対処: %s", m.Config.Model, who, st.Problem, st.Fix),
-			fmt.Sprintf("⚠ local model %s (%s) is not usable: %s. Fix: %s", m.Config.Model, who, st.Problem, st.Fix)))
+		l := s.g.locale
+		notes = append(notes, msg(l,
+			fmt.Sprintf("⚠ ローカルモデル %s（%s）を使えません: %s。対処: %s", m.Config.Model, who, st.ProblemText(l), st.FixText(l)),
+			fmt.Sprintf("⚠ local model %s (%s) is not usable: %s. Fix: %s", m.Config.Model, who, st.ProblemText(l), st.FixText(l))))
 	}
 	return notes
 }

@@ -188,14 +188,15 @@ func printModels(g *globals, rep modelsReport) {
 		}
 		fmt.Fprintf(w, "  %-22s %-14s %s", m.Model, strings.Join(m.Agents, ","), state)
 		if m.Present {
-			fmt.Fprintf(w, "  context %d, model num_ctx %d, num_ctx %d (max_context %d)", m.ContextLength, m.ModelNumCtx, m.NumCtx, m.MaxContext)
+			fmt.Fprintf(w, msg(g.locale, "  コンテキスト長 %d、モデルの num_ctx %d、num_ctx %d（max_context %d）",
+				"  context %d, model num_ctx %d, num_ctx %d (max_context %d)"), m.ContextLength, m.ModelNumCtx, m.NumCtx, m.MaxContext)
 		}
 		fmt.Fprintln(w)
 		if !m.OK() && m.Reachable {
-			fmt.Fprintf(w, "      %s\n", m.Problem)
+			fmt.Fprintf(w, "      %s\n", m.ProblemText(g.locale))
 		}
 		if m.Fix != "" && m.Reachable {
-			fmt.Fprintf(w, "      %s: %s\n", msg(g.locale, "対処", "fix"), m.Fix)
+			fmt.Fprintf(w, "      %s: %s\n", msg(g.locale, "対処", "fix"), m.FixText(g.locale))
 		}
 	}
 }

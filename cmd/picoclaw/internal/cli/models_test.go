@@ -25,8 +25,12 @@ func runModels(t *testing.T, url string, args ...string) (int, string, string) {
 func TestModelsSetupCreatesBothModelsOnAFreshOllama(t *testing.T) {
 	f := fakellm.Start(t, fakellm.Ollama, fakellm.Reply("x"), fakellm.WithModels())
 	code, out, errOut := runModels(t, f.URL, "models", "status")
-	if code != ExitError || !strings.Contains(out, "chat-v1:latest") || !strings.Contains(out, "picoclaw models setup") {
+	if code != ExitError || !strings.Contains(out, "chat-v1:latest") || !strings.Contains(out, "対処: picoclaw models setup") ||
+		!strings.Contains(out, "モデル chat-v1:latest が "+f.URL+" にインストールされていません") {
 		t.Fatalf("status before setup: %d\n%s\n%s", code, out, errOut)
+	}
+	if code, out, _ = runModels(t, f.URL, "--locale", "en", "models", "status"); !strings.Contains(out, "model chat-v1:latest is not installed on "+f.URL) {
+		t.Fatalf("status before setup, in English: %d\n%s", code, out)
 	}
 
 	code, out, errOut = runModels(t, f.URL, "models", "setup", "--locale", "en")
@@ -130,6 +134,11 @@ func TestEmbeddedSuiteNotesMissingModels(t *testing.T) {
 	notes := s.modelNotes(context.Background(), c)
 	if len(notes) != 1 || !strings.Contains(notes[0], "chat-v1:latest (chat)") || !strings.Contains(notes[0], "Fix: picoclaw models setup") {
 		t.Fatalf("notes = %q", notes)
+	}
+	// In Japanese, what is wrong too.
+	s.g.locale = "ja"
+	if notes = s.modelNotes(context.Background(), c); len(notes) != 1 || !strings.Contains(notes[0], "インストールされていません。対処: picoclaw models setup") {
+		t.Fatalf("notes in Japanese = %q", notes)
 	}
 	shareRestarter(c)
 	if c.cm.Restarter == nil || c.cm.Restarter != c.rs.Restarter || c.co.Restarter != c.cm.Restarter {
