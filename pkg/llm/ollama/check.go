@@ -30,6 +30,8 @@ type ModelStatus struct {
 	// ProblemCode is the code of Problem in CheckTexts ("" for none); problemArgs its arguments.
 	ProblemCode string `json:"problem_code,omitempty"`
 	problemArgs []string
+	// fixCode is the code of Fix in CheckTexts when it is words, not a command to type.
+	fixCode string
 }
 
 // CheckTexts are what a check finds and what fixes it, in Japanese and English, by code.
@@ -56,16 +58,15 @@ const (
 	fixLowerNumCtx         = "FIX_LOWER_NUM_CTX"
 )
 
-// fixes are the codes of the fixes that are words, not commands, by their English form.
-var fixes = map[string]string{
-	"set ollama.num_ctx to at most ollama.max_context": fixNumCtxAtMostMax,
-	"lower ollama.num_ctx":                             fixLowerNumCtx,
-}
-
 // problem sets the problem found: its code and arguments, and its English text.
 func (s *ModelStatus) problem(code string, args ...string) {
 	s.ProblemCode, s.problemArgs = code, args
 	s.Problem = CheckTexts.Text("en", code, args...)
+}
+
+// fix sets the fix that is words (its English text in Fix).
+func (s *ModelStatus) fix(code string) {
+	s.fixCode, s.Fix = code, CheckTexts.Text("en", code)
 }
 
 // ProblemText is Problem in locale (Japanese unless "en…").
@@ -78,10 +79,10 @@ func (s ModelStatus) ProblemText(locale string) string {
 
 // FixText is Fix in locale: a command stays as it is typed.
 func (s ModelStatus) FixText(locale string) string {
-	if code, ok := fixes[s.Fix]; ok {
-		return CheckTexts.Text(locale, code)
+	if s.fixCode == "" {
+		return s.Fix
 	}
-	return s.Fix
+	return CheckTexts.Text(locale, s.fixCode)
 }
 
 // OK reports whether the model is usable.
@@ -117,13 +118,13 @@ func Check(ctx context.Context, api *API, model string, numCtx, maxContext int) 
 	switch {
 	case maxContext > 0 && numCtx > maxContext:
 		st.problem(ProblemNumCtxOverMax, strconv.Itoa(numCtx), strconv.Itoa(maxContext))
-		st.Fix = "set ollama.num_ctx to at most ollama.max_context"
+		st.fix(fixNumCtxAtMostMax)
 	case maxContext > 0 && d.NumCtx > maxContext:
 		st.problem(ProblemModelCtxOverMax, model, strconv.Itoa(d.NumCtx), strconv.Itoa(maxContext))
 		st.Fix = SetupCommand + " --force"
 	case d.ContextLength > 0 && numCtx > d.ContextLength:
 		st.problem(ProblemCtxOverTrained, strconv.Itoa(numCtx), strconv.Itoa(d.ContextLength), model)
-		st.Fix = "lower ollama.num_ctx"
+		st.fix(fixLowerNumCtx)
 	}
 	return st
 }

@@ -86,7 +86,7 @@ func TestCheck(t *testing.T) {
 					t.Errorf("fix %q: ja %q", got.Fix, fix)
 				}
 			}
-			got.ProblemCode, got.problemArgs = "", nil
+			got.ProblemCode, got.problemArgs, got.fixCode = "", nil, ""
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("Check = %+v\nwant    %+v", got, want)
 			}
