@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/deepstack"
 	"github.com/picoclaw-suite/picoclaw/pkg/runner"
 )
 
@@ -377,6 +378,7 @@ func (c *Consumer) runLane(ctx context.Context, key string, l *lane) {
 		select {
 		case c.slots <- struct{}{}:
 			if ctx.Err() == nil {
+				deepstack.Reserve()
 				c.process(ctx, l, d)
 			}
 			<-c.slots

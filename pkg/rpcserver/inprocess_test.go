@@ -36,7 +36,7 @@ func (l *countingListener) Accept() (net.Conn, error) {
 
 // inProcessRouter runs a router service whose listener serves in process; decide is its
 // Decide.
-func inProcessRouter(t *testing.T, ctx context.Context, decide func(context.Context, *routerv1.DecideRequest) (*routerv1.DecideResponse, error)) (url string, ln *countingListener, done chan error) {
+func inProcessRouter(t testing.TB, ctx context.Context, decide func(context.Context, *routerv1.DecideRequest) (*routerv1.DecideResponse, error)) (url string, ln *countingListener, done chan error) {
 	t.Helper()
 	tel, err := telemetry.New(ctx, telemetry.Config{ServiceName: "router", LogWriter: io.Discard})
 	if err != nil {
@@ -64,7 +64,7 @@ func (d decider) Decide(ctx context.Context, req *routerv1.DecideRequest) (*rout
 }
 
 // routerClient is a client of the router as caller, through the suite's client.
-func routerClient(t *testing.T, url, caller string, extra ...connect.ClientOption) routerv1connect.RouterServiceClient {
+func routerClient(t testing.TB, url, caller string, extra ...connect.ClientOption) routerv1connect.RouterServiceClient {
 	t.Helper()
 	tel, err := telemetry.New(context.Background(), telemetry.Config{ServiceName: caller, LogWriter: io.Discard})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/net/netutil"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/config"
+	"github.com/picoclaw-suite/picoclaw/pkg/deepstack"
 )
 
 // Limits are the timeouts and caps of every listener of the suite.
@@ -79,8 +80,12 @@ func (s *Server) httpServer(ctx context.Context, h http.Handler, h2c bool) *http
 		protocols.SetUnencryptedHTTP2(true)
 	}
 	l := s.cfg.Limits
+	handler := s.inflight.wrap(h)
+	if h2c {
+		handler = reserveStack(handler)
+	}
 	return &http.Server{
-		Handler:           s.inflight.wrap(h),
+		Handler:           handler,
 		ReadHeaderTimeout: l.ReadHeaderTimeout,
 		IdleTimeout:       l.IdleTimeout,
 		MaxHeaderBytes:    l.MaxHeaderBytes,
@@ -89,6 +94,17 @@ func (s *Server) httpServer(ctx context.Context, h http.Handler, h2c bool) *http
 		ErrorLog:          slog.NewLogLogger(s.tel.Logger.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
+}
+
+// reserveStack grows the stack of the goroutine an HTTP/2 stream is served on to its working
+// size before the request goes down the middleware, interceptors and handler (and, for most
+// calls, a client's interceptors to the next service): the server starts a goroutine per stream,
+// whose stack would otherwise be copied several times per call as the chain deepens.
+func reserveStack(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		deepstack.Reserve()
+		next.ServeHTTP(w, r)
+	})
 }
 
 func (s *Server) limitListener(ln net.Listener) net.Listener {
@@ -169,6 +185,12 @@ func (s *Server) isLongLived(path string) bool {
 // client that sends its body a byte at a time is.
 func (s *Server) limitTime(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, inProcess := w.(*bufferedResponse); inProcess {
+			// An in-process call has no connection to put a deadline on: its body is in memory
+			// and its answer is buffered; the caller's context bounds it.
+			next.ServeHTTP(w, r)
+			return
+		}
 		rc := http.NewResponseController(w)
 		now := time.Now()
 		if !s.isLongLived(r.URL.Path) {

@@ -110,7 +110,7 @@ func serve(t *testing.T, limits rpcserver.Limits, public bool, mount func(*rpcse
 
 // runServer starts a server of cfg with mount's routes and waits until it is ready; done
 // receives what Run returns.
-func runServer(t *testing.T, ctx context.Context, cfg rpcserver.Config, tel *telemetry.Telemetry, mount func(*rpcserver.Server)) (srv *rpcserver.Server, done chan error) {
+func runServer(t testing.TB, ctx context.Context, cfg rpcserver.Config, tel *telemetry.Telemetry, mount func(*rpcserver.Server)) (srv *rpcserver.Server, done chan error) {
 	t.Helper()
 	srv, err := rpcserver.New(cfg, tel)
 	if err != nil {
