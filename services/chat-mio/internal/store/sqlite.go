@@ -165,6 +165,8 @@ const (
 	qTrimMemory = `DELETE FROM ` + tableMemory + ` WHERE session = ?1 AND day = ?2 AND (` + expired3 + `
 		OR ?4 >= 0 AND seq <= (SELECT max(seq) FROM ` + tableMemory + ` WHERE session = ?1 AND day = ?2) - ?4)`
 	qRenewMemory = `UPDATE ` + tableMemory + ` SET expires_at = ?3 WHERE session = ?1 AND day = ?2 AND expires_at <> ?3`
+	// qMemoryExpiry is the expiry the day's rows share (NULL when it has none).
+	qMemoryExpiry = `SELECT max(expires_at) FROM ` + tableMemory + ` WHERE session = ? AND day = ?`
 	// maxTurnsPerInsert bounds the turns one prepared INSERT takes; longer appends take several.
 	maxTurnsPerInsert = 4
 )
@@ -187,7 +189,7 @@ func addTurnsQuery(k int) string {
 
 func (s *SQLite) statements() []string {
 	return append([]string{qLoad, qAddPending, qRenewPending, qRemovePending, qSaveBlob, qBlob, qAddNote, qDelBlob,
-		qActive, qDelMemory, qDropPending, qSetLocalOnly, qSetPrevRoute, qTrimMemory, qRenewMemory}, s.addTurns[1:]...)
+		qActive, qDelMemory, qDropPending, qSetLocalOnly, qSetPrevRoute, qTrimMemory, qRenewMemory, qMemoryExpiry}, s.addTurns[1:]...)
 }
 
 // NewSQLite migrates the store's tables in db and returns the store.
@@ -447,7 +449,18 @@ func (s *SQLite) appendTurns(ctx context.Context, tx *sql.Tx, id, day string, ke
 	if err := s.exec(ctx, tx, qTrimMemory, id, day, now, keep); err != nil {
 		return err
 	}
+	// The day's rows are renewed to the full lifetime only when theirs has run down by more
+	// than memoryRenewSlack: renewing rewrites every row of the day, and a chat that goes on
+	// within the slack would pay that at each message for a few seconds of lifetime.
 	exp := now + memoryTTL.Milliseconds()
+	var cur sql.NullInt64
+	if err := s.queryRow(ctx, tx, qMemoryExpiry, []any{id, day}, &cur); err != nil {
+		return err
+	}
+	renew := true
+	if cur.Valid && cur.Int64 >= exp-memoryRenewSlack.Milliseconds() {
+		exp, renew = cur.Int64, false
+	}
 	for rest := encoded; len(rest) > 0; {
 		k := min(len(rest), maxTurnsPerInsert)
 		args := make([]any, 0, 3+k)
@@ -460,8 +473,15 @@ func (s *SQLite) appendTurns(ctx context.Context, tx *sql.Tx, id, day string, ke
 		}
 		rest = rest[k:]
 	}
+	if !renew {
+		return nil
+	}
 	return s.exec(ctx, tx, qRenewMemory, id, day, exp)
 }
+
+// memoryRenewSlack is how far below memoryTTL a day's memory may have run down before an append
+// renews it (SQLite; Redis renews its key at each append, for the price of one EXPIRE).
+const memoryRenewSlack = 30 * time.Second
 
 // ActiveSessions implements app.SessionStore.
 func (s *SQLite) ActiveSessions(ctx context.Context, day string) ([]string, error) {

@@ -225,3 +225,47 @@ func BenchmarkLoadAndRemember(b *testing.B) {
 		}
 	}
 }
+
+// An append within memoryRenewSlack of the full lifetime gives its turns the day's expiry and
+// leaves the earlier rows as they are; one after it renews every row of the day. The rows of a
+// day always share one expiry.
+func TestSQLiteMemoryRenewsOnlyPastTheSlack(t *testing.T) {
+	h := sqlstatetest.New(t)
+	s, ctx := openSQLite(t, h.DB()), context.Background()
+	const day = "20260101"
+	expiries := func() (distinct int, exp int64) {
+		t.Helper()
+		if err := h.DB().QueryRowContext(ctx, `SELECT count(DISTINCT expires_at), max(expires_at) FROM `+tableMemory+
+			` WHERE session = ? AND day = ?`, sid, day).Scan(&distinct, &exp); err != nil {
+			t.Fatal(err)
+		}
+		return distinct, exp
+	}
+	setExpiry := func(exp int64) {
+		t.Helper()
+		if _, err := h.DB().ExecContext(ctx, `UPDATE `+tableMemory+` SET expires_at = ? WHERE session = ? AND day = ?`, exp, sid, day); err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(t, s.AppendTurns(ctx, sid, day, 10, domain.Turn{Role: "user", Text: "1"}))
+
+	// As if 10 s had passed: within the slack, nothing is renewed.
+	within := sqlstate.NowMS() + (memoryTTL - 10*time.Second).Milliseconds()
+	setExpiry(within)
+	must(t, s.AppendTurns(ctx, sid, day, 10, domain.Turn{Role: "assistant", Text: "2"}))
+	if n, exp := expiries(); n != 1 || exp != within {
+		t.Fatalf("within the slack: %d expiries, max %d; want the day's %d", n, exp, within)
+	}
+
+	// As if a minute had passed: past the slack, every row gets the full lifetime again.
+	past := sqlstate.NowMS() + (memoryTTL - time.Minute).Milliseconds()
+	setExpiry(past)
+	before := sqlstate.NowMS()
+	must(t, s.AppendTurns(ctx, sid, day, 10, domain.Turn{Role: "user", Text: "3"}))
+	if n, exp := expiries(); n != 1 || exp < before+memoryTTL.Milliseconds() {
+		t.Fatalf("past the slack: %d expiries, max %d; want one, at least %d", n, exp, before+memoryTTL.Milliseconds())
+	}
+	if got := load(t, s, day, 10); len(got.Memory) != 3 {
+		t.Fatalf("memory = %+v", got.Memory)
+	}
+}
