@@ -19,3 +19,6 @@ func WaitQueued(t *testing.T, db *DB, n int) {
 	}
 	t.Fatalf("%d calls never queued", n)
 }
+
+// WALCheckpointPages is walCheckpointPages, for the tests.
+const WALCheckpointPages = walCheckpointPages

@@ -147,8 +147,8 @@ const maxConns = 2
 // spell opens one again and prepares its statements on it).
 const ConnMaxIdle = 15 * time.Second
 
-// DSN is the data source name of the suite's SQLite files: WAL (its file cut back to 4 MB after
-// each checkpoint), the given durability, foreign keys on, temporary files in memory, writers waiting up to busy for each other, write transactions taking the lock at
+// DSN is the data source name of the suite's SQLite files: WAL (checkpointed every
+// walCheckpointPages pages, its file cut back to 4 MB after each checkpoint), the given durability, foreign keys on, temporary files in memory, writers waiting up to busy for each other, write transactions taking the lock at
 // their start.
 func DSN(path string, sync Sync, busy time.Duration) string {
 	q := url.Values{}
@@ -157,6 +157,8 @@ func DSN(path string, sync Sync, busy time.Duration) string {
 	// After a checkpoint the write-ahead log is cut back to this size rather than kept at its
 	// largest, so the directory's size follows the state, not the busiest minute.
 	q.Add("_pragma", "journal_size_limit(4194304)")
+	// The log is folded back into the database once it holds walCheckpointPages pages.
+	q.Add("_pragma", fmt.Sprintf("wal_autocheckpoint(%d)", walCheckpointPages))
 	q.Add("_pragma", "synchronous("+string(sync)+")")
 	q.Add("_pragma", "foreign_keys(1)")
 	// Each connection's page cache is bounded to 512 KiB (SQLite's default is 2 MB): the state
@@ -169,6 +171,12 @@ func DSN(path string, sync Sync, busy time.Duration) string {
 	q.Set("_txlock", "immediate")
 	return "file:" + path + "?" + q.Encode()
 }
+
+// walCheckpointPages is when a commit checkpoints the write-ahead log (SQLite's default is 1,000
+// pages). Each page read looks the page up in the log first, and under a burst a smaller log
+// costs less in lookups than the more frequent checkpoints cost in copies: embedded, 10
+// interleaved rounds, CPU per message 0.94-0.96x at 300 pages and 1.05x at 4,000.
+const walCheckpointPages = 300
 
 // Path is the absolute path of the database file.
 func (db *DB) Path() string { return db.path }

@@ -248,3 +248,26 @@ func TestConnectionsKeepTemporaryFilesInMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Every connection checkpoints the write-ahead log once it holds sqlstate.WALCheckpointPages pages.
+func TestConnectionsCheckpointASmallLog(t *testing.T) {
+	db := open(t, filepath.Join(t.TempDir(), "state.db"))
+	defer db.Close()
+	ctx := context.Background()
+	err := db.Tx(ctx, func(tx *sql.Tx) error {
+		var inTx, outside int
+		if err := tx.QueryRowContext(ctx, `PRAGMA wal_autocheckpoint`).Scan(&inTx); err != nil {
+			return err
+		}
+		if err := db.QueryRowContext(ctx, `PRAGMA wal_autocheckpoint`).Scan(&outside); err != nil {
+			return err
+		}
+		if inTx != sqlstate.WALCheckpointPages || outside != sqlstate.WALCheckpointPages {
+			t.Errorf("wal_autocheckpoint = %d in the transaction, %d outside it; want %d", inTx, outside, sqlstate.WALCheckpointPages)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
