@@ -41,8 +41,8 @@ func NewWebhook(secret string, ingest *channel.Ingester, log *slog.Logger) *Webh
 
 func (h *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	// The SDK reads the (size-capped) body and checks X-Line-Signature before parsing anything.
-	cb, err := webhook.ParseRequest(h.secret, r)
+	// The (size-capped) body is read and X-Line-Signature checked before anything is parsed.
+	cb, err := parseRequest(h.secret, r)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		switch {

@@ -1,0 +1,66 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/line/line-bot-sdk-go/v8/linebot/webhook"
+)
+
+// Bodies as the Messaging API's webhook reference shows them: a text message from a user, from
+// a group with a mention and emojis, from a room, a quoted one, a redelivered one, several at once.
+var textBodies = map[string]string{
+	"user": `{"destination":"Ubot00000000000000000000000000000","events":[{"type":"message","message":{"type":"text","id":"14353798921116","text":"Hello, world","quoteToken":"q3Plxr4AgKd..."},"webhookEventId":"01FZ74A0TDDPYRVKNK77XKC3ZR","deliveryContext":{"isRedelivery":false},"timestamp":1625665242211,"source":{"type":"user","userId":"U80696558e1aa831..."},"replyToken":"757913772c4646b784d4b7ce46d12671","mode":"active"}]}`,
+	"group mention": `{"destination":"Ubot00000000000000000000000000000","events":[{"replyToken":"nHuyWiB7yP5Zw52FIkcQobQuGDXCTA","type":"message","mode":"active","timestamp":1462629479859,"source":{"type":"group","groupId":"Ca56f94637c...","userId":"U4af4980629..."},"webhookEventId":"01FZ74A0TDDPYRVKNK77XKC3ZR","deliveryContext":{"isRedelivery":false},"message":{"id":"444573844083572737","type":"text","quoteToken":"q3Plxr4AgKd...","text":"@All @example Good Morning!! (love)","emojis":[{"index":29,"length":6,"productId":"5ac1bfd5040ab15980c9b435","emojiId":"001"}],"mention":{"mentionees":[{"index":0,"length":4,"type":"all"},{"index":5,"length":8,"userId":"U49585cd0d5...","type":"user","isSelf":false}]}}}]}`,
+	"room": `{"destination":"Ubot","events":[{"type":"message","message":{"type":"text","id":"1","text":"hi","quoteToken":"q"},"webhookEventId":"01A","deliveryContext":{"isRedelivery":true},"timestamp":1,"source":{"type":"room","roomId":"Ra8dbf4673c4c812cd491258042226c99","userId":"U1"},"replyToken":"r","mode":"standby"}]}`,
+	"quoted": `{"destination":"Ubot","events":[{"type":"message","message":{"type":"text","id":"2","text":"yes","quoteToken":"q2","quotedMessageId":"468789577898262530"},"webhookEventId":"01B","deliveryContext":{"isRedelivery":false},"timestamp":2,"source":{"type":"user","userId":"U2"},"replyToken":"r2","mode":"active"}]}`,
+	"several": `{"destination":"Ubot","events":[{"type":"message","message":{"type":"text","id":"3","text":"a","quoteToken":"q"},"webhookEventId":"01C","deliveryContext":{"isRedelivery":false},"timestamp":3,"source":{"type":"user","userId":"U3"},"replyToken":"r3","mode":"active"},{"type":"message","message":{"type":"text","id":"4","text":"b","quoteToken":"q"},"webhookEventId":"01D","deliveryContext":{"isRedelivery":false},"timestamp":4,"source":{"type":"group","groupId":"C1","userId":"U4"},"replyToken":"r4","mode":"active"}]}`,
+	"no events":    `{"destination":"Ubot","events":[]}`,
+	"null events":  `{"destination":"Ubot","events":null}`,
+	"unknown keys": `{"destination":"Ubot","future":1,"events":[{"type":"message","later":{"x":1},"message":{"type":"text","id":"5","text":"c","quoteToken":"q","markAsReadToken":"m"},"webhookEventId":"01E","deliveryContext":{"isRedelivery":false},"timestamp":5,"source":{"type":"user","userId":"U5","extra":true},"replyToken":"r5","mode":"active"}]}`,
+}
+
+// Bodies the one-pass parser leaves to the SDK's: other events, other messages, other sources,
+// missing or null parts.
+var otherBodies = map[string]string{
+	"follow":         `{"destination":"Ubot","events":[{"type":"follow","timestamp":1,"source":{"type":"user","userId":"U1"},"replyToken":"r","mode":"active","webhookEventId":"01A","deliveryContext":{"isRedelivery":false},"follow":{"isUnblocked":false}}]}`,
+	"postback":       `{"destination":"Ubot","events":[{"type":"postback","timestamp":1,"source":{"type":"user","userId":"U1"},"replyToken":"r","mode":"active","webhookEventId":"01A","deliveryContext":{"isRedelivery":false},"postback":{"data":"action=approve&job=job_20261128_001"}}]}`,
+	"image":          `{"destination":"Ubot","events":[{"type":"message","message":{"type":"image","id":"1","quoteToken":"q","contentProvider":{"type":"line"}},"timestamp":1,"source":{"type":"user","userId":"U1"},"replyToken":"r","mode":"active","webhookEventId":"01A","deliveryContext":{"isRedelivery":false}}]}`,
+	"sticker":        `{"destination":"Ubot","events":[{"type":"message","message":{"type":"sticker","id":"1","packageId":"446","stickerId":"1988","stickerResourceType":"STATIC","keywords":["x"],"quoteToken":"q"},"timestamp":1,"source":{"type":"user","userId":"U1"},"replyToken":"r","mode":"active","webhookEventId":"01A","deliveryContext":{"isRedelivery":false}}]}`,
+	"text then join": `{"destination":"Ubot","events":[{"type":"message","message":{"type":"text","id":"1","text":"a","quoteToken":"q"},"timestamp":1,"source":{"type":"user","userId":"U1"},"replyToken":"r","mode":"active","webhookEventId":"01A","deliveryContext":{"isRedelivery":false}},{"type":"join","timestamp":2,"source":{"type":"group","groupId":"C1"},"replyToken":"r2","mode":"active","webhookEventId":"01B","deliveryContext":{"isRedelivery":false}}]}`,
+	"unknown source": `{"destination":"Ubot","events":[{"type":"message","message":{"type":"text","id":"1","text":"a","quoteToken":"q"},"timestamp":1,"source":{"type":"channel","id":"x"},"replyToken":"r","mode":"active","webhookEventId":"01A","deliveryContext":{"isRedelivery":false}}]}`,
+	"no source":      `{"destination":"Ubot","events":[{"type":"message","message":{"type":"text","id":"1","text":"a","quoteToken":"q"},"timestamp":1,"replyToken":"r","mode":"active","webhookEventId":"01A","deliveryContext":{"isRedelivery":false}}]}`,
+	"null message":   `{"destination":"Ubot","events":[{"type":"message","message":null,"timestamp":1,"source":{"type":"user","userId":"U1"},"replyToken":"r","mode":"active","webhookEventId":"01A","deliveryContext":{"isRedelivery":false}}]}`,
+	"wrong types":    `{"destination":"Ubot","events":[{"type":"message","message":{"type":"text","id":1,"text":"a"},"timestamp":"1","source":{"type":"user","userId":"U1"}}]}`,
+	"not an object":  `[1,2,3]`,
+}
+
+// The one-pass parser builds exactly what the SDK's parser builds, for every body it takes.
+func TestTextEventsParseAsTheSDKParsesThem(t *testing.T) {
+	for name, body := range textBodies {
+		t.Run(name, func(t *testing.T) {
+			got, ok := parseTextEvents([]byte(body))
+			if !ok {
+				t.Fatal("left to the SDK's parser")
+			}
+			var want webhook.CallbackRequest
+			if err := json.Unmarshal([]byte(body), &want); err != nil {
+				t.Fatalf("the SDK refuses the body: %v", err)
+			}
+			if !reflect.DeepEqual(*got, want) {
+				t.Fatalf("one pass:\n%#v\nthe SDK:\n%#v", *got, want)
+			}
+		})
+	}
+}
+
+func TestOtherBodiesAreLeftToTheSDK(t *testing.T) {
+	for name, body := range otherBodies {
+		t.Run(name, func(t *testing.T) {
+			if got, ok := parseTextEvents([]byte(body)); ok {
+				t.Fatalf("taken by the one-pass parser: %#v", got)
+			}
+		})
+	}
+}
