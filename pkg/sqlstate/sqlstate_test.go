@@ -226,48 +226,35 @@ func TestIdleConnectionsAreClosed(t *testing.T) {
 	}
 }
 
-func TestConnectionsKeepTemporaryFilesInMemory(t *testing.T) {
+// pragmaOnBothConnections reads a pragma on both connections of the pool: the one a write
+// transaction holds and the one left for reads.
+func pragmaOnBothConnections(t *testing.T, pragma string) (inTx, outside int) {
+	t.Helper()
 	db := open(t, filepath.Join(t.TempDir(), "state.db"))
 	defer db.Close()
-	// Both connections of the pool: the one a write transaction holds and the one left for reads.
 	ctx := context.Background()
 	err := db.Tx(ctx, func(tx *sql.Tx) error {
-		var inTx, outside int
-		if err := tx.QueryRowContext(ctx, `PRAGMA temp_store`).Scan(&inTx); err != nil {
+		if err := tx.QueryRowContext(ctx, `PRAGMA `+pragma).Scan(&inTx); err != nil {
 			return err
 		}
-		if err := db.QueryRowContext(ctx, `PRAGMA temp_store`).Scan(&outside); err != nil {
-			return err
-		}
-		if inTx != 2 || outside != 2 {
-			t.Errorf("temp_store = %d in the transaction, %d outside it; want 2 (MEMORY)", inTx, outside)
-		}
-		return nil
+		return db.QueryRowContext(ctx, `PRAGMA `+pragma).Scan(&outside)
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	return inTx, outside
+}
+
+func TestConnectionsKeepTemporaryFilesInMemory(t *testing.T) {
+	if inTx, outside := pragmaOnBothConnections(t, "temp_store"); inTx != 2 || outside != 2 {
+		t.Errorf("temp_store = %d in the transaction, %d outside it; want 2 (MEMORY)", inTx, outside)
 	}
 }
 
 // Every connection checkpoints the write-ahead log once it holds sqlstate.WALCheckpointPages pages.
 func TestConnectionsCheckpointASmallLog(t *testing.T) {
-	db := open(t, filepath.Join(t.TempDir(), "state.db"))
-	defer db.Close()
-	ctx := context.Background()
-	err := db.Tx(ctx, func(tx *sql.Tx) error {
-		var inTx, outside int
-		if err := tx.QueryRowContext(ctx, `PRAGMA wal_autocheckpoint`).Scan(&inTx); err != nil {
-			return err
-		}
-		if err := db.QueryRowContext(ctx, `PRAGMA wal_autocheckpoint`).Scan(&outside); err != nil {
-			return err
-		}
-		if inTx != sqlstate.WALCheckpointPages || outside != sqlstate.WALCheckpointPages {
-			t.Errorf("wal_autocheckpoint = %d in the transaction, %d outside it; want %d", inTx, outside, sqlstate.WALCheckpointPages)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+	want := sqlstate.WALCheckpointPages
+	if inTx, outside := pragmaOnBothConnections(t, "wal_autocheckpoint"); inTx != want || outside != want {
+		t.Errorf("wal_autocheckpoint = %d in the transaction, %d outside it; want %d", inTx, outside, want)
 	}
 }
