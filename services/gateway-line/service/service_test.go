@@ -48,6 +48,22 @@ func TestWebhookRejectsForgedOversizedAndReplayed(t *testing.T) {
 			}
 		})
 	}
+	// The same oversized body sent in chunks, without a length to refuse it by up front: the
+	// cap stops the read.
+	big := append(bytes.Repeat([]byte(" "), 1<<20), body...)
+	req, err := http.NewRequest(http.MethodPost, h.URL+service.WebhookPath, io.MultiReader(bytes.NewReader(big)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Line-Signature", fakeline.Sign(testSecret, big))
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusRequestEntityTooLarge || req.ContentLength != 0 {
+		t.Fatalf("chunked oversized body: %d (length sent %d)", res.StatusCode, req.ContentLength)
+	}
 	if n := h.StreamLen(); n != 0 {
 		t.Fatalf("%d events stored from rejected requests", n)
 	}
@@ -67,7 +83,7 @@ func TestWebhookRejectsForgedOversizedAndReplayed(t *testing.T) {
 	if got := h.sentTo(allowed); len(got) != 1 || got[0].Kind != "reply" {
 		t.Fatalf("sent %+v", got)
 	}
-	res, err := http.Get(h.Internal + "/metrics")
+	res, err = http.Get(h.Internal + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,14 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
+	"strings"
 
 	"github.com/line/line-bot-sdk-go/v8/linebot/webhook"
 )
@@ -16,10 +19,10 @@ import (
 // of gateway-line's CPU per message. A body whose every event is a text message from a user, a
 // group or a room is decoded once into the same SDK types the SDK's parser would build (the text
 // itself, mentions included, by the SDK's own TextMessageContent); any other body, or one that
-// does not decode that way, goes to the SDK's parser, whose answer stands. (The SDK looks its
-// fields up by their exact names, encoding/json case-insensitively: a body whose keys are cased
-// otherwise than the definition's — which nobody without the channel secret can sign, and LINE
-// never sends — may be read where the SDK would not read it.)
+// does not decode that way, goes to the SDK's parser, whose answer stands. So does a body whose
+// keys the two would read differently (see plainKeys): the SDK looks its keys up by their exact
+// names and keeps the last of a repeated key, encoding/json matches a name in any case and
+// decodes a repeated object or list over what the first one filled in.
 func parseRequest(secret string, r *http.Request) (*webhook.CallbackRequest, error) {
 	defer func() { _ = r.Body.Close() }()
 	body, err := io.ReadAll(r.Body)
@@ -70,7 +73,7 @@ var errNotText = errors.New("not a body of text messages")
 // user, a group or a room; ok is false otherwise.
 func parseTextEvents(body []byte) (cb *webhook.CallbackRequest, ok bool) {
 	var b textBody
-	if err := json.Unmarshal(body, &b); err != nil {
+	if err := json.Unmarshal(body, &b); err != nil || !plainKeys(body) {
 		return nil, false
 	}
 	out := &webhook.CallbackRequest{Destination: b.Destination}
@@ -112,3 +115,111 @@ func (e textEvent) event() (webhook.EventInterface, error) {
 		Message:         *e.Message,
 	}, nil
 }
+
+// plainKeys reports whether every object in body (valid JSON) names each of its keys once, spells
+// every key the decoded types know exactly as they define it, and has no key with an escape or a
+// byte outside ASCII. A body with such keys is read the same way by the one pass and by the SDK's
+// parser; any other body is left to the SDK's.
+func plainKeys(body []byte) bool {
+	type frame struct {
+		object bool
+		start  int // the object's first key in keys
+	}
+	var framesBuf [8]frame
+	var keysBuf [48][]byte
+	frames, keys := framesBuf[:0], keysBuf[:0]
+	expectKey := false
+	for i := 0; i < len(body); i++ {
+		switch body[i] {
+		case '{':
+			frames = append(frames, frame{object: true, start: len(keys)})
+			expectKey = true
+		case '[':
+			frames = append(frames, frame{start: len(keys)})
+			expectKey = false
+		case '}', ']':
+			if len(frames) == 0 {
+				return false
+			}
+			keys = keys[:frames[len(frames)-1].start]
+			frames = frames[:len(frames)-1]
+		case ',':
+			expectKey = len(frames) > 0 && frames[len(frames)-1].object
+		case '"':
+			end, plain := i+1, true
+			for ; end < len(body) && body[end] != '"'; end++ {
+				switch c := body[end]; {
+				case c == '\\':
+					plain = false
+					end++
+				case c >= 0x80:
+					plain = false
+				}
+			}
+			if end >= len(body) {
+				return false
+			}
+			if expectKey {
+				key := body[i+1 : end]
+				if !plain || !knownSpelling(key) {
+					return false
+				}
+				for _, k := range keys[frames[len(frames)-1].start:] {
+					if bytes.Equal(k, key) {
+						return false
+					}
+				}
+				keys = append(keys, key)
+				expectKey = false
+			}
+			i = end
+		}
+	}
+	return len(frames) == 0
+}
+
+// knownSpelling reports whether key (ASCII) is either a key of the decoded types spelled as they
+// define it, or no such key in any case.
+func knownSpelling(key []byte) bool {
+	if len(key) > len(lowerBuf{}) {
+		return true
+	}
+	if _, ok := knownKeys[string(key)]; ok {
+		return true
+	}
+	var lower lowerBuf
+	for i, c := range key {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[i] = c
+	}
+	_, known := knownLower[string(lower[:len(key)])]
+	return !known
+}
+
+type lowerBuf [32]byte
+
+// knownKeys are the JSON keys of every type a text body is decoded into, and knownLower the same
+// in lower case.
+var knownKeys, knownLower = func() (map[string]bool, map[string]bool) {
+	keys, lower := map[string]bool{}, map[string]bool{}
+	var add func(t reflect.Type)
+	add = func(t reflect.Type) {
+		for f := range t.Fields() {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
+				add(f.Type)
+				continue
+			}
+			if name != "" && name != "-" {
+				keys[name], lower[strings.ToLower(name)] = true, true
+			}
+		}
+	}
+	for _, v := range []any{textBody{}, textEvent{}, textSource{}, webhook.DeliveryContext{}, webhook.TextMessageContent{},
+		webhook.Emoji{}, webhook.Mention{}, webhook.UserMentionee{}, webhook.AllMentionee{}} {
+		add(reflect.TypeOf(v))
+	}
+	return keys, lower
+}()

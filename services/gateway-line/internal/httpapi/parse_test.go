@@ -2,23 +2,31 @@ package httpapi
 
 import (
 	"encoding/json"
+	"errors"
+	"maps"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/line/line-bot-sdk-go/v8/linebot/webhook"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra/fakeline"
 )
 
 // Bodies as the Messaging API's webhook reference shows them: a text message from a user, from
 // a group with a mention and emojis, from a room, a quoted one, a redelivered one, several at once.
 var textBodies = map[string]string{
-	"user":          `{"destination":"Ubot00000000000000000000000000000","events":[{"type":"message","message":{"type":"text","id":"14353798921116","text":"Hello, world","quoteToken":"q3Plxr4AgKd..."},"webhookEventId":"01FZ74A0TDDPYRVKNK77XKC3ZR","deliveryContext":{"isRedelivery":false},"timestamp":1625665242211,"source":{"type":"user","userId":"U80696558e1aa831..."},"replyToken":"757913772c4646b784d4b7ce46d12671","mode":"active"}]}`,
-	"group mention": `{"destination":"Ubot00000000000000000000000000000","events":[{"replyToken":"nHuyWiB7yP5Zw52FIkcQobQuGDXCTA","type":"message","mode":"active","timestamp":1462629479859,"source":{"type":"group","groupId":"Ca56f94637c...","userId":"U4af4980629..."},"webhookEventId":"01FZ74A0TDDPYRVKNK77XKC3ZR","deliveryContext":{"isRedelivery":false},"message":{"id":"444573844083572737","type":"text","quoteToken":"q3Plxr4AgKd...","text":"@All @example Good Morning!! (love)","emojis":[{"index":29,"length":6,"productId":"5ac1bfd5040ab15980c9b435","emojiId":"001"}],"mention":{"mentionees":[{"index":0,"length":4,"type":"all"},{"index":5,"length":8,"userId":"U49585cd0d5...","type":"user","isSelf":false}]}}}]}`,
-	"room":          `{"destination":"Ubot","events":[{"type":"message","message":{"type":"text","id":"1","text":"hi","quoteToken":"q"},"webhookEventId":"01A","deliveryContext":{"isRedelivery":true},"timestamp":1,"source":{"type":"room","roomId":"Ra8dbf4673c4c812cd491258042226c99","userId":"U1"},"replyToken":"r","mode":"standby"}]}`,
-	"quoted":        `{"destination":"Ubot","events":[{"type":"message","message":{"type":"text","id":"2","text":"yes","quoteToken":"q2","quotedMessageId":"468789577898262530"},"webhookEventId":"01B","deliveryContext":{"isRedelivery":false},"timestamp":2,"source":{"type":"user","userId":"U2"},"replyToken":"r2","mode":"active"}]}`,
-	"several":       `{"destination":"Ubot","events":[{"type":"message","message":{"type":"text","id":"3","text":"a","quoteToken":"q"},"webhookEventId":"01C","deliveryContext":{"isRedelivery":false},"timestamp":3,"source":{"type":"user","userId":"U3"},"replyToken":"r3","mode":"active"},{"type":"message","message":{"type":"text","id":"4","text":"b","quoteToken":"q"},"webhookEventId":"01D","deliveryContext":{"isRedelivery":false},"timestamp":4,"source":{"type":"group","groupId":"C1","userId":"U4"},"replyToken":"r4","mode":"active"}]}`,
-	"no events":     `{"destination":"Ubot","events":[]}`,
-	"null events":   `{"destination":"Ubot","events":null}`,
-	"unknown keys":  `{"destination":"Ubot","future":1,"events":[{"type":"message","later":{"x":1},"message":{"type":"text","id":"5","text":"c","quoteToken":"q","markAsReadToken":"m"},"webhookEventId":"01E","deliveryContext":{"isRedelivery":false},"timestamp":5,"source":{"type":"user","userId":"U5","extra":true},"replyToken":"r5","mode":"active"}]}`,
+	"user":               `{"destination":"Ubot00000000000000000000000000000","events":[{"type":"message","message":{"type":"text","id":"14353798921116","text":"Hello, world","quoteToken":"q3Plxr4AgKd..."},"webhookEventId":"01FZ74A0TDDPYRVKNK77XKC3ZR","deliveryContext":{"isRedelivery":false},"timestamp":1625665242211,"source":{"type":"user","userId":"U80696558e1aa831..."},"replyToken":"757913772c4646b784d4b7ce46d12671","mode":"active"}]}`,
+	"group mention":      `{"destination":"Ubot00000000000000000000000000000","events":[{"replyToken":"nHuyWiB7yP5Zw52FIkcQobQuGDXCTA","type":"message","mode":"active","timestamp":1462629479859,"source":{"type":"group","groupId":"Ca56f94637c...","userId":"U4af4980629..."},"webhookEventId":"01FZ74A0TDDPYRVKNK77XKC3ZR","deliveryContext":{"isRedelivery":false},"message":{"id":"444573844083572737","type":"text","quoteToken":"q3Plxr4AgKd...","text":"@All @example Good Morning!! (love)","emojis":[{"index":29,"length":6,"productId":"5ac1bfd5040ab15980c9b435","emojiId":"001"}],"mention":{"mentionees":[{"index":0,"length":4,"type":"all"},{"index":5,"length":8,"userId":"U49585cd0d5...","type":"user","isSelf":false}]}}}]}`,
+	"room":               `{"destination":"Ubot","events":[{"type":"message","message":{"type":"text","id":"1","text":"hi","quoteToken":"q"},"webhookEventId":"01A","deliveryContext":{"isRedelivery":true},"timestamp":1,"source":{"type":"room","roomId":"Ra8dbf4673c4c812cd491258042226c99","userId":"U1"},"replyToken":"r","mode":"standby"}]}`,
+	"quoted":             `{"destination":"Ubot","events":[{"type":"message","message":{"type":"text","id":"2","text":"yes","quoteToken":"q2","quotedMessageId":"468789577898262530"},"webhookEventId":"01B","deliveryContext":{"isRedelivery":false},"timestamp":2,"source":{"type":"user","userId":"U2"},"replyToken":"r2","mode":"active"}]}`,
+	"several":            `{"destination":"Ubot","events":[{"type":"message","message":{"type":"text","id":"3","text":"a","quoteToken":"q"},"webhookEventId":"01C","deliveryContext":{"isRedelivery":false},"timestamp":3,"source":{"type":"user","userId":"U3"},"replyToken":"r3","mode":"active"},{"type":"message","message":{"type":"text","id":"4","text":"b","quoteToken":"q"},"webhookEventId":"01D","deliveryContext":{"isRedelivery":false},"timestamp":4,"source":{"type":"group","groupId":"C1","userId":"U4"},"replyToken":"r4","mode":"active"}]}`,
+	"no events":          `{"destination":"Ubot","events":[]}`,
+	"null events":        `{"destination":"Ubot","events":null}`,
+	"mention of the bot": `{"destination":"Ubot","events":[{"type":"message","message":{"type":"text","id":"6","text":"@bot hi","quoteToken":"q","mention":{"mentionees":[{"index":0,"length":4,"type":"user","userId":"Ubot","isSelf":true}]}},"webhookEventId":"01F","deliveryContext":{"isRedelivery":false},"timestamp":6,"source":{"type":"group","groupId":"C6","userId":"U6"},"replyToken":"r6","mode":"active"}]}`,
+	"unknown keys":       `{"destination":"Ubot","future":1,"events":[{"type":"message","later":{"x":1},"message":{"type":"text","id":"5","text":"c","quoteToken":"q","markAsReadToken":"m"},"webhookEventId":"01E","deliveryContext":{"isRedelivery":false},"timestamp":5,"source":{"type":"user","userId":"U5","extra":true},"replyToken":"r5","mode":"active"}]}`,
 }
 
 // Bodies the one-pass parser leaves to the SDK's: other events, other messages, other sources,
@@ -34,6 +42,26 @@ var otherBodies = map[string]string{
 	"null message":   `{"destination":"Ubot","events":[{"type":"message","message":null,"timestamp":1,"source":{"type":"user","userId":"U1"},"replyToken":"r","mode":"active","webhookEventId":"01A","deliveryContext":{"isRedelivery":false}}]}`,
 	"wrong types":    `{"destination":"Ubot","events":[{"type":"message","message":{"type":"text","id":1,"text":"a"},"timestamp":"1","source":{"type":"user","userId":"U1"}}]}`,
 	"not an object":  `[1,2,3]`,
+}
+
+// Bodies whose keys encoding/json and the SDK's parser read differently: a repeated object, list
+// or field (encoding/json decodes the second over what the first filled in, the SDK keeps the
+// last), a key in another case than the definition's (encoding/json takes it, the SDK does not),
+// an escaped key. The one pass leaves them all to the SDK's parser.
+var keyBodies = map[string]string{
+	"repeated source":   `{"destination":"Ubot","events":[{"type":"message","source":{"type":"user","userId":"U1"},"message":{"type":"text","id":"1","text":"a","quoteToken":"q"},"timestamp":1,"replyToken":"r","mode":"active","webhookEventId":"01A","source":{"type":"group","groupId":"C1"}}]}`,
+	"repeated message":  `{"destination":"Ubot","events":[{"type":"message","source":{"type":"group","groupId":"C1","userId":"U1"},"message":{"type":"text","id":"1","text":"@bot a","quoteToken":"q","mention":{"mentionees":[{"index":0,"length":4,"type":"user","userId":"Ubot","isSelf":true}]}},"message":{"type":"text","id":"1","text":"a","quoteToken":"q"},"timestamp":1,"replyToken":"r","mode":"active","webhookEventId":"01A"}]}`,
+	"repeated events":   `{"destination":"Ubot","events":[{"type":"message","source":{"type":"user","userId":"U1"},"message":{"type":"text","id":"1","text":"a","quoteToken":"q"},"replyToken":"r1","webhookEventId":"01A"}],"events":[{"type":"message","source":{"type":"user","userId":"U2"},"message":{"type":"text","id":"2","text":"b"}}]}`,
+	"repeated context":  `{"destination":"Ubot","events":[{"type":"message","source":{"type":"user","userId":"U1"},"message":{"type":"text","id":"1","text":"a","quoteToken":"q"},"deliveryContext":{"isRedelivery":true},"deliveryContext":{}}]}`,
+	"repeated field":    `{"destination":"Ubot","events":[{"type":"message","source":{"type":"user","userId":"U1","userId":"U2"},"message":{"type":"text","id":"1","text":"a","quoteToken":"q"}}]}`,
+	"repeated mention":  `{"destination":"Ubot","events":[{"type":"message","source":{"type":"group","groupId":"C1","userId":"U1"},"message":{"type":"text","id":"1","text":"@bot a","quoteToken":"q","mention":{"mentionees":[{"index":0,"length":4,"type":"user","userId":"Ubot","isSelf":true}]},"mention":{"mentionees":[]}}}]}`,
+	"cased source":      `{"destination":"Ubot","events":[{"type":"message","Source":{"type":"user","userId":"U1"},"message":{"type":"text","id":"1","text":"a","quoteToken":"q"}}]}`,
+	"cased and exact":   `{"destination":"Ubot","events":[{"type":"message","source":{"type":"user","userId":"U1"},"SOURCE":{"type":"user","userId":"U2"},"message":{"type":"text","id":"1","text":"a","quoteToken":"q"}}]}`,
+	"cased type":        `{"destination":"Ubot","events":[{"Type":"message","source":{"type":"user","userId":"U1"},"message":{"type":"text","id":"1","text":"a","quoteToken":"q"}}]}`,
+	"cased destination": `{"Destination":"Ubot","events":[]}`,
+	"escaped key":       `{"destination":"Ubot","events":[{"type":"message","\u0073ource":{"type":"user","userId":"U1"},"message":{"type":"text","id":"1","text":"a","quoteToken":"q"}}]}`,
+	"folded key":        `{"destination":"Ubot","events":[{"type":"message","\u017fource":{"type":"user","userId":"U1"},"message":{"type":"text","id":"1","text":"a","quoteToken":"q"}}]}`,
+	"non-ASCII key":     `{"destination":"Ubot","events":[{"type":"message","ſource":{"type":"user","userId":"U1"},"message":{"type":"text","id":"1","text":"a","quoteToken":"q"}}]}`,
 }
 
 // The one-pass parser builds exactly what the SDK's parser builds, for every body it takes.
@@ -62,5 +90,117 @@ func TestOtherBodiesAreLeftToTheSDK(t *testing.T) {
 				t.Fatalf("taken by the one-pass parser: %#v", got)
 			}
 		})
+	}
+}
+
+func TestKeysReadDifferentlyAreLeftToTheSDK(t *testing.T) {
+	for name, body := range keyBodies {
+		t.Run(name, func(t *testing.T) {
+			if got, ok := parseTextEvents([]byte(body)); ok {
+				t.Fatalf("taken by the one-pass parser: %#v", got)
+			}
+		})
+	}
+}
+
+// signed is a webhook request for body, signed with the channel secret.
+func signed(body string) *http.Request {
+	r := httptest.NewRequest(http.MethodPost, "/webhook", strings.NewReader(body))
+	r.Header.Set("X-Line-Signature", fakeline.Sign(testSecret, []byte(body)))
+	return r
+}
+
+const testSecret = "parse-test-secret"
+
+// parseRequest answers every body exactly as the SDK's webhook.ParseRequest does.
+func TestParseRequestIsTheSDKs(t *testing.T) {
+	all := map[string]string{"not JSON": `{"events":[`}
+	for _, bodies := range []map[string]string{textBodies, otherBodies, keyBodies} {
+		maps.Copy(all, bodies)
+	}
+	for name, body := range all {
+		t.Run(name, func(t *testing.T) {
+			got, err := parseRequest(testSecret, signed(body))
+			want, wantErr := webhook.ParseRequest(testSecret, signed(body))
+			if (err != nil) != (wantErr != nil) {
+				t.Fatalf("error %v, the SDK's %v", err, wantErr)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("parsed:\n%#v\nthe SDK:\n%#v", got, want)
+			}
+		})
+	}
+}
+
+// A request fails before anything is parsed when its signature is not the channel's, with the
+// size cap's own error when the body is too large, and never with the body in the error.
+func TestParseRequestRefusals(t *testing.T) {
+	body := textBodies["user"]
+	forged := signed(body)
+	forged.Header.Set("X-Line-Signature", fakeline.Sign("another-secret", []byte(body)))
+	if _, err := parseRequest(testSecret, forged); !errors.Is(err, webhook.ErrInvalidSignature) {
+		t.Fatalf("forged signature: %v", err)
+	}
+	unsigned := signed(body)
+	unsigned.Header.Del("X-Line-Signature")
+	if _, err := parseRequest(testSecret, unsigned); !errors.Is(err, webhook.ErrInvalidSignature) {
+		t.Fatalf("no signature: %v", err)
+	}
+
+	big := signed(body)
+	big.Body = http.MaxBytesReader(httptest.NewRecorder(), big.Body, int64(len(body)-1))
+	var tooBig *http.MaxBytesError
+	if _, err := parseRequest(testSecret, big); !errors.As(err, &tooBig) {
+		t.Fatalf("body over the cap: %v", err)
+	}
+
+	secretText := `{"destination":"Ubot","events":[{"type":"message","message":{"type":"text","text":"my password is hunter2"` // cut short
+	_, err := parseRequest(testSecret, signed(secretText))
+	if err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("a body that is not JSON: %v", err)
+	}
+}
+
+// FuzzTextEventsParseAsTheSDK: whatever body the one pass takes, the SDK's parser takes too and
+// builds the same request from it.
+func FuzzTextEventsParseAsTheSDK(f *testing.F) {
+	for _, bodies := range []map[string]string{textBodies, otherBodies, keyBodies} {
+		for _, body := range bodies {
+			f.Add(body)
+		}
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		got, ok := parseTextEvents([]byte(body))
+		if !ok {
+			return
+		}
+		var want webhook.CallbackRequest
+		if err := json.Unmarshal([]byte(body), &want); err != nil {
+			t.Fatalf("taken by the one pass, refused by the SDK: %v", err)
+		}
+		if !reflect.DeepEqual(*got, want) {
+			t.Fatalf("one pass:\n%#v\nthe SDK:\n%#v", *got, want)
+		}
+	})
+}
+
+func BenchmarkParseTextEvents(b *testing.B) {
+	body := []byte(textBodies["group mention"])
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := parseTextEvents(body); !ok {
+			b.Fatal("left to the SDK")
+		}
+	}
+}
+
+func BenchmarkParseSDK(b *testing.B) {
+	body := []byte(textBodies["group mention"])
+	b.ReportAllocs()
+	for b.Loop() {
+		var cb webhook.CallbackRequest
+		if err := json.Unmarshal(body, &cb); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
