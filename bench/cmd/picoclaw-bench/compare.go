@@ -114,6 +114,10 @@ func runCompare(ctx context.Context, o options) error {
 	ollama := suite.NewOllama(new(atomic.Int64), o.chatModel, o.workerName)
 	defer ollama.Close()
 	users := lineUsers(256)
+	caEnv, err := line.CAEnv(tmp)
+	if err != nil {
+		return err
+	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: co.inFlight, IdleConnTimeout: time.Minute}}
 	for r := range co.rounds {
 		// A then B in odd rounds, B then A in even ones: whatever the run before leaves behind
@@ -127,7 +131,7 @@ func runCompare(ctx context.Context, o options) error {
 			name := fmt.Sprintf("r%d%c", r+1, 'a'+i)
 			logf("round %d, build %c (%s)", r+1, 'A'+i, side.Commit)
 			opts := suite.EmbeddedOptions{Bin: side.bin, Root: side.root, DataDir: filepath.Join(tmp, name), LineAPI: line.URL,
-				Ollama: ollama.URL, LineUsers: users, Env: extraEnv(o)}
+				Ollama: ollama.URL, LineUsers: users, Env: append(slices.Clip(caEnv), extraEnv(o)...)}
 			s, err := compareOnce(ctx, opts, line, users, client, co, name)
 			if err != nil {
 				return fmt.Errorf("round %d, build %c: %w", r+1, 'A'+i, err)

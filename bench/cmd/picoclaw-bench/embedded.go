@@ -76,7 +76,12 @@ func runEmbedded(ctx context.Context, o options) (err error) {
 	ollama := suite.NewOllama(new(atomic.Int64), o.chatModel, o.workerName)
 	defer ollama.Close()
 	users := lineUsers(eo.users)
-	opts := suite.EmbeddedOptions{Bin: bin, Root: root, LineAPI: line.URL, Ollama: ollama.URL, LineUsers: users, Env: extraEnv(o)}
+	caEnv, err := line.CAEnv(tmp)
+	if err != nil {
+		return err
+	}
+	opts := suite.EmbeddedOptions{Bin: bin, Root: root, LineAPI: line.URL, Ollama: ollama.URL, LineUsers: users,
+		Env: append(caEnv, extraEnv(o)...)}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: eo.inFlight, IdleConnTimeout: time.Minute}}
 	profiles := filepath.Join(o.out, "profiles")
 

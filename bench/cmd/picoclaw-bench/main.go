@@ -186,7 +186,11 @@ func run(ctx context.Context, o options) (err error) {
 	ollama := suite.NewOllama(&modelLatency, o.chatModel, o.workerName)
 	defer ollama.Close()
 	users := lineUsers(o.users)
-	env := extraEnv(o)
+	caEnv, err := line.CAEnv(logDir)
+	if err != nil {
+		return err
+	}
+	env := append(caEnv, extraEnv(o)...)
 	logf("starting the suite (schema %s)", iso.Schema)
 	s, err := suite.Start(ctx, suite.Options{Root: root, BinDir: bin, LogDir: logDir, Iso: iso,
 		LineAPI: line.URL, Ollama: ollama.URL, LineUsers: users, Env: env})

@@ -200,8 +200,13 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	proxiedDSN := viaProxy(pgProxy.Addr())
 
 	plan := Plan{Messages: o.Messages, Chats: o.Chats}
-	line := suite.NewLineAPI()
+	// HTTP/1.1, so that a reset drops the connection.
+	line := suite.NewLineAPIHTTP1()
 	defer line.Close()
+	caEnv, err := line.CAEnv(o.LogDir)
+	if err != nil {
+		return nil, err
+	}
 	checker := NewChecker(plan)
 	line.Observe(checker.Record)
 	ollama := suite.NewOllama(new(atomic.Int64), "chat-v1:latest", "worker-v1:latest")
@@ -209,11 +214,11 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 
 	o.Logf("starting the suite with %d replica(s) of every consumer (schema %s)", o.Replicas, iso.Schema)
 	s, err := suite.Start(ctx, suite.Options{Root: o.Root, BinDir: bin, LogDir: o.LogDir, Iso: iso, LineAPI: line.URL,
-		Ollama: ollama.URL, LineUsers: plan.Users(), Replicas: o.Replicas, Env: []string{
-			"PICOCLAW_REDIS_ADDR=" + redisProxy.Addr(),
-			"PICOCLAW_POSTGRES_DSN=" + proxiedDSN,
-			"PICOCLAW_APPROVAL_TOKENS=faults:" + approverToken,
-		}})
+		Ollama: ollama.URL, LineUsers: plan.Users(), Replicas: o.Replicas, Env: append(caEnv,
+			"PICOCLAW_REDIS_ADDR="+redisProxy.Addr(),
+			"PICOCLAW_POSTGRES_DSN="+proxiedDSN,
+			"PICOCLAW_APPROVAL_TOKENS=faults:"+approverToken,
+		)})
 	if err != nil {
 		return nil, err
 	}

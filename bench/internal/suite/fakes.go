@@ -2,8 +2,12 @@ package suite
 
 import (
 	"bytes"
+	"encoding/pem"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,11 +34,29 @@ type LineAPI struct {
 	Replies, Unawaited, Pushes atomic.Int64
 }
 
-// NewLineAPI starts the fake.
-func NewLineAPI() *LineAPI {
-	l := &LineAPI{Server: fakeline.NewServer(LineToken), waiters: map[string]chan Reply{}}
+// NewLineAPI starts the fake over HTTPS with HTTP/2, as api.line.me answers. The suite trusts
+// its certificate through CAEnv.
+func NewLineAPI() *LineAPI { return newLineAPI(true) }
+
+// NewLineAPIHTTP1 is NewLineAPI over HTTP/1.1 (still HTTPS), for runs that drop connections
+// (fakeline.Fault's Reset).
+func NewLineAPIHTTP1() *LineAPI { return newLineAPI(false) }
+
+func newLineAPI(http2 bool) *LineAPI {
+	l := &LineAPI{Server: fakeline.NewTLSServer(LineToken, http2), waiters: map[string]chan Reply{}}
 	l.OnSent(l.sent)
 	return l
+}
+
+// CAEnv is the environment that makes a suite process trust the fake's certificate:
+// SSL_CERT_FILE naming a file in dir that holds it (Go reads it instead of the system's bundle).
+func (l *LineAPI) CAEnv(dir string) ([]string, error) {
+	path := filepath.Join(dir, "fake-line-ca.pem")
+	cert := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: l.Certificate().Raw})
+	if err := os.WriteFile(path, cert, 0o644); err != nil {
+		return nil, fmt.Errorf("fake LINE API certificate: %w", err)
+	}
+	return []string{"SSL_CERT_FILE=" + path}, nil
 }
 
 // Observe calls f with every reply and push accepted from now on (as with OnSent, f must not

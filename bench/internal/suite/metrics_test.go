@@ -46,10 +46,14 @@ func TestMetricsAfterTraffic(t *testing.T) {
 	ollama := suite.NewOllama(new(atomic.Int64), "chat-v1:latest", "worker-v1:latest")
 	defer ollama.Close()
 	users := []string{"Ubench0000000000000000000000000001", "Ubench0000000000000000000000000002"}
+	caEnv, err := line.CAEnv(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
 	s, err := suite.Start(ctx, suite.Options{
 		Root: root, BinDir: bin, LogDir: t.TempDir(), LineAPI: line.URL, Ollama: ollama.URL, LineUsers: users,
 		Iso: &suite.Isolation{DSN: pg.DSN, RedisAddr: rd.Addr, RedisPrefix: rd.Prefix},
-		Env: []string{"PICOCLAW_APPROVAL_AUTO_APPROVE_ENABLED=true", "PICOCLAW_LOG_LEVEL=warn"},
+		Env: append(caEnv, "PICOCLAW_APPROVAL_AUTO_APPROVE_ENABLED=true", "PICOCLAW_LOG_LEVEL=warn"),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -138,6 +138,22 @@ var uuidPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a
 
 // NewServer starts a Messaging API server that accepts the channel access token token.
 func NewServer(token string) *Server {
+	s := newServer(token)
+	s.Start()
+	return s
+}
+
+// NewTLSServer is NewServer over HTTPS, with HTTP/2 offered when http2 is set (as api.line.me
+// does; a Fault's Reset needs HTTP/1.1, whose connection a handler can take over and drop). Its
+// certificate (Certificate) is issued to 127.0.0.1 by httptest's own authority.
+func NewTLSServer(token string, http2 bool) *Server {
+	s := newServer(token)
+	s.EnableHTTP2 = http2
+	s.StartTLS()
+	return s
+}
+
+func newServer(token string) *Server {
 	s := &Server{token: token, tokens: map[string]bool{}, accepted: map[string]bool{}, contents: map[string]content{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v2/bot/message/reply", s.reply)
@@ -146,7 +162,7 @@ func NewServer(token string) *Server {
 	// The blob API (api-data.line.me in production) on the same server: the gateway's
 	// line.data_api_base_url points here in tests.
 	mux.HandleFunc("GET /v2/bot/message/{messageId}/content", s.content)
-	s.Server = httptest.NewServer(s.auth(mux))
+	s.Server = httptest.NewUnstartedServer(s.auth(mux))
 	return s
 }
 
