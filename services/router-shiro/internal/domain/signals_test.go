@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -42,6 +43,51 @@ func TestSignals(t *testing.T) {
 		}
 		if ok && (d.Route != RouteChat || d.Source != SourceSignals || d.Confidence <= 0 || len(d.Evidence) == 0) {
 			t.Errorf("%q: decision %+v", tt.text, d)
+		}
+	}
+}
+
+// requestJaPattern is requestJa as one regular expression, the way it was first written.
+var requestJaPattern = regexp.MustCompile(`(して|てください|て下さい|てほしい|て欲しい|ってくれ|お願い|頼む|作って|書いて|直して|変えて|消して|追加|作成|削除|変更|修正|実行|設定して|まとめて|教えてください)`)
+
+// patternsMatch is what asksForWork answers, by running every pattern on the whole text.
+func patternsMatch(t string) bool {
+	return workMarkers.MatchString(t) || requestJaPattern.MatchString(t) || requestEn.MatchString(t)
+}
+
+var workTexts = []string{
+	"やあ、元気?", "ありがとう！", "見て https://example.com", "www.example.com", "a;b", "$(rm -rf)", "main.go が変",
+	"~/src/x/", "../a/b", "a/b/c", "`x`", "お願いします", "これ作って", "教えてください", "fix it", "  please help",
+	"Could You help", "ſet the timer", "K", "\u212aeep going", "ＦＩＸ it", "こんにちは。元気？", "12345", "",
+	"Ünïcödé text", "test", "do it, will you?", "pleased", "the list", "明日の天気", "設定して", "設定",
+}
+
+// The byte searches before each pattern never change its answer: every text is asked for work
+// exactly when one of the patterns matches it.
+func TestAsksForWorkIsThePatterns(t *testing.T) {
+	for _, text := range workTexts {
+		if got, want := asksForWork(text), patternsMatch(text); got != want {
+			t.Errorf("%q: %v, the patterns say %v", text, got, want)
+		}
+	}
+}
+
+func FuzzAsksForWorkIsThePatterns(f *testing.F) {
+	for _, text := range workTexts {
+		f.Add(text)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		if got, want := asksForWork(text), patternsMatch(text); got != want {
+			t.Fatalf("%q: %v, the patterns say %v", text, got, want)
+		}
+	})
+}
+
+func BenchmarkSignals(b *testing.B) {
+	texts := []string{"やあ、元気? 今日はいい天気だね", "thanks, that was helpful!", "README を更新してください"}
+	for b.Loop() {
+		for _, text := range texts {
+			Signals(text, RouteChat)
 		}
 	}
 }
