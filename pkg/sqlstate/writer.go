@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -102,6 +103,13 @@ func (w *writer) passLead() {
 // runNext runs the queued calls (the leader's among them) as one batch and passes the lead on.
 func (w *writer) runNext(db *sql.DB) {
 	w.mu.Lock()
+	if len(w.queue) == 1 {
+		// A lone call first lets the goroutines that are ready to run do so: a write one of
+		// them is about to queue then joins this batch and shares its commit.
+		w.mu.Unlock()
+		runtime.Gosched()
+		w.mu.Lock()
+	}
 	n := min(len(w.queue), maxBatch)
 	batch := w.queue[:n:n]
 	w.queue = w.queue[n:]
