@@ -14,6 +14,13 @@ import (
 // transaction (and the write lock it holds) arbitrarily long.
 const maxBatch = 64
 
+// A batch of fewer than batchGather calls yields the processor up to batchYields times before
+// it starts (see runNext).
+const (
+	batchGather = 4
+	batchYields = 2
+)
+
 // writer is the queue of write transactions of one DB (see DB.Tx). The caller at the head of
 // the queue leads: it runs the queued calls as one batch and hands the lead to the next
 // waiting caller, so no goroutine is needed between calls and no caller waits behind batches
@@ -103,9 +110,9 @@ func (w *writer) passLead() {
 // runNext runs the queued calls (the leader's among them) as one batch and passes the lead on.
 func (w *writer) runNext(db *sql.DB) {
 	w.mu.Lock()
-	if len(w.queue) == 1 {
-		// A lone call first lets the goroutines that are ready to run do so: a write one of
-		// them is about to queue then joins this batch and shares its commit.
+	// A small batch first lets the goroutines that are ready to run do so (twice at most): a
+	// write one of them is about to queue then joins the batch and shares its commit.
+	for i := 0; i < batchYields && len(w.queue) < batchGather; i++ {
 		w.mu.Unlock()
 		runtime.Gosched()
 		w.mu.Lock()
