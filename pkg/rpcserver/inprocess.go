@@ -18,8 +18,9 @@ import (
 // service runs, a unary Connect call that a client of this process (NewHTTPClient) makes to
 // ln's address is served by calling the service's handler on the caller's goroutine, with no
 // connection, framing or copy in between. The embedded suite uses it for the calls between
-// its components. The handler is the one the listener serves (authentication of the caller,
-// limits, metrics, tracing, drain on shutdown), the request carries the same headers and body,
+// its components. The handler is the one the listener serves (listenerHandler: authentication
+// of the caller, limits, metrics, tracing, drain on shutdown; only the stack reserve is left out,
+// the call running on its caller's goroutine), the request carries the same headers and body,
 // and the handler's context is the server's, cancelled when the caller's ends — what it sees
 // over the network. Streams, the gRPC protocol and anything else go over ln as before.
 func InProcess(ln net.Listener) net.Listener { return inProcessListener{ln} }

@@ -16,13 +16,14 @@ import (
 func BenchmarkInProcessCall(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	url, _, done := inProcessRouter(b, ctx, func(context.Context, *routerv1.DecideRequest) (*routerv1.DecideResponse, error) {
+	url, ln, done := inProcessRouter(b, ctx, func(context.Context, *routerv1.DecideRequest) (*routerv1.DecideResponse, error) {
 		return &routerv1.DecideResponse{}, nil
 	})
 	client := routerClient(b, url, svcauth.ChatMio)
 	id := "job_20261128_0001"
 	cctx := jobid.WithJobID(ctx, id)
 	req := &routerv1.DecideRequest{Text: "こんにちは", JobId: id}
+	before := ln.n.Load()
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := client.Decide(cctx, req); err != nil {
@@ -30,6 +31,9 @@ func BenchmarkInProcessCall(b *testing.B) {
 		}
 	}
 	b.StopTimer()
+	if n := ln.n.Load() - before; n != 0 {
+		b.Fatalf("%d connections: the calls went over the network", n)
+	}
 	cancel()
 	<-done
 }

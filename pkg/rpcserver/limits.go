@@ -80,12 +80,8 @@ func (s *Server) httpServer(ctx context.Context, h http.Handler, h2c bool) *http
 		protocols.SetUnencryptedHTTP2(true)
 	}
 	l := s.cfg.Limits
-	handler := s.inflight.wrap(h)
-	if h2c {
-		handler = reserveStack(handler)
-	}
 	return &http.Server{
-		Handler:           handler,
+		Handler:           s.listenerHandler(h, h2c),
 		ReadHeaderTimeout: l.ReadHeaderTimeout,
 		IdleTimeout:       l.IdleTimeout,
 		MaxHeaderBytes:    l.MaxHeaderBytes,
@@ -96,10 +92,22 @@ func (s *Server) httpServer(ctx context.Context, h http.Handler, h2c bool) *http
 	}
 }
 
-// reserveStack grows the stack of the goroutine an HTTP/2 stream is served on to its working
-// size before the request goes down the middleware, interceptors and handler (and, for most
-// calls, a client's interceptors to the next service): the server starts a goroutine per stream,
-// whose stack would otherwise be copied several times per call as the chain deepens.
+// listenerHandler is what a listener serves, and what is served in process (InProcess): h,
+// drained on shutdown (inflight), its goroutine's stack grown first when reserve is set.
+func (s *Server) listenerHandler(h http.Handler, reserve bool) http.Handler {
+	handler := s.inflight.wrap(h)
+	if reserve {
+		handler = reserveStack(handler)
+	}
+	return handler
+}
+
+// reserveStack grows the stack of the goroutine a request on an internal listener is served on
+// (one per HTTP/2 stream, one per HTTP/1.1 connection) to its working size before the request
+// goes down the middleware, interceptors and handler (and, for most calls, a client's
+// interceptors to the next service): its stack would otherwise be copied several times per call
+// as the chain deepens. A call served in process runs on its caller's goroutine, whose stack its
+// caller grew, so it goes without.
 func reserveStack(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		deepstack.Reserve()

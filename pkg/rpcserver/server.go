@@ -310,7 +310,7 @@ func (s *Server) Run(ctx context.Context) error {
 	inProcessCtx, endInProcess := context.WithCancel(context.WithoutCancel(ctx))
 	defer endInProcess()
 	if _, ok := ln.(inProcessListener); ok {
-		stopInProcess = serveInProcess(ln.Addr().String(), s.inflight.wrap(s.router), inProcessCtx, &s.inflight)
+		stopInProcess = serveInProcess(ln.Addr().String(), s.listenerHandler(s.router, false), inProcessCtx, &s.inflight)
 		defer stopInProcess()
 	}
 	listeners := []net.Listener{s.limitListener(ln)}

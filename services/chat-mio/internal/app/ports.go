@@ -30,7 +30,9 @@ type SessionStore interface {
 	AddPending(ctx context.Context, id, jobID string) error
 	RemovePending(ctx context.Context, id, jobID string) error
 	// AppendTurns adds turns to the day's memory and trims it to the last memoryTurns entries;
-	// the session is then among the day's ActiveSessions.
+	// the session is then among the day's ActiveSessions. The day's memory lives 48 h from the
+	// last append (a store may keep the lifetime it has while that is within 30 s of it, so the
+	// memory may end that much sooner).
 	AppendTurns(ctx context.Context, id, day string, memoryTurns int, turns ...domain.Turn) error
 	// RecordTurn writes what a handled message leaves behind in one atomic write: the turns
 	// appended as AppendTurns does, the route set as SetPrevRoute does, and the reply kept for

@@ -397,14 +397,15 @@ func (s *SQLite) RemovePending(ctx context.Context, id, jobID string) error {
 }
 
 // AppendTurns implements app.SessionStore: append, keep the last memoryTurns (all when ≤ 0, as
-// LTRIM -0 -1 does) and renew the day's lifetime.
+// LTRIM -0 -1 does) and renew the day's lifetime (see appendTurns).
 func (s *SQLite) AppendTurns(ctx context.Context, id, day string, memoryTurns int, turns ...domain.Turn) error {
 	return s.RecordTurn(ctx, id, app.TurnRecord{Day: day, MemoryTurns: memoryTurns, Turns: turns})
 }
 
 // RecordTurn implements app.SessionStore: one transaction, of five statements for a turn with
 // its route and reply when it appends at most maxTurnsPerInsert turns (the route; the memory:
-// trim, append, renew; the reply); a reply alone is one statement.
+// trim, the day's expiry, append; the reply), six when the day's lifetime is renewed; a reply
+// alone is one statement.
 func (s *SQLite) RecordTurn(ctx context.Context, id string, rec app.TurnRecord) error {
 	if rec.Empty() {
 		return nil
@@ -444,7 +445,9 @@ func (s *SQLite) RecordTurn(ctx context.Context, id string, rec app.TurnRecord) 
 }
 
 // appendTurns adds the encoded turns to the day's memory in tx: trim to the newest keep rows (all
-// when keep < 0), append, renew the day's lifetime.
+// when keep < 0), append, and renew the day's lifetime to memoryTTL from now unless it is within
+// memoryRenewSlack of that (so a day's memory may end up to memoryRenewSlack sooner than Redis's,
+// whose EXPIRE renews at every append).
 func (s *SQLite) appendTurns(ctx context.Context, tx *sql.Tx, id, day string, keep int, encoded []string, now int64) error {
 	if err := s.exec(ctx, tx, qTrimMemory, id, day, now, keep); err != nil {
 		return err
@@ -458,7 +461,7 @@ func (s *SQLite) appendTurns(ctx context.Context, tx *sql.Tx, id, day string, ke
 		return err
 	}
 	renew := true
-	if cur.Valid && cur.Int64 >= exp-memoryRenewSlack.Milliseconds() {
+	if cur.Valid && exp-memoryRenewSlack.Milliseconds() <= cur.Int64 && cur.Int64 <= exp {
 		exp, renew = cur.Int64, false
 	}
 	for rest := encoded; len(rest) > 0; {

@@ -268,4 +268,12 @@ func TestSQLiteMemoryRenewsOnlyPastTheSlack(t *testing.T) {
 	if got := load(t, s, day, 10); len(got.Memory) != 3 {
 		t.Fatalf("memory = %+v", got.Memory)
 	}
+
+	// A lifetime beyond the full one (the clock stepped back) is set back to it, as EXPIRE does.
+	setExpiry(sqlstate.NowMS() + (memoryTTL + time.Hour).Milliseconds())
+	before = sqlstate.NowMS()
+	must(t, s.AppendTurns(ctx, sid, day, 10, domain.Turn{Role: "assistant", Text: "4"}))
+	if n, exp := expiries(); n != 1 || exp < before+memoryTTL.Milliseconds() || exp > sqlstate.NowMS()+memoryTTL.Milliseconds() {
+		t.Fatalf("beyond the lifetime: %d expiries, max %d; want one, the full lifetime from now", n, exp)
+	}
 }
