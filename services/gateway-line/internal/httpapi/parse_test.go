@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -200,5 +201,25 @@ func BenchmarkParseSDK(b *testing.B) {
 		if err := json.Unmarshal(body, &cb); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// plainKeys leaves an object of many keys to the SDK's parser (its comparisons would grow with
+// the square of their number) and never panics, not even on a body that is not JSON.
+func TestPlainKeysBounds(t *testing.T) {
+	var many strings.Builder
+	many.WriteString(`{"destination":"U","events":[]`)
+	for i := range maxObjectKeys {
+		fmt.Fprintf(&many, `,"k%d":0`, i)
+	}
+	many.WriteString("}")
+	if plainKeys([]byte(many.String())) {
+		t.Fatalf("%d keys in one object taken", maxObjectKeys+2)
+	}
+	if !plainKeys([]byte(textBodies["group mention"])) {
+		t.Fatal("a text body refused")
+	}
+	for _, body := range []string{`{}"a"`, `"a"`, `}`, `]]`, `{"a`, `{"a":"b\`, `[{"a":1},"b"]`} {
+		plainKeys([]byte(body))
 	}
 }
