@@ -26,6 +26,9 @@ type compareOptions struct {
 	rounds   int
 	messages int
 	inFlight int
+	// envA and envB are settings for one build only (KEY=VALUE, comma separated), to compare
+	// two settings of one build (-compare HEAD with the same tree) as well as two builds.
+	envA, envB string
 }
 
 func (c *compareOptions) flags() {
@@ -33,6 +36,8 @@ func (c *compareOptions) flags() {
 	flag.IntVar(&c.rounds, "compare-rounds", 3, "compare: rounds (each runs A, then B)")
 	flag.IntVar(&c.messages, "compare-messages", 3000, "compare: LINE text messages per run")
 	flag.IntVar(&c.inFlight, "compare-inflight", 32, "compare: messages awaiting their answer at a time")
+	flag.StringVar(&c.envA, "compare-env-a", "", "compare: extra KEY=VALUE settings for build A only, comma separated")
+	flag.StringVar(&c.envB, "compare-env-b", "", "compare: extra KEY=VALUE settings for build B only, comma separated")
 }
 
 // compareSample is what one run of one build measured.
@@ -52,6 +57,7 @@ type compareSample struct {
 // compareSide is one build: its commit, binary size and samples.
 type compareSide struct {
 	Commit      string          `json:"commit"`
+	Env         []string        `json:"env,omitempty"`
 	BinaryBytes int64           `json:"binary_bytes"`
 	Samples     []compareSample `json:"samples"`
 	bin, root   string
@@ -109,6 +115,7 @@ func runCompare(ctx context.Context, o options) error {
 	if rep.B, err = build(root, filepath.Join(tmp, "b")); err != nil {
 		return err
 	}
+	rep.A.Env, rep.B.Env = splitEnv(co.envA), splitEnv(co.envB)
 	line := suite.NewLineAPI()
 	defer line.Close()
 	ollama := suite.NewOllama(new(atomic.Int64), o.chatModel, o.workerName)
@@ -131,7 +138,7 @@ func runCompare(ctx context.Context, o options) error {
 			name := fmt.Sprintf("r%d%c", r+1, 'a'+i)
 			logf("round %d, build %c (%s)", r+1, 'A'+i, side.Commit)
 			opts := suite.EmbeddedOptions{Bin: side.bin, Root: side.root, DataDir: filepath.Join(tmp, name), LineAPI: line.URL,
-				Ollama: ollama.URL, LineUsers: users, Env: append(slices.Clip(caEnv), extraEnv(o)...)}
+				Ollama: ollama.URL, LineUsers: users, Env: slices.Concat(caEnv, extraEnv(o), side.Env)}
 			s, err := compareOnce(ctx, opts, line, users, client, co, name)
 			if err != nil {
 				return fmt.Errorf("round %d, build %c: %w", r+1, 'A'+i, err)
@@ -211,6 +218,14 @@ func (r *compareReport) markdown(w io.Writer) {
 	fmt.Fprintf(w, "A = %s, B = %s; %d rounds (A then B, then B then A, alternating), each on a fresh data directory: start, 3 s idle, %d LINE messages "+
 		"(%d awaiting their answer), stop. Medians of the rounds; ratio = B / A (below 1 is less).\n\n", r.A.Commit, r.B.Commit,
 		r.Rounds, r.Messages, r.InFlight)
+	for _, side := range []struct {
+		name string
+		env  []string
+	}{{"A", r.A.Env}, {"B", r.B.Env}} {
+		if len(side.env) > 0 {
+			fmt.Fprintf(w, "%s runs with %s.\n\n", side.name, strings.Join(side.env, " "))
+		}
+	}
 	fmt.Fprintf(w, "| figure | A | B | B / A |\n|---|---|---|---|\n")
 	row := func(name string, a, b float64, format string) {
 		ratio := "—"

@@ -140,14 +140,19 @@ func lineUsers(n int) []string {
 
 // extraEnv is -env as a list, with debug.pprof on for -profile.
 func extraEnv(o options) []string {
-	var env []string
-	if o.extraEnv != "" {
-		env = strings.Split(o.extraEnv, ",")
-	}
+	env := splitEnv(o.extraEnv)
 	if o.profile {
 		env = append(env, "PICOCLAW_DEBUG_PPROF=true")
 	}
 	return env
+}
+
+// splitEnv is a comma-separated list of KEY=VALUE settings as a list (nil when empty).
+func splitEnv(list string) []string {
+	if list == "" {
+		return nil
+	}
+	return strings.Split(list, ",")
 }
 
 // finish completes the report, writes name.json and name.md to o.out and prints the Markdown.
