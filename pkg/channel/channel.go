@@ -90,10 +90,13 @@ type Channel interface {
 	Send(ctx context.Context, to Target, key string, replies []chatlink.Reply) (int, error)
 }
 
-// Preparer is implemented by channels that do something before chat-mio is called (LINE's
-// loading animation). It is best effort: errors are the channel's to log.
+// Preparer is implemented by channels that do something while chat-mio works on an event
+// (LINE's loading animation). BeforeChat is called before chat-mio is; the runtime calls the
+// function it returns once chat-mio has answered (or failed), before anything is sent, and the
+// function returns when what BeforeChat started is over, so it cannot reach the user after the
+// answer (nil: nothing to wait for). It is best effort: errors are the channel's to log.
 type Preparer interface {
-	BeforeChat(ctx context.Context, ev Event)
+	BeforeChat(ctx context.Context, ev Event) (done func())
 }
 
 // Finisher is implemented by channels that act on the pressed button once chat-mio took the

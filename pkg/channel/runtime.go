@@ -120,8 +120,12 @@ func (r *Runtime) process(ctx context.Context, ev Event, raw []byte, to Target) 
 	if ev.Action != nil {
 		ctx = jobid.WithJobID(ctx, ev.Action.JobID)
 	}
+	prepared := func() {}
 	if p, ok := r.ch.(Preparer); ok {
-		p.BeforeChat(ctx, ev)
+		if done := p.BeforeChat(ctx, ev); done != nil {
+			prepared = sync.OnceFunc(done)
+			defer prepared()
+		}
 	}
 	req := chatlink.Request{
 		SessionID: ev.SessionID, UserID: ev.UserID, Text: ev.Text, Action: ev.Action, EventID: ev.ID,
@@ -133,12 +137,14 @@ func (r *Runtime) process(ctx context.Context, ev Event, raw []byte, to Target) 
 			return err
 		}
 		if refusal != "" {
+			prepared()
 			_, _, err := r.deliver(ctx, to, raw, "image:"+ev.ID, outbound{Replies: Notice(refusal)})
 			return err
 		}
 		req.Image = &img
 	}
 	res, err := r.chat.HandleMessage(ctx, req)
+	prepared()
 	if err != nil {
 		if errors.Is(err, ErrPermanent) {
 			return inbox.Permanent(fmt.Errorf("chat-mio: %w", err))

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,6 +25,9 @@ type fakeChannel struct {
 	sends    []send
 	sendErr  error
 	prepared []string
+	// prepDone records, for each call of BeforeChat's done function, how many sends had been
+	// made by then (the runtime calls it once, before any).
+	prepDone []int
 	finished []string
 	finErr   error
 }
@@ -73,7 +77,10 @@ func (f *fakeChannel) Send(_ context.Context, to Target, key string, replies []c
 	return n, nil
 }
 
-func (f *fakeChannel) BeforeChat(_ context.Context, ev Event) { f.prepared = append(f.prepared, ev.ID) }
+func (f *fakeChannel) BeforeChat(_ context.Context, ev Event) func() {
+	f.prepared = append(f.prepared, ev.ID)
+	return func() { f.prepDone = append(f.prepDone, len(f.sends)) }
+}
 
 func (f *fakeChannel) AfterChat(_ context.Context, ev Event) error {
 	f.finished = append(f.finished, ev.ID)
@@ -240,6 +247,9 @@ func testHandleCase(t *testing.T, tc handleCase, answer chatlink.Response, handl
 	}
 	if (len(ch.finished) > 0) != tc.finished || (len(ch.prepared) > 0) != tc.preparing {
 		t.Fatalf("finished %v prepared %v", ch.finished, ch.prepared)
+	}
+	if len(ch.prepDone) != len(ch.prepared) || slices.ContainsFunc(ch.prepDone, func(sent int) bool { return sent > 0 }) {
+		t.Fatalf("BeforeChat's end called with %v sends made before it, want once per call (%d) before any send", ch.prepDone, len(ch.prepared))
 	}
 }
 

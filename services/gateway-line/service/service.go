@@ -24,6 +24,11 @@ const Name = "gateway-line"
 // WebhookPath is where LINE posts events.
 const WebhookPath = "/line/webhook"
 
+// DefaultLoadingAfter is how long an answer may take before the loading animation starts: about
+// the second within which a reply still feels immediate, so an answer that comes sooner (a
+// command, a short answer of a quick model) shows no animation and costs no request for one.
+const DefaultLoadingAfter = time.Second
+
 // LineConfig is the `line:` section: the keys of every channel (api_base_url, allowed_users —
 // LINE user ids —, chat_timeout, inbox) and LINE's own.
 type LineConfig struct {
@@ -33,6 +38,9 @@ type LineConfig struct {
 	ReplyTokenMargin time.Duration `yaml:"reply_token_margin"`
 	// LoadingSeconds is the loading animation's duration in 1:1 chats (5..60, multiple of 5).
 	LoadingSeconds int `yaml:"loading_seconds"`
+	// LoadingAfter is how long an answer may take before the loading animation starts
+	// (0..10s; 0: at once, as every message arrives).
+	LoadingAfter time.Duration `yaml:"loading_after"`
 	// GroupMentionOnly: in group chats and rooms, only text messages that mention the bot are
 	// answered (button presses always are). Images, stickers and the other kinds cannot carry a
 	// mention, so with it on they are answered in 1:1 chats only — by design, not by accident.
@@ -70,6 +78,7 @@ func DefaultConfig() Config {
 		Settings:         channel.DefaultSettings("https://api.line.me"),
 		ReplyTokenMargin: 50 * time.Second,
 		LoadingSeconds:   20,
+		LoadingAfter:     DefaultLoadingAfter,
 		GroupMentionOnly: true,
 		MediaTTL:         24 * time.Hour,
 		DataAPIBaseURL:   "https://api-data.line.me",
@@ -94,6 +103,9 @@ func (c *Config) Validate() error {
 	errs.Add(c.Images.Validate())
 	if l.LoadingSeconds < 5 || l.LoadingSeconds > 60 {
 		errs.Addf("line.loading_seconds", "must be 5..60, got %d", l.LoadingSeconds)
+	}
+	if l.LoadingAfter < 0 || l.LoadingAfter > 10*time.Second {
+		errs.Addf("line.loading_after", "must be between 0 and 10s, got %s", l.LoadingAfter)
 	}
 	if u, err := url.Parse(l.PublicBaseURL); l.PublicBaseURL != "" && (err != nil || u.Scheme != "https" || u.Host == "" || u.RawQuery != "" || u.Fragment != "") {
 		errs.Addf("line.public_base_url", "must be an https URL without query (LINE fetches images only over HTTPS), got %q", l.PublicBaseURL)
@@ -132,7 +144,8 @@ func Run(ctx context.Context, cfg Config) error {
 				images = store.Publish
 			}
 			return app.New(app.Config{ReplyTokenMargin: cfg.Line.ReplyTokenMargin, LoadingSeconds: cfg.Line.LoadingSeconds,
-				Locale: cfg.Locale, Images: images, Contents: line}, line, env.Log), nil
+				LoadingAfter: cfg.Line.LoadingAfter,
+				Locale:       cfg.Locale, Images: images, Contents: line}, line, env.Log), nil
 		},
 	})
 }

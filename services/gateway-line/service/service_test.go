@@ -114,11 +114,28 @@ func TestWebhookRejectsForgedOversizedAndReplayed(t *testing.T) {
 	assertClean(t, h)
 }
 
+// loadingAtOnce starts the loading animation as each message arrives, for tests that look for it
+// without a slow answer.
+func loadingAtOnce(c *service.Config) { c.Line.LoadingAfter = 0 }
+
+// TestLoadingAnimationOnlyForSlowAnswers: as configured by default, a quick answer comes without
+// the loading animation.
+func TestLoadingAnimationOnlyForSlowAnswers(t *testing.T) {
+	h := start(t, nil)
+	tok := "rt-01EVFAST-" + allowed
+	h.line.IssueReplyToken(tok)
+	h.post(t, testSecret, fakeline.Body(fakeline.TextEvent("01EVFAST", allowed, "", tok, "やあ", nowMillis(), false)))
+	channeltest.WaitFor(t, "reply", func() bool { return hasSent(h.line, "reply", tok, "") })
+	if got := h.line.Loading(); len(got) != 0 {
+		t.Fatalf("loading animation for %v, though the answer took less than %s", got, service.DefaultLoadingAfter)
+	}
+}
+
 // TestReplyTokenAndPushFallback: a quick answer uses the reply token (with the loading
-// animation first); a late answer and a redelivered event are pushed with the event's stable
+// animation first, as the animation is set to start at once); a late answer and a redelivered event are pushed with the event's stable
 // retry key; a 5xx is retried with the same key and a 409 counts as delivered.
 func TestReplyTokenAndPushFallback(t *testing.T) {
-	h := start(t, nil)
+	h := start(t, loadingAtOnce)
 	t.Run("quick answer uses the reply token", func(t *testing.T) {
 		tok := "rt-01EVQUICK-" + allowed
 		h.line.IssueReplyToken(tok)
@@ -236,7 +253,7 @@ func TestApprovalButtonsAndPostback(t *testing.T) {
 // only a message that mentions the bot is answered, with no loading animation; follow is
 // welcomed, unfollow only logged.
 func TestAllowlistGroupsAndFollow(t *testing.T) {
-	h := start(t, nil)
+	h := start(t, loadingAtOnce)
 	stranger := "Ustranger0000000000000000000000x"
 	h.post(t, testSecret, fakeline.Body(
 		fakeline.TextEvent("01EVSTRANGER", stranger, "", "", "こんにちは", nowMillis(), false),
@@ -345,6 +362,8 @@ func TestConfigValidate(t *testing.T) {
 		{Name: "margin of a minute", Mutate: func(c *service.Config) { c.Line.ReplyTokenMargin = time.Minute }, Key: "line.reply_token_margin"},
 		{Name: "bad base url", Mutate: func(c *service.Config) { c.Line.APIBaseURL = "api.line.me" }, Key: "line.api_base_url"},
 		{Name: "loading too long", Mutate: func(c *service.Config) { c.Line.LoadingSeconds = 90 }, Key: "line.loading_seconds"},
+		{Name: "loading delay negative", Mutate: func(c *service.Config) { c.Line.LoadingAfter = -time.Second }, Key: "line.loading_after"},
+		{Name: "loading delay too long", Mutate: func(c *service.Config) { c.Line.LoadingAfter = time.Minute }, Key: "line.loading_after"},
 		{Name: "public base over http", Mutate: func(c *service.Config) { c.Line.PublicBaseURL = "http://bot.example.com" }, Key: "line.public_base_url"},
 		{Name: "media ttl too long", Mutate: func(c *service.Config) { c.Line.MediaTTL = 30 * 24 * time.Hour }, Key: "line.media_ttl"},
 		{Name: "malformed approver tokens", Mutate: func(c *service.Config) { c.Line.ApproverTokens = "ops-without-a-name" }, Key: "line.approver_tokens"},

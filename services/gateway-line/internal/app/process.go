@@ -35,7 +35,10 @@ type Config struct {
 	ReplyTokenMargin time.Duration
 	// LoadingSeconds is how long the loading animation runs at most (LINE stops it at the reply).
 	LoadingSeconds int
-	Locale         string
+	// LoadingAfter is how long chat-mio works on an event before the animation starts (0: at
+	// once).
+	LoadingAfter time.Duration
+	Locale       string
 	// Images makes a picture reachable for LINE (nil: images are named by their artifact
 	// reference in text instead).
 	Images domain.Publisher
@@ -126,15 +129,36 @@ func (c *Channel) Target(sessionID string) (channel.Target, error) {
 	return channel.Target{Native: to}, nil
 }
 
-// BeforeChat starts the loading animation in 1:1 chats. Best effort: the answer matters, the
+// BeforeChat starts the loading animation in 1:1 chats once chat-mio has worked on the event
+// for LoadingAfter without an answer: an answer that comes sooner (a command, a quick model)
+// needs no animation, and would only see it flash. The returned function stops the timer, or
+// waits for a request already under way, so the animation's request never reaches LINE after
+// the answer (LINE ends the animation when a message arrives; one started after it would run
+// its full LoadingSeconds on a finished conversation). Best effort: the answer matters, the
 // animation does not.
-func (c *Channel) BeforeChat(ctx context.Context, ev channel.Event) {
+func (c *Channel) BeforeChat(ctx context.Context, ev channel.Event) func() {
 	in := ev.Native.(domain.Inbound)
 	if in.IsGroup() {
-		return
+		return nil
 	}
-	if err := c.line.ShowLoading(ctx, in.ChatID, c.cfg.LoadingSeconds); err != nil {
-		c.log.WarnContext(ctx, "line.loading_failed", slog.String("event_id", in.EventID), slog.Any("error", err))
+	show := func() {
+		if err := c.line.ShowLoading(ctx, in.ChatID, c.cfg.LoadingSeconds); err != nil {
+			c.log.WarnContext(ctx, "line.loading_failed", slog.String("event_id", in.EventID), slog.Any("error", err))
+		}
+	}
+	if c.cfg.LoadingAfter <= 0 {
+		show()
+		return nil
+	}
+	shown := make(chan struct{})
+	t := time.AfterFunc(c.cfg.LoadingAfter, func() {
+		defer close(shown)
+		show()
+	})
+	return func() {
+		if !t.Stop() {
+			<-shown
+		}
 	}
 }
 

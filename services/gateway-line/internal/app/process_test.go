@@ -27,6 +27,10 @@ type fakeLine struct {
 	replyErr  error
 	pushErr   error
 	loadCalls []string
+	// sentBeforeLoading is how many replies and pushes each loading call came after.
+	sentBeforeLoading []int
+	// onLoading runs at each loading call.
+	onLoading func()
 }
 
 func (f *fakeLine) Reply(_ context.Context, tok string, msgs []domain.OutMessage) error {
@@ -41,16 +45,25 @@ func (f *fakeLine) Push(_ context.Context, to string, msgs []domain.OutMessage, 
 
 func (f *fakeLine) ShowLoading(_ context.Context, chatID string, _ int) error {
 	f.loadCalls = append(f.loadCalls, chatID)
+	f.sentBeforeLoading = append(f.sentBeforeLoading, len(f.calls))
+	if f.onLoading != nil {
+		f.onLoading()
+	}
 	return errors.New("loading is best effort")
 }
 
 type fakeChat struct {
 	err error
 	req chatlink.Request
+	// slow, when set, is waited for before the answer.
+	slow <-chan struct{}
 }
 
 func (f *fakeChat) HandleMessage(_ context.Context, req chatlink.Request) (chatlink.Response, error) {
 	f.req = req
+	if f.slow != nil {
+		<-f.slow
+	}
 	if f.err != nil {
 		return chatlink.Response{}, f.err
 	}
@@ -141,6 +154,57 @@ func TestHandle(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLoadingAfter: with LoadingAfter set, a quick answer comes without the loading animation; an
+// answer that takes longer gets it, and the animation's request is over before the answer is
+// sent. A failed event does not leave a timer behind.
+func TestLoadingAfter(t *testing.T) {
+	in := domain.Inbound{EventID: "E1", Kind: domain.KindText, SourceType: domain.SourceUser, UserID: "U1", ChatID: "U1",
+		Text: "hi", ReplyToken: "rt", Timestamp: now.Add(-time.Second)}
+	cfg := Config{ReplyTokenMargin: 50 * time.Second, LoadingSeconds: 20, Locale: "ja", Now: func() time.Time { return now }}
+	t.Run("quick answer", func(t *testing.T) {
+		cfg := cfg
+		cfg.LoadingAfter = time.Hour
+		line := &fakeLine{}
+		if err := runtime(cfg, []string{"U1"}, &fakeChat{}, line).Handle(context.Background(), delivery(t, in, false, 1)); err != nil {
+			t.Fatal(err)
+		}
+		if len(line.loadCalls) != 0 || len(line.calls) != 1 || line.calls[0].kind != "reply" {
+			t.Fatalf("loading %v, calls %+v: want the reply alone", line.loadCalls, line.calls)
+		}
+	})
+	t.Run("slow answer", func(t *testing.T) {
+		cfg := cfg
+		cfg.LoadingAfter = time.Millisecond
+		loading := make(chan struct{})
+		// The answer waits for the animation's request, which is still running when the
+		// answer comes: the runtime must wait for it to end before sending.
+		line := &fakeLine{}
+		line.onLoading = func() {
+			close(loading)
+			time.Sleep(20 * time.Millisecond)
+		}
+		if err := runtime(cfg, []string{"U1"}, &fakeChat{slow: loading}, line).Handle(context.Background(), delivery(t, in, false, 1)); err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(line.loadCalls) != "[U1]" || fmt.Sprint(line.sentBeforeLoading) != "[0]" || len(line.calls) != 1 {
+			t.Fatalf("loading %v after %v sends, calls %+v: want one animation before the reply", line.loadCalls, line.sentBeforeLoading, line.calls)
+		}
+	})
+	t.Run("failed answer", func(t *testing.T) {
+		cfg := cfg
+		cfg.LoadingAfter = 50 * time.Millisecond
+		line := &fakeLine{}
+		chat := &fakeChat{err: errors.New("unavailable")}
+		if err := runtime(cfg, []string{"U1"}, chat, line).Handle(context.Background(), delivery(t, in, false, 1)); err == nil {
+			t.Fatal("no error")
+		}
+		time.Sleep(100 * time.Millisecond)
+		if len(line.loadCalls) != 0 {
+			t.Fatalf("loading %v after the event failed", line.loadCalls)
+		}
+	})
 }
 
 func TestNotifyKeys(t *testing.T) {
