@@ -106,7 +106,10 @@ func Run(ctx context.Context, spec Spec) error {
 	if err != nil {
 		return fmt.Errorf("%s: PICOCLAW_APPROVAL_TOKENS: %w", spec.Service, err)
 	}
-	jobs := st.jobs
+	// The next JobID is drawn while the current event is stored, so a webhook's answer waits
+	// for one trip to the state engine, not two.
+	jobs := jobid.NewAhead(ctx, st.jobs)
+	defer jobs.Wait()
 	env := Env{
 		Log: log, Telemetry: tel,
 		Ingest:       NewIngester(spec.Channel, store, jobs, log, tel.TracerProvider, spec.Service, tel.Propagator),
@@ -191,7 +194,7 @@ func Run(ctx context.Context, spec Spec) error {
 type state struct {
 	engine inbox.Engine
 	// jobs allocates JobIDs from the counter chat-mio shares (same engine, same key prefix).
-	jobs jobid.Allocator
+	jobs *jobid.Daily
 	// name names the readiness check, where the place in errors.
 	name, where string
 	close       func()

@@ -83,18 +83,30 @@ func NewDaily(c Counter, loc *time.Location, opts ...Option) *Daily {
 // Next allocates the next JobID. When the counter cannot be reached it returns the fallback form
 // job_YYYYMMDD_<8 hex> and logs jobid.fallback; it only fails if no randomness is available.
 func (d *Daily) Next(ctx context.Context) (string, error) {
-	day := d.now().In(d.loc).Format("20060102")
-	n, err := d.incr(ctx, day)
+	day := d.today()
+	id, err := d.counted(ctx, day)
 	if err == nil {
-		return fmt.Sprintf("job_%s_%03d", day, n), nil
+		return id, nil
 	}
 	var b [4]byte
 	if _, rerr := rand.Read(b[:]); rerr != nil {
 		return "", fmt.Errorf("allocate job id: counter: %w; random: %w", err, rerr)
 	}
-	id := fmt.Sprintf("job_%s_%s", day, hex.EncodeToString(b[:]))
+	id = fmt.Sprintf("job_%s_%s", day, hex.EncodeToString(b[:]))
 	d.log.WarnContext(ctx, "jobid.fallback", slog.String("job_id", id), slog.String("reason", err.Error()))
 	return id, nil
+}
+
+// today is the current day in the allocator's zone, as ids spell it.
+func (d *Daily) today() string { return d.now().In(d.loc).Format("20060102") }
+
+// counted draws day's next id from the counter (never the fallback form).
+func (d *Daily) counted(ctx context.Context, day string) (string, error) {
+	n, err := d.incr(ctx, day)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("job_%s_%03d", day, n), nil
 }
 
 // incr draws the day's next number; with a floor and a Seeder, the day's first draw of this

@@ -1,0 +1,187 @@
+package jobid
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// memCounter is a counter in memory: draws counts every draw, down makes it unreachable.
+type memCounter struct {
+	mu    sync.Mutex
+	n     map[string]int64
+	draws int
+	down  bool
+}
+
+func (c *memCounter) Incr(_ context.Context, day string) (int64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.draws++
+	if c.down {
+		return 0, errors.New("counter unreachable")
+	}
+	if c.n == nil {
+		c.n = map[string]int64{}
+	}
+	c.n[day]++
+	return c.n[day], nil
+}
+
+func (c *memCounter) set(f func(c *memCounter)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f(c)
+}
+
+// settled waits for the background draw under way.
+func settled(a *Ahead) {
+	a.draws.Wait()
+}
+
+func tokyo(t *testing.T) *time.Location {
+	t.Helper()
+	loc, err := time.LoadLocation("Asia/Tokyo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loc
+}
+
+// TestAheadHandsOutTheDrawnID: the first id is drawn in the foreground and the next one ahead;
+// ids come in order, each once, each from the counter.
+func TestAheadHandsOutTheDrawnID(t *testing.T) {
+	c := &memCounter{}
+	now := time.Date(2026, 11, 29, 10, 0, 0, 0, tokyo(t))
+	a := NewAhead(t.Context(), NewDaily(c, tokyo(t), WithClock(func() time.Time { return now })))
+	defer a.Wait()
+	for i, want := range []string{"job_20261129_001", "job_20261129_002", "job_20261129_003"} {
+		got, err := a.Next(t.Context())
+		if err != nil || got != want {
+			t.Fatalf("id %d = %q, %v; want %s", i+1, got, err, want)
+		}
+		settled(a)
+	}
+	if c.draws != 4 {
+		t.Fatalf("%d draws, want 4 (three handed out, one ahead)", c.draws)
+	}
+}
+
+// TestAheadDropsYesterdaysID: an id drawn ahead on one day is not handed out on the next.
+func TestAheadDropsYesterdaysID(t *testing.T) {
+	c := &memCounter{}
+	var mu sync.Mutex
+	now := time.Date(2026, 11, 29, 23, 59, 59, 0, tokyo(t))
+	clock := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return now
+	}
+	a := NewAhead(t.Context(), NewDaily(c, tokyo(t), WithClock(clock)))
+	defer a.Wait()
+	if got, _ := a.Next(t.Context()); got != "job_20261129_001" {
+		t.Fatalf("first id %s", got)
+	}
+	settled(a) // job_20261129_002 is drawn ahead
+	mu.Lock()
+	now = now.Add(2 * time.Second)
+	mu.Unlock()
+	if got, _ := a.Next(t.Context()); got != "job_20261130_001" {
+		t.Fatalf("first id of the next day = %s, want job_20261130_001", got)
+	}
+	settled(a)
+	if got, _ := a.Next(t.Context()); got != "job_20261130_002" {
+		t.Fatalf("second id of the next day = %s, want job_20261130_002", got)
+	}
+}
+
+// TestAheadNeverDrawsTheFallback: with the counter down, nothing is drawn ahead; Next falls back
+// in the foreground, and once the counter is back, ids come from it again.
+func TestAheadNeverDrawsTheFallback(t *testing.T) {
+	c := &memCounter{down: true}
+	now := time.Date(2026, 11, 29, 10, 0, 0, 0, tokyo(t))
+	a := NewAhead(t.Context(), NewDaily(c, tokyo(t), WithClock(func() time.Time { return now })))
+	defer a.Wait()
+	for range 2 {
+		got, err := a.Next(t.Context())
+		if err != nil || !Valid(got) || !strings.HasPrefix(got, "job_20261129_") || len(got) != len("job_20261129_")+8 {
+			t.Fatalf("id with the counter down = %q, %v; want the fallback form", got, err)
+		}
+		settled(a)
+	}
+	c.set(func(c *memCounter) { c.down = false })
+	if got, _ := a.Next(t.Context()); got != "job_20261129_001" {
+		t.Fatalf("id once the counter is back = %s, want job_20261129_001", got)
+	}
+}
+
+// TestAheadConcurrent: ids handed out at the same time are distinct, whether taken from the
+// spare, drawn in the foreground while a background draw waits, or drawn in the background.
+func TestAheadConcurrent(t *testing.T) {
+	c := &memCounter{}
+	a := NewAhead(t.Context(), NewDaily(c, tokyo(t)))
+	defer a.Wait()
+	var (
+		mu   sync.Mutex
+		seen = map[string]bool{}
+		wg   sync.WaitGroup
+	)
+	for range 16 {
+		wg.Go(func() {
+			for range 50 {
+				id, err := a.Next(t.Context())
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				if seen[id] {
+					t.Errorf("%s handed out twice", id)
+				}
+				seen[id] = true
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if len(seen) != 800 {
+		t.Fatalf("%d distinct ids, want 800", len(seen))
+	}
+}
+
+// TestAheadWait: Wait returns once the draw under way has ended and no draw starts after it;
+// Next still answers, in the foreground. A draw also ends with life.
+func TestAheadWait(t *testing.T) {
+	c := &memCounter{}
+	a := NewAhead(t.Context(), NewDaily(c, tokyo(t)))
+	if _, err := a.Next(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	a.Wait()
+	drawn := c.draws
+	if drawn != 2 {
+		t.Fatalf("%d draws before Wait returned, want 2 (the id handed out and the one ahead)", drawn)
+	}
+	for range 3 {
+		if _, err := a.Next(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c.draws != drawn+2 {
+		t.Fatalf("%d draws after Wait, want %d: the spare, then two in the foreground and none ahead", c.draws, drawn+2)
+	}
+
+	ended, stop := context.WithCancel(t.Context())
+	stop()
+	b := NewAhead(ended, NewDaily(&memCounter{}, tokyo(t)))
+	if _, err := b.Next(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	b.Wait()
+	if b.spare != "" {
+		t.Fatalf("drew %s ahead after its life ended", b.spare)
+	}
+}
