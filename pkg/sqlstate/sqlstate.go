@@ -132,7 +132,7 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 	_ = os.Chmod(abs, 0o600)
 	sctx, stop := context.WithCancel(context.Background())
 	db := &DB{DB: sdb, path: abs, opts: o, refs: 1, expiry: map[string]bool{}, waiters: map[string]chan struct{}{},
-		stmts: map[string]*sql.Stmt{}, stop: stop, swept: make(chan struct{}), writer: writer{idleAfter: o.ConnMaxIdle}}
+		stmts: map[string]*sql.Stmt{}, stop: stop, swept: make(chan struct{})}
 	go db.sweeper(sctx)
 	open[abs] = db
 	return db, nil
@@ -201,7 +201,6 @@ func (db *DB) Close() error {
 	}
 	clear(db.stmts)
 	db.mu.Unlock()
-	db.writer.close()
 	// Fold the WAL back into the database so the directory holds one file at rest.
 	_, _ = db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
 	return db.DB.Close()

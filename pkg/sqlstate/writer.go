@@ -29,15 +29,6 @@ type writer struct {
 	mu      sync.Mutex
 	queue   []*txCall
 	running bool // a leader is running a batch or about to
-
-	// conn is the connection the batches run on, kept from one batch to the next (only the
-	// leader uses it): SQLite drops a connection's whole page cache whenever another connection
-	// has written since its last transaction, so writes spread over the pool's connections read
-	// their pages back from the file nearly every time. It goes back to the pool once no batch
-	// has run for idleAfter, as an idle pool's connections are closed.
-	conn      *sql.Conn
-	idle      *time.Timer
-	idleAfter time.Duration
 }
 
 type txCall struct {
@@ -134,108 +125,21 @@ func (w *writer) runNext(db *sql.DB) {
 	defer func() {
 		w.mu.Lock()
 		w.passLead()
-		if !w.running && w.conn != nil {
-			w.releaseAfterIdle()
-		}
 		w.mu.Unlock()
 	}()
-	conn, err := w.connection(db)
-	if err != nil {
-		for _, c := range batch {
-			c.done <- err
-		}
-		return
-	}
-	b := &beginner{conn: conn}
-	runBatch(b, batch)
-	if b.failed {
-		// The connection could not start a transaction: the next batch takes another.
-		w.mu.Lock()
-		w.dropConn()
-		w.mu.Unlock()
-	}
-}
-
-// beginner starts a batch's transactions on the writer's connection and notes whether one
-// could not start.
-type beginner struct {
-	conn   *sql.Conn
-	failed bool
-}
-
-func (b *beginner) begin(ctx context.Context) (*sql.Tx, error) {
-	tx, err := b.conn.BeginTx(ctx, nil)
-	if err != nil {
-		b.failed = true
-	}
-	return tx, err
-}
-
-// connection is the writer's kept connection, taken from the pool when there is none. Only the
-// leader calls it.
-func (w *writer) connection(db *sql.DB) (*sql.Conn, error) {
-	w.mu.Lock()
-	conn := w.conn
-	w.mu.Unlock()
-	if conn != nil {
-		return conn, nil
-	}
-	conn, err := db.Conn(context.Background())
-	if err != nil {
-		return nil, err
-	}
-	w.mu.Lock()
-	w.conn = conn
-	w.mu.Unlock()
-	return conn, nil
-}
-
-// releaseAfterIdle gives the kept connection back to the pool idleAfter from now unless a batch
-// runs before. w.mu is held.
-func (w *writer) releaseAfterIdle() {
-	if w.idle != nil {
-		w.idle.Reset(w.idleAfter)
-		return
-	}
-	w.idle = time.AfterFunc(w.idleAfter, func() {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		if w.running {
-			return // the batch re-arms the timer when it ends
-		}
-		w.dropConn()
-	})
-}
-
-// dropConn gives the kept connection back to the pool (a broken one is closed there). w.mu is
-// held and no batch is running.
-func (w *writer) dropConn() {
-	if w.conn != nil {
-		_ = w.conn.Close()
-		w.conn = nil
-	}
-}
-
-// close gives the kept connection back before the database closes.
-func (w *writer) close() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.idle != nil {
-		w.idle.Stop()
-	}
-	w.dropConn()
+	runBatch(db, batch)
 }
 
 // runBatch runs the calls in one transaction, each in a savepoint, and commits it. A call whose
 // context has ended is not run. When the transaction cannot go on (an error SQLite answers by
 // rolling the whole transaction back) or cannot be committed, the calls that had succeeded in
 // it and those not reached yet are run again, each in its own transaction.
-func runBatch(db *beginner, batch []*txCall) {
+func runBatch(db *sql.DB, batch []*txCall) {
 	if len(batch) == 1 {
 		batch[0].done <- runAlone(db, batch[0])
 		return
 	}
-	tx, err := db.begin(context.Background())
+	tx, err := db.BeginTx(context.Background(), nil)
 	if err != nil {
 		for _, c := range batch {
 			c.done <- err
@@ -280,7 +184,7 @@ func runBatch(db *beginner, batch []*txCall) {
 }
 
 // redo gives up the shared transaction tx (when not nil) and runs calls one by one.
-func redo(db *beginner, tx *sql.Tx, calls []*txCall) {
+func redo(db *sql.DB, tx *sql.Tx, calls []*txCall) {
 	if tx != nil {
 		_ = tx.Rollback()
 	}
@@ -290,11 +194,11 @@ func redo(db *beginner, tx *sql.Tx, calls []*txCall) {
 }
 
 // runAlone runs one call in its own transaction.
-func runAlone(db *beginner, c *txCall) error {
+func runAlone(db *sql.DB, c *txCall) error {
 	if err := c.ctx.Err(); err != nil {
 		return err
 	}
-	tx, err := db.begin(Detach(c.ctx))
+	tx, err := db.BeginTx(Detach(c.ctx), nil)
 	if err != nil {
 		return err
 	}
