@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,6 +20,27 @@ import (
 // Bodies as the Messaging API's webhook reference shows them: a text message from a user, from
 // a group with a mention and emojis, from a room, a quoted one, a redelivered one, several at once.
 var textBodies = map[string]string{
+	"pretty-printed": `{
+  "destination": "Ubot",
+  "events": [
+    {
+      "type": "message",
+      "message": {"type": "text", "id": "1", "text": "おはよう", "quoteToken": "q", "mention": {"mentionees": [ ]}},
+      "webhookEventId": "01A",
+      "deliveryContext": { "isRedelivery" : false },
+      "timestamp": 1,
+      "source": {"type": "user", "userId": "U1"},
+      "replyToken": "r",
+      "mode": "active"
+    },
+    {
+      "type": "message", "message": {"type": "text", "id": "2", "text": "b", "quoteToken": "q2"},
+      "webhookEventId": "01B", "deliveryContext": {}, "timestamp": 2,
+      "source": {"type": "group", "groupId": "C1", "userId": "U2"}, "replyToken": "r2", "mode": "active"
+    }
+  ]
+}
+`,
 	"user":               `{"destination":"Ubot00000000000000000000000000000","events":[{"type":"message","message":{"type":"text","id":"14353798921116","text":"Hello, world","quoteToken":"q3Plxr4AgKd..."},"webhookEventId":"01FZ74A0TDDPYRVKNK77XKC3ZR","deliveryContext":{"isRedelivery":false},"timestamp":1625665242211,"source":{"type":"user","userId":"U80696558e1aa831..."},"replyToken":"757913772c4646b784d4b7ce46d12671","mode":"active"}]}`,
 	"group mention":      `{"destination":"Ubot00000000000000000000000000000","events":[{"replyToken":"nHuyWiB7yP5Zw52FIkcQobQuGDXCTA","type":"message","mode":"active","timestamp":1462629479859,"source":{"type":"group","groupId":"Ca56f94637c...","userId":"U4af4980629..."},"webhookEventId":"01FZ74A0TDDPYRVKNK77XKC3ZR","deliveryContext":{"isRedelivery":false},"message":{"id":"444573844083572737","type":"text","quoteToken":"q3Plxr4AgKd...","text":"@All @example Good Morning!! (love)","emojis":[{"index":29,"length":6,"productId":"5ac1bfd5040ab15980c9b435","emojiId":"001"}],"mention":{"mentionees":[{"index":0,"length":4,"type":"all"},{"index":5,"length":8,"userId":"U49585cd0d5...","type":"user","isSelf":false}]}}}]}`,
 	"room":               `{"destination":"Ubot","events":[{"type":"message","message":{"type":"text","id":"1","text":"hi","quoteToken":"q"},"webhookEventId":"01A","deliveryContext":{"isRedelivery":true},"timestamp":1,"source":{"type":"room","roomId":"Ra8dbf4673c4c812cd491258042226c99","userId":"U1"},"replyToken":"r","mode":"standby"}]}`,
@@ -50,19 +72,23 @@ var otherBodies = map[string]string{
 // last), a key in another case than the definition's (encoding/json takes it, the SDK does not),
 // an escaped key. The one pass leaves them all to the SDK's parser.
 var keyBodies = map[string]string{
-	"repeated source":   `{"destination":"Ubot","events":[{"type":"message","source":{"type":"user","userId":"U1"},"message":{"type":"text","id":"1","text":"a","quoteToken":"q"},"timestamp":1,"replyToken":"r","mode":"active","webhookEventId":"01A","source":{"type":"group","groupId":"C1"}}]}`,
-	"repeated message":  `{"destination":"Ubot","events":[{"type":"message","source":{"type":"group","groupId":"C1","userId":"U1"},"message":{"type":"text","id":"1","text":"@bot a","quoteToken":"q","mention":{"mentionees":[{"index":0,"length":4,"type":"user","userId":"Ubot","isSelf":true}]}},"message":{"type":"text","id":"1","text":"a","quoteToken":"q"},"timestamp":1,"replyToken":"r","mode":"active","webhookEventId":"01A"}]}`,
-	"repeated events":   `{"destination":"Ubot","events":[{"type":"message","source":{"type":"user","userId":"U1"},"message":{"type":"text","id":"1","text":"a","quoteToken":"q"},"replyToken":"r1","webhookEventId":"01A"}],"events":[{"type":"message","source":{"type":"user","userId":"U2"},"message":{"type":"text","id":"2","text":"b"}}]}`,
-	"repeated context":  `{"destination":"Ubot","events":[{"type":"message","source":{"type":"user","userId":"U1"},"message":{"type":"text","id":"1","text":"a","quoteToken":"q"},"deliveryContext":{"isRedelivery":true},"deliveryContext":{}}]}`,
-	"repeated field":    `{"destination":"Ubot","events":[{"type":"message","source":{"type":"user","userId":"U1","userId":"U2"},"message":{"type":"text","id":"1","text":"a","quoteToken":"q"}}]}`,
-	"repeated mention":  `{"destination":"Ubot","events":[{"type":"message","source":{"type":"group","groupId":"C1","userId":"U1"},"message":{"type":"text","id":"1","text":"@bot a","quoteToken":"q","mention":{"mentionees":[{"index":0,"length":4,"type":"user","userId":"Ubot","isSelf":true}]},"mention":{"mentionees":[]}}}]}`,
-	"cased source":      `{"destination":"Ubot","events":[{"type":"message","Source":{"type":"user","userId":"U1"},"message":{"type":"text","id":"1","text":"a","quoteToken":"q"}}]}`,
-	"cased and exact":   `{"destination":"Ubot","events":[{"type":"message","source":{"type":"user","userId":"U1"},"SOURCE":{"type":"user","userId":"U2"},"message":{"type":"text","id":"1","text":"a","quoteToken":"q"}}]}`,
-	"cased type":        `{"destination":"Ubot","events":[{"Type":"message","source":{"type":"user","userId":"U1"},"message":{"type":"text","id":"1","text":"a","quoteToken":"q"}}]}`,
-	"cased destination": `{"Destination":"Ubot","events":[]}`,
-	"escaped key":       `{"destination":"Ubot","events":[{"type":"message","\u0073ource":{"type":"user","userId":"U1"},"message":{"type":"text","id":"1","text":"a","quoteToken":"q"}}]}`,
-	"folded key":        `{"destination":"Ubot","events":[{"type":"message","\u017fource":{"type":"user","userId":"U1"},"message":{"type":"text","id":"1","text":"a","quoteToken":"q"}}]}`,
-	"non-ASCII key":     `{"destination":"Ubot","events":[{"type":"message","ſource":{"type":"user","userId":"U1"},"message":{"type":"text","id":"1","text":"a","quoteToken":"q"}}]}`,
+	"repeated source":                    `{"destination":"Ubot","events":[{"type":"message","source":{"type":"user","userId":"U1"},"message":{"type":"text","id":"1","text":"a","quoteToken":"q"},"timestamp":1,"replyToken":"r","mode":"active","webhookEventId":"01A","source":{"type":"group","groupId":"C1"}}]}`,
+	"repeated message":                   `{"destination":"Ubot","events":[{"type":"message","source":{"type":"group","groupId":"C1","userId":"U1"},"message":{"type":"text","id":"1","text":"@bot a","quoteToken":"q","mention":{"mentionees":[{"index":0,"length":4,"type":"user","userId":"Ubot","isSelf":true}]}},"message":{"type":"text","id":"1","text":"a","quoteToken":"q"},"timestamp":1,"replyToken":"r","mode":"active","webhookEventId":"01A"}]}`,
+	"repeated events":                    `{"destination":"Ubot","events":[{"type":"message","source":{"type":"user","userId":"U1"},"message":{"type":"text","id":"1","text":"a","quoteToken":"q"},"replyToken":"r1","webhookEventId":"01A"}],"events":[{"type":"message","source":{"type":"user","userId":"U2"},"message":{"type":"text","id":"2","text":"b"}}]}`,
+	"repeated context":                   `{"destination":"Ubot","events":[{"type":"message","source":{"type":"user","userId":"U1"},"message":{"type":"text","id":"1","text":"a","quoteToken":"q"},"deliveryContext":{"isRedelivery":true},"deliveryContext":{}}]}`,
+	"repeated field":                     `{"destination":"Ubot","events":[{"type":"message","source":{"type":"user","userId":"U1","userId":"U2"},"message":{"type":"text","id":"1","text":"a","quoteToken":"q"}}]}`,
+	"repeated mention":                   `{"destination":"Ubot","events":[{"type":"message","source":{"type":"group","groupId":"C1","userId":"U1"},"message":{"type":"text","id":"1","text":"@bot a","quoteToken":"q","mention":{"mentionees":[{"index":0,"length":4,"type":"user","userId":"Ubot","isSelf":true}]},"mention":{"mentionees":[]}}}]}`,
+	"cased source":                       `{"destination":"Ubot","events":[{"type":"message","Source":{"type":"user","userId":"U1"},"message":{"type":"text","id":"1","text":"a","quoteToken":"q"}}]}`,
+	"cased and exact":                    `{"destination":"Ubot","events":[{"type":"message","source":{"type":"user","userId":"U1"},"SOURCE":{"type":"user","userId":"U2"},"message":{"type":"text","id":"1","text":"a","quoteToken":"q"}}]}`,
+	"cased type":                         `{"destination":"Ubot","events":[{"Type":"message","source":{"type":"user","userId":"U1"},"message":{"type":"text","id":"1","text":"a","quoteToken":"q"}}]}`,
+	"cased destination":                  `{"Destination":"Ubot","events":[]}`,
+	"escaped key":                        `{"destination":"Ubot","events":[{"type":"message","\u0073ource":{"type":"user","userId":"U1"},"message":{"type":"text","id":"1","text":"a","quoteToken":"q"}}]}`,
+	"folded key":                         `{"destination":"Ubot","events":[{"type":"message","\u017fource":{"type":"user","userId":"U1"},"message":{"type":"text","id":"1","text":"a","quoteToken":"q"}}]}`,
+	"repeated field in the second event": `{"destination":"Ubot","events":[{"type":"message","source":{"type":"user","userId":"U1"},"message":{"type":"text","id":"1","text":"a","quoteToken":"q"}},{"type":"message","source":{"type":"user","userId":"U1","userId":"U2"},"message":{"type":"text","id":"2","text":"b","quoteToken":"q"}}]}`,
+	"cased key in the second event":      `{"destination":"Ubot","events":[{"type":"message","source":{"type":"user","userId":"U1"},"message":{"type":"text","id":"1","text":"a","quoteToken":"q"}},{"type":"message","source":{"type":"user","UserId":"U2"},"message":{"type":"text","id":"2","text":"b","quoteToken":"q"}}]}`,
+	"empty object then a cased key":      `{"destination":"Ubot","events":[{"type":"message","deliveryContext":{},"Source":{"type":"user","userId":"U1"},"message":{"type":"text","id":"1","text":"a","quoteToken":"q"}}]}`,
+	"empty object then a repeated key":   `{"destination":"Ubot","events":[{"type":"message","source":{"type":"user","userId":"U1"},"deliveryContext":{},"source":{"type":"user","userId":"U2"},"message":{"type":"text","id":"1","text":"a","quoteToken":"q"}}]}`,
+	"non-ASCII key":                      `{"destination":"Ubot","events":[{"type":"message","ſource":{"type":"user","userId":"U1"},"message":{"type":"text","id":"1","text":"a","quoteToken":"q"}}]}`,
 }
 
 // The one-pass parser builds exactly what the SDK's parser builds, for every body it takes.
@@ -221,5 +247,52 @@ func TestPlainKeysBounds(t *testing.T) {
 	}
 	for _, body := range []string{`{}"a"`, `"a"`, `}`, `]]`, `{"a`, `{"a":"b\`, `[{"a":1},"b"]`} {
 		plainKeys([]byte(body))
+	}
+}
+
+// jsonKeys is the set of keys encoding/json reads into t's fields: a field's json name (its Go
+// name without one), with the fields of an embedded struct flattened in.
+func jsonKeys(t reflect.Type) map[string]bool {
+	keys := map[string]bool{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case name == "-":
+		case f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct:
+			maps.Copy(keys, jsonKeys(f.Type))
+		case !f.IsExported():
+		case name == "":
+			keys[f.Name] = true
+		default:
+			keys[name] = true
+		}
+	}
+	return keys
+}
+
+// TestOnePassKeysAreTheSDKs: the one pass reads every key the SDK's types of a text message event
+// define, and no other, so a new version of the SDK that adds a field fails here instead of the
+// one pass silently dropping it.
+func TestOnePassKeysAreTheSDKs(t *testing.T) {
+	sources := jsonKeys(reflect.TypeFor[webhook.UserSource]())
+	maps.Copy(sources, jsonKeys(reflect.TypeFor[webhook.GroupSource]()))
+	maps.Copy(sources, jsonKeys(reflect.TypeFor[webhook.RoomSource]()))
+	for _, tc := range []struct {
+		name      string
+		sdk, ours map[string]bool
+	}{
+		{"body", jsonKeys(reflect.TypeFor[webhook.CallbackRequest]()), jsonKeys(reflect.TypeFor[textBody]())},
+		{"message event", jsonKeys(reflect.TypeFor[webhook.MessageEvent]()), jsonKeys(reflect.TypeFor[textEvent]())},
+		{"source", sources, jsonKeys(reflect.TypeFor[textSource]())},
+	} {
+		if !maps.Equal(tc.sdk, tc.ours) {
+			t.Errorf("%s: the SDK's keys %v, the one pass's %v", tc.name, slices.Sorted(maps.Keys(tc.sdk)), slices.Sorted(maps.Keys(tc.ours)))
+		}
+	}
+	// The message itself is decoded by the SDK's own type, as are the delivery context, mention
+	// and emoji: nothing to pin for them.
+	if f, _ := reflect.TypeFor[textEvent]().FieldByName("Message"); f.Type != reflect.TypeFor[*webhook.TextMessageContent]() {
+		t.Error("the one pass no longer decodes the text by the SDK's TextMessageContent")
 	}
 }

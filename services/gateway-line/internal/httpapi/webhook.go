@@ -53,7 +53,7 @@ func (h *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.log.WarnContext(ctx, "line.webhook_rejected", slog.String("reason", "bad_signature"))
 			http.Error(w, "invalid signature", http.StatusBadRequest)
 		default:
-			h.log.WarnContext(ctx, "line.webhook_rejected", slog.String("reason", "bad_body"), slog.Any("error", err))
+			h.log.WarnContext(ctx, "line.webhook_rejected", slog.String("reason", "bad_body"), slog.String("error", channel.ClipError(err)))
 			http.Error(w, "invalid body", http.StatusBadRequest)
 		}
 		return

@@ -164,3 +164,30 @@ func TestOwnEventsIgnored(t *testing.T) {
 		t.Fatalf("stored %v, want only the person's message", ids)
 	}
 }
+
+// TestRejectedBodyErrorIsBounded: a signed body that does not decode is refused with 400, and the
+// log's account of why does not carry the body: a timestamp of 100,000 digits, which the
+// decoder's error quotes whole, is cut to a few hundred bytes.
+func TestRejectedBodyErrorIsBounded(t *testing.T) {
+	var logs bytes.Buffer
+	h := httpapi.NewWebhook(secret, channeltest.Ingester("line", &channeltest.MemStore{}, channeltest.FixedJobs{ID: pressed}, sdktrace.NewTracerProvider()),
+		slog.New(slog.NewJSONHandler(&logs, nil)))
+	long := strings.Repeat("7", 100_000)
+	body := []byte(`{"destination":"Ubot","events":[{"type":"message","mode":"active","timestamp":` + long +
+		`,"source":{"type":"user","userId":"` + user + `"},"webhookEventId":"01EVLONG","deliveryContext":{"isRedelivery":false},` +
+		`"replyToken":"rt","message":{"type":"text","id":"1","quoteToken":"q","text":"hi"}}]}`)
+	req := httptest.NewRequest(http.MethodPost, "/line/webhook", bytes.NewReader(body))
+	req.Header.Set("X-Line-Signature", fakeline.Sign(secret, body))
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	if w.Code != http.StatusBadRequest {
+		t.Fatalf("status %d, want 400", w.Code)
+	}
+	line := logs.String()
+	if !strings.Contains(line, `"reason":"bad_body"`) || len(line) > 1000 || strings.Contains(line, strings.Repeat("7", 400)) {
+		t.Fatalf("log of %d bytes: %.400s", len(line), line)
+	}
+	if !strings.Contains(line, "more bytes") {
+		t.Fatalf("the cut is not said: %s", line)
+	}
+}

@@ -86,7 +86,7 @@ func (h *Handlers) Events(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusOK)
 			return
 		}
-		h.log.WarnContext(ctx, "slack.event_unparsable", slog.Any("error", err))
+		h.log.WarnContext(ctx, "slack.event_unparsable", slog.String("error", channel.ClipError(err)))
 		http.Error(w, "invalid event", http.StatusBadRequest)
 		return
 	}
@@ -188,7 +188,7 @@ func (h *Handlers) Interactive(w http.ResponseWriter, r *http.Request) {
 	}
 	var cb slack.InteractionCallback
 	if err := json.Unmarshal([]byte(form.Get("payload")), &cb); err != nil {
-		h.log.WarnContext(ctx, "slack.interaction_unparsable", slog.Any("error", err))
+		h.log.WarnContext(ctx, "slack.interaction_unparsable", slog.String("error", channel.ClipError(err)))
 		http.Error(w, "invalid payload", http.StatusBadRequest)
 		return
 	}
