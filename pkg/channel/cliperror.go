@@ -17,8 +17,10 @@ func ClipError(err error) string {
 	if len(s) <= MaxErrorText {
 		return s
 	}
+	// Back to the start of the character the bound falls in (at most UTFMax-1 bytes: text that
+	// is not UTF-8 is cut where it is).
 	cut := MaxErrorText
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
+	for back := 0; back < utf8.UTFMax-1 && !utf8.RuneStart(s[cut]); back++ {
 		cut--
 	}
 	return fmt.Sprintf("%s… (%d more bytes)", s[:cut], len(s)-cut)

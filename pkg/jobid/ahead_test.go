@@ -98,6 +98,38 @@ func TestAheadDropsYesterdaysID(t *testing.T) {
 	}
 }
 
+// TestAheadDropsAnOldID: an id held longer than MaxSpareAge is not handed out (after a loss of
+// the counter, the floor that reseeds it does not know an id that never reached a job).
+func TestAheadDropsAnOldID(t *testing.T) {
+	c := &memCounter{}
+	var mu sync.Mutex
+	now := time.Date(2026, 11, 29, 10, 0, 0, 0, tokyo(t))
+	clock := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return now
+	}
+	a := NewAhead(t.Context(), NewDaily(c, tokyo(t), WithClock(clock)))
+	defer a.Wait()
+	for _, step := range []struct {
+		wait time.Duration
+		want string
+	}{
+		{0, "job_20261129_001"},                         // drawn in the foreground; 002 ahead
+		{MaxSpareAge, "job_20261129_002"},               // just young enough; 003 ahead
+		{MaxSpareAge + time.Second, "job_20261129_004"}, // 003 dropped; 005 ahead
+		{time.Second, "job_20261129_005"},
+	} {
+		mu.Lock()
+		now = now.Add(step.wait)
+		mu.Unlock()
+		if got, err := a.Next(t.Context()); err != nil || got != step.want {
+			t.Fatalf("after %s: %q, %v; want %s", step.wait, got, err, step.want)
+		}
+		settled(a)
+	}
+}
+
 // TestAheadNeverDrawsTheFallback: with the counter down, nothing is drawn ahead; Next falls back
 // in the foreground, and once the counter is back, ids come from it again.
 func TestAheadNeverDrawsTheFallback(t *testing.T) {

@@ -118,16 +118,20 @@ func TestWebhookRejectsForgedOversizedAndReplayed(t *testing.T) {
 // without a slow answer.
 func loadingAtOnce(c *service.Config) { c.Line.LoadingAfter = 0 }
 
-// TestLoadingAnimationOnlyForSlowAnswers: as configured by default, a quick answer comes without
-// the loading animation.
+// TestLoadingAnimationOnlyForSlowAnswers: by default the animation waits a second for the
+// answer, and an answer that comes within line.loading_after comes without it (the delay is
+// 10 s here, the most it may be, so that a slow machine cannot make the answer late).
 func TestLoadingAnimationOnlyForSlowAnswers(t *testing.T) {
-	h := start(t, nil)
+	if got := service.DefaultConfig().Line.LoadingAfter; got != time.Second {
+		t.Fatalf("line.loading_after defaults to %s, want 1s", got)
+	}
+	h := start(t, func(c *service.Config) { c.Line.LoadingAfter = 10 * time.Second })
 	tok := "rt-01EVFAST-" + allowed
 	h.line.IssueReplyToken(tok)
 	h.post(t, testSecret, fakeline.Body(fakeline.TextEvent("01EVFAST", allowed, "", tok, "やあ", nowMillis(), false)))
 	channeltest.WaitFor(t, "reply", func() bool { return hasSent(h.line, "reply", tok, "") })
 	if got := h.line.Loading(); len(got) != 0 {
-		t.Fatalf("loading animation for %v, though the answer took less than %s", got, service.DefaultLoadingAfter)
+		t.Fatalf("loading animation for %v, though the answer took less than 10 s", got)
 	}
 }
 

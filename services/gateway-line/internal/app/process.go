@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/channel"
@@ -142,7 +143,11 @@ func (c *Channel) BeforeChat(ctx context.Context, ev channel.Event) func() {
 		return nil
 	}
 	show := func() {
-		if err := c.line.ShowLoading(ctx, in.ChatID, c.cfg.LoadingSeconds); err != nil {
+		// The answer may be waiting for this request: it gets loadingTimeout, not the
+		// client's whole timeout.
+		lctx, cancel := context.WithTimeout(ctx, loadingTimeout)
+		defer cancel()
+		if err := c.line.ShowLoading(lctx, in.ChatID, c.cfg.LoadingSeconds); err != nil {
 			c.log.WarnContext(ctx, "line.loading_failed", slog.String("event_id", in.EventID), slog.Any("error", err))
 		}
 	}
@@ -155,12 +160,15 @@ func (c *Channel) BeforeChat(ctx context.Context, ev channel.Event) func() {
 		defer close(shown)
 		show()
 	})
-	return func() {
+	return sync.OnceFunc(func() {
 		if !t.Stop() {
 			<-shown
 		}
-	}
+	})
 }
+
+// loadingTimeout bounds the loading animation's request, which an answer may be waiting for.
+const loadingTimeout = 3 * time.Second
 
 // Send answers an event with the reply token while it is valid, otherwise (or when LINE refuses
 // the token) with a push whose retry key is derived from key, so every retry of this answer — in

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -45,10 +46,11 @@ func (f *fakeLine) Push(_ context.Context, to string, msgs []domain.OutMessage, 
 
 func (f *fakeLine) ShowLoading(_ context.Context, chatID string, _ int) error {
 	f.loadCalls = append(f.loadCalls, chatID)
-	f.sentBeforeLoading = append(f.sentBeforeLoading, len(f.calls))
 	if f.onLoading != nil {
 		f.onLoading()
 	}
+	// Counted when the request is over: a reply sent while it was under way counts.
+	f.sentBeforeLoading = append(f.sentBeforeLoading, len(f.calls))
 	return errors.New("loading is best effort")
 }
 
@@ -62,7 +64,11 @@ type fakeChat struct {
 func (f *fakeChat) HandleMessage(_ context.Context, req chatlink.Request) (chatlink.Response, error) {
 	f.req = req
 	if f.slow != nil {
-		<-f.slow
+		select {
+		case <-f.slow:
+		case <-time.After(10 * time.Second):
+			return chatlink.Response{}, errors.New("fakeChat: the loading animation was never asked for")
+		}
 	}
 	if f.err != nil {
 		return chatlink.Response{}, f.err
@@ -192,19 +198,41 @@ func TestLoadingAfter(t *testing.T) {
 			t.Fatalf("loading %v after %v sends, calls %+v: want one animation before the reply", line.loadCalls, line.sentBeforeLoading, line.calls)
 		}
 	})
-	t.Run("failed answer", func(t *testing.T) {
+	t.Run("image that cannot be fetched", func(t *testing.T) {
+		// The event fails before chat-mio is asked; the animation's request under way is over
+		// before Handle returns.
 		cfg := cfg
-		cfg.LoadingAfter = 50 * time.Millisecond
+		cfg.LoadingAfter = time.Millisecond
+		loading := make(chan struct{})
+		cfg.Contents = failingContents{after: loading}
 		line := &fakeLine{}
-		chat := &fakeChat{err: errors.New("unavailable")}
-		if err := runtime(cfg, []string{"U1"}, chat, line).Handle(context.Background(), delivery(t, in, false, 1)); err == nil {
-			t.Fatal("no error")
+		var over atomic.Bool
+		line.onLoading = func() {
+			close(loading)
+			time.Sleep(20 * time.Millisecond)
+			over.Store(true)
 		}
-		time.Sleep(100 * time.Millisecond)
-		if len(line.loadCalls) != 0 {
-			t.Fatalf("loading %v after the event failed", line.loadCalls)
+		img := in
+		img.Kind, img.Text, img.MessageID = domain.KindImage, "", "M1"
+		chat := &fakeChat{}
+		if err := runtime(cfg, []string{"U1"}, chat, line).Handle(context.Background(), delivery(t, img, false, 1)); err == nil {
+			t.Fatal("no error for an image that could not be fetched")
+		}
+		if !over.Load() || len(line.loadCalls) != 1 || len(line.calls) != 0 || chat.req.EventID != "" {
+			t.Fatalf("loading %v (over %v), calls %+v, chat asked %q", line.loadCalls, over.Load(), line.calls, chat.req.EventID)
 		}
 	})
+}
+
+// failingContents fails every download, once after is closed.
+type failingContents struct{ after <-chan struct{} }
+
+func (f failingContents) Content(context.Context, string, int64) (chatlink.InboundImage, error) {
+	select {
+	case <-f.after:
+	case <-time.After(10 * time.Second):
+	}
+	return chatlink.InboundImage{}, errors.New("blob endpoint unavailable")
 }
 
 func TestNotifyKeys(t *testing.T) {

@@ -34,6 +34,15 @@ const (
 	pressed   = "job_20261121_007"
 )
 
+// serveSigned posts body to the webhook h, signed with the channel secret.
+func serveSigned(h http.Handler, body []byte) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(http.MethodPost, "/line/webhook", bytes.NewReader(body))
+	req.Header.Set("X-Line-Signature", fakeline.Sign(secret, body))
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	return w
+}
+
 // metaContext reads an event's stored trace context as the consumer will.
 func metaContext(meta map[string]string) (trace.SpanContext, string) {
 	ctx := telemetry.Propagator().Extract(context.Background(), propagation.MapCarrier(meta))
@@ -126,10 +135,7 @@ func TestJobIDFailureIsRedelivered(t *testing.T) {
 	store := &channeltest.MemStore{}
 	h := httpapi.NewWebhook(secret, channeltest.Ingester("line", store, channeltest.FixedJobs{Err: errors.New("no randomness")}, sdktrace.NewTracerProvider()), slog.New(slog.DiscardHandler))
 	body := fakeline.Body(fakeline.TextEvent("01EVFAIL", user, "", "", "やあ", time.Now().UnixMilli(), false))
-	req := httptest.NewRequest(http.MethodPost, "/line/webhook", bytes.NewReader(body))
-	req.Header.Set("X-Line-Signature", fakeline.Sign(secret, body))
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, req)
+	w := serveSigned(h, body)
 	if w.Code != http.StatusServiceUnavailable || len(store.Events) != 0 || !strings.Contains(w.Body.String(), `"code":"store_unavailable"`) {
 		t.Fatalf("status %d, %d events stored", w.Code, len(store.Events))
 	}
@@ -149,10 +155,7 @@ func TestOwnEventsIgnored(t *testing.T) {
 		fakeline.PostbackEvent("01EVOWNPRESS", fakeline.Destination, "rt-own3", postback(domain.Action{Kind: chatlink.ActionApprove, JobID: pressed}), now),
 		fakeline.TextEvent("01EVPERSON", user, "", "rt-person", "こんにちは", now, false),
 	)
-	req := httptest.NewRequest(http.MethodPost, "/line/webhook", bytes.NewReader(body))
-	req.Header.Set("X-Line-Signature", fakeline.Sign(secret, body))
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, req)
+	w := serveSigned(h, body)
 	if w.Code != http.StatusOK {
 		t.Fatalf("status %d", w.Code)
 	}
@@ -176,10 +179,7 @@ func TestRejectedBodyErrorIsBounded(t *testing.T) {
 	body := []byte(`{"destination":"Ubot","events":[{"type":"message","mode":"active","timestamp":` + long +
 		`,"source":{"type":"user","userId":"` + user + `"},"webhookEventId":"01EVLONG","deliveryContext":{"isRedelivery":false},` +
 		`"replyToken":"rt","message":{"type":"text","id":"1","quoteToken":"q","text":"hi"}}]}`)
-	req := httptest.NewRequest(http.MethodPost, "/line/webhook", bytes.NewReader(body))
-	req.Header.Set("X-Line-Signature", fakeline.Sign(secret, body))
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, req)
+	w := serveSigned(h, body)
 	if w.Code != http.StatusBadRequest {
 		t.Fatalf("status %d, want 400", w.Code)
 	}
