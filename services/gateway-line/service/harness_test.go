@@ -43,6 +43,17 @@ func start(t testing.TB, mutate func(*service.Config)) *harness {
 	return h
 }
 
+// ask sends text from the allowed user as event id with a reply token of its own, waits for the
+// reply that uses the token and returns it.
+func (h *harness) ask(t testing.TB, id, text string) string {
+	t.Helper()
+	tok := "rt-" + id + "-" + allowed
+	h.line.IssueReplyToken(tok)
+	h.post(t, testSecret, fakeline.Body(fakeline.TextEvent(id, allowed, "", tok, text, nowMillis(), false)))
+	channeltest.WaitFor(t, "the reply to "+id, func() bool { return hasSent(h.line, "reply", tok, "") })
+	return tok
+}
+
 func (h *harness) post(t testing.TB, secret string, body []byte) int {
 	t.Helper()
 	res, err := fakeline.Post(http.DefaultClient, h.URL+service.WebhookPath, secret, body)

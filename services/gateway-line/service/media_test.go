@@ -28,10 +28,7 @@ import (
 // a confirm template would.
 func TestApprovalCardAsFlex(t *testing.T) {
 	h := start(t, nil)
-	tok := "rt-01EVCARD-" + allowed
-	h.line.IssueReplyToken(tok)
-	h.post(t, testSecret, fakeline.Body(fakeline.TextEvent("01EVCARD", allowed, "", tok, "approve card", nowMillis(), false)))
-	channeltest.WaitFor(t, "approval card", func() bool { return hasSent(h.line, "reply", tok, "") })
+	h.ask(t, "01EVCARD", "approve card")
 	msgs := h.line.Sent()[0].Messages
 	if len(msgs) != 1 || msgs[0].Type != "flex" {
 		t.Fatalf("messages %+v", msgs)
@@ -71,10 +68,7 @@ func TestApprovalCardAsFlex(t *testing.T) {
 func TestScreenshotAsImage(t *testing.T) {
 	const base = "https://line-gw.example.test/bot"
 	h := start(t, func(c *service.Config) { c.Line.PublicBaseURL = base })
-	tok := "rt-01EVSHOT-" + allowed
-	h.line.IssueReplyToken(tok)
-	h.post(t, testSecret, fakeline.Body(fakeline.TextEvent("01EVSHOT", allowed, "", tok, "screenshot", nowMillis(), false)))
-	channeltest.WaitFor(t, "screenshot", func() bool { return hasSent(h.line, "reply", tok, "") })
+	h.ask(t, "01EVSHOT", "screenshot")
 	msgs := h.line.Sent()[0].Messages
 	if len(msgs) != 2 || msgs[0].Type != "text" || msgs[1].Type != "image" {
 		t.Fatalf("messages %+v", msgs)
@@ -126,10 +120,7 @@ func TestScreenshotAsImage(t *testing.T) {
 // the job keeps it, in text, and nothing fails.
 func TestScreenshotWithoutPublicURL(t *testing.T) {
 	h := start(t, nil)
-	tok := "rt-01EVSHOTTEXT-" + allowed
-	h.line.IssueReplyToken(tok)
-	h.post(t, testSecret, fakeline.Body(fakeline.TextEvent("01EVSHOTTEXT", allowed, "", tok, "screenshot", nowMillis(), false)))
-	channeltest.WaitFor(t, "screenshot note", func() bool { return hasSent(h.line, "reply", tok, "") })
+	h.ask(t, "01EVSHOTTEXT", "screenshot")
 	msgs := h.line.Sent()[0].Messages
 	if len(msgs) != 1 || msgs[0].Type != "text" || !strings.Contains(msgs[0].Text, "/000-screenshot.png") {
 		t.Fatalf("messages %+v", msgs)

@@ -126,10 +126,7 @@ func TestLoadingAnimationOnlyForSlowAnswers(t *testing.T) {
 		t.Fatalf("line.loading_after defaults to %s, want 1s", got)
 	}
 	h := start(t, func(c *service.Config) { c.Line.LoadingAfter = 10 * time.Second })
-	tok := "rt-01EVFAST-" + allowed
-	h.line.IssueReplyToken(tok)
-	h.post(t, testSecret, fakeline.Body(fakeline.TextEvent("01EVFAST", allowed, "", tok, "やあ", nowMillis(), false)))
-	channeltest.WaitFor(t, "reply", func() bool { return hasSent(h.line, "reply", tok, "") })
+	h.ask(t, "01EVFAST", "やあ")
 	if got := h.line.Loading(); len(got) != 0 {
 		t.Fatalf("loading animation for %v, though the answer took less than 10 s", got)
 	}
@@ -141,10 +138,7 @@ func TestLoadingAnimationOnlyForSlowAnswers(t *testing.T) {
 func TestReplyTokenAndPushFallback(t *testing.T) {
 	h := start(t, loadingAtOnce)
 	t.Run("quick answer uses the reply token", func(t *testing.T) {
-		tok := "rt-01EVQUICK-" + allowed
-		h.line.IssueReplyToken(tok)
-		h.post(t, testSecret, fakeline.Body(fakeline.TextEvent("01EVQUICK", allowed, "", tok, "やあ", nowMillis(), false)))
-		channeltest.WaitFor(t, "reply", func() bool { return hasSent(h.line, "reply", tok, "") })
+		h.ask(t, "01EVQUICK", "やあ")
 		if !contains(h.line.Loading(), allowed) {
 			t.Error("no loading animation in the 1:1 chat")
 		}
@@ -208,10 +202,7 @@ func TestReplyTokenAndPushFallback(t *testing.T) {
 // chat-mio as a structured action.
 func TestApprovalButtonsAndPostback(t *testing.T) {
 	h := start(t, nil)
-	tok := "rt-01EVAPPROVE-" + allowed
-	h.line.IssueReplyToken(tok)
-	h.post(t, testSecret, fakeline.Body(fakeline.TextEvent("01EVAPPROVE", allowed, "", tok, "approve", nowMillis(), false)))
-	channeltest.WaitFor(t, "approval request", func() bool { return hasSent(h.line, "reply", tok, "") })
+	h.ask(t, "01EVAPPROVE", "approve")
 	msgs := h.line.Sent()[0].Messages
 	if len(msgs) != 2 || msgs[0].Type != "text" || msgs[1].Type != "template" {
 		t.Fatalf("messages %+v", msgs)
