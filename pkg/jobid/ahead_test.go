@@ -70,25 +70,33 @@ func TestAheadHandsOutTheDrawnID(t *testing.T) {
 	}
 }
 
-// TestAheadDropsYesterdaysID: an id drawn ahead on one day is not handed out on the next.
-func TestAheadDropsYesterdaysID(t *testing.T) {
-	c := &memCounter{}
+// aheadOnClock is an Ahead over a counter in memory whose clock stands at start until advance
+// moves it; it is waited for at the test's end.
+func aheadOnClock(t *testing.T, start time.Time) (a *Ahead, advance func(time.Duration)) {
 	var mu sync.Mutex
-	now := time.Date(2026, 11, 29, 23, 59, 59, 0, tokyo(t))
+	now := start
 	clock := func() time.Time {
 		mu.Lock()
 		defer mu.Unlock()
 		return now
 	}
-	a := NewAhead(t.Context(), NewDaily(c, tokyo(t), WithClock(clock)))
-	defer a.Wait()
+	a = NewAhead(t.Context(), NewDaily(&memCounter{}, tokyo(t), WithClock(clock)))
+	t.Cleanup(a.Wait)
+	return a, func(d time.Duration) {
+		mu.Lock()
+		now = now.Add(d)
+		mu.Unlock()
+	}
+}
+
+// TestAheadDropsYesterdaysID: an id drawn ahead on one day is not handed out on the next.
+func TestAheadDropsYesterdaysID(t *testing.T) {
+	a, advance := aheadOnClock(t, time.Date(2026, 11, 29, 23, 59, 59, 0, tokyo(t)))
 	if got, _ := a.Next(t.Context()); got != "job_20261129_001" {
 		t.Fatalf("first id %s", got)
 	}
 	settled(a) // job_20261129_002 is drawn ahead
-	mu.Lock()
-	now = now.Add(2 * time.Second)
-	mu.Unlock()
+	advance(2 * time.Second)
 	if got, _ := a.Next(t.Context()); got != "job_20261130_001" {
 		t.Fatalf("first id of the next day = %s, want job_20261130_001", got)
 	}
@@ -101,16 +109,7 @@ func TestAheadDropsYesterdaysID(t *testing.T) {
 // TestAheadDropsAnOldID: an id held longer than MaxSpareAge is not handed out (after a loss of
 // the counter, the floor that reseeds it does not know an id that never reached a job).
 func TestAheadDropsAnOldID(t *testing.T) {
-	c := &memCounter{}
-	var mu sync.Mutex
-	now := time.Date(2026, 11, 29, 10, 0, 0, 0, tokyo(t))
-	clock := func() time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		return now
-	}
-	a := NewAhead(t.Context(), NewDaily(c, tokyo(t), WithClock(clock)))
-	defer a.Wait()
+	a, advance := aheadOnClock(t, time.Date(2026, 11, 29, 10, 0, 0, 0, tokyo(t)))
 	for _, step := range []struct {
 		wait time.Duration
 		want string
@@ -120,9 +119,7 @@ func TestAheadDropsAnOldID(t *testing.T) {
 		{MaxSpareAge + time.Second, "job_20261129_004"}, // 003 dropped; 005 ahead
 		{time.Second, "job_20261129_005"},
 	} {
-		mu.Lock()
-		now = now.Add(step.wait)
-		mu.Unlock()
+		advance(step.wait)
 		if got, err := a.Next(t.Context()); err != nil || got != step.want {
 			t.Fatalf("after %s: %q, %v; want %s", step.wait, got, err, step.want)
 		}
