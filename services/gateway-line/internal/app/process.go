@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/channel"
@@ -160,11 +159,12 @@ func (c *Channel) BeforeChat(ctx context.Context, ev channel.Event) func() {
 		defer close(shown)
 		show()
 	})
-	return sync.OnceFunc(func() {
+	// The runtime calls it once (channel.Preparer).
+	return func() {
 		if !t.Stop() {
 			<-shown
 		}
-	})
+	}
 }
 
 // loadingTimeout bounds the loading animation's request, which an answer may be waiting for.
