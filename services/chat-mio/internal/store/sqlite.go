@@ -90,10 +90,9 @@ var sqliteMigrations = []string{
 const live = `(expires_at = 0 OR expires_at > ?)`
 
 // The same conditions for the statements that number their arguments: live3 is live with now
-// as ?3; expired3 and expired4 are the rows that have expired by ?3 or ?4.
+// as ?3; expired4 is the rows that have expired by ?4.
 const (
 	live3    = `(expires_at = 0 OR expires_at > ?3)`
-	expired3 = `(expires_at > 0 AND expires_at <= ?3)`
 	expired4 = `(expires_at > 0 AND expires_at <= ?4)`
 )
 
@@ -157,39 +156,46 @@ const (
 			local_only = CASE WHEN ` + expired4 + ` THEN 0 ELSE local_only END`
 )
 
-// Appending turns to a day's memory: qTrimMemory deletes the day's expired rows (the rows of a
-// day share one expiry) and all but the newest ?4 rows (none when ?4 < 0), making room for the
-// turns that follow; addTurnsQuery(k) appends k turns after the day's last seq; qRenewMemory gives
-// the day's rows the new turns' expiry.
+// Appending turns to a day's memory (appendTurns): qMemoryLast reads the day's newest turn, whose
+// seq the new turns follow and whose expiry every row of the day shares; qDropMemoryTo deletes the
+// rows up to a seq (those beyond the turns kept), a range of the primary key; addTurnsQuery(k)
+// appends k turns; qRenewMemory gives the day's rows the new turns' expiry.
 const (
-	qTrimMemory = `DELETE FROM ` + tableMemory + ` WHERE session = ?1 AND day = ?2 AND (` + expired3 + `
-		OR ?4 >= 0 AND seq <= (SELECT max(seq) FROM ` + tableMemory + ` WHERE session = ?1 AND day = ?2) - ?4)`
-	qRenewMemory = `UPDATE ` + tableMemory + ` SET expires_at = ?3 WHERE session = ?1 AND day = ?2 AND expires_at <> ?3`
-	// qMemoryExpiry is the expiry the day's rows share (NULL when it has none).
-	qMemoryExpiry = `SELECT max(expires_at) FROM ` + tableMemory + ` WHERE session = ? AND day = ?`
+	qMemoryLast   = `SELECT seq, expires_at FROM ` + tableMemory + ` WHERE session = ? AND day = ? ORDER BY seq DESC LIMIT 1`
+	qDropMemoryTo = `DELETE FROM ` + tableMemory + ` WHERE session = ?1 AND day = ?2 AND seq <= ?3`
+	qRenewMemory  = `UPDATE ` + tableMemory + ` SET expires_at = ?3 WHERE session = ?1 AND day = ?2 AND expires_at <> ?3`
 	// maxTurnsPerInsert bounds the turns one prepared INSERT takes; longer appends take several.
 	maxTurnsPerInsert = 4
 )
 
-// addTurnsQuery inserts k turns (arguments: session, day, expiry, the k turns) after the day's
-// last seq, in one statement.
+// qRecordRoute is qSetPrevRoute as a turn records it: the row is left as it is when the route is
+// the same and the session's lifetime has run down by at most ?5 milliseconds (routeRenewSlack),
+// so a conversation that stays on one route does not rewrite its session (and the expiry index)
+// at every message. Arguments: session, route, expiry, now, slack.
+const qRecordRoute = qSetPrevRoute + `
+		WHERE prev_route <> excluded.prev_route OR ` + expired4 + ` OR expires_at < excluded.expires_at - ?5
+			OR expires_at > excluded.expires_at`
+
+// routeRenewSlack is how far below the session's lifetime a recorded turn may leave it (SQLite;
+// Redis renews its key at every write).
+const routeRenewSlack = 30 * time.Second
+
+// addTurnsQuery inserts k turns (arguments: session, day, expiry, the seq they follow, the k
+// turns) in one statement.
 func addTurnsQuery(k int) string {
 	var values strings.Builder
 	for i := range k {
 		if i > 0 {
 			values.WriteString(", ")
 		}
-		fmt.Fprintf(&values, "(%d, ?%d)", i+1, i+4)
+		fmt.Fprintf(&values, "(?1, ?2, ?4 + %d, ?%d, ?3)", i+1, i+5)
 	}
-	return `INSERT INTO ` + tableMemory + ` (session, day, seq, turn, expires_at)
-		SELECT ?1, ?2, last + column1, column2, ?3
-		FROM (SELECT COALESCE(max(seq), 0) AS last FROM ` + tableMemory + ` WHERE session = ?1 AND day = ?2),
-			(VALUES ` + values.String() + `)`
+	return `INSERT INTO ` + tableMemory + ` (session, day, seq, turn, expires_at) VALUES ` + values.String()
 }
 
 func (s *SQLite) statements() []string {
 	return append([]string{qLoad, qAddPending, qRenewPending, qRemovePending, qSaveBlob, qBlob, qAddNote, qDelBlob,
-		qActive, qDelMemory, qDropPending, qSetLocalOnly, qSetPrevRoute, qTrimMemory, qRenewMemory, qMemoryExpiry}, s.addTurns[1:]...)
+		qActive, qDelMemory, qDropPending, qSetLocalOnly, qSetPrevRoute, qRecordRoute, qMemoryLast, qDropMemoryTo, qRenewMemory}, s.addTurns[1:]...)
 }
 
 // NewSQLite migrates the store's tables in db and returns the store.
@@ -402,10 +408,11 @@ func (s *SQLite) AppendTurns(ctx context.Context, id, day string, memoryTurns in
 	return s.RecordTurn(ctx, id, app.TurnRecord{Day: day, MemoryTurns: memoryTurns, Turns: turns})
 }
 
-// RecordTurn implements app.SessionStore: one transaction, of five statements for a turn with
-// its route and reply when it appends at most maxTurnsPerInsert turns (the route; the memory:
-// trim, the day's expiry, append; the reply), six when the day's lifetime is renewed; a reply
-// alone is one statement.
+// RecordTurn implements app.SessionStore: one transaction, of at most five statements for a turn
+// with its route and reply when it appends at most maxTurnsPerInsert turns (the route, which
+// writes only when it changes or the session's lifetime is to be renewed; the memory: the day's
+// newest turn, the trim when there are more than it keeps, the append; the reply), one more when
+// the day's lifetime is renewed; a reply alone is one statement.
 func (s *SQLite) RecordTurn(ctx context.Context, id string, rec app.TurnRecord) error {
 	if rec.Empty() {
 		return nil
@@ -428,7 +435,7 @@ func (s *SQLite) RecordTurn(ctx context.Context, id string, rec app.TurnRecord) 
 	}
 	return s.write(ctx, "record turn", func(tx *sql.Tx, now int64) error {
 		if rec.Route != "" {
-			if err := s.exec(ctx, tx, qSetPrevRoute, id, rec.Route, now+s.sessionTTL.Milliseconds(), now); err != nil {
+			if err := s.exec(ctx, tx, qRecordRoute, id, rec.Route, now+s.sessionTTL.Milliseconds(), now, routeRenewSlack.Milliseconds()); err != nil {
 				return err
 			}
 		}
@@ -444,36 +451,48 @@ func (s *SQLite) RecordTurn(ctx context.Context, id string, rec app.TurnRecord) 
 	})
 }
 
-// appendTurns adds the encoded turns to the day's memory in tx: trim to the newest keep rows (all
-// when keep < 0), append, and renew the day's lifetime to memoryTTL from now unless it is within
-// memoryRenewSlack of that (so a day's memory may end up to memoryRenewSlack sooner than Redis's,
-// whose EXPIRE renews at every append).
+// appendTurns adds the encoded turns to the day's memory in tx: a day that has expired starts
+// anew, the rows beyond the newest keep are deleted (none when keep < 0), the turns are appended,
+// and the day's lifetime is renewed to memoryTTL from now unless it is within memoryRenewSlack
+// of that (so a day's memory may end up to memoryRenewSlack sooner than Redis's, whose EXPIRE
+// renews at every append). The rows of a day share one expiry, so the newest row's is the day's.
 func (s *SQLite) appendTurns(ctx context.Context, tx *sql.Tx, id, day string, keep int, encoded []string, now int64) error {
-	if err := s.exec(ctx, tx, qTrimMemory, id, day, now, keep); err != nil {
+	var last, cur int64
+	err := s.queryRow(ctx, tx, qMemoryLast, []any{id, day}, &last, &cur)
+	found := err == nil
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return err
+	}
+	switch {
+	case found && cur > 0 && cur <= now:
+		if err := s.exec(ctx, tx, qDelMemory, id, day); err != nil {
+			return err
+		}
+		last, found = 0, false
+	case found && keep >= 0 && last-int64(keep) >= 1:
+		if err := s.exec(ctx, tx, qDropMemoryTo, id, day, last-int64(keep)); err != nil {
+			return err
+		}
 	}
 	// The day's rows are renewed to the full lifetime only when theirs has run down by more
 	// than memoryRenewSlack: renewing rewrites every row of the day, and a chat that goes on
 	// within the slack would pay that at each message for a few seconds of lifetime.
 	exp := now + memoryTTL.Milliseconds()
-	var cur sql.NullInt64
-	if err := s.queryRow(ctx, tx, qMemoryExpiry, []any{id, day}, &cur); err != nil {
-		return err
-	}
-	renew := true
-	if cur.Valid && exp-memoryRenewSlack.Milliseconds() <= cur.Int64 && cur.Int64 <= exp {
-		exp, renew = cur.Int64, false
+	renew := found
+	if found && exp-memoryRenewSlack.Milliseconds() <= cur && cur <= exp {
+		exp, renew = cur, false
 	}
 	for rest := encoded; len(rest) > 0; {
 		k := min(len(rest), maxTurnsPerInsert)
-		args := make([]any, 0, 3+k)
-		args = append(args, id, day, exp)
+		args := make([]any, 0, 4+k)
+		args = append(args, id, day, exp, last)
 		for _, t := range rest[:k] {
 			args = append(args, t)
 		}
 		if err := s.exec(ctx, tx, s.addTurns[k], args...); err != nil {
 			return err
 		}
+		last += int64(k)
 		rest = rest[k:]
 	}
 	if !renew {

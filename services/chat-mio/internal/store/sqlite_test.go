@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -275,5 +276,105 @@ func TestSQLiteMemoryRenewsOnlyPastTheSlack(t *testing.T) {
 	must(t, s.AppendTurns(ctx, sid, day, 10, domain.Turn{Role: "assistant", Text: "4"}))
 	if n, exp := expiries(); n != 1 || exp < before+memoryTTL.Milliseconds() || exp > sqlstate.NowMS()+memoryTTL.Milliseconds() {
 		t.Fatalf("beyond the lifetime: %d expiries, max %d; want one, the full lifetime from now", n, exp)
+	}
+}
+
+// A recorded turn on the session's route leaves its row as it is within routeRenewSlack of the
+// full lifetime, and renews it past the slack; a new route is written at once.
+func TestSQLiteRecordRouteRenewsOnlyPastTheSlack(t *testing.T) {
+	h := sqlstatetest.New(t)
+	s, ctx := openSQLite(t, h.DB()), context.Background()
+	expiry := func() int64 {
+		t.Helper()
+		var exp int64
+		if err := h.DB().QueryRowContext(ctx, `SELECT expires_at FROM `+tableSessions+` WHERE id = ?`, sid).Scan(&exp); err != nil {
+			t.Fatal(err)
+		}
+		return exp
+	}
+	setExpiry := func(exp int64) {
+		t.Helper()
+		if _, err := h.DB().ExecContext(ctx, `UPDATE `+tableSessions+` SET expires_at = ? WHERE id = ?`, exp, sid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	record := func(route string) {
+		t.Helper()
+		must(t, s.RecordTurn(ctx, sid, app.TurnRecord{Day: "20260101", MemoryTurns: 4, Route: route,
+			Turns: []domain.Turn{{Role: "user", Text: "hi"}}}))
+	}
+	must(t, s.SetLocalOnly(ctx, sid, true))
+	record("CHAT")
+
+	within := sqlstate.NowMS() + (sessionTTL - 10*time.Second).Milliseconds()
+	setExpiry(within)
+	record("CHAT")
+	if got := expiry(); got != within {
+		t.Fatalf("same route within the slack: expiry %d, want the session's %d", got, within)
+	}
+
+	before := sqlstate.NowMS()
+	record("PLAN")
+	if got := load(t, s, "20260101", 4); got.PrevPrimaryRoute != "PLAN" || !got.LocalOnly {
+		t.Fatalf("new route: %+v", got)
+	}
+	if got := expiry(); got < before+sessionTTL.Milliseconds() {
+		t.Fatalf("new route: expiry %d, want at least %d", got, before+sessionTTL.Milliseconds())
+	}
+
+	setExpiry(sqlstate.NowMS() + (sessionTTL - time.Minute).Milliseconds())
+	before = sqlstate.NowMS()
+	record("PLAN")
+	if got := expiry(); got < before+sessionTTL.Milliseconds() {
+		t.Fatalf("same route past the slack: expiry %d, want at least %d", got, before+sessionTTL.Milliseconds())
+	}
+
+	// A lifetime beyond the full one (the clock stepped back) is set back to it, as EXPIRE does.
+	setExpiry(sqlstate.NowMS() + (sessionTTL + time.Hour).Milliseconds())
+	record("PLAN")
+	if got := expiry(); got > sqlstate.NowMS()+sessionTTL.Milliseconds() {
+		t.Fatalf("beyond the lifetime: expiry %d, want the full lifetime from now", got)
+	}
+
+	// An expired session on the same route starts anew: local_only is not brought back.
+	setExpiry(sqlstate.NowMS() - 1)
+	record("PLAN")
+	if got := load(t, s, "20260101", 4); got.PrevPrimaryRoute != "PLAN" || got.LocalOnly {
+		t.Fatalf("after expiry: %+v", got)
+	}
+}
+
+// Appending after the day's memory has expired starts the day anew; the bound keeps the newest
+// turns across appends, whatever their number.
+func TestSQLiteAppendTrimsAndRestarts(t *testing.T) {
+	h := sqlstatetest.New(t)
+	s, ctx := openSQLite(t, h.DB()), context.Background()
+	const day = "20260101"
+	texts := func(got []domain.Turn) (out []string) {
+		for _, t := range got {
+			out = append(out, t.Text)
+		}
+		return out
+	}
+	for i := range 7 {
+		must(t, s.AppendTurns(ctx, sid, day, 3, domain.Turn{Role: "user", Text: fmt.Sprint(i)}, domain.Turn{Role: "assistant", Text: fmt.Sprint(i, "a")}))
+	}
+	if got := texts(load(t, s, day, 0).Memory); !slices.Equal(got, []string{"5a", "6", "6a"}) {
+		t.Fatalf("kept %q", got)
+	}
+	var rows int
+	if err := h.DB().QueryRowContext(ctx, `SELECT count(*) FROM `+tableMemory+` WHERE session = ? AND day = ?`, sid, day).Scan(&rows); err != nil || rows != 3 {
+		t.Fatalf("%d rows stored (%v), want 3", rows, err)
+	}
+	if _, err := h.DB().ExecContext(ctx, `UPDATE `+tableMemory+` SET expires_at = ? WHERE session = ? AND day = ?`, sqlstate.NowMS()-1, sid, day); err != nil {
+		t.Fatal(err)
+	}
+	must(t, s.AppendTurns(ctx, sid, day, 3, domain.Turn{Role: "user", Text: "new"}))
+	if got := texts(load(t, s, day, 0).Memory); !slices.Equal(got, []string{"new"}) {
+		t.Fatalf("after expiry: %q", got)
+	}
+	must(t, s.AppendTurns(ctx, sid, day, 0, domain.Turn{Role: "user", Text: "x"}, domain.Turn{Role: "user", Text: "y"}))
+	if got := texts(load(t, s, day, 0).Memory); !slices.Equal(got, []string{"new", "x", "y"}) {
+		t.Fatalf("unbounded: %q", got)
 	}
 }
