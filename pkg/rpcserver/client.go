@@ -15,15 +15,34 @@ import (
 // NewHTTPClient returns an HTTP client that speaks HTTP/2 without TLS (h2c) to the suite's
 // services, which is what the gRPC protocol and server streams need; a unary call to a
 // service of this process that serves in process (InProcess) makes no connection.
-func NewHTTPClient() *http.Client {
+func NewHTTPClient() *HTTPClient {
 	var protocols http.Protocols
 	protocols.SetUnencryptedHTTP2(true)
-	return &http.Client{Transport: &inProcessTransport{next: &http.Transport{
+	return &HTTPClient{Client: &http.Client{Transport: &inProcessTransport{next: &http.Transport{
 		Protocols:           &protocols,
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		MaxIdleConnsPerHost: 64,
 		IdleConnTimeout:     clientIdleTimeout,
-	}}}
+	}}}}
+}
+
+// HTTPClient is the suite's HTTP client of its services (NewHTTPClient). Do serves a call to a
+// service of this process in process straight away, without the redirect and timeout upkeep of
+// http.Client, which such a call never needs (it is answered on the caller's goroutine and never
+// redirected); anything else goes through the http.Client, whose transport also serves in process
+// what it can.
+type HTTPClient struct {
+	*http.Client
+}
+
+// Do sends req as http.Client.Do does.
+func (c *HTTPClient) Do(req *http.Request) (*http.Response, error) {
+	if req.URL != nil && req.RequestURI == "" {
+		if resp, served, err := serveLocal(req); served {
+			return resp, err
+		}
+	}
+	return c.Client.Do(req)
 }
 
 // clientIdleTimeout is below the listeners' default idle timeout (http.idle_timeout, 30 s): the

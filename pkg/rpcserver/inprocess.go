@@ -58,13 +58,26 @@ type inProcessTransport struct {
 func (t *inProcessTransport) CloseIdleConnections() { t.next.CloseIdleConnections() }
 
 func (t *inProcessTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if v, ok := inProcess.Load(req.URL.Host); ok && inProcessable(req) {
-		if e := v.(*inProcessHandler); e.enter() {
-			defer e.calls.done()
-			return e.serve(req)
-		}
+	if resp, served, err := serveLocal(req); served {
+		return resp, err
 	}
 	return t.next.RoundTrip(req)
+}
+
+// serveLocal serves req in process when a service of this process serves its address in process
+// and req is a call that can be served so; served is false when it goes to the network.
+func serveLocal(req *http.Request) (resp *http.Response, served bool, err error) {
+	v, ok := inProcess.Load(req.URL.Host)
+	if !ok || !inProcessable(req) {
+		return nil, false, nil
+	}
+	e := v.(*inProcessHandler)
+	if !e.enter() {
+		return nil, false, nil
+	}
+	defer e.calls.done()
+	resp, err = e.serve(req)
+	return resp, true, err
 }
 
 // enter counts a call in flight unless the service stopped serving in process. The count comes
@@ -143,9 +156,10 @@ func (e *inProcessHandler) serve(req *http.Request) (resp *http.Response, err er
 
 // wireHeader is h as a server receives it from the network client: every field name and value
 // valid (as net/http's transport checks them before sending), keys canonical, values of the same
-// key in order.
+// key in order. A header that is so already (the header a Connect client builds for each call) is
+// h itself: the caller waits for the handler and no longer reads it.
 func wireHeader(h http.Header) (http.Header, error) {
-	out := make(http.Header, len(h))
+	canonical := true
 	for k, vs := range h {
 		if !validHeaderName(k) {
 			return nil, fmt.Errorf("invalid header field name %q", k)
@@ -155,6 +169,13 @@ func wireHeader(h http.Header) (http.Header, error) {
 				return nil, fmt.Errorf("invalid header field value for %q", k)
 			}
 		}
+		canonical = canonical && http.CanonicalHeaderKey(k) == k
+	}
+	if canonical {
+		return h, nil
+	}
+	out := make(http.Header, len(h))
+	for k, vs := range h {
 		ck := http.CanonicalHeaderKey(k)
 		out[ck] = append(out[ck], vs...)
 	}

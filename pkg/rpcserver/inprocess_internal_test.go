@@ -38,6 +38,28 @@ func TestInProcessHeaderAsOnTheWire(t *testing.T) {
 	}
 }
 
+// A header that is as on the wire already (a Connect client's) reaches the handler as it is,
+// with no copy; one that is not is copied in the canonical form.
+func TestInProcessHeaderCopiedOnlyWhenNotCanonical(t *testing.T) {
+	h := http.Header{"Content-Type": {"application/proto"}, "X-Job-Id": {"1"}}
+	got, err := wireHeader(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Set("X-Seen", "1")
+	if h.Get("X-Seen") != "1" {
+		t.Error("a canonical header was copied")
+	}
+	h = http.Header{"content-type": {"application/proto"}}
+	if got, err = wireHeader(h); err != nil {
+		t.Fatal(err)
+	}
+	got.Set("X-Seen", "1")
+	if h.Get("X-Seen") != "" || got.Get("Content-Type") != "application/proto" {
+		t.Errorf("a non-canonical header was not copied: %q → %q", h, got)
+	}
+}
+
 // A request with a header the network client would refuse is not served in process either.
 func TestInProcessRefusesAnInvalidHeader(t *testing.T) {
 	served := false

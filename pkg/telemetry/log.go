@@ -44,6 +44,9 @@ func MaskAttr(_ []string, a slog.Attr) slog.Attr {
 	switch v.Kind() {
 	case slog.KindString:
 		s := v.String()
+		if ownID(a.Key, s) {
+			return a
+		}
 		if s != "" && redact.IsSecretKey(a.Key) {
 			return slog.String(a.Key, redact.Mask)
 		}
@@ -60,6 +63,29 @@ func MaskAttr(_ []string, a slog.Attr) slog.Attr {
 		}
 	}
 	return a
+}
+
+// ownID reports whether s, logged under key, is an id the suite makes itself (a trace or span id
+// as Handle adds it, a valid JobID), which holds nothing to mask: the masking is not searched for.
+func ownID(key, s string) bool {
+	switch key {
+	case "trace_id":
+		return len(s) == 32 && lowerHex(s)
+	case "span_id":
+		return len(s) == 16 && lowerHex(s)
+	case jobid.BaggageKey:
+		return jobid.Valid(s)
+	}
+	return false
+}
+
+func lowerHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // Label is a log value from a closed set (routes, sources, rule names, validated ids): written

@@ -80,3 +80,31 @@ func TestLabelsAreWrittenAsStrings(t *testing.T) {
 		t.Errorf("without MaskAttr: %s", buf.String())
 	}
 }
+
+// The suite's own ids are written as they are without a search for secrets; anything else under
+// their keys is searched as every other value is.
+func TestOwnIDsSkipTheSearchOnlyWhenTheyAreIDs(t *testing.T) {
+	for _, c := range []struct {
+		key, value string
+		own        bool
+	}{
+		{"trace_id", "4bf92f3577b34da6a3ce929d0e0e4736", true},
+		{"span_id", "00f067aa0ba902b7", true},
+		{"job_id", "job_20261121_001", true},
+		{"trace_id", "4BF92F3577B34DA6A3CE929D0E0E4736", false},
+		{"trace_id", "sk-proj-abcdefghijklmnopqrstuvwx", false},
+		{"span_id", "00f067aa0ba902b", false},
+		{"job_id", "job_20261121_001 sk-proj-abcdefghijklmnopqrstuvwx", false},
+		{"event_id", "4bf92f3577b34da6a3ce929d0e0e4736", false},
+	} {
+		if got := ownID(c.key, c.value); got != c.own {
+			t.Errorf("ownID(%q, %q) = %v, want %v", c.key, c.value, got, c.own)
+		}
+	}
+	var buf bytes.Buffer
+	NewLogger(&buf, "info", "").Info("x", "trace_id", "token sk-proj-abcdefghijklmnopqrstuvwx",
+		"job_id", "job_20261121_001 sk-proj-abcdefghijklmnopqrstuvwx")
+	if strings.Contains(buf.String(), "abcdefghijklmnopqrstuvwx") {
+		t.Errorf("a secret under an id's key was not masked: %s", buf.String())
+	}
+}
