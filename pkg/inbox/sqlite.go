@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync/atomic"
 	"time"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/sqlstate"
@@ -114,8 +115,8 @@ const sqlitePoll = 500 * time.Millisecond
 
 // The statements, prepared once per engine (see prepare).
 const (
-	sqlHead = `INSERT INTO inbox_streams (stream) VALUES (?)
-		ON CONFLICT (stream) DO UPDATE SET stream = excluded.stream RETURNING last_ms, last_seq`
+	sqlHead    = `SELECT last_ms, last_seq FROM inbox_streams WHERE stream = ?`
+	sqlAddHead = `INSERT INTO inbox_streams (stream) VALUES (?) ON CONFLICT (stream) DO NOTHING`
 	sqlSetHead = `UPDATE inbox_streams SET last_ms = ?, last_seq = ? WHERE stream = ?`
 	// An id is remembered unless it is remembered already and has not expired.
 	sqlSeen = `INSERT INTO inbox_seen (stream, event_id, expires_at) VALUES (?, ?, ?)
@@ -174,7 +175,7 @@ const (
 	sqlSetMark  = `INSERT INTO inbox_marks (mark, expires_at) VALUES (?, ?) ON CONFLICT (mark) DO UPDATE SET expires_at = excluded.expires_at`
 )
 
-var sqliteStatements = []string{sqlHead, sqlSetHead, sqlSeen, sqlInsertEntry, sqlTrimEntries, sqlTrimPending, sqlPing,
+var sqliteStatements = []string{sqlHead, sqlAddHead, sqlSetHead, sqlSeen, sqlInsertEntry, sqlTrimEntries, sqlTrimPending, sqlPing,
 	sqlDeadCount, sqlStats, sqlAddGroup, sqlWaiting, sqlGroupLast, sqlNewEntries, sqlDeliver, sqlSetGroupLast, sqlOwnPending,
 	sqlIdlePending, sqlClaim, sqlAck, sqlDropEntry, sqlNextDead, sqlInsertDead, sqlTrimDead, sqlMarkDone, sqlSetMark,
 	sqlListDead, sqlGetDead, sqlReplayed, sqlDropDead, sqlTurn, sqlTouch, sqlOutstanding}
@@ -222,6 +223,8 @@ type sqliteQueue struct {
 	st    statements
 	cfg   Config
 	topic string
+	// found: the consumer's last look for new entries found some (deliverNew).
+	found atomic.Bool
 }
 
 func (q *sqliteQueue) exec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
@@ -232,9 +235,13 @@ func (q *sqliteQueue) row(ctx context.Context, tx *sql.Tx, query string, args ..
 	return q.st.in(ctx, tx, query).QueryRowContext(sqlstate.Detach(ctx), args...)
 }
 
-// head creates the stream's row when missing and returns its counters.
+// head creates the stream's row when missing and returns its counters (a read, and a write only
+// the first time).
 func (q *sqliteQueue) head(ctx context.Context, tx *sql.Tx) (lastMS, lastSeq int64, err error) {
 	err = q.row(ctx, tx, sqlHead, q.cfg.Stream).Scan(&lastMS, &lastSeq)
+	if errors.Is(err, sql.ErrNoRows) {
+		_, err = q.exec(ctx, tx, sqlAddHead, q.cfg.Stream)
+	}
 	return lastMS, lastSeq, err
 }
 
@@ -375,18 +382,23 @@ func (q *sqliteQueue) readNew(ctx context.Context, consumer string, count int64,
 	}
 }
 
-// deliverNew hands the group's next entries to consumer; it only writes when there are some.
-func (q *sqliteQueue) deliverNew(ctx context.Context, consumer string, count int64) ([]entry, error) {
-	var waiting bool
-	err := q.row(ctx, nil, sqlWaiting, q.cfg.Stream, q.cfg.Group).Scan(&waiting)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, errNoGroup
+// deliverNew hands the group's next entries to consumer. It first reads whether there are any,
+// so that an idle consumer's look takes no write transaction; right after a look that found
+// some (a burst), it goes straight to the write transaction, which more likely finds more.
+func (q *sqliteQueue) deliverNew(ctx context.Context, consumer string, count int64) (out []entry, err error) {
+	if !q.found.Load() {
+		var waiting bool
+		err := q.row(ctx, nil, sqlWaiting, q.cfg.Stream, q.cfg.Group).Scan(&waiting)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, errNoGroup
+		}
+		if err != nil || !waiting {
+			return nil, err
+		}
 	}
-	if err != nil || !waiting {
-		return nil, err
-	}
-	var out []entry
+	defer func() { q.found.Store(err == nil && len(out) > 0) }()
 	err = q.db.Tx(ctx, func(tx *sql.Tx) error {
+		out = nil
 		var last int64
 		err := q.row(ctx, tx, sqlGroupLast, q.cfg.Stream, q.cfg.Group).Scan(&last)
 		if errors.Is(err, sql.ErrNoRows) {
