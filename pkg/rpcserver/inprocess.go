@@ -171,7 +171,7 @@ func wireHeader(h http.Header) (http.Header, error) {
 		}
 		canonical = canonical && http.CanonicalHeaderKey(k) == k
 	}
-	if canonical {
+	if canonical && h != nil {
 		return h, nil
 	}
 	out := make(http.Header, len(h))

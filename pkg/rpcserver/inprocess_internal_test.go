@@ -50,6 +50,9 @@ func TestInProcessHeaderCopiedOnlyWhenNotCanonical(t *testing.T) {
 	if h.Get("X-Seen") != "1" {
 		t.Error("a canonical header was copied")
 	}
+	if got, err := wireHeader(nil); err != nil || got == nil {
+		t.Errorf("no header: %v, %v; want an empty one a handler can set", got, err)
+	}
 	h = http.Header{"content-type": {"application/proto"}}
 	if got, err = wireHeader(h); err != nil {
 		t.Fatal(err)
