@@ -148,8 +148,9 @@ type Consumer struct {
 
 type lane struct {
 	queue []Delivery
-	// known is the turn of the entry knownID, answered with the ack of the entry before it; it
-	// holds for the lane's next look at its head only (awaitTurn).
+	// known is the turn of the entry knownID, answered with the ack of the entry before it or
+	// with its delivery (entry.goAtDelivery); it holds for the lane's next look at its head only
+	// (awaitTurn).
 	knownID string
 	known   turn
 }
@@ -343,6 +344,11 @@ func (c *Consumer) dispatch(ctx context.Context, wg *sync.WaitGroup, e entry, re
 	if !running {
 		l = &lane{}
 		c.lanes[d.Key] = l
+	}
+	// An entry delivered with its turn (go) into an empty lane is the lane's next look: the
+	// answer stands for it as an ack's does (order.go).
+	if e.goAtDelivery && len(l.queue) == 0 && l.knownID == "" {
+		l.knownID, l.known = d.StreamID, turnGo
 	}
 	// Keep the lane sorted: a reclaimed older entry goes before newer ones of the same chat.
 	i, _ := slices.BinarySearchFunc(l.queue, d.StreamID, func(q Delivery, id string) int {

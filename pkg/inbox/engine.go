@@ -89,6 +89,10 @@ type entry struct {
 	mac  string
 	// gone: the entry was trimmed away while pending; nothing is left to process.
 	gone bool
+	// goAtDelivery: the engine read the entry's turn as it delivered it, and it was go (the
+	// entry is the consumer's and no earlier entry of its key is pending). Engines that do not
+	// read it leave it false: the consumer asks (order.go).
+	goAtDelivery bool
 }
 
 // appended is what append did with one entry: id is empty for a duplicate or a failure (err).

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -120,5 +121,110 @@ func TestAckAnswersTheLanesNextTurn(t *testing.T) {
 	calls := q.n.Load()
 	if d, ok := c.awaitTurn(lookCtx, l); ok || q.n.Load() != calls+1 {
 		t.Fatalf("took %q (%v) after %d turn calls, want it to ask and wait", d.ID, ok, q.n.Load()-calls)
+	}
+}
+
+// askedTurns records which entries a queue was asked the turn of.
+type askedTurns struct {
+	queue
+	mu    sync.Mutex
+	asked []string
+}
+
+func (q *askedTurns) turn(ctx context.Context, consumer, key, id string) (turn, error) {
+	q.mu.Lock()
+	q.asked = append(q.asked, id)
+	q.mu.Unlock()
+	return q.queue.turn(ctx, consumer, key, id)
+}
+
+func (q *askedTurns) ids() []string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return slices.Clone(q.asked)
+}
+
+// SQLite reads an entry's turn as it delivers it: the first entry of a chat with nothing earlier
+// pending goes without asking; a later entry of the same chat in the same read, and one whose
+// chat has an earlier entry pending with another consumer, are asked for.
+func TestDeliveryAnswersTheFirstTurn(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlstate.Open(ctx, filepath.Join(t.TempDir(), "state.db"), sqlstate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	e, err := SQLiteEngine(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Stream: "inbox:delivered", Group: "g", Seal: []byte("inbox-test-seal-key-0123456789")}
+	s, err := NewStoreOn(e, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	handled := make(chan string, 4)
+	c, err := NewConsumerOn(e, cfg, ConsumerConfig{Name: "c1", TurnPoll: time.Millisecond}, func(_ context.Context, d Delivery) error {
+		handled <- d.ID
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := &askedTurns{queue: c.q}
+	c.q = q
+	if err := c.EnsureGroup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// b1 goes to c2 and stays pending there.
+	if _, err := s.Append(ctx, Event{ID: "b1", Key: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	b1, err := q.readNew(ctx, "c2", 10, 0)
+	if err != nil || len(b1) != 1 {
+		t.Fatalf("c2 read %d entries, %v", len(b1), err)
+	}
+	if _, err := s.Append(ctx, Event{ID: "a1", Key: "a"}, Event{ID: "a2", Key: "a"}, Event{ID: "b2", Key: "b"}, Event{ID: "c1", Key: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	es, err := q.readNew(ctx, "c1", 10, 0)
+	if err != nil || len(es) != 4 {
+		t.Fatalf("read %d entries, %v", len(es), err)
+	}
+	var goes []string
+	for _, e := range es {
+		if e.goAtDelivery {
+			goes = append(goes, e.eventID)
+		}
+	}
+	if fmt.Sprint(goes) != "[a1 c1]" {
+		t.Fatalf("go at delivery: %v, want [a1 c1]", goes)
+	}
+
+	// Dispatched, the lanes of a and c take their entries without asking (a2's turn comes with
+	// a1's ack); only the lane of b asks, until b1 is acknowledged.
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, e := range es {
+		c.dispatch(runCtx, &wg, e, false)
+	}
+	got := map[string]bool{}
+	for range 3 {
+		got[<-handled] = true
+	}
+	if !got["a1"] || !got["a2"] || !got["c1"] {
+		t.Fatalf("handled %v before b1 was acknowledged", got)
+	}
+	if _, err := q.ack(ctx, "c2", "b", b1[0].id, ""); err != nil {
+		t.Fatal(err)
+	}
+	if id := <-handled; id != "b2" {
+		t.Fatalf("handled %q, want b2", id)
+	}
+	cancel()
+	wg.Wait()
+	if ids := q.ids(); len(ids) == 0 || slices.ContainsFunc(ids, func(id string) bool { return id != es[2].id }) {
+		t.Fatalf("turns asked for %v, want b2's (%s) alone", ids, es[2].id)
 	}
 }

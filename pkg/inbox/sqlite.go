@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -139,9 +140,14 @@ const (
 		ON CONFLICT (stream, grp) DO NOTHING`
 	sqlWaiting = `SELECT EXISTS (SELECT 1 FROM inbox_entries e WHERE e.stream = g.stream AND e.seq > g.last_seq)
 		FROM inbox_groups g WHERE g.stream = ? AND g.grp = ?`
-	sqlGroupLast  = `SELECT last_seq FROM inbox_groups WHERE stream = ? AND grp = ?`
-	sqlNewEntries = `SELECT seq, ms, event_id, event_key, payload, meta, mac FROM inbox_entries
-		WHERE stream = ? AND seq > ? ORDER BY seq LIMIT ?`
+	sqlGroupLast = `SELECT last_seq FROM inbox_groups WHERE stream = ? AND grp = ?`
+	// The group's next entries, each with whether an earlier entry of its key is pending in the
+	// group (the order half of its turn, order.go), read before they are delivered. Arguments:
+	// stream, group, last delivered seq, count.
+	sqlNewEntries = `SELECT e.seq, e.ms, e.event_id, e.event_key, e.payload, e.meta, e.mac,
+		EXISTS (SELECT 1 FROM inbox_entries o JOIN inbox_pending p ON p.stream = o.stream AND p.grp = ?2 AND p.seq = o.seq
+			WHERE o.stream = e.stream AND o.event_key = e.event_key AND o.seq < e.seq)
+		FROM inbox_entries e WHERE e.stream = ?1 AND e.seq > ?3 ORDER BY e.seq LIMIT ?4`
 	sqlDeliver = `INSERT INTO inbox_pending (stream, grp, seq, consumer, delivered_ms, deliveries)
 		VALUES (?, ?, ?, ?, ?, 1)`
 	sqlSetGroupLast = `UPDATE inbox_groups SET last_seq = ? WHERE stream = ? AND grp = ?`
@@ -407,7 +413,7 @@ func (q *sqliteQueue) deliverNew(ctx context.Context, consumer string, count int
 		if err != nil {
 			return err
 		}
-		es, seqs, err := q.entries(ctx, tx, sqlNewEntries, q.cfg.Stream, last, count)
+		es, seqs, err := q.newEntries(ctx, tx, last, count)
 		if err != nil || len(es) == 0 {
 			return err
 		}
@@ -647,6 +653,33 @@ func (q *sqliteQueue) entries(ctx context.Context, tx *sql.Tx, query string, arg
 			return nil, nil, err
 		}
 		e.id = streamID(ms, seq)
+		es = append(es, e)
+		seqs = append(seqs, seq)
+	}
+	return es, seqs, rows.Err()
+}
+
+// newEntries reads the group's next entries after the seq last, before they are delivered
+// (deliverNew). An entry that no earlier entry of its key, pending in the group or before it in
+// these, goes before is marked goAtDelivery: once delivered to a consumer in the same
+// transaction, its turn is go.
+func (q *sqliteQueue) newEntries(ctx context.Context, tx *sql.Tx, last, count int64) ([]entry, []int64, error) {
+	rows, err := q.st.in(ctx, tx, sqlNewEntries).QueryContext(sqlstate.Detach(ctx), q.cfg.Stream, q.cfg.Group, last, count)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	var es []entry
+	var seqs []int64
+	for rows.Next() {
+		var e entry
+		var seq, ms int64
+		var earlier bool
+		if err := rows.Scan(&seq, &ms, &e.eventID, &e.key, &e.payload, &e.meta, &e.mac, &earlier); err != nil {
+			return nil, nil, err
+		}
+		e.id = streamID(ms, seq)
+		e.goAtDelivery = !earlier && !slices.ContainsFunc(es, func(o entry) bool { return o.key == e.key })
 		es = append(es, e)
 		seqs = append(seqs, seq)
 	}
