@@ -5,14 +5,11 @@ package inbox
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/picoclaw-suite/picoclaw/pkg/sqlstate"
 )
 
 // countingTurns counts the turn calls of a queue; after, when set, runs after each.
@@ -36,20 +33,7 @@ func (q *countingTurns) turn(ctx context.Context, consumer, key, id string) (tur
 // older entry put ahead of it meanwhile (a reclaim) is asked for, and the answer is dropped.
 func TestAckAnswersTheLanesNextTurn(t *testing.T) {
 	ctx := context.Background()
-	db, err := sqlstate.Open(ctx, filepath.Join(t.TempDir(), "state.db"), sqlstate.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	e, err := SQLiteEngine(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := Config{Stream: "inbox:lane", Group: "g", Seal: []byte("inbox-test-seal-key-0123456789")}
-	s, err := NewStoreOn(e, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, e, cfg, s := sqliteStoreForTest(t, "inbox:lane")
 	if _, err := s.Append(ctx, Event{ID: "e1", Key: "chat"}, Event{ID: "e2", Key: "chat"}, Event{ID: "e3", Key: "chat"}); err != nil {
 		t.Fatal(err)
 	}
@@ -149,20 +133,7 @@ func (q *askedTurns) ids() []string {
 // chat has an earlier entry pending with another consumer, are asked for.
 func TestDeliveryAnswersTheFirstTurn(t *testing.T) {
 	ctx := context.Background()
-	db, err := sqlstate.Open(ctx, filepath.Join(t.TempDir(), "state.db"), sqlstate.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	e, err := SQLiteEngine(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := Config{Stream: "inbox:delivered", Group: "g", Seal: []byte("inbox-test-seal-key-0123456789")}
-	s, err := NewStoreOn(e, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, e, cfg, s := sqliteStoreForTest(t, "inbox:delivered")
 	handled := make(chan string, 4)
 	c, err := NewConsumerOn(e, cfg, ConsumerConfig{Name: "c1", TurnPoll: time.Millisecond}, func(_ context.Context, d Delivery) error {
 		handled <- d.ID

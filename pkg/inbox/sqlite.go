@@ -639,6 +639,20 @@ func scanDead(row interface{ Scan(...any) error }) (DeadLetter, error) {
 
 // entries reads entries (seq, ms, event_id, event_key, payload, meta, mac) and their seqs.
 func (q *sqliteQueue) entries(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]entry, []int64, error) {
+	return q.scanEntries(ctx, tx, query, false, args...)
+}
+
+// newEntries reads the group's next entries after the seq last, before they are delivered
+// (deliverNew). An entry that no earlier entry of its key, pending in the group or before it in
+// these, goes before is marked goAtDelivery: once delivered to a consumer in the same
+// transaction, its turn is go.
+func (q *sqliteQueue) newEntries(ctx context.Context, tx *sql.Tx, last, count int64) ([]entry, []int64, error) {
+	return q.scanEntries(ctx, tx, sqlNewEntries, true, q.cfg.Stream, q.cfg.Group, last, count)
+}
+
+// scanEntries runs query and reads its entries; withEarlier: each row ends with whether an
+// earlier entry of its key is pending (newEntries).
+func (q *sqliteQueue) scanEntries(ctx context.Context, tx *sql.Tx, query string, withEarlier bool, args ...any) ([]entry, []int64, error) {
 	rows, err := q.st.in(ctx, tx, query).QueryContext(sqlstate.Detach(ctx), args...)
 	if err != nil {
 		return nil, nil, err
@@ -649,37 +663,16 @@ func (q *sqliteQueue) entries(ctx context.Context, tx *sql.Tx, query string, arg
 	for rows.Next() {
 		var e entry
 		var seq, ms int64
-		if err := rows.Scan(&seq, &ms, &e.eventID, &e.key, &e.payload, &e.meta, &e.mac); err != nil {
-			return nil, nil, err
-		}
-		e.id = streamID(ms, seq)
-		es = append(es, e)
-		seqs = append(seqs, seq)
-	}
-	return es, seqs, rows.Err()
-}
-
-// newEntries reads the group's next entries after the seq last, before they are delivered
-// (deliverNew). An entry that no earlier entry of its key, pending in the group or before it in
-// these, goes before is marked goAtDelivery: once delivered to a consumer in the same
-// transaction, its turn is go.
-func (q *sqliteQueue) newEntries(ctx context.Context, tx *sql.Tx, last, count int64) ([]entry, []int64, error) {
-	rows, err := q.st.in(ctx, tx, sqlNewEntries).QueryContext(sqlstate.Detach(ctx), q.cfg.Stream, q.cfg.Group, last, count)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer rows.Close()
-	var es []entry
-	var seqs []int64
-	for rows.Next() {
-		var e entry
-		var seq, ms int64
 		var earlier bool
-		if err := rows.Scan(&seq, &ms, &e.eventID, &e.key, &e.payload, &e.meta, &e.mac, &earlier); err != nil {
+		dest := []any{&seq, &ms, &e.eventID, &e.key, &e.payload, &e.meta, &e.mac, &earlier}
+		if !withEarlier {
+			dest = dest[:len(dest)-1]
+		}
+		if err := rows.Scan(dest...); err != nil {
 			return nil, nil, err
 		}
 		e.id = streamID(ms, seq)
-		e.goAtDelivery = !earlier && !slices.ContainsFunc(es, func(o entry) bool { return o.key == e.key })
+		e.goAtDelivery = withEarlier && !earlier && !slices.ContainsFunc(es, func(o entry) bool { return o.key == e.key })
 		es = append(es, e)
 		seqs = append(seqs, seq)
 	}

@@ -5,10 +5,10 @@ package inbox
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/sqlstate"
+	"github.com/picoclaw-suite/picoclaw/pkg/sqlstate/sqlstatetest"
 )
 
 // After a look that found entries, the next goes straight to the write transaction: it answers
@@ -16,20 +16,7 @@ import (
 // next one read first again.
 func TestLookAfterABurstAnswersAsTheFirst(t *testing.T) {
 	ctx := context.Background()
-	db, err := sqlstate.Open(ctx, filepath.Join(t.TempDir(), "state.db"), sqlstate.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	e, err := SQLiteEngine(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := Config{Stream: "inbox:burst", Group: "g", Seal: []byte("inbox-test-seal-key-0123456789")}
-	s, err := NewStoreOn(e, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, e, cfg, s := sqliteStoreForTest(t, "inbox:burst")
 	q := e.queue(cfg).(*sqliteQueue)
 	if _, err := q.deliverNew(ctx, "c1", 10); !errors.Is(err, errNoGroup) {
 		t.Fatalf("no group: %v", err)
@@ -61,4 +48,20 @@ func TestLookAfterABurstAnswersAsTheFirst(t *testing.T) {
 	if _, err := q.deliverNew(ctx, "c1", 10); !errors.Is(err, errNoGroup) || q.found.Load() {
 		t.Fatalf("group gone after a burst: %v, found %v", err, q.found.Load())
 	}
+}
+
+// sqliteStoreForTest is a store of stream (group "g") on a SQLite database of the test's own.
+func sqliteStoreForTest(t *testing.T, stream string) (*sqlstate.DB, Engine, Config, *Store) {
+	t.Helper()
+	db := sqlstatetest.New(t).DB()
+	e, err := SQLiteEngine(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Stream: stream, Group: "g", Seal: []byte("inbox-test-seal-key-0123456789")}
+	s, err := NewStoreOn(e, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, e, cfg, s
 }
