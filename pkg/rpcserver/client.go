@@ -18,7 +18,7 @@ import (
 func NewHTTPClient() *HTTPClient {
 	var protocols http.Protocols
 	protocols.SetUnencryptedHTTP2(true)
-	return &HTTPClient{Client: &http.Client{Transport: &inProcessTransport{next: &http.Transport{
+	return &HTTPClient{client: &http.Client{Transport: &inProcessTransport{next: &http.Transport{
 		Protocols:           &protocols,
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		MaxIdleConnsPerHost: 64,
@@ -26,13 +26,14 @@ func NewHTTPClient() *HTTPClient {
 	}}}}
 }
 
-// HTTPClient is the suite's HTTP client of its services (NewHTTPClient). Do serves a call to a
-// service of this process in process straight away, without the redirect and timeout upkeep of
-// http.Client, which such a call never needs (it is answered on the caller's goroutine and never
-// redirected); anything else goes through the http.Client, whose transport also serves in process
-// what it can.
+// HTTPClient is the suite's HTTP client of its services (NewHTTPClient), a connect.HTTPClient.
+// Do serves a call to a service of this process in process straight away, without the redirect
+// and timeout upkeep of http.Client, which such a call never needs (it is answered on the
+// caller's goroutine and never redirected); anything else goes through an http.Client, whose
+// transport also serves in process what it can. It has nothing to set: a timeout, a cookie jar
+// or a redirect policy would hold for some calls only.
 type HTTPClient struct {
-	*http.Client
+	client *http.Client
 }
 
 // Do sends req as http.Client.Do does.
@@ -42,8 +43,11 @@ func (c *HTTPClient) Do(req *http.Request) (*http.Response, error) {
 			return resp, err
 		}
 	}
-	return c.Client.Do(req)
+	return c.client.Do(req)
 }
+
+// CloseIdleConnections closes the connections to other processes that are idle.
+func (c *HTTPClient) CloseIdleConnections() { c.client.CloseIdleConnections() }
 
 // clientIdleTimeout is below the listeners' default idle timeout (http.idle_timeout, 30 s): the
 // client lets an idle connection go before the server would close it under a request.

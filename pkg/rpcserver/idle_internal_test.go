@@ -12,9 +12,9 @@ func TestClientIdleTimeoutBelowTheListeners(t *testing.T) {
 	if server := config.DefaultHTTP().IdleTimeout; clientIdleTimeout >= server {
 		t.Fatalf("client idle timeout %s, listeners' %s", clientIdleTimeout, server)
 	}
-	tr, ok := NewHTTPClient().Transport.(*inProcessTransport)
+	tr, ok := NewHTTPClient().client.Transport.(*inProcessTransport)
 	if !ok {
-		t.Fatalf("transport %T", NewHTTPClient().Transport)
+		t.Fatalf("transport %T", NewHTTPClient().client.Transport)
 	}
 	if tr.next.IdleConnTimeout != clientIdleTimeout {
 		t.Fatalf("idle timeout %s", tr.next.IdleConnTimeout)

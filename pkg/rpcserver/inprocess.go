@@ -154,10 +154,10 @@ func (e *inProcessHandler) serve(req *http.Request) (resp *http.Response, err er
 	return w.response(req), nil
 }
 
-// wireHeader is h as a server receives it from the network client: every field name and value
-// valid (as net/http's transport checks them before sending), keys canonical, values of the same
-// key in order. A header that is so already (the header a Connect client builds for each call) is
-// h itself: the caller waits for the handler and no longer reads it.
+// wireHeader is a copy of h as a server receives it from the network client: every field name
+// and value valid (as net/http's transport checks them before sending), keys canonical, values of
+// the same key in order. The handler never shares the caller's map: a caller may reuse its
+// request, and what a handler sets must not reach it.
 func wireHeader(h http.Header) (http.Header, error) {
 	canonical := true
 	for k, vs := range h {
@@ -172,7 +172,8 @@ func wireHeader(h http.Header) (http.Header, error) {
 		canonical = canonical && http.CanonicalHeaderKey(k) == k
 	}
 	if canonical && h != nil {
-		return h, nil
+		// One map and one slice for all the values (http.Header.Clone).
+		return h.Clone(), nil
 	}
 	out := make(http.Header, len(h))
 	for k, vs := range h {

@@ -169,7 +169,7 @@ const (
 )
 
 // qRecordRoute is qSetPrevRoute as a turn records it: the row is left as it is when the route is
-// the same and the session's lifetime has run down by at most ?5 milliseconds (routeRenewSlack),
+// the same and the session's lifetime has run down by at most ?5 milliseconds (routeSlack),
 // so a conversation that stays on one route does not rewrite its session (and the expiry index)
 // at every message. Arguments: session, route, expiry, now, slack.
 const qRecordRoute = qSetPrevRoute + `
@@ -177,8 +177,11 @@ const qRecordRoute = qSetPrevRoute + `
 			OR expires_at > excluded.expires_at`
 
 // routeRenewSlack is how far below the session's lifetime a recorded turn may leave it (SQLite;
-// Redis renews its key at every write).
+// Redis renews its key at every write); a tenth of a lifetime shorter than ten times it.
 const routeRenewSlack = 30 * time.Second
+
+// routeSlack is routeRenewSlack for a session lifetime of ttl.
+func routeSlack(ttl time.Duration) time.Duration { return min(routeRenewSlack, ttl/10) }
 
 // addTurnsQuery inserts k turns (arguments: session, day, expiry, the seq they follow, the k
 // turns) in one statement.
@@ -435,7 +438,7 @@ func (s *SQLite) RecordTurn(ctx context.Context, id string, rec app.TurnRecord) 
 	}
 	return s.write(ctx, "record turn", func(tx *sql.Tx, now int64) error {
 		if rec.Route != "" {
-			if err := s.exec(ctx, tx, qRecordRoute, id, rec.Route, now+s.sessionTTL.Milliseconds(), now, routeRenewSlack.Milliseconds()); err != nil {
+			if err := s.exec(ctx, tx, qRecordRoute, id, rec.Route, now+s.sessionTTL.Milliseconds(), now, routeSlack(s.sessionTTL).Milliseconds()); err != nil {
 				return err
 			}
 		}

@@ -378,3 +378,35 @@ func TestSQLiteAppendTrimsAndRestarts(t *testing.T) {
 		t.Fatalf("unbounded: %q", got)
 	}
 }
+
+// With a short session lifetime the slack is a tenth of it: a conversation on one route keeps
+// its session alive, as on Redis.
+func TestSQLiteRouteSlackFollowsAShortLifetime(t *testing.T) {
+	if got := routeSlack(24 * time.Hour); got != routeRenewSlack {
+		t.Errorf("slack of a day's lifetime %v", got)
+	}
+	const ttl = 20 * time.Second
+	if got := routeSlack(ttl); got != 2*time.Second {
+		t.Errorf("slack of a 20 s lifetime %v, want 2 s", got)
+	}
+	h := sqlstatetest.New(t)
+	ctx := context.Background()
+	s, err := NewSQLite(ctx, h.DB(), ttl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := app.TurnRecord{Day: "20260101", MemoryTurns: 4, Route: "CHAT", Turns: []domain.Turn{{Role: "user", Text: "hi"}}}
+	must(t, s.RecordTurn(ctx, sid, rec))
+	if _, err := h.DB().ExecContext(ctx, `UPDATE `+tableSessions+` SET expires_at = ? WHERE id = ?`, sqlstate.NowMS()+(ttl-5*time.Second).Milliseconds(), sid); err != nil {
+		t.Fatal(err)
+	}
+	before := sqlstate.NowMS()
+	must(t, s.RecordTurn(ctx, sid, rec))
+	var exp int64
+	if err := h.DB().QueryRowContext(ctx, `SELECT expires_at FROM `+tableSessions+` WHERE id = ?`, sid).Scan(&exp); err != nil {
+		t.Fatal(err)
+	}
+	if exp < before+ttl.Milliseconds() {
+		t.Fatalf("a session 5 s into a 20 s lifetime was not renewed: expiry %d, want at least %d", exp, before+ttl.Milliseconds())
+	}
+}
