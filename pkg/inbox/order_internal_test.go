@@ -177,8 +177,16 @@ func TestDeliveryAnswersTheFirstTurn(t *testing.T) {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
+	// Every processing slot is held while the entries are dispatched, so a2 is in its lane before
+	// a1 is handled and acknowledged (whose ack then answers a2's turn), however the goroutines run.
+	for range cap(c.slots) {
+		c.slots <- struct{}{}
+	}
 	for _, e := range es {
 		c.dispatch(runCtx, &wg, e, false)
+	}
+	for range cap(c.slots) {
+		<-c.slots
 	}
 	got := map[string]bool{}
 	for range 3 {
