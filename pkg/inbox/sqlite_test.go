@@ -119,7 +119,8 @@ func TestSQLiteLockedDatabaseIsRetried(t *testing.T) {
 	logs := &testinfra.SyncBuffer{}
 	db, e, cfg, s := sqliteStore(t, sqlstate.Options{BusyTimeout: 50 * time.Millisecond}, nil)
 	ctx := context.Background()
-	other, err := sql.Open("sqlite", "file:"+db.Path())
+	// The locker waits its turn (a consumer's write transaction may be under way), then holds.
+	other, err := sql.Open("sqlite", sqlstate.DSN(db.Path(), sqlstate.SyncNormal, 10*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
