@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -141,6 +143,19 @@ func TestEveryBinaryStartsAnswersHealthAndStopsOnSIGTERM(t *testing.T) {
 				t.Fatalf("/healthz: %+v %v", health, err)
 			}
 
+			// The services whose work waits behind an answer already given run at a lower CPU
+			// priority than the gateways and approval (runner.Behind).
+			own := processNices(t, os.Getpid())[0]
+			want := own
+			if behindTheAnswer[name] {
+				want = max(own, 10)
+			}
+			for _, n := range processNices(t, p.Pid()) {
+				if n != want {
+					t.Fatalf("a thread of %s runs at nice %d, want %d (this test runs at %d)", name, n, want, own)
+				}
+			}
+
 			conn, err := grpc.NewClient(addrs[name], grpc.WithTransportCredentials(insecure.NewCredentials()))
 			if err != nil {
 				t.Fatal(err)
@@ -161,6 +176,37 @@ func TestEveryBinaryStartsAnswersHealthAndStopsOnSIGTERM(t *testing.T) {
 			t.Logf("%s stopped %v after SIGTERM", name, time.Since(start).Round(time.Millisecond))
 		})
 	}
+}
+
+// behindTheAnswer are the services that run at runner.BehindNice.
+var behindTheAnswer = map[string]bool{"chat-mio": true, "router-shiro": true, "coder-order": true, "executor": true}
+
+// processNices reads the nice value of every thread of process pid (field 19 of its stat).
+func processNices(t *testing.T, pid int) []int {
+	t.Helper()
+	dir := fmt.Sprintf("/proc/%d/task", pid)
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nices []int
+	for _, task := range tasks {
+		b, err := os.ReadFile(filepath.Join(dir, task.Name(), "stat"))
+		if err != nil {
+			continue // the thread ended
+		}
+		// The command name in parentheses may hold spaces: the fields follow the last ')'.
+		fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		n, err := strconv.Atoi(fields[16])
+		if err != nil {
+			t.Fatalf("%s/%s/stat %q: %v", dir, task.Name(), b, err)
+		}
+		nices = append(nices, n)
+	}
+	if len(nices) == 0 {
+		t.Fatalf("no threads under %s", dir)
+	}
+	return nices
 }
 
 // TestBinariesLinkOnlyWhatTheyRun reads the module list of every built binary (go version -m):

@@ -100,6 +100,10 @@ func startSuite(t *testing.T, bin string, extraEnv ...string) *suite {
 		"PICOCLAW_ORDERS_ORDER1_BASE_URL="+s.openai.URL+"/v1",
 		"DEEPSEEK_API_KEY="+openAIKey,
 		"PICOCLAW_APPROVAL_TOKENS=e2e:"+approvalToken,
+		// The services run at the tests' own priority: beside the compiler of other packages,
+		// those behind the answer would otherwise wait for it (runner.Behind; the shipped
+		// default is checked by TestEveryBinaryStartsAnswersHealthAndStopsOnSIGTERM).
+		"PICOCLAW_NICE=0",
 	)
 	env = append(env, extraEnv...)
 	root, err := filepath.Abs("..")

@@ -27,7 +27,11 @@ type RunFunc func(ctx context.Context, configPath string, args []string) error
 
 // Main parses -config, runs fn until SIGINT/SIGTERM and returns the process exit code:
 // 0 on a clean stop, 2 for bad flags, 1 for any other error (printed to stderr).
-func Main(name string, args []string, stderr io.Writer, fn RunFunc) int {
+func Main(name string, args []string, stderr io.Writer, fn RunFunc, opts ...Option) int {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	configPath := fs.String("config", os.Getenv(EnvConfig), "path to the YAML config file (env "+EnvConfig+"); defaults are used when empty")
@@ -49,6 +53,10 @@ func Main(name string, args []string, stderr io.Writer, fn RunFunc) int {
 	if rest := fs.Args(); len(rest) > 0 && rest[0] == "healthcheck" {
 		// Container images have no curl: the binary probes its own /healthz.
 		return healthcheck(rest[1:], stderr)
+	}
+	if err := applyNice(o.nice); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return 1
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -90,14 +98,14 @@ type Config[C any] interface {
 
 // Serve is the whole main of a service without subcommands: it loads the configuration over
 // the defaults and runs the service with it (see Main).
-func Serve[C any, P Config[C]](name string, defaults func() C, run func(context.Context, C) error) int {
+func Serve[C any, P Config[C]](name string, defaults func() C, run func(context.Context, C) error, opts ...Option) int {
 	return Main(name, os.Args[1:], os.Stderr, func(ctx context.Context, configPath string, _ []string) error {
 		cfg := defaults()
 		if err := config.Load(configPath, P(&cfg)); err != nil {
 			return err
 		}
 		return run(ctx, cfg)
-	})
+	}, opts...)
 }
 
 // Sleep waits d or until ctx ends (its error then).

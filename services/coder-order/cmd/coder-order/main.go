@@ -9,5 +9,5 @@ import (
 )
 
 func main() {
-	os.Exit(runner.Serve("coder-order", service.DefaultConfig, service.Run))
+	os.Exit(runner.Serve("coder-order", service.DefaultConfig, service.Run, runner.Behind))
 }

@@ -11,5 +11,5 @@ import (
 func main() {
 	// Shell and git commands run in a sandbox whose first process is this binary again.
 	service.MaybeRunSandboxInit()
-	os.Exit(runner.Serve("executor", service.DefaultConfig, service.Run))
+	os.Exit(runner.Serve("executor", service.DefaultConfig, service.Run, runner.Behind))
 }

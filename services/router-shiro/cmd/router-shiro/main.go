@@ -9,5 +9,5 @@ import (
 )
 
 func main() {
-	os.Exit(runner.Serve("router-shiro", service.DefaultConfig, service.Run))
+	os.Exit(runner.Serve("router-shiro", service.DefaultConfig, service.Run, runner.Behind))
 }
