@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
-	"connectrpc.com/otelconnect"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 )
@@ -58,11 +57,7 @@ const clientIdleTimeout = 20 * time.Second
 // default deadline for calls made without one. Extra
 // options (e.g. WithInternalToken) are appended.
 func ClientOptions(tel *telemetry.Telemetry, defaultTimeout time.Duration, extra ...connect.ClientOption) ([]connect.ClientOption, error) {
-	oi, err := otelconnect.NewInterceptor(
-		otelconnect.WithTracerProvider(tel.TracerProvider),
-		otelconnect.WithPropagator(tel.Propagator),
-		otelconnect.WithoutMetrics(),
-	)
+	oi, err := traceInterceptor(tel)
 	if err != nil {
 		return nil, err
 	}

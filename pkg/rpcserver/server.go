@@ -94,7 +94,7 @@ type Server struct {
 	auth     *svcauth.Authorizer
 	registry *prometheus.Registry
 	metrics  *metrics
-	otel     *otelconnect.Interceptor
+	otel     connect.Interceptor
 
 	mu       sync.Mutex
 	checks   map[string]ReadinessCheck
@@ -132,12 +132,7 @@ func New(cfg Config, tel *telemetry.Telemetry) (*Server, error) {
 	cfg.Replica = replica.Or(cfg.Replica, cfg.Name)
 	// Every Connect call is internal and authenticated, so its trace context is trusted; the
 	// public listener's routes start their own traces.
-	oi, err := otelconnect.NewInterceptor(
-		otelconnect.WithTracerProvider(tel.TracerProvider),
-		otelconnect.WithPropagator(tel.Propagator),
-		otelconnect.WithoutMetrics(),
-		otelconnect.WithTrustRemote(),
-	)
+	oi, err := traceInterceptor(tel, otelconnect.WithTrustRemote())
 	if err != nil {
 		return nil, fmt.Errorf("rpcserver %s: otel interceptor: %w", cfg.Name, err)
 	}

@@ -3,6 +3,7 @@ package rpcserver_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -60,10 +61,21 @@ type service struct {
 
 func start(t *testing.T, ctx context.Context, name, identity string, mount func(*rpcserver.Server)) *service {
 	t.Helper()
+	return startRecording(t, ctx, name, identity, true, mount)
+}
+
+// startRecording starts a service whose spans a recorder receives, or, without recording, one
+// that records none (no exporter, no span processor, as the suite runs by default).
+func startRecording(t *testing.T, ctx context.Context, name, identity string, recording bool, mount func(*rpcserver.Server)) *service {
+	t.Helper()
 	rec := tracetest.NewSpanRecorder()
 	logs := &testinfra.SyncBuffer{}
+	var procs []sdktrace.SpanProcessor
+	if recording {
+		procs = append(procs, rec)
+	}
 	tel, err := telemetry.New(ctx, telemetry.Config{ServiceName: name, LogWriter: logs, LogLevel: "debug",
-		SpanProcessors: []sdktrace.SpanProcessor{rec}})
+		SpanProcessors: procs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,6 +184,80 @@ func TestJobIDAndTraceCrossTwoServices(t *testing.T) {
 	}
 	if rec.Msg != "router.decision" || rec.JobID != id || !traces[rec.TraceID] {
 		t.Fatalf("B's log record lacks job_id/trace_id: %+v\n%s", rec, b.logs.String())
+	}
+}
+
+// TestTraceCrossesServicesThatRecordNothing: services that record no span (the suite's default:
+// no exporter) still carry the trace on: the last service logs the caller's trace id under a
+// span id of its own, with the JobID from the baggage, over h2c with each protocol.
+func TestTraceCrossesServicesThatRecordNothing(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	seen := make(chan string, 1)
+	b := startRecording(t, ctx, "svc-b", svcauth.RouterShiro, false, func(s *rpcserver.Server) {
+		h := &routerB{seen: seen, log: func(ctx context.Context) { s.Logger().InfoContext(ctx, "router.decision") }}
+		s.Mount(routerv1connect.NewRouterServiceHandler(h, s.HandlerOptions()...))
+	})
+	a := startRecording(t, ctx, "svc-a", svcauth.ChatMio, false, func(s *rpcserver.Server) {
+		opts, err := rpcserver.ClientOptions(s.Telemetry(), 5*time.Second, svcauth.Client(testinfra.Credentials(t, svcauth.ChatMio), svcauth.RouterShiro))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc := routerv1connect.NewRouterServiceClient(rpcserver.NewHTTPClient(), b.url, opts...)
+		s.Mount(chatv1connect.NewChatServiceHandler(&chatA{router: rc}, s.HandlerOptions()...))
+	})
+	edge, err := telemetry.New(ctx, telemetry.Config{ServiceName: "edge", LogWriter: &testinfra.SyncBuffer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := testinfra.Credentials(t, svcauth.GatewayLine)
+	opts, err := rpcserver.ClientOptions(edge, 5*time.Second, svcauth.Client(gw, svcauth.ChatMio))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, proto := range []connect.ClientOption{connect.WithGRPC(), connect.WithProtoJSON(), connect.WithGRPCWeb()} {
+		id := fmt.Sprintf("job_20261129_%03d", i+1)
+		client := chatv1connect.NewChatServiceClient(rpcserver.NewHTTPClient(), a.url, append(opts, proto)...)
+		assertion, err := gw.Vouch("line", "U1", time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The edge's own span: unrecorded, but with ids.
+		sctx, span := edge.Tracer("edge").Start(jobid.WithJobID(ctx, id), "webhook")
+		sc := span.SpanContext()
+		if !sc.IsValid() || span.IsRecording() {
+			t.Fatalf("edge span: valid %v, recording %v", sc.IsValid(), span.IsRecording())
+		}
+		if _, err := client.HandleMessage(svcauth.WithPrincipal(sctx, svcauth.Principal{Raw: assertion}),
+			&chatv1.HandleMessageRequest{Text: "hi", Channel: "line", UserId: "U1"}); err != nil {
+			t.Fatal(err)
+		}
+		span.End()
+		if got := <-seen; got != id {
+			t.Fatalf("B's handler saw job id %q, want %q", got, id)
+		}
+		var rec struct {
+			Msg     string `json:"msg"`
+			JobID   string `json:"job_id"`
+			TraceID string `json:"trace_id"`
+			SpanID  string `json:"span_id"`
+		}
+		lines := strings.Split(strings.TrimSpace(b.logs.String()), "\n")
+		for j := len(lines) - 1; j >= 0; j-- {
+			rec.Msg = ""
+			if json.Unmarshal([]byte(lines[j]), &rec) == nil && rec.Msg == "router.decision" {
+				break
+			}
+		}
+		if rec.Msg != "router.decision" || rec.JobID != id || rec.TraceID != sc.TraceID().String() ||
+			rec.SpanID == "" || rec.SpanID == sc.SpanID().String() {
+			t.Fatalf("B's log record %+v, want job %s in trace %s under a span other than the edge's %s\n%s",
+				rec, id, sc.TraceID(), sc.SpanID(), b.logs.String())
+		}
+	}
+	if n := len(a.rec.Ended()) + len(b.rec.Ended()); n != 0 {
+		t.Fatalf("%d spans recorded by services that record none", n)
 	}
 }
 
