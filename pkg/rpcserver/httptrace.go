@@ -1,6 +1,7 @@
 package rpcserver
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -8,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
@@ -26,8 +28,19 @@ const httpInstrumentation = "github.com/picoclaw-suite/picoclaw/pkg/rpcserver/ht
 //
 // The response writer h sees is wrapped only to record the status and the bytes written; it
 // flushes and unwraps (http.ResponseController) to the writer underneath.
+//
+// Where nothing records spans (telemetry.Records) the request gets its span, carrying the trace
+// context on, without the attributes and the wrapping nobody would read.
 func traceHTTP(name string, h http.Handler, tp trace.TracerProvider, prop propagation.TextMapPropagator) http.Handler {
 	tr := tp.Tracer(httpInstrumentation)
+	if !telemetry.Records(tp) {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ctx := prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+			ctx, span := tr.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer))
+			defer span.End()
+			serveWith(ctx, h, w, r)
+		})
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
 		ctx, span := tr.Start(ctx, httpSpanName(r, name), trace.WithSpanKind(trace.SpanKindServer),
@@ -43,17 +56,7 @@ func traceHTTP(name string, h http.Handler, tp trace.TracerProvider, prop propag
 			defer func() { orig.Body = prev }()
 		}
 		rec := &traceRecorder{ResponseWriter: w, status: http.StatusOK}
-		rr := r.WithContext(ctx)
-		defer func() {
-			// net/http removes the temporary files of a parsed multipart form it finds on the
-			// request it passed in.
-			if rr.MultipartForm != nil {
-				r.MultipartForm = rr.MultipartForm
-			}
-		}()
-		h.ServeHTTP(rec, rr)
-
-		if rr.Pattern != "" {
+		if rr := serveWith(ctx, h, rec, r); rr.Pattern != "" {
 			span.SetName(httpSpanName(rr, name))
 		}
 		attrs := make([]attribute.KeyValue, 0, 3)
@@ -72,6 +75,21 @@ func traceHTTP(name string, h http.Handler, tp trace.TracerProvider, prop propag
 			span.SetStatus(codes.Error, "")
 		}
 	})
+}
+
+// serveWith serves r to h with ctx and answers the request h was given (its Pattern is the route
+// the router matched).
+func serveWith(ctx context.Context, h http.Handler, w http.ResponseWriter, r *http.Request) *http.Request {
+	rr := r.WithContext(ctx)
+	defer func() {
+		// net/http removes the temporary files of a parsed multipart form it finds on the
+		// request it passed in.
+		if rr.MultipartForm != nil {
+			r.MultipartForm = rr.MultipartForm
+		}
+	}()
+	h.ServeHTTP(w, rr)
+	return rr
 }
 
 var httpMethods = map[string]attribute.KeyValue{

@@ -140,3 +140,51 @@ func keys(m map[string]sdktrace.ReadOnlySpan) []string {
 	}
 	return out
 }
+
+// Where nothing records spans (no exporter), a plain HTTP route's handler still runs in a span
+// of its own: in the caller's trace on the internal listener, in a new trace on the public one.
+func TestPlainHTTPRoutesCarryTheTraceWithoutRecording(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	tel, err := telemetry.New(ctx, telemetry.Config{ServiceName: "t", LogWriter: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	pln, _ := net.Listen("tcp", "127.0.0.1:0")
+	cfg := rpcserver.Config{Name: "t", Listener: ln, PublicListener: pln, Credentials: testinfra.Credentials(t, svcauth.RouterShiro)}
+	seen := make(chan trace.SpanContext, 1)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen <- trace.SpanContextFromContext(r.Context())
+		_, _ = w.Write([]byte("ok"))
+	})
+	_, done := runServer(t, ctx, cfg, tel, func(s *rpcserver.Server) {
+		s.HandleHTTP(http.MethodGet, "/in", h)
+		s.HandlePublic(http.MethodGet, "/hook", h)
+	})
+	defer func() { cancel(); <-done }()
+
+	const traceID, parentSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+	get := func(url string) trace.SpanContext {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		req.Header.Set("traceparent", "00-"+traceID+"-"+parentSpan+"-01")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK || string(b) != "ok" {
+			t.Fatalf("%s: %s %q", url, res.Status, b)
+		}
+		return <-seen
+	}
+	in := get("http://" + ln.Addr().String() + "/in")
+	if !in.IsValid() || in.TraceID().String() != traceID || in.SpanID().String() == parentSpan {
+		t.Fatalf("internal route's span %s/%s, want trace %s under a span of its own", in.TraceID(), in.SpanID(), traceID)
+	}
+	pub := get("http://" + pln.Addr().String() + "/hook")
+	if !pub.IsValid() || pub.TraceID().String() == traceID {
+		t.Fatalf("public route's span %s/%s, want a new trace", pub.TraceID(), pub.SpanID())
+	}
+}
