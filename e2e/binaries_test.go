@@ -118,6 +118,8 @@ func identityEnv(env []string, service string) []string {
 func TestEveryBinaryStartsAnswersHealthAndStopsOnSIGTERM(t *testing.T) {
 	bin := binDir
 	addrs, env, _ := suiteEnv(t, t.TempDir())
+	// Each service at its default priority, whatever this test's environment says.
+	env = append(env, "PICOCLAW_NICE=")
 	for _, name := range services {
 		t.Run(name, func(t *testing.T) {
 			logs := &testinfra.SyncBuffer{}

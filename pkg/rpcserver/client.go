@@ -57,7 +57,7 @@ const clientIdleTimeout = 20 * time.Second
 // default deadline for calls made without one. Extra
 // options (e.g. WithInternalToken) are appended.
 func ClientOptions(tel *telemetry.Telemetry, defaultTimeout time.Duration, extra ...connect.ClientOption) ([]connect.ClientOption, error) {
-	oi, err := traceInterceptor(tel)
+	oi, err := traceInterceptor(tel, false)
 	if err != nil {
 		return nil, err
 	}

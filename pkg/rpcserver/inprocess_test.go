@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"go.opentelemetry.io/otel/trace"
 
 	routerv1 "github.com/picoclaw-suite/picoclaw/gen/picoclaw/router/v1"
 	"github.com/picoclaw-suite/picoclaw/gen/picoclaw/router/v1/routerv1connect"
@@ -88,14 +89,21 @@ func TestInProcessUnaryCallMakesNoConnection(t *testing.T) {
 	type seen struct {
 		job    string
 		leaked bool
+		span   trace.SpanContext
 	}
 	got := make(chan seen, 4)
 	url, ln, done := inProcessRouter(t, ctx, func(ctx context.Context, req *routerv1.DecideRequest) (*routerv1.DecideResponse, error) {
-		got <- seen{job: jobid.FromContext(ctx), leaked: ctx.Value(callerKey{}) != nil}
+		got <- seen{job: jobid.FromContext(ctx), leaked: ctx.Value(callerKey{}) != nil, span: trace.SpanContextFromContext(ctx)}
 		return &routerv1.DecideResponse{}, nil
 	})
 	const id = "job_20261128_007"
-	cctx := context.WithValue(jobid.WithJobID(ctx, id), callerKey{}, "the caller's own value")
+	// The caller's span, unrecorded as by default (no exporter): the handler runs in its trace.
+	caller, err := telemetry.New(ctx, telemetry.Config{ServiceName: "caller", LogWriter: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cctx, span := caller.Tracer("t").Start(context.WithValue(jobid.WithJobID(ctx, id), callerKey{}, "the caller's own value"), "call")
+	defer span.End()
 	for _, opts := range [][]connect.ClientOption{nil, {connect.WithProtoJSON()}} {
 		if _, err := routerClient(t, url, svcauth.ChatMio, opts...).Decide(cctx, &routerv1.DecideRequest{Text: "hi", JobId: id}); err != nil {
 			t.Fatal(err)
@@ -103,6 +111,9 @@ func TestInProcessUnaryCallMakesNoConnection(t *testing.T) {
 		s := <-got
 		if s.job != id || s.leaked {
 			t.Fatalf("handler saw job %q, caller's context value leaked: %v", s.job, s.leaked)
+		}
+		if sc := span.SpanContext(); !s.span.IsValid() || s.span.TraceID() != sc.TraceID() || s.span.SpanID() == sc.SpanID() {
+			t.Fatalf("handler's span %s/%s, want the caller's trace %s under a span of its own", s.span.TraceID(), s.span.SpanID(), sc.TraceID())
 		}
 	}
 	if n := ln.n.Load(); n != 0 {

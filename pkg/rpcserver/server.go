@@ -19,7 +19,6 @@ import (
 
 	"connectrpc.com/connect"
 	"connectrpc.com/grpchealth"
-	"connectrpc.com/otelconnect"
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -132,7 +131,7 @@ func New(cfg Config, tel *telemetry.Telemetry) (*Server, error) {
 	cfg.Replica = replica.Or(cfg.Replica, cfg.Name)
 	// Every Connect call is internal and authenticated, so its trace context is trusted; the
 	// public listener's routes start their own traces.
-	oi, err := traceInterceptor(tel, otelconnect.WithTrustRemote())
+	oi, err := traceInterceptor(tel, true)
 	if err != nil {
 		return nil, fmt.Errorf("rpcserver %s: otel interceptor: %w", cfg.Name, err)
 	}

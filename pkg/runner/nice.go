@@ -2,7 +2,6 @@ package runner
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 )
 
@@ -40,13 +39,4 @@ func niceFor(def int, lookup func(string) (string, bool)) (int, error) {
 		return 0, fmt.Errorf("%s: want a nice value from 0 to 19, got %q", EnvNice, v)
 	}
 	return n, nil
-}
-
-// applyNice lowers the process's CPU priority to nice n; 0 leaves it alone.
-func applyNice(def int) error {
-	n, err := niceFor(def, os.LookupEnv)
-	if err != nil || n == 0 {
-		return err
-	}
-	return lowerPriority(n)
 }

@@ -54,9 +54,17 @@ func Main(name string, args []string, stderr io.Writer, fn RunFunc, opts ...Opti
 		// Container images have no curl: the binary probes its own /healthz.
 		return healthcheck(rest[1:], stderr)
 	}
-	if err := applyNice(o.nice); err != nil {
+	nice, err := niceFor(o.nice, os.LookupEnv)
+	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return 1
+	}
+	if nice > 0 {
+		// The priority only orders the work on a busy machine: a service that cannot lower it
+		// (no /proc, a seccomp profile) runs at the one it was started with.
+		if err := lowerPriority(nice); err != nil {
+			fmt.Fprintf(stderr, "%s: warning: %v; running at the priority it was started with\n", name, err)
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
