@@ -87,16 +87,16 @@ func startRecording(t *testing.T, ctx context.Context, name, identity string, re
 	return &service{srv: srv, rec: rec, logs: logs, url: "http://" + ln.Addr().String(), done: done}
 }
 
-func TestJobIDAndTraceCrossTwoServices(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-
-	seen := make(chan string, 1)
-	b := start(t, ctx, "svc-b", svcauth.RouterShiro, func(s *rpcserver.Server) {
+// startChain starts service A (chat), which calls service B (router) for every message; B
+// reports the JobID its handler saw on seen and logs "router.decision".
+func startChain(t *testing.T, ctx context.Context, recording bool) (a, b *service, seen chan string) {
+	t.Helper()
+	seen = make(chan string, 1)
+	b = startRecording(t, ctx, "svc-b", svcauth.RouterShiro, recording, func(s *rpcserver.Server) {
 		h := &routerB{seen: seen, log: func(ctx context.Context) { s.Logger().InfoContext(ctx, "router.decision") }}
 		s.Mount(routerv1connect.NewRouterServiceHandler(h, s.HandlerOptions()...))
 	})
-	a := start(t, ctx, "svc-a", svcauth.ChatMio, func(s *rpcserver.Server) {
+	a = startRecording(t, ctx, "svc-a", svcauth.ChatMio, recording, func(s *rpcserver.Server) {
 		opts, err := rpcserver.ClientOptions(s.Telemetry(), 5*time.Second, svcauth.Client(testinfra.Credentials(t, svcauth.ChatMio), svcauth.RouterShiro))
 		if err != nil {
 			t.Fatal(err)
@@ -104,11 +104,14 @@ func TestJobIDAndTraceCrossTwoServices(t *testing.T) {
 		rc := routerv1connect.NewRouterServiceClient(rpcserver.NewHTTPClient(), b.url, opts...)
 		s.Mount(chatv1connect.NewChatServiceHandler(&chatA{router: rc}, s.HandlerOptions()...))
 	})
+	return a, b, seen
+}
 
-	// The edge (a gateway) starts the trace and puts the JobID in baggage.
-	edgeRec := tracetest.NewSpanRecorder()
-	edge, err := telemetry.New(ctx, telemetry.Config{ServiceName: "edge", LogWriter: &testinfra.SyncBuffer{},
-		SpanProcessors: []sdktrace.SpanProcessor{edgeRec}})
+// startEdge makes the edge (a gateway) whose spans procs receive (none: it records nothing),
+// its credentials and its client options for calls to A.
+func startEdge(t *testing.T, ctx context.Context, procs ...sdktrace.SpanProcessor) (*telemetry.Telemetry, *svcauth.Credentials, []connect.ClientOption) {
+	t.Helper()
+	edge, err := telemetry.New(ctx, telemetry.Config{ServiceName: "edge", LogWriter: &testinfra.SyncBuffer{}, SpanProcessors: procs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,6 +120,18 @@ func TestJobIDAndTraceCrossTwoServices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return edge, gw, opts
+}
+
+func TestJobIDAndTraceCrossTwoServices(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	a, b, seen := startChain(t, ctx, true)
+
+	// The edge (a gateway) starts the trace and puts the JobID in baggage.
+	edgeRec := tracetest.NewSpanRecorder()
+	_, gw, opts := startEdge(t, ctx, edgeRec)
 	const id = "job_20261121_042"
 	for _, proto := range []connect.ClientOption{connect.WithGRPC(), connect.WithProtoJSON()} {
 		client := chatv1connect.NewChatServiceClient(rpcserver.NewHTTPClient(), a.url, append(opts, proto)...)
@@ -194,28 +209,8 @@ func TestTraceCrossesServicesThatRecordNothing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	seen := make(chan string, 1)
-	b := startRecording(t, ctx, "svc-b", svcauth.RouterShiro, false, func(s *rpcserver.Server) {
-		h := &routerB{seen: seen, log: func(ctx context.Context) { s.Logger().InfoContext(ctx, "router.decision") }}
-		s.Mount(routerv1connect.NewRouterServiceHandler(h, s.HandlerOptions()...))
-	})
-	a := startRecording(t, ctx, "svc-a", svcauth.ChatMio, false, func(s *rpcserver.Server) {
-		opts, err := rpcserver.ClientOptions(s.Telemetry(), 5*time.Second, svcauth.Client(testinfra.Credentials(t, svcauth.ChatMio), svcauth.RouterShiro))
-		if err != nil {
-			t.Fatal(err)
-		}
-		rc := routerv1connect.NewRouterServiceClient(rpcserver.NewHTTPClient(), b.url, opts...)
-		s.Mount(chatv1connect.NewChatServiceHandler(&chatA{router: rc}, s.HandlerOptions()...))
-	})
-	edge, err := telemetry.New(ctx, telemetry.Config{ServiceName: "edge", LogWriter: &testinfra.SyncBuffer{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw := testinfra.Credentials(t, svcauth.GatewayLine)
-	opts, err := rpcserver.ClientOptions(edge, 5*time.Second, svcauth.Client(gw, svcauth.ChatMio))
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, b, seen := startChain(t, ctx, false)
+	edge, gw, opts := startEdge(t, ctx)
 	for i, proto := range []connect.ClientOption{connect.WithGRPC(), connect.WithProtoJSON(), connect.WithGRPCWeb()} {
 		id := fmt.Sprintf("job_20261129_%03d", i+1)
 		client := chatv1connect.NewChatServiceClient(rpcserver.NewHTTPClient(), a.url, append(opts, proto)...)

@@ -115,25 +115,23 @@ func ownNice(t *testing.T) int {
 	return slices.Max(nices)
 }
 
-// Every thread runs at the new nice value, also the threads the runtime starts afterwards.
-func TestLowerPriorityReachesEveryThread(t *testing.T) {
-	want := max(ownNice(t), 7)
-	nices := runNiceHelper(t, "7")
-	for _, n := range nices {
-		if n != want {
-			t.Fatalf("a thread runs at nice %d, want %d: %v", n, want, nices)
-		}
-	}
-}
-
-// A process started at a lower priority than the service's default keeps it: the change only
-// ever lowers the priority.
-func TestLowerPriorityNeverRaisesIt(t *testing.T) {
-	want := max(ownNice(t), 12)
-	nices := runNiceHelper(t, "12,7")
-	for _, n := range nices {
-		if n != want {
-			t.Fatalf("a thread runs at nice %d after nice 12 then 7, want %d kept: %v", n, want, nices)
+// Every thread runs at the new nice value, also the threads the runtime starts afterwards; and a
+// process started at a lower priority than the service's default keeps it: the change only ever
+// lowers the priority.
+func TestLowerPriority(t *testing.T) {
+	own := ownNice(t)
+	for _, tc := range []struct {
+		steps string
+		want  int
+	}{
+		{steps: "7", want: max(own, 7)},
+		{steps: "12,7", want: max(own, 12)},
+	} {
+		nices := runNiceHelper(t, tc.steps)
+		for _, n := range nices {
+			if n != tc.want {
+				t.Fatalf("nice %s: a thread runs at nice %d, want %d: %v", tc.steps, n, tc.want, nices)
+			}
 		}
 	}
 }
