@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -183,30 +181,12 @@ func TestEveryBinaryStartsAnswersHealthAndStopsOnSIGTERM(t *testing.T) {
 // behindTheAnswer are the services that run at runner.BehindNice.
 var behindTheAnswer = map[string]bool{"chat-mio": true, "router-shiro": true, "coder-order": true, "executor": true}
 
-// processNices reads the nice value of every thread of process pid (field 19 of its stat).
+// processNices reads the nice value of every thread of process pid.
 func processNices(t *testing.T, pid int) []int {
 	t.Helper()
-	dir := fmt.Sprintf("/proc/%d/task", pid)
-	tasks, err := os.ReadDir(dir)
+	nices, err := testinfra.ThreadNices(pid)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var nices []int
-	for _, task := range tasks {
-		b, err := os.ReadFile(filepath.Join(dir, task.Name(), "stat"))
-		if err != nil {
-			continue // the thread ended
-		}
-		// The command name in parentheses may hold spaces: the fields follow the last ')'.
-		fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-		n, err := strconv.Atoi(fields[16])
-		if err != nil {
-			t.Fatalf("%s/%s/stat %q: %v", dir, task.Name(), b, err)
-		}
-		nices = append(nices, n)
-	}
-	if len(nices) == 0 {
-		t.Fatalf("no threads under %s", dir)
 	}
 	return nices
 }

@@ -9,12 +9,13 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 )
 
 // httpInstrumentation is the instrumentation scope of the plain HTTP routes' server spans.

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 )
 
 // helperEnv makes the test binary, started again by a test, run lowerPriority in a process of
@@ -48,7 +50,7 @@ func niceHelper(steps string) int {
 		}()
 	}
 	started.Wait()
-	nices, err := threadNices()
+	nices, err := testinfra.ThreadNices(0)
 	release.Done()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -58,29 +60,6 @@ func niceHelper(steps string) int {
 		fmt.Println(n)
 	}
 	return 0
-}
-
-// threadNices reads the nice value of every thread of the process (field 19 of its stat).
-func threadNices() ([]int, error) {
-	tasks, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		return nil, err
-	}
-	var nices []int
-	for _, t := range tasks {
-		b, err := os.ReadFile("/proc/self/task/" + t.Name() + "/stat")
-		if err != nil {
-			continue // the thread ended
-		}
-		// The command name in parentheses may hold spaces: the fields follow the last ')'.
-		fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-		n, err := strconv.Atoi(fields[16])
-		if err != nil {
-			return nil, fmt.Errorf("thread %s stat %q: %w", t.Name(), b, err)
-		}
-		nices = append(nices, n)
-	}
-	return nices, nil
 }
 
 func runNiceHelper(t *testing.T, steps string) []int {
@@ -108,7 +87,7 @@ func runNiceHelper(t *testing.T, steps string) []int {
 // ownNice is the nice value this test process runs at: the helper starts from it.
 func ownNice(t *testing.T) int {
 	t.Helper()
-	nices, err := threadNices()
+	nices, err := testinfra.ThreadNices(0)
 	if err != nil {
 		t.Fatal(err)
 	}
