@@ -89,9 +89,9 @@ type entry struct {
 	mac  string
 	// gone: the entry was trimmed away while pending; nothing is left to process.
 	gone bool
-	// goAtDelivery: the engine read the entry's turn as it delivered it, and it was go (the
-	// entry is the consumer's and no earlier entry of its key is pending). Engines that do not
-	// read it leave it false: the consumer asks (order.go).
+	// goAtDelivery: the engine knew the entry's turn as it delivered it, and it was go (the
+	// entry is the consumer's and no earlier entry of its key is pending). When the engine
+	// cannot tell it is false: the consumer asks (order.go).
 	goAtDelivery bool
 }
 

@@ -30,6 +30,12 @@ import (
 // letters); ids found at the head that are no longer pending (acknowledged by an older build,
 // trimmed) are dropped when met. SQLite reads the same facts from its pending table.
 //
+// The first turn of most entries needs no call of its own: an entry appended while its key has
+// nothing outstanding has no earlier entry to wait for, then or later (an earlier entry settles
+// before its id leaves the order). Redis marks such an entry as it appends it, SQLite reads it as
+// it delivers, and the consumer takes the entry's first delivery (read as new, so it is the
+// consumer's) as its turn (entry.goAtDelivery).
+//
 // The ack of an entry also answers the turn of the lane's next entry (same key, same consumer),
 // so a chat's run of messages costs one engine call per entry after the first. That answer is
 // what a turn right after the ack would say; it is used for the lane's very next look only, and

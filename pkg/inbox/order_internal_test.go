@@ -1,5 +1,3 @@
-//go:build !serveronly
-
 package inbox
 
 import (
@@ -32,8 +30,12 @@ func (q *countingTurns) turn(ctx context.Context, consumer, key, id string) (tur
 // That answer holds for the lane's next look alone, and only for the entry it was given for: an
 // older entry put ahead of it meanwhile (a reclaim) is asked for, and the answer is dropped.
 func TestAckAnswersTheLanesNextTurn(t *testing.T) {
+	forEachEngine(t, ackAnswersTheLanesNextTurn)
+}
+
+func ackAnswersTheLanesNextTurn(t *testing.T, newStore storeForTest) {
 	ctx := context.Background()
-	_, e, cfg, s := sqliteStoreForTest(t, "inbox:lane")
+	e, cfg, s := newStore(t, "inbox:lane")
 	if _, err := s.Append(ctx, Event{ID: "e1", Key: "chat"}, Event{ID: "e2", Key: "chat"}, Event{ID: "e3", Key: "chat"}); err != nil {
 		t.Fatal(err)
 	}
@@ -128,12 +130,17 @@ func (q *askedTurns) ids() []string {
 	return slices.Clone(q.asked)
 }
 
-// SQLite reads an entry's turn as it delivers it: the first entry of a chat with nothing earlier
-// pending goes without asking; a later entry of the same chat in the same read, and one whose
-// chat has an earlier entry pending with another consumer, are asked for.
+// An engine tells an entry's turn as it delivers it: the first entry of a chat with nothing
+// earlier outstanding goes without asking (SQLite reads it at delivery, Redis marked it when it
+// was appended); a later entry of the same chat in the same read, and one whose chat has an
+// earlier entry pending with another consumer, are asked for.
 func TestDeliveryAnswersTheFirstTurn(t *testing.T) {
+	forEachEngine(t, deliveryAnswersTheFirstTurn)
+}
+
+func deliveryAnswersTheFirstTurn(t *testing.T, newStore storeForTest) {
 	ctx := context.Background()
-	_, e, cfg, s := sqliteStoreForTest(t, "inbox:delivered")
+	e, cfg, s := newStore(t, "inbox:delivered")
 	handled := make(chan string, 4)
 	c, err := NewConsumerOn(e, cfg, ConsumerConfig{Name: "c1", TurnPoll: time.Millisecond}, func(_ context.Context, d Delivery) error {
 		handled <- d.ID
@@ -205,5 +212,22 @@ func TestDeliveryAnswersTheFirstTurn(t *testing.T) {
 	wg.Wait()
 	if ids := q.ids(); len(ids) == 0 || slices.ContainsFunc(ids, func(id string) bool { return id != es[2].id }) {
 		t.Fatalf("turns asked for %v, want b2's (%s) alone", ids, es[2].id)
+	}
+}
+
+// storeForTest makes a store of stream (group "g") on an engine of the test's own.
+type storeForTest func(t *testing.T, stream string) (Engine, Config, *Store)
+
+// testEngines are the engines this build has, by name (each engine's internal test file adds
+// its own).
+var testEngines = map[string]storeForTest{}
+
+// forEachEngine runs test on every engine of this build.
+func forEachEngine(t *testing.T, test func(t *testing.T, newStore storeForTest)) {
+	if len(testEngines) == 0 {
+		t.Fatal("no engine in this build")
+	}
+	for name, newStore := range testEngines {
+		t.Run(name, func(t *testing.T) { test(t, newStore) })
 	}
 }

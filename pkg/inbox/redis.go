@@ -36,10 +36,17 @@ func (q *redisQueue) deadKey() string            { return q.cfg.Stream + ":dead"
 
 // appendScript sets the dedupe key, appends the entry and records it in its key's order
 // (order.go) in one step, so an event is either both remembered and stored or neither (a
-// failed append can be redelivered and stored later).
+// failed append can be redelivered and stored later). An entry appended while its key's order
+// is empty is marked first (firstField): no earlier entry of its key is outstanding, and none
+// can be any more, so its first delivery is its turn (read).
 var appendScript = redis.NewScript(`
 if redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[1]) then
-  local id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*', 'id', ARGV[3], 'key', ARGV[4], 'payload', ARGV[5], 'meta', ARGV[6], 'mac', ARGV[7])
+  local f = {'XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*', 'id', ARGV[3], 'key', ARGV[4], 'payload', ARGV[5], 'meta', ARGV[6], 'mac', ARGV[7]}
+  if redis.call('EXISTS', KEYS[3]) == 0 then
+    f[#f + 1] = '` + firstField + `'
+    f[#f + 1] = '1'
+  end
+  local id = redis.call(unpack(f))
   redis.call('RPUSH', KEYS[3], id)
   redis.call('EXPIRE', KEYS[3], ARGV[8])
   return id
@@ -149,10 +156,21 @@ func (q *redisQueue) read(ctx context.Context, consumer, from string, count int6
 	}
 	var out []entry
 	for _, s := range streams {
-		out = append(out, fromRedis(s.Messages)...)
+		es := fromRedis(s.Messages)
+		if from == ">" {
+			// Delivered now for the first time, an entry is this consumer's; appended first, it
+			// has no earlier entry of its key outstanding: its turn is go without asking (order.go).
+			for i, m := range s.Messages {
+				es[i].goAtDelivery = m.Values[firstField] == "1"
+			}
+		}
+		out = append(out, es...)
 	}
 	return out, nil
 }
+
+// firstField marks a stream entry appended while no other entry of its key was outstanding.
+const firstField = "first"
 
 func (q *redisQueue) claimIdle(ctx context.Context, consumer string, minIdle time.Duration, start string, count int64) ([]entry, string, error) {
 	if start == "" {

@@ -50,6 +50,13 @@ func TestLookAfterABurstAnswersAsTheFirst(t *testing.T) {
 	}
 }
 
+func init() {
+	testEngines["sqlite"] = func(t *testing.T, stream string) (Engine, Config, *Store) {
+		_, e, cfg, s := sqliteStoreForTest(t, stream)
+		return e, cfg, s
+	}
+}
+
 // sqliteStoreForTest is a store of stream (group "g") on a SQLite database of the test's own.
 func sqliteStoreForTest(t *testing.T, stream string) (*sqlstate.DB, Engine, Config, *Store) {
 	t.Helper()
