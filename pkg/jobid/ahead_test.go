@@ -3,6 +3,7 @@ package jobid
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -17,7 +18,7 @@ type memCounter struct {
 	down  bool
 }
 
-func (c *memCounter) Incr(_ context.Context, day string) (int64, error) {
+func (c *memCounter) Incr(_ context.Context, day string, n int64) (int64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.draws++
@@ -27,7 +28,7 @@ func (c *memCounter) Incr(_ context.Context, day string) (int64, error) {
 	if c.n == nil {
 		c.n = map[string]int64{}
 	}
-	c.n[day]++
+	c.n[day] += n
 	return c.n[day], nil
 }
 
@@ -52,27 +53,61 @@ func tokyo(t *testing.T) *time.Location {
 }
 
 // TestAheadHandsOutTheDrawnID: the first id is drawn in the foreground and the next one ahead;
-// ids come in order, each once, each from the counter.
+// ids come in order, each once, each from the counter. Taken as fast as they come, the draws grow
+// into blocks (1, 2, 4 … MaxBlock ids); taken slowly, one id is drawn at a time.
 func TestAheadHandsOutTheDrawnID(t *testing.T) {
-	c := &memCounter{}
-	now := time.Date(2026, 11, 29, 10, 0, 0, 0, tokyo(t))
-	a := NewAhead(t.Context(), NewDaily(c, tokyo(t), WithClock(func() time.Time { return now })))
-	defer a.Wait()
-	for i, want := range []string{"job_20261129_001", "job_20261129_002", "job_20261129_003"} {
-		got, err := a.Next(t.Context())
-		if err != nil || got != want {
-			t.Fatalf("id %d = %q, %v; want %s", i+1, got, err, want)
-		}
-		settled(a)
-	}
-	if c.draws != 4 {
-		t.Fatalf("%d draws, want 4 (three handed out, one ahead)", c.draws)
+	for _, tc := range []struct {
+		name  string
+		every time.Duration
+		ids   int
+		draws int
+	}{
+		{"fast", 0, 40, 7}, // 1 in the foreground, then 1, 2, 4, 8, 16 and 16 ahead
+		{"slow", BlockFill, 5, 6},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &memCounter{}
+			a, advance := aheadOn(t, c, time.Date(2026, 11, 29, 10, 0, 0, 0, tokyo(t)))
+			for i := range tc.ids {
+				want := fmt.Sprintf("job_20261129_%03d", i+1)
+				got, err := a.Next(t.Context())
+				if err != nil || got != want {
+					t.Fatalf("id %d = %q, %v; want %s", i+1, got, err, want)
+				}
+				settled(a)
+				advance(tc.every)
+			}
+			if c.draws != tc.draws {
+				t.Fatalf("%d draws for %d ids, want %d", c.draws, tc.ids, tc.draws)
+			}
+		})
 	}
 }
 
-// aheadOnClock is an Ahead over a counter in memory whose clock stands at start until advance
-// moves it; it is waited for at the test's end.
-func aheadOnClock(t *testing.T, start time.Time) (a *Ahead, advance func(time.Duration)) {
+// TestAheadBlockShrinksWhenLeftUnused: a block that grew under load and is then left to age is
+// dropped, and the next draw takes one id again.
+func TestAheadBlockShrinksWhenLeftUnused(t *testing.T) {
+	c := &memCounter{}
+	a, advance := aheadOn(t, c, time.Date(2026, 11, 29, 10, 0, 0, 0, tokyo(t)))
+	for range 4 { // 001 … 004; 005 … 008 are drawn ahead
+		if _, err := a.Next(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		settled(a)
+	}
+	advance(MaxSpareAge + time.Second)
+	if got, _ := a.Next(t.Context()); got != "job_20261129_009" {
+		t.Fatalf("id after the block aged = %s, want job_20261129_009", got)
+	}
+	settled(a)
+	if a.last-a.next+1 != 1 {
+		t.Fatalf("drew %d ids ahead after a block went unused, want 1", a.last-a.next+1)
+	}
+}
+
+// aheadOn is an Ahead over c whose clock stands at start until advance moves it; it is waited
+// for at the test's end.
+func aheadOn(t *testing.T, c Counter, start time.Time) (a *Ahead, advance func(time.Duration)) {
 	var mu sync.Mutex
 	now := start
 	clock := func() time.Time {
@@ -80,13 +115,18 @@ func aheadOnClock(t *testing.T, start time.Time) (a *Ahead, advance func(time.Du
 		defer mu.Unlock()
 		return now
 	}
-	a = NewAhead(t.Context(), NewDaily(&memCounter{}, tokyo(t), WithClock(clock)))
+	a = NewAhead(t.Context(), NewDaily(c, tokyo(t), WithClock(clock)))
 	t.Cleanup(a.Wait)
 	return a, func(d time.Duration) {
 		mu.Lock()
 		now = now.Add(d)
 		mu.Unlock()
 	}
+}
+
+// aheadOnClock is aheadOn over a counter in memory.
+func aheadOnClock(t *testing.T, start time.Time) (a *Ahead, advance func(time.Duration)) {
+	return aheadOn(t, &memCounter{}, start)
 }
 
 // TestAheadDropsYesterdaysID: an id drawn ahead on one day is not handed out on the next.
@@ -210,7 +250,7 @@ func TestAheadWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.Wait()
-	if b.spare != "" {
-		t.Fatalf("drew %s ahead after its life ended", b.spare)
+	if b.next <= b.last {
+		t.Fatalf("drew %d … %d ahead after its life ended", b.next, b.last)
 	}
 }

@@ -16,10 +16,11 @@ type Allocator interface {
 }
 
 // Counter is the per-day counter behind a Daily allocator, kept by a state engine
-// (jobid/redisalloc, jobid/sqlitealloc). Incr returns the day's next number, starting at 1; a
-// day's counter lives CounterTTL from its first number, then starts again at 1.
+// (jobid/redisalloc, jobid/sqlitealloc). Incr takes the day's next n numbers (n ≥ 1) and returns
+// the last of them: the caller's are last-n+1 … last. A day's numbers start at 1; its counter
+// lives CounterTTL from its first number, then starts again at 1.
 type Counter interface {
-	Incr(ctx context.Context, day string) (int64, error)
+	Incr(ctx context.Context, day string, n int64) (last int64, err error)
 }
 
 // Seeder is a Counter that can tell a missing day's counter (lost in a flush or a crash of its
@@ -28,7 +29,7 @@ type Counter interface {
 // that is below it (restored from an older snapshot), never lowering it, so the next Incr
 // returns more than floor.
 type Seeder interface {
-	IncrIfPresent(ctx context.Context, day string) (n int64, present bool, err error)
+	IncrIfPresent(ctx context.Context, day string, n int64) (last int64, present bool, err error)
 	Seed(ctx context.Context, day string, floor int64) error
 }
 
@@ -102,19 +103,23 @@ func (d *Daily) today() string { return d.now().In(d.loc).Format("20060102") }
 
 // counted draws day's next id from the counter (never the fallback form).
 func (d *Daily) counted(ctx context.Context, day string) (string, error) {
-	n, err := d.incr(ctx, day)
+	n, err := d.incr(ctx, day, 1)
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("job_%s_%03d", day, n), nil
+	return format(day, n), nil
 }
 
-// incr draws the day's next number; with a floor and a Seeder, the day's first draw of this
-// allocator raises the counter to the floor, and a missing counter is first started above it.
-func (d *Daily) incr(ctx context.Context, day string) (int64, error) {
+// format spells the id numbered n of day.
+func format(day string, n int64) string { return fmt.Sprintf("job_%s_%03d", day, n) }
+
+// incr draws the day's next n numbers and returns the last; with a floor and a Seeder, the
+// day's first draw of this allocator raises the counter to the floor, and a missing counter is
+// first started above it.
+func (d *Daily) incr(ctx context.Context, day string, n int64) (int64, error) {
 	seeder, ok := d.counter.(Seeder)
 	if d.floor == nil || !ok {
-		return d.counter.Incr(ctx, day)
+		return d.counter.Incr(ctx, day, n)
 	}
 	d.mu.Lock()
 	raised := d.raised == day
@@ -127,12 +132,12 @@ func (d *Daily) incr(ctx context.Context, day string) (int64, error) {
 			d.mu.Lock()
 			d.raised = day
 			d.mu.Unlock()
-			return d.counter.Incr(ctx, day)
+			return d.counter.Incr(ctx, day, n)
 		}
 	}
-	n, present, err := seeder.IncrIfPresent(ctx, day)
+	last, present, err := seeder.IncrIfPresent(ctx, day, n)
 	if err != nil || present {
-		return n, err
+		return last, err
 	}
 	floor, err := d.floor(ctx, day)
 	if err != nil {
@@ -142,5 +147,5 @@ func (d *Daily) incr(ctx context.Context, day string) (int64, error) {
 		return 0, err
 	}
 	d.log.InfoContext(ctx, "jobid.counter_seeded", slog.String("day", day), slog.Int64("floor", floor))
-	return d.counter.Incr(ctx, day)
+	return d.counter.Incr(ctx, day, n)
 }

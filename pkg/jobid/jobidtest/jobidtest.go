@@ -74,6 +74,7 @@ func Contract(t *testing.T, newEngine func(t *testing.T) Engine) {
 		{"CounterExpires", counterExpires},
 		{"FallbackWhenEngineIsDown", fallback},
 		{"CounterHeldAboveTheFloor", heldAboveFloor},
+		{"BlocksDrawnAheadAboveTheFloor", blocksAboveFloor},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.run(t, newEngine(t)) })
@@ -123,6 +124,42 @@ func heldAboveFloor(t *testing.T, e Engine) {
 	d := e.Open(t, jobid.WithClock(clock.Now), withFloor)
 	if got := Next(t, d); got != "job_20261121_031" {
 		t.Fatalf("first id after the counter was lost = %s, want job_20261121_031", got)
+	}
+}
+
+// blocksAboveFloor: ids drawn ahead in blocks (jobid.Ahead, one engine call for several ids)
+// start above the floor and never meet an id the same counter hands out one at a time meanwhile
+// (another service).
+func blocksAboveFloor(t *testing.T, e Engine) {
+	clock := at(t, "20261121", "10:00:00")
+	withFloor := jobid.WithFloor(func(context.Context, string) (int64, error) { return 20, nil })
+	d, ok := e.Open(t, jobid.WithClock(clock.Now), withFloor).(*jobid.Daily)
+	if !ok {
+		t.Fatal("the engine's allocator is not a jobid.Daily")
+	}
+	ahead := jobid.NewAhead(t.Context(), d)
+	defer ahead.Wait()
+	seen := map[string]bool{}
+	for i := range 60 {
+		id := Next(t, ahead)
+		if id <= "job_20261121_020" || seen[id] {
+			t.Fatalf("id %d drawn ahead = %s (seen before: %v), want a new one above the floor", i+1, id, seen[id])
+		}
+		seen[id] = true
+		if i%10 == 9 {
+			other := Next(t, d)
+			if seen[other] {
+				t.Fatalf("%s handed out twice", other)
+			}
+			seen[other] = true
+		}
+	}
+	// 66 ids handed out above 20: the counter is at most a block (and the foreground draws the
+	// block could not wait for) ahead of them.
+	var n int64
+	last := Next(t, d)
+	if _, err := fmt.Sscanf(last, "job_20261121_%d", &n); err != nil || n > 20+66+1+2*jobid.MaxBlock {
+		t.Fatalf("the counter stood at %s after 66 ids above 20 (%v)", last, err)
 	}
 }
 

@@ -38,12 +38,12 @@ func New(rdb redis.Cmdable, loc *time.Location, keyPrefix string, opts ...Option
 // key is the Redis key of day's counter.
 func (c *counter) key(day string) string { return c.prefix + "jobid:" + day }
 
-// Incr implements jobid.Counter: INCR, and the key's lifetime set by its first number.
-func (c *counter) Incr(ctx context.Context, day string) (int64, error) {
+// Incr implements jobid.Counter: INCRBY, and the key's lifetime set by its first number.
+func (c *counter) Incr(ctx context.Context, day string, n int64) (int64, error) {
 	key := c.key(day)
 	var incr *redis.IntCmd
 	_, err := c.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		incr = p.Incr(ctx, key)
+		incr = p.IncrBy(ctx, key, n)
 		p.ExpireNX(ctx, key, jobid.CounterTTL)
 		return nil
 	})
@@ -53,21 +53,21 @@ func (c *counter) Incr(ctx context.Context, day string) (int64, error) {
 	return incr.Val(), nil
 }
 
-// incrIfPresent increments a counter that exists; a missing one is reported, not created.
+// incrIfPresent adds ARGV[1] to a counter that exists; a missing one is reported, not created.
 var incrIfPresent = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 1 then
-  return redis.call('INCR', KEYS[1])
+  return redis.call('INCRBY', KEYS[1], ARGV[1])
 end
 return -1
 `)
 
 // IncrIfPresent implements jobid.Seeder.
-func (c *counter) IncrIfPresent(ctx context.Context, day string) (int64, bool, error) {
-	n, err := incrIfPresent.Run(ctx, c.rdb, []string{c.key(day)}).Int64()
+func (c *counter) IncrIfPresent(ctx context.Context, day string, n int64) (int64, bool, error) {
+	last, err := incrIfPresent.Run(ctx, c.rdb, []string{c.key(day)}, n).Int64()
 	if err != nil {
 		return 0, false, err
 	}
-	return n, n >= 0, nil
+	return last, last >= 0, nil
 }
 
 // seed starts a missing counter at the floor (with the counter's lifetime) and raises a lower

@@ -45,26 +45,26 @@ func New(ctx context.Context, db *sqlstate.DB, loc *time.Location, opts ...jobid
 	return jobid.NewDaily(&counter{db: db}, loc, opts...), nil
 }
 
-const incr = `INSERT INTO ` + Table + ` (day, n, expires_at) VALUES (?1, 1, ?2)
+const incr = `INSERT INTO ` + Table + ` (day, n, expires_at) VALUES (?1, ?4, ?2)
 	ON CONFLICT (day) DO UPDATE SET
-		n          = CASE WHEN expires_at > 0 AND expires_at <= ?3 THEN 1 ELSE n + 1 END,
+		n          = CASE WHEN expires_at > 0 AND expires_at <= ?3 THEN ?4 ELSE n + ?4 END,
 		expires_at = CASE WHEN expires_at > 0 AND expires_at <= ?3 THEN ?2 ELSE expires_at END
 	RETURNING n`
 
 // Incr implements jobid.Counter in one statement, one write transaction: the day's row is
-// created at 1 or incremented; a row past its expiry counts as absent, as an expired Redis key
-// would.
-func (c *counter) Incr(ctx context.Context, day string) (int64, error) {
+// created at n or incremented by n; a row past its expiry counts as absent, as an expired Redis
+// key would.
+func (c *counter) Incr(ctx context.Context, day string, n int64) (int64, error) {
 	now := sqlstate.NowMS()
-	var n int64
-	if err := c.db.WriteRow(ctx, incr, []any{day, now + jobid.CounterTTL.Milliseconds(), now}, &n); err != nil {
+	var last int64
+	if err := c.db.WriteRow(ctx, incr, []any{day, now + jobid.CounterTTL.Milliseconds(), now, n}, &last); err != nil {
 		return 0, fmt.Errorf("job id counter %s: %w", day, err)
 	}
-	return n, nil
+	return last, nil
 }
 
-// incrIfPresent increments a live counter; an absent or expired one is not created.
-const incrIfPresent = `UPDATE ` + Table + ` SET n = n + 1 WHERE day = ?1 AND NOT (expires_at > 0 AND expires_at <= ?2) RETURNING n`
+// incrIfPresent adds to a live counter; an absent or expired one is not created.
+const incrIfPresent = `UPDATE ` + Table + ` SET n = n + ?3 WHERE day = ?1 AND NOT (expires_at > 0 AND expires_at <= ?2) RETURNING n`
 
 // seed starts an absent or expired counter at the floor and raises a lower one to it; a higher
 // one is left alone.
@@ -74,15 +74,15 @@ const seed = `INSERT INTO ` + Table + ` (day, n, expires_at) VALUES (?1, ?2, ?3)
 		expires_at = CASE WHEN expires_at > 0 AND expires_at <= ?4 THEN ?3 ELSE expires_at END`
 
 // IncrIfPresent implements jobid.Seeder.
-func (c *counter) IncrIfPresent(ctx context.Context, day string) (int64, bool, error) {
-	var n int64
-	switch err := c.db.WriteRow(ctx, incrIfPresent, []any{day, sqlstate.NowMS()}, &n); {
+func (c *counter) IncrIfPresent(ctx context.Context, day string, n int64) (int64, bool, error) {
+	var last int64
+	switch err := c.db.WriteRow(ctx, incrIfPresent, []any{day, sqlstate.NowMS(), n}, &last); {
 	case errors.Is(err, sql.ErrNoRows):
 		return 0, false, nil
 	case err != nil:
 		return 0, false, fmt.Errorf("job id counter %s: %w", day, err)
 	}
-	return n, true, nil
+	return last, true, nil
 }
 
 // Seed implements jobid.Seeder.
