@@ -231,3 +231,31 @@ func forEachEngine(t *testing.T, test func(t *testing.T, newStore storeForTest))
 		t.Run(name, func(t *testing.T) { test(t, newStore) })
 	}
 }
+
+// Only an entry's first delivery tells its turn: the same entry taken over by another consumer,
+// or read again from a consumer's own pending entries (after a restart), is asked for.
+func TestOnlyTheFirstDeliveryAnswersTheTurn(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, newStore storeForTest) {
+		ctx := context.Background()
+		e, cfg, s := newStore(t, "inbox:first")
+		q := e.queue(cfg)
+		if err := q.ensureGroup(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Append(ctx, Event{ID: "x1", Key: "x"}); err != nil {
+			t.Fatal(err)
+		}
+		first, err := q.readNew(ctx, "c1", 10, 0)
+		if err != nil || len(first) != 1 || !first[0].goAtDelivery {
+			t.Fatalf("first delivery %+v, %v; want x1, go", first, err)
+		}
+		taken, _, err := q.claimIdle(ctx, "c2", 0, "", 10)
+		if err != nil || len(taken) != 1 || taken[0].goAtDelivery {
+			t.Fatalf("taken over %+v, %v; want x1, to be asked", taken, err)
+		}
+		own, err := q.readOwn(ctx, "c2", "0", 10)
+		if err != nil || len(own) != 1 || own[0].goAtDelivery {
+			t.Fatalf("read again %+v, %v; want x1, to be asked", own, err)
+		}
+	})
+}

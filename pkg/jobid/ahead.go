@@ -13,8 +13,8 @@ import (
 // ones in the background, so a webhook's acknowledgement usually does not wait for the counter,
 // and on an embedded engine the draw usually joins the write batch of the event it runs beside.
 // Under load the ids are drawn in blocks, one trip to the counter for up to MaxBlock ids: a
-// block used up within BlockFill of its draw makes the next one twice as large, a block left
-// unused (too old, the day turned) makes it one id again. An id is still drawn from the shared
+// block used up within BlockFill of its draw makes the next one twice as large, one used up
+// more slowly half as large, and one left unused (too old, the day turned) one id again. An id is still drawn from the shared
 // counter, never made up: ids stay unique across services and restarts. What this gives up is
 // contiguity and, across services, the order of the numbers: an id drawn and not handed out
 // (the process stops, the day turns, it grows too old) is never used, as the number of an event
@@ -46,8 +46,10 @@ const drawTimeout = 5 * time.Second
 
 // MaxSpareAge is how long an id drawn ahead may wait to be handed out. The audit floor that
 // reseeds a lost counter (WithFloor) knows only the ids that reached a job; an id held in memory
-// longer than an event takes through the inbox could be drawn again by another service after
-// such a loss, so an older one is dropped (a gap) and the next is drawn in the foreground.
+// could be drawn again by another service after such a loss (a lost counter already gives the
+// ids of plain messages again; what must not recur is the id of a job), so the window in which
+// a held block can meet a reseeded counter is bounded: an older id is dropped (a gap) and the
+// next is drawn in the foreground.
 const MaxSpareAge = 30 * time.Second
 
 // MaxBlock is the most ids one background draw takes; BlockFill is how soon a block must be used
@@ -59,12 +61,13 @@ const (
 
 // NewAhead draws d's ids ahead until life ends or Wait is called.
 func NewAhead(life context.Context, d *Daily) *Ahead {
-	return &Ahead{d: d, life: life, size: 1}
+	return &Ahead{d: d, life: life, next: 1, size: 1}
 }
 
 // Next implements Allocator. Without an id drawn ahead (the first call, a new day, a spare
 // too old, a background draw that failed or has not ended) it draws in the foreground first and
-// only then ahead, so the id it returns comes before the ones it holds.
+// only then ahead. A foreground draw while a background draw is under way may take a higher
+// number than the block that draw brings: the ids of one process need not come in order.
 func (a *Ahead) Next(ctx context.Context) (string, error) {
 	day, now := a.d.today(), a.d.now()
 	a.mu.Lock()
@@ -73,8 +76,12 @@ func (a *Ahead) Next(ctx context.Context) (string, error) {
 		if a.spareDay == day && now.Sub(a.spareAt) <= MaxSpareAge {
 			id = format(day, a.next)
 			a.next++
-			if a.next > a.last && now.Sub(a.spareAt) < BlockFill {
-				a.size = min(2*a.size, MaxBlock)
+			if a.next > a.last {
+				if now.Sub(a.spareAt) < BlockFill {
+					a.size = min(2*a.size, MaxBlock)
+				} else {
+					a.size = max(a.size/2, 1)
+				}
 			}
 		} else {
 			a.next, a.last, a.size = 1, 0, 1 // dropped unused: the next block is one id

@@ -105,6 +105,29 @@ func TestAheadBlockShrinksWhenLeftUnused(t *testing.T) {
 	}
 }
 
+// TestAheadBlockShrinksWhenUsedSlowly: a block used up, but more slowly than BlockFill, makes the
+// next one half as large.
+func TestAheadBlockShrinksWhenUsedSlowly(t *testing.T) {
+	c := &memCounter{}
+	a, advance := aheadOn(t, c, time.Date(2026, 11, 29, 10, 0, 0, 0, tokyo(t)))
+	for range 8 { // 001 … 008; 009 … 016 are drawn ahead
+		if _, err := a.Next(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		settled(a)
+	}
+	for range 8 { // 009 … 016, over more than BlockFill
+		advance(BlockFill / 4)
+		if _, err := a.Next(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		settled(a)
+	}
+	if held := a.last - a.next + 1; held != 4 {
+		t.Fatalf("drew %d ids ahead after a block of 8 was used up slowly, want 4", held)
+	}
+}
+
 // aheadOn is an Ahead over c whose clock stands at start until advance moves it; it is waited
 // for at the test's end.
 func aheadOn(t *testing.T, c Counter, start time.Time) (a *Ahead, advance func(time.Duration)) {

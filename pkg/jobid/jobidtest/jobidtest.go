@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -132,7 +133,9 @@ func heldAboveFloor(t *testing.T, e Engine) {
 // (another service).
 func blocksAboveFloor(t *testing.T, e Engine) {
 	clock := at(t, "20261121", "10:00:00")
-	withFloor := jobid.WithFloor(func(context.Context, string) (int64, error) { return 20, nil })
+	var floor atomic.Int64
+	floor.Store(20)
+	withFloor := jobid.WithFloor(func(context.Context, string) (int64, error) { return floor.Load(), nil })
 	d, ok := e.Open(t, jobid.WithClock(clock.Now), withFloor).(*jobid.Daily)
 	if !ok {
 		t.Fatal("the engine's allocator is not a jobid.Daily")
@@ -158,8 +161,27 @@ func blocksAboveFloor(t *testing.T, e Engine) {
 	// block could not wait for) ahead of them.
 	var n int64
 	last := Next(t, d)
+	seen[last] = true
 	if _, err := fmt.Sscanf(last, "job_20261121_%d", &n); err != nil || n > 20+66+1+2*jobid.MaxBlock {
 		t.Fatalf("the counter stood at %s after 66 ids above 20 (%v)", last, err)
+	}
+	// The counter is lost while a block is held; the audit store holds ids up to 500. The block
+	// is used up, then blocks are drawn above the floor.
+	e.Expire(t, "20261121")
+	floor.Store(500)
+	above := 0
+	for i := range 3 * jobid.MaxBlock {
+		id := Next(t, ahead)
+		if seen[id] {
+			t.Fatalf("id %d after the loss = %s, handed out before", i+1, id)
+		}
+		seen[id] = true
+		if id > "job_20261121_500" {
+			above++
+		}
+	}
+	if above < jobid.MaxBlock {
+		t.Fatalf("%d of %d ids after the loss above the floor, want all but the held block", above, 3*jobid.MaxBlock)
 	}
 }
 
