@@ -89,12 +89,7 @@ func TestAheadHandsOutTheDrawnID(t *testing.T) {
 func TestAheadBlockShrinksWhenLeftUnused(t *testing.T) {
 	c := &memCounter{}
 	a, advance := aheadOn(t, c, time.Date(2026, 11, 29, 10, 0, 0, 0, tokyo(t)))
-	for range 4 { // 001 … 004; 005 … 008 are drawn ahead
-		if _, err := a.Next(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		settled(a)
-	}
+	takeIDs(t, a, advance, 4, 0) // 001 … 004; 005 … 008 are drawn ahead
 	advance(MaxSpareAge + time.Second)
 	if got, _ := a.Next(t.Context()); got != "job_20261129_009" {
 		t.Fatalf("id after the block aged = %s, want job_20261129_009", got)
@@ -110,19 +105,8 @@ func TestAheadBlockShrinksWhenLeftUnused(t *testing.T) {
 func TestAheadBlockShrinksWhenUsedSlowly(t *testing.T) {
 	c := &memCounter{}
 	a, advance := aheadOn(t, c, time.Date(2026, 11, 29, 10, 0, 0, 0, tokyo(t)))
-	for range 8 { // 001 … 008; 009 … 016 are drawn ahead
-		if _, err := a.Next(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		settled(a)
-	}
-	for range 8 { // 009 … 016, over more than BlockFill
-		advance(BlockFill / 4)
-		if _, err := a.Next(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		settled(a)
-	}
+	takeIDs(t, a, advance, 8, 0)           // 001 … 008; 009 … 016 are drawn ahead
+	takeIDs(t, a, advance, 8, BlockFill/4) // 009 … 016, over more than BlockFill
 	if held := a.last - a.next + 1; held != 4 {
 		t.Fatalf("drew %d ids ahead after a block of 8 was used up slowly, want 4", held)
 	}
@@ -144,6 +128,19 @@ func aheadOn(t *testing.T, c Counter, start time.Time) (a *Ahead, advance func(t
 		mu.Lock()
 		now = now.Add(d)
 		mu.Unlock()
+	}
+}
+
+// takeIDs takes n ids from a, the clock moved by every before each, each background draw
+// awaited.
+func takeIDs(t *testing.T, a *Ahead, advance func(time.Duration), n int, every time.Duration) {
+	t.Helper()
+	for range n {
+		advance(every)
+		if _, err := a.Next(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		settled(a)
 	}
 }
 
