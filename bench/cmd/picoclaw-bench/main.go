@@ -293,12 +293,17 @@ func run(ctx context.Context, o options) (err error) {
 			})
 		}
 	}
-	cpu0, err := cpuTimes(s)
+	// Redis serves the suite alone during the run: its CPU is the suite's too, when it runs here.
+	redisPID, rerr := suite.ListenerPID(iso.RedisAddr)
+	if rerr != nil {
+		logf("Redis's CPU is not counted: %v", rerr)
+	}
+	cpu0, err := cpuTimes(s, redisPID)
 	if err != nil {
 		return err
 	}
 	rep.Throughput = b.sustained(ctx, o.sustain, o.inFlight)
-	cpu1, err := cpuTimes(s)
+	cpu1, err := cpuTimes(s, redisPID)
 	if err != nil {
 		return err
 	}
@@ -312,8 +317,12 @@ func run(ctx context.Context, o options) (err error) {
 		}
 		rep.Throughput.CPUPerMsgMS = ms(total) / n
 		rep.Throughput.ToolCPUPerMsgMS = ms(cpu1[""]-cpu0[""]) / n
+		if r1, ok := cpu1[redisKey]; ok {
+			rep.Throughput.RedisCPUPerMsgMS = ms(r1-cpu0[redisKey]) / n
+		}
 		if rep.Throughput.CPUPerMsgMS > 0 {
-			rep.Throughput.CeilingMsgPerSec = float64(runtime.NumCPU()) * 1000 / (rep.Throughput.CPUPerMsgMS + rep.Throughput.ToolCPUPerMsgMS)
+			rep.Throughput.CeilingMsgPerSec = float64(runtime.NumCPU()) * 1000 /
+				(rep.Throughput.CPUPerMsgMS + rep.Throughput.RedisCPUPerMsgMS + rep.Throughput.ToolCPUPerMsgMS)
 		}
 	}
 	b.drain(ctx, 60*time.Second)
@@ -616,7 +625,12 @@ func fetch(ctx context.Context, url, path string) error {
 }
 
 // cpuTimes reads the CPU time of every service and (under "") of this process.
-func cpuTimes(s *suite.Suite) (map[string]time.Duration, error) {
+// redisKey holds Redis's CPU in cpuTimes.
+const redisKey = "redis"
+
+// cpuTimes reads the CPU time so far of every service, of this process (key "") and, with
+// redisPID > 0, of Redis (redisKey).
+func cpuTimes(s *suite.Suite, redisPID int) (map[string]time.Duration, error) {
 	out := map[string]time.Duration{}
 	for name, p := range s.Procs {
 		d, err := p.CPU()
@@ -630,6 +644,11 @@ func cpuTimes(s *suite.Suite) (map[string]time.Duration, error) {
 		return nil, err
 	}
 	out[""] = d
+	if redisPID > 0 {
+		if d, err := suite.ProcessCPU(redisPID); err == nil {
+			out[redisKey] = d
+		}
+	}
 	return out, nil
 }
 

@@ -141,6 +141,32 @@ func TestExplainNamesTheEvidence(t *testing.T) {
 	if strings.Contains(all, "Start to ready") {
 		t.Errorf("note without evidence: %s", all)
 	}
+	if strings.Contains(all, "in Redis") {
+		t.Errorf("Redis's CPU named though it was not counted:\n%s", all)
+	}
+}
+
+// Redis's CPU, when the load tool could count it, is named beside the services' and the tool's.
+func TestRedisCPUIsNamedWhenCounted(t *testing.T) {
+	r := sample()
+	r.Host.CPUs = 2
+	r.Throughput = Throughput{Answered: 100, Window: 1, InFlight: 8, MsgPerSec: 600, CPUPerMsgMS: 1.5, RedisCPUPerMsgMS: 0.33, ToolCPUPerMsgMS: 0.45, CeilingMsgPerSec: 879}
+	r.Evaluate()
+	r.Explain()
+	if all, want := strings.Join(r.Notes, "\n"), "1.50 ms CPU per message in the services plus 0.33 ms in Redis plus 0.45 ms in the load tool and fakes cap 2 CPUs at ~879 msg/s"; !strings.Contains(all, want) {
+		t.Errorf("notes lack %q:\n%s", want, all)
+	}
+	dir := t.TempDir()
+	if err := r.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "CPU per answered message: 1.50 ms in the services + 0.33 ms in Redis + 0.45 ms in the load tool and fakes; 2 CPUs allow at most ~879 msg/s"; !strings.Contains(string(md), want) {
+		t.Errorf("markdown lacks %q:\n%s", want, md)
+	}
 }
 
 func embeddedSample() *Report {
