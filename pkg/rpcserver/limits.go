@@ -89,6 +89,7 @@ func (s *Server) httpServer(ctx context.Context, h http.Handler, h2c bool) *http
 		Protocols:         &protocols,
 		ErrorLog:          slog.NewLogLogger(s.tel.Logger.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+		ConnState:         s.inflight.connState,
 	}
 }
 
