@@ -3,6 +3,9 @@ package testinfra
 import (
 	"fmt"
 	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -91,5 +94,57 @@ func TestFreeAddrsAreDistinctBindableAndOutsideTheEphemeralRange(t *testing.T) {
 			t.Fatalf("%s not bindable: %v", a, err)
 		}
 		ln.Close()
+	}
+}
+
+func TestAPortReservedByALivingProcessIsNotHandedOut(t *testing.T) {
+	dir := t.TempDir()
+	old := portsDir
+	portsDir = dir
+	t.Cleanup(func() { portsDir = old })
+
+	// A living process (the test's parent) holds the port: it is refused.
+	held := portLow + 1
+	if err := os.WriteFile(filepath.Join(dir, strconv.Itoa(held)), []byte(strconv.Itoa(os.Getppid())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if reservePort(held) {
+		t.Fatalf("port %d reserved by living pid %d was claimed again", held, os.Getppid())
+	}
+
+	// A reservation whose process has ended is taken over.
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	stale := portLow + 2
+	if err := os.WriteFile(filepath.Join(dir, strconv.Itoa(stale)), []byte(strconv.Itoa(dead.Process.Pid)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !reservePort(stale) {
+		t.Fatalf("port %d held by ended pid %d was not taken over", stale, dead.Process.Pid)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, strconv.Itoa(stale)))
+	if string(b) != strconv.Itoa(os.Getpid()) {
+		t.Fatalf("reservation holds %q, want this process %d", b, os.Getpid())
+	}
+
+	// What FreeAddrs hands out is reserved for this process and not handed out twice.
+	seen := map[string]bool{}
+	for range 20 {
+		addrs, err := FreeAddrs(5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range addrs {
+			if seen[a] {
+				t.Fatalf("%s handed out twice", a)
+			}
+			seen[a] = true
+			_, port, _ := net.SplitHostPort(a)
+			if _, err := os.Stat(filepath.Join(dir, port)); err != nil {
+				t.Fatalf("%s handed out without a reservation: %v", a, err)
+			}
+		}
 	}
 }
