@@ -11,19 +11,35 @@ import (
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 )
 
-// NewHTTPClient returns an HTTP client that speaks HTTP/2 without TLS (h2c) to the suite's
-// services, which is what the gRPC protocol and server streams need; a unary call to a
-// service of this process that serves in process (InProcess) makes no connection.
+// NewHTTPClient returns an HTTP client of the suite's services: a unary call in the Connect
+// protocol goes over HTTP/1.1 (one write for the request and one for the response on a kept
+// connection, where HTTP/2 writes headers and body apart and hands each frame between
+// goroutines), anything else (the gRPC protocol, streams) over HTTP/2 without TLS (h2c); a
+// unary call to a service of this process that serves in process (InProcess) makes no
+// connection.
 func NewHTTPClient() *HTTPClient {
-	var protocols http.Protocols
-	protocols.SetUnencryptedHTTP2(true)
-	return &HTTPClient{client: &http.Client{Transport: &inProcessTransport{next: &http.Transport{
-		Protocols:           &protocols,
-		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConnsPerHost: 64,
-		IdleConnTimeout:     clientIdleTimeout,
-	}}}}
+	dial := (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	var h1, h2 http.Protocols
+	h1.SetHTTP1(true)
+	h2.SetUnencryptedHTTP2(true)
+	return &HTTPClient{client: &http.Client{Transport: &inProcessTransport{
+		unary: &http.Transport{
+			Protocols:           &h1,
+			DialContext:         dial,
+			MaxIdleConnsPerHost: unaryIdleConns,
+			IdleConnTimeout:     clientIdleTimeout,
+		},
+		next: &http.Transport{
+			Protocols:           &h2,
+			DialContext:         dial,
+			MaxIdleConnsPerHost: 64,
+			IdleConnTimeout:     clientIdleTimeout,
+		}}}}
 }
+
+// unaryIdleConns is how many idle HTTP/1.1 connections a client keeps to one service: one per
+// call in flight at the busiest moment, so a burst's connections are reused, not opened again.
+const unaryIdleConns = 256
 
 // HTTPClient is the suite's HTTP client of its services (NewHTTPClient), a connect.HTTPClient.
 // Do serves a call to a service of this process in process straight away, without the redirect

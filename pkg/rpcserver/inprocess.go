@@ -52,14 +52,20 @@ func serveInProcess(addr string, h http.Handler, base context.Context, calls *in
 
 // inProcessTransport serves the requests it can in process and sends the others on.
 type inProcessTransport struct {
-	next *http.Transport
+	unary, next *http.Transport
 }
 
-func (t *inProcessTransport) CloseIdleConnections() { t.next.CloseIdleConnections() }
+func (t *inProcessTransport) CloseIdleConnections() {
+	t.unary.CloseIdleConnections()
+	t.next.CloseIdleConnections()
+}
 
 func (t *inProcessTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if resp, served, err := serveLocal(req); served {
 		return resp, err
+	}
+	if inProcessable(req) {
+		return t.unary.RoundTrip(req)
 	}
 	return t.next.RoundTrip(req)
 }
