@@ -1,6 +1,7 @@
 package svcauth
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"testing"
 	"time"
@@ -70,5 +71,87 @@ func TestVouchIsReusedForAWindow(t *testing.T) {
 	}
 	if PrincipalTTL-vouchReuse < 14*time.Minute {
 		t.Fatalf("a reused assertion may have only %s left", PrincipalTTL-vouchReuse)
+	}
+}
+
+// TestVerifyCacheKeepsAFewTokensPerHolder: two replicas' tokens for one holder both stay
+// remembered however they alternate; a holder's renewals beyond holderKept push out its oldest,
+// not another holder's.
+func TestVerifyCacheKeepsAFewTokensPerHolder(t *testing.T) {
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	var v verifyCache
+	tok := func(sub string) verifiedToken {
+		return verifiedToken{Issuer: "gateway-line", Channel: "line", Subject: sub, Expires: now.Add(time.Hour)}
+	}
+	v.store("other", tok("U2"), now)
+	for range 10 {
+		v.store("replica-1", tok("U1"), now)
+		v.store("replica-2", tok("U1"), now)
+	}
+	for _, raw := range []string{"replica-1", "replica-2", "other"} {
+		if _, ok := v.lookup(raw, now); !ok {
+			t.Fatalf("%s forgotten while two replicas alternate", raw)
+		}
+	}
+	for i := range 2 * holderKept {
+		v.store(fmt.Sprint("renewal-", i), tok("U1"), now)
+	}
+	for i := range 2 * holderKept {
+		_, ok := v.lookup(fmt.Sprint("renewal-", i), now)
+		if want := i >= holderKept; ok != want {
+			t.Fatalf("renewal %d remembered %v, want %v (the newest %d kept)", i, ok, want, holderKept)
+		}
+	}
+	if n := len(v.kept["gateway-line\x00line\x00U1"]); n != holderKept {
+		t.Fatalf("%d tokens kept for U1, want %d", n, holderKept)
+	}
+	if _, ok := v.lookup("other", now); !ok {
+		t.Fatal("U1's renewals pushed out U2's token")
+	}
+	if len(v.entries) != holderKept+1 {
+		t.Fatalf("%d entries, want %d", len(v.entries), holderKept+1)
+	}
+}
+
+// TestFullCachesAreThinnedNotEmptied: one entry past the bound removes the expired entries and
+// then a quarter of the rest, not everything a bound's worth of active users left.
+func TestFullCachesAreThinnedNotEmptied(t *testing.T) {
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	v := verifyCache{max: 400}
+	for i := range 400 {
+		exp := now.Add(time.Hour)
+		if i < 40 {
+			exp = now.Add(-time.Hour)
+		}
+		v.store(fmt.Sprint("a-", i), verifiedToken{Subject: fmt.Sprint(i), Expires: exp}, now)
+	}
+	v.store("newest", verifiedToken{Subject: "newest", Expires: now.Add(time.Hour)}, now)
+	if n := len(v.entries); n != 300 {
+		t.Fatalf("%d entries after thinning a full cache of 400, want 300", n)
+	}
+	for i := range 40 {
+		if _, ok := v.entries[sha256.Sum256([]byte(fmt.Sprint("a-", i)))]; ok {
+			t.Fatalf("expired entry %d kept while live ones went", i)
+		}
+	}
+	if _, ok := v.lookup("newest", now); !ok {
+		t.Fatal("the newest entry is missing")
+	}
+	kept := 0
+	for _, keys := range v.kept {
+		kept += len(keys)
+	}
+	if kept != len(v.entries) {
+		t.Fatalf("%d holder marks for %d entries", kept, len(v.entries))
+	}
+
+	var m vouchCache
+	for i := range vouchMintMax + 1 {
+		if _, err := m.get(fmt.Sprint("line\x00U", i), now, func() (string, error) { return fmt.Sprint("a", i), nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, want := len(m.entries), vouchMintMax-vouchMintMax/4; n != want {
+		t.Fatalf("mint cache holds %d after one past its bound, want %d", n, want)
 	}
 }

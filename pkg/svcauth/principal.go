@@ -53,7 +53,7 @@ func (c *Credentials) Vouch(channel, user string, now time.Time) (string, error)
 const vouchReuse = 20 * time.Second
 
 // vouchMintMax bounds the users whose current assertion is kept (those active in the last window).
-const vouchMintMax = 512
+const vouchMintMax = 4096
 
 // vouchCache holds the assertion last signed for each user, for vouchReuse.
 type vouchCache struct {
@@ -79,14 +79,22 @@ func (v *vouchCache) get(key string, now time.Time, sign func() (string, error))
 	if err != nil {
 		return "", err
 	}
-	if v.entries == nil || len(v.entries) >= vouchMintMax {
+	if v.entries == nil {
+		v.entries = map[string]signedVouch{}
+	}
+	if _, ok := v.entries[key]; !ok && len(v.entries) >= vouchMintMax {
+		// Full: the stale go first, then a quarter of the rest at random (emptied whole, a
+		// bound's worth of active users would each be signed for again).
 		for k, e := range v.entries {
 			if !fresh(e, now) {
 				delete(v.entries, k)
 			}
 		}
-		if v.entries == nil || len(v.entries) >= vouchMintMax {
-			v.entries = map[string]signedVouch{}
+		for k := range v.entries {
+			if len(v.entries) < vouchMintMax-vouchMintMax/4 {
+				break
+			}
+			delete(v.entries, k)
 		}
 	}
 	v.entries[key] = signedVouch{raw: raw, signed: now}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -138,12 +139,23 @@ func (m *mintCache) get(target string, now time.Time, mint func() (string, time.
 // verifyCache remembers tokens whose signature was checked until they expire, so a caller's
 // token costs one signature check per renewal, not one per call. Entries are keyed by the
 // token's SHA-256, not the token itself: principal assertions, one per active user a minute,
-// would otherwise be held whole.
+// would otherwise be held whole. A holder (issuer, channel, subject) keeps its holderKept
+// newest tokens — replicas of one service, or of a gateway vouching for one user, each send
+// their own — and a renewal beyond that takes the oldest one's place, so the cache holds a few
+// entries per caller or active user, not one per renewal until each expires. When it is full
+// anyway, the expired entries go, then a quarter of the rest at random, not all of it (a cache
+// emptied whenever a bound's worth of users were active cost a signature check per message at
+// every service a message passes).
 type verifyCache struct {
 	mu      sync.Mutex
 	max     int
 	entries map[[sha256.Size]byte]verifiedToken
+	// kept is each holder's entries, oldest first.
+	kept map[string][][sha256.Size]byte
 }
+
+// holderKept is how many tokens of one holder are remembered at once.
+const holderKept = 3
 
 type verifiedToken struct {
 	Issuer  string
@@ -152,11 +164,13 @@ type verifiedToken struct {
 	Expires time.Time
 }
 
+func (t verifiedToken) holder() string { return t.Issuer + "\x00" + t.Channel + "\x00" + t.Subject }
+
 // verifyCacheMax bounds the service tokens remembered (a few per caller), vouchCacheMax the
 // principal assertions (one per user active in the last minute; see vouchReuse).
 const (
 	verifyCacheMax = 4096
-	vouchCacheMax  = 512
+	vouchCacheMax  = 4096
 )
 
 func (v *verifyCache) lookup(raw string, now time.Time) (verifiedToken, bool) {
@@ -178,17 +192,41 @@ func (v *verifyCache) store(raw string, e verifiedToken, now time.Time) {
 	}
 	if v.entries == nil {
 		v.entries = map[[sha256.Size]byte]verifiedToken{}
+		v.kept = map[string][][sha256.Size]byte{}
+	}
+	key, holder := sha256.Sum256([]byte(raw)), e.holder()
+	if _, ok := v.entries[key]; ok {
+		v.entries[key] = e
+		return
+	}
+	if keys := v.kept[holder]; len(keys) >= holderKept {
+		v.drop(keys[0], v.entries[keys[0]])
 	}
 	if len(v.entries) >= limit {
 		for k, old := range v.entries {
 			if !now.Before(old.Expires.Add(leeway)) {
-				delete(v.entries, k)
+				v.drop(k, old)
 			}
 		}
-		if len(v.entries) >= limit {
-			// A new map: clear would keep the old one's buckets.
-			v.entries = map[[sha256.Size]byte]verifiedToken{}
+		for k, old := range v.entries {
+			if len(v.entries) < limit-limit/4 {
+				break
+			}
+			v.drop(k, old)
 		}
 	}
-	v.entries[sha256.Sum256([]byte(raw))] = e
+	v.entries[key] = e
+	v.kept[holder] = append(v.kept[holder], key)
+}
+
+// drop removes the entry under k and its place in its holder's list.
+func (v *verifyCache) drop(k [sha256.Size]byte, e verifiedToken) {
+	delete(v.entries, k)
+	h := e.holder()
+	keys := slices.DeleteFunc(v.kept[h], func(x [sha256.Size]byte) bool { return x == k })
+	if len(keys) == 0 {
+		delete(v.kept, h)
+	} else {
+		v.kept[h] = keys
+	}
 }
