@@ -30,6 +30,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -292,6 +293,12 @@ func run(ctx context.Context, o options) (err error) {
 				}
 			})
 		}
+		// The load tool and its fakes, over the same window.
+		pwg.Go(func() {
+			if err := profileSelf(ctx, filepath.Join(profiles, "load-tool.sustained.cpu.pprof"), time.Duration(secs)*time.Second); err != nil {
+				logf("profile the load tool: %v", err)
+			}
+		})
 	}
 	// Redis serves the suite alone during the run: its CPU is the suite's too, when it runs here.
 	redisPID, rerr := suite.ListenerPID(iso.RedisAddr)
@@ -597,6 +604,24 @@ func baseline(ctx context.Context, iso *suite.Isolation, rate float64) (report.B
 		return report.Baseline{}, err
 	}
 	return report.Baseline{NoopHTTP: w.Latency, RedisPing: stats.Summarize(r), PostgresSelect1: stats.Summarize(p)}, nil
+}
+
+// profileSelf writes a CPU profile of this process over d to path.
+func profileSelf(ctx context.Context, path string, d time.Duration) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := pprof.StartCPUProfile(f); err != nil {
+		return err
+	}
+	select {
+	case <-time.After(d):
+	case <-ctx.Done():
+	}
+	pprof.StopCPUProfile()
+	return f.Close()
 }
 
 // fetch saves the body of url (a pprof endpoint) to path.
