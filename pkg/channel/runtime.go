@@ -94,13 +94,13 @@ func (r *Runtime) Handle(ctx context.Context, d inbox.Delivery) (err error) {
 // process answers one event (raw is its stored form): the allowlist first, then chat-mio, then
 // the replies to to.
 func (r *Runtime) process(ctx context.Context, ev Event, raw []byte, to Target) error {
-	log := r.log.With(slog.String("event_id", ev.ID), slog.String("kind", string(ev.Kind)))
+	log := eventLog{r.log, []slog.Attr{slog.String("event_id", ev.ID), slog.String("kind", string(ev.Kind))}}
 	if ev.Kind == KindUnfollow {
-		log.InfoContext(ctx, r.name+".unfollow", slog.String("user_id", ev.UserID))
+		log.log(ctx, slog.LevelInfo, r.name+".unfollow", slog.String("user_id", ev.UserID))
 		return nil
 	}
 	if !r.cfg.Allow.Allowed(ev.UserID) {
-		log.WarnContext(ctx, r.name+".sender_refused", slog.String("user_id", ev.UserID))
+		log.log(ctx, slog.LevelWarn, r.name+".sender_refused", slog.String("user_id", ev.UserID))
 		_, _, err := r.deliver(ctx, to, raw, "refusal:"+ev.ID, outbound{Replies: Notice(r.texts.Refusal)})
 		return err
 	}
@@ -109,12 +109,12 @@ func (r *Runtime) process(ctx context.Context, ev Event, raw []byte, to Target) 
 		return err
 	}
 	if ev.Kind == KindUnsupported {
-		log.InfoContext(ctx, r.name+".unsupported_message", slog.String("type", ev.Text))
+		log.log(ctx, slog.LevelInfo, r.name+".unsupported_message", slog.String("type", ev.Text))
 		_, _, err := r.deliver(ctx, to, raw, "unsupported:"+ev.ID, outbound{Replies: Notice(r.texts.Unsupported)})
 		return err
 	}
 	if ev.Ignore != nil {
-		log.WarnContext(ctx, r.name+".action_ignored", slog.Any("error", ev.Ignore))
+		log.log(ctx, slog.LevelWarn, r.name+".action_ignored", slog.Any("error", ev.Ignore))
 		return nil
 	}
 	if ev.Action != nil {
@@ -171,8 +171,22 @@ func (r *Runtime) process(ctx context.Context, ev Event, raw []byte, to Target) 
 	if o.Private {
 		event = r.name + ".answered_privately"
 	}
-	log.InfoContext(ctx, event, slog.Int("messages", n), slog.Bool("async_pending", res.AsyncPending), slog.Bool("queued", queued))
+	log.log(ctx, slog.LevelInfo, event, slog.Int("messages", n), slog.Bool("async_pending", res.AsyncPending), slog.Bool("queued", queued))
 	return nil
+}
+
+// eventLog logs with an event's attributes first, as Logger.With would, without building a
+// handler for each event.
+type eventLog struct {
+	l     *slog.Logger
+	attrs []slog.Attr
+}
+
+func (e eventLog) log(ctx context.Context, level slog.Level, msg string, attrs ...slog.Attr) {
+	if !e.l.Enabled(ctx, level) {
+		return
+	}
+	e.l.LogAttrs(ctx, level, msg, append(e.attrs[:len(e.attrs):len(e.attrs)], attrs...)...)
 }
 
 // GiveUp tells the user their message could not be handled (the event goes to the dead letters).

@@ -1,6 +1,7 @@
 package channel
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -451,5 +452,34 @@ func TestOutbox(t *testing.T) {
 	_, err := NewNotificationHandler(rt, "Fake").Push(ctx, &gatewayv1.PushRequest{SessionId: "fake:U1", Messages: []*commonv1.ReplyMessage{{Text: "x"}}})
 	if connect.CodeOf(err) != connect.CodeUnavailable {
 		t.Fatalf("push with the outbox down = %v", err)
+	}
+}
+
+// TestEventLinesNameTheEvent: what the runtime logs about an event names it (event_id, kind)
+// before the line's own fields, and a level turned off writes nothing.
+func TestEventLinesNameTheEvent(t *testing.T) {
+	var buf bytes.Buffer
+	rt := NewRuntime(&fakeChannel{}, RuntimeConfig{Locale: "en", Allow: NewAllowlist([]string{"U1"})}, &fakeChat{res: chatlink.Response{Replies: []chatlink.Reply{{Text: "ok"}}}},
+		slog.New(slog.NewJSONHandler(&buf, nil)), sdktrace.NewTracerProvider(), propagation.TraceContext{})
+	for _, ev := range []Event{{ID: "E1", Kind: KindMessage, UserID: "U1", Text: "hi"}, {ID: "E2", Kind: KindUnfollow, UserID: "U9"}} {
+		if err := rt.Handle(context.Background(), delivery(t, ev, 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	want := []string{`"msg":"fake.answered","event_id":"E1","kind":"message","messages":1,`, `"msg":"fake.unfollow","event_id":"E2","kind":"unfollow","user_id":"U9"}`}
+	if len(lines) != len(want) {
+		t.Fatalf("log lines:\n%s", buf.String())
+	}
+	for i, w := range want {
+		if !strings.Contains(lines[i], w) {
+			t.Fatalf("line %d = %s, want it to hold %s", i, lines[i], w)
+		}
+	}
+	buf.Reset()
+	rt = NewRuntime(&fakeChannel{}, RuntimeConfig{Locale: "en", Allow: NewAllowlist([]string{"U1"})}, &fakeChat{},
+		slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelError})), sdktrace.NewTracerProvider(), propagation.TraceContext{})
+	if err := rt.Handle(context.Background(), delivery(t, Event{ID: "E3", Kind: KindUnfollow, UserID: "U9"}, 1)); err != nil || buf.Len() != 0 {
+		t.Fatalf("err %v, logged %q at level error", err, buf.String())
 	}
 }
