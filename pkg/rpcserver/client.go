@@ -26,7 +26,8 @@ func NewHTTPClient() *HTTPClient {
 		unary: &http.Transport{
 			Protocols:           &h1,
 			DialContext:         dial,
-			MaxIdleConnsPerHost: unaryIdleConns,
+			MaxConnsPerHost:     unaryConns,
+			MaxIdleConnsPerHost: unaryConns,
 			IdleConnTimeout:     clientIdleTimeout,
 		},
 		next: &http.Transport{
@@ -37,9 +38,12 @@ func NewHTTPClient() *HTTPClient {
 		}}}}
 }
 
-// unaryIdleConns is how many idle HTTP/1.1 connections a client keeps to one service: one per
-// call in flight at the busiest moment, so a burst's connections are reused, not opened again.
-const unaryIdleConns = 256
+// unaryConns is how many HTTP/1.1 connections a client opens to one service, and keeps idle:
+// one per call in flight, so a burst's connections are reused, not opened again; a call beyond
+// it waits for one to be free. A listener's connections (http.max_conns, 1,024 by default)
+// are held by its callers' kept connections too, idle or not: sixteen clients at this bound
+// fill it.
+const unaryConns = 64
 
 // HTTPClient is the suite's HTTP client of its services (NewHTTPClient), a connect.HTTPClient.
 // Do serves a call to a service of this process in process straight away, without the redirect

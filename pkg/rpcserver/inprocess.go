@@ -3,7 +3,9 @@ package rpcserver
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"net/http"
@@ -65,9 +67,37 @@ func (t *inProcessTransport) RoundTrip(req *http.Request) (*http.Response, error
 		return resp, err
 	}
 	if inProcessable(req) {
-		return t.unary.RoundTrip(req)
+		return t.unaryRoundTrip(req)
 	}
 	return t.next.RoundTrip(req)
+}
+
+// unaryRoundTrip sends a unary call over HTTP/1.1. A kept connection the server closed just as
+// the call was written on it (its idle timeout, or a shutdown closing its idle connections) is
+// tried once more on another: over h2c the server's GOAWAY let the transport do that; over
+// HTTP/1.1 it does so only for requests it knows to be idempotent, which a POST is not. The
+// server read nothing of such a call, or died before answering it: the callers of the suite's
+// unary calls retry them on Unavailable anyway, so trying once more here repeats nothing they
+// would not.
+func (t *inProcessTransport) unaryRoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.unary.RoundTrip(req)
+	if err == nil || req.GetBody == nil || req.Context().Err() != nil || !closedIdle(err) {
+		return resp, err
+	}
+	body, gerr := req.GetBody()
+	if gerr != nil {
+		return nil, err
+	}
+	again := req.Clone(req.Context())
+	again.Body = body
+	return t.unary.RoundTrip(again)
+}
+
+// closedIdle tells whether err is net/http's report that the server closed the connection
+// without a byte of answer to the request written on it: the end of the stream where the
+// answer's first byte was to come, or errServerClosedIdle (unexported) when it noticed first.
+func closedIdle(err error) bool {
+	return errors.Is(err, io.EOF) || strings.Contains(err.Error(), "server closed idle connection")
 }
 
 // serveLocal serves req in process when a service of this process serves its address in process
@@ -134,8 +164,9 @@ func (e *inProcessHandler) serve(req *http.Request) (resp *http.Response, err er
 	sreq := (&http.Request{
 		Method:        req.Method,
 		URL:           &url.URL{Path: req.URL.Path, RawPath: req.URL.RawPath, RawQuery: req.URL.RawQuery},
-		Proto:         "HTTP/2.0",
-		ProtoMajor:    2,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
 		Header:        header,
 		Body:          body,
 		ContentLength: req.ContentLength,
@@ -290,8 +321,9 @@ func (w *bufferedResponse) response(req *http.Request) *http.Response {
 	return &http.Response{
 		Status:        fmt.Sprintf("%d %s", w.status, http.StatusText(w.status)),
 		StatusCode:    w.status,
-		Proto:         "HTTP/2.0",
-		ProtoMajor:    2,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
 		Header:        h,
 		Trailer:       trailer,
 		Body:          readCloser{bytes.NewReader(w.body.Bytes())},

@@ -74,9 +74,31 @@ func TestVouchIsReusedForAWindow(t *testing.T) {
 	}
 }
 
-// TestVerifyCacheKeepsAFewTokensPerHolder: two replicas' tokens for one holder both stay
-// remembered however they alternate; a holder's renewals beyond holderKept push out its oldest,
-// not another holder's.
+// checkKept fails unless every entry is listed once under its holder and every listed key is
+// an entry of that holder.
+func checkKept(t *testing.T, v *verifyCache) {
+	t.Helper()
+	listed := 0
+	for h, keys := range v.kept {
+		if len(keys) == 0 || len(keys) > holderKept {
+			t.Fatalf("holder %q lists %d keys", h, len(keys))
+		}
+		for _, k := range keys {
+			e, ok := v.entries[k]
+			if !ok || e.holder != h || e.verifiedToken.holder() != h {
+				t.Fatalf("holder %q lists a key whose entry is %+v (present %v)", h, e, ok)
+			}
+		}
+		listed += len(keys)
+	}
+	if listed != len(v.entries) {
+		t.Fatalf("%d keys listed for %d entries", listed, len(v.entries))
+	}
+}
+
+// TestVerifyCacheKeepsAFewTokensPerHolder: the tokens of up to holderKept replicas of one
+// holder all stay remembered however they alternate; a holder's renewals beyond holderKept
+// push out its least recently used, not another holder's, and not one still in use.
 func TestVerifyCacheKeepsAFewTokensPerHolder(t *testing.T) {
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	var v verifyCache
@@ -84,26 +106,39 @@ func TestVerifyCacheKeepsAFewTokensPerHolder(t *testing.T) {
 		return verifiedToken{Issuer: "gateway-line", Channel: "line", Subject: sub, Expires: now.Add(time.Hour)}
 	}
 	v.store("other", tok("U2"), now)
-	for range 10 {
-		v.store("replica-1", tok("U1"), now)
-		v.store("replica-2", tok("U1"), now)
-	}
-	for _, raw := range []string{"replica-1", "replica-2", "other"} {
-		if _, ok := v.lookup(raw, now); !ok {
-			t.Fatalf("%s forgotten while two replicas alternate", raw)
+	misses := 0
+	for round := range 10 {
+		for r := range holderKept {
+			raw := fmt.Sprint("replica-", r)
+			if _, ok := v.lookup(raw, now); !ok {
+				misses++
+				v.store(raw, tok("U1"), now)
+			}
+			checkKept(t, &v)
 		}
+		if round == 0 && misses != holderKept {
+			t.Fatalf("%d misses in the first round, want %d", misses, holderKept)
+		}
+	}
+	if misses != holderKept {
+		t.Fatalf("%d replicas alternating: %d signature checks over 10 rounds, want %d", holderKept, misses, holderKept)
+	}
+	// Renewals: each pushes out the least recently used; replica-0, used throughout, stays.
+	if _, ok := v.lookup("replica-0", now); !ok {
+		t.Fatal("replica-0 forgotten")
 	}
 	for i := range 2 * holderKept {
 		v.store(fmt.Sprint("renewal-", i), tok("U1"), now)
+		if _, ok := v.lookup("replica-0", now); !ok {
+			t.Fatalf("a token in use was pushed out by renewal %d", i)
+		}
+		checkKept(t, &v)
 	}
 	for i := range 2 * holderKept {
 		_, ok := v.lookup(fmt.Sprint("renewal-", i), now)
-		if want := i >= holderKept; ok != want {
-			t.Fatalf("renewal %d remembered %v, want %v (the newest %d kept)", i, ok, want, holderKept)
+		if want := i > holderKept; ok != want {
+			t.Fatalf("renewal %d remembered %v, want %v", i, ok, want)
 		}
-	}
-	if n := len(v.kept["gateway-line\x00line\x00U1"]); n != holderKept {
-		t.Fatalf("%d tokens kept for U1, want %d", n, holderKept)
 	}
 	if _, ok := v.lookup("other", now); !ok {
 		t.Fatal("U1's renewals pushed out U2's token")
@@ -111,6 +146,7 @@ func TestVerifyCacheKeepsAFewTokensPerHolder(t *testing.T) {
 	if len(v.entries) != holderKept+1 {
 		t.Fatalf("%d entries, want %d", len(v.entries), holderKept+1)
 	}
+	checkKept(t, &v)
 }
 
 // TestFullCachesAreThinnedNotEmptied: one entry past the bound removes the expired entries and
@@ -123,8 +159,10 @@ func TestFullCachesAreThinnedNotEmptied(t *testing.T) {
 		if i < 40 {
 			exp = now.Add(-time.Hour)
 		}
-		v.store(fmt.Sprint("a-", i), verifiedToken{Subject: fmt.Sprint(i), Expires: exp}, now)
+		// Holders with several tokens each.
+		v.store(fmt.Sprint("a-", i), verifiedToken{Subject: fmt.Sprint(i % 60), Expires: exp}, now)
 	}
+	checkKept(t, &v)
 	v.store("newest", verifiedToken{Subject: "newest", Expires: now.Add(time.Hour)}, now)
 	if n := len(v.entries); n != 300 {
 		t.Fatalf("%d entries after thinning a full cache of 400, want 300", n)
@@ -137,13 +175,7 @@ func TestFullCachesAreThinnedNotEmptied(t *testing.T) {
 	if _, ok := v.lookup("newest", now); !ok {
 		t.Fatal("the newest entry is missing")
 	}
-	kept := 0
-	for _, keys := range v.kept {
-		kept += len(keys)
-	}
-	if kept != len(v.entries) {
-		t.Fatalf("%d holder marks for %d entries", kept, len(v.entries))
-	}
+	checkKept(t, &v)
 
 	var m vouchCache
 	for i := range vouchMintMax + 1 {

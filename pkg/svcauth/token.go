@@ -139,23 +139,26 @@ func (m *mintCache) get(target string, now time.Time, mint func() (string, time.
 // verifyCache remembers tokens whose signature was checked until they expire, so a caller's
 // token costs one signature check per renewal, not one per call. Entries are keyed by the
 // token's SHA-256, not the token itself: principal assertions, one per active user a minute,
-// would otherwise be held whole. A holder (issuer, channel, subject) keeps its holderKept
-// newest tokens — replicas of one service, or of a gateway vouching for one user, each send
-// their own — and a renewal beyond that takes the oldest one's place, so the cache holds a few
-// entries per caller or active user, not one per renewal until each expires. When it is full
-// anyway, the expired entries go, then a quarter of the rest at random, not all of it (a cache
-// emptied whenever a bound's worth of users were active cost a signature check per message at
-// every service a message passes).
+// would otherwise be held whole. A holder — the calling identity for a service token (all its
+// replicas), the voucher, channel and user for an assertion — keeps its holderKept most
+// recently used tokens: replicas of one service, or of a gateway vouching for one user, each
+// send their own, and each is used again and again; a renewal takes the place of the one least
+// recently used, so the cache holds a few entries per caller or active user, not one per
+// renewal until each expires. When it is full anyway, the expired entries go, then a quarter of
+// the rest at random, not all of it (a cache emptied whenever a bound's worth of users were
+// active cost a signature check per message at every service a message passes).
 type verifyCache struct {
 	mu      sync.Mutex
 	max     int
-	entries map[[sha256.Size]byte]verifiedToken
-	// kept is each holder's entries, oldest first.
+	entries map[[sha256.Size]byte]cachedToken
+	// kept is each holder's entries, least recently used first.
 	kept map[string][][sha256.Size]byte
 }
 
-// holderKept is how many tokens of one holder are remembered at once.
-const holderKept = 3
+type cachedToken struct {
+	verifiedToken
+	holder string
+}
 
 type verifiedToken struct {
 	Issuer  string
@@ -166,24 +169,37 @@ type verifiedToken struct {
 
 func (t verifiedToken) holder() string { return t.Issuer + "\x00" + t.Channel + "\x00" + t.Subject }
 
+// holderKept is how many tokens of one holder are remembered at once: more than the replicas of
+// a service that call one service at the same time.
+const holderKept = 8
+
 // verifyCacheMax bounds the service tokens remembered (a few per caller), vouchCacheMax the
-// principal assertions (one per user active in the last minute; see vouchReuse).
+// principal assertions (a few per user active in the last quarter of an hour; see vouchReuse).
+// Each is a cache of its own.
 const (
 	verifyCacheMax = 4096
 	vouchCacheMax  = 4096
 )
 
 func (v *verifyCache) lookup(raw string, now time.Time) (verifiedToken, bool) {
+	key := sha256.Sum256([]byte(raw))
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	e, ok := v.entries[sha256.Sum256([]byte(raw))]
+	e, ok := v.entries[key]
 	if !ok || !now.Before(e.Expires.Add(leeway)) {
 		return verifiedToken{}, false
 	}
-	return e, true
+	// Used: last in its holder's list.
+	if keys := v.kept[e.holder]; keys[len(keys)-1] != key {
+		i := slices.Index(keys, key)
+		copy(keys[i:], keys[i+1:])
+		keys[len(keys)-1] = key
+	}
+	return e.verifiedToken, true
 }
 
 func (v *verifyCache) store(raw string, e verifiedToken, now time.Time) {
+	key, holder := sha256.Sum256([]byte(raw)), e.holder()
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	limit := v.max
@@ -191,42 +207,43 @@ func (v *verifyCache) store(raw string, e verifiedToken, now time.Time) {
 		limit = verifyCacheMax
 	}
 	if v.entries == nil {
-		v.entries = map[[sha256.Size]byte]verifiedToken{}
+		v.entries = map[[sha256.Size]byte]cachedToken{}
 		v.kept = map[string][][sha256.Size]byte{}
 	}
-	key, holder := sha256.Sum256([]byte(raw)), e.holder()
 	if _, ok := v.entries[key]; ok {
-		v.entries[key] = e
 		return
 	}
 	if keys := v.kept[holder]; len(keys) >= holderKept {
-		v.drop(keys[0], v.entries[keys[0]])
+		v.drop(keys[0])
 	}
 	if len(v.entries) >= limit {
 		for k, old := range v.entries {
 			if !now.Before(old.Expires.Add(leeway)) {
-				v.drop(k, old)
+				v.drop(k)
 			}
 		}
-		for k, old := range v.entries {
+		for k := range v.entries {
 			if len(v.entries) < limit-limit/4 {
 				break
 			}
-			v.drop(k, old)
+			v.drop(k)
 		}
 	}
-	v.entries[key] = e
+	v.entries[key] = cachedToken{verifiedToken: e, holder: holder}
 	v.kept[holder] = append(v.kept[holder], key)
 }
 
 // drop removes the entry under k and its place in its holder's list.
-func (v *verifyCache) drop(k [sha256.Size]byte, e verifiedToken) {
+func (v *verifyCache) drop(k [sha256.Size]byte) {
+	e, ok := v.entries[k]
+	if !ok {
+		return
+	}
 	delete(v.entries, k)
-	h := e.holder()
-	keys := slices.DeleteFunc(v.kept[h], func(x [sha256.Size]byte) bool { return x == k })
+	keys := slices.DeleteFunc(v.kept[e.holder], func(x [sha256.Size]byte) bool { return x == k })
 	if len(keys) == 0 {
-		delete(v.kept, h)
+		delete(v.kept, e.holder)
 	} else {
-		v.kept[h] = keys
+		v.kept[e.holder] = keys
 	}
 }
