@@ -9,11 +9,13 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 )
 
 // InProcess marks ln, a service's internal listener, as reachable in process: while the
@@ -73,15 +75,23 @@ func (t *inProcessTransport) RoundTrip(req *http.Request) (*http.Response, error
 }
 
 // unaryRoundTrip sends a unary call over HTTP/1.1. A kept connection the server closed just as
-// the call was written on it (its idle timeout, or a shutdown closing its idle connections) is
-// tried once more on another: over h2c the server's GOAWAY let the transport do that; over
-// HTTP/1.1 it does so only for requests it knows to be idempotent, which a POST is not. The
-// server read nothing of such a call, or died before answering it: the callers of the suite's
-// unary calls retry them on Unavailable anyway, so trying once more here repeats nothing they
-// would not.
+// the call was written on it — a shutdown closing its idle connections, or an idle timeout
+// shorter than the client's — is tried once more on another connection: over h2c the server's
+// GOAWAY let the transport do that; over HTTP/1.1 net/http does so only for requests it knows
+// to be idempotent, which a POST is not. Only a reused connection that ended with no byte of
+// answer (end of stream, or reset by a server that closed with the call unread) counts: a
+// server closes a connection it is answering on only when its handler failed without answering
+// or its process died, and a fresh connection is never tried again.
 func (t *inProcessTransport) unaryRoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := t.unary.RoundTrip(req)
-	if err == nil || req.GetBody == nil || req.Context().Err() != nil || !closedIdle(err) {
+	if req.GetBody == nil {
+		return t.unary.RoundTrip(req)
+	}
+	var reused bool
+	traced := req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+		GotConn: func(info httptrace.GotConnInfo) { reused = info.Reused },
+	}))
+	resp, err := t.unary.RoundTrip(traced)
+	if err == nil || !reused || req.Context().Err() != nil || !closedUnanswered(err) {
 		return resp, err
 	}
 	body, gerr := req.GetBody()
@@ -93,11 +103,11 @@ func (t *inProcessTransport) unaryRoundTrip(req *http.Request) (*http.Response, 
 	return t.unary.RoundTrip(again)
 }
 
-// closedIdle tells whether err is net/http's report that the server closed the connection
-// without a byte of answer to the request written on it: the end of the stream where the
-// answer's first byte was to come, or errServerClosedIdle (unexported) when it noticed first.
-func closedIdle(err error) bool {
-	return errors.Is(err, io.EOF) || strings.Contains(err.Error(), "server closed idle connection")
+// closedUnanswered tells whether err is net/http's report that the connection ended without a
+// byte of answer to the request written on it: the end of the stream where the answer's first
+// byte was to come, errServerClosedIdle (unexported) when it noticed that first, or a reset.
+func closedUnanswered(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || strings.Contains(err.Error(), "server closed idle connection")
 }
 
 // serveLocal serves req in process when a service of this process serves its address in process

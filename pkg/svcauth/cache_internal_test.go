@@ -78,7 +78,7 @@ func TestVouchIsReusedForAWindow(t *testing.T) {
 // an entry of that holder.
 func checkKept(t *testing.T, v *verifyCache) {
 	t.Helper()
-	listed := 0
+	listed := map[[sha256.Size]byte]bool{}
 	for h, keys := range v.kept {
 		if len(keys) == 0 || len(keys) > holderKept {
 			t.Fatalf("holder %q lists %d keys", h, len(keys))
@@ -88,11 +88,16 @@ func checkKept(t *testing.T, v *verifyCache) {
 			if !ok || e.holder != h || e.verifiedToken.holder() != h {
 				t.Fatalf("holder %q lists a key whose entry is %+v (present %v)", h, e, ok)
 			}
+			if listed[k] {
+				t.Fatalf("a key is listed twice (holder %q)", h)
+			}
+			listed[k] = true
 		}
-		listed += len(keys)
 	}
-	if listed != len(v.entries) {
-		t.Fatalf("%d keys listed for %d entries", listed, len(v.entries))
+	for k := range v.entries {
+		if !listed[k] {
+			t.Fatalf("an entry of %q is in no holder's list", v.entries[k].holder)
+		}
 	}
 }
 

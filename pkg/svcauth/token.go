@@ -190,10 +190,11 @@ func (v *verifyCache) lookup(raw string, now time.Time) (verifiedToken, bool) {
 		return verifiedToken{}, false
 	}
 	// Used: last in its holder's list.
-	if keys := v.kept[e.holder]; keys[len(keys)-1] != key {
-		i := slices.Index(keys, key)
-		copy(keys[i:], keys[i+1:])
-		keys[len(keys)-1] = key
+	if keys := v.kept[e.holder]; len(keys) > 1 {
+		if i := slices.Index(keys, key); i >= 0 && i < len(keys)-1 {
+			copy(keys[i:], keys[i+1:])
+			keys[len(keys)-1] = key
+		}
 	}
 	return e.verifiedToken, true
 }
