@@ -115,6 +115,11 @@ bench-compare: ## Compare the embedded suite built at REF (A) with the working t
 	@test -n "$(REF)" || { echo "usage: make bench-compare REF=<commit>"; exit 2; }
 	go run ./bench/cmd/picoclaw-bench -compare $(REF) -out bench/results $(COMPARE_FLAGS)
 
+.PHONY: bench-compare-services
+bench-compare-services: ## Compare the separate services built at REF (A) with the working tree (B), a short whole run of each per round, interleaved (writes bench/results/compare-services.{json,md}; COMPARE_FLAGS)
+	@test -n "$(REF)" || { echo "usage: make bench-compare-services REF=<commit>"; exit 2; }
+	go run ./bench/cmd/picoclaw-bench -compare $(REF) -compare-services -compare-rounds 4 -chat 50 -slow-chat 0 -approvals 50 -out bench/results $(COMPARE_FLAGS)
+
 .PHONY: bench-faults
 bench-faults: ## Fault run: LINE traffic while every service is killed and Redis, Postgres and the LINE API are paused, with 1 and 2 replicas (writes bench/results/faults*.{json,md}; FAULTS_FLAGS)
 	go run ./bench/cmd/picoclaw-bench -faults -out bench/results $(FAULTS_FLAGS)

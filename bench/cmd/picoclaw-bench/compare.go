@@ -29,6 +29,9 @@ type compareOptions struct {
 	// envA and envB are settings for one build only (KEY=VALUE, comma separated), to compare
 	// two settings of one build (-compare HEAD with the same tree) as well as two builds.
 	envA, envB string
+	// services compares the separate services (a whole run of each build per round) instead of
+	// the embedded suite.
+	services bool
 }
 
 func (c *compareOptions) flags() {
@@ -38,6 +41,7 @@ func (c *compareOptions) flags() {
 	flag.IntVar(&c.inFlight, "compare-inflight", 32, "compare: messages awaiting their answer at a time")
 	flag.StringVar(&c.envA, "compare-env-a", "", "compare: extra KEY=VALUE settings for build A only, comma separated")
 	flag.StringVar(&c.envB, "compare-env-b", "", "compare: extra KEY=VALUE settings for build B only, comma separated")
+	flag.BoolVar(&c.services, "compare-services", false, "compare: the separate services instead of the embedded suite; each round is a whole run of each build (shorten it with -chat, -slow-chat, -approvals); writes compare-services.json and compare-services.md")
 }
 
 // compareSample is what one run of one build measured.
@@ -95,6 +99,9 @@ func runCompare(ctx context.Context, o options) error {
 		return fmt.Errorf("git worktree add %s: %w\n%s", co.ref, err, out)
 	}
 	defer func() { _ = exec.Command("git", "-C", root, "worktree", "remove", "--force", refDir).Run() }()
+	if co.services {
+		return compareServices(ctx, o, root, refDir)
+	}
 	rep := &compareReport{StartedAt: time.Now().UTC(), CPUs: runtime.NumCPU(), LoadBefore: loadAvg(), Messages: co.messages,
 		InFlight: co.inFlight, Rounds: co.rounds}
 	build := func(root, dir string) (*compareSide, error) {

@@ -125,9 +125,14 @@ func setup(o *options) (root string, rep *report.Report, err error) {
 	if !filepath.IsAbs(o.out) {
 		o.out = filepath.Join(root, o.out)
 	}
-	rep = &report.Report{StartedAt: time.Now()}
+	return root, newReport(root), nil
+}
+
+// newReport starts the report of a run of the tree at root.
+func newReport(root string) *report.Report {
+	rep := &report.Report{StartedAt: time.Now()}
 	rep.Host = report.Host{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), LoadAvgBefore: loadAvg(), Commit: suite.GitCommit(root)}
-	return root, rep, nil
+	return rep
 }
 
 // lineUsers are n LINE user ids for the allowlist.
@@ -170,11 +175,20 @@ func finish(rep *report.Report, o options, name string) error {
 	return nil
 }
 
-func run(ctx context.Context, o options) (err error) {
+func run(ctx context.Context, o options) error {
 	root, rep, err := setup(&o)
 	if err != nil {
 		return err
 	}
+	if err := measureServices(ctx, o, root, rep); err != nil {
+		return err
+	}
+	return finish(rep, o, "report")
+}
+
+// measureServices builds the separate services from the tree at root, starts them and measures
+// every phase into rep; the logs (and profiles) go under o.out.
+func measureServices(ctx context.Context, o options, root string, rep *report.Report) (err error) {
 	logDir := filepath.Join(o.out, "logs")
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return err
@@ -368,7 +382,7 @@ func run(ctx context.Context, o options) (err error) {
 		fmt.Sprintf("Fake Ollama answered %d model calls for %d messages sent (plain chat: the chat model only; the router decides it by cheap signals).", ollama.Calls(), b.seq.Load()),
 		"Every service logs JSON at level info to a file, as in production; traces are not exported.",
 		"The load generator, the fakes, Postgres and Redis share the same CPUs with the services.")
-	return finish(rep, o, "report")
+	return nil
 }
 
 type bench struct {
