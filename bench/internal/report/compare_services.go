@@ -129,9 +129,16 @@ func (c *ServicesComparison) Markdown(w io.Writer) {
 	ratios, lower := c.roundRatios(cpu)
 	fmt.Fprintf(w, "\nRound by round, B / A: services' CPU per message %s (median %.2f; B lower in %d of %d rounds)", joinRatios(ratios),
 		medianOf(ratios), lower, len(ratios))
-	ratios, lower = c.roundRatios(rate)
-	fmt.Fprintf(w, ", messages per second %s (median %.2f; B lower in %d of %d). ", joinRatios(ratios), medianOf(ratios), lower, len(ratios))
-	fmt.Fprintf(w, "The load tool does the same work for both builds: its CPU per message moving between rounds is the machine's speed moving.\n")
+	ratios, _ = c.roundRatios(rate)
+	higher := 0
+	for _, r := range ratios {
+		if r > 1 {
+			higher++
+		}
+	}
+	fmt.Fprintf(w, ", messages per second %s (median %.2f; B higher in %d of %d). ", joinRatios(ratios), medianOf(ratios), higher, len(ratios))
+	fmt.Fprintf(w, "The load tool's own CPU per message moves with the machine's speed from round to round, and with what a build "+
+		"asks of the fakes (requests to the LINE API per answer, connections).\n")
 }
 
 // roundRatios are get's B / A of each round (rounds where A measured 0 left out) and how many of
