@@ -219,28 +219,11 @@ func compareOnce(ctx context.Context, opts suite.EmbeddedOptions, line *suite.Li
 
 // markdown writes the medians per build and the ratios B/A.
 func (r *compareReport) markdown(w io.Writer) {
-	fmt.Fprintf(w, "# PicoClaw Suite: build comparison (embedded suite)\n\n")
-	fmt.Fprintf(w, "Run %s, %.0f s, %d CPUs, load average before %.2f %.2f %.2f, after %.2f %.2f %.2f. ", r.StartedAt.Format(time.RFC3339),
-		r.DurationSec, r.CPUs, r.LoadBefore[0], r.LoadBefore[1], r.LoadBefore[2], r.LoadAfter[0], r.LoadAfter[1], r.LoadAfter[2])
-	fmt.Fprintf(w, "A = %s, B = %s; %d rounds (A then B, then B then A, alternating), each on a fresh data directory: start, 3 s idle, %d LINE messages "+
-		"(%d awaiting their answer), stop. Medians of the rounds; ratio = B / A (below 1 is less).\n\n", r.A.Commit, r.B.Commit,
-		r.Rounds, r.Messages, r.InFlight)
-	for _, side := range []struct {
-		name string
-		env  []string
-	}{{"A", r.A.Env}, {"B", r.B.Env}} {
-		if len(side.env) > 0 {
-			fmt.Fprintf(w, "%s runs with %s.\n\n", side.name, strings.Join(side.env, " "))
-		}
-	}
-	fmt.Fprintf(w, "| figure | A | B | B / A |\n|---|---|---|---|\n")
-	row := func(name string, a, b float64, format string) {
-		ratio := "—"
-		if a != 0 {
-			ratio = fmt.Sprintf("%.2f", b/a)
-		}
-		fmt.Fprintf(w, "| %s | "+format+" | "+format+" | %s |\n", name, a, b, ratio)
-	}
+	report.ComparisonHead(w, report.Comparison{What: "embedded suite", StartedAt: r.StartedAt, DurationSec: r.DurationSec, CPUs: r.CPUs,
+		LoadBefore: r.LoadBefore, LoadAfter: r.LoadAfter, A: r.A.Commit, B: r.B.Commit, Rounds: r.Rounds,
+		Each: fmt.Sprintf("on a fresh data directory: start, 3 s idle, %d LINE messages (%d awaiting their answer), stop", r.Messages, r.InFlight),
+		EnvA: r.A.Env, EnvB: r.B.Env})
+	row := func(name string, a, b float64, format string) { report.RatioRow(w, name, format, a, b) }
 	row("stripped binary (MB)", mb(r.A.BinaryBytes), mb(r.B.BinaryBytes), "%.1f")
 	for _, f := range []struct {
 		name, format string
@@ -268,17 +251,9 @@ func (r *compareReport) markdown(w io.Writer) {
 }
 
 func median(samples []compareSample, get func(compareSample) float64) float64 {
-	if len(samples) == 0 {
-		return 0
-	}
 	v := make([]float64, len(samples))
 	for i, s := range samples {
 		v[i] = get(s)
 	}
-	slices.Sort(v)
-	if n := len(v); n%2 == 1 {
-		return v[n/2]
-	} else {
-		return (v[n/2-1] + v[n/2]) / 2
-	}
+	return report.Median(v)
 }

@@ -101,34 +101,17 @@ func servicesFigures() []servicesFigure {
 // round runs both builds within a few minutes, so its ratio carries where the machine's speed
 // between rounds does not.
 func (c *ServicesComparison) Markdown(w io.Writer) {
-	fmt.Fprintf(w, "# PicoClaw Suite: build comparison (separate services)\n\n")
-	fmt.Fprintf(w, "Run %s, %.0f s, %d CPUs, load average before %.2f %.2f %.2f, after %.2f %.2f %.2f. ", c.StartedAt.Format(time.RFC3339),
-		c.DurationSec, c.CPUs, c.LoadBefore[0], c.LoadBefore[1], c.LoadBefore[2], c.LoadAfter[0], c.LoadAfter[1], c.LoadAfter[2])
-	fmt.Fprintf(w, "A = %s, B = %s; %d rounds (A then B, then B then A, alternating), each a whole run of the eight services "+
-		"on Redis and Postgres against the fakes: %s. Medians of the rounds; ratio = B / A (below 1 is less).\n\n",
-		c.A.Commit, c.B.Commit, c.Rounds, c.Phases)
-	for _, side := range []struct {
-		name string
-		env  []string
-	}{{"A", c.A.Env}, {"B", c.B.Env}} {
-		if len(side.env) > 0 {
-			fmt.Fprintf(w, "%s runs with %s.\n\n", side.name, strings.Join(side.env, " "))
-		}
-	}
-	fmt.Fprintf(w, "| figure | A | B | B / A |\n|---|---|---|---|\n")
+	ComparisonHead(w, Comparison{What: "separate services", StartedAt: c.StartedAt, DurationSec: c.DurationSec, CPUs: c.CPUs,
+		LoadBefore: c.LoadBefore, LoadAfter: c.LoadAfter, A: c.A.Commit, B: c.B.Commit, Rounds: c.Rounds,
+		Each: "a whole run of the eight services on Redis and Postgres against the fakes: " + c.Phases, EnvA: c.A.Env, EnvB: c.B.Env})
 	for _, f := range servicesFigures() {
-		a, b := servicesMedian(c.A.Samples, f.get), servicesMedian(c.B.Samples, f.get)
-		ratio := "—"
-		if a != 0 {
-			ratio = fmt.Sprintf("%.2f", b/a)
-		}
-		fmt.Fprintf(w, "| %s | "+f.format+" | "+f.format+" | %s |\n", f.name, a, b, ratio)
+		RatioRow(w, f.name, f.format, servicesMedian(c.A.Samples, f.get), servicesMedian(c.B.Samples, f.get))
 	}
 	cpu := func(s ServicesSample) float64 { return s.CPUPerMsgMS }
 	rate := func(s ServicesSample) float64 { return s.MsgPerSec }
 	ratios, lower := c.roundRatios(cpu)
 	fmt.Fprintf(w, "\nRound by round, B / A: services' CPU per message %s (median %.2f; B lower in %d of %d rounds)", joinRatios(ratios),
-		medianOf(ratios), lower, len(ratios))
+		Median(ratios), lower, len(ratios))
 	ratios, _ = c.roundRatios(rate)
 	higher := 0
 	for _, r := range ratios {
@@ -136,7 +119,7 @@ func (c *ServicesComparison) Markdown(w io.Writer) {
 			higher++
 		}
 	}
-	fmt.Fprintf(w, ", messages per second %s (median %.2f; B higher in %d of %d). ", joinRatios(ratios), medianOf(ratios), higher, len(ratios))
+	fmt.Fprintf(w, ", messages per second %s (median %.2f; B higher in %d of %d). ", joinRatios(ratios), Median(ratios), higher, len(ratios))
 	fmt.Fprintf(w, "The load tool's own CPU per message moves with the machine's speed from round to round, and with what a build "+
 		"asks of the fakes (requests to the LINE API per answer, connections).\n")
 }
@@ -170,18 +153,5 @@ func servicesMedian(samples []ServicesSample, get func(ServicesSample) float64) 
 	for i, s := range samples {
 		v[i] = get(s)
 	}
-	return medianOf(v)
-}
-
-// medianOf is the median of v (0 when empty); v is not modified.
-func medianOf(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	v = slices.Sorted(slices.Values(v))
-	if n := len(v); n%2 == 1 {
-		return v[n/2]
-	}
-	n := len(v)
-	return (v[n/2-1] + v[n/2]) / 2
+	return Median(v)
 }

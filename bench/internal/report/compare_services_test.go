@@ -68,18 +68,18 @@ func TestServicesComparisonGivesMediansAndRoundRatios(t *testing.T) {
 	}
 }
 
-func TestMedianOf(t *testing.T) {
+func TestMedian(t *testing.T) {
 	for _, c := range []struct {
 		in   []float64
 		want float64
 	}{{nil, 0}, {[]float64{3}, 3}, {[]float64{3, 1, 2}, 2}, {[]float64{4, 1, 3, 2}, 2.5}} {
 		in := append([]float64(nil), c.in...)
-		if got := medianOf(c.in); got != c.want {
-			t.Errorf("medianOf(%v) = %v, want %v", c.in, got, c.want)
+		if got := Median(c.in); got != c.want {
+			t.Errorf("Median(%v) = %v, want %v", c.in, got, c.want)
 		}
 		for i := range in {
 			if in[i] != c.in[i] {
-				t.Fatalf("medianOf changed its input: %v", c.in)
+				t.Fatalf("Median changed its input: %v", c.in)
 			}
 		}
 	}
