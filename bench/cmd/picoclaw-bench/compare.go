@@ -155,12 +155,7 @@ func runCompare(ctx context.Context, o options) error {
 	}
 	rep.LoadAfter = loadAvg()
 	rep.DurationSec = time.Since(rep.StartedAt).Round(time.Second).Seconds()
-	if err := report.WriteFiles(o.out, "compare", rep, rep.markdown); err != nil {
-		return err
-	}
-	rep.markdown(os.Stdout)
-	logf("report written to %s", filepath.Join(o.out, "compare.{json,md}"))
-	return nil
+	return publish(o.out, "compare", rep, rep.markdown)
 }
 
 // compareOnce starts one build on a fresh data directory, measures start, idle memory, the

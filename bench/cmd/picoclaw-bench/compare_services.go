@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -44,10 +43,7 @@ func compareServices(ctx context.Context, o options, root, refDir string) error 
 			if err := measureServices(ctx, run, side.root, rep); err != nil {
 				return fmt.Errorf("round %d, build %c: %w", r+1, 'A'+i, err)
 			}
-			rep.Host.LoadAvgAfter = loadAvg()
-			rep.DurationSec = time.Since(rep.StartedAt).Round(time.Second).Seconds()
-			rep.Evaluate()
-			rep.Explain()
+			complete(rep)
 			if err := rep.WriteAs(run.out, "report"); err != nil {
 				return err
 			}
@@ -59,12 +55,7 @@ func compareServices(ctx context.Context, o options, root, refDir string) error 
 	}
 	cmp.LoadAfter = loadAvg()
 	cmp.DurationSec = time.Since(cmp.StartedAt).Round(time.Second).Seconds()
-	if err := report.WriteFiles(o.out, "compare-services", cmp, cmp.Markdown); err != nil {
-		return err
-	}
-	cmp.Markdown(os.Stdout)
-	logf("report written to %s", filepath.Join(o.out, "compare-services.{json,md}"))
-	return nil
+	return publish(o.out, "compare-services", cmp, cmp.Markdown)
 }
 
 // servicesPhases says what one run does, for the comparison's report.

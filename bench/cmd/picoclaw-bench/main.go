@@ -163,15 +163,25 @@ func splitEnv(list string) []string {
 
 // finish completes the report, writes name.json and name.md to o.out and prints the Markdown.
 func finish(rep *report.Report, o options, name string) error {
+	complete(rep)
+	return publish(o.out, name, rep, rep.Markdown)
+}
+
+// complete closes a run's report: the load after it, its length, each goal judged and explained.
+func complete(rep *report.Report) {
 	rep.Host.LoadAvgAfter = loadAvg()
 	rep.DurationSec = time.Since(rep.StartedAt).Round(time.Second).Seconds()
 	rep.Evaluate()
 	rep.Explain()
-	if err := rep.WriteAs(o.out, name); err != nil {
+}
+
+// publish writes v as name.json and markdown's text as name.md to dir, and prints the Markdown.
+func publish(dir, name string, v any, markdown func(io.Writer)) error {
+	if err := report.WriteFiles(dir, name, v, markdown); err != nil {
 		return err
 	}
-	rep.Markdown(os.Stdout)
-	logf("report written to %s", filepath.Join(o.out, name+".{json,md}"))
+	markdown(os.Stdout)
+	logf("report written to %s", filepath.Join(dir, name+".{json,md}"))
 	return nil
 }
 
