@@ -119,9 +119,21 @@ func (c *ServicesComparison) Markdown(w io.Writer) {
 			higher++
 		}
 	}
-	fmt.Fprintf(w, ", messages per second %s (median %.2f; B higher in %d of %d). ", joinRatios(ratios), Median(ratios), higher, len(ratios))
-	fmt.Fprintf(w, "The load tool's own CPU per message moves with the machine's speed from round to round, and with what a build "+
-		"asks of the fakes (requests to the LINE API per answer, connections).\n")
+	fmt.Fprintf(w, ", messages per second %s (median %.2f; B higher in %d of %d).\n", joinRatios(ratios), Median(ratios), higher, len(ratios))
+	ratios, lower = c.roundRatios(perToolCPU)
+	fmt.Fprintf(w, "\nThe services' CPU per message in units of the load tool's own in the same run, B / A: %s (median %.2f; B lower in %d of %d "+
+		"rounds). The load tool does the same work per message for either build, so this ratio holds where the machine's speed "+
+		"moves between and within rounds, unless a build changes what it asks of the fakes (requests to the LINE API per answer, "+
+		"connections).\n", joinRatios(ratios), Median(ratios), lower, len(ratios))
+}
+
+// perToolCPU is the services' CPU per message in units of the load tool's in the same run (0
+// when the load tool's was not measured).
+func perToolCPU(s ServicesSample) float64 {
+	if s.ToolCPUPerMsgMS <= 0 {
+		return 0
+	}
+	return s.CPUPerMsgMS / s.ToolCPUPerMsgMS
 }
 
 // roundRatios are get's B / A of each round (rounds where A measured 0 left out) and how many of

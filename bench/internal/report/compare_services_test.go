@@ -61,6 +61,9 @@ func TestServicesComparisonGivesMediansAndRoundRatios(t *testing.T) {
 		// Rounds: CPU 1.44/1.6 = 0.90, 1.26/1.2 = 1.05, 1.26/1.4 = 0.90.
 		"services' CPU per message 0.90, 1.05, 0.90 (median 0.90; B lower in 2 of 3 rounds)",
 		"messages per second 1.10, 0.95, 1.10 (median 1.10; B higher in 2 of 3)",
+		// Per the load tool's CPU: (1.44/0.50)/(1.6/0.50) = 0.90, (1.26/0.42)/(1.2/0.40) = 1.00,
+		// (1.26/0.44)/(1.4/0.45) = 0.92.
+		"in units of the load tool's own in the same run, B / A: 0.90, 1.00, 0.92 (median 0.92; B lower in 2 of 3 rounds)",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("comparison lacks %q:\n%s", want, got)
