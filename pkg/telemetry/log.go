@@ -27,8 +27,7 @@ func NewLogger(w io.Writer, level string, service string) *slog.Logger {
 	default:
 		lv = slog.LevelInfo
 	}
-	h := slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lv, ReplaceAttr: MaskAttr})
-	l := slog.New(&contextHandler{next: h})
+	l := slog.New(newLineHandler(w, lv))
 	if service != "" {
 		l = l.With(slog.String("service", service))
 	}
