@@ -20,7 +20,7 @@ import (
 // times, Labels and errors, which is what the suite logs — itself, as the same bytes the slow
 // handler (contextHandler over slog.JSONHandler with MaskAttr) writes for it, without slog's
 // per-record state, its json.Marshal of every float and the copy of the record that adding
-// the context's ids to it costs. Any other record (a group, a value of another type, a
+// the context's ids to it costs. Any other record (a group, a LogValuer, a value of another type, a
 // non-finite float, a logger with a group open) goes to the slow handler, whose writes share
 // this handler's lock. TestLineHandlerWritesWhatSlogWrites holds the two to the same output.
 type lineHandler struct {
@@ -138,11 +138,12 @@ func (h *lineHandler) Handle(ctx context.Context, r slog.Record) error {
 
 // appendFlatAttr appends `,"key":value` for a as slog.JSONHandler with MaskAttr writes it, and
 // reports false (with buf as it came) for an attribute it does not write: an empty key, a group,
-// a value of a type other than Label and error, a float that is not finite, a time outside
-// years 0–9999.
+// a LogValuer, a value of a type other than Label and error, a float that is not finite, a time
+// outside years 0–9999.
 func appendFlatAttr(buf []byte, a slog.Attr) ([]byte, bool) {
-	a.Value = a.Value.Resolve()
-	if a.Key == "" || a.Value.Kind() == slog.KindGroup {
+	// A LogValuer goes to slog's handler, which resolves it (and writes a panic in it with
+	// its own stack).
+	if k := a.Value.Kind(); a.Key == "" || k == slog.KindGroup || k == slog.KindLogValuer {
 		return buf, false
 	}
 	a = MaskAttr(nil, a)

@@ -10,6 +10,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,6 +30,10 @@ func slowHandler(w *bytes.Buffer, level slog.Level) slog.Handler {
 type logValuer struct{ v slog.Value }
 
 func (l logValuer) LogValue() slog.Value { return l.v }
+
+type panicValuer struct{}
+
+func (panicValuer) LogValue() slog.Value { panic("no value") }
 
 type marshalErr struct{}
 
@@ -59,6 +65,9 @@ func attrCases() [][]slog.Attr {
 		{slog.String("job_id", "not a job"), slog.String("span_id", "XYZ")},
 		{slog.Any("valuer", logValuer{slog.StringValue("resolved")}), slog.Any("valuer_int", logValuer{slog.IntValue(7)})},
 		{slog.Any("valuer_group", logValuer{slog.GroupValue(slog.String("in", "g"))})},
+		{slog.Any("valuer_panics", panicValuer{}), slog.Int("after", 1)},
+		{slog.Any("valuer_error", logValuer{slog.AnyValue(errors.New("token=abc123456789"))}), slog.Any("valuer_label", logValuer{slog.AnyValue(Label("L"))})},
+		{slog.String("long", strings.Repeat("x", 20<<10))},
 		{slog.Group("g", slog.String("a", "1"), slog.Int("b", 2))},
 		{slog.Group("empty")},
 		{slog.Any("map", map[string]int{"a": 1}), slog.Any("slice", []string{"x"}), slog.Any("nil", nil)},
@@ -74,9 +83,13 @@ func contexts() map[string]context.Context {
 	span := trace.ContextWithSpanContext(context.Background(), trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid}))
 	m, _ := baggage.NewMember(jobid.BaggageKey, "job_20261129_042")
 	b, _ := baggage.New(m)
+	// A JobID that is not one, holding a secret: masked like any other value.
+	bad, _ := baggage.NewMemberRaw(jobid.BaggageKey, "password=hunter22 sk-abcdef0123456789abcdef")
+	bb, _ := baggage.New(bad)
 	return map[string]context.Context{
 		"none": context.Background(), "job": baggage.ContextWithBaggage(context.Background(), b),
 		"span": span, "both": baggage.ContextWithBaggage(span, b), "nil": nil,
+		"secret job": baggage.ContextWithBaggage(span, bb),
 	}
 }
 
@@ -188,5 +201,94 @@ func BenchmarkLogLine(b *testing.B) {
 				l.LogAttrs(ctx, slog.LevelInfo, "router.decision", attrs...)
 			}
 		})
+	}
+}
+
+// TestLineHandlerRecordTimes: the record's own time as slog writes it — local with a monotonic
+// reading, absent when zero, an error outside years 0–9999.
+func TestLineHandlerRecordTimes(t *testing.T) {
+	for _, at := range []time.Time{time.Now(), time.Now().In(time.FixedZone("JST", 9*3600)), {},
+		time.Date(12000, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC)} {
+		var want, got bytes.Buffer
+		r := slog.NewRecord(at, slog.LevelInfo, "m", 0)
+		r.AddAttrs(slog.String("k", "v"))
+		_ = slowHandler(&want, slog.LevelInfo).Handle(context.Background(), r.Clone())
+		_ = newLineHandler(&got, slog.LevelInfo).Handle(context.Background(), r.Clone())
+		if got.String() != want.String() {
+			t.Fatalf("time %v:\n got %s\nwant %s", at, got.String(), want.String())
+		}
+	}
+}
+
+// TestLineHandlerReusesItsBufferCleanly: a long line, then a short one from the same pool.
+func TestLineHandlerReusesItsBufferCleanly(t *testing.T) {
+	var want, got bytes.Buffer
+	slow, fast := slowHandler(&want, slog.LevelInfo), newLineHandler(&got, slog.LevelInfo)
+	for _, v := range []string{strings.Repeat("y", 8<<10), "short", strings.Repeat("z", 40<<10), "s"} {
+		r := slog.NewRecord(time.Unix(1, 0), slog.LevelInfo, "m", 0)
+		r.AddAttrs(slog.String("v", v))
+		_ = slow.Handle(context.Background(), r.Clone())
+		_ = fast.Handle(context.Background(), r.Clone())
+	}
+	if got.String() != want.String() {
+		t.Fatalf("got %q\nwant %q", got.String(), want.String())
+	}
+}
+
+// overlapWriter fails the test when two writes overlap: every write to the log is serialised,
+// the lines this handler writes and those it hands to slog's.
+type overlapWriter struct {
+	t     *testing.T
+	busy  atomic.Bool
+	lines atomic.Int64
+}
+
+func (w *overlapWriter) Write(p []byte) (int, error) {
+	if !w.busy.CompareAndSwap(false, true) {
+		w.t.Error("two writes at once")
+	}
+	time.Sleep(time.Microsecond)
+	w.lines.Add(int64(bytes.Count(p, []byte("\n"))))
+	w.busy.Store(false)
+	return len(p), nil
+}
+
+func TestLineHandlerSerialisesEveryWrite(t *testing.T) {
+	w := &overlapWriter{t: t}
+	l := NewLogger(w, "info", "svc")
+	grouped := l.WithGroup("g")
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 200 {
+				if g%2 == 0 {
+					l.Info("flat", "i", i)
+				} else {
+					grouped.Info("grouped", "m", map[string]int{"i": i})
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := w.lines.Load(); n != 8*200 {
+		t.Fatalf("%d lines, want %d", n, 8*200)
+	}
+}
+
+// TestNewLoggerWritesWhatSlogWrites: the logger the services get, With chains included.
+func TestNewLoggerWritesWhatSlogWrites(t *testing.T) {
+	var want, got bytes.Buffer
+	slow := slog.New(slowHandler(&want, slog.LevelInfo)).With("service", "chat-mio").With("api_key", "sk-abcdef0123456789abcdef")
+	fast := NewLogger(&got, "info", "chat-mio").With("api_key", "sk-abcdef0123456789abcdef")
+	ctx := contexts()["both"]
+	for _, l := range []*slog.Logger{slow, fast} {
+		l.LogAttrs(ctx, slog.LevelInfo, "message.replied", slog.String("session_id", "line:U1"), slog.Any("route", Label("CHAT")),
+			slog.Float64("confidence", 0.8), slog.String("text", "my password=hunter22"))
+		l.DebugContext(ctx, "not.written")
+	}
+	// The records' own times differ: compare what follows them.
+	after := func(s string) string { return s[strings.Index(s, `"level"`):] }
+	if after(got.String()) != after(want.String()) || strings.Contains(got.String(), "hunter22") || strings.Contains(got.String(), "sk-abcdef") {
+		t.Fatalf("got %s\nwant %s", got.String(), want.String())
 	}
 }
