@@ -50,12 +50,14 @@ type compareSample struct {
 	ExitMS      float64 `json:"exit_ms"`
 	MsgPerSec   float64 `json:"msg_per_sec"`
 	CPUPerMsgMS float64 `json:"cpu_per_msg_ms"`
-	P50MS       float64 `json:"answer_p50_ms"`
-	P99MS       float64 `json:"answer_p99_ms"`
-	IdleRSSMB   float64 `json:"idle_rss_mb"`
-	AfterRSSMB  float64 `json:"after_rss_mb"`
-	Lost        int     `json:"lost"`
-	Duplicated  int     `json:"duplicated"`
+	// ToolCPUPerMsgMS is the load tool's and the fakes' own CPU per message (this process).
+	ToolCPUPerMsgMS float64 `json:"tool_cpu_per_msg_ms"`
+	P50MS           float64 `json:"answer_p50_ms"`
+	P99MS           float64 `json:"answer_p99_ms"`
+	IdleRSSMB       float64 `json:"idle_rss_mb"`
+	AfterRSSMB      float64 `json:"after_rss_mb"`
+	Lost            int     `json:"lost"`
+	Duplicated      int     `json:"duplicated"`
 }
 
 // compareSide is one build: its commit, binary size and samples.
@@ -185,11 +187,19 @@ func compareOnce(ctx context.Context, opts suite.EmbeddedOptions, line *suite.Li
 	if err != nil {
 		return compareSample{}, err
 	}
+	tool0, err := suite.ProcessCPU(os.Getpid())
+	if err != nil {
+		return compareSample{}, err
+	}
 	if err := t.send(ctx, co.messages, co.inFlight); err != nil {
 		return compareSample{}, fmt.Errorf("traffic: %w\n%s", err, s.Output())
 	}
 	end := time.Now()
 	cpu1, err := suite.ProcessCPU(s.Pid())
+	if err != nil {
+		return compareSample{}, err
+	}
+	tool1, err := suite.ProcessCPU(os.Getpid())
 	if err != nil {
 		return compareSample{}, err
 	}
@@ -206,6 +216,7 @@ func compareOnce(ctx context.Context, opts suite.EmbeddedOptions, line *suite.Li
 		IdleRSSMB: mb(idle.RSS), AfterRSSMB: mb(after.RSS), Lost: res.Lost, Duplicated: res.Duplicated}
 	if res.Answered > 0 {
 		out.CPUPerMsgMS = ms(cpu1-cpu0) / float64(res.Answered)
+		out.ToolCPUPerMsgMS = ms(tool1-tool0) / float64(res.Answered)
 	}
 	logf("%s: %.0f msg/s, %.2f ms CPU/msg, p50 %.1f ms, p99 %.1f ms, RSS %.1f → %.1f MB, lost %d, duplicated %d", run,
 		out.MsgPerSec, out.CPUPerMsgMS, out.P50MS, out.P99MS, out.IdleRSSMB, out.AfterRSSMB, out.Lost, out.Duplicated)
@@ -228,6 +239,7 @@ func (r *compareReport) markdown(w io.Writer) {
 		{"SIGTERM → exit after the traffic (ms)", "%.1f", func(s compareSample) float64 { return s.ExitMS }},
 		{"answered messages per second", "%.0f", func(s compareSample) float64 { return s.MsgPerSec }},
 		{"CPU per answered message (ms)", "%.2f", func(s compareSample) float64 { return s.CPUPerMsgMS }},
+		{"CPU per answered message, load tool and fakes (ms)", "%.2f", func(s compareSample) float64 { return s.ToolCPUPerMsgMS }},
 		{"webhook → answer p50 (ms)", "%.1f", func(s compareSample) float64 { return s.P50MS }},
 		{"webhook → answer p99 (ms)", "%.1f", func(s compareSample) float64 { return s.P99MS }},
 		{"VmRSS idle (MB)", "%.1f", func(s compareSample) float64 { return s.IdleRSSMB }},
@@ -243,6 +255,15 @@ func (r *compareReport) markdown(w io.Writer) {
 			r.B.Samples[i].MsgPerSec, r.A.Samples[i].CPUPerMsgMS, r.B.Samples[i].CPUPerMsgMS))
 	}
 	fmt.Fprintf(w, "\nPer round: %s.\n", strings.Join(runs, "; "))
+	perTool := func(side *compareSide) []float64 {
+		v := make([]float64, len(side.Samples))
+		for i, s := range side.Samples {
+			v[i] = report.PerToolCPU(s.CPUPerMsgMS, s.ToolCPUPerMsgMS)
+		}
+		return v
+	}
+	ratios, lower := report.RoundRatios(perTool(r.A), perTool(r.B))
+	report.PerToolLine(w, "The suite's", ratios, lower)
 }
 
 func median(samples []compareSample, get func(compareSample) float64) float64 {

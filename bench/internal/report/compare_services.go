@@ -120,36 +120,13 @@ func (c *ServicesComparison) Markdown(w io.Writer) {
 		}
 	}
 	fmt.Fprintf(w, ", messages per second %s (median %.2f; B higher in %d of %d).\n", joinRatios(ratios), Median(ratios), higher, len(ratios))
-	ratios, lower = c.roundRatios(perToolCPU)
-	fmt.Fprintf(w, "\nThe services' CPU per message in units of the load tool's own in the same run, B / A: %s (median %.2f; B lower in %d of %d "+
-		"rounds). The load tool does the same work per message for either build, so this ratio holds where the machine's speed "+
-		"moves between and within rounds, unless a build changes what it asks of the fakes (requests to the LINE API per answer, "+
-		"connections).\n", joinRatios(ratios), Median(ratios), lower, len(ratios))
+	ratios, lower = c.roundRatios(func(s ServicesSample) float64 { return PerToolCPU(s.CPUPerMsgMS, s.ToolCPUPerMsgMS) })
+	PerToolLine(w, "The services'", ratios, lower)
 }
 
-// perToolCPU is the services' CPU per message in units of the load tool's in the same run (0
-// when the load tool's was not measured).
-func perToolCPU(s ServicesSample) float64 {
-	if s.ToolCPUPerMsgMS <= 0 {
-		return 0
-	}
-	return s.CPUPerMsgMS / s.ToolCPUPerMsgMS
-}
-
-// roundRatios are get's B / A of each round (rounds where A measured 0 left out) and how many of
-// them are below 1.
+// roundRatios are get's B / A of each round (RoundRatios).
 func (c *ServicesComparison) roundRatios(get func(ServicesSample) float64) (ratios []float64, lower int) {
-	for i := range min(len(c.A.Samples), len(c.B.Samples)) {
-		a, b := get(c.A.Samples[i]), get(c.B.Samples[i])
-		if a == 0 {
-			continue
-		}
-		ratios = append(ratios, b/a)
-		if b < a {
-			lower++
-		}
-	}
-	return ratios, lower
+	return RoundRatios(servicesValues(c.A.Samples, get), servicesValues(c.B.Samples, get))
 }
 
 func joinRatios(ratios []float64) string {
@@ -160,10 +137,14 @@ func joinRatios(ratios []float64) string {
 	return strings.Join(parts, ", ")
 }
 
-func servicesMedian(samples []ServicesSample, get func(ServicesSample) float64) float64 {
+func servicesValues(samples []ServicesSample, get func(ServicesSample) float64) []float64 {
 	v := make([]float64, len(samples))
 	for i, s := range samples {
 		v[i] = get(s)
 	}
-	return Median(v)
+	return v
+}
+
+func servicesMedian(samples []ServicesSample, get func(ServicesSample) float64) float64 {
+	return Median(servicesValues(samples, get))
 }

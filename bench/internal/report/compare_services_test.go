@@ -87,3 +87,18 @@ func TestMedian(t *testing.T) {
 		}
 	}
 }
+
+func TestRoundRatiosAndPerToolCPU(t *testing.T) {
+	ratios, lower := RoundRatios([]float64{2, 0, 4, 3}, []float64{1, 5, 4, 0})
+	if len(ratios) != 2 || ratios[0] != 0.5 || ratios[1] != 1 || lower != 1 {
+		t.Fatalf("ratios %v, lower %d", ratios, lower)
+	}
+	if PerToolCPU(1.5, 0.5) != 3 || PerToolCPU(1.5, 0) != 0 {
+		t.Fatal("PerToolCPU")
+	}
+	var md strings.Builder
+	PerToolLine(&md, "The suite's", []float64{0.9, 1.1, 0.95}, 2)
+	if want := "The suite's CPU per message in units of the load tool's own in the same run, B / A: 0.90, 1.10, 0.95 (median 0.95; B lower in 2 of 3 rounds)"; !strings.Contains(md.String(), want) {
+		t.Fatalf("got %s", md.String())
+	}
+}

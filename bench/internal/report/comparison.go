@@ -63,3 +63,36 @@ func Median(v []float64) float64 {
 	}
 	return (v[n/2-1] + v[n/2]) / 2
 }
+
+// RoundRatios are b[i] / a[i] for each round (rounds where a or b is 0 left out) and how many of
+// them are below 1.
+func RoundRatios(a, b []float64) (ratios []float64, lower int) {
+	for i := range min(len(a), len(b)) {
+		if a[i] == 0 || b[i] == 0 {
+			continue
+		}
+		ratios = append(ratios, b[i]/a[i])
+		if b[i] < a[i] {
+			lower++
+		}
+	}
+	return ratios, lower
+}
+
+// PerToolCPU is a CPU per message in units of the load tool's own in the same run (0 when the
+// load tool's was not measured).
+func PerToolCPU(cpu, tool float64) float64 {
+	if tool <= 0 {
+		return 0
+	}
+	return cpu / tool
+}
+
+// PerToolLine writes the round by round ratios of what's CPU per message in units of the load
+// tool's own (PerToolCPU, RoundRatios), and why they carry.
+func PerToolLine(w io.Writer, what string, ratios []float64, lower int) {
+	fmt.Fprintf(w, "\n%s CPU per message in units of the load tool's own in the same run, B / A: %s (median %.2f; B lower in %d of %d "+
+		"rounds). The load tool does the same work per message for either build, so this ratio holds where the machine's speed "+
+		"moves between and within rounds, unless a build changes what it asks of the fakes (requests to the LINE API per answer, "+
+		"connections).\n", what, joinRatios(ratios), Median(ratios), lower, len(ratios))
+}
