@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -76,5 +77,51 @@ func TestTracedCallsCarryNoQuerySecrets(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("no masked url.full: %v", spans[0].Attributes())
+	}
+}
+
+// A client's timeout bounds a request up to the end of its answer's body: a server slow to
+// answer, or slow to finish the body it started, fails the call; a body read to its end and never
+// closed (as an SDK does with an error answer) holds nothing until the timeout.
+func TestTimeoutBoundsTheWholeAnswer(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/slow-head":
+			time.Sleep(300 * time.Millisecond)
+		case "/slow-body":
+			_, _ = io.WriteString(w, "start")
+			w.(http.Flusher).Flush()
+			time.Sleep(300 * time.Millisecond)
+		default:
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = io.WriteString(w, `{"message":"bad"}`)
+		}
+	}))
+	defer srv.Close()
+	c := outbound.Client(100 * time.Millisecond)
+	if _, err := c.Get(srv.URL + "/slow-head"); err == nil {
+		t.Fatal("an answer slower than the timeout arrived")
+	}
+	res, err := c.Get(srv.URL + "/slow-body")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadAll(res.Body); err == nil {
+		t.Fatal("a body slower than the timeout was read whole")
+	}
+	_ = res.Body.Close()
+
+	before := runtime.NumGoroutine()
+	for range 200 {
+		res, err := c.Get(srv.URL + "/error")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, err := io.ReadAll(res.Body); err != nil || res.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "bad") {
+			t.Fatalf("%d %q %v", res.StatusCode, b, err)
+		}
+	}
+	if after := runtime.NumGoroutine(); after > before+20 {
+		t.Fatalf("%d goroutines after 200 answers read and not closed, %d before", after, before)
 	}
 }

@@ -8,13 +8,14 @@ import (
 
 	"connectrpc.com/connect"
 
+	"github.com/picoclaw-suite/picoclaw/pkg/h1client"
 	"github.com/picoclaw-suite/picoclaw/pkg/telemetry"
 )
 
 // NewHTTPClient returns an HTTP client of the suite's services: a unary call in the Connect
 // protocol goes over HTTP/1.1 (one write for the request and one for the response on a kept
 // connection, where HTTP/2 writes headers and body apart and hands each frame between
-// goroutines), anything else (the gRPC protocol, streams) over HTTP/2 without TLS (h2c); a
+// goroutines), sent and answered on the caller's goroutine (h1client), anything else (the gRPC protocol, streams) over HTTP/2 without TLS (h2c); a
 // unary call to a service of this process that serves in process (InProcess) makes no
 // connection.
 func NewHTTPClient() *HTTPClient {
@@ -22,14 +23,27 @@ func NewHTTPClient() *HTTPClient {
 	var h1, h2 http.Protocols
 	h1.SetHTTP1(true)
 	h2.SetUnencryptedHTTP2(true)
-	return &HTTPClient{client: &http.Client{Transport: &inProcessTransport{
-		unary: &http.Transport{
+	unary := h1client.New(h1client.Config{
+		// A unary call the transport does not send itself (a body of unknown length or above
+		// h1client.MaxBody) goes over HTTP/1.1 all the same.
+		Fallback: &http.Transport{
 			Protocols:           &h1,
 			DialContext:         dial,
 			MaxConnsPerHost:     unaryConns,
 			MaxIdleConnsPerHost: unaryConns,
 			IdleConnTimeout:     clientIdleTimeout,
 		},
+		MaxConnsPerHost: unaryConns,
+		MaxIdlePerHost:  unaryConns,
+		IdleTimeout:     clientIdleTimeout,
+		DialTimeout:     5 * time.Second,
+		// A call on a kept connection that ended unanswered is sent once more: a service closes
+		// a connection it is answering on only when its handler failed without answering or its
+		// process died.
+		RetryUnanswered: true,
+	})
+	return &HTTPClient{client: &http.Client{Transport: &inProcessTransport{
+		unary: unary,
 		next: &http.Transport{
 			Protocols:           &h2,
 			DialContext:         dial,

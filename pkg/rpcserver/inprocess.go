@@ -3,19 +3,17 @@ package rpcserver
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"log"
 	"net"
 	"net/http"
-	"net/http/httptrace"
 	"net/url"
 	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/h1client"
 )
 
 // InProcess marks ln, a service's internal listener, as reachable in process: while the
@@ -54,9 +52,12 @@ func serveInProcess(addr string, h http.Handler, base context.Context, calls *in
 	}
 }
 
-// inProcessTransport serves the requests it can in process and sends the others on.
+// inProcessTransport serves the requests it can in process and sends the others on: a unary
+// call over HTTP/1.1 (h1client, which also sends a call once more when a kept connection was
+// closed under it unanswered), anything else over h2c.
 type inProcessTransport struct {
-	unary, next *http.Transport
+	unary *h1client.Transport
+	next  *http.Transport
 }
 
 func (t *inProcessTransport) CloseIdleConnections() {
@@ -69,45 +70,9 @@ func (t *inProcessTransport) RoundTrip(req *http.Request) (*http.Response, error
 		return resp, err
 	}
 	if inProcessable(req) {
-		return t.unaryRoundTrip(req)
-	}
-	return t.next.RoundTrip(req)
-}
-
-// unaryRoundTrip sends a unary call over HTTP/1.1. A kept connection the server closed just as
-// the call was written on it — a shutdown closing its idle connections, or an idle timeout
-// shorter than the client's — is tried once more on another connection: over h2c the server's
-// GOAWAY let the transport do that; over HTTP/1.1 net/http does so only for requests it knows
-// to be idempotent, which a POST is not. Only a reused connection that ended with no byte of
-// answer (end of stream, or reset by a server that closed with the call unread) counts: a
-// server closes a connection it is answering on only when its handler failed without answering
-// or its process died, and a fresh connection is never tried again.
-func (t *inProcessTransport) unaryRoundTrip(req *http.Request) (*http.Response, error) {
-	if req.GetBody == nil {
 		return t.unary.RoundTrip(req)
 	}
-	var reused bool
-	traced := req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
-		GotConn: func(info httptrace.GotConnInfo) { reused = info.Reused },
-	}))
-	resp, err := t.unary.RoundTrip(traced)
-	if err == nil || !reused || req.Context().Err() != nil || !closedUnanswered(err) {
-		return resp, err
-	}
-	body, gerr := req.GetBody()
-	if gerr != nil {
-		return nil, err
-	}
-	again := req.Clone(req.Context())
-	again.Body = body
-	return t.unary.RoundTrip(again)
-}
-
-// closedUnanswered tells whether err is net/http's report that the connection ended without a
-// byte of answer to the request written on it: the end of the stream where the answer's first
-// byte was to come, errServerClosedIdle (unexported) when it noticed that first, or a reset.
-func closedUnanswered(err error) bool {
-	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || strings.Contains(err.Error(), "server closed idle connection")
+	return t.next.RoundTrip(req)
 }
 
 // serveLocal serves req in process when a service of this process serves its address in process
