@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/picoclaw-suite/picoclaw/pkg/testinfra"
 )
 
 // counted is a test server that counts the connections it accepted and has open.
@@ -272,15 +274,11 @@ func TestKeptConnectionTheServerClosedIsNotUsed(t *testing.T) {
 	}
 	s.CloseClientConnections()
 	time.Sleep(20 * time.Millisecond)
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, s.URL, opaque("b"))
-	req.ContentLength = 1
-	resp, err := tr.RoundTrip(req)
+	b, err := postOnce(t, tr, s.URL, "b")
 	if err != nil {
 		t.Fatalf("a call after the server closed the kept connection: %v", err)
 	}
-	b, _ := io.ReadAll(resp.Body)
-	_ = resp.Body.Close()
-	if string(b) != "echo:b" || handled.Load() != 2 || s.accepted.Load() != 2 {
+	if b != "echo:b" || handled.Load() != 2 || s.accepted.Load() != 2 {
 		t.Fatalf("%q; the server handled %d calls on %d connections, want 2 and 2", b, handled.Load(), s.accepted.Load())
 	}
 }
@@ -668,34 +666,34 @@ func TestAnswerHeadIsBounded(t *testing.T) {
 // on it (its body already read) and returns false to close the connection unanswered.
 func rawServer(t *testing.T, answer func(c net.Conn, req *http.Request) bool) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ln.Close() })
-	go func() {
+	return "http://" + testinfra.ServeConns(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
 		for {
-			c, err := ln.Accept()
+			req, err := http.ReadRequest(br)
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					_, _ = io.Copy(io.Discard, req.Body)
-					if !answer(c, req) {
-						return
-					}
-				}
-			}()
+			_, _ = io.Copy(io.Discard, req.Body)
+			if !answer(c, req) {
+				return
+			}
 		}
-	}()
-	return "http://" + ln.Addr().String()
+	})
+}
+
+// postOnce sends body to u with no way to read it again (no GetBody) and returns the answer's
+// body.
+func postOnce(t *testing.T, tr *Transport, u, body string) (string, error) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, u, opaque(body))
+	req.ContentLength = int64(len(body))
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return string(b), err
 }
 
 // Over TLS too: stray answers a server sends after the one asked for (in the same write, in a
@@ -741,15 +739,11 @@ func TestOverTLSStrayBytesAndClosedConnections(t *testing.T) {
 	}
 	s.CloseClientConnections()
 	time.Sleep(20 * time.Millisecond)
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, s.URL, opaque("y"))
-	req.ContentLength = 1
-	resp, err := tr.RoundTrip(req)
+	b, err := postOnce(t, tr, s.URL, "y")
 	if err != nil {
 		t.Fatalf("a call after the server closed the kept TLS connection: %v", err)
 	}
-	b, _ := io.ReadAll(resp.Body)
-	_ = resp.Body.Close()
-	if string(b) != "conn" {
+	if b != "conn" {
 		t.Fatalf("%q", b)
 	}
 }

@@ -23,6 +23,28 @@ func Listen(t testing.TB) net.Listener {
 	return ln
 }
 
+// ServeConns listens on a free loopback port until the test ends and serves each connection
+// accepted with serve on a goroutine of its own, closing the connection when serve returns. It
+// returns the listener's host:port. For servers a test writes by hand (a protocol spoken wrong on
+// purpose).
+func ServeConns(t testing.TB, serve func(net.Conn)) string {
+	t.Helper()
+	ln := Listen(t)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				serve(c)
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
 // URL is the http:// address of ln.
 func URL(ln net.Listener) string { return "http://" + ln.Addr().String() }
 

@@ -306,24 +306,7 @@ func TestRedisClientPoolIsBounded(t *testing.T) {
 // fakeRedis serves each connection with answer, which reads the commands itself.
 func fakeRedis(t *testing.T, answer func(net.Conn, *bufio.Reader)) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ln.Close() })
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer conn.Close()
-				answer(conn, bufio.NewReader(conn))
-			}()
-		}
-	}()
-	return ln.Addr().String()
+	return testinfra.ServeConns(t, func(c net.Conn) { answer(c, bufio.NewReader(c)) })
 }
 
 // readCommand reads one RESP command (an array of bulk strings) and returns its arguments.
