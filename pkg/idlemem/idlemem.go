@@ -11,12 +11,18 @@ import (
 )
 
 // Defaults for Keep: the first release a few seconds after the start (when the service is ready),
-// then a look at the process's CPU every window.
+// then a release once the process has been quiet for a window.
 const (
 	DefaultFirst  = 2 * time.Second
-	DefaultWindow = 15 * time.Second
-	// idleShare is the share of one core below which a window counts as idle.
+	DefaultWindow = 20 * time.Second
+	// idleShare is the share of one core below which a look counts as idle for a trim.
 	idleShare = 0.01
+	// releaseShare is the share of one core below which a look counts as quiet for a release.
+	// It is above what the idle suite's own upkeep takes (its sweeps, its connections closing,
+	// the page faults after a trim: 0.4–1.4 % of a core on a slow machine), which at idleShare
+	// kept the quiet after a burst from counting and the heap the burst grew from being handed
+	// back; a second of a burst's traffic takes far more.
+	releaseShare = 0.03
 	// quietRelease is how often an idle process that did nothing since is released again anyway
 	// (the runtime's own scavenger is slow to return a heap that grew under a trickle of work).
 	quietRelease = 5 * time.Minute
@@ -60,11 +66,13 @@ func Settle() {
 	settleTimer.Reset(settleDelay)
 }
 
-// Keep releases memory until ctx ends: first after first, then at the end of the first two
-// windows of less than 1 % of a core of CPU that follow a busier one (or quietRelease after the
-// last); in between, every TrimEvery of less than 1 % of a core, it unmaps the executable's pages
-// (Trim). Only the first call in a process does anything (an embedded suite runs every service in
-// one process).
+// Keep releases memory until ctx ends: first after first, then once the process has been quiet
+// (less than 3 % of a core in each look, every TrimEvery) for window after it was busier, and
+// once more after another quiet window (or quietRelease after the last release); in between,
+// after every look of less than 1 % of a core, it unmaps the executable's pages (Trim). A burst
+// thus ends in releases a window and two windows after its last second, never in the middle of
+// the burst's last seconds. Only the first call in a process does anything (an embedded suite
+// runs every service in one process).
 func Keep(ctx context.Context, first, window time.Duration) {
 	if !started.CompareAndSwap(false, true) {
 		return
@@ -80,22 +88,23 @@ func Keep(ctx context.Context, first, window time.Duration) {
 	kept.Store(true)
 	now := time.Now()
 	cpu := processCPU()
-	d := decider{lastCPU: cpu, lastAt: now, lastRelease: now}
+	d := decider{window: window, lastCPU: cpu, lastAt: now, lastRelease: now}
 	trim := trimmer{lastCPU: cpu, lastAt: now}
-	tick := time.NewTicker(window)
+	tick := time.NewTicker(TrimEvery)
 	defer tick.Stop()
-	trimTick := time.NewTicker(TrimEvery)
-	defer trimTick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
-			if d.observe(processCPU(), time.Now()) {
+			cpu, now := processCPU(), time.Now()
+			if d.observe(cpu, now) {
 				Release()
+				// The release's own CPU is not the process's work.
+				cpu, now = processCPU(), time.Now()
+				d.lastCPU, d.lastAt = cpu, now
 			}
-		case <-trimTick.C:
-			if trim.observe(processCPU(), time.Now()) {
+			if trim.observe(cpu, now) {
 				Trim()
 			}
 		}
@@ -143,14 +152,19 @@ func Release() {
 	releaseExecutable()
 }
 
-// decider is the release rule, apart from clocks and timers.
+// decider is the release rule, apart from clocks and timers: it is shown the process's CPU
+// time at every look.
 type decider struct {
+	// window is how long the process must have been quiet before a release.
+	window      time.Duration
 	lastCPU     time.Duration
 	lastAt      time.Time
 	lastRelease time.Time
-	busy        bool
-	// again: release once more at the next idle window — the first release's collection shrinks
-	// the stacks a burst grew, the second hands their memory back.
+	// quiet is how long the looks have been quiet since the last busy one or release.
+	quiet time.Duration
+	busy  bool
+	// again: release once more after the next quiet window — the first release's collection
+	// shrinks the stacks a burst grew, the second hands their memory back.
 	again bool
 }
 
@@ -158,13 +172,17 @@ type decider struct {
 func (d *decider) observe(cpu time.Duration, now time.Time) bool {
 	used, elapsed := cpu-d.lastCPU, now.Sub(d.lastAt)
 	d.lastCPU, d.lastAt = cpu, now
-	if elapsed <= 0 || float64(used) >= idleShare*float64(elapsed) {
-		d.busy = true
+	if elapsed <= 0 || float64(used) >= releaseShare*float64(elapsed) {
+		d.busy, d.quiet = true, 0
+		return false
+	}
+	d.quiet += elapsed
+	if d.quiet < d.window {
 		return false
 	}
 	if d.busy || d.again || now.Sub(d.lastRelease) >= quietRelease {
 		d.again = d.busy
-		d.busy = false
+		d.busy, d.quiet = false, 0
 		d.lastRelease = now
 		return true
 	}

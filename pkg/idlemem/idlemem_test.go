@@ -4,50 +4,79 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"testing"
 	"time"
 )
 
 func TestDeciderReleasesWhenABusyPeriodEnds(t *testing.T) {
 	t0 := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
-	d := decider{lastAt: t0, lastRelease: t0}
-	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
-	steps := []struct {
-		cpu  time.Duration
-		at   int
-		want bool
-		why  string
-	}{
-		{10 * time.Millisecond, 15, false, "idle, nothing happened since the first release"},
-		{2 * time.Second, 30, false, "busy window (13 % of a core)"},
-		{3 * time.Second, 45, false, "still busy"},
-		{3*time.Second + 20*time.Millisecond, 60, true, "the first idle window after a busy one"},
-		{3*time.Second + 40*time.Millisecond, 75, true, "the second idle window: once more (the stacks the first shrank)"},
-		{3*time.Second + 60*time.Millisecond, 90, false, "idle again: released twice already"},
-		{3*time.Second + 210*time.Millisecond, 105, false, "exactly 1 % is not idle"},
-		{3*time.Second + 220*time.Millisecond, 120, true, "idle after that"},
-		{3*time.Second + 230*time.Millisecond, 135, true, "and once more"},
+	const window = 20 * time.Second
+	d := decider{window: window, lastAt: t0, lastRelease: t0}
+	now, cpu := t0, time.Duration(0)
+	// look advances one second in which the process used share of a core, and says whether
+	// the decider released at its end.
+	look := func(share float64) bool {
+		now = now.Add(time.Second)
+		cpu += time.Duration(share * float64(time.Second))
+		return d.observe(cpu, now)
 	}
-	for _, s := range steps {
-		if got := d.observe(s.cpu, at(s.at)); got != s.want {
-			t.Fatalf("at %ds (%s): release %v, want %v", s.at, s.why, got, s.want)
+	// looks runs n looks at share and returns the seconds (1-based) at which it released.
+	looks := func(n int, share float64) []int {
+		var at []int
+		for i := 1; i <= n; i++ {
+			if look(share) {
+				at = append(at, i)
+			}
 		}
+		return at
 	}
-	// A process that stays idle is released again only after quietRelease.
-	last := 135
-	for s := last + 15; s < last+int(quietRelease/time.Second); s += 15 {
-		if d.observe(3*time.Second+230*time.Millisecond, at(s)) {
-			t.Fatalf("released again at %ds while nothing happened", s)
-		}
+	if got := looks(60, 0.005); len(got) != 0 {
+		t.Fatalf("released at %v while idle since the first release", got)
 	}
-	if !d.observe(3*time.Second+230*time.Millisecond, at(last+int(quietRelease/time.Second))) {
+	if got := looks(30, 1.5); len(got) != 0 {
+		t.Fatalf("released at %v during a burst", got)
+	}
+	// After the burst the suite's own upkeep (2 % of a core) is still quiet: a release after a
+	// window of it, and once more after the next one.
+	if got := looks(60, 0.02); !slices.Equal(got, []int{20, 40}) {
+		t.Fatalf("after the burst released at %v, want 20 and 40", got)
+	}
+	// Exactly 3 % is not quiet; a second of it starts the window again.
+	if got := looks(10, 0.005); len(got) != 0 {
+		t.Fatalf("released at %v", got)
+	}
+	if look(0.03) {
+		t.Fatal("released on a busy look")
+	}
+	if got := looks(25, 0.005); !slices.Equal(got, []int{20}) {
+		t.Fatalf("after a busy second released at %v, want 20 (a window after it)", got)
+	}
+	// A burst's last seconds do not count toward the window.
+	if got := looks(5, 1.0); len(got) != 0 {
+		t.Fatalf("released at %v during a burst", got)
+	}
+	if got := looks(19, 0.0); len(got) != 0 {
+		t.Fatalf("released at %v before a whole window of quiet", got)
+	}
+	if !look(0) {
+		t.Fatal("not released a window after the burst")
+	}
+	// A process that stays quiet is released again once more, then only after quietRelease.
+	if got := looks(20, 0); !slices.Equal(got, []int{20}) {
+		t.Fatalf("quiet process released at %v, want once more at 20", got)
+	}
+	if got := looks(int(quietRelease/time.Second)-1, 0); len(got) != 0 {
+		t.Fatalf("quiet process released again at %v", got)
+	}
+	if !look(0) {
 		t.Fatal("not released after quietRelease")
 	}
 }
 
 func TestDeciderTreatsAClockThatDidNotMoveAsBusy(t *testing.T) {
 	t0 := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
-	d := decider{lastAt: t0, lastRelease: t0.Add(-time.Hour)}
+	d := decider{window: time.Second, lastAt: t0, lastRelease: t0.Add(-time.Hour)}
 	if d.observe(0, t0) {
 		t.Fatal("released on a zero-length window")
 	}
