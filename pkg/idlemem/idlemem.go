@@ -17,11 +17,13 @@ const (
 	DefaultWindow = 20 * time.Second
 	// idleShare is the share of one core below which a look counts as idle for a trim.
 	idleShare = 0.01
-	// releaseShare is the share of one core below which a look counts as quiet for a release.
-	// It is above what the idle suite's own upkeep takes (its sweeps, its connections closing,
-	// the page faults after a trim: 0.4–1.4 % of a core on a slow machine), which at idleShare
-	// kept the quiet after a burst from counting and the heap the burst grew from being handed
-	// back; a second of a burst's traffic takes far more.
+	// A release waits for a quiet window: no look of busyShare of a core or more, and less than
+	// releaseShare of a core over the window. The idle suite's own upkeep (its sweeps and polls,
+	// the page faults after a trim) takes 0.4–1.5 % of a core on a slow machine, with single
+	// seconds of up to 7 %; a second of a burst's traffic takes far more than busyShare. A window
+	// under 1 % of a core, the rule before, was often not reached after a burst on a slow
+	// machine, and the heap the burst grew stayed.
+	busyShare    = 0.20
 	releaseShare = 0.03
 	// quietRelease is how often an idle process that did nothing since is released again anyway
 	// (the runtime's own scavenger is slow to return a heap that grew under a trickle of work).
@@ -67,8 +69,9 @@ func Settle() {
 }
 
 // Keep releases memory until ctx ends: first after first, then once the process has been quiet
-// (less than 3 % of a core in each look, every TrimEvery) for window after it was busier, and
-// once more after another quiet window (or quietRelease after the last release); in between,
+// for window (no look, every TrimEvery, of 20 % of a core or more, and less than 3 % of a core
+// over the window) after a busier look, and once more after another quiet window (or
+// quietRelease after the last release); in between,
 // after every look of less than 1 % of a core, it unmaps the executable's pages (Trim). A burst
 // thus ends in releases a window and two windows after its last second, never in the middle of
 // the burst's last seconds. Only the first call in a process does anything (an embedded suite
@@ -160,9 +163,10 @@ type decider struct {
 	lastCPU     time.Duration
 	lastAt      time.Time
 	lastRelease time.Time
-	// quiet is how long the looks have been quiet since the last busy one or release.
-	quiet time.Duration
-	busy  bool
+	// quiet is how long the looks have been quiet since the last busy one or release, and
+	// quietCPU the CPU they used.
+	quiet, quietCPU time.Duration
+	busy            bool
 	// again: release once more after the next quiet window — the first release's collection
 	// shrinks the stacks a burst grew, the second hands their memory back.
 	again bool
@@ -172,17 +176,18 @@ type decider struct {
 func (d *decider) observe(cpu time.Duration, now time.Time) bool {
 	used, elapsed := cpu-d.lastCPU, now.Sub(d.lastAt)
 	d.lastCPU, d.lastAt = cpu, now
-	if elapsed <= 0 || float64(used) >= releaseShare*float64(elapsed) {
-		d.busy, d.quiet = true, 0
+	if elapsed <= 0 || float64(used) >= busyShare*float64(elapsed) {
+		d.busy, d.quiet, d.quietCPU = true, 0, 0
 		return false
 	}
 	d.quiet += elapsed
-	if d.quiet < d.window {
+	d.quietCPU += used
+	if d.quiet < d.window || float64(d.quietCPU) >= releaseShare*float64(d.quiet) {
 		return false
 	}
 	if d.busy || d.again || now.Sub(d.lastRelease) >= quietRelease {
 		d.again = d.busy
-		d.busy, d.quiet = false, 0
+		d.busy, d.quiet, d.quietCPU = false, 0, 0
 		d.lastRelease = now
 		return true
 	}

@@ -42,15 +42,34 @@ func TestDeciderReleasesWhenABusyPeriodEnds(t *testing.T) {
 	if got := looks(60, 0.02); !slices.Equal(got, []int{20, 40}) {
 		t.Fatalf("after the burst released at %v, want 20 and 40", got)
 	}
-	// Exactly 3 % is not quiet; a second of it starts the window again.
+	// A second of 20 % of a core is busy and starts the window again; single seconds of a few
+	// per cent (a sweep) are not, as long as the window stays under 3 % of a core.
 	if got := looks(10, 0.005); len(got) != 0 {
 		t.Fatalf("released at %v", got)
 	}
-	if look(0.03) {
+	if look(0.20) {
 		t.Fatal("released on a busy look")
 	}
-	if got := looks(25, 0.005); !slices.Equal(got, []int{20}) {
-		t.Fatalf("after a busy second released at %v, want 20 (a window after it)", got)
+	for i := 1; i <= 25; i++ {
+		share := 0.01
+		if i%5 == 0 {
+			share = 0.07
+		}
+		if look(share) != (i == 20) {
+			t.Fatalf("after a busy second: release at the %dth quiet second is %v, want one at the 20th only", i, !(i == 20))
+		}
+	}
+	// A window of 3 % of a core or more is not quiet: the release waits until the average
+	// over the quiet seconds falls under it.
+	if look(1.0) {
+		t.Fatal("released on a busy look")
+	}
+	if got := looks(20, 0.04); len(got) != 0 {
+		t.Fatalf("released at %v over a window at 4 %% of a core", got)
+	}
+	// (0.8 s + 9 × 5 ms) / 29 s is the first average under 3 %; once more a window later.
+	if got := looks(40, 0.005); !slices.Equal(got, []int{9, 29}) {
+		t.Fatalf("released at %v, want when the average fell under 3 %% (the 9th idle second) and 20 s later", got)
 	}
 	// A burst's last seconds do not count toward the window.
 	if got := looks(5, 1.0); len(got) != 0 {
