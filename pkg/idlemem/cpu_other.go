@@ -4,5 +4,6 @@ package idlemem
 
 import "time"
 
-// processCPU is not read here: every window counts as idle, so the heap is still handed back.
+// processCPU is not read here: every look counts as quiet, so the heap is still handed back
+// (every quietRelease).
 func processCPU() time.Duration { return 0 }

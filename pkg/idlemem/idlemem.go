@@ -18,11 +18,12 @@ const (
 	// idleShare is the share of one core below which a look counts as idle for a trim.
 	idleShare = 0.01
 	// A release waits for a quiet window: no look of busyShare of a core or more, and less than
-	// releaseShare of a core over the window. The idle suite's own upkeep (its sweeps and polls,
-	// the page faults after a trim) takes 0.4–1.5 % of a core on a slow machine, with single
-	// seconds of up to 7 %; a second of a burst's traffic takes far more than busyShare. A window
-	// under 1 % of a core, the rule before, was often not reached after a burst on a slow
-	// machine, and the heap the burst grew stayed.
+	// releaseShare of a core over the last window. The idle suite's own upkeep (its sweeps and
+	// polls, the page faults after a trim) takes 0.4–1.5 % of a core on a slow machine, with
+	// single seconds of up to 7 %; a window under 1 % of a core, the rule before, was often not
+	// reached after a burst on a slow machine, and the heap the burst grew stayed. A window of
+	// releaseShare or more (a trickle of work) counts as busy too, so its end is followed by a
+	// release like a burst's.
 	busyShare    = 0.20
 	releaseShare = 0.03
 	// quietRelease is how often an idle process that did nothing since is released again anyway
@@ -70,12 +71,11 @@ func Settle() {
 
 // Keep releases memory until ctx ends: first after first, then once the process has been quiet
 // for window (no look, every TrimEvery, of 20 % of a core or more, and less than 3 % of a core
-// over the window) after a busier look, and once more after another quiet window (or
-// quietRelease after the last release); in between,
-// after every look of less than 1 % of a core, it unmaps the executable's pages (Trim). A burst
-// thus ends in releases a window and two windows after its last second, never in the middle of
-// the burst's last seconds. Only the first call in a process does anything (an embedded suite
-// runs every service in one process).
+// over the window) after busier work, and once more after another quiet window (or
+// quietRelease after the last release); in between, after every look of less than 1 % of a core,
+// it unmaps the executable's pages (Trim). A burst thus ends in releases about a window and two
+// windows after it, not in its last seconds. Only the first call in a process does anything (an
+// embedded suite runs every service in one process).
 func Keep(ctx context.Context, first, window time.Duration) {
 	if !started.CompareAndSwap(false, true) {
 		return
@@ -163,31 +163,47 @@ type decider struct {
 	lastCPU     time.Duration
 	lastAt      time.Time
 	lastRelease time.Time
-	// quiet is how long the looks have been quiet since the last busy one or release, and
-	// quietCPU the CPU they used.
-	quiet, quietCPU time.Duration
-	busy            bool
+	// recent is the looks since the last busy one or release, newest last, cut to the last
+	// window's.
+	recent []look
+	busy   bool
 	// again: release once more after the next quiet window — the first release's collection
 	// shrinks the stacks a burst grew, the second hands their memory back.
 	again bool
 }
 
+// look is the CPU a process used over one look's elapsed time.
+type look struct{ used, elapsed time.Duration }
+
 // observe takes the process CPU at now and says whether to release.
 func (d *decider) observe(cpu time.Duration, now time.Time) bool {
 	used, elapsed := cpu-d.lastCPU, now.Sub(d.lastAt)
 	d.lastCPU, d.lastAt = cpu, now
-	if elapsed <= 0 || float64(used) >= busyShare*float64(elapsed) {
-		d.busy, d.quiet, d.quietCPU = true, 0, 0
+	// A clock that did not move or a CPU reading that went back (a failed read) counts as busy.
+	if elapsed <= 0 || used < 0 || float64(used) >= busyShare*float64(elapsed) {
+		d.busy, d.recent = true, d.recent[:0]
 		return false
 	}
-	d.quiet += elapsed
-	d.quietCPU += used
-	if d.quiet < d.window || float64(d.quietCPU) >= releaseShare*float64(d.quiet) {
+	d.recent = append(d.recent, look{used, elapsed})
+	var span, spent time.Duration
+	for i := len(d.recent) - 1; i >= 0; i-- {
+		span += d.recent[i].elapsed
+		spent += d.recent[i].used
+		if span >= d.window {
+			d.recent = append(d.recent[:0], d.recent[i:]...)
+			break
+		}
+	}
+	if span < d.window {
+		return false
+	}
+	if float64(spent) >= releaseShare*float64(span) {
+		d.busy = true
 		return false
 	}
 	if d.busy || d.again || now.Sub(d.lastRelease) >= quietRelease {
 		d.again = d.busy
-		d.busy, d.quiet, d.quietCPU = false, 0, 0
+		d.busy, d.recent = false, d.recent[:0]
 		d.lastRelease = now
 		return true
 	}

@@ -59,17 +59,22 @@ func TestDeciderReleasesWhenABusyPeriodEnds(t *testing.T) {
 			t.Fatalf("after a busy second: release at the %dth quiet second is %v, want one at the 20th only", i, !(i == 20))
 		}
 	}
-	// A window of 3 % of a core or more is not quiet: the release waits until the average
-	// over the quiet seconds falls under it.
-	if look(1.0) {
-		t.Fatal("released on a busy look")
-	}
+	// A window of 3 % of a core or more is busy too: the release waits until the last 20 s
+	// average under it. 14 seconds at 4 % and 6 at 0.5 % are the first such window.
 	if got := looks(20, 0.04); len(got) != 0 {
 		t.Fatalf("released at %v over a window at 4 %% of a core", got)
 	}
-	// (0.8 s + 9 × 5 ms) / 29 s is the first average under 3 %; once more a window later.
-	if got := looks(40, 0.005); !slices.Equal(got, []int{9, 29}) {
-		t.Fatalf("released at %v, want when the average fell under 3 %% (the 9th idle second) and 20 s later", got)
+	if got := looks(40, 0.005); !slices.Equal(got, []int{6, 26}) {
+		t.Fatalf("released at %v, want at the 6th idle second and 20 s later", got)
+	}
+	// A trickle that never reaches 20 % of a core in a second holds no release, not even the
+	// one every quietRelease, and its end is followed by one like a burst's: 15 idle seconds
+	// bring the last 20 s under 3 %.
+	if got := looks(int(2*quietRelease/time.Second), 0.10); len(got) != 0 {
+		t.Fatalf("released at %v during a trickle at 10 %% of a core", got)
+	}
+	if got := looks(40, 0.005); !slices.Equal(got, []int{15, 35}) {
+		t.Fatalf("after the trickle released at %v, want at 15 and 35", got)
 	}
 	// A burst's last seconds do not count toward the window.
 	if got := looks(5, 1.0); len(got) != 0 {
@@ -95,9 +100,22 @@ func TestDeciderReleasesWhenABusyPeriodEnds(t *testing.T) {
 
 func TestDeciderTreatsAClockThatDidNotMoveAsBusy(t *testing.T) {
 	t0 := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
-	d := decider{window: time.Second, lastAt: t0, lastRelease: t0.Add(-time.Hour)}
-	if d.observe(0, t0) {
-		t.Fatal("released on a zero-length window")
+	d := decider{window: time.Second, lastAt: t0, lastRelease: t0}
+	if d.observe(0, t0) || !d.busy {
+		t.Fatalf("a zero-length look: released or not busy (busy %v)", d.busy)
+	}
+	if !d.observe(0, t0.Add(time.Second)) {
+		t.Fatal("not released a quiet window after it")
+	}
+}
+
+// A CPU reading that went back (getrusage failed and read 0) is busy, not a negative use
+// that would make the window look quieter than it was.
+func TestDeciderTreatsCPUGoingBackAsBusy(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
+	d := decider{window: 2 * time.Second, lastCPU: time.Hour, lastAt: t0, lastRelease: t0}
+	if d.observe(0, t0.Add(time.Second)) || !d.busy || len(d.recent) != 0 {
+		t.Fatalf("a reading that went back: busy %v, %d looks kept", d.busy, len(d.recent))
 	}
 }
 
