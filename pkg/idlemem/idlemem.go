@@ -72,8 +72,8 @@ func Settle() {
 // Keep releases memory until ctx ends: first after first, then once the process has been quiet
 // for window (no look, every TrimEvery, of 20 % of a core or more, and less than 3 % of a core
 // over the window) after busier work, and once more after another quiet window (or
-// quietRelease after the last release); in between, after every look of less than 1 % of a core,
-// it unmaps the executable's pages (Trim). A burst thus ends in releases about a window and two
+// quietRelease after the last release); in between, after every look of less than 1 % of a core
+// that follows work since the last trim, it unmaps the executable's pages (Trim). A burst thus ends in releases about a window and two
 // windows after it, not in its last seconds. Only the first call in a process does anything (an
 // embedded suite runs every service in one process).
 func Keep(ctx context.Context, first, window time.Duration) {
@@ -103,9 +103,12 @@ func Keep(ctx context.Context, first, window time.Duration) {
 			cpu, now := processCPU(), time.Now()
 			if d.observe(cpu, now) {
 				Release()
-				// The release's own CPU is not the process's work.
+				// The release's own CPU is not the process's work, and the next look is a whole
+				// TrimEvery after it (a tick that came due during a slow release would make a look
+				// too short to tell busy from quiet).
 				cpu, now = processCPU(), time.Now()
 				d.lastCPU, d.lastAt = cpu, now
+				tick.Reset(TrimEvery)
 			}
 			if trim.observe(cpu, now) {
 				Trim()

@@ -73,6 +73,9 @@ func TestDeciderReleasesWhenABusyPeriodEnds(t *testing.T) {
 	if got := looks(int(2*quietRelease/time.Second), 0.10); len(got) != 0 {
 		t.Fatalf("released at %v during a trickle at 10 %% of a core", got)
 	}
+	if n := len(d.recent); n > int(window/time.Second)+1 {
+		t.Fatalf("%d looks kept through the trickle, more than a window's", n)
+	}
 	if got := looks(40, 0.005); !slices.Equal(got, []int{15, 35}) {
 		t.Fatalf("after the trickle released at %v, want at 15 and 35", got)
 	}
@@ -95,6 +98,32 @@ func TestDeciderReleasesWhenABusyPeriodEnds(t *testing.T) {
 	}
 	if !look(0) {
 		t.Fatal("not released after quietRelease")
+	}
+}
+
+// Looks of uneven length: the window is the newest looks that cover it, the long one included.
+func TestDeciderWindowCoversUnevenLooks(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
+	d := decider{window: 20 * time.Second, lastAt: t0, lastRelease: t0}
+	now, cpu := t0, time.Duration(0)
+	look := func(d0 time.Duration, used time.Duration) bool {
+		now, cpu = now.Add(d0), cpu+used
+		return d.observe(cpu, now)
+	}
+	if look(time.Second, time.Second) {
+		t.Fatal("released on a busy look")
+	}
+	if look(10*time.Second, 0) {
+		t.Fatal("released before a whole window")
+	}
+	for i := range 10 {
+		if look(time.Second, 60*time.Millisecond) {
+			t.Fatalf("released at the %dth second at 6 %% (the window holds 0.6 s in 20 s: 3 %%)", i+1)
+		}
+	}
+	// The newest 21 s (1 s idle, ten at 6 %, the 10 s look) hold 0.6 s: under 3 %.
+	if !look(time.Second, 0) {
+		t.Fatal("not released once the window, the 10 s look included, fell under 3 %")
 	}
 }
 
