@@ -109,10 +109,15 @@ ALTER TABLE inbox_dead ADD COLUMN replayed_ms INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE inbox_dead ADD COLUMN replayed_entry TEXT NOT NULL DEFAULT '';
 `
 
-// sqlitePoll is how often a waiting read looks at the tables although nobody woke it: an
-// append in this process wakes it at once (Notify), one by another process writing the same
-// file is seen within this time.
-const sqlitePoll = 500 * time.Millisecond
+// A waiting read is woken at once by an append in this process (Notify). For one by another
+// process writing the same file it checks every sqlitePoll whether the file changed
+// (sqlstate.DB.Mark, two stat calls) and looks at the tables only when it did, and at least every
+// sqliteRelook (a change Mark cannot tell); so an idle consumer costs a look per Block, not one
+// per sqlitePoll.
+const (
+	sqlitePoll   = 500 * time.Millisecond
+	sqliteRelook = 5 * time.Second
+)
 
 // The statements, prepared once per engine (see prepare).
 const (
@@ -369,22 +374,46 @@ func (q *sqliteQueue) ensureGroup(ctx context.Context) error {
 	})
 }
 
+// readNew looks for new entries and, finding none, waits for an append (see sqlitePoll) and
+// looks again, until block has passed; then it returns none without a last look, as the
+// caller's next read looks first.
 func (q *sqliteQueue) readNew(ctx context.Context, consumer string, count int64, block time.Duration) ([]entry, error) {
 	deadline := time.Now().Add(block)
 	for {
-		// Taken before looking, so an append between the look and the wait is not missed.
-		wake := q.db.Wait(q.topic)
+		// Taken before looking, so an append between the look and the wait is not missed, by
+		// this process (wake) or by another (mark).
+		wake, mark, looked := q.db.Wait(q.topic), q.db.Mark(), time.Now()
 		es, err := q.deliverNew(ctx, consumer, count)
 		if err != nil || len(es) > 0 {
 			return es, err
 		}
-		left := time.Until(deadline)
-		if left <= 0 {
-			return nil, nil
+		for {
+			left := time.Until(deadline)
+			if left <= 0 {
+				return nil, nil
+			}
+			woke, ok := waitWake(ctx, min(left, sqlitePoll), wake)
+			if !ok {
+				return nil, ctx.Err()
+			}
+			if woke || q.db.Mark() != mark || time.Since(looked) >= sqliteRelook {
+				break
+			}
 		}
-		if !sleepUntil(ctx, min(left, sqlitePoll), wake) {
-			return nil, ctx.Err()
-		}
+	}
+}
+
+// waitWake waits d or until wake is closed (woke) or ctx ends (!ok).
+func waitWake(ctx context.Context, d time.Duration, wake <-chan struct{}) (woke, ok bool) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false, false
+	case <-t.C:
+		return false, true
+	case <-wake:
+		return true, true
 	}
 }
 

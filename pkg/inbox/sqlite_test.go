@@ -319,7 +319,7 @@ func TestSQLiteConsumerSurvivesSIGKILL(t *testing.T) {
 }
 
 // Another process appending to the same file wakes nobody here: the waiting read still finds
-// its events (it looks again every half second), long before its Block ends.
+// its events (it checks the file every half second), long before its Block ends.
 func TestSQLiteSeesAnotherProcessAppend(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	db := openState(t, path, sqlstate.Options{})

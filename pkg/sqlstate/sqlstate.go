@@ -15,6 +15,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/url"
 	"os"
@@ -357,6 +358,37 @@ func (db *DB) Wait(topic string) <-chan struct{} {
 		db.waiters[topic] = ch
 	}
 	return ch
+}
+
+// Mark is a cheap sign of a change to the database by any process (two stat calls): the size
+// and modification time of its file and of its write-ahead log. A commit changes the log, so
+// marks taken before and after one differ, except when a commit that restarts the log leaves it
+// at the size it had within the file system's timestamp granularity: a reader that skips looking
+// while the mark stays the same must still look now and then. A file that is missing marks as
+// missing; one that cannot be read counts as changed at every call.
+type Mark struct {
+	dbSize, dbMod, walSize, walMod int64
+}
+
+// Mark is the database's Mark now.
+func (db *DB) Mark() Mark {
+	var m Mark
+	m.dbSize, m.dbMod = statMark(db.path)
+	m.walSize, m.walMod = statMark(db.path + "-wal")
+	return m
+}
+
+// statMark is path's size and modification time for a Mark.
+func statMark(path string) (size, mod int64) {
+	fi, err := os.Stat(path)
+	switch {
+	case err == nil:
+		return fi.Size(), fi.ModTime().UnixNano()
+	case errors.Is(err, fs.ErrNotExist):
+		return -1, 0
+	default:
+		return -1, time.Now().UnixNano()
+	}
 }
 
 // NowMS is the current time in Unix milliseconds, the unit of every expires_at column.

@@ -258,3 +258,37 @@ func TestConnectionsCheckpointASmallLog(t *testing.T) {
 		t.Errorf("wal_autocheckpoint = %d in the transaction, %d outside it; want %d", inTx, outside, want)
 	}
 }
+
+// A commit changes the mark, by this handle or by another connection to the file (another
+// process); no commit, no change.
+func TestMarkChangesWithACommit(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	db := open(t, path)
+	defer db.Close()
+	if err := db.Migrate(ctx, "test", `CREATE TABLE t (k TEXT PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	m0 := db.Mark()
+	if again := db.Mark(); again != m0 {
+		t.Fatalf("mark moved without a commit: %+v, %+v", m0, again)
+	}
+	if _, err := db.Write(ctx, `INSERT INTO t (k) VALUES ('a')`); err != nil {
+		t.Fatal(err)
+	}
+	m1 := db.Mark()
+	if m1 == m0 {
+		t.Fatal("a commit left the mark as it was")
+	}
+	other, err := sql.Open("sqlite", sqlstate.DSN(path, sqlstate.SyncNormal, time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.ExecContext(ctx, `INSERT INTO t (k) VALUES ('b')`); err != nil {
+		t.Fatal(err)
+	}
+	if db.Mark() == m1 {
+		t.Fatal("another connection's commit left the mark as it was")
+	}
+}
