@@ -10,8 +10,8 @@
 // a Lua dedupe script, XREADGROUP, XAUTOCLAIM, XACK), or the embedded suite's SQLite state
 // database (SQLiteEngine, on pkg/sqlstate): the same stream, group, pending and dead-letter
 // model in tables, durable at every commit, with acknowledged entries deleted at once, dedupe
-// rows expired by the sqlstate sweeper and blocking reads woken in-process by Notify (polling
-// covers another process writing the same file).
+// rows expired by the sqlstate sweeper and blocking reads woken in-process by Notify (a look at
+// the file's size and time every half second covers another process writing the same file).
 package inbox
 
 import (

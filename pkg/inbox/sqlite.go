@@ -111,12 +111,15 @@ ALTER TABLE inbox_dead ADD COLUMN replayed_entry TEXT NOT NULL DEFAULT '';
 
 // A waiting read is woken at once by an append in this process (Notify). For one by another
 // process writing the same file it checks every sqlitePoll whether the file changed
-// (sqlstate.DB.Mark, two stat calls) and looks at the tables only when it did, and at least every
-// sqliteRelook (a change Mark cannot tell); so an idle consumer costs a look per Block, not one
-// per sqlitePoll.
+// (sqlstate.DB.Mark, two stat calls) and looks at the tables when it did; also at every check
+// while the file changed less than sqliteRecent before the last look (a commit's log is written
+// before the commit is visible, and a file's time has a granularity), and at least every
+// sqliteRelook. So an idle consumer looks once per Block (or per sqliteRelook, when Block is
+// longer), not once per sqlitePoll, and sees another process's append within about sqlitePoll.
 const (
 	sqlitePoll   = 500 * time.Millisecond
-	sqliteRelook = 5 * time.Second
+	sqliteRecent = 2 * time.Second
+	sqliteRelook = 30 * time.Second
 )
 
 // The statements, prepared once per engine (see prepare).
@@ -396,7 +399,7 @@ func (q *sqliteQueue) readNew(ctx context.Context, consumer string, count int64,
 			if !ok {
 				return nil, ctx.Err()
 			}
-			if woke || q.db.Mark() != mark || time.Since(looked) >= sqliteRelook {
+			if woke || q.db.Mark() != mark || looked.Sub(mark.Changed()) < sqliteRecent || time.Since(looked) >= sqliteRelook {
 				break
 			}
 		}

@@ -319,7 +319,8 @@ func TestSQLiteConsumerSurvivesSIGKILL(t *testing.T) {
 }
 
 // Another process appending to the same file wakes nobody here: the waiting read still finds
-// its events (it checks the file every half second), long before its Block ends.
+// its events (it checks the file every half second), long before its Block ends and before it
+// would look again anyway (sqliteRelook, 30 s).
 func TestSQLiteSeesAnotherProcessAppend(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	db := openState(t, path, sqlstate.Options{})
@@ -336,5 +337,6 @@ func TestSQLiteSeesAnotherProcessAppend(t *testing.T) {
 	})
 	waitFor(t, "the group", func() bool { return stats(t, s).Group })
 	runChild(t, path, "append", 3)
+	// Within waitFor's 10 s: the look every sqliteRelook (30 s) would be too late.
 	waitFor(t, "the other process's events", func() bool { return seen.distinct() == 3 })
 }

@@ -58,6 +58,8 @@ type Options struct {
 type DB struct {
 	*sql.DB
 	path string
+	// real is path with its symbolic links resolved, as SQLite names the write-ahead log.
+	real string
 	opts Options
 
 	writer writer
@@ -132,7 +134,11 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 	}
 	_ = os.Chmod(abs, 0o600)
 	sctx, stop := context.WithCancel(context.Background())
-	db := &DB{DB: sdb, path: abs, opts: o, refs: 1, expiry: map[string]bool{}, waiters: map[string]chan struct{}{},
+	real := abs
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		real = r
+	}
+	db := &DB{DB: sdb, path: abs, real: real, opts: o, refs: 1, expiry: map[string]bool{}, waiters: map[string]chan struct{}{},
 		stmts: map[string]*sql.Stmt{}, stop: stop, swept: make(chan struct{})}
 	go db.sweeper(sctx)
 	open[abs] = db
@@ -361,20 +367,31 @@ func (db *DB) Wait(topic string) <-chan struct{} {
 }
 
 // Mark is a cheap sign of a change to the database by any process (two stat calls): the size
-// and modification time of its file and of its write-ahead log. A commit changes the log, so
-// marks taken before and after one differ, except when a commit that restarts the log leaves it
-// at the size it had within the file system's timestamp granularity: a reader that skips looking
-// while the mark stays the same must still look now and then. A file that is missing marks as
-// missing; one that cannot be read counts as changed at every call.
+// and modification time of its file and of its write-ahead log. A commit writes the log, so a
+// mark taken after a commit became visible differs from one taken before it began, except when
+// a commit that restarts the log leaves it at the size it had within the file system's
+// timestamp granularity. A commit's log is written before the commit is visible, so a mark taken
+// in between already shows it. A reader that skips looking while the mark stays the same must
+// therefore look again while Changed is recent, and now and then anyway. A missing file marks as
+// missing; one that cannot be stat'ed counts as changed at every call.
 type Mark struct {
 	dbSize, dbMod, walSize, walMod int64
+}
+
+// Changed is when the database or its log last changed, as far as the mark tells (the zero
+// time when neither file could be stat'ed).
+func (m Mark) Changed() time.Time {
+	if m.dbMod == 0 && m.walMod == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, max(m.dbMod, m.walMod))
 }
 
 // Mark is the database's Mark now.
 func (db *DB) Mark() Mark {
 	var m Mark
-	m.dbSize, m.dbMod = statMark(db.path)
-	m.walSize, m.walMod = statMark(db.path + "-wal")
+	m.dbSize, m.dbMod = statMark(db.real)
+	m.walSize, m.walMod = statMark(db.real + "-wal")
 	return m
 }
 

@@ -288,7 +288,22 @@ func TestMarkChangesWithACommit(t *testing.T) {
 	if _, err := other.ExecContext(ctx, `INSERT INTO t (k) VALUES ('b')`); err != nil {
 		t.Fatal(err)
 	}
-	if db.Mark() == m1 {
+	m2 := db.Mark()
+	if m2 == m1 {
 		t.Fatal("another connection's commit left the mark as it was")
+	}
+	if ago := time.Since(m2.Changed()); ago < 0 || ago > time.Minute {
+		t.Fatalf("changed %v ago by the mark, right after a commit", ago)
+	}
+	// A commit into a log cut back to nothing by a checkpoint.
+	if _, err := other.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+		t.Fatal(err)
+	}
+	m3 := db.Mark()
+	if _, err := other.ExecContext(ctx, `INSERT INTO t (k) VALUES ('c')`); err != nil {
+		t.Fatal(err)
+	}
+	if db.Mark() == m3 {
+		t.Fatal("a commit after a checkpoint left the mark as it was")
 	}
 }
