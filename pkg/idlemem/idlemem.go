@@ -73,9 +73,9 @@ func Settle() {
 // for window (no look, every TrimEvery, of 20 % of a core or more, and less than 3 % of a core
 // over the window) after busier work, and once more after another quiet window (or
 // quietRelease after the last release); in between, after every look of less than 1 % of a core
-// that follows work since the last trim, it unmaps the executable's pages (Trim). A burst thus ends in releases about a window and two
-// windows after it, not in its last seconds. Only the first call in a process does anything (an
-// embedded suite runs every service in one process).
+// that follows work since the last trim, it unmaps the executable's pages (Trim). A burst thus
+// ends in releases about a window and two windows after it, not in its last seconds. Only the
+// first call in a process does anything (an embedded suite runs every service in one process).
 func Keep(ctx context.Context, first, window time.Duration) {
 	if !started.CompareAndSwap(false, true) {
 		return

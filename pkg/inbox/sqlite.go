@@ -395,28 +395,19 @@ func (q *sqliteQueue) readNew(ctx context.Context, consumer string, count int64,
 			if left <= 0 {
 				return nil, nil
 			}
-			woke, ok := waitWake(ctx, min(left, sqlitePoll), wake)
-			if !ok {
+			if !sleepUntil(ctx, min(left, sqlitePoll), wake) {
 				return nil, ctx.Err()
+			}
+			woke := false
+			select {
+			case <-wake:
+				woke = true
+			default:
 			}
 			if woke || q.db.Mark() != mark || looked.Sub(mark.Changed()) < sqliteRecent || time.Since(looked) >= sqliteRelook {
 				break
 			}
 		}
-	}
-}
-
-// waitWake waits d or until wake is closed (woke) or ctx ends (!ok).
-func waitWake(ctx context.Context, d time.Duration, wake <-chan struct{}) (woke, ok bool) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false, false
-	case <-t.C:
-		return false, true
-	case <-wake:
-		return true, true
 	}
 }
 

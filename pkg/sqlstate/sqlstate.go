@@ -379,7 +379,7 @@ type Mark struct {
 }
 
 // Changed is when the database or its log last changed, as far as the mark tells (the zero
-// time when neither file could be stat'ed).
+// time when both are missing).
 func (m Mark) Changed() time.Time {
 	if m.dbMod == 0 && m.walMod == 0 {
 		return time.Time{}
