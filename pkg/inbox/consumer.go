@@ -63,7 +63,8 @@ type ConsumerConfig struct {
 	// process pick up its own pending entries at once; otherwise they are reclaimed after
 	// ClaimIdle.
 	Name string
-	// Concurrency bounds how many keys (chats) are processed at the same time (default 8).
+	// Concurrency bounds how many keys (chats) are processed at the same time (default
+	// DefaultConcurrency).
 	Concurrency int
 	// Batch is how many entries one read returns at most (default 32).
 	Batch int64
@@ -94,7 +95,7 @@ type ConsumerConfig struct {
 
 func (c *ConsumerConfig) defaults() {
 	if c.Concurrency <= 0 {
-		c.Concurrency = 8
+		c.Concurrency = DefaultConcurrency
 	}
 	if c.Batch <= 0 {
 		c.Batch = 32

@@ -31,9 +31,15 @@ type Settings struct {
 	Block time.Duration `yaml:"block"`
 }
 
+// DefaultConcurrency is how many chats a gateway process handles at once by default. The
+// local model's own bound (llm.Config.MaxParallel) keeps a slow model from being asked more at
+// once; the other chats' events are read, stored answers sent and acknowledgements written
+// meanwhile.
+const DefaultConcurrency = 16
+
 // DefaultSettings are the gateways' defaults.
 func DefaultSettings() Settings {
-	return Settings{Concurrency: 8, ClaimIdle: 60 * time.Second, MaxAge: 24 * time.Hour, DedupeTTL: 24 * time.Hour, Block: time.Second}
+	return Settings{Concurrency: DefaultConcurrency, ClaimIdle: 60 * time.Second, MaxAge: 24 * time.Hour, DedupeTTL: 24 * time.Hour, Block: time.Second}
 }
 
 // Validate names bad keys relative to the inbox section (prefix them with config.Prefix).

@@ -24,7 +24,7 @@ func TestSettingsValidateNamesKeys(t *testing.T) {
 func TestConsumerConfigName(t *testing.T) {
 	s := DefaultSettings()
 	s.Consumer = "gw-1"
-	if c := s.ConsumerConfig("gateway-line", nil, nil); c.Name != "gw-1" || c.Concurrency != 8 || c.MaxAge != 24*time.Hour || c.MaxAttempts != 0 {
+	if c := s.ConsumerConfig("gateway-line", nil, nil); c.Name != "gw-1" || c.Concurrency != 16 || c.MaxAge != 24*time.Hour || c.MaxAttempts != 0 {
 		t.Fatalf("consumer config = %+v", c)
 	}
 	s.Consumer = ""

@@ -181,6 +181,9 @@ type Runner struct {
 	cfg      Config
 	opts     options
 	cloud    bool
+	// turns bounds the attempts under way at once at a local model (Config.MaxParallel): nil
+	// for the other providers.
+	turns chan struct{}
 }
 
 // NewRunner fills cfg's defaults, validates it and resolves opts. The provider is
@@ -208,7 +211,11 @@ func NewRunner(cfg Config, opts ...Option) (*Runner, error) {
 	if o.logger == nil {
 		o.logger = slog.New(slog.DiscardHandler)
 	}
-	return &Runner{provider: cfg.Provider, model: cfg.Model, cfg: cfg, opts: o, cloud: IsCloud(cfg.Provider)}, nil
+	r := &Runner{provider: cfg.Provider, model: cfg.Model, cfg: cfg, opts: o, cloud: IsCloud(cfg.Provider)}
+	if cfg.Provider == ProviderOllama && cfg.MaxParallel > 0 {
+		r.turns = make(chan struct{}, cfg.MaxParallel)
+	}
+	return r, nil
 }
 
 // Config is the settled config (defaults filled).
@@ -299,11 +306,17 @@ func (c *Runner) runRetries(ctx context.Context, req Request, do Attempt) (*Resp
 	var reason string
 	var status int
 	for {
+		// A local model answers a few calls at a time: the others wait here, so their
+		// attempt's timeout counts the model's work, not the queue before it.
+		if !c.enter(ctx) {
+			break
+		}
 		attempts++
 		actx, cancel := context.WithTimeout(ctx, perAttempt)
 		ans, err := do(actx, req)
 		attemptTimedOut := errors.Is(actx.Err(), context.DeadlineExceeded)
 		cancel()
+		c.leave()
 		if err == nil {
 			resp := &Response{Text: ans.Text, ToolCalls: ans.ToolCalls, Usage: ans.Usage, Latency: time.Since(start), Provider: c.provider, Model: c.model, Attempts: attempts}
 			c.finish(ctx, resp.Usage, resp.Latency, attempts, nil)
@@ -358,6 +371,27 @@ func (c *Runner) runRetries(ctx context.Context, req Request, do Attempt) (*Resp
 	}
 	c.finish(ctx, Usage{}, time.Since(start), attempts, lastErr)
 	return nil, &CallError{Err: lastErr, Attempts: attempts, RetryAfter: retryIn, Reason: reason, Status: status}
+}
+
+// enter waits until an attempt may start (Runner.turns); it is false when ctx ended first.
+// An attempt that entered ends with leave.
+func (c *Runner) enter(ctx context.Context) bool {
+	if c.turns == nil {
+		return true
+	}
+	select {
+	case c.turns <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// leave ends an attempt that entered.
+func (c *Runner) leave() {
+	if c.turns != nil {
+		<-c.turns
+	}
 }
 
 // unreachable reports whether err is a failure to reach the server at all (refused, reset,

@@ -25,6 +25,9 @@ const (
 	DefaultDeepSeekURL  = "https://api.deepseek.com"
 	DefaultAnthropicURL = "https://api.anthropic.com"
 	DefaultNumCtx       = 8192
+	// DefaultOllamaParallel is how many calls one model client has under way at Ollama at
+	// once (max_parallel).
+	DefaultOllamaParallel = 8
 )
 
 // Price is what a model costs in US dollars per million tokens.
@@ -63,6 +66,10 @@ type Config struct {
 	MaxContext int `yaml:"max_context"`
 	// RestartCommand is an optional argv that restarts Ollama (never run through a shell).
 	RestartCommand []string `yaml:"restart_command"`
+	// MaxParallel bounds the Ollama calls this client has under way at once (default
+	// DefaultOllamaParallel); the others wait their turn, and an attempt's timeout starts once it
+	// has one.
+	MaxParallel int `yaml:"max_parallel"`
 	// Prices maps model name to price; the entry for Model is used for cost estimates.
 	Prices map[string]Price `yaml:"prices"`
 }
@@ -129,6 +136,9 @@ func (c Config) WithDefaults() Config {
 		if c.KeepAlive == "" {
 			c.KeepAlive = "-1"
 		}
+		if c.MaxParallel == 0 {
+			c.MaxParallel = DefaultOllamaParallel
+		}
 	}
 	return c
 }
@@ -158,6 +168,9 @@ func (c Config) Validate() error {
 	}
 	if c.RetryMax < 0 || c.RetryMax > 10 {
 		errs.Addf("retry_max", "must be between 0 and 10, got %d", c.RetryMax)
+	}
+	if c.MaxParallel < 0 {
+		errs.Addf("max_parallel", "must not be negative, got %d", c.MaxParallel)
 	}
 	if c.NumCtx < 0 {
 		errs.Addf("num_ctx", "must not be negative, got %d", c.NumCtx)
@@ -227,11 +240,13 @@ type OllamaSettings struct {
 	TimeoutSec     int      `yaml:"timeout_sec"`
 	KeepAlive      string   `yaml:"keep_alive"`
 	RestartCommand []string `yaml:"restart_command"`
+	MaxParallel    int      `yaml:"max_parallel"`
 }
 
 // DefaultOllamaSettings are the ollama section's defaults.
 func DefaultOllamaSettings() OllamaSettings {
-	return OllamaSettings{BaseURL: DefaultOllamaURL, NumCtx: DefaultNumCtx, MaxContext: DefaultNumCtx, TimeoutSec: 60, KeepAlive: "-1"}
+	return OllamaSettings{BaseURL: DefaultOllamaURL, NumCtx: DefaultNumCtx, MaxContext: DefaultNumCtx, TimeoutSec: 60, KeepAlive: "-1",
+		MaxParallel: DefaultOllamaParallel}
 }
 
 // WithOllama fills c's unset Ollama fields from the shared section (only for provider ollama).
@@ -256,6 +271,9 @@ func (c Config) WithOllama(o OllamaSettings) Config {
 	}
 	if len(c.RestartCommand) == 0 {
 		c.RestartCommand = o.RestartCommand
+	}
+	if c.MaxParallel == 0 {
+		c.MaxParallel = o.MaxParallel
 	}
 	return c
 }
