@@ -312,11 +312,7 @@ func (c *Runner) runRetries(ctx context.Context, req Request, do Attempt) (*Resp
 			break
 		}
 		attempts++
-		actx, cancel := context.WithTimeout(ctx, perAttempt)
-		ans, err := do(actx, req)
-		attemptTimedOut := errors.Is(actx.Err(), context.DeadlineExceeded)
-		cancel()
-		c.leave()
+		ans, attemptTimedOut, err := c.attempt(ctx, req, do, perAttempt)
 		if err == nil {
 			resp := &Response{Text: ans.Text, ToolCalls: ans.ToolCalls, Usage: ans.Usage, Latency: time.Since(start), Provider: c.provider, Model: c.model, Attempts: attempts}
 			c.finish(ctx, resp.Usage, resp.Latency, attempts, nil)
@@ -373,11 +369,24 @@ func (c *Runner) runRetries(ctx context.Context, req Request, do Attempt) (*Resp
 	return nil, &CallError{Err: lastErr, Attempts: attempts, RetryAfter: retryIn, Reason: reason, Status: status}
 }
 
+// attempt runs do once within perAttempt, in a turn that enter gave it (returned however do
+// ends); timedOut tells whether perAttempt ran out.
+func (c *Runner) attempt(ctx context.Context, req Request, do Attempt, perAttempt time.Duration) (ans Answer, timedOut bool, err error) {
+	defer c.leave()
+	actx, cancel := context.WithTimeout(ctx, perAttempt)
+	defer cancel()
+	ans, err = do(actx, req)
+	return ans, errors.Is(actx.Err(), context.DeadlineExceeded), err
+}
+
 // enter waits until an attempt may start (Runner.turns); it is false when ctx ended first.
 // An attempt that entered ends with leave.
 func (c *Runner) enter(ctx context.Context) bool {
 	if c.turns == nil {
 		return true
+	}
+	if ctx.Err() != nil {
+		return false
 	}
 	select {
 	case c.turns <- struct{}{}:

@@ -67,8 +67,8 @@ type Config struct {
 	// RestartCommand is an optional argv that restarts Ollama (never run through a shell).
 	RestartCommand []string `yaml:"restart_command"`
 	// MaxParallel bounds the Ollama calls this client has under way at once (default
-	// DefaultOllamaParallel); the others wait their turn, and an attempt's timeout starts once it
-	// has one.
+	// DefaultOllamaParallel; other providers ignore it); the others wait their turn, and an
+	// attempt's timeout starts once it has one.
 	MaxParallel int `yaml:"max_parallel"`
 	// Prices maps model name to price; the entry for Model is used for cost estimates.
 	Prices map[string]Price `yaml:"prices"`

@@ -131,7 +131,15 @@ func (r *Router) classify(ctx context.Context, in Input) (domain.Decision, *Clas
 		Timeout:   r.cfg.ClassifierTimeout,
 	}
 	trace := &ClassifierTrace{}
-	resp, err := r.worker.Chat(ctx, req)
+	cctx := ctx
+	if r.cfg.ClassifierTimeout > 0 {
+		// The whole call, a wait for the model's turn included (llm max_parallel): a classifier
+		// queued behind the worker's calls falls back to CHAT rather than hold the answer.
+		var cancel context.CancelFunc
+		cctx, cancel = context.WithTimeout(ctx, r.cfg.ClassifierTimeout)
+		defer cancel()
+	}
+	resp, err := r.worker.Chat(cctx, req)
 	if err != nil {
 		failure := domain.ClassifierCallFailed
 		if errors.Is(err, llm.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) {

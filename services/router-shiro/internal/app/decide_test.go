@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/picoclaw-suite/picoclaw/pkg/llm"
 	"github.com/picoclaw-suite/picoclaw/services/router-shiro/internal/domain"
@@ -136,6 +137,18 @@ func TestDecide_ClassifierGetsOneFixedPrompt(t *testing.T) {
 	if !req.JSON || len(req.Messages) != 2 || req.Messages[0].Role != llm.RoleSystem || req.Messages[0].Content != classifierPrompt ||
 		req.Messages[1].Content != "やあ" || req.Timeout != testConfig().ClassifierTimeout {
 		t.Fatalf("classifier request %+v", req)
+	}
+}
+
+// The classifier's timeout bounds its whole call, a wait for a turn at the model included, not
+// only each attempt.
+func TestDecide_ClassifierTimeoutBoundsTheWholeCall(t *testing.T) {
+	h := newHarness(t, testConfig(), text(`{"route":"CHAT","confidence":0.9,"reason":"greeting","evidence":["やあ"]}`))
+	before := time.Now()
+	h.router.Decide(context.Background(), Input{Text: "やあ"})
+	dl := h.model.deadlines[0]
+	if dl.IsZero() || dl.Before(before) || dl.After(time.Now().Add(testConfig().ClassifierTimeout)) {
+		t.Fatalf("classifier call's deadline %v, want within %s of the call", dl, testConfig().ClassifierTimeout)
 	}
 }
 

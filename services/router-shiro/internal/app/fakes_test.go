@@ -22,9 +22,11 @@ type fakeModel struct {
 	mu       sync.Mutex
 	answers  []fakeAnswer
 	requests []llm.Request
-	cloud    bool
-	clock    *fakeClock
-	step     time.Duration
+	// deadlines holds each call's context deadline (zero: none).
+	deadlines []time.Time
+	cloud     bool
+	clock     *fakeClock
+	step      time.Duration
 }
 
 type fakeAnswer struct {
@@ -36,6 +38,8 @@ func (m *fakeModel) Chat(ctx context.Context, req llm.Request) (*llm.Response, e
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.requests = append(m.requests, req)
+	dl, _ := ctx.Deadline()
+	m.deadlines = append(m.deadlines, dl)
 	if m.clock != nil {
 		m.clock.advance(m.step)
 	}

@@ -21,7 +21,8 @@ type Config struct {
 	ClassifierEnabled bool
 	// SignalsEnabled lets cheap signals decide plain conversation without the classifier.
 	SignalsEnabled bool
-	// ClassifierTimeout bounds the one classifier call (0 = the model client's own timeout).
+	// ClassifierTimeout bounds the one classifier call, its wait for a turn at the model and its
+	// attempts together (0 = the model client's own timeout per attempt).
 	ClassifierTimeout time.Duration
 	Loop              domain.LoopLimits
 	// DefaultCodeOrder is what a plain CODE route asks ("" lets coder-order use orders.default).
