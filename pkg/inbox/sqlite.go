@@ -196,7 +196,7 @@ var sqliteStatements = []string{sqlHead, sqlAddHead, sqlSetHead, sqlSeen, sqlIns
 
 // statements are the prepared statements: SQLite parses each once per connection instead of
 // at every call, a third of an append's time. They are prepared up front, outside any
-// transaction: preparing in the middle of one would wait for a second connection of the pool.
+// transaction: preparing in the middle of one would wait for the connection the transaction holds.
 type statements map[string]*sql.Stmt
 
 func prepare(ctx context.Context, db *sqlstate.DB) (statements, error) {

@@ -195,18 +195,12 @@ func TestIdleConnectionsAreClosed(t *testing.T) {
 	if _, err := db.ExecContext(ctx, `CREATE TABLE t (v INTEGER)`); err != nil {
 		t.Fatal(err)
 	}
-	// Hold the pool's two connections at once, so it has two idle afterwards.
-	var conns []*sql.Conn
-	for range 2 {
-		c, err := db.Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		conns = append(conns, c)
+	// The pool's one connection, held and given back, is left idle.
+	c, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, c := range conns {
-		_ = c.Close()
-	}
+	_ = c.Close()
 	deadline := time.Now().Add(10 * time.Second)
 	for db.Stats().Idle != 0 {
 		if time.Now().After(deadline) {
@@ -214,8 +208,8 @@ func TestIdleConnectionsAreClosed(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if st := db.Stats(); st.MaxIdleTimeClosed < 2 {
-		t.Fatalf("closed for idleness: %d, want 2", st.MaxIdleTimeClosed)
+	if st := db.Stats(); st.MaxIdleTimeClosed < 1 {
+		t.Fatalf("closed for idleness: %d, want 1", st.MaxIdleTimeClosed)
 	}
 	if _, err := db.ExecContext(ctx, `INSERT INTO t VALUES (1)`); err != nil {
 		t.Fatal(err)
@@ -226,27 +220,47 @@ func TestIdleConnectionsAreClosed(t *testing.T) {
 	}
 }
 
-// pragmaOnBothConnections reads a pragma on both connections of the pool: the one a write
-// transaction holds and the one left for reads.
-func pragmaOnBothConnections(t *testing.T, pragma string) (inTx, outside int) {
+// pragmaInAndOutsideATransaction reads a pragma in a write transaction and then outside one,
+// on a connection the pool opened again after it had closed the first for idleness: the
+// settings are those of every connection, not of one.
+func pragmaInAndOutsideATransaction(t *testing.T, pragma string) (inTx, outside int) {
 	t.Helper()
-	db := open(t, filepath.Join(t.TempDir(), "state.db"))
-	defer db.Close()
 	ctx := context.Background()
-	err := db.Tx(ctx, func(tx *sql.Tx) error {
-		if err := tx.QueryRowContext(ctx, `PRAGMA `+pragma).Scan(&inTx); err != nil {
-			return err
-		}
-		return db.QueryRowContext(ctx, `PRAGMA `+pragma).Scan(&outside)
-	})
+	db, err := sqlstate.Open(ctx, filepath.Join(t.TempDir(), "state.db"), sqlstate.Options{ConnMaxIdle: 50 * time.Millisecond})
 	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Tx(ctx, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `PRAGMA `+pragma).Scan(&inTx)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for db.Stats().MaxIdleTimeClosed == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the idle connection is still open: %+v", db.Stats())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := db.QueryRowContext(ctx, `PRAGMA `+pragma).Scan(&outside); err != nil {
 		t.Fatal(err)
 	}
 	return inTx, outside
 }
 
+// The pool has one connection, which reads and writes take in turn (maxConns): a second one
+// would discard its page cache at nearly every read.
+func TestOneConnection(t *testing.T) {
+	db := open(t, filepath.Join(t.TempDir(), "state.db"))
+	defer db.Close()
+	if n := db.Stats().MaxOpenConnections; n != 1 {
+		t.Fatalf("pool of %d connections, want 1", n)
+	}
+}
+
 func TestConnectionsKeepTemporaryFilesInMemory(t *testing.T) {
-	if inTx, outside := pragmaOnBothConnections(t, "temp_store"); inTx != 2 || outside != 2 {
+	if inTx, outside := pragmaInAndOutsideATransaction(t, "temp_store"); inTx != 2 || outside != 2 {
 		t.Errorf("temp_store = %d in the transaction, %d outside it; want 2 (MEMORY)", inTx, outside)
 	}
 }
@@ -254,7 +268,7 @@ func TestConnectionsKeepTemporaryFilesInMemory(t *testing.T) {
 // Every connection checkpoints the write-ahead log once it holds sqlstate.WALCheckpointPages pages.
 func TestConnectionsCheckpointASmallLog(t *testing.T) {
 	want := sqlstate.WALCheckpointPages
-	if inTx, outside := pragmaOnBothConnections(t, "wal_autocheckpoint"); inTx != want || outside != want {
+	if inTx, outside := pragmaInAndOutsideATransaction(t, "wal_autocheckpoint"); inTx != want || outside != want {
 		t.Errorf("wal_autocheckpoint = %d in the transaction, %d outside it; want %d", inTx, outside, want)
 	}
 }
@@ -306,4 +320,54 @@ func TestMarkChangesWithACommit(t *testing.T) {
 	if db.Mark() == m3 {
 		t.Fatal("a commit after a checkpoint left the mark as it was")
 	}
+}
+
+// Closing the database while a read waits for the connection that a write transaction holds,
+// and that transaction looks up a prepared statement, ends: the close does not hold the
+// statements' lock while it waits for the read, the read waits for the transaction, and the
+// transaction does not wait for the close.
+func TestCloseWhileAReadWaitsForTheWriter(t *testing.T) {
+	ctx := context.Background()
+	db := open(t, filepath.Join(t.TempDir(), "state.db"))
+	if _, err := db.ExecContext(ctx, `CREATE TABLE t (v INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	const q = `SELECT count(*) FROM t`
+	if err := db.Prepare(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	st, err := db.Stmt(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	holding, lookUp := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		_ = db.Tx(ctx, func(tx *sql.Tx) error {
+			close(holding)
+			<-lookUp
+			_, _ = db.Stmt(q) // prepared, or gone once the close has begun: either way an answer
+			_, err := tx.ExecContext(ctx, `INSERT INTO t VALUES (1)`)
+			return err
+		})
+	})
+	<-holding
+	wg.Go(func() {
+		var n int
+		_ = st.QueryRowContext(ctx).Scan(&n) // waits for the transaction's connection
+	})
+	time.Sleep(100 * time.Millisecond) // the read is waiting
+	closed := make(chan error, 1)
+	go func() { closed <- db.Close() }()
+	time.Sleep(100 * time.Millisecond) // the close has begun
+	close(lookUp)
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the close, the read and the write transaction wait for each other")
+	}
+	wg.Wait()
 }

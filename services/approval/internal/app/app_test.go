@@ -29,6 +29,10 @@ type memStore struct {
 	notices map[string]*memNotice
 	// beforeTx, when set, runs as a transaction of Update begins, before anything is read.
 	beforeTx func()
+	// inTx, when set, runs once a transaction of Update holds the store, before its fn.
+	inTx func()
+	// beforeEvents, when set, runs as Events begins, before it waits for the store.
+	beforeEvents func()
 }
 
 // memNotice is a requester notice and its delivery state.
@@ -98,6 +102,9 @@ func (m *memStore) UpdateReading(_ context.Context, id, stream string, fn func(d
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.inTx != nil {
+		m.inTx()
+	}
 	j, err := domain.Rebuild(m.events[id])
 	if err != nil {
 		return j, err
@@ -174,6 +181,9 @@ func (m *memStore) List(_ context.Context, f app.ListFilter) ([]domain.Job, erro
 }
 
 func (m *memStore) Events(_ context.Context, id string) ([]domain.Event, error) {
+	if m.beforeEvents != nil {
+		m.beforeEvents()
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return slices.Clone(m.events[id]), nil

@@ -114,9 +114,15 @@ func (s *Service) verifiedUpTo(ctx context.Context, log StreamReader, e *domain.
 	// The event as read — any edit of it since it verified changes this — names the check.
 	sum := sha256.Sum256(append([]byte(fmt.Sprintf("%d|%s|%s|%s|", e.Seq, e.Type, e.Hash, e.PrevHash)), e.Payload...))
 	key := hex.EncodeToString(sum[:])
+	// The lock guards the remembered key only, never the read of the log: a caller inside a
+	// transaction of the audit store (a claim, the sweeper) holds its one connection and may
+	// verify too, so a caller holding the lock while it waited for that connection would wait
+	// for the first, which would wait for the lock. Two callers may then check the same chain
+	// at once; either result is the same.
 	s.grantMu.Lock()
-	defer s.grantMu.Unlock()
-	if s.grantVerified == key {
+	done := s.grantVerified == key
+	s.grantMu.Unlock()
+	if done {
 		return nil
 	}
 	if s.keys == nil {
@@ -131,7 +137,9 @@ func (s *Service) verifiedUpTo(ctx context.Context, log StreamReader, e *domain.
 		s.log.ErrorContext(ctx, "approval.auto_approve_log_invalid", slog.String("error", err.Error()))
 		return fmt.Errorf("%w: the Auto-Approve audit log does not verify: %v", domain.ErrTampered, err)
 	}
+	s.grantMu.Lock()
 	s.grantVerified = key
+	s.grantMu.Unlock()
 	return nil
 }
 

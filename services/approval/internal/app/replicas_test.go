@@ -378,3 +378,52 @@ func TestTakeoverWaitsOutAGrantStoreOutage(t *testing.T) {
 		t.Fatalf("takeover after the outage: %+v, %v", j, err)
 	}
 }
+
+// The audit store of a single process has one connection: a claim holds it for its transaction
+// and checks the Auto-Approve chain inside, while a status read checks the same chain from
+// outside and waits for the connection. A fresh process (nothing verified yet) doing both at
+// once must not have each wait for the other.
+func TestChainCheckInsideAndOutsideATransactionDoNotWaitForEachOther(t *testing.T) {
+	grants := &memGrants{}
+	svc, st, now := newApp(t, grants)
+	ctx := context.Background()
+	if _, err := svc.EnableAutoApprove(ctx, owner, app.GrantInput{PathPrefixes: []string{"docs"}}); err != nil {
+		t.Fatal(err)
+	}
+	id := "job_20260301_009"
+	if res, err := svc.RequestApproval(ctx, app.RequestInput{JobID: id, Patch: docs, TaskType: "docs"}); err != nil || res.Decision.Outcome != domain.OutcomeAutoApproved {
+		t.Fatalf("request = %+v, %v", res, err)
+	}
+	// The same store seen by a process that has verified nothing yet.
+	fresh := replica(t, st, grants, now)
+
+	statusIn, claimHolds := make(chan struct{}), make(chan struct{})
+	st.beforeEvents = func() {
+		st.beforeEvents = nil
+		close(statusIn) // the status read is about to wait for the store
+		<-claimHolds
+	}
+	statusDone := make(chan app.GrantStatus, 1)
+	go func() { statusDone <- fresh.AutoApproveStatus(ctx) }()
+	<-statusIn
+	st.inTx = func() {
+		st.inTx = nil
+		close(claimHolds) // the claim holds the store; the status read now waits for it
+	}
+	claimDone := make(chan error, 1)
+	go func() {
+		_, err := fresh.ClaimJob(ctx, id, "executor-a")
+		claimDone <- err
+	}()
+	select {
+	case err := <-claimDone:
+		if err != nil {
+			t.Fatalf("claim = %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the claim and the status read wait for each other")
+	}
+	if got := <-statusDone; got.Unavailable || got.Grant == nil {
+		t.Fatalf("status = %+v", got)
+	}
+}
