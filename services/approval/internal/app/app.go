@@ -157,9 +157,10 @@ type Service struct {
 	keeper    ImageKeeper
 
 	// grantMu guards grantVerified: the hash of the newest decisive Auto-Approve event whose
-	// stream last verified.
-	grantMu       sync.Mutex
-	grantVerified string
+	// stream last verified, and grantVerifiedSeq, that event's seq.
+	grantMu          sync.Mutex
+	grantVerified    string
+	grantVerifiedSeq int64
 }
 
 // Option customises a Service.

@@ -33,6 +33,8 @@ type memStore struct {
 	inTx func()
 	// beforeEvents, when set, runs as Events begins, before it waits for the store.
 	beforeEvents func()
+	// lastEvent, when set, changes what LastEvent returns (a row swapped in for that read).
+	lastEvent func(*domain.Event)
 }
 
 // memNotice is a requester notice and its delivery state.
@@ -214,6 +216,9 @@ func (m *memStore) LastEvent(_ context.Context, stream string, types ...domain.E
 	for i := len(evs) - 1; i >= 0; i-- {
 		if slices.Contains(types, evs[i].Type) {
 			e := evs[i]
+			if m.lastEvent != nil {
+				m.lastEvent(&e)
+			}
 			return &e, nil
 		}
 	}

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -117,8 +118,8 @@ func (s *Service) verifiedUpTo(ctx context.Context, log StreamReader, e *domain.
 	// The lock guards the remembered key only, never the read of the log: a caller inside a
 	// transaction of the audit store (a claim, the sweeper) holds its one connection and may
 	// verify too, so a caller holding the lock while it waited for that connection would wait
-	// for the first, which would wait for the lock. Two callers may then check the same chain
-	// at once; either result is the same.
+	// for the first, which would wait for the lock. Two callers may then check the chain at
+	// once; the key of an older event never replaces a newer one's (grantVerifiedSeq).
 	s.grantMu.Lock()
 	done := s.grantVerified == key
 	s.grantMu.Unlock()
@@ -137,10 +138,30 @@ func (s *Service) verifiedUpTo(ctx context.Context, log StreamReader, e *domain.
 		s.log.ErrorContext(ctx, "approval.auto_approve_log_invalid", slog.String("error", err.Error()))
 		return fmt.Errorf("%w: the Auto-Approve audit log does not verify: %v", domain.ErrTampered, err)
 	}
+	// The event that decides was read apart from the chain (outside a transaction, two reads):
+	// it must be, byte for byte, the chain's event of its seq, or a row swapped in for the first
+	// read and back for the second would pass as verified.
+	if !inChain(evs, e) {
+		s.log.ErrorContext(ctx, "approval.auto_approve_log_invalid", slog.Int64("seq", e.Seq),
+			slog.String("error", "the deciding event is not the verified chain's"))
+		return fmt.Errorf("%w: the Auto-Approve event %d is not the one its verified log holds", domain.ErrTampered, e.Seq)
+	}
 	s.grantMu.Lock()
-	s.grantVerified = key
+	if e.Seq >= s.grantVerifiedSeq {
+		s.grantVerified, s.grantVerifiedSeq = key, e.Seq
+	}
 	s.grantMu.Unlock()
 	return nil
+}
+
+// inChain reports whether evs holds e as it is: same seq, type, hashes and payload.
+func inChain(evs []domain.Event, e *domain.Event) bool {
+	for i := range evs {
+		if c := &evs[i]; c.Seq == e.Seq {
+			return c.Type == e.Type && c.Hash == e.Hash && c.PrevHash == e.PrevHash && bytes.Equal(c.Payload, e.Payload)
+		}
+	}
+	return false
 }
 
 // putGrant records a new grant: first in the audit log (the truth, and the commit), then in the

@@ -2,7 +2,9 @@ package app_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -405,7 +407,7 @@ func TestChainCheckInsideAndOutsideATransactionDoNotWaitForEachOther(t *testing.
 	}
 	statusDone := make(chan app.GrantStatus, 1)
 	go func() { statusDone <- fresh.AutoApproveStatus(ctx) }()
-	<-statusIn
+	within(t, statusIn, "the status read did not read the log")
 	st.inTx = func() {
 		st.inTx = nil
 		close(claimHolds) // the claim holds the store; the status read now waits for it
@@ -423,7 +425,50 @@ func TestChainCheckInsideAndOutsideATransactionDoNotWaitForEachOther(t *testing.
 	case <-time.After(10 * time.Second):
 		t.Fatal("the claim and the status read wait for each other")
 	}
-	if got := <-statusDone; got.Unavailable || got.Grant == nil {
-		t.Fatalf("status = %+v", got)
+	select {
+	case got := <-statusDone:
+		if got.Unavailable || got.Grant == nil {
+			t.Fatalf("status = %+v", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the status read did not end after the claim")
+	}
+}
+
+// within waits for ch to close, failing the test with what after 10 s.
+func within(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatal(what)
+	}
+}
+
+// The deciding event is read apart from the chain that is verified: an event swapped in for
+// that one read (a wider scope under the same grant) is not the verified chain's and does not
+// count, nor is it remembered as verified.
+func TestDecidingEventMustBeTheVerifiedChains(t *testing.T) {
+	grants := &memGrants{}
+	svc, st, now := newApp(t, grants)
+	ctx := context.Background()
+	g, err := svc.EnableAutoApprove(ctx, owner, app.GrantInput{PathPrefixes: []string{"docs"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wider := g
+	wider.PathPrefixes = []string{"src"}
+	forged, err := json.Marshal(wider)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := replica(t, st, grants, now)
+	st.lastEvent = func(e *domain.Event) { e.Payload = forged }
+	if got := fresh.AutoApproveStatus(ctx); !got.Unavailable || got.Grant != nil {
+		t.Fatalf("status with a swapped event = %+v, want unavailable", got)
+	}
+	st.lastEvent = nil
+	if got := fresh.AutoApproveStatus(ctx); got.Grant == nil || !slices.Equal(got.Grant.PathPrefixes, []string{"docs"}) {
+		t.Fatalf("status with the log as written = %+v", got)
 	}
 }
